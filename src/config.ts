@@ -1,0 +1,163 @@
+// Proctor's configuration: where its home is, and `<home>/proctor.toml`. This is the only
+// module that reads process.env; everything else receives what it needs from here.
+//
+// Every key of proctor.toml is optional and unknown keys are errors:
+//
+//   tasks_root = "."                # the API enqueues bundles under this folder only
+//   [workers]                       # slots per job kind; default from cores and memory
+//   baseline = 2
+//   grade = 2
+//   solve = 2
+//   [queue]
+//   lease_seconds = 60              # a worker that stops heartbeating loses its jobs after this
+//   max_attempts = 3                # tries per job, crashes included
+//   synchronous = "full"            # or "normal": faster, but an OS crash may lose the last commits
+//   retention_days = 0              # prune finished jobs older than this; 0 keeps them forever
+//   [sandbox]
+//   runtime = "runc"                # or "runsc" (gVisor) where installed
+//   uid = 1000
+//   gid = 1000
+//   [solvers.NAME]                  # a registered solver profile (see the README)
+import { readFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parse as parseToml, TomlError } from 'smol-toml';
+import { z } from 'zod';
+import { ProctorError } from './errors.js';
+
+export const CONFIG_FILE = 'proctor.toml';
+export const DB_FILE = 'proctor.db';
+
+const slots = z.number().int().min(1).max(256);
+
+const solverSchema = z
+  .object({
+    adapter: z.enum(['flat', 'codex']),
+    base_url: z.url(),
+    model: z.string().min(1).max(200),
+    api_key_env: z
+      .string()
+      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name'),
+    max_turns: z.number().int().min(1).max(10_000).default(50),
+    max_tool_calls: z.number().int().min(1).max(100_000).default(100),
+    max_tokens: z.number().int().min(1).default(2_000_000),
+  })
+  .strict();
+
+const fileSchema = z
+  .object({
+    tasks_root: z.string().min(1).default('.'),
+    workers: z
+      .object({ baseline: slots.optional(), grade: slots.optional(), solve: slots.optional() })
+      .strict()
+      .default({}),
+    queue: z
+      .object({
+        lease_seconds: z.number().int().min(5).max(3600).default(60),
+        max_attempts: z.number().int().min(1).max(100).default(3),
+        synchronous: z.enum(['full', 'normal']).default('full'),
+        retention_days: z.number().min(0).default(0),
+      })
+      .strict()
+      .default({ lease_seconds: 60, max_attempts: 3, synchronous: 'full', retention_days: 0 }),
+    sandbox: z
+      .object({
+        runtime: z
+          .string()
+          .regex(/^[a-z0-9][a-z0-9._-]*$/)
+          .default('runc'),
+        uid: z
+          .number()
+          .int()
+          .min(1)
+          .max(2 ** 31 - 1)
+          .default(1000),
+        gid: z
+          .number()
+          .int()
+          .min(1)
+          .max(2 ** 31 - 1)
+          .default(1000),
+      })
+      .strict()
+      .default({ runtime: 'runc', uid: 1000, gid: 1000 }),
+    solvers: z.record(z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/), solverSchema).default({}),
+  })
+  .strict();
+
+export type SolverProfile = z.output<typeof solverSchema>;
+
+export interface ProctorConfig {
+  home: string;
+  dbPath: string;
+  tasksRoot: string;
+  workers: { baseline: number; grade: number; solve: number };
+  queue: z.output<typeof fileSchema>['queue'];
+  sandbox: z.output<typeof fileSchema>['sandbox'];
+  solvers: Record<string, SolverProfile>;
+}
+
+/** `--home`, else $PROCTOR_HOME, else ./.proctor — as an absolute path. */
+export function resolveHome(flag: string | undefined, cwd = process.cwd()): string {
+  const chosen = flag ?? process.env['PROCTOR_HOME'] ?? '.proctor';
+  if (chosen.trim() === '') throw new ProctorError('USAGE', '--home must not be empty');
+  return resolve(cwd, chosen);
+}
+
+/**
+ * Container slots per kind when the config names none: one per core, and no more than
+ * memory allows at the default 2 GiB per task container, leaving a quarter for the host.
+ */
+export function defaultSlots(cores = cpus().length, memoryBytes = totalmem()): number {
+  const byMemory = Math.floor((memoryBytes * 0.75) / (2 * 1024 ** 3));
+  return Math.max(1, Math.min(cores, byMemory));
+}
+
+export function loadConfig(home: string): ProctorConfig {
+  const file = join(home, CONFIG_FILE);
+  let raw: unknown = {};
+  let text: string | undefined;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'ENOENT') {
+      throw new ProctorError('CONFIG_INVALID', `${file}: cannot read: ${code ?? String(error)}`);
+    }
+  }
+  if (text !== undefined) {
+    try {
+      raw = parseToml(text);
+    } catch (error) {
+      const where =
+        error instanceof TomlError ? `line ${error.line}, column ${error.column}: ` : '';
+      const message = error instanceof Error ? error.message.split('\n')[0] : String(error);
+      throw new ProctorError('CONFIG_INVALID', `${file}: ${where}${message}`);
+    }
+  }
+  const parsed = fileSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const key = (issue?.path ?? []).map(String).join('.');
+    const detail =
+      issue?.code === 'unrecognized_keys'
+        ? `unknown key ${issue.keys.map((k) => `\`${[key, k].filter(Boolean).join('.')}\``).join(', ')}`
+        : `key \`${key}\`: ${issue?.message ?? 'invalid'}`;
+    throw new ProctorError('CONFIG_INVALID', `${file}: ${detail}`);
+  }
+  const c = parsed.data;
+  const slotsDefault = defaultSlots();
+  return {
+    home,
+    dbPath: join(home, DB_FILE),
+    tasksRoot: resolve(home, '..', c.tasks_root),
+    workers: {
+      baseline: c.workers.baseline ?? slotsDefault,
+      grade: c.workers.grade ?? slotsDefault,
+      solve: c.workers.solve ?? slotsDefault,
+    },
+    queue: c.queue,
+    sandbox: c.sandbox,
+    solvers: c.solvers,
+  };
+}

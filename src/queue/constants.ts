@@ -1,0 +1,24 @@
+// The job vocabulary, shared by the schema's CHECK constraints, zod schemas and (later) a
+// PostgreSQL schema, so that every dialect agrees on the same closed sets.
+
+export const JOB_KINDS = ['baseline', 'solve', 'grade', 'noop'] as const;
+export type JobKind = (typeof JOB_KINDS)[number];
+
+export const JOB_STATUSES = ['queued', 'running', 'done', 'failed', 'cancelled'] as const;
+export type JobStatus = (typeof JOB_STATUSES)[number];
+
+/** Statuses a job never leaves. */
+export const FINISHED_STATUSES = [
+  'done',
+  'failed',
+  'cancelled',
+] as const satisfies readonly JobStatus[];
+
+export function isFinished(status: JobStatus): boolean {
+  return (FINISHED_STATUSES as readonly JobStatus[]).includes(status);
+}
+
+/** Renders a closed set as an SQL list of string literals, for CHECK constraints only. */
+export function sqlList(values: readonly string[]): string {
+  return values.map((v) => `'${v.replace(/'/g, "''")}'`).join(', ');
+}

@@ -1,0 +1,33 @@
+// The queue: a durable job table behind the async JobStore interface.
+export { JOB_KINDS, JOB_STATUSES, FINISHED_STATUSES, isFinished } from './constants.js';
+export type { JobKind, JobStatus } from './constants.js';
+export { payloadSchemas, parsePayload, MAX_PAYLOAD_BYTES } from './payloads.js';
+export type { PayloadOf } from './payloads.js';
+export { backoffDelay } from './backoff.js';
+export type { BackoffOptions } from './backoff.js';
+export { openSqliteJobStore } from './sqlite/store.js';
+export type { SqliteJobStore, SqliteJobStoreOptions } from './sqlite/store.js';
+export { MAX_PAGE, DEFAULT_PAGE } from './store.js';
+export type { Synchronous } from './db.js';
+export type {
+  ArtifactRecord,
+  Batch,
+  BatchProgress,
+  BatchRequest,
+  BatchResult,
+  CancelOutcome,
+  EnqueueRequest,
+  EnqueueResult,
+  FailOutcome,
+  HeartbeatResult,
+  Job,
+  JobFilter,
+  JobStore,
+  Lease,
+  Page,
+  PageRequest,
+  ReclaimedJob,
+  StatusCounts,
+} from './store.js';
+export { progressFigures, formatDuration } from './progress.js';
+export type { ProgressFigures } from './progress.js';

@@ -1,0 +1,69 @@
+// The payload schema of each job kind, checked at enqueue (so a bad request is refused with a
+// message naming the field) and again when a worker claims the job.
+import { z } from 'zod';
+import { ProctorError } from '../errors.js';
+import type { JobKind } from './constants.js';
+
+/** Largest payload accepted, as JSON text. Payloads name bundles and artifacts; they never carry them. */
+export const MAX_PAYLOAD_BYTES = 64 * 1024;
+
+const path = z
+  .string()
+  .min(1)
+  .max(4096)
+  .refine((p) => !p.includes('\0'), 'must not contain NUL');
+
+export const payloadSchemas = {
+  baseline: z
+    .object({
+      bundle: path,
+      gold: z.boolean().default(false),
+      repeat: z.number().int().min(1).max(20).default(1),
+    })
+    .strict(),
+  solve: z
+    .object({
+      bundle: path,
+      solver: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, 'must be a solver profile name'),
+      timeoutSeconds: z.number().int().positive().optional(),
+    })
+    .strict(),
+  grade: z
+    .object({
+      bundle: path,
+      candidate: z.string().min(1).max(200),
+    })
+    .strict(),
+  /** Does nothing for `sleepMs`; exercises the queue and the pool in tests and benchmarks. */
+  noop: z
+    .object({
+      sleepMs: z.number().int().min(0).max(3_600_000).default(0),
+      tag: z.string().max(200).optional(),
+      /** Fail (retryably) on the first N attempts, to exercise backoff. */
+      failAttempts: z.number().int().min(0).max(100).default(0),
+    })
+    .strict(),
+} satisfies Record<JobKind, z.ZodType>;
+
+export type PayloadOf<K extends JobKind> = z.output<(typeof payloadSchemas)[K]>;
+
+/** Validates a payload for `kind`, returning its normalised form or a PAYLOAD_INVALID error. */
+export function parsePayload<K extends JobKind>(kind: K, payload: unknown): PayloadOf<K> {
+  const result = payloadSchemas[kind].safeParse(payload);
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    const where = ['payload', ...(issue?.path ?? []).map(String)].join('.');
+    const detail =
+      issue?.code === 'unrecognized_keys'
+        ? `unknown key ${issue.keys.map((k) => `\`${k}\``).join(', ')}`
+        : issue?.message;
+    throw new ProctorError(
+      'PAYLOAD_INVALID',
+      `invalid ${kind} job: ${where}: ${detail ?? 'invalid'}`,
+      {
+        data: { kind, path: where },
+      },
+    );
+  }
+  return result.data as PayloadOf<K>;
+}

@@ -1,0 +1,134 @@
+// The durable job table and its neighbours, as a drizzle schema. drizzle-kit generates the
+// migrations in drizzle/ from this file; never hand-edit them.
+//
+// Invariants the database itself enforces (so that no bug above can break them):
+// - status and kind are closed sets (CHECK);
+// - a running job always has a lease owner and expiry, and no other status has one;
+// - a finished job always has finished_at;
+// - an idempotency key names at most one job, and one batch.
+import { sql } from 'drizzle-orm';
+import {
+  type AnySQLiteColumn,
+  check,
+  index,
+  integer,
+  sqliteTable,
+  text,
+  uniqueIndex,
+} from 'drizzle-orm/sqlite-core';
+import { FINISHED_STATUSES, JOB_KINDS, JOB_STATUSES, sqlList } from './constants.js';
+
+export const batches = sqliteTable(
+  'batches',
+  {
+    id: text('id').primaryKey(),
+    idempotencyKey: text('idempotency_key'),
+    /** SHA-256 of the canonical request; a replayed key with another request is a conflict. */
+    requestHash: text('request_hash').notNull(),
+    label: text('label'),
+    total: integer('total').notNull(),
+    createdAt: integer('created_at').notNull(),
+  },
+  (t) => [
+    uniqueIndex('batches_idempotency_key').on(t.idempotencyKey),
+    index('batches_created').on(t.createdAt),
+    check('batches_total_nonnegative', sql`${t.total} >= 0`),
+  ],
+);
+
+export const jobs = sqliteTable(
+  'jobs',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    batchId: text('batch_id').references(() => batches.id, { onDelete: 'cascade' }),
+    parentId: integer('parent_id').references((): AnySQLiteColumn => jobs.id, {
+      onDelete: 'set null',
+    }),
+    kind: text('kind', { enum: JOB_KINDS }).notNull(),
+    status: text('status', { enum: JOB_STATUSES }).notNull().default('queued'),
+    priority: integer('priority').notNull().default(0),
+    payload: text('payload').notNull(),
+    idempotencyKey: text('idempotency_key'),
+    /** Incremented by every claim; (id, attempt) fences every write after the claim. */
+    attempt: integer('attempt').notNull().default(0),
+    maxAttempts: integer('max_attempts').notNull().default(3),
+    /** Not claimable before this time (backoff after a retryable failure). */
+    runAt: integer('run_at').notNull(),
+    leaseOwner: text('lease_owner'),
+    leaseExpiresAt: integer('lease_expires_at'),
+    heartbeatAt: integer('heartbeat_at'),
+    cancelRequestedAt: integer('cancel_requested_at'),
+    result: text('result'),
+    lastError: text('last_error'),
+    createdAt: integer('created_at').notNull(),
+    updatedAt: integer('updated_at').notNull(),
+    startedAt: integer('started_at'),
+    finishedAt: integer('finished_at'),
+  },
+  (t) => [
+    // Claiming: the next queued job of a kind, by priority then age, without a sort.
+    index('jobs_claim')
+      .on(t.kind, sql`${t.priority} DESC`, t.runAt, t.id)
+      .where(sql`${t.status} = 'queued'`),
+    // Reclaiming expired leases and finding a dead owner's jobs.
+    index('jobs_lease')
+      .on(t.leaseExpiresAt)
+      .where(sql`${t.status} = 'running'`),
+    index('jobs_lease_owner')
+      .on(t.leaseOwner)
+      .where(sql`${t.status} = 'running'`),
+    // Listing and counting.
+    index('jobs_batch_status').on(t.batchId, t.status),
+    index('jobs_status_id').on(t.status, t.id),
+    index('jobs_kind_id').on(t.kind, t.id),
+    index('jobs_parent').on(t.parentId),
+    // Rates and retention pruning.
+    index('jobs_finished').on(t.finishedAt),
+    uniqueIndex('jobs_idempotency_key').on(t.idempotencyKey),
+    check('jobs_kind_known', sql.raw(`"kind" IN (${sqlList(JOB_KINDS)})`)),
+    check('jobs_status_known', sql.raw(`"status" IN (${sqlList(JOB_STATUSES)})`)),
+    check('jobs_attempt_bounds', sql`${t.attempt} >= 0 AND ${t.maxAttempts} >= 1`),
+    check(
+      'jobs_lease_iff_running',
+      sql`(${t.status} = 'running') = (${t.leaseOwner} IS NOT NULL AND ${t.leaseExpiresAt} IS NOT NULL)`,
+    ),
+    check(
+      'jobs_finished_has_time',
+      sql.raw(`("status" IN (${sqlList(FINISHED_STATUSES)})) = ("finished_at" IS NOT NULL)`),
+    ),
+    check('jobs_payload_json', sql`json_valid(${t.payload})`),
+  ],
+);
+
+export type JobRow = typeof jobs.$inferSelect;
+export type BatchRow = typeof batches.$inferSelect;
+
+/**
+ * Files Proctor stored for a job (patches, oracle logs, transcripts), registered by SHA-256.
+ * Rows are written in the same transaction as the job's fenced completion, so an attempt that
+ * lost its lease registers nothing. The bytes live in the artifact store under `rel_path`.
+ */
+export const artifacts = sqliteTable(
+  'artifacts',
+  {
+    id: text('id').primaryKey(),
+    jobId: integer('job_id').references(() => jobs.id, { onDelete: 'set null' }),
+    attempt: integer('attempt'),
+    name: text('name').notNull(),
+    mediaType: text('media_type').notNull(),
+    sha256: text('sha256').notNull(),
+    size: integer('size').notNull(),
+    relPath: text('rel_path').notNull(),
+    createdAt: integer('created_at').notNull(),
+  },
+  (t) => [
+    index('artifacts_job').on(t.jobId),
+    check(
+      'artifacts_sha256_hex',
+      sql`length(${t.sha256}) = 64 AND ${t.sha256} NOT GLOB '*[^0-9a-f]*'`,
+    ),
+    check('artifacts_size_nonnegative', sql`${t.size} >= 0`),
+  ],
+);
+
+export type ArtifactRow = typeof artifacts.$inferSelect;

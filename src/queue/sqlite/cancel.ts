@@ -1,0 +1,63 @@
+// Cooperative cancel. A queued job becomes cancelled at once and never starts; a running
+// job gets cancel_requested_at, which its worker sees within seconds (heartbeat or cancel
+// poll) and answers by stopping its work and calling markCancelled.
+import { and, eq, inArray, sql } from 'drizzle-orm';
+import type { Db } from '../db.js';
+import { jobs } from '../schema.js';
+import type { CancelOutcome } from '../store.js';
+
+export function cancelJobs(db: Db, ids: number[], now: number): Map<number, CancelOutcome> {
+  const outcomes = new Map<number, CancelOutcome>();
+  for (let i = 0; i < ids.length; i += 500) {
+    const chunk = ids.slice(i, i + 500);
+    const rows = db
+      .select({ id: jobs.id, status: jobs.status, cancelRequestedAt: jobs.cancelRequestedAt })
+      .from(jobs)
+      .where(inArray(jobs.id, chunk))
+      .all();
+    const queued: number[] = [];
+    const running: number[] = [];
+    for (const row of rows) {
+      if (row.status === 'queued') queued.push(row.id);
+      else if (row.status === 'running' && row.cancelRequestedAt === null) running.push(row.id);
+      outcomes.set(
+        row.id,
+        row.status === 'queued'
+          ? 'cancelled'
+          : row.status === 'running'
+            ? row.cancelRequestedAt === null
+              ? 'cancel_requested'
+              : 'already_requested'
+            : 'already_finished',
+      );
+    }
+    if (queued.length > 0) {
+      db.update(jobs)
+        .set({
+          status: 'cancelled',
+          finishedAt: now,
+          updatedAt: now,
+          lastError: 'cancelled before it started',
+        })
+        .where(and(inArray(jobs.id, queued), sql`${jobs.status} = 'queued'`))
+        .run();
+    }
+    if (running.length > 0) {
+      db.update(jobs)
+        .set({ cancelRequestedAt: now, updatedAt: now })
+        .where(and(inArray(jobs.id, running), sql`${jobs.status} = 'running'`))
+        .run();
+    }
+  }
+  for (const id of ids) if (!outcomes.has(id)) outcomes.set(id, 'not_found');
+  return outcomes;
+}
+
+export function batchJobIds(db: Db, batchId: string): number[] {
+  return db
+    .select({ id: jobs.id })
+    .from(jobs)
+    .where(and(eq(jobs.batchId, batchId), inArray(jobs.status, ['queued', 'running'])))
+    .all()
+    .map((r) => r.id);
+}

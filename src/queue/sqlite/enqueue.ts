@@ -1,0 +1,272 @@
+// Enqueue one job, or a batch of jobs in one transaction. An idempotency key makes a replay
+// return the job (or batch) it made the first time; the same key with a different request is
+// an IDEMPOTENCY_CONFLICT, never a silent second job. Payloads are validated before the
+// transaction, so the write lock is held only for the inserts.
+import { createHash, randomBytes } from 'node:crypto';
+import type Database from 'better-sqlite3';
+import { z } from 'zod';
+import { ProctorError } from '../../errors.js';
+import { JOB_KINDS, type JobKind } from '../constants.js';
+import { MAX_PAYLOAD_BYTES, parsePayload } from '../payloads.js';
+import type { BatchRequest, BatchResult } from '../store.js';
+
+const requestSchema = z
+  .object({
+    kind: z.enum(JOB_KINDS),
+    payload: z.unknown(),
+    priority: z.number().int().min(-1000).max(1000).default(0),
+    idempotencyKey: z.string().min(1).max(512).optional(),
+    maxAttempts: z.number().int().min(1).max(100).default(3),
+    parentId: z.number().int().positive().optional(),
+    runAt: z.number().int().nonnegative().optional(),
+  })
+  .strict();
+
+const batchSchema = z
+  .object({
+    idempotencyKey: z.string().min(1).max(512).optional(),
+    label: z.string().max(200).optional(),
+    jobs: z.array(z.unknown()).max(100_000),
+  })
+  .strict();
+
+/** A validated job, ready to insert. */
+export interface PreparedJob {
+  kind: JobKind;
+  payload: string;
+  priority: number;
+  idempotencyKey: string | null;
+  maxAttempts: number;
+  parentId: number | null;
+  runAt: number | null;
+}
+
+function invalid(where: string, error: z.ZodError): ProctorError {
+  const issue = error.issues[0];
+  const path = [where, ...(issue?.path ?? []).map(String)].join('.');
+  const detail =
+    issue?.code === 'unrecognized_keys'
+      ? `unknown key ${issue.keys.map((k) => `\`${k}\``).join(', ')}`
+      : (issue?.message ?? 'invalid');
+  return new ProctorError('PAYLOAD_INVALID', `invalid job request: ${path}: ${detail}`, {
+    data: { path },
+  });
+}
+
+export function prepareJob(request: unknown, where = 'job'): PreparedJob {
+  const parsed = requestSchema.safeParse(request);
+  if (!parsed.success) throw invalid(where, parsed.error);
+  const r = parsed.data;
+  let payload: string;
+  try {
+    payload = JSON.stringify(parsePayload(r.kind, r.payload));
+  } catch (error) {
+    if (error instanceof ProctorError && where !== 'job') {
+      throw new ProctorError(error.code, `${where}: ${error.message}`, { data: error.data });
+    }
+    throw error;
+  }
+  if (Buffer.byteLength(payload) > MAX_PAYLOAD_BYTES) {
+    throw new ProctorError(
+      'PAYLOAD_INVALID',
+      `invalid job request: ${where}.payload: larger than ${MAX_PAYLOAD_BYTES} bytes`,
+    );
+  }
+  return {
+    kind: r.kind,
+    payload,
+    priority: r.priority,
+    idempotencyKey: r.idempotencyKey ?? null,
+    maxAttempts: r.maxAttempts,
+    parentId: r.parentId ?? null,
+    runAt: r.runAt ?? null,
+  };
+}
+
+const COLUMNS =
+  '(batch_id, parent_id, kind, status, priority, payload, idempotency_key, max_attempts, run_at, created_at, updated_at)';
+const ROW = "(?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?)";
+const CHUNK = 100;
+
+/** Prepared statements for one connection, made on first use. */
+export function createEnqueueOps(sqlite: Database.Database) {
+  const insertOne = sqlite.prepare(
+    `INSERT INTO jobs ${COLUMNS} VALUES ${ROW} ON CONFLICT (idempotency_key) DO NOTHING RETURNING id`,
+  );
+  const insertChunk = sqlite.prepare(
+    `INSERT INTO jobs ${COLUMNS} VALUES ${Array.from({ length: CHUNK }, () => ROW).join(', ')} ON CONFLICT (idempotency_key) DO NOTHING RETURNING id, idempotency_key AS key`,
+  );
+  const byKey = sqlite.prepare('SELECT id, kind, payload FROM jobs WHERE idempotency_key = ?');
+  const batchByKey = sqlite.prepare(
+    'SELECT id, request_hash AS requestHash FROM batches WHERE idempotency_key = ?',
+  );
+  const insertBatch = sqlite.prepare(
+    'INSERT INTO batches (id, idempotency_key, request_hash, label, total, created_at) VALUES (?, ?, ?, ?, 0, ?)',
+  );
+  const setBatchTotal = sqlite.prepare('UPDATE batches SET total = ? WHERE id = ?');
+  const batchJobIds = sqlite.prepare('SELECT id FROM jobs WHERE batch_id = ? ORDER BY id');
+  const parentExists = sqlite.prepare('SELECT 1 FROM jobs WHERE id = ?');
+
+  function params(job: PreparedJob, batchId: string | null, now: number): unknown[] {
+    return [
+      batchId,
+      job.parentId,
+      job.kind,
+      job.priority,
+      job.payload,
+      job.idempotencyKey,
+      job.maxAttempts,
+      job.runAt ?? now,
+      now,
+      now,
+    ];
+  }
+
+  /** The existing job for a key, checked to be the same request. */
+  function existing(job: PreparedJob): number {
+    const row = byKey.get(job.idempotencyKey) as
+      { id: number; kind: string; payload: string } | undefined;
+    if (!row) throw new ProctorError('INTERNAL', `job with key ${job.idempotencyKey} vanished`);
+    if (row.kind !== job.kind || row.payload !== job.payload) {
+      throw new ProctorError(
+        'IDEMPOTENCY_CONFLICT',
+        `idempotency key ${JSON.stringify(job.idempotencyKey)} already names job ${row.id} with a different request`,
+        { data: { jobId: row.id } },
+      );
+    }
+    return row.id;
+  }
+
+  function checkParents(jobs: PreparedJob[]): void {
+    for (const job of jobs) {
+      if (job.parentId !== null && parentExists.get(job.parentId) === undefined) {
+        throw new ProctorError('JOB_NOT_FOUND', `parent job ${job.parentId} does not exist`);
+      }
+    }
+  }
+
+  /** Runs inside a write transaction. */
+  function one(job: PreparedJob, now: number): { id: number; created: boolean } {
+    checkParents([job]);
+    const row = insertOne.get(...params(job, null, now)) as { id: number } | undefined;
+    return row ? { id: row.id, created: true } : { id: existing(job), created: false };
+  }
+
+  /** Runs inside a write transaction. */
+  function batch(
+    request: { idempotencyKey?: string; label?: string },
+    jobs: PreparedJob[],
+    requestHash: string,
+    now: number,
+  ): BatchResult & { batchId: string | null } {
+    if (request.idempotencyKey !== undefined) {
+      const prior = batchByKey.get(request.idempotencyKey) as
+        { id: string; requestHash: string } | undefined;
+      if (prior) {
+        if (prior.requestHash !== requestHash) {
+          throw new ProctorError(
+            'IDEMPOTENCY_CONFLICT',
+            `batch key ${JSON.stringify(request.idempotencyKey)} already names batch ${prior.id} with a different request`,
+            { data: { batchId: prior.id } },
+          );
+        }
+        const ids = (batchJobIds.all(prior.id) as Array<{ id: number }>).map((r) => r.id);
+        return {
+          batch: null,
+          batchId: prior.id,
+          created: false,
+          jobIds: ids,
+          inserted: 0,
+          existing: ids.length,
+        };
+      }
+    }
+    checkParents(jobs);
+    const batchId = newBatchId(now);
+    insertBatch.run(
+      batchId,
+      request.idempotencyKey ?? null,
+      requestHash,
+      request.label ?? null,
+      now,
+    );
+
+    const jobIds = new Array<number>(jobs.length);
+    let inserted = 0;
+    for (let start = 0; start < jobs.length; start += CHUNK) {
+      const chunk = jobs.slice(start, start + CHUNK);
+      let rows: Array<{ id: number; key: string | null }>;
+      if (chunk.length === CHUNK) {
+        rows = insertChunk.all(...chunk.flatMap((job) => params(job, batchId, now))) as typeof rows;
+      } else {
+        rows = [];
+        for (const job of chunk) {
+          const row = insertOne.get(...params(job, batchId, now)) as { id: number } | undefined;
+          if (row) rows.push({ id: row.id, key: job.idempotencyKey });
+        }
+      }
+      // AUTOINCREMENT ids rise in insertion order, so the inserted rows of a chunk, sorted by
+      // id, line up with the requests that were not skipped for an existing key.
+      // A key repeated within one chunk inserts only its first occurrence.
+      const insertedKeys = new Set(rows.map((r) => r.key));
+      const ids = rows.map((r) => r.id).sort((a, b) => a - b);
+      const assigned = new Set<string>();
+      let next = 0;
+      chunk.forEach((job, i) => {
+        const key = job.idempotencyKey;
+        const skipped = key !== null && (!insertedKeys.has(key) || assigned.has(key));
+        if (key !== null && !skipped) assigned.add(key);
+        jobIds[start + i] = skipped ? -1 : (ids[next++] as number);
+      });
+      inserted += rows.length;
+    }
+    // Resolve skipped ones after all inserts, so a key repeated within the batch finds its twin.
+    jobs.forEach((job, i) => {
+      if (jobIds[i] === -1) jobIds[i] = existing(job);
+    });
+    if (inserted === 0 && request.idempotencyKey === undefined) {
+      sqlite.prepare('DELETE FROM batches WHERE id = ?').run(batchId);
+      return {
+        batch: null,
+        batchId: null,
+        created: false,
+        jobIds,
+        inserted,
+        existing: jobs.length,
+      };
+    }
+    setBatchTotal.run(inserted, batchId);
+    return {
+      batch: null,
+      batchId,
+      created: true,
+      jobIds,
+      inserted,
+      existing: jobs.length - inserted,
+    };
+  }
+
+  return { one, batch };
+}
+
+/** Sortable batch ids: creation time (base 36, fixed width), then randomness. */
+export function newBatchId(now: number): string {
+  return `b_${now.toString(36).padStart(9, '0')}${randomBytes(5).toString('hex')}`;
+}
+
+export function prepareBatch(request: BatchRequest): {
+  meta: { idempotencyKey?: string; label?: string };
+  jobs: PreparedJob[];
+  requestHash: string;
+} {
+  const parsed = batchSchema.safeParse(request);
+  if (!parsed.success) throw invalid('batch', parsed.error);
+  const jobs = parsed.data.jobs.map((job, i) => prepareJob(job, `jobs[${i}]`));
+  const hash = createHash('sha256');
+  hash.update(JSON.stringify([parsed.data.label ?? null]));
+  for (const job of jobs) hash.update(JSON.stringify(job));
+  const meta: { idempotencyKey?: string; label?: string } = {};
+  if (parsed.data.idempotencyKey !== undefined) meta.idempotencyKey = parsed.data.idempotencyKey;
+  if (parsed.data.label !== undefined) meta.label = parsed.data.label;
+  return { meta, jobs, requestHash: hash.digest('hex') };
+}

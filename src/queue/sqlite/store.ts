@@ -1,0 +1,152 @@
+// The SQLite JobStore: one better-sqlite3 connection per process, synchronous statements
+// behind the async JobStore interface. Worker writes go through the write batcher (group
+// commit); enqueues and cancels take their own short BEGIN IMMEDIATE transaction.
+import { eq } from 'drizzle-orm';
+import type { Clock } from '../../clock.js';
+import { ProctorError } from '../../errors.js';
+import { backoffDelay, type BackoffOptions } from '../backoff.js';
+import { openDatabase, type OpenDatabaseOptions, type OpenedDatabase } from '../db.js';
+import { batches, jobs } from '../schema.js';
+import type { JobStore } from '../store.js';
+import { batchJobIds, cancelJobs } from './cancel.js';
+import { createClaim } from './claim.js';
+import { createEnqueueOps, prepareBatch, prepareJob } from './enqueue.js';
+import { createFencedOps } from './fenced.js';
+import { batchTimes, countJobs, listBatchRows, listJobRows } from './list.js';
+import { pruneFinished } from './prune.js';
+import { reclaimExpired, reclaimOwner, runningOwners } from './reclaim.js';
+import { toBatch, toJob } from './rows.js';
+import { createWriteBatcher } from './write-batcher.js';
+
+export interface SqliteJobStoreOptions extends OpenDatabaseOptions {
+  clock: Clock;
+  backoff?: BackoffOptions;
+}
+
+export interface SqliteJobStore extends JobStore {
+  /** The open database, for tests and benchmarks inside src/queue's own tree. */
+  readonly database: OpenedDatabase;
+}
+
+export function openSqliteJobStore(path: string, options: SqliteJobStoreOptions): SqliteJobStore {
+  const database = openDatabase(path, options);
+  const { db, sqlite } = database;
+  const { clock } = options;
+  const batcher = createWriteBatcher(sqlite);
+  const enqueueOps = createEnqueueOps(sqlite);
+  const claim = createClaim(db);
+  const fenced = createFencedOps(db);
+  const immediate = <T>(fn: () => T): T => sqlite.transaction(fn).immediate();
+  let closed = false;
+
+  const getJob = (id: number) => {
+    const row = db.select().from(jobs).where(eq(jobs.id, id)).get();
+    return row ? toJob(row) : undefined;
+  };
+  const getBatch = (id: string) => {
+    const row = db.select().from(batches).where(eq(batches.id, id)).get();
+    return row ? toBatch(row) : undefined;
+  };
+
+  return {
+    database,
+
+    async enqueue(request) {
+      const job = prepareJob(request);
+      const { id, created } = immediate(() => enqueueOps.one(job, clock.now()));
+      const stored = getJob(id);
+      if (!stored) throw new ProctorError('INTERNAL', `job ${id} vanished after enqueue`);
+      return { job: stored, created };
+    },
+
+    async enqueueBatch(request) {
+      const { meta, jobs: prepared, requestHash } = prepareBatch(request);
+      const result = immediate(() => enqueueOps.batch(meta, prepared, requestHash, clock.now()));
+      const { batchId, ...rest } = result;
+      return { ...rest, batch: batchId === null ? null : (getBatch(batchId) ?? null) };
+    },
+
+    async claim(kind, owner, limit, leaseMs) {
+      if (limit <= 0) return [];
+      const rows = await batcher.run(() => claim(kind, owner, limit, clock.now(), leaseMs));
+      return rows.map(toJob);
+    },
+
+    heartbeat: (leases, leaseMs) =>
+      leases.length === 0
+        ? Promise.resolve([])
+        : batcher.run(() => fenced.heartbeat(leases, clock.now(), leaseMs)),
+
+    cancelRequested: async (owner) => fenced.cancelRequested(owner),
+
+    complete: (lease, result, artifacts = []) =>
+      batcher.run(() => fenced.complete(lease, result, artifacts, clock.now())),
+
+    fail: (lease, error, { retryable = true } = {}) =>
+      batcher.run(() =>
+        fenced.fail(
+          lease,
+          error,
+          retryable,
+          clock.now(),
+          backoffDelay(lease.attempt, options.backoff),
+        ),
+      ),
+
+    markCancelled: (lease, reason = 'cancelled while running') =>
+      batcher.run(() => fenced.markCancelled(lease, reason, clock.now())),
+
+    release: (lease, reason) => batcher.run(() => fenced.release(lease, reason, clock.now())),
+
+    async cancel(ids) {
+      return immediate(() => cancelJobs(db, ids, clock.now()));
+    },
+
+    async cancelBatch(batchId) {
+      if (!getBatch(batchId)) {
+        throw new ProctorError('BATCH_NOT_FOUND', `no batch ${batchId}`);
+      }
+      return immediate(() => cancelJobs(db, batchJobIds(db, batchId), clock.now()));
+    },
+
+    reclaimExpired: () => batcher.run(() => reclaimExpired(db, clock.now())),
+    reclaimOwner: (owner) => batcher.run(() => reclaimOwner(db, owner, clock.now())),
+    runningOwners: async () => runningOwners(db),
+
+    getJob: async (id) => getJob(id),
+    getBatch: async (id) => getBatch(id),
+
+    async listJobs(filter = {}, page = {}) {
+      const { items, nextCursor } = listJobRows(db, filter, page);
+      return { items: items.map(toJob), nextCursor };
+    },
+
+    async listBatches(page = {}) {
+      const { items, nextCursor } = listBatchRows(db, page);
+      return { items: items.map(toBatch), nextCursor };
+    },
+
+    countByStatus: async (filter = {}) => countJobs(db, filter),
+
+    async batchProgress(batchId, windowMs = 60_000) {
+      const batch = getBatch(batchId);
+      if (!batch) throw new ProctorError('BATCH_NOT_FOUND', `no batch ${batchId}`);
+      return {
+        batch,
+        counts: countJobs(db, { batchId }),
+        ...batchTimes(db, batchId, clock.now() - windowMs),
+      };
+    },
+
+    pruneFinished: (olderThan, limit = 1000) =>
+      batcher.run(() => pruneFinished(db, olderThan, limit)),
+
+    async close() {
+      if (closed) return;
+      closed = true;
+      // Let writes already handed to the batcher commit first.
+      await new Promise((resolve) => setImmediate(resolve));
+      database.close();
+    },
+  };
+}

@@ -1,0 +1,184 @@
+// The JobStore: the one async interface every layer above src/queue/ uses. The SQLite
+// implementation wraps synchronous transactions; a PostgreSQL one can implement the same
+// contract with SKIP LOCKED claims and database time.
+//
+// Fencing: claim() increments a job's attempt. Every later write names (id, attempt) — a
+// Lease — and changes nothing (returns false / 'lost') when the job has since been reclaimed,
+// cancelled or finished by someone else. A worker that lost its lease must stop and drop
+// its result.
+import type { JobKind, JobStatus } from './constants.js';
+
+export interface Lease {
+  id: number;
+  attempt: number;
+}
+
+export interface Job {
+  id: number;
+  batchId: string | null;
+  parentId: number | null;
+  kind: JobKind;
+  status: JobStatus;
+  priority: number;
+  payload: unknown;
+  idempotencyKey: string | null;
+  attempt: number;
+  maxAttempts: number;
+  runAt: number;
+  leaseOwner: string | null;
+  leaseExpiresAt: number | null;
+  heartbeatAt: number | null;
+  cancelRequestedAt: number | null;
+  result: unknown;
+  lastError: string | null;
+  createdAt: number;
+  updatedAt: number;
+  startedAt: number | null;
+  finishedAt: number | null;
+}
+
+export interface Batch {
+  id: string;
+  idempotencyKey: string | null;
+  label: string | null;
+  total: number;
+  createdAt: number;
+}
+
+export interface EnqueueRequest {
+  kind: JobKind;
+  payload: unknown;
+  /** Higher runs first. Default 0. */
+  priority?: number;
+  /** A second enqueue with the same key returns the first job instead of making another. */
+  idempotencyKey?: string;
+  /** Default 3. */
+  maxAttempts?: number;
+  parentId?: number;
+  /** Not claimable before this time. Default now. */
+  runAt?: number;
+}
+
+export interface EnqueueResult {
+  job: Job;
+  created: boolean;
+}
+
+export interface BatchRequest {
+  /** Replaying the same key with the same request returns the first batch. */
+  idempotencyKey?: string;
+  label?: string;
+  jobs: EnqueueRequest[];
+}
+
+export interface BatchResult {
+  /** Null only when no batch key was given and every job already existed. */
+  batch: Batch | null;
+  created: boolean;
+  /** The job of each request, in request order (new or already existing). */
+  jobIds: number[];
+  inserted: number;
+  existing: number;
+}
+
+export interface ArtifactRecord {
+  id: string;
+  name: string;
+  mediaType: string;
+  sha256: string;
+  size: number;
+  relPath: string;
+}
+
+export interface HeartbeatResult extends Lease {
+  /** False: the lease is lost (reclaimed, cancelled or finished elsewhere). Stop the work. */
+  alive: boolean;
+  cancelRequested: boolean;
+}
+
+/** `cancelled`: a cancel was requested meanwhile, so the job ends instead of retrying. */
+export type FailOutcome = 'retrying' | 'failed' | 'cancelled' | 'lost';
+
+export type CancelOutcome =
+  'cancelled' | 'cancel_requested' | 'already_requested' | 'already_finished' | 'not_found';
+
+export interface ReclaimedJob extends Lease {
+  owner: string;
+  /** Where the job went: back to the queue, or failed because its attempts ran out. */
+  status: 'queued' | 'failed';
+}
+
+export type StatusCounts = Record<JobStatus, number>;
+
+export interface JobFilter {
+  status?: JobStatus;
+  kind?: JobKind;
+  batchId?: string;
+}
+
+/** The largest page any listing returns. */
+export const MAX_PAGE = 200;
+export const DEFAULT_PAGE = 50;
+
+export interface PageRequest {
+  /** 1..200. Default 50. */
+  limit?: number;
+  /** The `nextCursor` of the previous page. */
+  cursor?: string;
+  /** Default `desc`: newest first. */
+  order?: 'asc' | 'desc';
+}
+
+export interface Page<T> {
+  items: T[];
+  nextCursor: string | null;
+}
+
+export interface BatchProgress {
+  batch: Batch;
+  counts: StatusCounts;
+  /** First claim and last finish in the batch, for rates. */
+  firstStartedAt: number | null;
+  lastFinishedAt: number | null;
+  /** Jobs that finished within the last `windowMs` (see batchProgress). */
+  finishedInWindow: number;
+}
+
+export interface JobStore {
+  enqueue(request: EnqueueRequest): Promise<EnqueueResult>;
+  enqueueBatch(request: BatchRequest): Promise<BatchResult>;
+
+  /** Claims up to `limit` due jobs of one kind, by priority then age, for `leaseMs`. */
+  claim(kind: JobKind, owner: string, limit: number, leaseMs: number): Promise<Job[]>;
+  /** Extends each lease that is still held; says which are lost or asked to cancel. */
+  heartbeat(leases: Lease[], leaseMs: number): Promise<HeartbeatResult[]>;
+  /** The running jobs of `owner` whose cancel was requested (a cheap read). */
+  cancelRequested(owner: string): Promise<Lease[]>;
+  complete(lease: Lease, result: unknown, artifacts?: ArtifactRecord[]): Promise<boolean>;
+  fail(lease: Lease, error: string, options?: { retryable?: boolean }): Promise<FailOutcome>;
+  /** Ends a running job whose cancel was honoured. */
+  markCancelled(lease: Lease, reason?: string): Promise<boolean>;
+  /** Hands a running job back to the queue (shutdown) without spending one of its attempts. */
+  release(lease: Lease, reason: string): Promise<boolean>;
+
+  cancel(ids: number[]): Promise<Map<number, CancelOutcome>>;
+  cancelBatch(batchId: string): Promise<Map<number, CancelOutcome>>;
+
+  /** Requeues (or fails, when out of attempts) every running job whose lease has expired. */
+  reclaimExpired(): Promise<ReclaimedJob[]>;
+  /** The same, at once, for the jobs of an owner known to be dead. */
+  reclaimOwner(owner: string): Promise<ReclaimedJob[]>;
+  /** Distinct lease owners of running jobs. */
+  runningOwners(): Promise<string[]>;
+
+  getJob(id: number): Promise<Job | undefined>;
+  getBatch(id: string): Promise<Batch | undefined>;
+  listJobs(filter?: JobFilter, page?: PageRequest): Promise<Page<Job>>;
+  listBatches(page?: PageRequest): Promise<Page<Batch>>;
+  countByStatus(filter?: Omit<JobFilter, 'status'>): Promise<StatusCounts>;
+  batchProgress(batchId: string, windowMs?: number): Promise<BatchProgress>;
+  /** Deletes up to `limit` finished jobs that finished before `olderThan`; returns how many. */
+  pruneFinished(olderThan: number, limit?: number): Promise<number>;
+
+  close(): Promise<void>;
+}

@@ -1,0 +1,15 @@
+// Workers: the pool that runs claimed jobs, and its process lifecycle.
+export { createWorkerPool } from './pool.js';
+export type {
+  AbortReason,
+  HandlerOutput,
+  JobContext,
+  JobHandler,
+  StopOptions,
+  WorkerPool,
+  WorkerPoolOptions,
+} from './pool.js';
+export { JobError, isRetryable } from './job-error.js';
+export { drainOnSignals } from './shutdown.js';
+export type { ShutdownOptions } from './shutdown.js';
+export { createOwnerId, isDeadLocalOwner } from './owner.js';

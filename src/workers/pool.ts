@@ -1,0 +1,327 @@
+// The worker pool: claims jobs only while it has room, runs each with an AbortSignal under a
+// per-kind concurrency limit (p-queue), heartbeats their leases, notices cancels within a
+// second, recovers what dead workers left, and shuts down in two stages.
+//
+// p-queue is only a slot limiter here: the database is the queue, and the pool never holds
+// more claimed jobs than it has free slots. p-queue's own timeout and abort would free a slot
+// while the work goes on, so neither is used: a slot frees only when the handler's promise
+// settles, and handlers must stop their work (later, their containers) before settling.
+import PQueue from 'p-queue';
+import type { Clock } from '../clock.js';
+import { describeError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import {
+  JOB_KINDS,
+  parsePayload,
+  type ArtifactRecord,
+  type Job,
+  type JobKind,
+  type JobStore,
+  type Lease,
+} from '../queue/index.js';
+import { isRetryable } from './job-error.js';
+import { createOwnerId, isDeadLocalOwner } from './owner.js';
+import { createWakeup, type Wakeup } from './wakeup.js';
+
+export type AbortReason = 'cancel' | 'lease_lost' | 'shutdown';
+
+export interface JobContext {
+  job: Job;
+  /** The payload, validated again against its kind's schema at claim. */
+  payload: unknown;
+  lease: Lease;
+  /** Aborted on cancel, lost lease or shutdown; `signal.reason` is an AbortReason. */
+  signal: AbortSignal;
+  logger: Logger;
+}
+
+export interface HandlerOutput {
+  result?: unknown;
+  /** Registered in the same transaction as the completion, so only a winning attempt's count. */
+  artifacts?: ArtifactRecord[];
+}
+
+export type JobHandler = (context: JobContext) => Promise<HandlerOutput | void>;
+
+export interface WorkerPoolOptions {
+  store: JobStore;
+  clock: Clock;
+  logger: Logger;
+  handlers: Partial<Record<JobKind, JobHandler>>;
+  /** Slots per kind; kinds without a handler are never claimed. */
+  concurrency: Partial<Record<JobKind, number>>;
+  owner?: string;
+  /** How long a claim or heartbeat holds a job. Default 60 000 ms. */
+  leaseMs?: number;
+  /** How often leases are extended. Default leaseMs / 4. */
+  heartbeatMs?: number;
+  /** How often cancel requests from other processes are read. Default 1 000 ms. */
+  cancelPollMs?: number;
+  /** How long an idle kind waits before looking for due jobs again. Default 1 000 ms. */
+  pollMs?: number;
+  /** How often expired leases are reclaimed. Default leaseMs / 2. */
+  reclaimMs?: number;
+  /** Tells whether a lease owner is a dead process on this host. Default: by pid. */
+  isOwnerDead?: (owner: string) => boolean;
+}
+
+export interface StopOptions {
+  /** How long running jobs may go on before they are aborted and handed back. Default 30 000 ms. */
+  graceMs?: number;
+}
+
+export interface WorkerPool {
+  readonly owner: string;
+  /** Recovers what dead workers left, then starts claiming. */
+  start(): Promise<void>;
+  /** Wakes the claim loops now (after an in-process enqueue). */
+  notify(): void;
+  /** Stops claiming, lets running jobs finish for `graceMs`, aborts the rest; resolves when all have settled. */
+  stop(options?: StopOptions): Promise<void>;
+  /** Aborts every running job at once (second signal); resolves when they have settled. */
+  abortAll(reason: AbortReason): void;
+  runningCount(): number;
+}
+
+interface Running {
+  kind: JobKind;
+  lease: Lease;
+  controller: AbortController;
+}
+
+export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
+  const { store, logger, handlers } = options;
+  const owner = options.owner ?? createOwnerId();
+  const leaseMs = options.leaseMs ?? 60_000;
+  const heartbeatMs = options.heartbeatMs ?? Math.max(250, Math.floor(leaseMs / 4));
+  const cancelPollMs = options.cancelPollMs ?? 1_000;
+  const pollMs = options.pollMs ?? 1_000;
+  const reclaimMs = options.reclaimMs ?? Math.max(500, Math.floor(leaseMs / 2));
+  const isOwnerDead = options.isOwnerDead ?? isDeadLocalOwner;
+
+  const kinds = JOB_KINDS.filter((k) => handlers[k] !== undefined);
+  for (const kind of kinds) {
+    const n = options.concurrency[kind] ?? 1;
+    if (!Number.isInteger(n) || n < 1) {
+      throw new TypeError(
+        `Expected concurrency of \`${kind}\` to be an integer >= 1, got \`${n}\``,
+      );
+    }
+  }
+  const queues = new Map<JobKind, PQueue>(
+    kinds.map((k) => [k, new PQueue({ concurrency: options.concurrency[k] ?? 1 })]),
+  );
+  const wakeups = new Map<JobKind, Wakeup>(kinds.map((k) => [k, createWakeup()]));
+  const running = new Map<number, Running>();
+  const timers: NodeJS.Timeout[] = [];
+  let loops: Promise<void>[] = [];
+  let stopping = false;
+  let started = false;
+
+  const abort = (entry: Running, reason: AbortReason) => {
+    if (!entry.controller.signal.aborted) entry.controller.abort(reason);
+  };
+
+  async function runJob(kind: JobKind, job: Job): Promise<void> {
+    const lease: Lease = { id: job.id, attempt: job.attempt };
+    const controller = new AbortController();
+    const entry: Running = { kind, lease, controller };
+    running.set(job.id, entry);
+    const jobLogger = logger;
+    try {
+      let payload: unknown;
+      try {
+        payload = parsePayload(kind, job.payload);
+      } catch (error) {
+        await store.fail(lease, describeError(error), { retryable: false });
+        return;
+      }
+      const handler = handlers[kind];
+      if (!handler) throw new Error(`no handler for ${kind}`);
+      let output: HandlerOutput | void;
+      try {
+        output = await handler({
+          job,
+          payload,
+          lease,
+          signal: controller.signal,
+          logger: jobLogger,
+        });
+      } catch (error) {
+        await settleFailure(lease, controller.signal, error);
+        return;
+      }
+      if (controller.signal.reason === 'lease_lost') {
+        logger.warn('dropped the result of a job whose lease was lost', { job: job.id });
+        return;
+      }
+      const recorded = await store.complete(lease, output?.result ?? null, output?.artifacts ?? []);
+      if (!recorded)
+        logger.warn('job finished after its lease was lost; result dropped', { job: job.id });
+    } catch (error) {
+      // A store write failed (database gone, disk full): the lease will expire and the job
+      // will be retried by whoever reclaims it.
+      logger.error('could not record the end of a job', {
+        job: job.id,
+        error: describeError(error),
+      });
+    } finally {
+      running.delete(job.id);
+      wakeups.get(kind)?.notify();
+    }
+  }
+
+  async function settleFailure(lease: Lease, signal: AbortSignal, error: unknown) {
+    const reason = signal.aborted ? (signal.reason as AbortReason) : undefined;
+    if (reason === 'cancel') {
+      await store.markCancelled(lease, 'cancelled while running');
+    } else if (reason === 'shutdown') {
+      await store.release(lease, 'handed back: its worker shut down');
+    } else if (reason === 'lease_lost') {
+      logger.warn('job aborted after its lease was lost', { job: lease.id });
+    } else {
+      const outcome = await store.fail(lease, describeError(error), {
+        retryable: isRetryable(error),
+      });
+      logger.debug('job failed', { job: lease.id, outcome, error: describeError(error) });
+    }
+  }
+
+  async function claimLoop(kind: JobKind): Promise<void> {
+    const queue = queues.get(kind) as PQueue;
+    const wakeup = wakeups.get(kind) as Wakeup;
+    const limit = queue.concurrency;
+    while (!stopping) {
+      const free = limit - queue.pending - queue.size;
+      if (free <= 0) {
+        await wakeup.wait(pollMs);
+        continue;
+      }
+      let claimed: Job[] = [];
+      try {
+        claimed = await store.claim(kind, owner, free, leaseMs);
+      } catch (error) {
+        logger.error('claim failed', { kind, error: describeError(error) });
+      }
+      if (stopping) {
+        // Claimed as the pool stopped: hand them straight back.
+        for (const job of claimed)
+          await store.release({ id: job.id, attempt: job.attempt }, 'worker shut down');
+        break;
+      }
+      for (const job of claimed) {
+        queue
+          .add(() => runJob(kind, job))
+          .catch((error: unknown) => {
+            logger.error('job runner crashed', { job: job.id, error: describeError(error) });
+          });
+      }
+      if (claimed.length < free) await wakeup.wait(pollMs);
+    }
+  }
+
+  async function heartbeat() {
+    const entries = [...running.values()];
+    if (entries.length === 0) return;
+    const results = await store.heartbeat(
+      entries.map((e) => e.lease),
+      leaseMs,
+    );
+    for (const result of results) {
+      const entry = running.get(result.id);
+      if (!entry || entry.lease.attempt !== result.attempt) continue;
+      if (!result.alive) abort(entry, 'lease_lost');
+      else if (result.cancelRequested) abort(entry, 'cancel');
+    }
+  }
+
+  async function pollCancels() {
+    if (running.size === 0) return;
+    for (const lease of await store.cancelRequested(owner)) {
+      const entry = running.get(lease.id);
+      if (entry && entry.lease.attempt === lease.attempt) abort(entry, 'cancel');
+    }
+  }
+
+  async function reclaim(atStart: boolean) {
+    const reclaimed = await store.reclaimExpired();
+    if (atStart) {
+      for (const other of await store.runningOwners()) {
+        if (other !== owner && isOwnerDead(other))
+          reclaimed.push(...(await store.reclaimOwner(other)));
+      }
+    }
+    for (const job of reclaimed) {
+      logger.warn(`reclaimed job ${job.id} from ${job.owner}`, {
+        status: job.status,
+        attempt: job.attempt,
+      });
+    }
+    if (reclaimed.length > 0) for (const w of wakeups.values()) w.notify();
+  }
+
+  function every(ms: number, task: () => Promise<void>, name: string) {
+    let busy = false;
+    const timer = setInterval(() => {
+      if (busy) return;
+      busy = true;
+      task()
+        .catch((error: unknown) => logger.error(`${name} failed`, { error: describeError(error) }))
+        .finally(() => {
+          busy = false;
+        });
+    }, ms);
+    timer.unref();
+    timers.push(timer);
+  }
+
+  const settled = async () => {
+    await Promise.all([...queues.values()].map((q) => q.onIdle()));
+  };
+
+  return {
+    owner,
+
+    async start() {
+      if (started) throw new Error('worker pool already started');
+      started = true;
+      await reclaim(true);
+      every(heartbeatMs, heartbeat, 'heartbeat');
+      every(cancelPollMs, pollCancels, 'cancel poll');
+      every(reclaimMs, () => reclaim(false), 'reclaim');
+      loops = kinds.map((kind) => claimLoop(kind));
+    },
+
+    notify() {
+      for (const w of wakeups.values()) w.notify();
+    },
+
+    async stop(stopOptions = {}) {
+      stopping = true;
+      for (const w of wakeups.values()) w.notify();
+      await Promise.all(loops);
+      const graceMs = stopOptions.graceMs ?? 30_000;
+      if (running.size > 0) {
+        let timer: NodeJS.Timeout | undefined;
+        const graceOver = new Promise<'grace'>((resolve) => {
+          timer = setTimeout(() => resolve('grace'), graceMs);
+        });
+        const outcome = await Promise.race([settled().then(() => 'idle' as const), graceOver]);
+        clearTimeout(timer);
+        if (outcome === 'grace') {
+          logger.warn(`aborting ${running.size} running job(s) after the shutdown grace period`);
+          for (const entry of running.values()) abort(entry, 'shutdown');
+        }
+      }
+      // Handlers must have stopped their work before their slots free.
+      await settled();
+      for (const timer of timers) clearInterval(timer);
+    },
+
+    abortAll(reason) {
+      for (const entry of running.values()) abort(entry, reason);
+    },
+
+    runningCount: () => running.size,
+  };
+}
