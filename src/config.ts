@@ -121,6 +121,9 @@ export function loadConfig(home: string): ProctorConfig {
     text = readFileSync(file, 'utf8');
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOTDIR') {
+      throw new ProctorError('CONFIG_INVALID', `home ${home} is not a directory`);
+    }
     if (code !== 'ENOENT') {
       throw new ProctorError('CONFIG_INVALID', `${file}: cannot read: ${code ?? String(error)}`);
     }

@@ -13,3 +13,4 @@ export { JobError, isRetryable } from './job-error.js';
 export { drainOnSignals } from './shutdown.js';
 export type { ShutdownOptions } from './shutdown.js';
 export { createOwnerId, isDeadLocalOwner } from './owner.js';
+export { noopHandler } from './noop.js';

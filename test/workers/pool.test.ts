@@ -1,0 +1,244 @@
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import { systemClock } from '../../src/clock.js';
+import { silentLogger } from '../../src/logger.js';
+import {
+  createWorkerPool,
+  JobError,
+  noopHandler,
+  type JobHandler,
+  type WorkerPoolOptions,
+} from '../../src/workers/index.js';
+import { onCleanup, tempDir, tempStore } from '../helpers/temp.js';
+import { waitFor } from '../helpers/wait.js';
+
+function pool(options: Partial<WorkerPoolOptions> & Pick<WorkerPoolOptions, 'store'>) {
+  const created = createWorkerPool({
+    clock: systemClock,
+    logger: silentLogger,
+    handlers: { noop: noopHandler },
+    concurrency: { noop: 4 },
+    pollMs: 50,
+    cancelPollMs: 100,
+    ...options,
+  });
+  onCleanup(() => created.stop({ graceMs: 0 }));
+  return created;
+}
+
+/** Resolves when the signal aborts; the handler then throws, as a real one tearing down would. */
+const untilAborted: JobHandler = ({ signal }) =>
+  new Promise((_, reject) =>
+    signal.addEventListener('abort', () => reject(new Error(`aborted: ${String(signal.reason)}`)), {
+      once: true,
+    }),
+  );
+
+describe('worker pool', () => {
+  it('runs every job, never more at once than its slots', async () => {
+    const store = tempStore();
+    let active = 0;
+    let peak = 0;
+    const handler: JobHandler = async () => {
+      active += 1;
+      peak = Math.max(peak, active);
+      await sleep(5);
+      active -= 1;
+      return { result: 'ok' };
+    };
+    await store.enqueueBatch({
+      jobs: Array.from({ length: 60 }, () => ({ kind: 'noop' as const, payload: {} })),
+    });
+    await pool({ store, handlers: { noop: handler }, concurrency: { noop: 3 } }).start();
+    await waitFor(async () => (await store.countByStatus()).done === 60, { what: '60 done jobs' });
+    expect(peak).toBe(3);
+  });
+
+  it('claims only kinds it has handlers for', async () => {
+    const store = tempStore();
+    await store.enqueue({ kind: 'baseline', payload: { bundle: '/x' } });
+    await store.enqueue({ kind: 'noop', payload: {} });
+    await pool({ store }).start();
+    await waitFor(async () => (await store.countByStatus()).done === 1);
+    expect((await store.listJobs({ kind: 'baseline' })).items[0]?.status).toBe('queued');
+  });
+
+  it('retries a failing job after backoff and then succeeds', async () => {
+    const store = tempStore({ backoff: { baseMs: 20 } });
+    const { job } = await store.enqueue({ kind: 'noop', payload: { failAttempts: 2 } });
+    await pool({ store }).start();
+    const done = await waitFor(async () => {
+      const j = await store.getJob(job.id);
+      return j?.status === 'done' && j;
+    });
+    expect(done).toMatchObject({ attempt: 3, result: { ok: true, attempt: 3 } });
+  });
+
+  it('fails a job at once on a non-retryable error or a payload that no longer parses', async () => {
+    const store = tempStore();
+    const { job: bad } = await store.enqueue({ kind: 'noop', payload: {} });
+    const { job: broken } = await store.enqueue({ kind: 'noop', payload: {} });
+    store.database.sqlite
+      .prepare(`UPDATE jobs SET payload = '{"sleepMs":"x"}' WHERE id = ?`)
+      .run(broken.id);
+    const handler: JobHandler = async ({ job }) => {
+      if (job.id === bad.id) throw new JobError('bundle is invalid', { retryable: false });
+      return {};
+    };
+    await pool({ store, handlers: { noop: handler } }).start();
+    await waitFor(async () => (await store.countByStatus()).failed === 2);
+    expect(await store.getJob(bad.id)).toMatchObject({
+      attempt: 1,
+      lastError: 'bundle is invalid',
+    });
+    expect((await store.getJob(broken.id))?.lastError).toContain('payload.sleepMs');
+  });
+
+  it('delivers a cancel from another connection to the running job within 2 s', async () => {
+    const path = join(tempDir(), 'proctor.db');
+    const store = tempStore({ path });
+    const other = tempStore({ path });
+    let abortedAt = 0;
+    const handler: JobHandler = (context) => {
+      context.signal.addEventListener('abort', () => (abortedAt = Date.now()));
+      return untilAborted(context);
+    };
+    const { job } = await store.enqueue({ kind: 'noop', payload: {} });
+    // The default cancel poll (1 s), as a user would run it.
+    const p = createWorkerPool({
+      store,
+      clock: systemClock,
+      logger: silentLogger,
+      handlers: { noop: handler },
+      concurrency: { noop: 1 },
+      pollMs: 50,
+    });
+    onCleanup(() => p.stop({ graceMs: 0 }));
+    await p.start();
+    await waitFor(async () => (await store.getJob(job.id))?.status === 'running');
+    const requestedAt = Date.now();
+    await other.cancel([job.id]);
+    await waitFor(async () => (await other.getJob(job.id))?.status === 'cancelled', {
+      timeoutMs: 5_000,
+    });
+    expect(abortedAt - requestedAt).toBeLessThan(2_000);
+    expect((await other.getJob(job.id))?.lastError).toBe('cancelled while running');
+  });
+
+  it('never starts a job cancelled while queued', async () => {
+    const store = tempStore();
+    const started: number[] = [];
+    const { jobIds } = await store.enqueueBatch({
+      jobs: Array.from({ length: 10 }, () => ({ kind: 'noop' as const, payload: {} })),
+    });
+    await store.cancel(jobIds.slice(0, 5));
+    const handler: JobHandler = async ({ job }) => {
+      started.push(job.id);
+      return {};
+    };
+    await pool({ store, handlers: { noop: handler } }).start();
+    await waitFor(async () => (await store.countByStatus()).done === 5);
+    expect(started.sort((a, b) => a - b)).toEqual(jobIds.slice(5));
+  });
+
+  it('lets running jobs finish on stop, then aborts and hands back the rest after the grace period', async () => {
+    const store = tempStore();
+    const seen: string[] = [];
+    const handler: JobHandler = async (context) => {
+      const { sleepMs } = context.payload as { sleepMs: number };
+      if (sleepMs > 0) {
+        await sleep(sleepMs);
+        return { result: 'finished' };
+      }
+      try {
+        return await untilAborted(context);
+      } finally {
+        seen.push(String(context.signal.reason));
+      }
+    };
+    const quick = await store.enqueue({ kind: 'noop', payload: { sleepMs: 100, tag: 'quick' } });
+    const stuck = await store.enqueue({ kind: 'noop', payload: { tag: 'stuck' }, maxAttempts: 1 });
+    const p = pool({ store, handlers: { noop: handler } });
+    await p.start();
+    await waitFor(async () => (await store.countByStatus()).running === 2);
+    await p.stop({ graceMs: 400 });
+    expect(p.runningCount()).toBe(0);
+    expect(seen).toEqual(['shutdown']);
+    expect(await store.getJob(quick.job.id)).toMatchObject({ status: 'done', result: 'finished' });
+    // Handed back without spending its only attempt.
+    expect(await store.getJob(stuck.job.id)).toMatchObject({
+      status: 'queued',
+      attempt: 1,
+      maxAttempts: 2,
+    });
+  });
+
+  it('keeps a slot busy until the handler has really stopped', async () => {
+    const store = tempStore();
+    let stoppedAt = 0;
+    const handler: JobHandler = async ({ signal }) => {
+      await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+      await sleep(300); // tearing down containers takes a while
+      stoppedAt = Date.now();
+      throw new Error('stopped');
+    };
+    await store.enqueue({ kind: 'noop', payload: {} });
+    const p = pool({ store, handlers: { noop: handler }, concurrency: { noop: 1 } });
+    await p.start();
+    await waitFor(async () => (await store.countByStatus()).running === 1);
+    await p.stop({ graceMs: 0 });
+    expect(stoppedAt).toBeGreaterThan(0);
+    expect(Date.now()).toBeGreaterThanOrEqual(stoppedAt);
+  });
+
+  it('aborts a job whose lease was taken over, and drops its result', async () => {
+    const store = tempStore();
+    let reason: unknown;
+    const handler: JobHandler = async (context) => {
+      try {
+        return await untilAborted(context);
+      } finally {
+        reason = context.signal.reason;
+      }
+    };
+    const { job } = await store.enqueue({ kind: 'noop', payload: {} });
+    await pool({ store, handlers: { noop: handler }, heartbeatMs: 50 }).start();
+    await waitFor(async () => (await store.getJob(job.id))?.status === 'running');
+    // Another worker reclaimed it (as after a partition): its attempt moves on.
+    store.database.sqlite
+      .prepare("UPDATE jobs SET attempt = attempt + 1, lease_owner = 'other' WHERE id = ?")
+      .run(job.id);
+    await waitFor(() => reason === 'lease_lost', { what: 'lease_lost abort' });
+    expect(await store.getJob(job.id)).toMatchObject({
+      status: 'running',
+      leaseOwner: 'other',
+      attempt: 2,
+    });
+  });
+
+  it('reclaims, at start, the jobs of a dead owner on this host', async () => {
+    const store = tempStore();
+    await store.enqueueBatch({
+      jobs: Array.from({ length: 3 }, () => ({ kind: 'noop' as const, payload: {} })),
+    });
+    await store.claim('noop', 'ghost', 3, 60_000);
+    await pool({ store, isOwnerDead: (owner) => owner === 'ghost' }).start();
+    await waitFor(async () => (await store.countByStatus()).done === 3);
+    const jobs = (await store.listJobs()).items;
+    expect(jobs.every((j) => j.attempt === 2)).toBe(true);
+  });
+
+  it('rejects a concurrency that is not a positive integer', () => {
+    const store = tempStore();
+    expect(() =>
+      createWorkerPool({
+        store,
+        clock: systemClock,
+        logger: silentLogger,
+        handlers: { noop: noopHandler },
+        concurrency: { noop: 0 },
+      }),
+    ).toThrow('Expected concurrency of `noop` to be an integer >= 1, got `0`');
+  });
+});

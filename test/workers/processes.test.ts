@@ -1,0 +1,117 @@
+// Real worker processes sharing one real database file: crash recovery and claim races.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { onCleanup, tempDir, tempStore } from '../helpers/temp.js';
+import { spawnTs, type Child } from '../helpers/processes.js';
+import { waitFor } from '../helpers/wait.js';
+
+const CHILD = 'test/helpers/worker-child.ts';
+
+function setup() {
+  const dir = tempDir();
+  const dbPath = join(dir, 'proctor.db');
+  const execLog = join(dir, 'exec.log');
+  writeFileSync(execLog, '');
+  const store = tempStore({ path: dbPath });
+  const executions = () =>
+    readFileSync(execLog, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => line.split(' ').map(Number) as [number, number, number]);
+  const effectsPerJob = () =>
+    store.database.sqlite
+      .prepare(
+        "SELECT job_id AS id, count(*) AS n FROM artifacts WHERE name = 'effect' GROUP BY job_id",
+      )
+      .all() as Array<{ id: number; n: number }>;
+  return { dbPath, execLog, store, executions, effectsPerJob };
+}
+
+function worker(dbPath: string, execLog: string, args: string[]): Child {
+  return spawnTs(CHILD, [dbPath, ...args], { EXEC_LOG: execLog });
+}
+
+async function stop(child: Child) {
+  child.process.kill('SIGTERM');
+  const { code } = await child.exited;
+  expect(child.stderr()).not.toMatch(/SQLITE_BUSY|database is locked/);
+  expect(code).toBe(0);
+}
+
+describe('worker processes', () => {
+  it.each([
+    ['at once, seeing the dead pid on this host', [], 60_000],
+    ['when the lease expires', ['--no-dead-owner-check'], 2_000],
+  ])(
+    'recover 200 in-flight jobs after a SIGKILL %s, and record each side effect once',
+    async (_, flags, leaseMs) => {
+      const { dbPath, execLog, store, executions, effectsPerJob } = setup();
+      const { jobIds } = await store.enqueueBatch({
+        jobs: Array.from({ length: 200 }, (_, i) => ({
+          kind: 'noop' as const,
+          payload: { sleepMs: 3_000 },
+          idempotencyKey: `j${i}`,
+        })),
+      });
+      const first = worker(dbPath, execLog, ['200', String(leaseMs), ...flags]);
+      await waitFor(async () => (await store.countByStatus()).running === 200, {
+        timeoutMs: 30_000,
+        what: '200 running jobs',
+      });
+      await waitFor(() => executions().length === 200, { what: '200 executions started' });
+      first.process.kill('SIGKILL');
+      await first.exited;
+
+      const second = worker(dbPath, execLog, ['200', String(leaseMs), ...flags]);
+      await waitFor(async () => (await store.countByStatus()).done === 200, {
+        timeoutMs: 60_000,
+        what: '200 done jobs',
+      });
+      await stop(second);
+
+      const runs = executions();
+      expect(runs).toHaveLength(400);
+      const secondPid = second.process.pid;
+      expect(runs.filter(([, attempt, pid]) => attempt === 2 && pid === secondPid)).toHaveLength(
+        200,
+      );
+      const effects = effectsPerJob();
+      expect(effects).toHaveLength(200);
+      expect(effects.every((e) => e.n === 1)).toBe(true);
+      expect(effects.map((e) => e.id).sort((a, b) => a - b)).toEqual(jobIds);
+    },
+    120_000,
+  );
+
+  it('race 4 processes for 5,000 jobs: none runs twice, none is lost, no SQLITE_BUSY', async () => {
+    const { dbPath, execLog, store, executions, effectsPerJob } = setup();
+    await store.enqueueBatch({
+      jobs: Array.from({ length: 5_000 }, () => ({ kind: 'noop' as const, payload: {} })),
+    });
+    const workers = Array.from({ length: 4 }, () => worker(dbPath, execLog, ['16']));
+    onCleanup(() => Promise.all(workers.map((w) => w.exited)).then(() => undefined));
+    await waitFor(async () => (await store.countByStatus()).done === 5_000, {
+      timeoutMs: 90_000,
+      what: '5,000 done jobs',
+    });
+    await Promise.all(workers.map(stop));
+
+    const runs = executions();
+    expect(runs).toHaveLength(5_000);
+    expect(new Set(runs.map(([id]) => id)).size).toBe(5_000);
+    expect(runs.every(([, attempt]) => attempt === 1)).toBe(true);
+    // Every process took part.
+    expect(new Set(runs.map(([, , pid]) => pid)).size).toBe(4);
+    const effects = effectsPerJob();
+    expect(effects).toHaveLength(5_000);
+    expect(effects.every((e) => e.n === 1)).toBe(true);
+    expect(await store.countByStatus()).toEqual({
+      queued: 0,
+      running: 0,
+      done: 5_000,
+      failed: 0,
+      cancelled: 0,
+    });
+  }, 120_000);
+});
