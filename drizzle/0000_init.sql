@@ -38,8 +38,7 @@ CREATE TABLE `jobs` (
 	CONSTRAINT "jobs_status_known" CHECK("status" IN ('queued', 'running', 'done', 'failed', 'cancelled')),
 	CONSTRAINT "jobs_attempt_bounds" CHECK("jobs"."attempt" >= 0 AND "jobs"."max_attempts" >= 1),
 	CONSTRAINT "jobs_lease_iff_running" CHECK(("jobs"."status" = 'running') = ("jobs"."lease_owner" IS NOT NULL AND "jobs"."lease_expires_at" IS NOT NULL)),
-	CONSTRAINT "jobs_finished_has_time" CHECK(("status" IN ('done', 'failed', 'cancelled')) = ("finished_at" IS NOT NULL)),
-	CONSTRAINT "jobs_payload_json" CHECK(json_valid("jobs"."payload"))
+	CONSTRAINT "jobs_finished_has_time" CHECK(("status" IN ('done', 'failed', 'cancelled')) = ("finished_at" IS NOT NULL))
 );
 --> statement-breakpoint
 CREATE INDEX `jobs_claim` ON `jobs` (`kind`,"priority" DESC,`run_at`,`id`) WHERE "jobs"."status" = 'queued';--> statement-breakpoint
@@ -47,7 +46,6 @@ CREATE INDEX `jobs_lease` ON `jobs` (`lease_expires_at`) WHERE "jobs"."status" =
 CREATE INDEX `jobs_lease_owner` ON `jobs` (`lease_owner`) WHERE "jobs"."status" = 'running';--> statement-breakpoint
 CREATE INDEX `jobs_batch_status` ON `jobs` (`batch_id`,`status`);--> statement-breakpoint
 CREATE INDEX `jobs_status_id` ON `jobs` (`status`,`id`);--> statement-breakpoint
-CREATE INDEX `jobs_kind_id` ON `jobs` (`kind`,`id`);--> statement-breakpoint
-CREATE INDEX `jobs_parent` ON `jobs` (`parent_id`);--> statement-breakpoint
-CREATE INDEX `jobs_finished` ON `jobs` (`finished_at`);--> statement-breakpoint
-CREATE UNIQUE INDEX `jobs_idempotency_key` ON `jobs` (`idempotency_key`);
+CREATE INDEX `jobs_parent` ON `jobs` (`parent_id`) WHERE "jobs"."parent_id" IS NOT NULL;--> statement-breakpoint
+CREATE INDEX `jobs_finished` ON `jobs` (`finished_at`) WHERE "jobs"."finished_at" IS NOT NULL;--> statement-breakpoint
+CREATE UNIQUE INDEX `jobs_idempotency_key` ON `jobs` (`idempotency_key`) WHERE "jobs"."idempotency_key" IS NOT NULL;

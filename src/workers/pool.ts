@@ -112,6 +112,8 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     kinds.map((k) => [k, new PQueue({ concurrency: options.concurrency[k] ?? 1 })]),
   );
   const wakeups = new Map<JobKind, Wakeup>(kinds.map((k) => [k, createWakeup()]));
+  // p-queue emits `next` once a task has settled and its slot is free: the moment to claim.
+  for (const kind of kinds) queues.get(kind)?.on('next', () => wakeups.get(kind)?.notify());
   const running = new Map<number, Running>();
   const timers: NodeJS.Timeout[] = [];
   let loops: Promise<void>[] = [];
@@ -167,7 +169,6 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       });
     } finally {
       running.delete(job.id);
-      wakeups.get(kind)?.notify();
     }
   }
 

@@ -91,11 +91,15 @@ const CHUNK = 100;
 /** Prepared statements for one connection, made on first use. */
 export function createEnqueueOps(sqlite: Database.Database) {
   const insertOne = sqlite.prepare(
-    `INSERT INTO jobs ${COLUMNS} VALUES ${ROW} ON CONFLICT (idempotency_key) DO NOTHING RETURNING id`,
+    `INSERT INTO jobs ${COLUMNS} VALUES ${ROW} ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING RETURNING id`,
   );
+  const chunkValues = Array.from({ length: CHUNK }, () => ROW).join(', ');
   const insertChunk = sqlite.prepare(
-    `INSERT INTO jobs ${COLUMNS} VALUES ${Array.from({ length: CHUNK }, () => ROW).join(', ')} ON CONFLICT (idempotency_key) DO NOTHING RETURNING id, idempotency_key AS key`,
+    `INSERT INTO jobs ${COLUMNS} VALUES ${chunkValues} ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING RETURNING id, idempotency_key AS key`,
   );
+  // Without keys nothing can conflict, so no RETURNING is needed: AUTOINCREMENT gives the
+  // rows of one statement consecutive ids ending at lastInsertRowid.
+  const insertChunkNoKeys = sqlite.prepare(`INSERT INTO jobs ${COLUMNS} VALUES ${chunkValues}`);
   const byKey = sqlite.prepare('SELECT id, kind, payload FROM jobs WHERE idempotency_key = ?');
   const batchByKey = sqlite.prepare(
     'SELECT id, request_hash AS requestHash FROM batches WHERE idempotency_key = ?',
@@ -196,6 +200,13 @@ export function createEnqueueOps(sqlite: Database.Database) {
     for (let start = 0; start < jobs.length; start += CHUNK) {
       const chunk = jobs.slice(start, start + CHUNK);
       let rows: Array<{ id: number; key: string | null }>;
+      if (chunk.length === CHUNK && chunk.every((job) => job.idempotencyKey === null)) {
+        const info = insertChunkNoKeys.run(...chunk.flatMap((job) => params(job, batchId, now)));
+        const last = Number(info.lastInsertRowid);
+        chunk.forEach((_, i) => (jobIds[start + i] = last - CHUNK + 1 + i));
+        inserted += CHUNK;
+        continue;
+      }
       if (chunk.length === CHUNK) {
         rows = insertChunk.all(...chunk.flatMap((job) => params(job, batchId, now))) as typeof rows;
       } else {
@@ -264,7 +275,11 @@ export function prepareBatch(request: BatchRequest): {
   const jobs = parsed.data.jobs.map((job, i) => prepareJob(job, `jobs[${i}]`));
   const hash = createHash('sha256');
   hash.update(JSON.stringify([parsed.data.label ?? null]));
-  for (const job of jobs) hash.update(JSON.stringify(job));
+  for (const job of jobs) {
+    hash.update(
+      `${job.kind}\0${job.payload}\0${job.priority}\0${job.idempotencyKey ?? ''}\0${job.maxAttempts}\0${job.parentId ?? ''}\0${job.runAt ?? ''}\n`,
+    );
+  }
   const meta: { idempotencyKey?: string; label?: string } = {};
   if (parsed.data.idempotencyKey !== undefined) meta.idempotencyKey = parsed.data.idempotencyKey;
   if (parsed.data.label !== undefined) meta.label = parsed.data.label;
