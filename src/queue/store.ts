@@ -104,8 +104,8 @@ export type CancelOutcome =
 
 export interface ReclaimedJob extends Lease {
   owner: string;
-  /** Where the job went: back to the queue, or failed because its attempts ran out. */
-  status: 'queued' | 'failed';
+  /** Where the job went: back to the queue, failed (attempts ran out) or cancelled (asked to). */
+  status: 'queued' | 'failed' | 'cancelled';
 }
 
 export type StatusCounts = Record<JobStatus, number>;

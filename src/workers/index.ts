@@ -14,3 +14,5 @@ export { drainOnSignals } from './shutdown.js';
 export type { ShutdownOptions } from './shutdown.js';
 export { createOwnerId, isDeadLocalOwner } from './owner.js';
 export { noopHandler } from './noop.js';
+export { poolSettings } from './settings.js';
+export type { PoolSettings } from './settings.js';

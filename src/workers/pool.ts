@@ -61,6 +61,10 @@ export interface WorkerPoolOptions {
   pollMs?: number;
   /** How often expired leases are reclaimed. Default leaseMs / 2. */
   reclaimMs?: number;
+  /** Finished jobs older than this are pruned; 0 (default) keeps them forever. */
+  retentionMs?: number;
+  /** How often pruning runs when retentionMs is set. Default 600 000 ms. */
+  pruneEveryMs?: number;
   /** Tells whether a lease owner is a dead process on this host. Default: by pid. */
   isOwnerDead?: (owner: string) => boolean;
 }
@@ -98,6 +102,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   const pollMs = options.pollMs ?? 1_000;
   const reclaimMs = options.reclaimMs ?? Math.max(500, Math.floor(leaseMs / 2));
   const isOwnerDead = options.isOwnerDead ?? isDeadLocalOwner;
+  const retentionMs = options.retentionMs ?? 0;
 
   const kinds = JOB_KINDS.filter((k) => handlers[k] !== undefined);
   for (const kind of kinds) {
@@ -261,6 +266,18 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     if (reclaimed.length > 0) for (const w of wakeups.values()) w.notify();
   }
 
+  async function prune() {
+    // Bounded chunks, and a bounded number of them per run, so the write lock is never held long.
+    const cutoff = options.clock.now() - retentionMs;
+    let total = 0;
+    for (let i = 0; i < 100; i++) {
+      const pruned = await store.pruneFinished(cutoff, 1000);
+      total += pruned;
+      if (pruned < 1000) break;
+    }
+    if (total > 0) logger.info(`pruned ${total} finished job(s) older than the retention period`);
+  }
+
   function every(ms: number, task: () => Promise<void>, name: string) {
     let busy = false;
     const timer = setInterval(() => {
@@ -290,6 +307,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       every(heartbeatMs, heartbeat, 'heartbeat');
       every(cancelPollMs, pollCancels, 'cancel poll');
       every(reclaimMs, () => reclaim(false), 'reclaim');
+      if (retentionMs > 0) every(options.pruneEveryMs ?? 600_000, prune, 'prune');
       loops = kinds.map((kind) => claimLoop(kind));
     },
 

@@ -22,7 +22,7 @@ if (!dbPath || !concurrencyArg || !execLog)
   throw new Error('usage: worker-child.ts DB_PATH CONCURRENCY [LEASE_MS]; EXEC_LOG set');
 const noDeadOwnerCheck = process.argv.includes('--no-dead-owner-check');
 
-const logger = createLogger({ level: 'warn' });
+const logger = createLogger({ level: 'info' });
 const store = openSqliteJobStore(dbPath, { clock: systemClock });
 
 const handler: JobHandler = async (context) => {
@@ -57,6 +57,7 @@ const pool = createWorkerPool({
 });
 await pool.start();
 process.stdout.write(`ready ${pool.owner}\n`);
-await drainOnSignals(pool, { graceMs: 10_000, logger });
+const graceMs = Number(process.env['GRACE_MS'] ?? 10_000);
+await drainOnSignals(pool, { graceMs, logger });
 await store.close();
 process.stdout.write('drained\n');

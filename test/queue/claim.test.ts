@@ -233,3 +233,21 @@ describe('reclaim', () => {
     expect(await store.runningOwners()).toEqual(['alive']);
   });
 });
+
+describe('reclaim of a job whose cancel was requested', () => {
+  it('ends it as cancelled instead of running it again', async () => {
+    const clock = manualClock();
+    const store = tempStore({ clock });
+    const { job } = await store.enqueue({ kind: 'noop', payload: {} });
+    await store.claim('noop', 'dead', 1, LEASE);
+    await store.cancel([job.id]);
+    clock.advance(LEASE + 1);
+    expect(await store.reclaimExpired()).toEqual([
+      { id: job.id, attempt: 1, status: 'cancelled', owner: 'dead' },
+    ]);
+    expect(await store.getJob(job.id)).toMatchObject({
+      status: 'cancelled',
+      finishedAt: clock.now(),
+    });
+  });
+});

@@ -242,3 +242,29 @@ describe('worker pool', () => {
     ).toThrow('Expected concurrency of `noop` to be an integer >= 1, got `0`');
   });
 });
+
+describe('retention', () => {
+  it('prunes finished jobs older than the retention period, and keeps the rest', async () => {
+    const store = tempStore();
+    const { jobIds } = await store.enqueueBatch({
+      jobs: Array.from({ length: 3 }, () => ({ kind: 'noop' as const, payload: {} })),
+    });
+    await store.claim('noop', 'w', 2, 60_000);
+    await store.complete({ id: jobIds[0]!, attempt: 1 }, null);
+    store.database.sqlite
+      .prepare('UPDATE jobs SET finished_at = finished_at - 3600000 WHERE id = ?')
+      .run(jobIds[0]!);
+    await store.complete({ id: jobIds[1]!, attempt: 1 }, null);
+    await pool({
+      store,
+      handlers: { noop: noopHandler },
+      retentionMs: 60_000,
+      pruneEveryMs: 50,
+    }).start();
+    await waitFor(async () => (await store.getJob(jobIds[0]!)) === undefined, {
+      what: 'the old job to be pruned',
+    });
+    await waitFor(async () => (await store.getJob(jobIds[2]!))?.status === 'done');
+    expect((await store.getJob(jobIds[1]!))?.status).toBe('done');
+  });
+});

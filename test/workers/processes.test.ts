@@ -115,3 +115,46 @@ describe('worker processes', () => {
     });
   }, 120_000);
 });
+
+describe('shutdown signals', () => {
+  it('first SIGTERM: aborts a stuck job after the grace period and hands it back, then exits 0', async () => {
+    const { dbPath, execLog, store } = setup();
+    const { job } = await store.enqueue({ kind: 'noop', payload: { sleepMs: 600_000 } });
+    const child = spawnTs(CHILD, [dbPath, '1'], { EXEC_LOG: execLog, GRACE_MS: '500' });
+    await waitFor(async () => (await store.getJob(job.id))?.status === 'running', {
+      timeoutMs: 20_000,
+    });
+    child.process.kill('SIGTERM');
+    expect((await child.exited).code).toBe(0);
+    expect(child.stdout()).toContain('drained');
+    expect(await store.getJob(job.id)).toMatchObject({
+      status: 'queued',
+      attempt: 1,
+      maxAttempts: 4,
+      leaseOwner: null,
+    });
+  });
+
+  it('second SIGTERM: exits 130 at once, leaving the job to the next worker', async () => {
+    const { dbPath, execLog, store } = setup();
+    const { job } = await store.enqueue({ kind: 'noop', payload: { sleepMs: 600_000 } });
+    const child = spawnTs(CHILD, [dbPath, '1'], { EXEC_LOG: execLog, GRACE_MS: '600000' });
+    await waitFor(async () => (await store.getJob(job.id))?.status === 'running', {
+      timeoutMs: 20_000,
+    });
+    child.process.kill('SIGTERM');
+    await waitFor(() => child.stderr().includes('SIGTERM: no new jobs'), {
+      what: 'the first signal to be seen',
+    });
+    child.process.kill('SIGTERM');
+    expect((await child.exited).code).toBe(130);
+    expect((await store.getJob(job.id))?.status).toBe('running');
+    await store.cancel([job.id]); // asked while its worker is gone: the next one ends it
+    const next = spawnTs(CHILD, [dbPath, '1'], { EXEC_LOG: execLog });
+    await waitFor(async () => (await store.getJob(job.id))?.status === 'cancelled', {
+      timeoutMs: 20_000,
+    });
+    next.process.kill('SIGTERM');
+    expect((await next.exited).code).toBe(0);
+  });
+});

@@ -8,13 +8,13 @@ import type { Db } from '../db.js';
 import { jobs } from '../schema.js';
 import type { ReclaimedJob } from '../store.js';
 
+// Back to the queue; or failed when out of attempts; or cancelled when a cancel was asked
+// for while its worker was dying (no point running it again).
+const outcome = sql`CASE WHEN ${jobs.cancelRequestedAt} IS NOT NULL THEN 'cancelled' WHEN ${jobs.attempt} < ${jobs.maxAttempts} THEN 'queued' ELSE 'failed' END`;
+
 const requeue = (now: number, reason: string) => ({
-  status: sql<
-    'queued' | 'failed'
-  >`CASE WHEN ${jobs.attempt} < ${jobs.maxAttempts} THEN 'queued' ELSE 'failed' END`,
-  finishedAt: sql<
-    number | null
-  >`CASE WHEN ${jobs.attempt} < ${jobs.maxAttempts} THEN NULL ELSE ${now} END`,
+  status: sql<ReclaimedJob['status']>`${outcome}`,
+  finishedAt: sql<number | null>`CASE WHEN ${outcome} = 'queued' THEN NULL ELSE ${now} END`,
   runAt: now,
   leaseOwner: null,
   leaseExpiresAt: null,
@@ -42,7 +42,11 @@ export function reclaimExpired(db: Db, now: number): ReclaimedJob[] {
     .where(and(sql`${jobs.status} = 'running'`, lt(jobs.leaseExpiresAt, now)))
     .returning(returned)
     .all()
-    .map((r) => ({ ...r, status: r.status as 'queued' | 'failed', owner: owners.get(r.id) ?? '' }));
+    .map((r) => ({
+      ...r,
+      status: r.status as ReclaimedJob['status'],
+      owner: owners.get(r.id) ?? '',
+    }));
 }
 
 export function reclaimOwner(db: Db, owner: string, now: number): ReclaimedJob[] {
@@ -52,7 +56,7 @@ export function reclaimOwner(db: Db, owner: string, now: number): ReclaimedJob[]
     .where(and(sql`${jobs.status} = 'running'`, eq(jobs.leaseOwner, owner)))
     .returning(returned)
     .all()
-    .map((r) => ({ ...r, status: r.status as 'queued' | 'failed', owner }));
+    .map((r) => ({ ...r, status: r.status as ReclaimedJob['status'], owner }));
 }
 
 export function runningOwners(db: Db): string[] {

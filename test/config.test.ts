@@ -1,0 +1,80 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { defaultSlots, loadConfig } from '../src/config.js';
+import { isProctorError } from '../src/errors.js';
+import { poolSettings } from '../src/workers/index.js';
+import { tempDir } from './helpers/temp.js';
+
+function withConfig(text: string): string {
+  const home = join(tempDir(), '.proctor');
+  mkdirSync(home);
+  writeFileSync(join(home, 'proctor.toml'), text);
+  return home;
+}
+
+describe('configuration', () => {
+  it('defaults every key, with slots from cores and memory', () => {
+    const home = join(tempDir(), '.proctor');
+    const config = loadConfig(home);
+    const slots = defaultSlots();
+    expect(config).toMatchObject({
+      dbPath: join(home, 'proctor.db'),
+      workers: { baseline: slots, grade: slots, solve: slots },
+      queue: { lease_seconds: 60, max_attempts: 3, synchronous: 'full', retention_days: 0 },
+      sandbox: { runtime: 'runc', uid: 1000, gid: 1000 },
+      solvers: {},
+    });
+  });
+
+  it('sizes default slots by the smaller of cores and memory at 2 GiB each', () => {
+    expect(defaultSlots(2, 24 * 1024 ** 3)).toBe(2);
+    expect(defaultSlots(64, 8 * 1024 ** 3)).toBe(3);
+    expect(defaultSlots(8, 1024 ** 3)).toBe(1);
+  });
+
+  it('maps workers, lease and retention to pool settings', () => {
+    const config = loadConfig(
+      withConfig('[workers]\ngrade = 5\n[queue]\nlease_seconds = 30\nretention_days = 7\n'),
+    );
+    expect(poolSettings(config)).toMatchObject({
+      concurrency: { grade: 5 },
+      leaseMs: 30_000,
+      retentionMs: 7 * 24 * 3600 * 1000,
+    });
+  });
+
+  it('reads a solver profile', () => {
+    const config = loadConfig(
+      withConfig(
+        '[solvers.mini]\nadapter = "flat"\nbase_url = "http://127.0.0.1:8000/v1"\nmodel = "m"\napi_key_env = "OPENAI_API_KEY"\n',
+      ),
+    );
+    expect(config.solvers['mini']).toMatchObject({
+      adapter: 'flat',
+      max_turns: 50,
+      max_tool_calls: 100,
+    });
+  });
+
+  it.each([
+    ['surprise = 1\n', 'unknown key `surprise`'],
+    ['[queue]\nsynchronous = "off"\n', 'key `queue.synchronous`'],
+    ['[sandbox]\nuid = 0\n', 'key `sandbox.uid`'],
+    ['[solvers.mini]\nadapter = "flat"\n', 'key `solvers.mini.base_url`'],
+    [
+      '[solvers.mini]\nadapter="flat"\nbase_url="http://x"\nmodel="m"\napi_key_env="K"\napi_key="sk-secret"\n',
+      'unknown key `solvers.mini.api_key`',
+    ],
+    ['x = \n', 'line 1'],
+  ])('rejects %j naming the key', (text, message) => {
+    try {
+      loadConfig(withConfig(text));
+      expect.unreachable();
+    } catch (error) {
+      expect(isProctorError(error, 'CONFIG_INVALID')).toBe(true);
+      expect((error as Error).message).toContain('proctor.toml');
+      expect((error as Error).message).toContain(message);
+    }
+  });
+});
