@@ -35,9 +35,20 @@ if ! command -v dockerd >/dev/null 2>&1 || ! command -v docker >/dev/null 2>&1; 
 fi
 
 args=(--iptables=false --ip-forward=false --bridge=none)
+# gVisor: registered with --network=none inside the sandbox. Without it runsc refuses
+# Docker's networkless namespace here ("cannot run with network enabled in root network
+# namespace"), and Proctor's containers never have a network anyway.
 runsc_path=$(command -v runsc || true)
+daemon_json=/etc/docker/daemon.json
 if [ -n "$runsc_path" ]; then
-  args+=(--add-runtime "runsc=$runsc_path")
+  if [ ! -e "$daemon_json" ]; then
+    as_root mkdir -p /etc/docker
+    printf '{\n  "runtimes": {\n    "runsc": { "path": "%s", "runtimeArgs": ["--network=none"] }\n  }\n}\n' "$runsc_path" |
+      as_root tee "$daemon_json" >/dev/null
+    log "registered runsc in $daemon_json"
+  elif ! grep -q '"runsc"' "$daemon_json"; then
+    log "note: runsc is installed but $daemon_json does not register it; add it to use [sandbox] runtime = \"runsc\""
+  fi
 fi
 
 log_file=${PROCTOR_DOCKERD_LOG:-/var/log/proctor-dockerd.log}

@@ -125,12 +125,13 @@ export async function statusCommand(
     }
 
     const counts = await store.countByStatus();
+    const lastMinute = await store.finishedSince(now - 60_000);
     const page = await store.listBatches({ limit: options.limit });
     const batches = await Promise.all(page.items.map((b) => batchSummary(store, b.id, now)));
     if (options.json) {
-      io.out(JSON.stringify({ counts, batches }, null, 2));
+      io.out(JSON.stringify({ counts, finishedLastMinute: lastMinute, batches }, null, 2));
     } else {
-      io.out(`jobs: ${countsLine(counts)}`);
+      io.out(`jobs: ${countsLine(counts)}; ${lastMinute} finished in the last minute`);
       if (batches.length > 0) {
         io.out(
           formatTable(

@@ -177,6 +177,8 @@ export interface JobStore {
   listBatches(page?: PageRequest): Promise<Page<Batch>>;
   countByStatus(filter?: Omit<JobFilter, 'status'>): Promise<StatusCounts>;
   batchProgress(batchId: string, windowMs?: number): Promise<BatchProgress>;
+  /** How many jobs finished at or after `since` (for an overall rate). */
+  finishedSince(since: number): Promise<number>;
   /** Deletes up to `limit` finished jobs that finished before `olderThan`; returns how many. */
   pruneFinished(olderThan: number, limit?: number): Promise<number>;
 

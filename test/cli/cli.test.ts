@@ -28,7 +28,9 @@ describe('proctor status', () => {
     await store.complete({ id: claimed!.id, attempt: 1 }, null);
     const text = await proctor(['--home', dir, 'status']);
     expect(text.code).toBe(0);
-    expect(text.stdout).toContain('jobs: 2 queued, 0 running, 1 done, 0 failed, 0 cancelled');
+    expect(text.stdout).toContain(
+      'jobs: 2 queued, 0 running, 1 done, 0 failed, 0 cancelled; 1 finished in the last minute',
+    );
     expect(text.stdout).toMatch(new RegExp(`${batch!.id}\\s+suite-a\\s+1/3`));
 
     const json = await proctor(['status', '--json'], { PROCTOR_HOME: dir });
@@ -37,6 +39,7 @@ describe('proctor status', () => {
       batches: Array<{ id: string; finished: number; total: number }>;
     };
     expect(parsed.counts).toEqual({ queued: 2, running: 0, done: 1, failed: 0, cancelled: 0 });
+    expect(parsed).toMatchObject({ finishedLastMinute: 1 });
     expect(parsed.batches[0]).toMatchObject({ id: batch!.id, finished: 1, total: 3 });
   });
 

@@ -1,7 +1,7 @@
 // The machine set-up that .ci/run and the README rely on: a Docker engine answers, the
 // set-up scripts are idempotent (and quick once done), and the base image runs a container
 // under the flags Proctor's isolation profile uses. A missing engine fails here, loudly.
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from '../helpers/processes.js';
@@ -42,5 +42,37 @@ describe('docker set-up', () => {
     expect(uid).toBe('1000');
     expect(version).toMatch(/^12\./);
     expect(readOnly).toBe('read-only');
+  });
+});
+
+const hasRunsc = (() => {
+  try {
+    execFileSync('sh', ['-c', 'command -v runsc'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+describe.skipIf(!hasRunsc)('gVisor (runsc installed; .ci/run installs it)', () => {
+  it('is registered with the engine and runs a networkless container under its own kernel', async () => {
+    const { stdout: runtimes } = await run('docker', ['info', '--format', '{{json .Runtimes}}']);
+    expect(Object.keys(JSON.parse(runtimes) as object)).toContain('runsc');
+    const { stdout } = await run('docker', [
+      'run',
+      '--rm',
+      '--runtime',
+      'runsc',
+      '--network',
+      'none',
+      '--label',
+      'proctor.job=engine-test',
+      'debian:bookworm-slim',
+      'uname',
+      '-r',
+    ]);
+    // gVisor's Sentry reports its own kernel version, not the host's.
+    const { stdout: host } = await run('uname', ['-r']);
+    expect(stdout.trim()).not.toBe(host.trim());
   });
 });

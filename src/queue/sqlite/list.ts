@@ -134,3 +134,8 @@ export function batchTimes(db: Db, batchId: string, since: number) {
     finishedInWindow: recent?.n ?? 0,
   };
 }
+
+export function countFinishedSince(db: Db, since: number): number {
+  const [row] = db.select({ n: count() }).from(jobs).where(gte(jobs.finishedAt, since)).all();
+  return row?.n ?? 0;
+}

@@ -12,7 +12,7 @@ import { batchJobIds, cancelJobs } from './cancel.js';
 import { createClaim } from './claim.js';
 import { createEnqueueOps, prepareBatch, prepareJob } from './enqueue.js';
 import { createFencedOps } from './fenced.js';
-import { batchTimes, countJobs, listBatchRows, listJobRows } from './list.js';
+import { batchTimes, countFinishedSince, countJobs, listBatchRows, listJobRows } from './list.js';
 import { pruneFinished } from './prune.js';
 import { reclaimExpired, reclaimOwner, runningOwners } from './reclaim.js';
 import { toBatch, toJob } from './rows.js';
@@ -137,6 +137,8 @@ export function openSqliteJobStore(path: string, options: SqliteJobStoreOptions)
         ...batchTimes(db, batchId, clock.now() - windowMs),
       };
     },
+
+    finishedSince: async (since) => countFinishedSince(db, since),
 
     pruneFinished: (olderThan, limit = 1000) =>
       batcher.run(() => pruneFinished(db, olderThan, limit)),
