@@ -6,7 +6,8 @@
 //   (b) plainjob: addMany of N jobs, then one worker drains them (processAll);
 //   (c) raw: one INSERT transaction, then a loop of one claim UPDATE … RETURNING and one
 //       fenced complete per job, each its own commit — the floor any queue pays.
-// Usage: npm run bench:queue [-- --jobs 50000 --concurrency 64]
+// Each figure is the median of --runs runs, each on a fresh database.
+// Usage: npm run bench:queue [-- --jobs 50000 --concurrency 64 --runs 3]
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,10 +23,23 @@ const { values } = parseArgs({
   options: {
     jobs: { type: 'string', default: '50000' },
     concurrency: { type: 'string', default: '64' },
+    runs: { type: 'string', default: '3' },
   },
 });
-const N = Number(values.jobs);
+let N = Number(values.jobs);
 const CONCURRENCY = Number(values.concurrency);
+const RUNS = Number(values.runs);
+
+/** The median figures of RUNS runs (each on a fresh database). */
+async function median(system: () => Figures | Promise<Figures>): Promise<Figures> {
+  const runs: Figures[] = [];
+  for (let i = 0; i < RUNS; i++) runs.push(await system());
+  const mid = (xs: number[]) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
+  return {
+    enqueuePerSec: mid(runs.map((r) => r.enqueuePerSec)),
+    processPerSec: mid(runs.map((r) => r.processPerSec)),
+  };
+}
 
 interface Figures {
   enqueuePerSec: number;
@@ -140,10 +154,17 @@ console.log(
   `queue benchmark: ${N.toLocaleString('en-US')} no-op jobs, Proctor pool concurrency ${CONCURRENCY}, node ${process.version}`,
 );
 try {
+  // Warm-up: one small round of each system, so that no system pays JIT start-up alone.
+  const measured = N;
+  N = Math.min(5_000, measured);
+  await proctor('normal');
+  await plainjob('normal');
+  raw('normal');
+  N = measured;
   for (const sync of ['normal', 'full'] as const) {
-    const p = await proctor(sync);
-    const j = await plainjob(sync);
-    const r = raw(sync);
+    const p = await median(() => proctor(sync));
+    const j = await median(() => plainjob(sync));
+    const r = await median(() => raw(sync));
     console.log(
       `\nsynchronous=${sync.toUpperCase()}${sync === 'full' ? ' (Proctor default)' : ' (plainjob default)'}`,
     );

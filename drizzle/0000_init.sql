@@ -43,7 +43,6 @@ CREATE TABLE `jobs` (
 --> statement-breakpoint
 CREATE INDEX `jobs_claim` ON `jobs` (`kind`,"priority" DESC,`run_at`,`id`) WHERE "jobs"."status" = 'queued';--> statement-breakpoint
 CREATE INDEX `jobs_lease` ON `jobs` (`lease_expires_at`) WHERE "jobs"."status" = 'running';--> statement-breakpoint
-CREATE INDEX `jobs_lease_owner` ON `jobs` (`lease_owner`) WHERE "jobs"."status" = 'running';--> statement-breakpoint
 CREATE INDEX `jobs_batch_status` ON `jobs` (`batch_id`,`status`);--> statement-breakpoint
 CREATE INDEX `jobs_status_id` ON `jobs` (`status`,`id`);--> statement-breakpoint
 CREATE INDEX `jobs_parent` ON `jobs` (`parent_id`) WHERE "jobs"."parent_id" IS NOT NULL;--> statement-breakpoint

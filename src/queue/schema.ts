@@ -70,12 +70,9 @@ export const jobs = sqliteTable(
     index('jobs_claim')
       .on(t.kind, sql`${t.priority} DESC`, t.runAt, t.id)
       .where(sql`${t.status} = 'queued'`),
-    // Reclaiming expired leases and finding a dead owner's jobs.
+    // Reclaiming expired leases; also serves owner look-ups, which scan running jobs only.
     index('jobs_lease')
       .on(t.leaseExpiresAt)
-      .where(sql`${t.status} = 'running'`),
-    index('jobs_lease_owner')
-      .on(t.leaseOwner)
       .where(sql`${t.status} = 'running'`),
     // Listing and counting.
     index('jobs_batch_status').on(t.batchId, t.status),
