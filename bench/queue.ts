@@ -6,7 +6,7 @@
 //   (b) plainjob: addMany of N jobs, then one worker drains them (processAll);
 //   (c) raw: one INSERT transaction, then a loop of one claim UPDATE … RETURNING and one
 //       fenced complete per job, each its own commit — the floor any queue pays.
-// Each figure is the median of --runs runs, each on a fresh database.
+// Each figure is the median of --runs interleaved runs, each on a fresh database.
 // Usage: npm run bench:queue [-- --jobs 50000 --concurrency 64 --runs 3]
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -30,10 +30,8 @@ let N = Number(values.jobs);
 const CONCURRENCY = Number(values.concurrency);
 const RUNS = Number(values.runs);
 
-/** The median figures of RUNS runs (each on a fresh database). */
-async function median(system: () => Figures | Promise<Figures>): Promise<Figures> {
-  const runs: Figures[] = [];
-  for (let i = 0; i < RUNS; i++) runs.push(await system());
+/** The median of each figure over runs. */
+function median(runs: Figures[]): Figures {
   const mid = (xs: number[]) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
   return {
     enqueuePerSec: mid(runs.map((r) => r.enqueuePerSec)),
@@ -151,7 +149,7 @@ const fmt = (n: number) => Math.round(n).toLocaleString('en-US').padStart(9);
 const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}x`.padStart(7);
 
 console.log(
-  `queue benchmark: ${N.toLocaleString('en-US')} no-op jobs, Proctor pool concurrency ${CONCURRENCY}, node ${process.version}`,
+  `queue benchmark: ${N.toLocaleString('en-US')} no-op jobs, median of ${RUNS} runs, Proctor pool concurrency ${CONCURRENCY}, node ${process.version}`,
 );
 try {
   // Warm-up: one small round of each system, so that no system pays JIT start-up alone.
@@ -162,9 +160,15 @@ try {
   raw('normal');
   N = measured;
   for (const sync of ['normal', 'full'] as const) {
-    const p = await median(() => proctor(sync));
-    const j = await median(() => plainjob(sync));
-    const r = await median(() => raw(sync));
+    // Runs interleave (proctor, plainjob, raw, proctor, …) so that a noisy spell on this
+    // shared machine hits every system alike.
+    const runs: Record<'p' | 'j' | 'r', Figures[]> = { p: [], j: [], r: [] };
+    for (let i = 0; i < RUNS; i++) {
+      runs.p.push(await proctor(sync));
+      runs.j.push(await plainjob(sync));
+      runs.r.push(raw(sync));
+    }
+    const [p, j, r] = [median(runs.p), median(runs.j), median(runs.r)];
     console.log(
       `\nsynchronous=${sync.toUpperCase()}${sync === 'full' ? ' (Proctor default)' : ' (plainjob default)'}`,
     );

@@ -118,39 +118,36 @@ export function createEnqueueOps(sqlite: Database.Database) {
   const batchJobIds = sqlite.prepare('SELECT id FROM jobs WHERE batch_id = ? ORDER BY id');
   const parentExists = sqlite.prepare('SELECT 1 FROM jobs WHERE id = ?');
 
-  /** The parameters of a whole chunk, written into one reused array (no per-row arrays). */
-  const chunkParams = new Array<unknown>(CHUNK * 10);
-  function fillChunk(jobs: PreparedJob[], batchId: string | null, now: number): unknown[] {
-    let k = 0;
-    for (const job of jobs) {
-      chunkParams[k++] = batchId;
-      chunkParams[k++] = job.parentId;
-      chunkParams[k++] = job.kind;
-      chunkParams[k++] = job.priority;
-      chunkParams[k++] = job.payload;
-      chunkParams[k++] = job.idempotencyKey;
-      chunkParams[k++] = job.maxAttempts;
-      chunkParams[k++] = job.runAt ?? now;
-      chunkParams[k++] = now;
-      chunkParams[k++] = now;
-    }
+  const PARAMS = 10;
+  function writeRow(
+    target: unknown[],
+    at: number,
+    job: PreparedJob,
+    batchId: string | null,
+    now: number,
+  ) {
+    target[at] = batchId;
+    target[at + 1] = job.parentId;
+    target[at + 2] = job.kind;
+    target[at + 3] = job.priority;
+    target[at + 4] = job.payload;
+    target[at + 5] = job.idempotencyKey;
+    target[at + 6] = job.maxAttempts;
+    target[at + 7] = job.runAt ?? now;
+    target[at + 8] = now;
+    target[at + 9] = now;
+  }
+  const params = (job: PreparedJob, batchId: string | null, now: number): unknown[] => {
+    const row = new Array<unknown>(PARAMS);
+    writeRow(row, 0, job, batchId, now);
+    return row;
+  };
+  /** A whole chunk's parameters, written into one reused array (no per-row arrays). */
+  const chunkParams = new Array<unknown>(CHUNK * PARAMS);
+  const fillChunk = (jobs: PreparedJob[], batchId: string | null, now: number): unknown[] => {
+    jobs.forEach((job, i) => writeRow(chunkParams, i * PARAMS, job, batchId, now));
     return chunkParams;
-  }
-
-  function params(job: PreparedJob, batchId: string | null, now: number): unknown[] {
-    return [
-      batchId,
-      job.parentId,
-      job.kind,
-      job.priority,
-      job.payload,
-      job.idempotencyKey,
-      job.maxAttempts,
-      job.runAt ?? now,
-      now,
-      now,
-    ];
-  }
+  };
 
   /** The existing job for a key, checked to be the same request. */
   function existing(job: PreparedJob): number {
