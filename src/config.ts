@@ -97,6 +97,15 @@ export interface ProctorConfig {
   solvers: Record<string, SolverProfile>;
 }
 
+/**
+ * How to reach the Docker engine: DOCKER_HOST when set (unix:// or tcp://), else the default
+ * socket. Read here so that nothing else touches process.env.
+ */
+export function dockerHost(): string | undefined {
+  const host = process.env['DOCKER_HOST'];
+  return host === undefined || host.trim() === '' ? undefined : host;
+}
+
 /** `--home`, else $PROCTOR_HOME, else ./.proctor — as an absolute path. */
 export function resolveHome(flag: string | undefined, cwd = process.cwd()): string {
   const chosen = flag ?? process.env['PROCTOR_HOME'] ?? '.proctor';

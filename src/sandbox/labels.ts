@@ -1,0 +1,29 @@
+// Every container and volume Proctor makes carries these labels, so that a restarted Proctor
+// (or a test's afterEach) finds and removes what a crashed one left behind.
+
+export const LABEL = {
+  job: 'proctor.job',
+  attempt: 'proctor.attempt',
+  role: 'proctor.role',
+  home: 'proctor.home',
+} as const;
+
+export const ROLES = ['solver', 'evaluator', 'init', 'capture', 'probe', 'build'] as const;
+export type Role = (typeof ROLES)[number];
+
+export interface Owner {
+  /** The job id (or, outside jobs, a caller-chosen id such as `validate-<uuid>`). */
+  job: string;
+  attempt: number;
+  /** The Proctor home, so that two homes on one engine never reap each other's resources. */
+  home: string;
+}
+
+export function labelsFor(owner: Owner, role: Role): Record<string, string> {
+  return {
+    [LABEL.job]: owner.job,
+    [LABEL.attempt]: String(owner.attempt),
+    [LABEL.role]: role,
+    [LABEL.home]: owner.home,
+  };
+}
