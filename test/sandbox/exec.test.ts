@@ -1,0 +1,224 @@
+// execInContainer against the real engine, in a container hardened like Proctor's sandboxes:
+// ordinary commands, and the adversarial ones it exists for (output floods, endless loops,
+// detached descendants, memory hogs, fork bombs). Each test gets a fresh container, removed
+// afterwards.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isProctorError } from '../../src/errors.js';
+import { createDockerClient, requireDocker } from '../../src/sandbox/docker.js';
+import { execInContainer, type ExecOptions } from '../../src/sandbox/exec.js';
+import { LABEL } from '../../src/sandbox/labels.js';
+import { onCleanup } from '../helpers/temp.js';
+import { waitFor } from '../helpers/wait.js';
+
+const docker = createDockerClient();
+const JOB = 'test-exec';
+const MiB = 1024 * 1024;
+
+async function hardenedContainer(): Promise<string> {
+  const container = await docker.createContainer({
+    Image: 'debian:bookworm-slim',
+    Cmd: ['sleep', 'infinity'],
+    User: '1000:1000',
+    Labels: { [LABEL.job]: JOB, [LABEL.role]: 'probe' },
+    HostConfig: {
+      NetworkMode: 'none',
+      ReadonlyRootfs: true,
+      CapDrop: ['ALL'],
+      SecurityOpt: ['no-new-privileges'],
+      Tmpfs: { '/tmp': 'rw,size=16m,mode=1777' },
+      Memory: 256 * MiB,
+      MemorySwap: 256 * MiB,
+      PidsLimit: 128,
+      Init: true,
+    },
+  });
+  onCleanup(() => container.remove({ force: true }));
+  await container.start();
+  return container.id;
+}
+
+function run(id: string, cmd: string[], options: Partial<ExecOptions> = {}) {
+  return execInContainer(docker, id, {
+    cmd,
+    timeoutMs: 30_000,
+    outputBytes: 64 * 1024,
+    ...options,
+  });
+}
+
+/** The command lines of every live process in the container but the probe's own. */
+async function processes(id: string): Promise<string[]> {
+  const script = `for d in /proc/[0-9]*; do
+    [ "\${d#/proc/}" = "$$" ] && continue
+    read -r st < "$d/stat" 2>/dev/null || continue
+    case "\${st##*) }" in Z*|X*) continue;; esac
+    tr '\\0' ' ' < "$d/cmdline"; echo
+  done`;
+  const result = await run(id, ['sh', '-c', script]);
+  expect(result.exitCode).toBe(0);
+  return result.stdout
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '')
+    .sort();
+}
+
+const IDLE = ['/sbin/docker-init -- sleep infinity', 'sleep infinity'];
+
+beforeAll(async () => {
+  await requireDocker(docker);
+});
+
+afterAll(async () => {
+  const left = await docker.listContainers({
+    all: true,
+    filters: { label: [`${LABEL.job}=${JOB}`] },
+  });
+  expect(left.map((c) => c.Id)).toEqual([]);
+});
+
+describe('execInContainer', () => {
+  it('returns stdout, stderr and the exit code, as the given user, in the given directory', async () => {
+    const id = await hardenedContainer();
+    const ok = await run(id, ['sh', '-c', 'id -u; pwd; echo "$GREETING" >&2'], {
+      user: '1000:1000',
+      workdir: '/tmp',
+      env: { GREETING: 'hello there' },
+    });
+    expect(ok).toMatchObject({
+      exitCode: 0,
+      stdout: '1000\n/tmp\n',
+      stderr: 'hello there\n',
+      stdoutBytes: 10,
+      stderrBytes: 12,
+      timedOut: false,
+      aborted: false,
+      oomKilled: false,
+      truncated: false,
+    });
+    const failed = await run(id, ['sh', '-c', 'echo nope >&2; exit 3']);
+    expect(failed).toMatchObject({ exitCode: 3, stdout: '', stderr: 'nope\n', oomKilled: false });
+  });
+
+  it('captures 2 GB of output in bounded memory and counts every byte', async () => {
+    const id = await hardenedContainer();
+    const before = process.memoryUsage().rss;
+    let peak = before;
+    const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 50);
+    onCleanup(() => clearInterval(sampler));
+    const result = await run(id, ['sh', '-c', 'yes | head -c 2000000000; echo done >&2'], {
+      timeoutMs: 100_000,
+      outputBytes: MiB,
+    });
+    peak = Math.max(peak, process.memoryUsage().rss);
+    expect(result).toMatchObject({
+      exitCode: 0,
+      timedOut: false,
+      truncated: true,
+      stderr: 'done\n',
+    });
+    expect(result.stdoutBytes).toBe(2_000_000_000);
+    expect(result.stdout).toMatch(/^(y\n){1000}/);
+    expect(result.stdout).toMatch(/(y\n){1000}$/);
+    expect(result.stdout).toContain(`\n…[${2_000_000_000 - MiB} bytes omitted]…\n`);
+    expect(result.stdout.length).toBeLessThan(MiB + 100);
+    expect(peak - before).toBeLessThan(64 * MiB);
+  });
+
+  it('kills an endless loop and its descendants at the time limit, leaving nothing running', async () => {
+    const id = await hardenedContainer();
+    const started = Date.now();
+    // One child stays in the command's process group, one leaves it with setsid.
+    const loop = 'sleep 1000 & setsid sleep 1001 & while :; do :; done';
+    const result = await run(id, ['sh', '-c', loop], { timeoutMs: 1000 });
+    expect(Date.now() - started).toBeLessThan(1000 + 2000);
+    expect(result).toMatchObject({ timedOut: true, aborted: false, oomKilled: false });
+    expect(result.durationMs).toBeGreaterThanOrEqual(1000);
+    expect(await processes(id)).toEqual(IDLE);
+  });
+
+  it('returns within the drain bound when a detached descendant keeps stdout open', async () => {
+    const id = await hardenedContainer();
+    const started = Date.now();
+    const result = await run(id, ['sh', '-c', "setsid sh -c 'sleep 1000' & echo started"], {
+      drainMs: 300,
+    });
+    expect(Date.now() - started).toBeLessThan(300 + 1500);
+    expect(result).toMatchObject({ exitCode: 0, timedOut: false, stdout: 'started\n' });
+    // Left running by design: only a timeout or an abort kills; removing the container ends it.
+    expect(await processes(id)).toContain('sleep 1000');
+  });
+
+  it('stops reading after drainBytes when a detached descendant keeps writing', async () => {
+    const id = await hardenedContainer();
+    const started = Date.now();
+    const result = await run(id, ['sh', '-c', 'setsid yes & sleep 0.2'], {
+      drainMs: 20_000,
+      drainBytes: MiB,
+    });
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(result).toMatchObject({ exitCode: 0, timedOut: false, truncated: true });
+  });
+
+  it('kills the command within a second of the abort signal', async () => {
+    const id = await hardenedContainer();
+    const controller = new AbortController();
+    let abortedAt = 0;
+    const timer = setTimeout(() => {
+      abortedAt = Date.now();
+      controller.abort();
+    }, 500);
+    onCleanup(() => clearTimeout(timer));
+    const result = await run(id, ['sleep', '1000'], { signal: controller.signal });
+    expect(abortedAt).toBeGreaterThan(0);
+    expect(Date.now() - abortedAt).toBeLessThan(1000);
+    expect(result).toMatchObject({ aborted: true, timedOut: false });
+    expect(await processes(id)).toEqual(IDLE);
+
+    const early = await run(id, ['sleep', '1000'], { signal: AbortSignal.abort() });
+    expect(early).toMatchObject({ aborted: true, timedOut: false, exitCode: null });
+  });
+
+  it('reports a memory hog killed by the OOM killer, and the container lives on', async () => {
+    const id = await hardenedContainer();
+    const result = await run(id, ['sh', '-c', 'head -c 600m /dev/zero | tail']);
+    expect(result).toMatchObject({ exitCode: 137, oomKilled: true, timedOut: false });
+    expect((await run(id, ['echo', 'alive'])).stdout).toBe('alive\n');
+  });
+
+  it('holds a fork bomb with the pids limit, kills it at the time limit, and the container stays usable', async () => {
+    const id = await hardenedContainer();
+    const started = Date.now();
+    const result = await run(id, ['sh', '-c', 'f() { f | f & }; f; while :; do :; done'], {
+      timeoutMs: 3000,
+    });
+    expect(result).toMatchObject({ timedOut: true, oomKilled: false });
+    expect(result.stderr).toMatch(/fork/i); // the bomb hit the pids limit
+    expect(Date.now() - started).toBeLessThan(3000 + 10_000);
+    // Orphans are reaped by the container's init; wait for them to disappear.
+    await waitFor(async () => (await processes(id)).join() === IDLE.join(), {
+      timeoutMs: 5000,
+      what: 'the bomb to be gone',
+    });
+    expect((await run(id, ['echo', 'alive'])).stdout).toBe('alive\n');
+  });
+
+  it('rejects invalid options and reports a missing container as a Docker error', async () => {
+    const invalid: Array<Partial<ExecOptions>> = [
+      { cmd: [] },
+      { timeoutMs: 0 },
+      { outputBytes: -1 },
+      { drainBytes: 0.5 },
+      { env: { 'A=B': 'x' } },
+      { env: { PROCTOR_EXEC_ID: 'x' } },
+    ];
+    for (const options of invalid) {
+      await expect(run('unused', ['true'], options)).rejects.toSatisfy((error) =>
+        isProctorError(error, 'SANDBOX_INVALID'),
+      );
+    }
+    await expect(run('proctor-no-such-container', ['true'])).rejects.toSatisfy((error) =>
+      isProctorError(error, 'DOCKER_ERROR'),
+    );
+  });
+});
