@@ -1,0 +1,114 @@
+// Building a task's Dockerfile: the build context is environment/ alone, packed file by file
+// (symlinks that leave it are refused), built with the host network for the build only, its
+// output kept bounded (head and tail) for the log. The image id is the identity, both for
+// later Docker calls and as the non-portable `local_build` record.
+import { lstat, readdir, readlink, realpath } from 'node:fs/promises';
+import { dirname, isAbsolute, join, normalize, resolve, sep } from 'node:path';
+import { ProctorError, describeError } from '../errors.js';
+import { deadline, followJson, imageInvalid as invalid, inspectImage } from './daemon.js';
+import type { DockerClient } from './docker.js';
+import type { ResolvedImage, ResolveImageOptions } from './image.js';
+import { createOutputBuffer } from './output-buffer.js';
+
+export async function buildDockerfile(
+  docker: DockerClient,
+  source: { contextDir: string; dockerfile: string },
+  options: ResolveImageOptions,
+): Promise<ResolvedImage> {
+  const { root, dockerfile, entries } = await packContext(
+    source,
+    options.maxContextFiles ?? 50_000,
+  );
+  const what = `building ${source.dockerfile} in ${source.contextDir}`;
+  const d = deadline(options.timeoutMs ?? 900_000, options.signal);
+  const log = createOutputBuffer(options.buildLogBytes ?? 65_536);
+  let imageId: string | undefined;
+  let failure: string | undefined;
+  try {
+    const stream = await docker.buildImage(
+      { context: root, src: entries },
+      {
+        dockerfile,
+        ...(options.tag ? { t: options.tag } : {}),
+        labels: { 'proctor.build': '1' },
+        // The build alone gets the network (apt-get, pip); no task container ever does.
+        networkmode: 'host',
+        rm: true,
+        forcerm: true,
+        abortSignal: d.signal,
+      },
+    );
+    await followJson(stream, d.signal, (event) => {
+      if (typeof event['stream'] === 'string') log.write(Buffer.from(event['stream']));
+      if (typeof event['error'] === 'string') {
+        failure = event['error'];
+        log.write(Buffer.from(`${failure}\n`));
+      }
+      const aux = event['aux'] as { ID?: unknown } | undefined;
+      if (typeof aux?.ID === 'string') imageId = aux.ID;
+    });
+  } catch (error) {
+    const cause = d.failure(error, what);
+    throw new ProctorError(cause.code, cause.message, { cause, data: { buildLog: log.text() } });
+  }
+  const buildLog = log.text();
+  if (failure !== undefined || imageId === undefined) {
+    const tail = buildLog.slice(-2_000).trimEnd();
+    throw new ProctorError(
+      failure === undefined ? 'DOCKER_ERROR' : 'IMAGE_INVALID',
+      `${what} failed: ${failure ?? 'the daemon reported no image id'}\n${tail}`,
+      { data: { buildLog } },
+    );
+  }
+  const info = await inspectImage(docker, imageId);
+  if (!info) throw new ProctorError('DOCKER_ERROR', `${what}: built image ${imageId} vanished`);
+  return {
+    localId: info.Id,
+    identity: { portable: false, kind: 'local_build', imageId: info.Id },
+    buildLog,
+  };
+}
+
+/** The context is the folder alone: its files, listed for dockerode to pack, none leaving it. */
+async function packContext(
+  source: { contextDir: string; dockerfile: string },
+  maxFiles: number,
+): Promise<{ root: string; dockerfile: string; entries: string[] }> {
+  const where = `the build context ${source.contextDir}`;
+  const root = await realpath(source.contextDir).catch((error: unknown) => {
+    throw invalid(`${where} cannot be read: ${describeError(error)}`);
+  });
+  const [named, rel] = [JSON.stringify(source.dockerfile), normalize(source.dockerfile)];
+  if (rel.includes('\0') || isAbsolute(rel) || rel === '..' || rel.startsWith(`..${sep}`)) {
+    throw invalid(`dockerfile ${named} escapes ${where}: it must be a relative path inside it`);
+  }
+  const file = join(root, rel);
+  // realpath equal to the lexical path: no symlink on the way, so the file really is inside.
+  const real = await realpath(file).catch(() => undefined);
+  if (real !== file || !(await lstat(file)).isFile()) {
+    throw invalid(
+      `dockerfile ${named} is not a regular file inside ${where} (missing, a folder or a symlink)`,
+    );
+  }
+  const entries: string[] = [];
+  const walk = async (dir: string): Promise<void> => {
+    const children = await readdir(join(root, dir), { withFileTypes: true });
+    if (children.length === 0 && dir !== '') entries.push(dir);
+    for (const child of children) {
+      const path = dir === '' ? child.name : `${dir}/${child.name}`;
+      if (child.isDirectory()) await walk(path);
+      else if (child.isFile()) entries.push(path);
+      else if (child.isSymbolicLink()) {
+        const target = await readlink(join(root, path));
+        const lands = resolve(dirname(join(root, path)), target);
+        if (isAbsolute(target) || (lands !== root && !lands.startsWith(`${root}${sep}`))) {
+          throw invalid(`symlink ${path} -> ${target} leaves ${where}`);
+        }
+        entries.push(path);
+      } else throw invalid(`${path} in ${where} is not a file, folder or symlink`);
+      if (entries.length > maxFiles) throw invalid(`${where} holds more than ${maxFiles} entries`);
+    }
+  };
+  await walk('');
+  return { root, dockerfile: rel.split(sep).join('/'), entries };
+}

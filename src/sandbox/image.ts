@@ -1,0 +1,234 @@
+// Image identity (seed 003, "The prepared image is inspected once"). A task's image becomes two
+// things: the daemon-local image id that every later Docker call uses (a tag can move under
+// us, an id cannot), and the identity Proctor persists: the registry manifest digest of a
+// prebuilt image (portable), or `local_build` for a Dockerfile built on this daemon (valid
+// here only). The repository's commit is read with git inside the image, because labels
+// and other image-authored metadata are not commit authority.
+import { ProctorError, describeError } from '../errors.js';
+import { buildDockerfile } from './build.js';
+import { deadline, dockerFailure, followJson, imageInvalid, inspectImage } from './daemon.js';
+import type { DockerClient } from './docker.js';
+import type { Owner } from './labels.js';
+import { runToCompletion, type RunResult } from './run.js';
+
+export type ImageSource =
+  | { kind: 'image'; reference: string }
+  | { kind: 'dockerfile'; contextDir: string; dockerfile: string };
+
+export type ImageIdentity =
+  | { portable: true; digest: string; reference: string }
+  | { portable: false; kind: 'local_build'; imageId: string };
+
+export interface ResolvedImage {
+  /** The daemon-local image id (sha256:…): the only name later Docker calls may use. */
+  localId: string;
+  identity: ImageIdentity;
+  /** A build's output, its head and tail (`buildLogBytes` in all); absent for prebuilt images. */
+  buildLog?: string;
+}
+
+export interface ResolveImageOptions {
+  /** Wall time for one pull or build, in ms. Default 900_000 (15 minutes). */
+  timeoutMs?: number;
+  /** Aborts a pull or build in flight (the daemon cancels it when the request closes). */
+  signal?: AbortSignal;
+  /** A tag for a built image, for humans and cache pruning only; never used to address it. */
+  tag?: string;
+  /** Bytes of build output kept, half from the start and half from the end. Default 65_536. */
+  buildLogBytes?: number;
+  /** Most entries a build context may hold. Default 50_000. */
+  maxContextFiles?: number;
+}
+
+export interface RepositoryHeadOptions {
+  /** Labels the probe container, so that a crashed Proctor's leftovers are found. */
+  owner: Owner;
+  /** The numeric, non-zero identity git runs as. */
+  uid: number;
+  gid: number;
+  /** Wall time for the probe container, in ms. Default 60_000. */
+  timeoutMs?: number;
+  signal?: AbortSignal;
+  /** Bytes of stdout and of stderr kept (head and tail). Default 65_536. */
+  outputBytes?: number;
+  /** An OCI runtime such as `runsc`. Default: the engine's. */
+  runtime?: string;
+}
+
+export interface ImageReference {
+  repository: string;
+  tag?: string;
+  digest: string;
+}
+
+const COMPONENT = '[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*';
+const HOST = '[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?';
+const NAME = new RegExp(`^(?:${HOST}(?:\\.${HOST})*(?::[0-9]+)?/)?${COMPONENT}(?:/${COMPONENT})*$`);
+const DIGEST = /^sha256:[0-9a-f]{64}$/;
+/** A daemon JSON line longer than this is not progress; it is dropped, not buffered. */
+
+const invalid = imageInvalid;
+
+/** Parses `name[:tag]@sha256:<64 hex>`; a reference without a digest is refused. */
+export function parseImageReference(reference: string): ImageReference {
+  const at = reference.lastIndexOf('@');
+  const shape = 'expected name[:tag]@sha256:<64 lowercase hex>';
+  if (at < 0) throw invalid(`image ${JSON.stringify(reference)} has no digest (${shape})`);
+  const [named, digest] = [reference.slice(0, at), reference.slice(at + 1)];
+  if (!DIGEST.test(digest)) {
+    throw invalid(
+      `image ${JSON.stringify(reference)}: malformed digest ${JSON.stringify(digest)} (${shape})`,
+    );
+  }
+  const colon = named.lastIndexOf(':');
+  const hasTag = colon > named.lastIndexOf('/');
+  const repository = hasTag ? named.slice(0, colon) : named;
+  const tag = hasTag ? named.slice(colon + 1) : undefined;
+  if (
+    repository.length > 255 ||
+    !NAME.test(repository) ||
+    (tag !== undefined && !/^\w[\w.-]{0,127}$/.test(tag))
+  ) {
+    throw invalid(`image ${JSON.stringify(reference)}: malformed name or tag (${shape})`);
+  }
+  return tag === undefined ? { repository, digest } : { repository, tag, digest };
+}
+
+/** `debian` and `docker.io/library/debian` name one repository; RepoDigests use the short form. */
+function canonicalRepository(name: string): string {
+  const slash = name.indexOf('/');
+  const first = slash < 0 ? '' : name.slice(0, slash);
+  const isDomain = first.includes('.') || first.includes(':') || first === 'localhost';
+  let [domain, path] = isDomain ? [first, name.slice(slash + 1)] : ['docker.io', name];
+  if (domain === 'index.docker.io') domain = 'docker.io';
+  if (domain === 'docker.io' && !path.includes('/')) path = `library/${path}`;
+  return `${domain}/${path}`;
+}
+
+export async function resolveImage(
+  docker: DockerClient,
+  source: ImageSource,
+  options: ResolveImageOptions = {},
+): Promise<ResolvedImage> {
+  return source.kind === 'image'
+    ? resolveReference(docker, source.reference, options)
+    : buildDockerfile(docker, source, options);
+}
+
+async function resolveReference(
+  docker: DockerClient,
+  reference: string,
+  options: ResolveImageOptions,
+): Promise<ResolvedImage> {
+  const ref = parseImageReference(reference);
+  // The tag is dropped here: it only ever names the image for humans.
+  const pinned = `${ref.repository}@${ref.digest}`;
+  let info = await inspectImage(docker, pinned);
+  if (!info) {
+    const d = deadline(options.timeoutMs ?? 900_000, options.signal);
+    try {
+      const stream = await docker.pull(pinned, { abortSignal: d.signal });
+      await followJson(stream, d.signal, (event) => {
+        if (typeof event['error'] === 'string') throw new Error(event['error']);
+      });
+    } catch (error) {
+      if (!d.signal.aborted && /manifest unknown|not found/i.test(describeError(error))) {
+        const found = ref.tag
+          ? ((await inspectImage(docker, `${ref.repository}:${ref.tag}`))?.RepoDigests ?? [])
+          : [];
+        throw invalid(
+          `image ${reference}: the registry has no manifest ${ref.digest} (${describeError(error)}); ` +
+            `digests found${ref.tag ? ` for tag ${ref.tag}` : ''}: ${found.join(', ') || 'none'}`,
+          { reference, found },
+        );
+      }
+      throw d.failure(error, `pulling ${pinned}`);
+    }
+    info = await inspectImage(docker, pinned);
+  }
+  // The daemon found it by digest, but the seed's rule is ours to check: the declared manifest
+  // must be in RepoDigests under the same repository, whatever the image store resolves.
+  const found = info?.RepoDigests ?? [];
+  const wanted = `${canonicalRepository(ref.repository)}@${ref.digest}`;
+  const matches = found.some((entry) => {
+    const at = entry.lastIndexOf('@');
+    return `${canonicalRepository(entry.slice(0, at))}@${entry.slice(at + 1)}` === wanted;
+  });
+  if (!info || !matches || !DIGEST.test(info.Id)) {
+    throw invalid(
+      `image ${reference}: manifest digest ${ref.digest} is not among the image's RepoDigests (found: ${found.join(', ') || 'none'})`,
+      { reference, found },
+    );
+  }
+  return { localId: info.Id, identity: { portable: true, digest: ref.digest, reference } };
+}
+
+/** `git rev-parse HEAD` inside the image, in a hardened, networkless, read-only probe. */
+export async function readRepositoryHead(
+  docker: DockerClient,
+  localId: string,
+  workdir: string,
+  options: RepositoryHeadOptions,
+): Promise<string> {
+  if (!workdir.startsWith('/') || workdir.includes('\0') || workdir.split('/').includes('..')) {
+    throw invalid(
+      `repository path must be absolute without .. or NUL, got ${JSON.stringify(workdir)}`,
+    );
+  }
+  const timeoutMs = options.timeoutMs ?? 60_000;
+  const what = `reading HEAD at ${workdir} in ${localId}`;
+  let result: RunResult;
+  try {
+    // runToCompletion creates through the profile, attaches before start (LogConfig is none,
+    // so output not read live is gone), bounds it, and always removes the container.
+    result = await runToCompletion(
+      docker,
+      {
+        owner: options.owner,
+        role: 'probe',
+        image: localId,
+        // safe.directory: the tree belongs to the image's owner, not to the probe's uid.
+        cmd: ['git', '-c', 'safe.directory=*', '-C', workdir, 'rev-parse', '--verify', 'HEAD'],
+        uid: options.uid,
+        gid: options.gid,
+        workdir: '/',
+        // LC_ALL=C keeps git's messages in the English that headFrom classifies.
+        env: { HOME: '/tmp', LC_ALL: 'C', GIT_CONFIG_NOSYSTEM: '1' },
+        ...(options.runtime ? { runtime: options.runtime } : {}),
+      },
+      {
+        timeoutMs,
+        outputBytes: options.outputBytes ?? 65_536,
+        ...(options.signal ? { signal: options.signal } : {}),
+      },
+    );
+  } catch (error) {
+    // Without an init process, the engine itself fails to exec a missing binary.
+    if (/executable file not found/i.test(describeError(error)))
+      return headFrom(127, '', '', workdir, localId);
+    throw dockerFailure(error, what);
+  }
+  if (result.timedOut)
+    throw new ProctorError('DOCKER_ERROR', `${what} timed out after ${timeoutMs} ms`);
+  if (result.exitCode === null) throw new ProctorError('DOCKER_ERROR', `${what} was aborted`);
+  return headFrom(result.exitCode, result.stdout, result.stderr, workdir, localId);
+}
+
+/** The commit, or an IMAGE_INVALID that says which of git, the tree or HEAD is missing. */
+function headFrom(status: number, out: string, err: string, workdir: string, image: string) {
+  const head = out.trim();
+  if (status === 0 && /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(head)) return head;
+  const data = { status, stderr: err };
+  const detail = err.trim().split('\n')[0] ?? '';
+  if (status === 127 || /exec: "?git"?|exec git failed/.test(err)) {
+    throw invalid(`git is not installed in the image ${image}`, data);
+  }
+  if (/Needed a single revision|unknown revision|ambiguous argument/.test(err)) {
+    throw invalid(`the git work tree at ${workdir} has no commit at HEAD (${detail})`, data);
+  }
+  if (status !== 0) throw invalid(`no git work tree at ${workdir} in ${image}: ${detail}`, data);
+  throw invalid(
+    `git rev-parse HEAD at ${workdir} printed no commit id: ${JSON.stringify(head.slice(0, 80))}`,
+    data,
+  );
+}
