@@ -1,0 +1,30 @@
+// The sandbox: images, workspace volumes, hardened containers, bounded exec and capture, and
+// cleanup. It runs containers; it knows no jobs and no grading.
+export { createDockerClient, requireDocker, isNotFound } from './docker.js';
+export type { DockerClient } from './docker.js';
+export { LABEL, ROLES, labelsFor } from './labels.js';
+export type { Owner, Role } from './labels.js';
+export { hardenedContainerOptions, INIT_CAPABILITIES } from './profile.js';
+export type { Limits, SandboxSpec, TmpfsMount, VolumeMount } from './profile.js';
+export { resolveImage, readRepositoryHead, parseImageReference } from './image.js';
+export type {
+  ImageIdentity,
+  ImageReference,
+  ImageSource,
+  RepositoryHeadOptions,
+  ResolveImageOptions,
+  ResolvedImage,
+} from './image.js';
+export { createWorkspace, removeVolume } from './workspace.js';
+export type { WorkspaceSpec } from './workspace.js';
+export { runToCompletion } from './run.js';
+export type { RunOptions, RunResult } from './run.js';
+export { execInContainer, EXEC_DEFAULTS } from './exec.js';
+export type { ExecOptions, ExecResult } from './exec.js';
+export { createOutputBuffer } from './output-buffer.js';
+export type { OutputBuffer } from './output-buffer.js';
+export { capturePatch } from './capture.js';
+export type { CaptureSpec, CapturedPatch } from './capture.js';
+export { removeOwned, reapOrphans } from './cleanup.js';
+export type { Removed } from './cleanup.js';
+export { effectiveSeconds } from './limits.js';
