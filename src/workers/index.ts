@@ -15,4 +15,5 @@ export type { ShutdownOptions } from './shutdown.js';
 export { createOwnerId, isDeadLocalOwner } from './owner.js';
 export { noopHandler } from './noop.js';
 export { poolSettings } from './settings.js';
+export { sandboxRecovery } from './recovery.js';
 export type { PoolSettings } from './settings.js';

@@ -65,6 +65,11 @@ export interface WorkerPoolOptions {
   retentionMs?: number;
   /** How often pruning runs when retentionMs is set. Default 600 000 ms. */
   pruneEveryMs?: number;
+  /**
+   * Runs at start, after dead workers' jobs are reclaimed and before claiming: removes what
+   * crashed workers left outside the database (containers, volumes). See sandboxRecovery.
+   */
+  recover?: () => Promise<void>;
   /** Tells whether a lease owner is a dead process on this host. Default: by pid. */
   isOwnerDead?: (owner: string) => boolean;
 }
@@ -304,6 +309,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       if (started) throw new Error('worker pool already started');
       started = true;
       await reclaim(true);
+      await options.recover?.();
       every(heartbeatMs, heartbeat, 'heartbeat');
       every(cancelPollMs, pollCancels, 'cancel poll');
       every(reclaimMs, () => reclaim(false), 'reclaim');

@@ -1,0 +1,28 @@
+// Recovery of Docker resources at worker start: everything labelled for this home whose job
+// attempt is not running (its worker crashed, or it already finished) is removed. The job
+// table decides what is live, so a restarted worker never touches the containers of jobs
+// other live workers hold.
+import type { Logger } from '../logger.js';
+import type { JobStore } from '../queue/index.js';
+import { reapOrphans } from '../sandbox/cleanup.js';
+import type { DockerClient } from '../sandbox/docker.js';
+
+export function sandboxRecovery(
+  docker: DockerClient,
+  store: JobStore,
+  home: string,
+  logger: Logger,
+): () => Promise<void> {
+  return async () => {
+    await reapOrphans(
+      docker,
+      home,
+      async (job, attempt) => {
+        if (!/^[1-9][0-9]*$/.test(job)) return false;
+        const row = await store.getJob(Number(job));
+        return row?.status === 'running' && row.attempt === attempt;
+      },
+      (message) => logger.warn(message),
+    );
+  };
+}
