@@ -1,0 +1,27 @@
+// The store: artifact files on disk and the redaction every persisted value passes through.
+// Shared below every other area; it imports nothing from them.
+export {
+  createArtifactStore,
+  DEFAULT_MAX_ARTIFACT_BYTES,
+  MAX_ARTIFACT_NAME_LENGTH,
+  registerOrDiscard,
+  safeFileName,
+  validateArtifactName,
+} from './artifacts.js';
+export type {
+  ArtifactDownload,
+  ArtifactIndex,
+  ArtifactInput,
+  ArtifactRecord,
+  ArtifactStore,
+  ArtifactStoreOptions,
+} from './artifacts.js';
+export {
+  createRedactor,
+  isSensitiveKey,
+  isTextMediaType,
+  MIN_SECRET_LENGTH,
+  REDACTED,
+  redactDocument,
+} from './redact.js';
+export type { Redactor, RedactorOptions } from './redact.js';

@@ -1,0 +1,264 @@
+// The one redaction pass that everything Proctor persists goes through: job results, events,
+// reports, logs and artifacts. It removes what would identify or authorise someone — values
+// under sensitive key names, bearer and basic credentials, credentials in URLs, well-known API
+// key shapes, the exact secrets the process holds, and the user's home path.
+//
+// It errs towards removing too much: a mangled log line is an inconvenience, a leaked key is
+// not. Two deliberate exceptions keep grading data intact: plural `tokens` (usage counts) and
+// words such as `passed`, `bypass` or `author` are not sensitive, because the rules match
+// whole words of a key name (split at camelCase, `_`, `-`, `.`), not any substring of it.
+//
+// Text rules run in this order (earlier ones make later matches shorter, never longer):
+// PEM private keys, exact secrets, URL credentials, Bearer/Basic values, key shapes,
+// `KEY=value` / `key: value` / `--key value` pairs, then the home path.
+
+export const REDACTED = '[REDACTED]';
+
+export interface RedactorOptions {
+  /** The user's home directory; every occurrence becomes `~`. Ignored when shorter than 2. */
+  home?: string;
+  /**
+   * Exact values to mask wherever they appear (API keys read from the environment). Values
+   * shorter than 8 characters are ignored: masking them would mangle ordinary text.
+   */
+  secrets?: readonly string[];
+  /** Nesting below this depth becomes `[Truncated]` in `value()`. Default 32. */
+  maxDepth?: number;
+}
+
+export interface Redactor {
+  /** The text with every rule applied. Idempotent: `text(text(s)) === text(s)`. */
+  text(s: string): string;
+  /**
+   * A deep copy of JSON-like data: values under sensitive keys become `[REDACTED]` (booleans
+   * and null are kept), strings and keys pass through `text()`, cycles become `[Circular]`,
+   * Dates ISO strings, Errors `{ name, message }`, Buffers and other class instances a short
+   * placeholder such as `[Buffer 12 bytes]`. The static type is unchanged for convenience.
+   */
+  value<T>(v: T): T;
+}
+
+export const MIN_SECRET_LENGTH = 8;
+const DEFAULT_MAX_DEPTH = 32;
+
+// A word of a key name is sensitive when it ends in one of these (so `pgpassword`, `oauth`,
+// `xsrftoken` count); adjacent words are also tried joined (`api_key` → `apikey`).
+const SENSITIVE_WORD =
+  /(?:passwords?|passwd|passphrase|secrets?|token|apikeys?|accesskeys?|privatekeys?|credentials?|cookies?|authorization|auth|sessionid|sessionkey)$/;
+// Too common as the first part of another meaning (`pass_rate`, `session_count`) to match
+// anywhere: sensitive only as the last word (`db_pass`, `session`).
+const SENSITIVE_LAST_WORD = /^(?:pass|pwd|session)$/;
+
+function keyWords(key: string): string[] {
+  return key
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter((w) => w !== '');
+}
+
+/** Whether values under this key name are withheld, e.g. `apiKey`, `DB_PASSWORD`, `x-auth-token`. */
+export function isSensitiveKey(key: string): boolean {
+  const words = keyWords(key);
+  const last = words[words.length - 1];
+  if (last !== undefined && SENSITIVE_LAST_WORD.test(last)) return true;
+  return words.some(
+    (word, i) => SENSITIVE_WORD.test(word) || SENSITIVE_WORD.test(word + (words[i + 1] ?? '')),
+  );
+}
+
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+const PEM_PRIVATE_KEY =
+  /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY-----/g;
+// `scheme://userinfo@`: the user alone can be a token (`https://ghp_…@github.com`).
+const URL_CREDENTIALS = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@]+@/gi;
+const BEARER = /\b(bearer)([ \t]+)(?!\[REDACTED\])[A-Za-z0-9\-._~+/]+=*/gi;
+// Only a value that decodes to `user:password`, so prose such as "basic usage" is left alone.
+const BASIC = /\b(basic)([ \t]+)([A-Za-z0-9+/]{4,}={0,2})(?![\w+/=])/gi;
+const KEY_SHAPES = new RegExp(
+  '(?<![A-Za-z0-9_-])(?:' +
+    [
+      'sk-[A-Za-z0-9_-]{17,}', // OpenAI, Anthropic (sk-ant-…)
+      'gh[pousr]_[A-Za-z0-9]{20,}', // GitHub
+      'github_pat_[A-Za-z0-9_]{20,}',
+      '(?:AKIA|ASIA)[0-9A-Z]{16}', // AWS access key id
+      'glpat-[A-Za-z0-9_-]{20,}', // GitLab
+      'xox[abprs]-[A-Za-z0-9-]{10,}', // Slack
+      'AIza[0-9A-Za-z_-]{35}', // Google
+      'hf_[A-Za-z0-9]{30,}', // Hugging Face
+      'eyJ[A-Za-z0-9_-]{8,}\\.eyJ[A-Za-z0-9_-]{8,}\\.[A-Za-z0-9_-]{8,}', // JWT
+    ].join('|') +
+    ')(?![A-Za-z0-9_-])',
+  'g',
+);
+// `KEY=value` (env, query strings, `--flag=value`), `key: value` (YAML, headers, JSON with
+// its quotes) and `--flag value`. The value is a quoted string or a run up to a delimiter; an
+// Authorization scheme word before it is kept.
+const PAIR =
+  /(?<![\w.-])(--?)?(["']?)([A-Za-z_][\w.-]{0,99})\2(=|:[ \t]*|[ \t]+)((?:bearer|basic|token)[ \t]+)?("(?:[^"\\\n]|\\.)*"|'[^'\n]*'|\[REDACTED\]|[^\s"',;&)}\]]+)/gi;
+
+function looksLikeBasicCredentials(encoded: string): boolean {
+  const decoded = Buffer.from(encoded, 'base64').toString('utf8');
+  return /^[\x20-\x7e]+:[\x20-\x7e]*$/.test(decoded);
+}
+
+function redactPairs(s: string): string {
+  let out = '';
+  let last = 0;
+  PAIR.lastIndex = 0;
+  for (let m = PAIR.exec(s); m !== null; m = PAIR.exec(s)) {
+    const [all, dashes = '', quote = '', key = '', sep = '', scheme = '', value = ''] = m;
+    const spaced = sep.trim() === '';
+    const structured = value.startsWith('{') || value.startsWith('[');
+    const plain = /^(?:true|false|null)$/.test(value);
+    if (
+      !isSensitiveKey(key) ||
+      (spaced && dashes === '') ||
+      (structured && value !== REDACTED) ||
+      plain
+    ) {
+      // Resume right after the key, so that `--env=API_KEY=x` still sees `API_KEY=x`.
+      PAIR.lastIndex = m.index + dashes.length + quote.length + key.length;
+      continue;
+    }
+    let masked = REDACTED;
+    if (value.startsWith('"')) masked = `"${REDACTED}"`;
+    else if (value.startsWith("'")) masked = `'${REDACTED}'`;
+    else if (quote !== '' && sep.startsWith(':') && value !== REDACTED) masked = `"${REDACTED}"`;
+    out += s.slice(last, m.index) + all.slice(0, all.length - value.length - scheme.length);
+    out += scheme + masked;
+    last = m.index + all.length;
+  }
+  return out + s.slice(last);
+}
+
+function secretsPattern(secrets: readonly string[]): RegExp | undefined {
+  const forms = new Set<string>();
+  for (const secret of secrets) {
+    if (secret.length < MIN_SECRET_LENGTH) continue;
+    // As written, URL-encoded and JSON-escaped: the forms it takes in logs and URLs.
+    forms.add(secret);
+    forms.add(encodeURIComponent(secret));
+    forms.add(JSON.stringify(secret).slice(1, -1));
+  }
+  if (forms.size === 0) return undefined;
+  const sorted = [...forms].sort((a, b) => b.length - a.length).map(escapeRegExp);
+  return new RegExp(sorted.join('|'), 'g');
+}
+
+function homePattern(home: string | undefined): RegExp | undefined {
+  const trimmed = home?.replace(/[/\\]+$/, '');
+  if (trimmed === undefined || trimmed.length < 2) return undefined;
+  return new RegExp(`(?<![\\w.-])${escapeRegExp(trimmed)}(?![\\w.-])`, 'g');
+}
+
+export function createRedactor(options: RedactorOptions = {}): Redactor {
+  const secrets = secretsPattern(options.secrets ?? []);
+  const home = homePattern(options.home);
+  const maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
+
+  function text(s: string): string {
+    let out = s.replace(PEM_PRIVATE_KEY, REDACTED);
+    if (secrets) out = out.replace(secrets, REDACTED);
+    out = out
+      .replace(URL_CREDENTIALS, `$1${REDACTED}@`)
+      .replace(BEARER, `$1$2${REDACTED}`)
+      .replace(BASIC, (all, scheme: string, space: string, value: string) =>
+        looksLikeBasicCredentials(value) ? `${scheme}${space}${REDACTED}` : all,
+      )
+      .replace(KEY_SHAPES, REDACTED);
+    out = redactPairs(out);
+    return home ? out.replace(home, '~') : out;
+  }
+
+  function copy(v: unknown, depth: number, ancestors: Set<object>): unknown {
+    if (typeof v === 'string') return text(v);
+    if (typeof v === 'function') return '[Function]';
+    if (typeof v === 'symbol') return '[Symbol]';
+    if (v === null || typeof v !== 'object') return v;
+    if (ancestors.has(v)) return '[Circular]';
+    if (depth >= maxDepth) return '[Truncated]';
+    if (v instanceof Date) return Number.isNaN(v.getTime()) ? null : v.toISOString();
+    if (v instanceof Error) return { name: v.name, message: text(v.message) };
+    if (ArrayBuffer.isView(v) || v instanceof ArrayBuffer) {
+      const kind = Buffer.isBuffer(v) ? 'Buffer' : v.constructor.name;
+      return `[${kind} ${v.byteLength} bytes]`;
+    }
+    const proto: unknown = Object.getPrototypeOf(v);
+    if (!Array.isArray(v) && proto !== Object.prototype && proto !== null) {
+      return `[object ${(v as { constructor?: { name?: string } }).constructor?.name ?? 'Object'}]`;
+    }
+    ancestors.add(v);
+    try {
+      if (Array.isArray(v)) return v.map((item: unknown) => copy(item, depth + 1, ancestors));
+      const out: Record<string, unknown> = {};
+      for (const [key, item] of Object.entries(v)) {
+        const keep = item === null || item === undefined || typeof item === 'boolean';
+        out[text(key)] = isSensitiveKey(key) && !keep ? REDACTED : copy(item, depth + 1, ancestors);
+      }
+      return out;
+    } finally {
+      ancestors.delete(v);
+    }
+  }
+
+  return {
+    text,
+    value: <T>(v: T): T => copy(v, 0, new Set()) as T,
+  };
+}
+
+/** Text media types, whose content is redacted by default. */
+export function isTextMediaType(mediaType: string): boolean {
+  const type = mediaType.split(';')[0]?.trim().toLowerCase() ?? '';
+  return (
+    type.startsWith('text/') ||
+    type.endsWith('+json') ||
+    type.endsWith('+xml') ||
+    /^application\/(?:json|x-ndjson|(?:x-)?jsonl(?:ines)?|xml|(?:x-)?yaml|toml|javascript|x-sh|x-diff|x-patch|sql)$/.test(
+      type,
+    )
+  );
+}
+
+function isJsonMediaType(type: string): boolean {
+  return type === 'application/json' || type.endsWith('+json');
+}
+
+function isJsonLinesMediaType(type: string): boolean {
+  return /^application\/(?:x-ndjson|(?:x-)?jsonl(?:ines)?)$/.test(type);
+}
+
+/**
+ * Redacts a whole document of a media type (an artifact's content). JSON goes through value()
+ * (sensitive keys at any depth, which text() alone cannot see under a nested object), one
+ * document or one per line for JSON Lines, re-serialised (2-space indent if the input was
+ * indented); anything that does not parse goes through text(). Invalid UTF-8 becomes U+FFFD:
+ * redaction needs text, and an unredacted text file is worse.
+ */
+export function redactDocument(
+  redactor: Redactor,
+  mediaType: string,
+  content: Buffer | string,
+): string {
+  const text = typeof content === 'string' ? content : content.toString('utf8');
+  const type = mediaType.split(';')[0]?.trim().toLowerCase() ?? '';
+  const json = (s: string, indent?: number): string => {
+    try {
+      return JSON.stringify(redactor.value(JSON.parse(s) as unknown), null, indent);
+    } catch {
+      return redactor.text(s);
+    }
+  };
+  if (isJsonMediaType(type)) {
+    const trailing = /\r?\n$/.exec(text)?.[0] ?? '';
+    return json(text, /\n[ \t]/.test(text) ? 2 : undefined) + trailing;
+  }
+  if (isJsonLinesMediaType(type)) {
+    const lines = text.split('\n').map((line) => (line.trim() === '' ? line : json(line)));
+    return lines.join('\n');
+  }
+  return redactor.text(text);
+}
