@@ -1,0 +1,584 @@
+// Task bundles, format 1 (product.md, "Task bundle, format 1"), and suites of them. Loading a
+// bundle checks everything that can be checked without Docker and reports every problem at
+// once, each naming its file and, in task.toml, its key; the result is what the oracle, the
+// solver and the queue rely on: validated settings with defaults, absolute paths of the
+// evaluator assets, the declared test IDs and a hash of the bundle's exact contents.
+//
+// Every [limits] key is optional; the bounds below are Proctor's, chosen so that a typo (a
+// memory limit in bytes, a timeout in ms) fails here rather than starving or flooding a host:
+//
+//   solver_seconds = 1800       10 ..= 86400      wall time of one solve
+//   test_seconds = 600          1 ..= 21600       wall time of one runner invocation
+//   cpus = 1.0                  0.1 ..= 64
+//   memory_mb = 2048            64 ..= 262144     swap is set equal, so there is none
+//   pids = 256                  16 ..= 65536
+//   output_bytes = 1048576      1 KiB ..= 64 MiB  output kept per command or run
+//   patch_bytes = 1048576       1 KiB ..= 64 MiB  largest candidate patch
+//   candidate_files = 200       1 ..= 100000      most files a candidate may touch
+import { lstat, readdir, realpath, stat } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { parse as parseToml, TomlError } from 'smol-toml';
+import { z } from 'zod';
+import { isProctorError, ProctorError } from '../errors.js';
+import {
+  checkCopied,
+  hashBundle,
+  isInside,
+  readText,
+  readUtf8,
+  relativePathProblem,
+  walkBundle,
+  workdirProblem,
+  type BundleEntry,
+  type BundleProblem,
+} from './bundle-paths.js';
+
+export type { BundleProblem } from './bundle-paths.js';
+
+/** Largest task.toml, description.md, and test-ID list read, in bytes. */
+export const MAX_TASK_TOML_BYTES = 64 * 1024;
+export const MAX_DESCRIPTION_BYTES = 1024 * 1024;
+export const MAX_ID_LIST_BYTES = 16 * 1024 * 1024;
+/** Most IDs one list may declare, and the longest ID, in characters. */
+export const MAX_TEST_IDS = 100_000;
+export const MAX_TEST_ID_CHARS = 1000;
+
+export interface BundleLimits {
+  solverSeconds: number;
+  testSeconds: number;
+  cpus: number;
+  memoryMb: number;
+  pids: number;
+  outputBytes: number;
+  patchBytes: number;
+  candidateFiles: number;
+}
+
+/** A loaded, valid bundle. Every path is absolute and inside `dir`. */
+export interface Bundle {
+  /** The bundle folder, as a realpath. */
+  dir: string;
+  id: string;
+  /** The shape the sandbox's resolveImage takes; `dockerfile` is relative to `contextDir`. */
+  environment:
+    | { kind: 'dockerfile'; contextDir: string; dockerfile: string }
+    | { kind: 'image'; reference: string };
+  workdir: string;
+  baseCommit: string;
+  grading: { allow: string[]; deny: string[]; allowSymlinks: boolean };
+  /** [tests].env: extra variables for the runner, on top of Proctor's deterministic ones. */
+  testsEnv: Record<string, string>;
+  limits: BundleLimits;
+  paths: {
+    description: string;
+    runner: string;
+    existing: string;
+    hidden: string;
+    hiddenPatch: string;
+    goldPatch?: string;
+  };
+  existingIds: string[];
+  hiddenIds: string[];
+  /** SHA-256 (hex) over the relative paths, modes and bytes of every file (see hashBundle). */
+  contentHash: string;
+}
+
+export interface LoadBundleOptions {
+  /** When set, a bundle (by realpath) outside this folder is refused before anything is read. */
+  tasksRoot?: string;
+}
+
+const FILES = {
+  task: 'task.toml',
+  description: 'description.md',
+  runner: 'tests/run',
+  existing: 'tests/existing.txt',
+  hidden: 'tests/hidden.txt',
+  hiddenPatch: 'tests/hidden.patch',
+  goldPatch: 'solution/gold.patch',
+} as const;
+
+// ---- task.toml ----------------------------------------------------------------------------
+
+const NO_NUL = (s: string) => !s.includes('\0');
+
+/** Variables Proctor sets itself for every runner (product.md, "The oracle", step 5). */
+const RESERVED_ENV = new Set(['TZ', 'LC_ALL', 'PYTHONHASHSEED', 'SOURCE_DATE_EPOCH', 'HOME']);
+/** Bundles are shared and stored; a secret in one would leak, so credential-like names are refused. */
+const CREDENTIAL_LIKE = /(KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION)/i;
+
+function envNameProblem(name: string): string | undefined {
+  if (!/^[A-Za-z_][A-Za-z0-9_]{0,255}$/.test(name))
+    return 'is not a valid environment variable name';
+  if (RESERVED_ENV.has(name)) return `${name} is set by Proctor and cannot be overridden`;
+  if (/^PROCTOR_/i.test(name)) return 'names starting with PROCTOR_ are reserved for Proctor';
+  if (CREDENTIAL_LIKE.test(name)) return 'looks like a credential; a bundle must not carry secrets';
+  return undefined;
+}
+
+/** The shape a reference must have; mirrors parseImageReference in sandbox/image.ts, which is
+ * not imported so that loading a bundle (as the API does) never loads the Docker client. */
+const IMAGE_COMPONENT = '[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*';
+const IMAGE_HOST = '[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?';
+const IMAGE_NAME = new RegExp(
+  `^(?:${IMAGE_HOST}(?:\\.${IMAGE_HOST})*(?::[0-9]+)?/)?${IMAGE_COMPONENT}(?:/${IMAGE_COMPONENT})*$`,
+);
+
+export function imageReferenceProblem(reference: string): string | undefined {
+  const at = reference.lastIndexOf('@');
+  if (at < 0) return 'must carry a digest: name[:tag]@sha256:<64 lowercase hex>';
+  if (!/^sha256:[0-9a-f]{64}$/.test(reference.slice(at + 1))) {
+    return 'malformed digest: expected name[:tag]@sha256:<64 lowercase hex>';
+  }
+  const named = reference.slice(0, at);
+  const colon = named.lastIndexOf(':');
+  const hasTag = colon > named.lastIndexOf('/');
+  const repository = hasTag ? named.slice(0, colon) : named;
+  const tag = hasTag ? named.slice(colon + 1) : undefined;
+  const ok =
+    repository.length <= 255 &&
+    IMAGE_NAME.test(repository) &&
+    (tag === undefined || /^\w[\w.-]{0,127}$/.test(tag));
+  return ok ? undefined : 'malformed image name or tag';
+}
+
+function describeValue(value: unknown): string {
+  if (typeof value === 'string') {
+    const shown = JSON.stringify(value);
+    return shown.length > 60 ? `${shown.slice(0, 57)}…"` : shown;
+  }
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') {
+    return String(value);
+  }
+  if (Array.isArray(value)) return 'an array';
+  if (value instanceof Date) return 'a date';
+  return 'a table';
+}
+
+/** A string check that reports `problem(value)` as its message. */
+const checked = (problem: (value: string) => string | undefined, max: number) =>
+  z
+    .string()
+    .max(max)
+    .superRefine((value, ctx) => {
+      const message = problem(value);
+      if (message !== undefined) ctx.addIssue({ code: 'custom', message });
+    });
+
+/** An integer key with a default; "expected an integer" even when the value is no number. */
+const int = (min: number, max: number, fallback: number) =>
+  z
+    .number({
+      error: (issue) =>
+        issue.code === 'invalid_type'
+          ? `expected an integer, got ${describeValue(issue.input)}`
+          : undefined,
+    })
+    .int()
+    .min(min)
+    .max(max)
+    .default(fallback);
+
+const glob = z.string().min(1).max(1000).refine(NO_NUL, 'must not contain NUL');
+
+const taskSchema = z
+  .object({
+    schema: z.literal(1, 'must be 1 (this is task bundle format 1)'),
+    id: z.string().regex(/^[a-z0-9][a-z0-9._-]{0,127}$/, 'must match [a-z0-9][a-z0-9._-]{0,127}'),
+    environment: z
+      .object({
+        dockerfile: checked((path) => {
+          const problem = relativePathProblem(path);
+          if (problem !== undefined) return problem;
+          return path.startsWith('environment/')
+            ? undefined
+            : 'must be inside environment/, the build context (normally environment/Dockerfile)';
+        }, 4096).optional(),
+        image: checked(imageReferenceProblem, 1000).optional(),
+        workdir: checked(workdirProblem, 4096),
+        base_commit: z
+          .string()
+          .regex(
+            /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/,
+            'must be a full commit id: 40 (or 64) lowercase hex digits',
+          ),
+      })
+      .strict(),
+    grading: z
+      .object({
+        deny: z
+          .array(glob)
+          .max(200)
+          .default(() => []),
+        // An empty allow list would drop every candidate file: always a mistake.
+        allow: z
+          .array(glob)
+          .min(1)
+          .max(200)
+          .default(() => ['**']),
+        // Our decision (format 1 is silent): a candidate that adds or changes a symlink is
+        // refused unless the task opts in, since a symlink can point the runner at anything.
+        allow_symlinks: z.boolean().default(false),
+      })
+      .strict()
+      .prefault({}),
+    tests: z
+      .object({
+        env: z
+          .record(
+            checked(envNameProblem, 256),
+            z.string().max(32_768).refine(NO_NUL, 'must not contain NUL'),
+          )
+          .refine((env) => Object.keys(env).length <= 200, 'at most 200 variables')
+          .default(() => ({})),
+      })
+      .strict()
+      .prefault({}),
+    limits: z
+      .object({
+        solver_seconds: int(10, 86_400, 1800),
+        test_seconds: int(1, 21_600, 600),
+        cpus: z.number().min(0.1).max(64).default(1),
+        memory_mb: int(64, 262_144, 2048),
+        pids: int(16, 65_536, 256),
+        output_bytes: int(1024, 64 * 1024 * 1024, 1024 * 1024),
+        patch_bytes: int(1024, 64 * 1024 * 1024, 1024 * 1024),
+        candidate_files: int(1, 100_000, 200),
+      })
+      .strict()
+      .prefault({}),
+  })
+  .strict();
+
+type TaskFile = z.output<typeof taskSchema>;
+
+const EXPECTED: Record<string, string> = {
+  int: 'an integer',
+  number: 'a number',
+  string: 'a string',
+  boolean: 'true or false',
+  array: 'an array',
+  object: 'a table',
+  record: 'a table',
+};
+
+/** Messages in the style of the rest of Proctor: "must be ≥ 64", "expected a number, got "x"". */
+function issueMessage(issue: z.core.$ZodRawIssue): string | undefined {
+  switch (issue.code) {
+    case 'invalid_type':
+      if (issue.input === undefined) return 'is required';
+      return `expected ${EXPECTED[issue.expected] ?? issue.expected}, got ${describeValue(issue.input)}`;
+    case 'too_small':
+      if (issue.origin === 'string') return 'must not be empty';
+      if (issue.origin === 'array') return `must have at least ${issue.minimum} entries`;
+      return `must be ≥ ${issue.minimum}`;
+    case 'too_big':
+      if (issue.origin === 'string') return `must be at most ${issue.maximum} characters`;
+      if (issue.origin === 'array') return `must have at most ${issue.maximum} entries`;
+      return `must be ≤ ${issue.maximum}`;
+    default:
+      return undefined;
+  }
+}
+
+function keyOf(path: PropertyKey[]): string {
+  return path
+    .map((part, i) =>
+      typeof part === 'number' ? `[${part}]` : `${i === 0 ? '' : '.'}${String(part)}`,
+    )
+    .join('');
+}
+
+/** Validates parsed task.toml, returning every problem with its key. */
+export function parseTask(raw: unknown): {
+  task?: TaskFile;
+  problems: Array<{ key?: string; message: string }>;
+} {
+  const problems: Array<{ key?: string; message: string }> = [];
+  const add = (key: string, message: string) =>
+    problems.push(key === '' ? { message } : { key, message });
+  const result = taskSchema.safeParse(raw, { error: issueMessage });
+  for (const issue of result.error?.issues ?? []) {
+    const key = keyOf(issue.path);
+    if (issue.code === 'unrecognized_keys') {
+      for (const name of issue.keys) add(key === '' ? name : `${key}.${name}`, 'unknown key');
+    } else if (issue.code === 'invalid_key') {
+      add(key, issue.issues.map((inner) => inner.message).join('; '));
+    } else add(key, issue.message);
+  }
+  // Checked on the raw table, so that it is reported even when other keys are wrong.
+  const env = (raw as { environment?: unknown } | undefined)?.environment;
+  if (typeof env === 'object' && env !== null && !Array.isArray(env)) {
+    const has = (name: string) => Object.hasOwn(env, name);
+    if (has('dockerfile') && has('image')) {
+      add('environment', 'sets both `dockerfile` and `image`; set exactly one');
+    } else if (!has('dockerfile') && !has('image')) {
+      add('environment', 'needs exactly one of `dockerfile` or `image`');
+    }
+  }
+  return problems.length === 0 && result.success ? { task: result.data, problems } : { problems };
+}
+
+// ---- loading ----------------------------------------------------------------------------
+
+function problemLine(p: BundleProblem): string {
+  return `  ${p.file}: ${p.key === undefined ? '' : `${p.key}: `}${p.message}`;
+}
+
+/** The BUNDLE_INVALID error for `problems`: a count, then one line per problem. */
+export function bundleInvalid(dir: string, problems: BundleProblem[]): ProctorError {
+  const count = `${problems.length} problem${problems.length === 1 ? '' : 's'}`;
+  return new ProctorError(
+    'BUNDLE_INVALID',
+    [`${dir}: ${count}`, ...problems.map(problemLine)].join('\n'),
+    { data: { dir, problems } },
+  );
+}
+
+/** The bundle folder as a realpath; refused when missing, not a folder, or outside tasksRoot. */
+async function resolveDir(dir: string, tasksRoot: string | undefined): Promise<string> {
+  const shown = resolve(dir);
+  const fail = (message: string) => bundleInvalid(shown, [{ file: '.', message }]);
+  let real: string;
+  try {
+    real = await realpath(shown);
+  } catch (error) {
+    throw fail(`cannot be read: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+  }
+  if (tasksRoot !== undefined) {
+    const root = await realpath(resolve(tasksRoot)).catch(() => {
+      throw fail(`tasks_root ${tasksRoot} cannot be read`);
+    });
+    if (real !== root && !isInside(real, root)) throw fail(`is outside tasks_root ${root}`);
+  }
+  if (!(await stat(real)).isDirectory()) throw fail('is not a folder');
+  return real;
+}
+
+/**
+ * Declared test IDs: one per line, a trailing \r dropped, blank lines ignored, otherwise
+ * verbatim (a runner's IDs are compared exactly). At most 20 problems are listed per file.
+ */
+export function parseTestIds(text: string, file: string, problems: BundleProblem[]): string[] {
+  const ids: string[] = [];
+  const firstLine = new Map<string, number>();
+  let found = 0;
+  const problem = (line: number, message: string) => {
+    found += 1;
+    if (found <= 20) problems.push({ file, message: `line ${line}: ${message}` });
+  };
+  text.split('\n').forEach((raw, index) => {
+    const id = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
+    const line = index + 1;
+    if (id.trim() === '') return;
+    if (id.includes('\0')) return problem(line, 'test ID contains NUL');
+    if (id.length > MAX_TEST_ID_CHARS) {
+      return problem(line, `test ID longer than ${MAX_TEST_ID_CHARS} characters`);
+    }
+    const first = firstLine.get(id);
+    if (first !== undefined) {
+      return problem(line, `duplicate test ID ${JSON.stringify(id)} (first on line ${first})`);
+    }
+    firstLine.set(id, line);
+    ids.push(id);
+  });
+  if (found > 20) problems.push({ file, message: `… and ${found - 20} more problems` });
+  if (ids.length > MAX_TEST_IDS) {
+    problems.push({ file, message: `declares ${ids.length} test IDs; at most ${MAX_TEST_IDS}` });
+  }
+  return ids;
+}
+
+async function readTask(
+  root: string,
+  entries: Map<string, BundleEntry>,
+  problems: BundleProblem[],
+): Promise<TaskFile | undefined> {
+  const text = await readText(root, entries, FILES.task, MAX_TASK_TOML_BYTES, problems);
+  if (text === undefined) return undefined;
+  let raw: unknown;
+  try {
+    raw = parseToml(text);
+  } catch (error) {
+    const where = error instanceof TomlError ? `line ${error.line}, column ${error.column}: ` : '';
+    const message = error instanceof Error ? error.message.split('\n')[0] : String(error);
+    problems.push({ file: FILES.task, message: `${where}${message}` });
+    return undefined;
+  }
+  const parsed = parseTask(raw);
+  problems.push(...parsed.problems.map((p) => ({ file: FILES.task, ...p })));
+  return parsed.task;
+}
+
+/**
+ * Loads and validates the bundle in `dir`. Throws BUNDLE_INVALID listing every problem found
+ * (`data.problems`: `{ file, key?, message }[]`, files relative to the bundle).
+ */
+export async function loadBundle(dir: string, options: LoadBundleOptions = {}): Promise<Bundle> {
+  const root = await resolveDir(dir, options.tasksRoot);
+  const walk = await walkBundle(root);
+  const problems = [...walk.problems];
+  if (!walk.complete) throw bundleInvalid(root, problems);
+  const { entries } = walk;
+
+  const task = await readTask(root, entries, problems);
+  const description = await readText(
+    root,
+    entries,
+    FILES.description,
+    MAX_DESCRIPTION_BYTES,
+    problems,
+  );
+  if (description !== undefined && description.trim() === '') {
+    problems.push({ file: FILES.description, message: 'is empty' });
+  }
+  checkCopied(entries, FILES.runner, problems, { executable: true });
+  checkCopied(entries, FILES.hiddenPatch, problems);
+  const hasGold = entries.has(FILES.goldPatch) && checkCopied(entries, FILES.goldPatch, problems);
+  const lists = { existing: FILES.existing, hidden: FILES.hidden };
+  const ids: Record<keyof typeof lists, string[]> = { existing: [], hidden: [] };
+  for (const [name, file] of Object.entries(lists) as Array<[keyof typeof lists, string]>) {
+    const text = await readText(root, entries, file, MAX_ID_LIST_BYTES, problems);
+    if (text !== undefined) ids[name] = parseTestIds(text, file, problems);
+    if (name === 'hidden' && text !== undefined && ids.hidden.length === 0) {
+      problems.push({
+        file,
+        message: 'declares no test IDs; a task needs at least one hidden test',
+      });
+    }
+  }
+  if (task?.environment.dockerfile !== undefined) {
+    checkCopied(entries, task.environment.dockerfile, problems);
+  }
+
+  if (task === undefined || problems.length > 0) {
+    if (problems.length === 0) problems.push({ file: FILES.task, message: 'is not valid' });
+    throw bundleInvalid(root, problems);
+  }
+  return {
+    dir: root,
+    id: task.id,
+    // parseTask has made sure that exactly one of the two is set.
+    environment:
+      task.environment.image !== undefined
+        ? { kind: 'image', reference: task.environment.image }
+        : {
+            kind: 'dockerfile',
+            contextDir: join(root, 'environment'),
+            dockerfile: (task.environment.dockerfile ?? '').slice('environment/'.length),
+          },
+    workdir: task.environment.workdir,
+    baseCommit: task.environment.base_commit,
+    grading: {
+      allow: [...task.grading.allow],
+      deny: [...task.grading.deny],
+      allowSymlinks: task.grading.allow_symlinks,
+    },
+    testsEnv: { ...task.tests.env },
+    limits: toLimits(task.limits),
+    paths: {
+      description: join(root, FILES.description),
+      runner: join(root, FILES.runner),
+      existing: join(root, FILES.existing),
+      hidden: join(root, FILES.hidden),
+      hiddenPatch: join(root, FILES.hiddenPatch),
+      ...(hasGold ? { goldPatch: join(root, FILES.goldPatch) } : {}),
+    },
+    existingIds: ids.existing,
+    hiddenIds: ids.hidden,
+    contentHash: await hashBundle(root, entries.values()),
+  };
+}
+
+function toLimits(l: TaskFile['limits']): BundleLimits {
+  return {
+    solverSeconds: l.solver_seconds,
+    testSeconds: l.test_seconds,
+    cpus: l.cpus,
+    memoryMb: l.memory_mb,
+    pids: l.pids,
+    outputBytes: l.output_bytes,
+    patchBytes: l.patch_bytes,
+    candidateFiles: l.candidate_files,
+  };
+}
+
+/**
+ * The text a solver is shown: description.md, read again (it is the only bundle file a
+ * solver ever sees, so it is re-checked as a regular, bounded, UTF-8 file at use).
+ */
+export async function readDescription(bundle: Pick<Bundle, 'dir'>): Promise<string> {
+  const read = await readUtf8(join(bundle.dir, FILES.description), MAX_DESCRIPTION_BYTES);
+  if (read.ok) return read.text;
+  throw bundleInvalid(bundle.dir, [{ file: FILES.description, message: read.message }]);
+}
+
+export interface Suite {
+  /** Valid bundles, in folder-name order. */
+  bundles: Bundle[];
+  /** Folders holding a task.toml that did not load, each with its BUNDLE_INVALID error. */
+  problems: Array<{ dir: string; error: ProctorError }>;
+}
+
+async function hasTaskToml(dir: string): Promise<boolean> {
+  return lstat(join(dir, FILES.task)).then(
+    () => true,
+    () => false,
+  );
+}
+
+/**
+ * Loads a suite: `path` itself when it holds a task.toml, else each immediate sub-folder that
+ * holds one, in byte order of the folder names. A bad bundle does not stop the others; it is
+ * listed in `problems`. Bundles sharing an id are all refused, each error naming the others.
+ * Throws BUNDLE_INVALID when `path` is unreadable, outside tasksRoot, or holds no bundle.
+ */
+export async function loadSuite(path: string, options: LoadBundleOptions = {}): Promise<Suite> {
+  const root = await resolveDir(path, options.tasksRoot);
+  let dirs: string[];
+  if (await hasTaskToml(root)) dirs = [root];
+  else {
+    const children = await readdir(root, { withFileTypes: true });
+    const names = children
+      .filter((child) => child.isDirectory())
+      .map((child) => child.name)
+      .sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+    dirs = [];
+    for (const name of names) {
+      if (await hasTaskToml(join(root, name))) dirs.push(join(root, name));
+    }
+    if (dirs.length === 0) {
+      throw bundleInvalid(root, [
+        { file: '.', message: 'holds no task bundle (no task.toml in it or its sub-folders)' },
+      ]);
+    }
+  }
+  const loaded: Bundle[] = [];
+  const problems: Suite['problems'] = [];
+  for (const dir of dirs) {
+    try {
+      loaded.push(await loadBundle(dir, options));
+    } catch (error) {
+      if (!isProctorError(error, 'BUNDLE_INVALID')) throw error;
+      problems.push({ dir, error });
+    }
+  }
+  const byId = new Map<string, Bundle[]>();
+  for (const bundle of loaded) {
+    const same = byId.get(bundle.id);
+    if (same === undefined) byId.set(bundle.id, [bundle]);
+    else same.push(bundle);
+  }
+  const bundles = loaded.filter((bundle) => byId.get(bundle.id)?.length === 1);
+  for (const bundle of loaded) {
+    const others = (byId.get(bundle.id) ?? []).filter((other) => other !== bundle);
+    if (others.length === 0) continue;
+    const message = `duplicate id ${JSON.stringify(bundle.id)}: also the id of ${others.map((o) => o.dir).join(', ')}`;
+    problems.push({
+      dir: bundle.dir,
+      error: bundleInvalid(bundle.dir, [{ file: FILES.task, key: 'id', message }]),
+    });
+  }
+  problems.sort((a, b) => Buffer.compare(Buffer.from(a.dir), Buffer.from(b.dir)));
+  return { bundles, problems };
+}
