@@ -1,0 +1,396 @@
+// The rules of the runner contract and of the oracle's verdict, as pure functions: whether a
+// phase's report satisfies its declared test IDs, the `tests_hash` gate line, which reason a
+// failed grade is given, and when baseline quarantines a task. Nothing here runs a container;
+// callers pass what happened and get a Verdict back.
+import { createHash } from 'node:crypto';
+import { ProctorError } from '../errors.js';
+import { excerpt, type TestStatus } from './report.js';
+
+/** Stable reason codes, stored with every verdict; never renamed, only added to. */
+export const REASONS = [
+  'PASS',
+  'APPLY_FAILED',
+  'EXISTING_FAILED',
+  'HIDDEN_FAILED',
+  'TESTS_MISSING',
+  'TIMEOUT',
+  'OOM',
+  'REPORT_INVALID',
+  'PATCH_TOO_LARGE',
+  'PATCH_REJECTED',
+  'INFRA_ERROR',
+  'BASELINE_HIDDEN_PASSED',
+  'BASELINE_EXISTING_FAILED',
+  'GOLD_FAILED',
+  'FLAKY',
+  'CANCELLED',
+] as const;
+
+export type Reason = (typeof REASONS)[number];
+
+export function isReason(value: unknown): value is Reason {
+  return typeof value === 'string' && (REASONS as readonly string[]).includes(value);
+}
+
+/** The outcome of one grade or baseline. `verdict` is PASS exactly when `reason` is PASS. */
+export interface Verdict {
+  verdict: 'PASS' | 'FAIL';
+  reason: Reason;
+  /** One human-readable line for the oracle log and the status page; bounded. */
+  detail: string;
+  /** testsHash of the declared IDs that ran, or null when no phase produced a usable report. */
+  testsHash: string | null;
+}
+
+export function passVerdict(detail: string, hash: string | null): Verdict {
+  return { verdict: 'PASS', reason: 'PASS', detail, testsHash: hash };
+}
+
+/** A FAIL verdict; also what callers use for reasons decided before any phase runs. */
+export function failVerdict(
+  reason: Exclude<Reason, 'PASS'>,
+  detail: string,
+  hash: string | null = null,
+): Verdict {
+  return { verdict: 'FAIL', reason, detail, testsHash: hash };
+}
+
+// ---------------------------------------------------------------------------------------------
+// One phase against its declared IDs
+
+export type NotPassedStatus = Exclude<TestStatus, 'passed'>;
+
+export interface PhaseCheck {
+  /** Every declared ID is in the report and passed. */
+  ok: boolean;
+  /** Declared IDs absent from the report, in declared order. */
+  missing: string[];
+  /** Declared IDs reported with another status than passed, in declared order. */
+  notPassed: Array<{ id: string; status: NotPassedStatus }>;
+  /** Reported IDs that were not declared, in report order: to be logged, never graded. */
+  undeclared: string[];
+  /** Declared IDs reported as passed, in declared order. */
+  passed: string[];
+}
+
+/**
+ * Applies the runner contract to one phase: a declared ID missing from the report, or not
+ * `passed`, fails the phase; reported IDs that were not declared are listed and ignored.
+ * A declared ID listed twice counts once.
+ */
+export function checkPhase(
+  declared: readonly string[],
+  report: ReadonlyMap<string, TestStatus>,
+): PhaseCheck {
+  const wanted = new Set(declared);
+  const missing: string[] = [];
+  const notPassed: PhaseCheck['notPassed'] = [];
+  const passed: string[] = [];
+  for (const id of wanted) {
+    const status = report.get(id);
+    if (status === undefined) missing.push(id);
+    else if (status === 'passed') passed.push(id);
+    else notPassed.push({ id, status });
+  }
+  const undeclared = [...report.keys()].filter((id) => !wanted.has(id));
+  return {
+    ok: missing.length === 0 && notPassed.length === 0,
+    missing,
+    notPassed,
+    undeclared,
+    passed,
+  };
+}
+
+/** What became of each declared ID of a checked phase: its status, or `missing`. */
+export type TestOutcome = TestStatus | 'missing';
+
+export function declaredOutcomes(check: PhaseCheck): Map<string, TestOutcome> {
+  const outcomes = new Map<string, TestOutcome>();
+  for (const id of check.passed) outcomes.set(id, 'passed');
+  for (const { id, status } of check.notPassed) outcomes.set(id, status);
+  for (const id of check.missing) outcomes.set(id, 'missing');
+  return outcomes;
+}
+
+/** Declared IDs that ran: reported with a status other than skipped. */
+export function idsThatRan(check: PhaseCheck): string[] {
+  return [
+    ...check.passed,
+    ...check.notPassed.filter((t) => t.status !== 'skipped').map((t) => t.id),
+  ];
+}
+
+// ---------------------------------------------------------------------------------------------
+// The gate line
+
+const HEX_SHA256 = /^[0-9a-f]{64}$/;
+
+/**
+ * The `tests_hash` of the gate output: SHA-256 (lowercase hex) of the UTF-8 bytes of the IDs
+ * sorted by UTF-16 code unit (JavaScript's default sort; this differs from byte order only
+ * for characters above U+FFFF against U+E000–U+FFFF), de-duplicated and joined with `\n`, with
+ * no trailing newline. The empty list hashes the empty string.
+ *
+ * Pass the declared test IDs that ran, of both phases; the caller decides what ran (for a
+ * grade, decideGrade uses idsThatRan: declared IDs reported with a status other than skipped).
+ * IDs come from one-per-line files, so one containing a newline would make the hash ambiguous
+ * and is refused.
+ */
+export function testsHash(ids: readonly string[]): string {
+  for (const id of ids) {
+    if (id.includes('\n')) {
+      throw new ProctorError('INTERNAL', `test ID "${excerpt(id)}" contains a newline`);
+    }
+  }
+  const sorted = [...new Set(ids)].sort();
+  return createHash('sha256').update(sorted.join('\n'), 'utf8').digest('hex');
+}
+
+/** The line the oracle prints for the gate: `tests_hash=<64 hex>`. */
+export function gateLine(hash: string): string {
+  if (!HEX_SHA256.test(hash)) {
+    throw new ProctorError('INTERNAL', `Expected a SHA-256 hex digest, got \`${excerpt(hash)}\``);
+  }
+  return `tests_hash=${hash}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Grade
+
+export type PhaseName = 'existing' | 'hidden';
+
+/** What happened in one run of `RUNNER LIST REPORT`. */
+export interface PhaseOutcome {
+  /** The run exceeded its wall-clock limit and was stopped. */
+  timedOut: boolean;
+  /** The run was killed for exceeding its memory limit. */
+  oom: boolean;
+  /** Why the report could not be used (absent, too large, malformed), else null. */
+  reportError: string | null;
+  /** checkPhase of the parsed report against the declared IDs; null without a usable report. */
+  check: PhaseCheck | null;
+}
+
+export interface GradePhases {
+  existing: PhaseOutcome;
+  /** Absent when the oracle did not run the hidden tests (say, after the existing suite timed out). */
+  hidden?: PhaseOutcome;
+}
+
+type Failure = { reason: Exclude<Reason, 'PASS'>; detail: string };
+type Rule = (name: PhaseName, phase: PhaseOutcome) => Failure | null;
+
+const MAX_LISTED_IDS = 5;
+
+function listIds(ids: readonly string[]): string {
+  const shown = ids.slice(0, MAX_LISTED_IDS).map((id) => excerpt(id));
+  const more = ids.length - shown.length;
+  return more > 0 ? `${shown.join(', ')}, … and ${more} more` : shown.join(', ');
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}
+
+// The precedence of failure reasons, most fundamental first. Each rule is tried on the
+// existing phase, then the hidden one, before the next rule. A run stopped for time or memory
+// leaves at best a partial report, so those come before anything read from the report; an
+// unusable report comes before its contents; a declared test that never reported (renamed,
+// deleted, collection broke) before tests that ran and failed.
+const RULES: readonly Rule[] = [
+  (name, p) =>
+    p.timedOut ? { reason: 'TIMEOUT', detail: `${name} phase exceeded its time limit` } : null,
+  (name, p) => (p.oom ? { reason: 'OOM', detail: `${name} phase ran out of memory` } : null),
+  (name, p) => {
+    if (p.reportError !== null) {
+      return { reason: 'REPORT_INVALID', detail: `${name} phase: ${excerpt(p.reportError)}` };
+    }
+    if (p.check === null) {
+      // Neither a report nor a reason for its absence: the harness lost track, not the candidate.
+      return { reason: 'INFRA_ERROR', detail: `${name} phase: no report and no report error` };
+    }
+    return null;
+  },
+  (name, p) =>
+    p.check !== null && p.check.missing.length > 0
+      ? {
+          reason: 'TESTS_MISSING',
+          detail: `${name} phase: ${plural(p.check.missing.length, 'declared test')} missing from the report: ${listIds(p.check.missing)}`,
+        }
+      : null,
+  (name, p) =>
+    p.check !== null && p.check.notPassed.length > 0
+      ? {
+          reason: name === 'existing' ? 'EXISTING_FAILED' : 'HIDDEN_FAILED',
+          detail: `${name} phase: ${plural(p.check.notPassed.length, 'test')} not passed: ${listIds(p.check.notPassed.map((t) => `${t.id} (${t.status})`))}`,
+        }
+      : null,
+];
+
+function phasesOf(run: GradePhases): Array<[PhaseName, PhaseOutcome]> {
+  const phases: Array<[PhaseName, PhaseOutcome]> = [['existing', run.existing]];
+  if (run.hidden !== undefined) phases.push(['hidden', run.hidden]);
+  return phases;
+}
+
+function firstFailure(phases: ReadonlyArray<[PhaseName, PhaseOutcome]>): Failure | null {
+  for (const rule of RULES) {
+    for (const [name, phase] of phases) {
+      const failure = rule(name, phase);
+      if (failure !== null) return failure;
+    }
+  }
+  return null;
+}
+
+/** testsHash over idsThatRan of every phase with a usable report; null when there is none. */
+function runHash(run: GradePhases): string | null {
+  const checks = phasesOf(run).flatMap(([, phase]) => (phase.check === null ? [] : [phase.check]));
+  return checks.length === 0 ? null : testsHash(checks.flatMap(idsThatRan));
+}
+
+/**
+ * The verdict of a grade from its two phases. Precedence, first match wins, existing before
+ * hidden within a rule: TIMEOUT, OOM, REPORT_INVALID (INFRA_ERROR if a phase has neither a
+ * report nor a report error), TESTS_MISSING, EXISTING_FAILED, HIDDEN_FAILED; then INFRA_ERROR
+ * if the hidden phase did not run; else PASS. Reasons decided before the phases
+ * (APPLY_FAILED, PATCH_TOO_LARGE, PATCH_REJECTED, CANCELLED, …) are the caller's failVerdict.
+ */
+export function decideGrade(phases: GradePhases): Verdict {
+  const hash = runHash(phases);
+  const failure = firstFailure(phasesOf(phases));
+  if (failure !== null) return failVerdict(failure.reason, failure.detail, hash);
+  if (phases.hidden === undefined) {
+    return failVerdict('INFRA_ERROR', 'hidden phase did not run', hash);
+  }
+  const existing = phases.existing.check?.passed.length ?? 0;
+  const hidden = phases.hidden.check?.passed.length ?? 0;
+  return passVerdict(
+    `${plural(existing, 'existing test')} and ${plural(hidden, 'hidden test')} passed`,
+    hash,
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Baseline
+
+/**
+ * IDs whose outcome is not the same in every run, sorted by code unit. An ID absent from some
+ * runs' maps but present in others has flipped too. Fewer than two runs flip nothing.
+ */
+export function findFlaky<V>(runs: ReadonlyArray<ReadonlyMap<string, V>>): string[] {
+  const ids = new Set<string>();
+  for (const run of runs) for (const id of run.keys()) ids.add(id);
+  const flipped: string[] = [];
+  for (const id of ids) {
+    const first = runs[0]?.has(id) ?? false;
+    const value = runs[0]?.get(id);
+    if (runs.some((run) => run.has(id) !== first || run.get(id) !== value)) flipped.push(id);
+  }
+  return flipped.sort();
+}
+
+/** How a phase ended, at the level that must agree across repeated baselines. */
+function phaseEnding(phase: PhaseOutcome | undefined): string {
+  if (phase === undefined) return 'not run';
+  if (phase.timedOut) return 'timed out';
+  if (phase.oom) return 'ran out of memory';
+  if (phase.reportError !== null || phase.check === null) return 'had no usable report';
+  return 'reported';
+}
+
+function flakyDetail(runs: readonly GradePhases[]): string | null {
+  const parts: string[] = [];
+  for (const name of ['existing', 'hidden'] as const) {
+    const endings = runs.map((run) => phaseEnding(run[name]));
+    if (new Set(endings).size > 1) {
+      parts.push(`${name} phase ${endings.map((e, i) => `${e} in run ${i + 1}`).join(', ')}`);
+    }
+    const outcomes = runs.flatMap((run) => {
+      const check = run[name]?.check;
+      return check === null || check === undefined ? [] : [declaredOutcomes(check)];
+    });
+    const flipped = findFlaky(outcomes);
+    if (flipped.length > 0) {
+      parts.push(`${name} tests that flipped: ${listIds(flipped)}`);
+    }
+  }
+  return parts.length === 0 ? null : parts.join('; ');
+}
+
+export interface BaselineInput {
+  /** The baseline runs (no diff applied), in order; more than one to detect flaky tests. */
+  runs: readonly GradePhases[];
+  /** The grade of the gold patch, when the bundle has one. */
+  gold?: Verdict;
+}
+
+/**
+ * Whether a task is sound: without a diff the existing suite must PASS and the hidden tests
+ * must FAIL, repeatably, and the gold patch (if any) must PASS. A FAIL verdict quarantines the
+ * task. Precedence: FLAKY (repeated runs disagree: then no single run can be trusted), then per
+ * run in order BASELINE_EXISTING_FAILED and BASELINE_HIDDEN_PASSED, then GOLD_FAILED. Any
+ * failure of the hidden phase counts as failing (a timeout or a crash can be the very bug the
+ * task is about); a runner that can never pass is caught by the gold patch. INFRA_ERROR and
+ * CANCELLED pass through unchanged, as they say nothing about the task.
+ * `testsHash` is that of the first run.
+ */
+export function decideBaseline(input: BaselineInput): Verdict {
+  const [first] = input.runs;
+  if (first === undefined) throw new ProctorError('INTERNAL', 'decideBaseline needs a run');
+  const hash = runHash(first);
+  const several = input.runs.length > 1;
+
+  const flaky = several ? flakyDetail(input.runs) : null;
+  if (flaky !== null) return failVerdict('FLAKY', flaky, hash);
+
+  for (const [index, run] of input.runs.entries()) {
+    const where = several ? ` (run ${index + 1})` : '';
+    const existing = firstFailure([['existing', run.existing]]);
+    if (existing?.reason === 'INFRA_ERROR')
+      return failVerdict('INFRA_ERROR', existing.detail, hash);
+    if (existing !== null) {
+      return failVerdict(
+        'BASELINE_EXISTING_FAILED',
+        `existing suite fails without a diff${where}: ${existing.reason}: ${existing.detail}`,
+        hash,
+      );
+    }
+    if (run.hidden === undefined) {
+      return failVerdict('INFRA_ERROR', `hidden phase did not run${where}`, hash);
+    }
+    const hidden = firstFailure([['hidden', run.hidden]]);
+    if (hidden?.reason === 'INFRA_ERROR') return failVerdict('INFRA_ERROR', hidden.detail, hash);
+    if (hidden === null) {
+      const count = run.hidden.check?.passed.length ?? 0;
+      return failVerdict(
+        'BASELINE_HIDDEN_PASSED',
+        `all ${plural(count, 'hidden test')} pass without the fix${where}`,
+        hash,
+      );
+    }
+  }
+
+  const gold = input.gold;
+  if (gold !== undefined && gold.verdict !== 'PASS') {
+    if (gold.reason === 'INFRA_ERROR' || gold.reason === 'CANCELLED') {
+      return failVerdict(gold.reason, `gold patch: ${excerpt(gold.detail)}`, hash);
+    }
+    return failVerdict(
+      'GOLD_FAILED',
+      `gold patch does not pass: ${gold.reason}: ${excerpt(gold.detail)}`,
+      hash,
+    );
+  }
+
+  const alreadyPassing = first.hidden?.check?.passed ?? [];
+  const note =
+    alreadyPassing.length > 0
+      ? `; hidden tests already passing without the fix: ${listIds(alreadyPassing)}`
+      : '';
+  return passVerdict(
+    `existing suite passes and hidden tests fail without the fix${several ? ` in all ${input.runs.length} runs` : ''}${gold === undefined ? '' : '; gold patch passes'}${note}`,
+    hash,
+  );
+}

@@ -1,0 +1,436 @@
+// The runner contract and the verdict rules: what fails a phase, the tests_hash gate line,
+// which reason a grade gets when several things went wrong, and when baseline quarantines.
+import { createHash } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { isProctorError } from '../../src/errors.js';
+import type { TestStatus } from '../../src/oracle/report.js';
+import {
+  checkPhase,
+  decideBaseline,
+  decideGrade,
+  declaredOutcomes,
+  failVerdict,
+  findFlaky,
+  gateLine,
+  idsThatRan,
+  isReason,
+  passVerdict,
+  REASONS,
+  testsHash,
+  type GradePhases,
+  type PhaseOutcome,
+} from '../../src/oracle/verdict.js';
+
+const report = (entries: Record<string, TestStatus>): Map<string, TestStatus> =>
+  new Map(Object.entries(entries));
+
+/** The code of the ProctorError `fn` throws, or undefined. */
+function errorCode(fn: () => unknown): string | undefined {
+  try {
+    fn();
+  } catch (error) {
+    return isProctorError(error) ? error.code : undefined;
+  }
+  return undefined;
+}
+
+const sha256 = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
+
+/** A phase that ran to a report, checked against `declared`. */
+function ran(declared: string[], entries: Record<string, TestStatus>): PhaseOutcome {
+  return {
+    timedOut: false,
+    oom: false,
+    reportError: null,
+    check: checkPhase(declared, report(entries)),
+  };
+}
+
+const EXISTING = ['e::one', 'e::two'];
+const HIDDEN = ['h::fix'];
+const existingPass = (): PhaseOutcome => ran(EXISTING, { 'e::one': 'passed', 'e::two': 'passed' });
+const hiddenPass = (): PhaseOutcome => ran(HIDDEN, { 'h::fix': 'passed' });
+const hiddenFail = (): PhaseOutcome => ran(HIDDEN, { 'h::fix': 'failed' });
+const noReport = (reportError: string | null, extra: Partial<PhaseOutcome> = {}): PhaseOutcome => ({
+  timedOut: false,
+  oom: false,
+  reportError,
+  check: null,
+  ...extra,
+});
+
+describe('checkPhase', () => {
+  it('passes when every declared ID is reported passed', () => {
+    expect(checkPhase(['a', 'b'], report({ b: 'passed', a: 'passed' }))).toEqual({
+      ok: true,
+      missing: [],
+      notPassed: [],
+      undeclared: [],
+      passed: ['a', 'b'],
+    });
+  });
+
+  it('lists declared IDs missing from the report, and fails', () => {
+    const check = checkPhase(['a', 'b', 'c'], report({ b: 'passed' }));
+    expect(check.ok).toBe(false);
+    expect(check.missing).toEqual(['a', 'c']);
+  });
+
+  it('lists declared IDs that were failed, errored or skipped, and fails', () => {
+    const check = checkPhase(
+      ['a', 'b', 'c', 'd'],
+      report({ a: 'failed', b: 'error', c: 'skipped', d: 'passed' }),
+    );
+    expect(check.ok).toBe(false);
+    expect(check.notPassed).toEqual([
+      { id: 'a', status: 'failed' },
+      { id: 'b', status: 'error' },
+      { id: 'c', status: 'skipped' },
+    ]);
+    expect(check.passed).toEqual(['d']);
+  });
+
+  it('lists undeclared reported IDs and ignores them, whatever their status', () => {
+    const check = checkPhase(['a'], report({ x: 'failed', a: 'passed', y: 'error' }));
+    expect(check.ok).toBe(true);
+    expect(check.undeclared).toEqual(['x', 'y']);
+  });
+
+  it('counts a declared ID listed twice once', () => {
+    const check = checkPhase(['a', 'a', 'b'], report({ a: 'passed' }));
+    expect(check.missing).toEqual(['b']);
+    expect(check.passed).toEqual(['a']);
+  });
+
+  it('treats __proto__ and constructor as ordinary IDs', () => {
+    const check = checkPhase(['__proto__', 'constructor'], new Map([['constructor', 'passed']]));
+    expect(check.missing).toEqual(['__proto__']);
+    expect(check.passed).toEqual(['constructor']);
+  });
+
+  it('gives each declared ID its outcome, and which ran (skipped did not)', () => {
+    const check = checkPhase(
+      ['a', 'b', 'c', 'd'],
+      report({ a: 'passed', b: 'skipped', c: 'error' }),
+    );
+    expect(declaredOutcomes(check)).toEqual(
+      new Map([
+        ['a', 'passed'],
+        ['b', 'skipped'],
+        ['c', 'error'],
+        ['d', 'missing'],
+      ]),
+    );
+    expect(idsThatRan(check)).toEqual(['a', 'c']);
+  });
+});
+
+describe('testsHash and gateLine', () => {
+  it('is the sha256 of the sorted, newline-joined IDs', () => {
+    const ids = ['tests/b.py::test_z', 'tests/a.py::test_y', 'Zeta', 'alpha'];
+    const expected = sha256('Zeta\nalpha\ntests/a.py::test_y\ntests/b.py::test_z');
+    expect(testsHash(ids)).toBe(expected);
+    expect(testsHash(ids)).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('is the same for every ordering of the same IDs', () => {
+    const ids = ['c', 'a', 'b', 'é', 'B', '10', '9'];
+    const reference = testsHash(ids);
+    for (const order of [
+      [...ids].reverse(),
+      [...ids].sort(),
+      ['9', 'é', 'a', 'B', '10', 'c', 'b'],
+    ]) {
+      expect(testsHash(order)).toBe(reference);
+    }
+    expect(testsHash(['a', 'b'])).not.toBe(testsHash(['a', 'c']));
+  });
+
+  it('sorts by UTF-16 code unit and hashes the UTF-8 bytes', () => {
+    // U+FF21 (fullwidth A) sorts after U+D83D (the high surrogate of an emoji) by code unit.
+    const ids = ['\uFF21', '\u{1F600}', 'a'];
+    expect(testsHash(ids)).toBe(sha256('a\n\u{1F600}\n\uFF21'));
+  });
+
+  it('counts a repeated ID once and hashes the empty list as the empty string', () => {
+    expect(testsHash(['a', 'b', 'a'])).toBe(testsHash(['a', 'b']));
+    expect(testsHash([])).toBe(sha256(''));
+  });
+
+  it('refuses an ID containing a newline, which would make the hash ambiguous', () => {
+    expect(errorCode(() => testsHash(['a\nb']))).toBe('INTERNAL');
+  });
+
+  it('prints the gate line', () => {
+    const hash = testsHash(['a']);
+    expect(gateLine(hash)).toBe(`tests_hash=${hash}`);
+    expect(errorCode(() => gateLine('not-a-hash'))).toBe('INTERNAL');
+  });
+});
+
+describe('REASONS and verdict constructors', () => {
+  it('lists the stable reason codes', () => {
+    expect(REASONS).toContain('PASS');
+    expect(REASONS).toContain('FLAKY');
+    expect(new Set(REASONS).size).toBe(REASONS.length);
+    expect(isReason('TIMEOUT')).toBe(true);
+    expect(isReason('timeout')).toBe(false);
+    expect(isReason(undefined)).toBe(false);
+  });
+
+  it('builds PASS and FAIL verdicts', () => {
+    expect(passVerdict('ok', null)).toEqual({
+      verdict: 'PASS',
+      reason: 'PASS',
+      detail: 'ok',
+      testsHash: null,
+    });
+    expect(failVerdict('APPLY_FAILED', 'patch does not apply')).toEqual({
+      verdict: 'FAIL',
+      reason: 'APPLY_FAILED',
+      detail: 'patch does not apply',
+      testsHash: null,
+    });
+  });
+});
+
+describe('decideGrade', () => {
+  it('passes when both phases pass, with the hash of every declared test that ran', () => {
+    const verdict = decideGrade({ existing: existingPass(), hidden: hiddenPass() });
+    expect(verdict.verdict).toBe('PASS');
+    expect(verdict.reason).toBe('PASS');
+    expect(verdict.testsHash).toBe(testsHash([...EXISTING, ...HIDDEN]));
+    expect(verdict.testsHash).toBe(sha256('e::one\ne::two\nh::fix'));
+  });
+
+  it('fails with HIDDEN_FAILED when a hidden test fails', () => {
+    const verdict = decideGrade({ existing: existingPass(), hidden: hiddenFail() });
+    expect(verdict).toMatchObject({ verdict: 'FAIL', reason: 'HIDDEN_FAILED' });
+    expect(verdict.detail).toContain('h::fix (failed)');
+    expect(verdict.testsHash).toBe(testsHash([...EXISTING, ...HIDDEN]));
+  });
+
+  it('fails with EXISTING_FAILED, before HIDDEN_FAILED, when an existing test regresses', () => {
+    const existing = ran(EXISTING, { 'e::one': 'passed', 'e::two': 'error' });
+    const verdict = decideGrade({ existing, hidden: hiddenFail() });
+    expect(verdict.reason).toBe('EXISTING_FAILED');
+    expect(verdict.detail).toContain('e::two (error)');
+  });
+
+  it('counts a skipped declared test as not passed, and not as run', () => {
+    const hidden = ran(HIDDEN, { 'h::fix': 'skipped' });
+    const verdict = decideGrade({ existing: existingPass(), hidden });
+    expect(verdict.reason).toBe('HIDDEN_FAILED');
+    expect(verdict.testsHash).toBe(testsHash(EXISTING));
+  });
+
+  it('fails with TESTS_MISSING, before EXISTING_FAILED, when a declared ID is absent', () => {
+    const existing = ran(EXISTING, { 'e::one': 'failed', 'e::two': 'passed' });
+    const hidden = ran(HIDDEN, { 'something::else': 'passed' });
+    const verdict = decideGrade({ existing, hidden });
+    expect(verdict.reason).toBe('TESTS_MISSING');
+    expect(verdict.detail).toBe('hidden phase: 1 declared test missing from the report: h::fix');
+  });
+
+  it('ignores undeclared IDs in the report', () => {
+    const hidden = ran(HIDDEN, { 'h::fix': 'passed', 'h::extra': 'failed' });
+    const verdict = decideGrade({ existing: existingPass(), hidden });
+    expect(verdict.reason).toBe('PASS');
+    expect(verdict.testsHash).toBe(testsHash([...EXISTING, ...HIDDEN]));
+  });
+
+  it('fails with REPORT_INVALID, before TESTS_MISSING, when a report is unusable', () => {
+    const existing = ran(EXISTING, {});
+    const hidden = noReport('invalid test report: malformed XML: unterminated comment');
+    const verdict = decideGrade({ existing, hidden });
+    expect(verdict.reason).toBe('REPORT_INVALID');
+    expect(verdict.detail).toBe(
+      'hidden phase: invalid test report: malformed XML: unterminated comment',
+    );
+    expect(verdict.testsHash).toBe(testsHash([]));
+  });
+
+  it('fails with OOM, before REPORT_INVALID', () => {
+    const verdict = decideGrade({
+      existing: noReport('report missing'),
+      hidden: noReport(null, { oom: true }),
+    });
+    expect(verdict).toMatchObject({ reason: 'OOM', detail: 'hidden phase ran out of memory' });
+    expect(verdict.testsHash).toBeNull();
+  });
+
+  it('fails with TIMEOUT, before OOM and everything else', () => {
+    const verdict = decideGrade({
+      existing: noReport(null, { oom: true }),
+      hidden: { ...hiddenFail(), timedOut: true },
+    });
+    expect(verdict).toMatchObject({
+      reason: 'TIMEOUT',
+      detail: 'hidden phase exceeded its time limit',
+    });
+    // The partial report still says what ran.
+    expect(verdict.testsHash).toBe(testsHash(HIDDEN));
+  });
+
+  it('names the existing phase first when both phases fail for the same reason', () => {
+    const verdict = decideGrade({
+      existing: noReport(null, { timedOut: true }),
+      hidden: noReport(null, { timedOut: true }),
+    });
+    expect(verdict.detail).toBe('existing phase exceeded its time limit');
+  });
+
+  it('fails with the existing phase reason when the hidden phase did not run', () => {
+    const verdict = decideGrade({ existing: noReport(null, { timedOut: true }) });
+    expect(verdict.reason).toBe('TIMEOUT');
+  });
+
+  it('is an INFRA_ERROR, never a PASS, when the hidden phase is absent after a good existing one', () => {
+    expect(decideGrade({ existing: existingPass() }).reason).toBe('INFRA_ERROR');
+  });
+
+  it('is an INFRA_ERROR when a phase has neither a report nor a report error', () => {
+    expect(decideGrade({ existing: existingPass(), hidden: noReport(null) }).reason).toBe(
+      'INFRA_ERROR',
+    );
+  });
+
+  it('keeps the detail short however many tests failed', () => {
+    const declared = Array.from({ length: 10_000 }, (_, i) => `h::${'x'.repeat(500)}${i}`);
+    const hidden = ran(declared, {});
+    const verdict = decideGrade({ existing: existingPass(), hidden });
+    expect(verdict.reason).toBe('TESTS_MISSING');
+    expect(verdict.detail).toContain('10000 declared tests');
+    expect(verdict.detail).toContain('and 9995 more');
+    expect(verdict.detail.length).toBeLessThan(1200);
+  });
+});
+
+describe('findFlaky', () => {
+  it('finds IDs whose outcome differs between runs, sorted', () => {
+    const runs = [
+      report({ a: 'passed', b: 'failed', c: 'passed', d: 'skipped' }),
+      report({ a: 'passed', b: 'failed', c: 'failed', d: 'skipped' }),
+      report({ a: 'error', b: 'failed', c: 'passed', d: 'skipped' }),
+    ];
+    expect(findFlaky(runs)).toEqual(['a', 'c']);
+  });
+
+  it('counts an ID present in some runs but not others as flipped', () => {
+    expect(findFlaky([report({ a: 'passed', b: 'passed' }), report({ a: 'passed' })])).toEqual([
+      'b',
+    ]);
+  });
+
+  it('finds nothing in identical runs or a single run', () => {
+    expect(findFlaky([report({ a: 'failed' }), report({ a: 'failed' })])).toEqual([]);
+    expect(findFlaky([report({ a: 'failed' })])).toEqual([]);
+    expect(findFlaky([])).toEqual([]);
+  });
+});
+
+describe('decideBaseline', () => {
+  const healthy = (): GradePhases => ({ existing: existingPass(), hidden: hiddenFail() });
+
+  it('passes a task whose existing suite passes and hidden tests fail without the fix', () => {
+    const verdict = decideBaseline({ runs: [healthy()] });
+    expect(verdict).toMatchObject({ verdict: 'PASS', reason: 'PASS' });
+    expect(verdict.testsHash).toBe(testsHash([...EXISTING, ...HIDDEN]));
+  });
+
+  it('accepts any hidden failure: a timeout or missing IDs count as failing', () => {
+    const timedOut = noReport(null, { timedOut: true });
+    expect(decideBaseline({ runs: [{ existing: existingPass(), hidden: timedOut }] }).reason).toBe(
+      'PASS',
+    );
+    const missing = ran(HIDDEN, {});
+    expect(decideBaseline({ runs: [{ existing: existingPass(), hidden: missing }] }).reason).toBe(
+      'PASS',
+    );
+  });
+
+  it('notes hidden tests that already pass when others fail', () => {
+    const hidden = ran(['h::a', 'h::b'], { 'h::a': 'passed', 'h::b': 'failed' });
+    const verdict = decideBaseline({ runs: [{ existing: existingPass(), hidden }] });
+    expect(verdict.reason).toBe('PASS');
+    expect(verdict.detail).toContain('already passing without the fix: h::a');
+  });
+
+  it('quarantines with BASELINE_EXISTING_FAILED when the existing suite fails at base', () => {
+    const existing = ran(EXISTING, { 'e::one': 'failed', 'e::two': 'passed' });
+    const verdict = decideBaseline({ runs: [{ existing, hidden: hiddenFail() }] });
+    expect(verdict).toMatchObject({ verdict: 'FAIL', reason: 'BASELINE_EXISTING_FAILED' });
+    expect(verdict.detail).toContain('EXISTING_FAILED');
+    expect(verdict.detail).toContain('e::one (failed)');
+  });
+
+  it('quarantines with BASELINE_EXISTING_FAILED when the existing suite times out', () => {
+    const verdict = decideBaseline({
+      runs: [{ existing: noReport(null, { timedOut: true }) }],
+    });
+    expect(verdict.reason).toBe('BASELINE_EXISTING_FAILED');
+    expect(verdict.detail).toContain('TIMEOUT');
+  });
+
+  it('quarantines with BASELINE_HIDDEN_PASSED when the hidden tests pass without the fix', () => {
+    const verdict = decideBaseline({ runs: [{ existing: existingPass(), hidden: hiddenPass() }] });
+    expect(verdict).toMatchObject({ verdict: 'FAIL', reason: 'BASELINE_HIDDEN_PASSED' });
+    expect(verdict.detail).toBe('all 1 hidden test pass without the fix');
+  });
+
+  it('quarantines with GOLD_FAILED when the gold patch does not pass', () => {
+    const gold = failVerdict('HIDDEN_FAILED', 'hidden phase: 1 test not passed: h::fix (failed)');
+    const verdict = decideBaseline({ runs: [healthy()], gold });
+    expect(verdict.reason).toBe('GOLD_FAILED');
+    expect(verdict.detail).toContain('HIDDEN_FAILED');
+    const passing = decideBaseline({ runs: [healthy()], gold: passVerdict('ok', null) });
+    expect(passing.reason).toBe('PASS');
+    expect(passing.detail).toContain('gold patch passes');
+  });
+
+  it('passes an infrastructure failure of the gold grade through instead of blaming the task', () => {
+    const gold = failVerdict('INFRA_ERROR', 'docker went away');
+    expect(decideBaseline({ runs: [healthy()], gold }).reason).toBe('INFRA_ERROR');
+  });
+
+  it('checks the baseline itself before the gold patch', () => {
+    const gold = failVerdict('HIDDEN_FAILED', 'x');
+    const runs = [{ existing: existingPass(), hidden: hiddenPass() }];
+    expect(decideBaseline({ runs, gold }).reason).toBe('BASELINE_HIDDEN_PASSED');
+  });
+
+  it('is FLAKY, naming the IDs that flipped, when repeated runs disagree', () => {
+    const second: GradePhases = {
+      existing: ran(EXISTING, { 'e::one': 'passed', 'e::two': 'failed' }),
+      hidden: hiddenFail(),
+    };
+    const verdict = decideBaseline({ runs: [healthy(), healthy(), second] });
+    expect(verdict).toMatchObject({ verdict: 'FAIL', reason: 'FLAKY' });
+    expect(verdict.detail).toBe('existing tests that flipped: e::two');
+  });
+
+  it('is FLAKY, before anything else, when a phase ends differently between runs', () => {
+    const hung: GradePhases = {
+      existing: existingPass(),
+      hidden: noReport(null, { timedOut: true }),
+    };
+    const verdict = decideBaseline({ runs: [healthy(), hung] });
+    expect(verdict.reason).toBe('FLAKY');
+    expect(verdict.detail).toBe('hidden phase reported in run 1, timed out in run 2');
+  });
+
+  it('is not FLAKY when repeated runs agree, and reports which run quarantined', () => {
+    expect(decideBaseline({ runs: [healthy(), healthy(), healthy()] })).toMatchObject({
+      reason: 'PASS',
+      detail: 'existing suite passes and hidden tests fail without the fix in all 3 runs',
+    });
+    const passing = { existing: existingPass(), hidden: hiddenPass() };
+    const verdict = decideBaseline({ runs: [passing, passing] });
+    expect(verdict.reason).toBe('BASELINE_HIDDEN_PASSED');
+    expect(verdict.detail).toContain('(run 1)');
+  });
+
+  it('refuses to decide without a run', () => {
+    expect(errorCode(() => decideBaseline({ runs: [] }))).toBe('INTERNAL');
+  });
+});
