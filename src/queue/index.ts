@@ -11,6 +11,7 @@ export { MAX_PAGE, DEFAULT_PAGE } from './store.js';
 export type { Synchronous } from './db.js';
 export type {
   ArtifactRecord,
+  RegisteredArtifact,
   Batch,
   BatchProgress,
   BatchRequest,

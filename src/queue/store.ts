@@ -6,7 +6,10 @@
 // Lease — and changes nothing (returns false / 'lost') when the job has since been reclaimed,
 // cancelled or finished by someone else. A worker that lost its lease must stop and drop
 // its result.
+import type { ArtifactRecord } from '../store/index.js';
 import type { JobKind, JobStatus } from './constants.js';
+
+export type { ArtifactRecord };
 
 export interface Lease {
   id: number;
@@ -81,13 +84,11 @@ export interface BatchResult {
   existing: number;
 }
 
-export interface ArtifactRecord {
-  id: string;
-  name: string;
-  mediaType: string;
-  sha256: string;
-  size: number;
-  relPath: string;
+/** An artifact as registered with a job (the store below owns the type and the bytes). */
+export interface RegisteredArtifact extends ArtifactRecord {
+  jobId: number | null;
+  attempt: number | null;
+  createdAt: number;
 }
 
 export interface HeartbeatResult extends Lease {
@@ -179,6 +180,10 @@ export interface JobStore {
   batchProgress(batchId: string, windowMs?: number): Promise<BatchProgress>;
   /** How many jobs finished at or after `since` (for an overall rate). */
   finishedSince(since: number): Promise<number>;
+  /** One registered artifact (for downloads); satisfies the artifact store's ArtifactIndex. */
+  getArtifact(id: string): Promise<RegisteredArtifact | undefined>;
+  /** The artifacts a job registered, oldest first (bounded: at most MAX_PAGE). */
+  listArtifacts(jobId: number): Promise<RegisteredArtifact[]>;
   /** Deletes up to `limit` finished jobs that finished before `olderThan`; returns how many. */
   pruneFinished(olderThan: number, limit?: number): Promise<number>;
 

@@ -251,3 +251,27 @@ describe('reclaim of a job whose cancel was requested', () => {
     });
   });
 });
+
+describe('artifact rows', () => {
+  it('reads back what a completion registered, by id and by job', async () => {
+    const store = tempStore();
+    const { job } = await store.enqueue({ kind: 'noop', payload: {} });
+    await store.claim('noop', 'w', 1, LEASE);
+    const record = {
+      id: '6f1c2f4e-0000-4000-8000-000000000001',
+      name: 'oracle.log',
+      mediaType: 'text/plain',
+      sha256: 'b'.repeat(64),
+      size: 10,
+      relPath: '6f1c2f4e-0000-4000-8000-000000000001/oracle.log',
+    };
+    await store.complete({ id: job.id, attempt: 1 }, null, [record]);
+    expect(await store.getArtifact(record.id)).toMatchObject({
+      ...record,
+      jobId: job.id,
+      attempt: 1,
+    });
+    expect(await store.listArtifacts(job.id)).toEqual([expect.objectContaining(record)]);
+    expect(await store.getArtifact('nope')).toBeUndefined();
+  });
+});

@@ -1,13 +1,13 @@
 // The SQLite JobStore: one better-sqlite3 connection per process, synchronous statements
 // behind the async JobStore interface. Worker writes go through the write batcher (group
 // commit); enqueues and cancels take their own short BEGIN IMMEDIATE transaction.
-import { eq } from 'drizzle-orm';
+import { asc, eq } from 'drizzle-orm';
 import type { Clock } from '../../clock.js';
 import { ProctorError } from '../../errors.js';
 import { backoffDelay, type BackoffOptions } from '../backoff.js';
 import { openDatabase, type OpenDatabaseOptions, type OpenedDatabase } from '../db.js';
-import { batches, jobs } from '../schema.js';
-import type { JobStore } from '../store.js';
+import { artifacts, batches, jobs } from '../schema.js';
+import { MAX_PAGE, type JobStore } from '../store.js';
 import { batchJobIds, cancelJobs } from './cancel.js';
 import { createClaim } from './claim.js';
 import { createEnqueueOps, prepareBatch, prepareJob } from './enqueue.js';
@@ -137,6 +137,17 @@ export function openSqliteJobStore(path: string, options: SqliteJobStoreOptions)
         ...batchTimes(db, batchId, clock.now() - windowMs),
       };
     },
+
+    getArtifact: async (id) => db.select().from(artifacts).where(eq(artifacts.id, id)).get(),
+
+    listArtifacts: async (jobId) =>
+      db
+        .select()
+        .from(artifacts)
+        .where(eq(artifacts.jobId, jobId))
+        .orderBy(asc(artifacts.createdAt), asc(artifacts.id))
+        .limit(MAX_PAGE)
+        .all(),
 
     finishedSince: async (since) => countFinishedSince(db, since),
 
