@@ -7,6 +7,7 @@ import { MAX_PAGE } from '../queue/index.js';
 import { cancelCommand } from './cancel.js';
 import { UsageError, createContext, processIo, type Io } from './context.js';
 import { statusCommand } from './status.js';
+import { validateCommand } from './validate.js';
 
 export const EXIT_USAGE = 2;
 
@@ -34,6 +35,17 @@ function buildProgram(io: Io, run: (action: () => Promise<number>) => Promise<vo
       writeErr: (text) => io.err(text.trimEnd()),
     });
   const home = () => program.opts<{ home?: string }>().home;
+
+  program
+    .command('validate')
+    .description('check task bundles or suites: format, paths, image identity and base commit')
+    .argument('<paths...>', 'bundle or suite folders')
+    .option('--static', 'only the format and path checks (no Docker)')
+    .option('--json', 'machine-readable output')
+    .exitOverride()
+    .action((paths: string[], options: { static?: boolean; json?: boolean }) =>
+      run(() => validateCommand(createContext(home(), io), paths, options)),
+    );
 
   program
     .command('status')

@@ -1,0 +1,51 @@
+// `proctor validate PATH… [--static]`: every problem of every bundle with its file and key,
+// then (unless --static) the image identity and base commit checked with Docker.
+// Exit 0 when all are valid, 1 when any is not, 2 when Docker cannot be reached.
+import { dockerHost } from '../config.js';
+import { validatePaths, type ValidationResult } from '../oracle/validate.js';
+import { createDockerClient, requireDocker } from '../sandbox/docker.js';
+import type { CommandContext } from './context.js';
+
+function describeIdentity(result: Extract<ValidationResult, { ok: true }>): string {
+  if (!result.identity) return 'format and paths';
+  return result.identity.portable
+    ? `image ${result.identity.digest}`
+    : `local_build ${result.identity.imageId}`;
+}
+
+export async function validateCommand(
+  context: CommandContext,
+  paths: string[],
+  options: { static?: boolean; json?: boolean },
+): Promise<number> {
+  const { io, config } = context;
+  let docker;
+  if (!options.static) {
+    docker = createDockerClient(dockerHost());
+    await requireDocker(docker, dockerHost() ?? '/var/run/docker.sock');
+  }
+  const results = await validatePaths(
+    paths,
+    {
+      ...(docker ? { docker } : {}),
+      home: config.home,
+      uid: config.sandbox.uid,
+      gid: config.sandbox.gid,
+      ...(config.sandbox.runtime !== 'runc' ? { runtime: config.sandbox.runtime } : {}),
+    },
+    {},
+    (result) => {
+      if (options.json) return;
+      if (result.ok) io.out(`ok      ${result.id}  ${result.dir}  (${describeIdentity(result)})`);
+      else {
+        io.out(`INVALID ${result.id ?? ''}${result.id ? '  ' : ''}${result.dir}`);
+        for (const problem of result.problems) io.out(`  ${problem}`);
+      }
+    },
+  );
+  const invalid = results.filter((r) => !r.ok).length;
+  if (options.json)
+    io.out(JSON.stringify({ valid: results.length - invalid, invalid, results }, null, 2));
+  else io.out(`${results.length - invalid} valid, ${invalid} invalid`);
+  return invalid > 0 ? 1 : 0;
+}

@@ -1,0 +1,96 @@
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { proctor } from '../helpers/cli.js';
+import { ROOT } from '../helpers/processes.js';
+import { tempDir } from '../helpers/temp.js';
+
+const VALID = join(ROOT, 'test/fixtures/bundles/valid');
+
+/** A suite folder holding copies of the valid bundle, each edited by `edit`. */
+function suite(bundles: Record<string, (dir: string) => void>): string {
+  const root = tempDir();
+  for (const [name, edit] of Object.entries(bundles)) {
+    const dir = join(root, name);
+    cpSync(VALID, dir, { recursive: true });
+    edit(dir);
+  }
+  return root;
+}
+
+const retoml = (dir: string, from: string | RegExp, to: string) => {
+  const file = join(dir, 'task.toml');
+  writeFileSync(file, readFileSync(file, 'utf8').replace(from, to));
+};
+
+describe('proctor validate', () => {
+  it('accepts a valid bundle after building its image and reading its commit, exit 0', async () => {
+    const result = await proctor(['--home', tempDir(), 'validate', VALID]);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(
+      /^ok {6}calc-divide-by-zero .*\(local_build sha256:[0-9a-f]{64}\)$/m,
+    );
+    expect(result.stdout).toContain('1 valid, 0 invalid');
+  }, 300_000);
+
+  it('reports every problem of every bundle in a suite with its file and key, exit 1', async () => {
+    const root = suite({
+      a_good: () => {},
+      b_wrong_commit: (dir) => {
+        retoml(dir, /base_commit = "[0-9a-f]+"/, `base_commit = "${'1'.repeat(40)}"`);
+        retoml(dir, 'calc-divide-by-zero', 'wrong-commit');
+      },
+      c_bad_format: (dir) => {
+        retoml(dir, 'calc-divide-by-zero', 'bad-format');
+        retoml(dir, '[limits]', '[limits]\nmemory_mb = 1\nsurprise = true');
+      },
+    });
+    const result = await proctor(['--home', tempDir(), 'validate', root]);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/^ok {6}calc-divide-by-zero /m);
+    expect(result.stdout).toContain(
+      `task.toml: environment.base_commit: is ${'1'.repeat(40)}, but HEAD of /repo in the image is`,
+    );
+    expect(result.stdout).toMatch(/task\.toml: limits\.memory_mb: /);
+    expect(result.stdout).toMatch(/task\.toml: .*surprise/);
+    expect(result.stdout).toContain('1 valid, 2 invalid');
+  }, 300_000);
+
+  it('runs only the static checks with --static, and needs no Docker for them', async () => {
+    const root = suite({ x: (dir) => writeFileSync(join(dir, 'tests/hidden.txt'), '') });
+    const result = await proctor(
+      ['--home', tempDir(), 'validate', '--static', '--json', VALID, root],
+      { DOCKER_HOST: 'tcp://127.0.0.1:1' },
+    );
+    expect(result.code).toBe(1);
+    const parsed = JSON.parse(result.stdout) as {
+      valid: number;
+      invalid: number;
+      results: Array<{ ok: boolean; problems?: string[] }>;
+    };
+    expect(parsed).toMatchObject({ valid: 1, invalid: 1 });
+    expect(parsed.results[1]?.problems?.join('\n')).toContain('tests/hidden.txt');
+  });
+
+  it('says in one line, exit 2, when no Docker engine answers', async () => {
+    const result = await proctor(['--home', tempDir(), 'validate', VALID], {
+      DOCKER_HOST: 'tcp://127.0.0.1:1',
+    });
+    expect(result.code).toBe(2);
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    expect(result.stderr).toMatch(/^proctor: no Docker engine answers at tcp:\/\/127\.0\.0\.1:1/);
+  });
+
+  it('names a path that does not exist', async () => {
+    const result = await proctor([
+      '--home',
+      tempDir(),
+      'validate',
+      '--static',
+      '/nonexistent/suite',
+    ]);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain('/nonexistent/suite');
+  });
+});
