@@ -1,0 +1,22 @@
+// The oracle: task bundles, candidate diff filtering, runner reports and verdicts, and
+// validation. Grading knows no HTTP and no terminal.
+export { loadBundle, loadSuite, readDescription } from './bundle.js';
+export type { Bundle, BundleLimits, LoadBundleOptions, Suite } from './bundle.js';
+export { filterDiff, pathsTouchedBy, describeDropped } from './diff-filter.js';
+export type { DiffRules, DropReason, DroppedChange, FilteredDiff } from './diff-filter.js';
+export type { ChangeKind, FileChange } from './diff-parse.js';
+export { parseReport, TEST_STATUSES } from './report.js';
+export type { ParsedReport, ReportLimits, TestStatus } from './report.js';
+export {
+  REASONS,
+  checkPhase,
+  decideBaseline,
+  decideGrade,
+  failVerdict,
+  gateLine,
+  passVerdict,
+  testsHash,
+} from './verdict.js';
+export type { GradePhases, PhaseCheck, PhaseOutcome, Reason, Verdict } from './verdict.js';
+export { validatePaths } from './validate.js';
+export type { ValidationDeps, ValidationResult } from './validate.js';
