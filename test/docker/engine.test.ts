@@ -1,9 +1,10 @@
 // The machine set-up that .ci/run and the README rely on: a Docker engine answers, the
 // set-up scripts are idempotent (and quick once done), and the base image runs a container
 // under the flags Proctor's isolation profile uses. A missing engine fails here, loudly.
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { hasRunsc } from '../helpers/docker.js';
 import { ROOT } from '../helpers/processes.js';
 
 const run = promisify(execFile);
@@ -44,15 +45,6 @@ describe('docker set-up', () => {
     expect(readOnly).toBe('read-only');
   });
 });
-
-const hasRunsc = (() => {
-  try {
-    execFileSync('sh', ['-c', 'command -v runsc'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
 
 describe.skipIf(!hasRunsc)('gVisor (runsc installed; .ci/run installs it)', () => {
   it('is registered with the engine and runs a networkless container under its own kernel', async () => {

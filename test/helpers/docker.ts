@@ -1,12 +1,13 @@
 // The real Docker engine for tests: a client that fails loudly when no engine answers,
 // fixture images built once (and cached by the engine), and label-based cleanup so that no
 // test leaves a container or volume behind.
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { createDockerClient, type DockerClient } from '../../src/sandbox/docker.js';
 import { removeOwned } from '../../src/sandbox/cleanup.js';
+import { createWorkspace } from '../../src/sandbox/workspace.js';
 import type { Owner } from '../../src/sandbox/labels.js';
 import { ROOT } from './processes.js';
 import { onCleanup } from './temp.js';
@@ -60,3 +61,38 @@ export async function readFromImage(image: string, path: string): Promise<string
 }
 
 export { run as execFileAsync };
+
+/** True when gVisor's runsc is installed (.ci/run installs it). */
+export const hasRunsc = (() => {
+  try {
+    execFileSync('sh', ['-c', 'command -v runsc'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+/**
+ * The git-history fixture checked out into a fresh solver workspace for one test: its image,
+ * base commit, owner (cleaned up after the test) and volume.
+ */
+export async function fixtureWorkspace(
+  docker: DockerClient,
+  prefix: string,
+  options: { runtime?: string } = {},
+) {
+  const image = await fixtureImage('git-history');
+  const base = await readFromImage(image, '/base_commit');
+  const owner = testOwner(docker, prefix);
+  const volume = await createWorkspace(docker, {
+    owner,
+    role: 'solver',
+    image,
+    repoPath: '/repo',
+    baseCommit: base,
+    uid: 1000,
+    gid: 1000,
+    ...options,
+  });
+  return { image, base, owner, volume };
+}

@@ -4,30 +4,13 @@ import { capturePatch, type CaptureSpec } from '../../src/sandbox/capture.js';
 import { hardenedContainerOptions } from '../../src/sandbox/profile.js';
 import { runToCompletion } from '../../src/sandbox/run.js';
 import { createWorkspace } from '../../src/sandbox/workspace.js';
-import {
-  execFileAsync,
-  fixtureImage,
-  readFromImage,
-  testDocker,
-  testOwner,
-} from '../helpers/docker.js';
+import { execFileAsync, testDocker, fixtureWorkspace } from '../helpers/docker.js';
 
 const docker = testDocker();
 
 /** A solver container on a fresh workspace; `edit` runs a shell script in it as the solver. */
 async function solver() {
-  const image = await fixtureImage('git-history');
-  const base = await readFromImage(image, '/base_commit');
-  const owner = testOwner(docker, 'capture');
-  const volume = await createWorkspace(docker, {
-    owner,
-    role: 'solver',
-    image,
-    repoPath: '/repo',
-    baseCommit: base,
-    uid: 1000,
-    gid: 1000,
-  });
+  const { image, base, owner, volume } = await fixtureWorkspace(docker, 'capture');
   const container = await docker.createContainer(
     hardenedContainerOptions({
       owner,

@@ -5,8 +5,13 @@ import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { runToCompletion } from '../../src/sandbox/run.js';
 import type { SandboxSpec } from '../../src/sandbox/profile.js';
-import { createWorkspace } from '../../src/sandbox/workspace.js';
-import { fixtureImage, readFromImage, testDocker, testOwner } from '../helpers/docker.js';
+import {
+  fixtureImage,
+  fixtureWorkspace,
+  hasRunsc,
+  testDocker,
+  testOwner,
+} from '../helpers/docker.js';
 import { onCleanup } from '../helpers/temp.js';
 
 const docker = testDocker();
@@ -69,28 +74,9 @@ describe('isolation', () => {
   });
 });
 
-const hasRunsc = (() => {
-  try {
-    execFileSync('sh', ['-c', 'command -v runsc'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
-
 describe.skipIf(!hasRunsc)('the runsc runtime (gVisor; .ci/run installs it)', () => {
   it('initialises a workspace and runs the profile under gVisor', async () => {
-    const image = await fixtureImage('git-history');
-    const base = await readFromImage(image, '/base_commit');
-    const owner = testOwner(docker, 'runsc');
-    const volume = await createWorkspace(docker, {
-      owner,
-      role: 'solver',
-      image,
-      repoPath: '/repo',
-      baseCommit: base,
-      uid: 1000,
-      gid: 1000,
+    const { image, base, owner, volume } = await fixtureWorkspace(docker, 'runsc', {
       runtime: 'runsc',
     });
     const result = await runToCompletion(
