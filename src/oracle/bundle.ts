@@ -32,6 +32,9 @@ import {
   type BundleEntry,
   type BundleProblem,
 } from './bundle-paths.js';
+import { imageReferenceProblem } from '../sandbox/image-reference.js';
+
+export { imageReferenceProblem };
 
 export type { BundleProblem } from './bundle-paths.js';
 
@@ -114,32 +117,6 @@ function envNameProblem(name: string): string | undefined {
   if (/^PROCTOR_/i.test(name)) return 'names starting with PROCTOR_ are reserved for Proctor';
   if (CREDENTIAL_LIKE.test(name)) return 'looks like a credential; a bundle must not carry secrets';
   return undefined;
-}
-
-/** The shape a reference must have; mirrors parseImageReference in sandbox/image.ts, which is
- * not imported so that loading a bundle (as the API does) never loads the Docker client. */
-const IMAGE_COMPONENT = '[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*';
-const IMAGE_HOST = '[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?';
-const IMAGE_NAME = new RegExp(
-  `^(?:${IMAGE_HOST}(?:\\.${IMAGE_HOST})*(?::[0-9]+)?/)?${IMAGE_COMPONENT}(?:/${IMAGE_COMPONENT})*$`,
-);
-
-export function imageReferenceProblem(reference: string): string | undefined {
-  const at = reference.lastIndexOf('@');
-  if (at < 0) return 'must carry a digest: name[:tag]@sha256:<64 lowercase hex>';
-  if (!/^sha256:[0-9a-f]{64}$/.test(reference.slice(at + 1))) {
-    return 'malformed digest: expected name[:tag]@sha256:<64 lowercase hex>';
-  }
-  const named = reference.slice(0, at);
-  const colon = named.lastIndexOf(':');
-  const hasTag = colon > named.lastIndexOf('/');
-  const repository = hasTag ? named.slice(0, colon) : named;
-  const tag = hasTag ? named.slice(colon + 1) : undefined;
-  const ok =
-    repository.length <= 255 &&
-    IMAGE_NAME.test(repository) &&
-    (tag === undefined || /^\w[\w.-]{0,127}$/.test(tag));
-  return ok ? undefined : 'malformed image name or tag';
 }
 
 function describeValue(value: unknown): string {

@@ -9,7 +9,11 @@ import { buildDockerfile } from './build.js';
 import { deadline, dockerFailure, followJson, imageInvalid, inspectImage } from './daemon.js';
 import type { DockerClient } from './docker.js';
 import type { Owner } from './labels.js';
+import { parseImageReference } from './image-reference.js';
 import { runToCompletion, type RunResult } from './run.js';
+
+export { parseImageReference };
+export type { ImageReference } from './image-reference.js';
 
 export type ImageSource =
   | { kind: 'image'; reference: string }
@@ -55,44 +59,7 @@ export interface RepositoryHeadOptions {
   runtime?: string;
 }
 
-export interface ImageReference {
-  repository: string;
-  tag?: string;
-  digest: string;
-}
-
-const COMPONENT = '[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*';
-const HOST = '[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?';
-const NAME = new RegExp(`^(?:${HOST}(?:\\.${HOST})*(?::[0-9]+)?/)?${COMPONENT}(?:/${COMPONENT})*$`);
-const DIGEST = /^sha256:[0-9a-f]{64}$/;
-/** A daemon JSON line longer than this is not progress; it is dropped, not buffered. */
-
 const invalid = imageInvalid;
-
-/** Parses `name[:tag]@sha256:<64 hex>`; a reference without a digest is refused. */
-export function parseImageReference(reference: string): ImageReference {
-  const at = reference.lastIndexOf('@');
-  const shape = 'expected name[:tag]@sha256:<64 lowercase hex>';
-  if (at < 0) throw invalid(`image ${JSON.stringify(reference)} has no digest (${shape})`);
-  const [named, digest] = [reference.slice(0, at), reference.slice(at + 1)];
-  if (!DIGEST.test(digest)) {
-    throw invalid(
-      `image ${JSON.stringify(reference)}: malformed digest ${JSON.stringify(digest)} (${shape})`,
-    );
-  }
-  const colon = named.lastIndexOf(':');
-  const hasTag = colon > named.lastIndexOf('/');
-  const repository = hasTag ? named.slice(0, colon) : named;
-  const tag = hasTag ? named.slice(colon + 1) : undefined;
-  if (
-    repository.length > 255 ||
-    !NAME.test(repository) ||
-    (tag !== undefined && !/^\w[\w.-]{0,127}$/.test(tag))
-  ) {
-    throw invalid(`image ${JSON.stringify(reference)}: malformed name or tag (${shape})`);
-  }
-  return tag === undefined ? { repository, digest } : { repository, tag, digest };
-}
 
 /** `debian` and `docker.io/library/debian` name one repository; RepoDigests use the short form. */
 function canonicalRepository(name: string): string {
@@ -154,7 +121,7 @@ async function resolveReference(
     const at = entry.lastIndexOf('@');
     return `${canonicalRepository(entry.slice(0, at))}@${entry.slice(at + 1)}` === wanted;
   });
-  if (!info || !matches || !DIGEST.test(info.Id)) {
+  if (!info || !matches || !/^sha256:[0-9a-f]{64}$/.test(info.Id)) {
     throw invalid(
       `image ${reference}: manifest digest ${ref.digest} is not among the image's RepoDigests (found: ${found.join(', ') || 'none'})`,
       { reference, found },
