@@ -50,3 +50,19 @@ export function describeError(error: unknown): string {
   if (error instanceof Error) return error.message.split('\n')[0] ?? error.name;
   return String(error);
 }
+
+/** The first problem zod found, as a dotted path under `root` and a readable detail. */
+export function zodProblem(
+  error: {
+    issues: ReadonlyArray<{ path: PropertyKey[]; message: string; code: string; keys?: string[] }>;
+  },
+  root: string,
+): { path: string; detail: string } {
+  const issue = error.issues[0];
+  const path = [root, ...(issue?.path ?? []).map(String)].join('.');
+  const detail =
+    issue?.code === 'unrecognized_keys' && issue.keys
+      ? `unknown key ${issue.keys.map((k) => `\`${k}\``).join(', ')}`
+      : (issue?.message ?? 'invalid');
+  return { path, detail };
+}

@@ -17,7 +17,7 @@
 // - Test IDs are compared exactly, without trimming or whitespace normalisation.
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { z } from 'zod';
-import { ProctorError } from '../errors.js';
+import { ProctorError, zodProblem } from '../errors.js';
 
 export const TEST_STATUSES = ['passed', 'failed', 'error', 'skipped'] as const;
 export type TestStatus = (typeof TEST_STATUSES)[number];
@@ -223,12 +223,7 @@ function parseJson(text: string, collector: Collector): void {
   }
   const result = jsonReportSchema.safeParse(raw);
   if (!result.success) {
-    const issue = result.error.issues[0];
-    const where = ['report', ...(issue?.path ?? []).map(String)].join('.');
-    const detail =
-      issue?.code === 'unrecognized_keys'
-        ? `unknown key ${issue.keys.map((k) => `\`${k}\``).join(', ')}`
-        : (issue?.message ?? 'invalid');
+    const { path: where, detail } = zodProblem(result.error, 'report');
     throw invalid(excerpt(`${where}: ${detail}`), { path: excerpt(where) });
   }
   for (const test of result.data.tests) {

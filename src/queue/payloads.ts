@@ -1,7 +1,7 @@
 // The payload schema of each job kind, checked at enqueue (so a bad request is refused with a
 // message naming the field) and again when a worker claims the job.
 import { z } from 'zod';
-import { ProctorError } from '../errors.js';
+import { ProctorError, zodProblem } from '../errors.js';
 import type { JobKind } from './constants.js';
 
 /** Largest payload accepted, as JSON text. Payloads name bundles and artifacts; they never carry them. */
@@ -51,19 +51,10 @@ export type PayloadOf<K extends JobKind> = z.output<(typeof payloadSchemas)[K]>;
 export function parsePayload<K extends JobKind>(kind: K, payload: unknown): PayloadOf<K> {
   const result = payloadSchemas[kind].safeParse(payload);
   if (!result.success) {
-    const issue = result.error.issues[0];
-    const where = ['payload', ...(issue?.path ?? []).map(String)].join('.');
-    const detail =
-      issue?.code === 'unrecognized_keys'
-        ? `unknown key ${issue.keys.map((k) => `\`${k}\``).join(', ')}`
-        : issue?.message;
-    throw new ProctorError(
-      'PAYLOAD_INVALID',
-      `invalid ${kind} job: ${where}: ${detail ?? 'invalid'}`,
-      {
-        data: { kind, path: where },
-      },
-    );
+    const { path: where, detail } = zodProblem(result.error, 'payload');
+    throw new ProctorError('PAYLOAD_INVALID', `invalid ${kind} job: ${where}: ${detail}`, {
+      data: { kind, path: where },
+    });
   }
   return result.data as PayloadOf<K>;
 }

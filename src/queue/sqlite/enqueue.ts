@@ -5,7 +5,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import { z } from 'zod';
-import { ProctorError } from '../../errors.js';
+import { ProctorError, zodProblem } from '../../errors.js';
 import { JOB_KINDS, type JobKind } from '../constants.js';
 import { MAX_PAYLOAD_BYTES, payloadSchemas } from '../payloads.js';
 import type { BatchRequest, BatchResult } from '../store.js';
@@ -56,12 +56,7 @@ export interface PreparedJob {
 }
 
 function invalid(where: string, error: z.ZodError): ProctorError {
-  const issue = error.issues[0];
-  const path = [where, ...(issue?.path ?? []).map(String)].join('.');
-  const detail =
-    issue?.code === 'unrecognized_keys'
-      ? `unknown key ${issue.keys.map((k) => `\`${k}\``).join(', ')}`
-      : (issue?.message ?? 'invalid');
+  const { path, detail } = zodProblem(error, where);
   return new ProctorError('PAYLOAD_INVALID', `invalid job request: ${path}: ${detail}`, {
     data: { path },
   });
