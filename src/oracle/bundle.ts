@@ -33,6 +33,7 @@ import {
   type BundleProblem,
 } from './bundle-paths.js';
 import { imageReferenceProblem } from '../sandbox/image-reference.js';
+import { CREDENTIAL_NAME } from '../sandbox/profile.js';
 
 export { imageReferenceProblem };
 
@@ -107,15 +108,14 @@ const NO_NUL = (s: string) => !s.includes('\0');
 
 /** Variables Proctor sets itself for every runner (product.md, "The oracle", step 5). */
 const RESERVED_ENV = new Set(['TZ', 'LC_ALL', 'PYTHONHASHSEED', 'SOURCE_DATE_EPOCH', 'HOME']);
-/** Bundles are shared and stored; a secret in one would leak, so credential-like names are refused. */
-const CREDENTIAL_LIKE = /(KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION)/i;
 
 function envNameProblem(name: string): string | undefined {
   if (!/^[A-Za-z_][A-Za-z0-9_]{0,255}$/.test(name))
     return 'is not a valid environment variable name';
   if (RESERVED_ENV.has(name)) return `${name} is set by Proctor and cannot be overridden`;
   if (/^PROCTOR_/i.test(name)) return 'names starting with PROCTOR_ are reserved for Proctor';
-  if (CREDENTIAL_LIKE.test(name)) return 'looks like a credential; a bundle must not carry secrets';
+  // Bundles are shared and stored; a secret in one would leak (and the sandbox refuses it).
+  if (CREDENTIAL_NAME.test(name)) return 'looks like a credential; a bundle must not carry secrets';
   return undefined;
 }
 

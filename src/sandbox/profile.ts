@@ -59,7 +59,7 @@ export interface SandboxSpec {
 export const INIT_CAPABILITIES = ['CHOWN', 'DAC_OVERRIDE', 'FOWNER'] as const;
 
 /** Environment names that look like credentials; none may reach a task container. */
-const CREDENTIAL_NAME = /(KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION)/i;
+export const CREDENTIAL_NAME = /(KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION)/i;
 
 function invalid(message: string): ProctorError {
   return new ProctorError('SANDBOX_INVALID', `sandbox: ${message}`);
