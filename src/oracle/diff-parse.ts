@@ -45,6 +45,12 @@ export interface FileChange {
   binary: boolean;
   /** Text hunks (`@@ -a,b +c,d @@`); 0 for binary, mode-only, empty and pure renames. */
   hunks: number;
+  /**
+   * The file's mode after the change (`100644`, `100755`, `120000` for a symlink, `160000`
+   * for a submodule), from `new file mode`, `new mode` or the `index` line; null for a
+   * deletion or when the diff does not say.
+   */
+  newMode: string | null;
 }
 
 export interface DiffSection {
@@ -426,7 +432,14 @@ function resolveChange(
     kind,
     binary: body.binary,
     hunks: body.hunks,
+    newMode: isDelete ? null : (h.newFileMode ?? h.newMode ?? indexMode(h.index) ?? null),
   };
+}
+
+/** The mode at the end of an `index <old>..<new> <mode>` line, if it has one. */
+function indexMode(index: string | undefined): string | undefined {
+  const mode = index?.trim().split(/\s+/)[1];
+  return mode !== undefined && MODE.test(mode) ? mode : undefined;
 }
 
 export { unquoteC } from './diff-paths.js';

@@ -206,6 +206,7 @@ describe('filterDiff with real git repositories', () => {
       kind: 'modify',
       binary: false,
       hunks: 2,
+      newMode: '100644',
     });
     expect(byPath.get('src/new_name.py')).toMatchObject({
       oldPath: 'src/old_name.py',
@@ -221,7 +222,7 @@ describe('filterDiff with real git repositories', () => {
     expect(byPath.get('bin/tool sh')).toMatchObject({ kind: 'mode', oldPath: 'bin/tool sh' });
     expect(byPath.get('src/legacy.py')).toMatchObject({ newPath: null, kind: 'delete' });
     expect(byPath.get('src/new_module.py')).toMatchObject({ oldPath: null, kind: 'add' });
-    expect(byPath.get('bin/run.sh')).toMatchObject({ kind: 'mode', hunks: 0 });
+    expect(byPath.get('bin/run.sh')).toMatchObject({ kind: 'mode', hunks: 0, newMode: '100755' });
     expect(byPath.get('assets/logo.bin')).toMatchObject({ kind: 'modify', binary: true });
     expect(byPath.get('assets/icon.bin')).toMatchObject({ kind: 'add', binary: true });
     expect(byPath.get('empty.txt')).toMatchObject({ kind: 'add', hunks: 0, binary: false });
@@ -246,8 +247,22 @@ describe('filterDiff with real git repositories', () => {
     write(candidate, 'src/empty_new.txt', '');
     const result = filterDiff(diffOf(candidate), ALLOW_ALL);
     expect(result.kept).toEqual([
-      { oldPath: 'src/empty_gone.txt', newPath: null, kind: 'delete', binary: false, hunks: 0 },
-      { oldPath: null, newPath: 'src/empty_new.txt', kind: 'add', binary: false, hunks: 0 },
+      {
+        oldPath: 'src/empty_gone.txt',
+        newPath: null,
+        kind: 'delete',
+        binary: false,
+        hunks: 0,
+        newMode: null,
+      },
+      {
+        oldPath: null,
+        newPath: 'src/empty_new.txt',
+        kind: 'add',
+        binary: false,
+        hunks: 0,
+        newMode: '100644',
+      },
     ]);
     expectApplied(base, candidate, result);
   });
@@ -322,6 +337,7 @@ describe('filterDiff with real git repositories', () => {
         kind: 'add',
         binary: false,
         hunks: 1,
+        newMode: '100644',
         reason: 'hidden_test_path',
         path: 'tests/test_hidden.py',
         rule: 'tests/test_hidden.py',
@@ -417,6 +433,7 @@ describe('filterDiff with real git repositories', () => {
         kind: 'modify',
         binary: true,
         hunks: 0,
+        newMode: '100644',
       },
     ]);
     const text = patch.toString('latin1');
