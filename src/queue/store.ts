@@ -184,6 +184,11 @@ export interface JobStore {
   getArtifact(id: string): Promise<RegisteredArtifact | undefined>;
   /** The artifacts a job registered, oldest first (bounded: at most MAX_PAGE). */
   listArtifacts(jobId: number): Promise<RegisteredArtifact[]>;
+  /**
+   * Registers artifacts that no job produced: inputs such as a candidate patch handed to
+   * `proctor grade`, written before the job that reads them is enqueued.
+   */
+  addInputs(records: readonly ArtifactRecord[]): Promise<void>;
   /** Deletes up to `limit` finished jobs that finished before `olderThan`; returns how many. */
   pruneFinished(olderThan: number, limit?: number): Promise<number>;
 

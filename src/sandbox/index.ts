@@ -28,3 +28,6 @@ export type { CaptureSpec, CapturedPatch } from './capture.js';
 export { removeOwned, reapOrphans } from './cleanup.js';
 export type { Removed } from './cleanup.js';
 export { effectiveSeconds } from './limits.js';
+export { createAssetVolume } from './assets.js';
+export type { AssetFile, AssetVolumeSpec } from './assets.js';
+export { startIdleContainer, removeContainer } from './container.js';

@@ -149,6 +149,15 @@ export function openSqliteJobStore(path: string, options: SqliteJobStoreOptions)
         .limit(MAX_PAGE)
         .all(),
 
+    addInputs: (records) =>
+      batcher.run(() => {
+        if (records.length === 0) return;
+        const now = clock.now();
+        db.insert(artifacts)
+          .values(records.map((r) => ({ ...r, jobId: null, attempt: null, createdAt: now })))
+          .run();
+      }),
+
     finishedSince: async (since) => countFinishedSince(db, since),
 
     pruneFinished: (olderThan, limit = 1000) =>

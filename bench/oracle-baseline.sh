@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# The baseline of grading: the minimal raw Docker steps that grade one task bundle, with no
+# Proctor code. Used as the baseline of the grading benchmark, and by hand to check a bundle.
+#
+#   bench/oracle-baseline.sh BUNDLE_DIR [PATCH_FILE]
+#
+# 1. build the image from BUNDLE_DIR/environment (the layer cache makes a rebuild a reuse);
+# 2. fill a fresh named volume with a clone of the repository at [environment].workdir (the
+#    clean tracked tree and .git, nothing untracked), checking that HEAD is base_commit, owned
+#    by 1000:1000;
+# 3. apply PATCH_FILE (without its changes to the [grading].deny globs), then tests/hidden.patch,
+#    with `git apply`, as 1000:1000;
+# 4. run tests/run twice, for tests/existing.txt and for tests/hidden.txt, with the checkout as
+#    working directory and the sandbox flags Proctor uses (no network, read-only root, tmpfs
+#    /tmp and HOME, uid 1000:1000, no capabilities, the deterministic environment);
+# 5. print each report to stdout, as `existing: <report>` and `hidden: <report>`.
+#
+# The evaluator assets (tests/) and the patch reach the containers through a volume filled
+# with `docker cp`, never a bind mount. Every container and volume it creates carries the
+# label proctor.bench=1 (and proctor.bench.run=<this run>) and is removed on exit, whatever
+# happens; the image is kept for the next run. Runner output and step timings go to stderr.
+# Exits 0 when both reports were printed (whatever they say), non-zero when the bundle is
+# broken, a patch does not apply, or Docker fails.
+set -euo pipefail
+
+usage() {
+  echo "usage: $0 BUNDLE_DIR [PATCH_FILE]" >&2
+  exit 2
+}
+[ "$#" -ge 1 ] && [ "$#" -le 2 ] || usage
+bundle=$(cd "$1" && pwd)
+patch=""
+if [ "$#" -eq 2 ]; then
+  patch=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
+  [ -f "$patch" ] || {
+    echo "$0: no such patch file: $2" >&2
+    exit 2
+  }
+fi
+task="$bundle/task.toml"
+[ -f "$task" ] || {
+  echo "$0: $bundle has no task.toml" >&2
+  exit 2
+}
+
+# The few task.toml values needed, read naively (one `key = "value"` per line; format 1).
+toml_string() { sed -n "s/^[[:space:]]*$1[[:space:]]*=[[:space:]]*\"\\([^\"]*\\)\".*/\\1/p" "$task" | head -n 1; }
+toml_int() { sed -n "s/^[[:space:]]*$1[[:space:]]*=[[:space:]]*\\([0-9][0-9]*\\).*/\\1/p" "$task" | head -n 1; }
+id=$(toml_string id)
+dockerfile=$(toml_string dockerfile)
+workdir=$(toml_string workdir)
+base_commit=$(toml_string base_commit)
+test_seconds=$(toml_int test_seconds)
+: "${dockerfile:=environment/Dockerfile}" "${workdir:=/repo}" "${test_seconds:=600}"
+[ -n "$id" ] && [ -n "$base_commit" ] || {
+  echo "$0: $task needs id and environment.base_commit" >&2
+  exit 2
+}
+# [grading].deny = ["a/**", ...] on one line -> git apply --exclude patterns. git apply matches
+# with wildmatch without FNM_PATHNAME, so a single `*` already crosses `/`.
+excludes=()
+deny=$(sed -n 's/^[[:space:]]*deny[[:space:]]*=[[:space:]]*\[\(.*\)\].*/\1/p' "$task" | head -n 1)
+while IFS= read -r glob; do
+  [ -n "$glob" ] && excludes+=("--exclude=${glob//\*\*/*}")
+done < <(printf '%s\n' "$deny" | grep -o '"[^"]*"' | tr -d '"' || true)
+
+run="$$-$(date +%s)-${RANDOM}"
+labels=(--label proctor.bench=1 --label "proctor.bench.run=$run")
+work="proctor-bench-$run-work"    # the checkout
+assets="proctor-bench-$run-assets" # tests/ and the candidate patch, read-only to the runs
+
+cleanup() {
+  local ids
+  ids=$(docker ps -aq --filter "label=proctor.bench.run=$run" 2>/dev/null || true)
+  if [ -n "$ids" ]; then
+    # shellcheck disable=SC2086 # one id per word
+    docker rm -f $ids >/dev/null 2>&1 || true
+  fi
+  docker volume rm -f "$work" "$assets" >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+started=$(date +%s%N)
+step_started=$started
+step() {
+  local now
+  now=$(date +%s%N)
+  printf 'oracle-baseline: %-8s %6d ms\n' "$1" $(((now - step_started) / 1000000)) >&2
+  step_started=$now
+}
+
+# 1. The image (its id, not the tag, from here on).
+image=$(docker build -q --network host -t "proctor-bench:$id" -f "$bundle/$dockerfile" "$bundle/environment")
+step build
+
+# 2. Volumes: the assets through docker cp into a created (never started) container.
+docker volume create "${labels[@]}" "$work" >/dev/null
+docker volume create "${labels[@]}" "$assets" >/dev/null
+holder=$(docker container create "${labels[@]}" --network none -v "$assets:/proctor" "$image" true)
+docker cp -q "$bundle/tests" "$holder:/proctor/tests"
+if [ -n "$patch" ]; then docker cp -q "$patch" "$holder:/proctor/candidate.patch"; fi
+docker rm "$holder" >/dev/null
+step assets
+
+# The clean tracked tree at HEAD, checked against base_commit, handed to 1000:1000.
+docker run --rm "${labels[@]}" --network none --read-only --tmpfs /tmp \
+  --cap-drop ALL --cap-add CHOWN --cap-add DAC_OVERRIDE --cap-add FOWNER \
+  --security-opt no-new-privileges -e HOME=/tmp \
+  -v "$work:/proctor-init/workspace" "$image" sh -eu -c '
+    src=$1 dst=$2 commit=$3
+    git() { command git -c safe.directory="*" "$@"; }
+    head=$(git -C "$src" rev-parse --verify HEAD)
+    [ "$head" = "$commit" ] || { echo "HEAD of $src is $head, not base_commit $commit" >&2; exit 4; }
+    git clone -q --no-local --no-hardlinks --no-tags --single-branch "$src" "$dst"
+    git -C "$dst" remote remove origin
+    chown -R 1000:1000 "$dst"' sh "$workdir" /proctor-init/workspace "$base_commit"
+step checkout
+
+# Everything below runs as 1000:1000 with Proctor's isolation flags.
+sandbox=(--rm "${labels[@]}" --init --network none --read-only --user 1000:1000
+  --cap-drop ALL --security-opt no-new-privileges --cpus 1 --memory 2048m --memory-swap 2048m
+  --pids-limit 256 --tmpfs /tmp:rw,noexec,nosuid,size=64m
+  --tmpfs /proctor-home:rw,noexec,nosuid,size=64m -e HOME=/proctor-home
+  -e TZ=UTC -e LC_ALL=C.UTF-8 -e PYTHONHASHSEED=0 -e SOURCE_DATE_EPOCH=1704067200
+  -v "$work:$workdir" -v "$assets:/proctor:ro" -w "$workdir")
+
+# 3. The candidate (minus denied paths), then the hidden tests.
+docker run "${sandbox[@]}" "$image" sh -eu -c '
+    if [ -f /proctor/candidate.patch ]; then
+      git apply --whitespace=nowarn "$@" /proctor/candidate.patch
+    fi
+    git apply --whitespace=nowarn /proctor/tests/hidden.patch' sh "${excludes[@]}"
+step apply
+
+# 4 and 5. The runner, once per list; its output to stderr, the report to stdout.
+for phase in existing hidden; do
+  printf '%s: ' "$phase"
+  docker run "${sandbox[@]}" "$image" sh -u -c '
+      timeout -k 5 "$1" /proctor/tests/run "/proctor/tests/$2.txt" /tmp/report.out 1>&2
+      echo "oracle-baseline: runner exited $?" >&2
+      if [ -f /tmp/report.out ]; then cat /tmp/report.out; else echo "(no report)"; fi' \
+    sh "$test_seconds" "$phase" | sed -e '$a\'
+  step "$phase"
+done
+
+printf 'oracle-baseline: total    %6d ms\n' $((($(date +%s%N) - started) / 1000000)) >&2
