@@ -54,6 +54,12 @@ export function workdirProblem(path: string): string | undefined {
   if (parts.some((part) => part === '' || part === '.')) {
     return 'must be a normalised path (no `.`, `//` or trailing `/`)';
   }
+  const top = parts[0] ?? '';
+  if (top.startsWith('proctor'))
+    return "must not be under /proctor*, where Proctor's own mounts go";
+  if (['tmp', 'proc', 'sys', 'dev'].includes(top)) {
+    return `must not be under /${top}, which every sandbox mounts itself`;
+  }
   return undefined;
 }
 

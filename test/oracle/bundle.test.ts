@@ -319,8 +319,12 @@ describe('loadBundle: task.toml problems name the key', () => {
     }
   });
 
-  it('refuses a workdir that is relative, /, or has `..` or empty components', async () => {
+  it('refuses a workdir that is relative, /, has `..` or empty components, or is where sandboxes mount', async () => {
     const cases: Array<[string, RegExp]> = [
+      ['/proctor/repo', /under \/proctor\*/],
+      ['/proctor-init', /under \/proctor\*/],
+      ['/tmp/repo', /under \/tmp/],
+      ['/proc', /under \/proc,/],
       ['repo', /absolute POSIX path/],
       ['/', /must not be \//],
       ['/repo/../etc', /`\.\.`/],
