@@ -20,6 +20,7 @@ export const ERROR_CODES = [
   'PATCH_INVALID',
   'ARTIFACT_INVALID',
   'ARTIFACT_NOT_FOUND',
+  'CANCELLED',
   'INTERNAL',
 ] as const;
 

@@ -1,5 +1,12 @@
 // A long-lived sandbox container: started idle (its command only sleeps), then driven with
-// execInContainer, and removed with everything in it. The solver and the evaluator use it.
+// execInContainer as the spec's uid:gid, and removed with everything in it. The solver and the
+// evaluator use it.
+//
+// The idle process runs as another non-zero uid than the task (nobody, 65534), so that an
+// exec of `kill -9 -1` as the task's uid ends every process the task left (daemons that
+// escaped their session and cleared their environment included) without stopping the
+// container: kill(-1) reaches every process the caller may signal but init, and the task's
+// uid may not signal the idle process.
 import type Docker from 'dockerode';
 import { ProctorError, describeError } from '../errors.js';
 import { isNotFound, type DockerClient } from './docker.js';
@@ -7,6 +14,7 @@ import { hardenedContainerOptions, type SandboxSpec } from './profile.js';
 
 /** Sleeps for 68 years: `sleep infinity` is GNU-only, and busybox accepts this too. */
 const IDLE = ['sleep', '2147483647'];
+const IDLE_UID = 65534;
 
 export async function startIdleContainer(
   docker: DockerClient,
@@ -14,7 +22,10 @@ export async function startIdleContainer(
 ): Promise<Docker.Container> {
   let container: Docker.Container;
   try {
-    container = await docker.createContainer(hardenedContainerOptions({ ...spec, cmd: IDLE }));
+    const options = hardenedContainerOptions({ ...spec, cmd: IDLE });
+    const idle = spec.uid === IDLE_UID ? IDLE_UID - 1 : IDLE_UID;
+    options.User = `${idle}:${idle}`;
+    container = await docker.createContainer(options);
   } catch (error) {
     if (error instanceof ProctorError) throw error;
     throw new ProctorError(
