@@ -106,6 +106,23 @@ export function dockerHost(): string | undefined {
   return host === undefined || host.trim() === '' ? undefined : host;
 }
 
+/**
+ * The values of the variables solver profiles name in `api_key_env`: what redaction masks
+ * wherever it appears. Read here so that nothing else touches process.env.
+ */
+export function knownSecrets(config: Pick<ProctorConfig, 'solvers'>): string[] {
+  const names = new Set([
+    ...COMMON_KEY_VARIABLES,
+    ...Object.values(config.solvers).map((profile) => profile.api_key_env),
+  ]);
+  return [...names]
+    .map((name) => process.env[name])
+    .filter((value): value is string => value !== undefined && value !== '');
+}
+
+/** Provider keys masked even when no profile names them. */
+const COMMON_KEY_VARIABLES = ['OPENAI_API_KEY', 'ANTHROPIC_API_KEY', 'CODEX_API_KEY'];
+
 /** `--home`, else $PROCTOR_HOME, else ./.proctor — as an absolute path. */
 export function resolveHome(flag: string | undefined, cwd = process.cwd()): string {
   const chosen = flag ?? process.env['PROCTOR_HOME'] ?? '.proctor';

@@ -20,3 +20,19 @@ export {
 export type { GradePhases, PhaseCheck, PhaseOutcome, Reason, Verdict } from './verdict.js';
 export { validatePaths } from './validate.js';
 export type { ValidationDeps, ValidationResult } from './validate.js';
+export {
+  evaluate,
+  prepareCandidate,
+  DETERMINISTIC_ENV,
+  EVALUATOR_PATHS,
+  SOURCE_DATE_EPOCH,
+} from './evaluate.js';
+export type {
+  Evaluation,
+  EvaluateInput,
+  EvaluatorSandbox,
+  PhaseRecord,
+  CandidateRecord,
+} from './evaluate.js';
+export { renderOracleLog } from './oracle-log.js';
+export type { OracleLogInput } from './oracle-log.js';

@@ -29,6 +29,8 @@ export type {
   PageRequest,
   ReclaimedJob,
   StatusCounts,
+  TaskValidity,
+  TaskValidityInput,
 } from './store.js';
 export { progressFigures, formatDuration } from './progress.js';
 export type { ProgressFigures } from './progress.js';

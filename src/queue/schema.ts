@@ -12,6 +12,7 @@ import {
   check,
   index,
   integer,
+  primaryKey,
   sqliteTable,
   text,
   uniqueIndex,
@@ -134,3 +135,27 @@ export const artifacts = sqliteTable(
 );
 
 export type ArtifactRow = typeof artifacts.$inferSelect;
+
+/**
+ * Task validity, kept by baseline jobs: one row per task id and bundle content, so that a
+ * changed bundle is judged afresh and a pruned job does not take its task's verdict along.
+ */
+export const tasks = sqliteTable(
+  'tasks',
+  {
+    taskId: text('task_id').notNull(),
+    /** The bundle's content hash (every file, path and mode). */
+    contentHash: text('content_hash').notNull(),
+    bundlePath: text('bundle_path').notNull(),
+    validity: text('validity', { enum: ['valid', 'quarantined'] }).notNull(),
+    reason: text('reason').notNull(),
+    detail: text('detail').notNull(),
+    jobId: integer('job_id').references(() => jobs.id, { onDelete: 'set null' }),
+    checkedAt: integer('checked_at').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.taskId, t.contentHash] }),
+    index('tasks_checked').on(t.checkedAt),
+    check('tasks_validity', sql`${t.validity} IN ('valid', 'quarantined')`),
+  ],
+);

@@ -85,6 +85,22 @@ export interface BatchResult {
 }
 
 /** An artifact as registered with a job (the store below owns the type and the bytes). */
+/** A baseline's judgement of a task, recorded with the job's completion. */
+export interface TaskValidityInput {
+  taskId: string;
+  contentHash: string;
+  bundlePath: string;
+  validity: 'valid' | 'quarantined';
+  /** A verdict reason code (PASS for a valid task). */
+  reason: string;
+  detail: string;
+}
+
+export interface TaskValidity extends TaskValidityInput {
+  jobId: number | null;
+  checkedAt: number;
+}
+
 export interface RegisteredArtifact extends ArtifactRecord {
   jobId: number | null;
   attempt: number | null;
@@ -155,7 +171,12 @@ export interface JobStore {
   heartbeat(leases: Lease[], leaseMs: number): Promise<HeartbeatResult[]>;
   /** The running jobs of `owner` whose cancel was requested (a cheap read). */
   cancelRequested(owner: string): Promise<Lease[]>;
-  complete(lease: Lease, result: unknown, artifacts?: ArtifactRecord[]): Promise<boolean>;
+  complete(
+    lease: Lease,
+    result: unknown,
+    artifacts?: ArtifactRecord[],
+    task?: TaskValidityInput,
+  ): Promise<boolean>;
   fail(lease: Lease, error: string, options?: { retryable?: boolean }): Promise<FailOutcome>;
   /** Ends a running job whose cancel was honoured. */
   markCancelled(lease: Lease, reason?: string): Promise<boolean>;
@@ -177,6 +198,8 @@ export interface JobStore {
   listJobs(filter?: JobFilter, page?: PageRequest): Promise<Page<Job>>;
   listBatches(page?: PageRequest): Promise<Page<Batch>>;
   countByStatus(filter?: Omit<JobFilter, 'status'>): Promise<StatusCounts>;
+  /** Done jobs by their result's `verdict` (PASS, FAIL; `none` without one). */
+  countByVerdict(filter?: Omit<JobFilter, 'status'>): Promise<Record<string, number>>;
   batchProgress(batchId: string, windowMs?: number): Promise<BatchProgress>;
   /** How many jobs finished at or after `since` (for an overall rate). */
   finishedSince(since: number): Promise<number>;
@@ -189,6 +212,14 @@ export interface JobStore {
    * `proctor grade`, written before the job that reads them is enqueued.
    */
   addInputs(records: readonly ArtifactRecord[]): Promise<void>;
+  /**
+   * The latest judgement of each task id (newest first, at most `limit`, ≤ MAX_PAGE), and
+   * how many tasks are valid and quarantined by their latest judgement.
+   */
+  taskValidity(limit?: number): Promise<{
+    tasks: TaskValidity[];
+    counts: { valid: number; quarantined: number };
+  }>;
   /** Deletes up to `limit` finished jobs that finished before `olderThan`; returns how many. */
   pruneFinished(olderThan: number, limit?: number): Promise<number>;
 

@@ -18,6 +18,7 @@ import {
   type JobKind,
   type JobStore,
   type Lease,
+  type TaskValidityInput,
 } from '../queue/index.js';
 import { isRetryable } from './job-error.js';
 import { createOwnerId, isDeadLocalOwner } from './owner.js';
@@ -39,6 +40,8 @@ export interface HandlerOutput {
   result?: unknown;
   /** Registered in the same transaction as the completion, so only a winning attempt's count. */
   artifacts?: ArtifactRecord[];
+  /** A baseline's judgement of its task, recorded in the same transaction. */
+  task?: TaskValidityInput;
 }
 
 export type JobHandler = (context: JobContext) => Promise<HandlerOutput | void>;
@@ -72,6 +75,16 @@ export interface WorkerPoolOptions {
   recover?: () => Promise<void>;
   /** Tells whether a lease owner is a dead process on this host. Default: by pid. */
   isOwnerDead?: (owner: string) => boolean;
+  /**
+   * Applied to every result and error message before it is stored (see src/store/redact.ts).
+   * Default: none.
+   */
+  redact?: { text(s: string): string; value<T>(v: T): T };
+  /**
+   * Deletes the bytes of artifacts a handler wrote but that were not registered (the lease
+   * was lost, or the completion failed). Default: none; the artifact sweep removes them later.
+   */
+  discardArtifacts?: (records: readonly ArtifactRecord[]) => Promise<void>;
 }
 
 export interface StopOptions {
@@ -108,6 +121,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   const reclaimMs = options.reclaimMs ?? Math.max(500, Math.floor(leaseMs / 2));
   const isOwnerDead = options.isOwnerDead ?? isDeadLocalOwner;
   const retentionMs = options.retentionMs ?? 0;
+  const redact = options.redact ?? { text: (s: string) => s, value: <T>(v: T) => v };
 
   const kinds = JOB_KINDS.filter((k) => handlers[k] !== undefined);
   for (const kind of kinds) {
@@ -145,7 +159,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       try {
         payload = parsePayload(kind, job.payload);
       } catch (error) {
-        await store.fail(lease, describeError(error), { retryable: false });
+        await store.fail(lease, redact.text(describeError(error)), { retryable: false });
         return;
       }
       const handler = handlers[kind];
@@ -165,9 +179,28 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       }
       if (controller.signal.reason === 'lease_lost') {
         logger.warn('dropped the result of a job whose lease was lost', { job: job.id });
+        if (output?.artifacts?.length) await options.discardArtifacts?.(output.artifacts);
         return;
       }
-      const recorded = await store.complete(lease, output?.result ?? null, output?.artifacts ?? []);
+      const records = output?.artifacts ?? [];
+      let recorded = false;
+      try {
+        recorded = await store.complete(
+          lease,
+          redact.value(output?.result ?? null),
+          records,
+          output?.task === undefined ? undefined : redact.value(output.task),
+        );
+      } finally {
+        if (!recorded && records.length > 0) {
+          await options.discardArtifacts?.(records).catch((error: unknown) => {
+            logger.warn('could not discard unregistered artifacts', {
+              job: job.id,
+              error: describeError(error),
+            });
+          });
+        }
+      }
       if (!recorded)
         logger.warn('job finished after its lease was lost; result dropped', { job: job.id });
     } catch (error) {
@@ -191,7 +224,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     } else if (reason === 'lease_lost') {
       logger.warn('job aborted after its lease was lost', { job: lease.id });
     } else {
-      const outcome = await store.fail(lease, describeError(error), {
+      const outcome = await store.fail(lease, redact.text(describeError(error)), {
         retryable: isRetryable(error),
       });
       logger.debug('job failed', { job: lease.id, outcome, error: describeError(error) });

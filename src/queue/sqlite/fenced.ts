@@ -3,8 +3,14 @@
 // cancelled elsewhere, changes nothing and is told so (River #1302, solid_queue #589).
 import { and, eq, isNotNull, sql } from 'drizzle-orm';
 import type { Db } from '../db.js';
-import { artifacts, jobs } from '../schema.js';
-import type { ArtifactRecord, FailOutcome, HeartbeatResult, Lease } from '../store.js';
+import { artifacts, jobs, tasks } from '../schema.js';
+import type {
+  ArtifactRecord,
+  FailOutcome,
+  HeartbeatResult,
+  Lease,
+  TaskValidityInput,
+} from '../store.js';
 
 export function createFencedOps(db: Db) {
   const held = and(
@@ -103,9 +109,22 @@ export function createFencedOps(db: Db) {
       });
     },
 
-    complete(lease: Lease, result: unknown, records: ArtifactRecord[], now: number): boolean {
+    complete(
+      lease: Lease,
+      result: unknown,
+      records: ArtifactRecord[],
+      now: number,
+      task?: TaskValidityInput,
+    ): boolean {
       const json = JSON.stringify(result ?? null);
       if (completeStatement.all({ ...lease, now, result: json }).length === 0) return false;
+      if (task !== undefined) {
+        const row = { ...task, jobId: lease.id, checkedAt: now };
+        db.insert(tasks)
+          .values(row)
+          .onConflictDoUpdate({ target: [tasks.taskId, tasks.contentHash], set: row })
+          .run();
+      }
       if (records.length > 0) {
         db.insert(artifacts)
           .values(

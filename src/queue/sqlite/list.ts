@@ -1,6 +1,6 @@
 // Bounded reads: keyset pages of jobs and batches (never OFFSET, so a page costs the same at
 // job 10 as at job 1,000,000), counts by status, and batch progress for rates and ETAs.
-import { and, asc, count, desc, eq, gt, gte, lt, max, min, type SQL } from 'drizzle-orm';
+import { and, asc, count, desc, eq, gt, gte, lt, max, min, sql, type SQL } from 'drizzle-orm';
 import { ProctorError } from '../../errors.js';
 import { JOB_STATUSES } from '../constants.js';
 import type { Db } from '../db.js';
@@ -138,4 +138,21 @@ export function batchTimes(db: Db, batchId: string, since: number) {
 export function countFinishedSince(db: Db, since: number): number {
   const [row] = db.select({ n: count() }).from(jobs).where(gte(jobs.finishedAt, since)).all();
   return row?.n ?? 0;
+}
+
+/** Done jobs by the `verdict` of their result (PASS / FAIL), for progress lines. */
+export function verdictCounts(db: Db, filter: Omit<JobFilter, 'status'>): Record<string, number> {
+  const where: SQL[] = [eq(jobs.status, 'done')];
+  if (filter.kind) where.push(eq(jobs.kind, filter.kind));
+  if (filter.batchId) where.push(eq(jobs.batchId, filter.batchId));
+  const verdict = sql<string | null>`json_extract(${jobs.result}, '$.verdict')`;
+  const rows = db
+    .select({ verdict, n: count() })
+    .from(jobs)
+    .where(and(...where))
+    .groupBy(verdict)
+    .all();
+  const counts: Record<string, number> = {};
+  for (const row of rows) counts[row.verdict ?? 'none'] = row.n;
+  return counts;
 }

@@ -7,14 +7,22 @@ import { ProctorError } from '../../errors.js';
 import { backoffDelay, type BackoffOptions } from '../backoff.js';
 import { openDatabase, type OpenDatabaseOptions, type OpenedDatabase } from '../db.js';
 import { artifacts, batches, jobs } from '../schema.js';
-import { MAX_PAGE, type JobStore } from '../store.js';
+import { DEFAULT_PAGE, MAX_PAGE, type JobStore } from '../store.js';
 import { batchJobIds, cancelJobs } from './cancel.js';
 import { createClaim } from './claim.js';
 import { createEnqueueOps, prepareBatch, prepareJob } from './enqueue.js';
 import { createFencedOps } from './fenced.js';
-import { batchTimes, countFinishedSince, countJobs, listBatchRows, listJobRows } from './list.js';
+import {
+  batchTimes,
+  countFinishedSince,
+  countJobs,
+  listBatchRows,
+  listJobRows,
+  verdictCounts,
+} from './list.js';
 import { pruneFinished } from './prune.js';
 import { reclaimExpired, reclaimOwner, runningOwners } from './reclaim.js';
+import { taskValidity } from './tasks.js';
 import { toBatch, toJob } from './rows.js';
 import { createWriteBatcher } from './write-batcher.js';
 
@@ -79,8 +87,8 @@ export function openSqliteJobStore(path: string, options: SqliteJobStoreOptions)
 
     cancelRequested: async (owner) => fenced.cancelRequested(owner),
 
-    complete: (lease, result, artifacts = []) =>
-      batcher.run(() => fenced.complete(lease, result, artifacts, clock.now())),
+    complete: (lease, result, artifacts = [], task) =>
+      batcher.run(() => fenced.complete(lease, result, artifacts, clock.now(), task)),
 
     fail: (lease, error, { retryable = true } = {}) =>
       batcher.run(() =>
@@ -128,6 +136,8 @@ export function openSqliteJobStore(path: string, options: SqliteJobStoreOptions)
 
     countByStatus: async (filter = {}) => countJobs(db, filter),
 
+    countByVerdict: async (filter = {}) => verdictCounts(db, filter),
+
     async batchProgress(batchId, windowMs = 60_000) {
       const batch = getBatch(batchId);
       if (!batch) throw new ProctorError('BATCH_NOT_FOUND', `no batch ${batchId}`);
@@ -157,6 +167,8 @@ export function openSqliteJobStore(path: string, options: SqliteJobStoreOptions)
           .values(records.map((r) => ({ ...r, jobId: null, attempt: null, createdAt: now })))
           .run();
       }),
+
+    taskValidity: async (limit = DEFAULT_PAGE) => taskValidity(sqlite, limit),
 
     finishedSince: async (since) => countFinishedSince(db, since),
 

@@ -1,0 +1,120 @@
+// The oracle log: everything one grade or baseline did, as plain text for people (step 7 of
+// product.md's oracle) — the image identity, the diff's SHA-256, every dropped file, git's
+// output, each phase's timing, exit, bounded output and report findings, the exit reason and
+// the gate line. It is stored as an artifact, so it passes through redaction on the way.
+import type { ImageIdentity } from '../sandbox/index.js';
+import type { Bundle } from './bundle.js';
+import type { CommandRecord, Evaluation } from './evaluate.js';
+import { gateLine, testsHash, type Verdict } from './verdict.js';
+
+export interface OracleLogInput {
+  kind: 'grade' | 'baseline';
+  bundle: Pick<Bundle, 'id' | 'dir' | 'baseCommit' | 'contentHash' | 'limits'>;
+  image: ImageIdentity & { localId: string };
+  /** Each evaluation with its title: `grade`, `baseline run 1`, `gold patch`. */
+  runs: ReadonlyArray<{ title: string; evaluation: Evaluation }>;
+  verdict: Verdict;
+  startedAt: Date;
+  finishedAt: Date;
+}
+
+function describeImage(image: OracleLogInput['image']): string {
+  return image.portable
+    ? `${image.reference} (manifest ${image.digest}, local ${image.localId})`
+    : `local_build ${image.imageId}`;
+}
+
+function command(lines: string[], title: string, record: CommandRecord): void {
+  lines.push(
+    `  ${title}: exit ${record.exitCode ?? 'none'}${record.timedOut ? ' (timed out)' : ''} in ${record.durationMs} ms; stdout ${record.stdoutBytes} bytes, stderr ${record.stderrBytes} bytes${record.truncated ? ' (truncated to head and tail)' : ''}`,
+  );
+  for (const [name, text] of [
+    ['stdout', record.stdout],
+    ['stderr', record.stderr],
+  ] as const) {
+    if (text.length === 0) continue;
+    lines.push(`  --- ${title} ${name} ---`);
+    lines.push(
+      ...text
+        .replace(/\n$/, '')
+        .split('\n')
+        .map((l) => `  | ${l}`),
+    );
+  }
+}
+
+function evaluationLines(title: string, evaluation: Evaluation): string[] {
+  const lines = [`== ${title} ==`];
+  const candidate = evaluation.candidate;
+  if (candidate === null) {
+    lines.push('diff: none (the clean base commit)');
+  } else {
+    lines.push(`diff: sha256 ${candidate.sha256}, ${candidate.bytes} bytes`);
+    if (candidate.filteredSha256 !== null) {
+      lines.push(
+        `filtered diff: sha256 ${candidate.filteredSha256}, ${candidate.filteredBytes} bytes, ${candidate.kept.length} files kept, ${candidate.dropped.length} dropped`,
+      );
+    }
+    for (const path of candidate.kept) lines.push(`  kept ${path}`);
+    for (const line of candidate.dropped) lines.push(`  ${line}`);
+  }
+  if (evaluation.apply) command(lines, 'git apply (candidate)', evaluation.apply);
+  for (const phase of evaluation.phaseRecords) {
+    if (phase.name === 'hidden' && evaluation.hiddenApply) {
+      command(lines, 'git apply (hidden tests)', evaluation.hiddenApply);
+    }
+    lines.push(`-- ${phase.name} phase --`);
+    command(lines, 'runner', phase.run);
+    if (phase.oomKilled) lines.push('  the runner was killed for exceeding memory_mb');
+    const report = phase.report;
+    lines.push(
+      report.error === null
+        ? `  report: ${report.format ?? '?'} format, ${report.bytes} bytes`
+        : `  report: unusable: ${report.error}`,
+    );
+    for (const problem of report.problems) lines.push(`  report note: ${problem}`);
+    if (report.undeclaredCount > 0) {
+      lines.push(
+        `  ${report.undeclaredCount} reported IDs were not declared (ignored): ${report.undeclared.join(', ')}${report.undeclaredCount > report.undeclared.length ? ', …' : ''}`,
+      );
+    }
+  }
+  if (
+    evaluation.hiddenApply &&
+    !evaluation.phaseRecords.some((p) => p.name === 'hidden') &&
+    evaluation.hiddenApply.exitCode !== 0
+  ) {
+    command(lines, 'git apply (hidden tests)', evaluation.hiddenApply);
+  }
+  const timings = Object.entries(evaluation.timings)
+    .map(([step, ms]) => `${step} ${ms} ms`)
+    .join(', ');
+  lines.push(`timings: ${timings}`);
+  if (evaluation.cleanupError) lines.push(`cleanup: ${evaluation.cleanupError}`);
+  lines.push(
+    `result: ${evaluation.verdict.verdict} ${evaluation.verdict.reason}: ${evaluation.verdict.detail}`,
+  );
+  return lines;
+}
+
+export function renderOracleLog(input: OracleLogInput): string {
+  const { bundle, verdict } = input;
+  const lines = [
+    `proctor oracle log: ${input.kind} of task ${bundle.id}`,
+    `bundle: ${bundle.dir} (content sha256 ${bundle.contentHash})`,
+    `base commit: ${bundle.baseCommit}`,
+    `image: ${describeImage(input.image)}`,
+    `limits: test_seconds ${bundle.limits.testSeconds}, memory_mb ${bundle.limits.memoryMb}, cpus ${bundle.limits.cpus}, pids ${bundle.limits.pids}, output_bytes ${bundle.limits.outputBytes}`,
+    `started: ${input.startedAt.toISOString()}`,
+    '',
+  ];
+  for (const run of input.runs) lines.push(...evaluationLines(run.title, run.evaluation), '');
+  lines.push(
+    `finished: ${input.finishedAt.toISOString()} (${input.finishedAt.getTime() - input.startedAt.getTime()} ms)`,
+    `verdict: ${verdict.verdict}`,
+    `reason: ${verdict.reason}`,
+    `detail: ${verdict.detail}`,
+    gateLine(verdict.testsHash ?? testsHash([])),
+  );
+  return `${lines.join('\n')}\n`;
+}

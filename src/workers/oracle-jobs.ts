@@ -1,0 +1,293 @@
+// The handlers of the `grade` and `baseline` kinds: load the bundle, resolve its image (once
+// per worker, see images.ts), evaluate, decide, write the oracle log artifact, and remove
+// every container and volume of the job attempt whatever happened.
+//
+// A bad bundle, a missing candidate or an image that cannot be built fails the job for good
+// (retrying cannot help); anything else thrown (the engine went away) is retried.
+import { readFile } from 'node:fs/promises';
+import type { Clock } from '../clock.js';
+import { describeError, isProctorError } from '../errors.js';
+import {
+  decideBaseline,
+  evaluate,
+  loadBundle,
+  renderOracleLog,
+  testsHash,
+  type Bundle,
+  type Evaluation,
+  type EvaluatorSandbox,
+  type Verdict,
+} from '../oracle/index.js';
+import type { JobStore, PayloadOf, TaskValidityInput } from '../queue/index.js';
+import {
+  removeOwned,
+  type DockerClient,
+  type Owner,
+  type ResolvedImage,
+} from '../sandbox/index.js';
+import type { ArtifactStore } from '../store/index.js';
+import type { ImageCache } from './images.js';
+import { JobError } from './job-error.js';
+import type { HandlerOutput, JobContext, JobHandler } from './pool.js';
+
+export interface OracleDeps {
+  docker: DockerClient;
+  store: JobStore;
+  artifacts: ArtifactStore;
+  images: ImageCache;
+  sandbox: EvaluatorSandbox;
+  /** The Proctor home: labels every container, so two homes never reap each other's. */
+  home: string;
+  clock: Clock;
+}
+
+/** What a grade job stores as its result. */
+export interface GradeResult {
+  verdict: 'PASS' | 'FAIL';
+  reason: Verdict['reason'];
+  detail: string;
+  /** Always set: the hash of no IDs when no phase ran. */
+  testsHash: string;
+  task: { id: string; contentHash: string };
+  image: ImageSummary;
+  diffSha256: string | null;
+  /** The oracle log artifact's id. */
+  log: string;
+  timings: Record<string, number>;
+}
+
+/** What a baseline job stores as its result. */
+export interface BaselineResult {
+  verdict: 'PASS' | 'FAIL';
+  reason: Verdict['reason'];
+  detail: string;
+  testsHash: string;
+  validity: 'valid' | 'quarantined';
+  task: { id: string; contentHash: string };
+  image: ImageSummary;
+  runs: Array<Pick<Verdict, 'verdict' | 'reason' | 'detail'>>;
+  gold: Pick<Verdict, 'verdict' | 'reason' | 'detail'> | null;
+  log: string;
+}
+
+export type ImageSummary =
+  | { portable: true; digest: string; reference: string; localId: string }
+  | { portable: false; kind: 'local_build'; imageId: string; localId: string };
+
+const summary = (v: Verdict) => ({ verdict: v.verdict, reason: v.reason, detail: v.detail });
+
+function imageSummary(image: ResolvedImage): ImageSummary {
+  return { ...image.identity, localId: image.localId };
+}
+
+/** Failures that will recur on every attempt: the job fails at once, with the reason. */
+function permanent(error: unknown, what: string): never {
+  if (
+    isProctorError(error, 'BUNDLE_INVALID') ||
+    isProctorError(error, 'IMAGE_INVALID') ||
+    isProctorError(error, 'SANDBOX_INVALID') ||
+    isProctorError(error, 'PATCH_INVALID') ||
+    isProctorError(error, 'ARTIFACT_INVALID') ||
+    isProctorError(error, 'ARTIFACT_NOT_FOUND')
+  ) {
+    throw new JobError(`${what}: ${describeError(error)}`, { retryable: false, cause: error });
+  }
+  throw error;
+}
+
+async function withBundle(path: string): Promise<Bundle> {
+  try {
+    return await loadBundle(path);
+  } catch (error) {
+    permanent(error, 'cannot load the bundle');
+  }
+}
+
+async function withImage(deps: OracleDeps, bundle: Bundle, signal: AbortSignal) {
+  try {
+    return await deps.images.resolve(bundle, signal);
+  } catch (error) {
+    permanent(error, 'cannot resolve the image');
+  }
+}
+
+/** Runs `work` as this job attempt's owner, and removes everything it labelled afterwards. */
+async function asOwner<T>(
+  deps: OracleDeps,
+  context: JobContext,
+  work: (owner: Owner) => Promise<T>,
+): Promise<T> {
+  const owner: Owner = {
+    job: String(context.job.id),
+    attempt: context.job.attempt,
+    home: deps.home,
+  };
+  try {
+    return await work(owner);
+  } finally {
+    await removeOwned(deps.docker, owner).catch((error: unknown) => {
+      context.logger.warn('cleanup failed; the reaper will retry', {
+        job: context.job.id,
+        error: describeError(error),
+      });
+    });
+  }
+}
+
+async function evaluateOrExplain(
+  deps: OracleDeps,
+  input: Parameters<typeof evaluate>[1],
+): Promise<Evaluation> {
+  try {
+    return await evaluate(deps.docker, input);
+  } catch (error) {
+    // A workspace that cannot be made from this image (base_commit is not its HEAD) is the
+    // bundle's fault, and will be next time too.
+    permanent(error, 'cannot evaluate');
+  }
+}
+
+async function writeLog(deps: OracleDeps, text: string) {
+  return deps.artifacts.write({
+    name: 'oracle.log',
+    mediaType: 'text/plain; charset=utf-8',
+    bytes: text,
+  });
+}
+
+export function gradeHandler(deps: OracleDeps): JobHandler {
+  return async (context): Promise<HandlerOutput> => {
+    const payload = context.payload as PayloadOf<'grade'>;
+    const startedAt = new Date(deps.clock.now());
+    const bundle = await withBundle(payload.bundle);
+    let diff: Buffer;
+    try {
+      const record = await deps.store.getArtifact(payload.candidate);
+      if (!record) throw new JobError(`no candidate artifact ${payload.candidate}`);
+      diff = await deps.artifacts.read(record);
+    } catch (error) {
+      permanent(error, 'cannot read the candidate');
+    }
+    const image = await withImage(deps, bundle, context.signal);
+    const evaluation = await asOwner(deps, context, (owner) =>
+      evaluateOrExplain(deps, {
+        bundle,
+        imageId: image.localId,
+        candidate: diff,
+        owner,
+        sandbox: deps.sandbox,
+        signal: context.signal,
+      }),
+    );
+    const verdict = evaluation.verdict;
+    const log = await writeLog(
+      deps,
+      renderOracleLog({
+        kind: 'grade',
+        bundle,
+        image: { ...image.identity, localId: image.localId },
+        runs: [{ title: 'grade', evaluation }],
+        verdict,
+        startedAt,
+        finishedAt: new Date(deps.clock.now()),
+      }),
+    );
+    const result: GradeResult = {
+      ...summary(verdict),
+      testsHash: verdict.testsHash ?? testsHash([]),
+      task: { id: bundle.id, contentHash: bundle.contentHash },
+      image: imageSummary(image),
+      diffSha256: evaluation.candidate?.sha256 ?? null,
+      log: log.id,
+      timings: evaluation.timings,
+    };
+    return { result, artifacts: [log] };
+  };
+}
+
+export function baselineHandler(deps: OracleDeps): JobHandler {
+  return async (context): Promise<HandlerOutput> => {
+    const payload = context.payload as PayloadOf<'baseline'>;
+    const startedAt = new Date(deps.clock.now());
+    const bundle = await withBundle(payload.bundle);
+    let gold: Buffer | null = null;
+    if (payload.gold && bundle.paths.goldPatch !== undefined) {
+      gold = await readFile(bundle.paths.goldPatch);
+    }
+    const image = await withImage(deps, bundle, context.signal);
+    const runs: Array<{ title: string; evaluation: Evaluation }> = [];
+    await asOwner(deps, context, async (owner) => {
+      const input = { bundle, imageId: image.localId, owner, sandbox: deps.sandbox };
+      for (let i = 1; i <= payload.repeat; i++) {
+        const evaluation = await evaluateOrExplain(deps, {
+          ...input,
+          candidate: null,
+          signal: context.signal,
+        });
+        runs.push({ title: payload.repeat > 1 ? `baseline run ${i}` : 'baseline', evaluation });
+      }
+      if (gold !== null) {
+        const evaluation = await evaluateOrExplain(deps, {
+          ...input,
+          candidate: gold,
+          signal: context.signal,
+        });
+        runs.push({ title: 'gold patch', evaluation });
+      }
+    });
+    const baselineRuns = runs.filter((r) => r.title !== 'gold patch').map((r) => r.evaluation);
+    const goldRun = gold === null ? undefined : runs.at(-1)?.evaluation;
+    const verdict = decideTask(baselineRuns, goldRun);
+    const log = await writeLog(
+      deps,
+      renderOracleLog({
+        kind: 'baseline',
+        bundle,
+        image: { ...image.identity, localId: image.localId },
+        runs,
+        verdict,
+        startedAt,
+        finishedAt: new Date(deps.clock.now()),
+      }),
+    );
+    const validity = verdict.verdict === 'PASS' ? 'valid' : 'quarantined';
+    const result: BaselineResult = {
+      ...summary(verdict),
+      testsHash: verdict.testsHash ?? testsHash([]),
+      validity,
+      task: { id: bundle.id, contentHash: bundle.contentHash },
+      image: imageSummary(image),
+      runs: baselineRuns.map((e) => summary(e.verdict)),
+      gold: goldRun ? summary(goldRun.verdict) : null,
+      log: log.id,
+    };
+    const task: TaskValidityInput = {
+      taskId: bundle.id,
+      contentHash: bundle.contentHash,
+      bundlePath: bundle.dir,
+      validity,
+      reason: verdict.reason,
+      detail: verdict.detail,
+    };
+    return { result, artifacts: [log], task };
+  };
+}
+
+/**
+ * The task's verdict from its baseline runs and gold grade. A run that ended before its
+ * phases (the hidden test patch does not apply at base_commit) quarantines the task with
+ * that reason; otherwise decideBaseline's rules apply.
+ */
+function decideTask(runs: readonly Evaluation[], gold: Evaluation | undefined): Verdict {
+  const broken = runs.find(
+    (run) => run.phases?.hidden === undefined && run.verdict.verdict === 'FAIL',
+  );
+  if (broken && broken.phases === null) return broken.verdict;
+  if (broken && broken.verdict.reason === 'APPLY_FAILED') return broken.verdict;
+  return decideBaseline({
+    runs: runs.map((run) => run.phases ?? { existing: missingPhase }),
+    ...(gold ? { gold: gold.verdict } : {}),
+  });
+}
+
+const missingPhase = { timedOut: false, oom: false, reportError: null, check: null };

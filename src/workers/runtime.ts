@@ -1,0 +1,93 @@
+// Everything a process that runs jobs needs, made from the configuration in one place: the
+// job store, the Docker client, the artifact store behind one redactor, and a worker pool
+// with the oracle's handlers. `proctor worker`, `proctor serve` and every `--wait` use it.
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import type { Clock } from '../clock.js';
+import { dockerHost, knownSecrets, type ProctorConfig } from '../config.js';
+import type { Logger } from '../logger.js';
+import { openSqliteJobStore, type JobKind, type JobStore } from '../queue/index.js';
+import { createDockerClient, requireDocker, type DockerClient } from '../sandbox/index.js';
+import {
+  createArtifactStore,
+  createRedactor,
+  type ArtifactStore,
+  type Redactor,
+} from '../store/index.js';
+import { createImageCache } from './images.js';
+import { baselineHandler, gradeHandler, type OracleDeps } from './oracle-jobs.js';
+import { createWorkerPool, type JobHandler, type WorkerPool } from './pool.js';
+import { sandboxRecovery } from './recovery.js';
+import { poolSettings } from './settings.js';
+
+export interface Runtime {
+  config: ProctorConfig;
+  store: JobStore;
+  redactor: Redactor;
+  artifacts: ArtifactStore;
+  /** Opened on first use: commands that only enqueue never need an engine. */
+  docker(): Promise<DockerClient>;
+  /** A pool with the handlers of every kind that can run here. */
+  createPool(options?: { kinds?: readonly JobKind[]; pollMs?: number }): Promise<WorkerPool>;
+  close(): Promise<void>;
+}
+
+export function createRuntime(config: ProctorConfig, clock: Clock, logger: Logger): Runtime {
+  const store = openSqliteJobStore(config.dbPath, { clock, synchronous: config.queue.synchronous });
+  const redactor = createRedactor({ home: homedir(), secrets: knownSecrets(config) });
+  const artifacts = createArtifactStore({ root: join(config.home, 'artifacts'), redactor, clock });
+  let docker: Promise<DockerClient> | undefined;
+  const getDocker = () => {
+    docker ??= (async () => {
+      const client = createDockerClient(dockerHost());
+      await requireDocker(client, dockerHost() ?? '/var/run/docker.sock');
+      return client;
+    })();
+    return docker;
+  };
+  return {
+    config,
+    store,
+    redactor,
+    artifacts,
+    docker: getDocker,
+    async createPool(options = {}) {
+      const client = await getDocker();
+      const sandbox = config.sandbox;
+      const deps: OracleDeps = {
+        docker: client,
+        store,
+        artifacts,
+        images: createImageCache(client),
+        sandbox: {
+          uid: sandbox.uid,
+          gid: sandbox.gid,
+          ...(sandbox.runtime !== 'runc' ? { runtime: sandbox.runtime } : {}),
+        },
+        home: config.home,
+        clock,
+      };
+      const all: Partial<Record<JobKind, JobHandler>> = {
+        baseline: baselineHandler(deps),
+        grade: gradeHandler(deps),
+      };
+      const kinds = options.kinds ?? (Object.keys(all) as JobKind[]);
+      const handlers = Object.fromEntries(kinds.flatMap((k) => (all[k] ? [[k, all[k]]] : [])));
+      const settings = poolSettings(config);
+      return createWorkerPool({
+        store,
+        clock,
+        logger,
+        handlers,
+        ...settings,
+        ...(options.pollMs !== undefined ? { pollMs: options.pollMs } : {}),
+        recover: sandboxRecovery(client, store, config.home, logger),
+        redact: redactor,
+        discardArtifacts: async (records) => {
+          await Promise.allSettled(records.map((r) => artifacts.discard(r)));
+        },
+      });
+    },
+    close: () => store.close(),
+  };
+}
