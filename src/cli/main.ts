@@ -4,10 +4,13 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { ProctorError, describeError } from '../errors.js';
 import { MAX_PAGE } from '../queue/index.js';
+import { baselineCommand } from './baseline.js';
 import { cancelCommand } from './cancel.js';
+import { gradeCommand } from './grade.js';
 import { UsageError, createContext, processIo, type Io } from './context.js';
 import { statusCommand } from './status.js';
 import { validateCommand } from './validate.js';
+import { workerCommand } from './worker.js';
 
 export const EXIT_USAGE = 2;
 
@@ -73,7 +76,64 @@ function buildProgram(io: Io, run: (action: () => Promise<number>) => Promise<vo
       run(() => cancelCommand(createContext(home(), io), jobs, options)),
     );
 
+  program
+    .command('baseline')
+    .description(
+      'check that tasks are sound: existing tests pass and hidden tests fail without a fix',
+    )
+    .argument('<paths...>', 'bundle or suite folders')
+    .option('--gold', 'also grade each solution/gold.patch; quarantine the task unless it passes')
+    .addOption(
+      new Option('--repeat <n>', 'run each baseline N times; quarantine as FLAKY if any test flips')
+        .default(1)
+        .argParser(intIn(1, 20, 'N')),
+    )
+    .option('--wait', 'run (or wait for) the jobs, show progress and a summary table')
+    .option('--json', 'with --wait: the summary as JSON')
+    .exitOverride()
+    .action(
+      (
+        paths: string[],
+        options: { gold?: boolean; repeat: number; wait?: boolean; json?: boolean },
+      ) => run(() => baselineCommand(createContext(home(), io), paths, options)),
+    );
+
+  program
+    .command('grade')
+    .description('grade one candidate diff against a task; with --wait, print the gate line last')
+    .argument('<bundle>', 'a task bundle folder')
+    .requiredOption('--patch <file>', 'the candidate diff (git format; - for stdin)')
+    .option('--wait', 'run (or wait for) the job; exit 0 PASS, 1 FAIL')
+    .option('--json', 'with --wait: the result as JSON before the gate line')
+    .exitOverride()
+    .action((bundle: string, options: { patch: string; wait?: boolean; json?: boolean }) =>
+      run(() => gradeCommand(createContext(home(), io), bundle, options)),
+    );
+
+  program
+    .command('worker')
+    .description('run jobs until SIGINT/SIGTERM, then drain')
+    .addOption(
+      new Option('--grace <seconds>', 'how long running jobs may finish after the first signal')
+        .default(30)
+        .argParser(intIn(0, 86_400, 'seconds')),
+    )
+    .exitOverride()
+    .action((options: { grace: number }) =>
+      run(() => workerCommand(createContext(home(), io), { graceSeconds: options.grace })),
+    );
+
   return program;
+}
+
+function intIn(min: number, max: number, what: string) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!/^[0-9]+$/.test(value) || !Number.isInteger(n) || n < min || n > max) {
+      throw new InvalidArgumentError(`expected ${what} as an integer from ${min} to ${max}`);
+    }
+    return n;
+  };
 }
 
 /** Runs the CLI; returns the process exit code. */

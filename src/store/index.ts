@@ -17,6 +17,7 @@ export type {
   ArtifactStoreOptions,
 } from './artifacts.js';
 export {
+  containsSecret,
   createRedactor,
   isSensitiveKey,
   isTextMediaType,

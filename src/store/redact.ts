@@ -262,3 +262,12 @@ export function redactDocument(
   }
   return redactor.text(text);
 }
+
+/**
+ * Whether `bytes` hold one of `secrets` (ignoring those shorter than MIN_SECRET_LENGTH):
+ * for content that must be stored byte for byte, such as a candidate diff, and so cannot be
+ * masked — it is refused instead.
+ */
+export function containsSecret(bytes: Buffer, secrets: readonly string[]): boolean {
+  return secrets.some((s) => s.length >= MIN_SECRET_LENGTH && bytes.includes(s));
+}

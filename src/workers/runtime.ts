@@ -24,6 +24,8 @@ export interface Runtime {
   config: ProctorConfig;
   store: JobStore;
   redactor: Redactor;
+  /** Credentials Proctor knows (provider keys): masked in text, refused in byte-exact data. */
+  secrets: readonly string[];
   artifacts: ArtifactStore;
   /** Opened on first use: commands that only enqueue never need an engine. */
   docker(): Promise<DockerClient>;
@@ -34,7 +36,8 @@ export interface Runtime {
 
 export function createRuntime(config: ProctorConfig, clock: Clock, logger: Logger): Runtime {
   const store = openSqliteJobStore(config.dbPath, { clock, synchronous: config.queue.synchronous });
-  const redactor = createRedactor({ home: homedir(), secrets: knownSecrets(config) });
+  const secrets = knownSecrets(config);
+  const redactor = createRedactor({ home: homedir(), secrets });
   const artifacts = createArtifactStore({ root: join(config.home, 'artifacts'), redactor, clock });
   let docker: Promise<DockerClient> | undefined;
   const getDocker = () => {
@@ -49,6 +52,7 @@ export function createRuntime(config: ProctorConfig, clock: Clock, logger: Logge
     config,
     store,
     redactor,
+    secrets,
     artifacts,
     docker: getDocker,
     async createPool(options = {}) {

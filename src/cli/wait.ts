@@ -1,0 +1,154 @@
+// `--wait`: until the command's own jobs have finished. Without a live worker for this home
+// the jobs run in this process (a pool with the configured slots, stopped when they are
+// done); with one, this process only polls the database. Long waits show a progress line on
+// stderr: done/total, verdicts, rate and ETA (rewritten in place on a terminal, every 10
+// seconds otherwise).
+import { formatDuration, progressFigures, type Job, type JobStore } from '../queue/index.js';
+import { liveWorkers, type Runtime, type WorkerPool } from '../workers/index.js';
+import type { CommandContext } from './context.js';
+
+const POLL_MS = 200;
+const PLAIN_EVERY_MS = 10_000;
+
+export interface WaitTarget {
+  /** A batch (suites), or one job. */
+  batchId?: string;
+  jobId?: number;
+  /** Shown before the figures: `baseline`, `grade`. */
+  label: string;
+  /** Names the two verdicts in the progress line, e.g. valid/quarantined. */
+  verdictNames: { PASS: string; FAIL: string };
+}
+
+interface Snapshot {
+  total: number;
+  finished: number;
+  failedJobs: number;
+  cancelled: number;
+  verdicts: Record<string, number>;
+  ratePerMinute: number | null;
+  etaSeconds: number | null;
+}
+
+async function snapshot(store: JobStore, target: WaitTarget, now: number): Promise<Snapshot> {
+  if (target.batchId !== undefined) {
+    const progress = await store.batchProgress(target.batchId);
+    const figures = progressFigures(progress, now);
+    return {
+      total: figures.total,
+      finished: figures.finished,
+      failedJobs: progress.counts.failed,
+      cancelled: progress.counts.cancelled,
+      verdicts: await store.countByVerdict({ batchId: target.batchId }),
+      ratePerMinute: figures.ratePerMinute,
+      etaSeconds: figures.etaSeconds,
+    };
+  }
+  const job = target.jobId === undefined ? undefined : await store.getJob(target.jobId);
+  const finished = job !== undefined && ['done', 'failed', 'cancelled'].includes(job.status);
+  const verdict = (job?.result as { verdict?: string } | null | undefined)?.verdict;
+  return {
+    total: 1,
+    finished: finished ? 1 : 0,
+    failedJobs: job?.status === 'failed' ? 1 : 0,
+    cancelled: job?.status === 'cancelled' ? 1 : 0,
+    verdicts: job?.status === 'done' && verdict ? { [verdict]: 1 } : {},
+    ratePerMinute: null,
+    etaSeconds: finished ? 0 : null,
+  };
+}
+
+function progressLine(target: WaitTarget, s: Snapshot): string {
+  const parts = [
+    `${target.label}: ${s.finished}/${s.total} done`,
+    `${s.verdicts['PASS'] ?? 0} ${target.verdictNames.PASS}`,
+    `${s.verdicts['FAIL'] ?? 0} ${target.verdictNames.FAIL}`,
+  ];
+  if (s.failedJobs > 0) parts.push(`${s.failedJobs} errors`);
+  if (s.cancelled > 0) parts.push(`${s.cancelled} cancelled`);
+  if (s.total > 1) {
+    parts.push(
+      s.ratePerMinute === null ? 'rate ?' : `${s.ratePerMinute.toFixed(1)}/min`,
+      `ETA ${formatDuration(s.etaSeconds)}`,
+    );
+  }
+  return parts.join(', ');
+}
+
+/**
+ * Waits until every job of the target has finished; returns them (oldest first). Runs a pool
+ * in this process when no worker serves the home. SIGINT/SIGTERM stop waiting: in-process
+ * jobs are handed back to the queue for the next worker, and the command exits 130.
+ */
+export async function waitForJobs(
+  context: CommandContext,
+  runtime: Runtime,
+  target: WaitTarget,
+  options: { progress: boolean; isTty: boolean },
+): Promise<{ jobs: Job[]; interrupted: boolean }> {
+  const { store } = runtime;
+  let pool: WorkerPool | undefined;
+  if (liveWorkers(runtime.config.home).length === 0) {
+    pool = await runtime.createPool({ pollMs: 250 });
+    await pool.start();
+  }
+  let interrupted = false;
+  let wake: (() => void) | undefined;
+  const onSignal = () => {
+    interrupted = true;
+    wake?.();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  let lastPlain = 0;
+  let lastLine = '';
+  try {
+    for (;;) {
+      const now = context.clock.now();
+      const s = await snapshot(store, target, now);
+      const line = progressLine(target, s);
+      if (options.progress && s.total > 1) {
+        if (options.isTty) {
+          if (line !== lastLine) process.stderr.write(`\r\x1b[K${line}`);
+        } else if (now - lastPlain >= PLAIN_EVERY_MS || s.finished === s.total) {
+          if (line !== lastLine) context.io.err(line);
+          lastPlain = now;
+        }
+        lastLine = line;
+      }
+      if (s.finished === s.total || interrupted) break;
+      pool?.notify();
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+        setTimeout(resolve, POLL_MS);
+      });
+    }
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    if (options.progress && options.isTty && lastLine !== '') process.stderr.write('\n');
+    if (pool) {
+      if (interrupted) context.io.err('proctor: interrupted; handing running jobs back');
+      await pool.stop({ graceMs: interrupted ? 0 : 30_000 });
+    }
+  }
+  return { jobs: await jobsOf(store, target), interrupted };
+}
+
+async function jobsOf(store: JobStore, target: WaitTarget): Promise<Job[]> {
+  if (target.jobId !== undefined) {
+    const job = await store.getJob(target.jobId);
+    return job ? [job] : [];
+  }
+  const jobs: Job[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await store.listJobs(
+      { batchId: target.batchId as string },
+      { limit: 200, order: 'asc', ...(cursor ? { cursor } : {}) },
+    );
+    jobs.push(...page.items);
+    cursor = page.nextCursor ?? undefined;
+  } while (cursor !== undefined);
+  return jobs;
+}
