@@ -55,6 +55,7 @@ function buildProgram(io: Io, run: (action: () => Promise<number>) => Promise<vo
     .description('show counts by status, batches with rate and ETA, or the named jobs')
     .argument('[jobs...]', 'job ids')
     .option('--batch <id>', 'one batch and its first jobs')
+    .option('--log', "with job ids: print each job's oracle log")
     .option('--json', 'machine-readable output')
     .addOption(
       new Option('--limit <n>', `at most this many batches or jobs (1-${MAX_PAGE})`)
@@ -62,8 +63,9 @@ function buildProgram(io: Io, run: (action: () => Promise<number>) => Promise<vo
         .argParser(pageSize),
     )
     .exitOverride()
-    .action((jobs: string[], options: { batch?: string; json?: boolean; limit: number }) =>
-      run(() => statusCommand(createContext(home(), io), jobs, options)),
+    .action(
+      (jobs: string[], options: { batch?: string; json?: boolean; limit: number; log?: boolean }) =>
+        run(() => statusCommand(createContext(home(), io), jobs, options)),
     );
 
   program

@@ -9,6 +9,8 @@ import {
   type JobStore,
   type StatusCounts,
 } from '../queue/index.js';
+import { join } from 'node:path';
+import { createArtifactStore, createRedactor } from '../store/index.js';
 import { parseJobIds, type CommandContext } from './context.js';
 import { formatTable } from './table.js';
 
@@ -16,6 +18,47 @@ export interface StatusOptions {
   batch?: string;
   json?: boolean;
   limit: number;
+  /** With job ids: print each job's oracle log (bounded). */
+  log?: boolean;
+}
+
+const MAX_LOG_BYTES = 1024 * 1024;
+
+async function printLogs(context: CommandContext, store: JobStore, ids: number[]) {
+  const artifacts = createArtifactStore({
+    root: join(context.config.home, 'artifacts'),
+    redactor: createRedactor(),
+    clock: context.clock,
+  });
+  for (const id of ids) {
+    const log = (await store.listArtifacts(id)).find((a) => a.name === 'oracle.log');
+    if (!log) {
+      context.io.err(`proctor: job ${id} has no oracle log`);
+      continue;
+    }
+    const bytes = await artifacts.read(log, { maxBytes: Math.max(log.size, 1) });
+    const text = bytes.subarray(0, MAX_LOG_BYTES).toString('utf8');
+    context.io.out(`--- oracle log of job ${id} (artifact ${log.id}, ${log.size} bytes) ---`);
+    context.io.out(text.trimEnd());
+    if (bytes.length > MAX_LOG_BYTES)
+      context.io.out(`…[${bytes.length - MAX_LOG_BYTES} more bytes]`);
+  }
+}
+
+/** One line for a job's outcome: its verdict (and validity for a baseline), or its error. */
+export function outcomeText(job: Pick<Job, 'result' | 'lastError' | 'kind'>): string {
+  const r = job.result as {
+    verdict?: string;
+    reason?: string;
+    detail?: string;
+    validity?: string;
+  } | null;
+  if (r && typeof r.verdict === 'string') {
+    const head = job.kind === 'baseline' && r.validity ? r.validity : r.verdict;
+    return `${head} ${r.reason ?? ''}: ${r.detail ?? ''}`.slice(0, 160);
+  }
+  if (job.lastError) return job.lastError.slice(0, 160);
+  return r === null ? '' : JSON.stringify(r).slice(0, 160);
 }
 
 function countsLine(counts: StatusCounts): string {
@@ -74,12 +117,18 @@ export async function statusCommand(
                   (j.cancelRequested && j.status === 'running' ? ' (cancel requested)' : ''),
                 `${j.attempt}/${j.maxAttempts}`,
                 j.batchId ?? '-',
-                j.error ?? (j.result === null ? '' : JSON.stringify(j.result)).slice(0, 120),
+                outcomeText({ kind: j.kind, result: j.result, lastError: j.error }),
               ]),
             ),
           );
         for (const id of missing) io.err(`proctor: no job ${id}`);
       }
+      if (options.log)
+        await printLogs(
+          context,
+          store,
+          found.map((j) => j.id),
+        );
       return 0;
     }
 
@@ -113,7 +162,7 @@ export async function statusCommand(
                 j.kind,
                 j.status,
                 `${j.attempt}/${j.maxAttempts}`,
-                (j.lastError ?? '').slice(0, 120),
+                outcomeText(j),
               ]),
             ),
           );
@@ -128,10 +177,31 @@ export async function statusCommand(
     const lastMinute = await store.finishedSince(now - 60_000);
     const page = await store.listBatches({ limit: options.limit });
     const batches = await Promise.all(page.items.map((b) => batchSummary(store, b.id, now)));
+    const tasks = await store.taskValidity(options.limit);
     if (options.json) {
-      io.out(JSON.stringify({ counts, finishedLastMinute: lastMinute, batches }, null, 2));
+      io.out(JSON.stringify({ counts, finishedLastMinute: lastMinute, batches, tasks }, null, 2));
     } else {
       io.out(`jobs: ${countsLine(counts)}; ${lastMinute} finished in the last minute`);
+      const judged = tasks.counts.valid + tasks.counts.quarantined;
+      if (judged > 0) {
+        io.out(
+          `tasks: ${tasks.counts.valid} valid, ${tasks.counts.quarantined} quarantined (latest baseline of each)`,
+        );
+        const quarantined = tasks.tasks.filter((t) => t.validity === 'quarantined');
+        if (quarantined.length > 0) {
+          io.out(
+            formatTable(
+              ['TASK', 'REASON', 'DETAIL', 'JOB'],
+              quarantined.map((t) => [
+                t.taskId,
+                t.reason,
+                t.detail.slice(0, 120),
+                t.jobId === null ? '-' : String(t.jobId),
+              ]),
+            ),
+          );
+        }
+      }
       if (batches.length > 0) {
         io.out(
           formatTable(
