@@ -203,6 +203,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       }
       if (!recorded)
         logger.warn('job finished after its lease was lost; result dropped', { job: job.id });
+      else logger.info('job done', { job: job.id, kind, attempt: job.attempt });
     } catch (error) {
       // A store write failed (database gone, disk full): the lease will expire and the job
       // will be retried by whoever reclaims it.
