@@ -1,8 +1,13 @@
 // Resolved images, remembered per worker process: a suite of 1,000 baselines of one bundle
-// builds (or pulls) its image once, and concurrent jobs of one bundle share the build in
-// flight. The key is the bundle's content hash, so a changed build context (a new lockfile)
-// is a new key and a rebuild; the image is looked up again before each use, so one removed
-// behind Proctor's back is resolved afresh rather than failing every later job.
+// builds (or pulls) its image once, and concurrent jobs of one image share the build in
+// flight. A Dockerfile image's key is a hash of its build context (every path, mode and
+// byte under environment/), so a changed context (a new lockfile) is a new key and a
+// rebuild, while bundles that differ only in their tests share one image; a pinned image's
+// key is its reference. The image is looked up again before each use, so one removed behind
+// Proctor's back is resolved afresh rather than failing every later job.
+import { createHash } from 'node:crypto';
+import { lstat, readFile, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Bundle } from '../oracle/index.js';
 import { resolveImage, type DockerClient, type ResolvedImage } from '../sandbox/index.js';
 import { isNotFound } from '../sandbox/index.js';
@@ -26,7 +31,10 @@ export function createImageCache(docker: DockerClient): ImageCache {
 
   return {
     async resolve(bundle, signal) {
-      const key = `${bundle.contentHash}:${JSON.stringify(bundle.environment)}`;
+      const key =
+        bundle.environment.kind === 'image'
+          ? `image:${bundle.environment.reference}`
+          : `build:${await contextHash(bundle.environment.contextDir)}:${bundle.environment.dockerfile}`;
       const pending = resolved.get(key);
       if (pending) {
         const image = await pending.catch(() => undefined);
@@ -44,4 +52,18 @@ export function createImageCache(docker: DockerClient): ImageCache {
       return next;
     },
   };
+}
+
+/** SHA-256 over the sorted relative paths, modes and file bytes (a build refuses symlinks). */
+async function contextHash(dir: string): Promise<string> {
+  const hash = createHash('sha256');
+  const entries = (await readdir(dir, { recursive: true })).sort();
+  for (const name of entries) {
+    const path = join(dir, name);
+    const info = await lstat(path);
+    hash.update(`${name}\0${info.mode}\0`);
+    if (info.isFile()) hash.update(await readFile(path));
+    hash.update('\0');
+  }
+  return hash.digest('hex');
 }

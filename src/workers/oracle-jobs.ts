@@ -68,6 +68,8 @@ export interface BaselineResult {
   runs: Array<Pick<Verdict, 'verdict' | 'reason' | 'detail'>>;
   gold: Pick<Verdict, 'verdict' | 'reason' | 'detail'> | null;
   log: string;
+  /** Wall time of each evaluator step, summed over every run (baseline runs and gold), ms. */
+  timings: Record<string, number>;
 }
 
 export type ImageSummary =
@@ -260,6 +262,7 @@ export function baselineHandler(deps: OracleDeps): JobHandler {
       runs: baselineRuns.map((e) => summary(e.verdict)),
       gold: goldRun ? summary(goldRun.verdict) : null,
       log: log.id,
+      timings: sumTimings(runs.map((r) => r.evaluation.timings)),
     };
     const task: TaskValidityInput = {
       taskId: bundle.id,
@@ -291,3 +294,11 @@ function decideTask(runs: readonly Evaluation[], gold: Evaluation | undefined): 
 }
 
 const missingPhase = { timedOut: false, oom: false, reportError: null, check: null };
+
+function sumTimings(all: ReadonlyArray<Record<string, number>>): Record<string, number> {
+  const total: Record<string, number> = {};
+  for (const timings of all) {
+    for (const [step, ms] of Object.entries(timings)) total[step] = (total[step] ?? 0) + ms;
+  }
+  return total;
+}
