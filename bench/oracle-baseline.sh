@@ -8,12 +8,14 @@
 # 2. fill a fresh named volume with a clone of the repository at [environment].workdir (the
 #    clean tracked tree and .git, nothing untracked), checking that HEAD is base_commit, owned
 #    by 1000:1000;
-# 3. apply PATCH_FILE (without its changes to the [grading].deny globs), then tests/hidden.patch,
-#    with `git apply`, as 1000:1000;
-# 4. run tests/run twice, for tests/existing.txt and for tests/hidden.txt, with the checkout as
-#    working directory and the sandbox flags Proctor uses (no network, read-only root, tmpfs
-#    /tmp and HOME, uid 1000:1000, no capabilities, the deterministic environment);
-# 5. print each report to stdout, as `existing: <report>` and `hidden: <report>`.
+# 3. apply PATCH_FILE (without its changes to the [grading].deny globs) with `git apply`, as
+#    1000:1000;
+# 4. run tests/run for tests/existing.txt, with the checkout as working directory and the
+#    sandbox flags Proctor uses (no network, read-only root, tmpfs /tmp and HOME, uid
+#    1000:1000, no capabilities, the deterministic environment);
+# 5. apply tests/hidden.patch, then run tests/run for tests/hidden.txt the same way (the order
+#    of Proctor's evaluator: the existing suite runs before the hidden tests are added);
+# 6. print each report to stdout, as `existing: <report>` and `hidden: <report>`.
 #
 # The evaluator assets (tests/) and the patch reach the containers through a volume filled
 # with `docker cp`, never a bind mount. Every container and volume it creates carries the
@@ -27,7 +29,7 @@ usage() {
   echo "usage: $0 BUNDLE_DIR [PATCH_FILE]" >&2
   exit 2
 }
-[ "$#" -ge 1 ] && [ "$#" -le 2 ] || usage
+if [ "$#" -lt 1 ] || [ "$#" -gt 2 ]; then usage; fi
 bundle=$(cd "$1" && pwd)
 patch=""
 if [ "$#" -eq 2 ]; then
@@ -52,10 +54,10 @@ workdir=$(toml_string workdir)
 base_commit=$(toml_string base_commit)
 test_seconds=$(toml_int test_seconds)
 : "${dockerfile:=environment/Dockerfile}" "${workdir:=/repo}" "${test_seconds:=600}"
-[ -n "$id" ] && [ -n "$base_commit" ] || {
+if [ -z "$id" ] || [ -z "$base_commit" ]; then
   echo "$0: $task needs id and environment.base_commit" >&2
   exit 2
-}
+fi
 # [grading].deny = ["a/**", ...] on one line -> git apply --exclude patterns. git apply matches
 # with wildmatch without FNM_PATHNAME, so a single `*` already crosses `/`.
 excludes=()
@@ -110,7 +112,8 @@ docker run --rm "${labels[@]}" --network none --read-only --tmpfs /tmp \
   --security-opt no-new-privileges -e HOME=/tmp \
   -v "$work:/proctor-init/workspace" "$image" sh -eu -c '
     src=$1 dst=$2 commit=$3
-    git() { command git -c safe.directory="*" "$@"; }
+    export GIT_CONFIG_GLOBAL=/tmp/gitconfig # whoever owns the repository in the image
+    git config --global safe.directory "*"
     head=$(git -C "$src" rev-parse --verify HEAD)
     [ "$head" = "$commit" ] || { echo "HEAD of $src is $head, not base_commit $commit" >&2; exit 4; }
     git clone -q --no-local --no-hardlinks --no-tags --single-branch "$src" "$dst"
@@ -121,28 +124,34 @@ step checkout
 # Everything below runs as 1000:1000 with Proctor's isolation flags.
 sandbox=(--rm "${labels[@]}" --init --network none --read-only --user 1000:1000
   --cap-drop ALL --security-opt no-new-privileges --cpus 1 --memory 2048m --memory-swap 2048m
-  --pids-limit 256 --tmpfs /tmp:rw,noexec,nosuid,size=64m
-  --tmpfs /proctor-home:rw,noexec,nosuid,size=64m -e HOME=/proctor-home
+  --pids-limit 256 --tmpfs "/tmp:rw,noexec,nosuid,size=64m"
+  --tmpfs "/proctor-home:rw,noexec,nosuid,size=64m" -e HOME=/proctor-home
   -e TZ=UTC -e LC_ALL=C.UTF-8 -e PYTHONHASHSEED=0 -e SOURCE_DATE_EPOCH=1704067200
   -v "$work:$workdir" -v "$assets:/proctor:ro" -w "$workdir")
 
-# 3. The candidate (minus denied paths), then the hidden tests.
-docker run "${sandbox[@]}" "$image" sh -eu -c '
-    if [ -f /proctor/candidate.patch ]; then
-      git apply --whitespace=nowarn "$@" /proctor/candidate.patch
-    fi
-    git apply --whitespace=nowarn /proctor/tests/hidden.patch' sh "${excludes[@]}"
-step apply
+# 3. The candidate, without its changes to denied paths.
+if [ -n "$patch" ]; then
+  docker run "${sandbox[@]}" "$image" \
+    git apply --whitespace=nowarn "${excludes[@]}" /proctor/candidate.patch
+  step apply
+fi
 
-# 4 and 5. The runner, once per list; its output to stderr, the report to stdout.
-for phase in existing hidden; do
-  printf '%s: ' "$phase"
-  docker run "${sandbox[@]}" "$image" sh -u -c '
+# The runner for one list: its output to stderr, its report to stdout.
+run_phase() {
+  local report
+  report=$(docker run "${sandbox[@]}" "$image" sh -u -c '
       timeout -k 5 "$1" /proctor/tests/run "/proctor/tests/$2.txt" /tmp/report.out 1>&2
       echo "oracle-baseline: runner exited $?" >&2
       if [ -f /tmp/report.out ]; then cat /tmp/report.out; else echo "(no report)"; fi' \
-    sh "$test_seconds" "$phase" | sed -e '$a\'
-  step "$phase"
-done
+    sh "$test_seconds" "$1")
+  step "$1"
+  printf '%s: %s\n' "$1" "$report"
+}
+
+# 4 to 6. The existing suite, then the hidden tests added and run.
+run_phase existing
+docker run "${sandbox[@]}" "$image" git apply --whitespace=nowarn /proctor/tests/hidden.patch
+step hidden.patch
+run_phase hidden
 
 printf 'oracle-baseline: total    %6d ms\n' $((($(date +%s%N) - started) / 1000000)) >&2
