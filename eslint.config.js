@@ -4,7 +4,20 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'drizzle/', 'coverage/', 'eslint.config.js'] },
+  {
+    ignores: [
+      'dist/',
+      'node_modules/',
+      'drizzle/',
+      'coverage/',
+      'eslint.config.js',
+      // Task bundles: pinned by base_commit and patches, never linted or reformatted.
+      'examples/*/environment/',
+      'examples/*/tests/',
+      'examples/*/solution/',
+      'test/fixtures/bundles/',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
