@@ -1,0 +1,93 @@
+import { describe, expect, it } from 'vitest';
+import { manualClock } from '../../src/clock.js';
+import type { TaskValidityInput } from '../../src/queue/index.js';
+import { tempStore } from '../helpers/temp.js';
+
+const sha = (c: string) => c.repeat(64);
+const record = { id: '', name: 'candidate.diff', mediaType: 'text/x-diff', size: 3, relPath: '' };
+
+function task(taskId: string, validity: 'valid' | 'quarantined', hash = 'a'): TaskValidityInput {
+  return {
+    taskId,
+    contentHash: sha(hash),
+    bundlePath: `/suite/${taskId}`,
+    validity,
+    reason: validity === 'valid' ? 'PASS' : 'GOLD_FAILED',
+    detail: validity === 'valid' ? 'sound' : 'gold patch does not pass',
+  };
+}
+
+async function baseline(
+  store: ReturnType<typeof tempStore>,
+  input: TaskValidityInput,
+  verdict: 'PASS' | 'FAIL',
+) {
+  const { job } = await store.enqueue({ kind: 'baseline', payload: { bundle: input.bundlePath } });
+  const [claimed] = await store.claim('baseline', 'w', 1, 60_000);
+  expect(claimed?.id).toBe(job.id);
+  expect(await store.complete({ id: job.id, attempt: 1 }, { verdict }, [], input)).toBe(true);
+  return job.id;
+}
+
+describe('task validity', () => {
+  it("keeps each task's latest judgement with the completion that made it, and counts them", async () => {
+    const clock = manualClock(1_000);
+    const store = tempStore({ clock });
+    const a = await baseline(store, task('a', 'valid'), 'PASS');
+    clock.advance(10);
+    await baseline(store, task('b', 'quarantined'), 'FAIL');
+    clock.advance(10);
+    // A changed bundle of task a is judged afresh; its latest judgement wins.
+    const a2 = await baseline(store, task('a', 'quarantined', 'b'), 'FAIL');
+    const { tasks, counts } = await store.taskValidity();
+    expect(counts).toEqual({ valid: 0, quarantined: 2 });
+    expect(tasks.map((t) => [t.taskId, t.validity, t.jobId])).toEqual([
+      ['a', 'quarantined', a2],
+      ['b', 'quarantined', a + 1],
+    ]);
+    expect(await store.countByVerdict({ kind: 'baseline' })).toEqual({ PASS: 1, FAIL: 2 });
+  });
+
+  it('records nothing for a completion that lost its lease', async () => {
+    const store = tempStore();
+    const { job } = await store.enqueue({ kind: 'baseline', payload: { bundle: '/x' } });
+    await store.claim('baseline', 'w', 1, 60_000);
+    expect(await store.complete({ id: job.id, attempt: 2 }, {}, [], task('x', 'valid'))).toBe(
+      false,
+    );
+    expect((await store.taskValidity()).tasks).toEqual([]);
+  });
+
+  it('refuses a validity outside valid/quarantined in the database itself', async () => {
+    const store = tempStore();
+    const { job } = await store.enqueue({ kind: 'baseline', payload: { bundle: '/x' } });
+    await store.claim('baseline', 'w', 1, 60_000);
+    const bad = { ...task('x', 'valid'), validity: 'maybe' as 'valid' };
+    await expect(store.complete({ id: job.id, attempt: 1 }, {}, [], bad)).rejects.toThrow(
+      /CHECK constraint failed/,
+    );
+    // The whole completion rolled back: the job still runs.
+    expect(await store.getJob(job.id)).toMatchObject({ status: 'running' });
+  });
+});
+
+describe('input artifacts', () => {
+  it('registers artifacts that no job owns, readable by id', async () => {
+    const store = tempStore();
+    const input = {
+      ...record,
+      id: '0b13c902-732b-46f5-bb41-fde870d0ba15',
+      sha256: sha('c'),
+      relPath: '0b13c902-732b-46f5-bb41-fde870d0ba15/candidate.diff',
+    };
+    await store.addInputs([input]);
+    expect(await store.getArtifact(input.id)).toMatchObject({
+      ...input,
+      jobId: null,
+      attempt: null,
+    });
+    await expect(store.addInputs([{ ...input, id: 'other', sha256: 'not-hex' }])).rejects.toThrow(
+      /CHECK constraint failed/,
+    );
+  });
+});
