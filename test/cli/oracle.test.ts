@@ -140,6 +140,35 @@ done < "$list"; printf ']}\\n'; } > "$report"
     expect(await leftovers(home)).toEqual([]);
   }, 300_000);
 
+  it('cancels a running baseline within seconds and removes its containers and volumes', async () => {
+    const root = suite({
+      slow: (dir) => {
+        write(dir, 'tests/run', '#!/bin/sh\nsleep 600\n');
+        edit(dir, 'task.toml', 'test_seconds = 20', 'test_seconds = 600');
+      },
+    });
+    const home = tempDir();
+    const waiting = spawnTs(join(ROOT, 'bin/proctor.js'), [
+      '--home',
+      home,
+      'baseline',
+      root,
+      '--wait',
+    ]);
+    await waitFor(async () => (await leftovers(home)).length >= 3, {
+      what: 'the evaluator container and its volumes',
+      timeoutMs: 60_000,
+    });
+    const asked = Date.now();
+    const cancelled = await proctor(['--home', home, 'cancel', '1']);
+    expect(cancelled.code).toBe(0);
+    const { code } = await waiting.exited;
+    expect(Date.now() - asked).toBeLessThan(15_000);
+    expect(code).toBe(1);
+    expect(waiting.stdout()).toMatch(/shell-div-zero\s+cancelled/);
+    expect(await leftovers(home)).toEqual([]);
+  }, 120_000);
+
   it('only enqueues without --wait, and refuses bad flags with exit 2', async () => {
     const home = tempDir();
     const result = await proctor(['--home', home, 'baseline', TASK]);
