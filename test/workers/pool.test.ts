@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.js';
 import { silentLogger } from '../../src/logger.js';
+import { createRedactor } from '../../src/store/index.js';
 import {
   createWorkerPool,
   JobError,
@@ -215,6 +216,73 @@ describe('worker pool', () => {
       leaseOwner: 'other',
       attempt: 2,
     });
+  });
+
+  it('redacts results and errors before storing them', async () => {
+    const store = tempStore();
+    const redactor = createRedactor({ secrets: ['sk-poolsecret-0123456789'] });
+    const handler: JobHandler = async ({ job }) => {
+      if (job.id === 1) return { result: { note: 'key sk-poolsecret-0123456789', api_key: 'x1' } };
+      throw new JobError('failed with Authorization: Bearer abcdefghijklmnop', {
+        retryable: false,
+      });
+    };
+    await store.enqueueBatch({
+      jobs: [
+        { kind: 'noop', payload: {} },
+        { kind: 'noop', payload: {} },
+      ],
+    });
+    await pool({ store, handlers: { noop: handler }, redact: redactor }).start();
+    await waitFor(async () => {
+      const c = await store.countByStatus();
+      return c.done === 1 && c.failed === 1;
+    });
+    expect((await store.getJob(1))?.result).toEqual({
+      note: 'key [REDACTED]',
+      api_key: '[REDACTED]',
+    });
+    expect((await store.getJob(2))?.lastError).toContain('Bearer [REDACTED]');
+  });
+
+  it('discards the artifacts of a completion that lost its lease, and only those', async () => {
+    const store = tempStore();
+    const discarded: string[] = [];
+    const artifact = (id: string) => ({
+      id,
+      name: 'log',
+      mediaType: 'text/plain',
+      sha256: 'a'.repeat(64),
+      size: 1,
+      relPath: `${id}/log`,
+    });
+    const handler: JobHandler = async ({ job }) => {
+      if (job.id === 1) {
+        // Another worker takes the job over while this attempt finishes.
+        store.database.sqlite
+          .prepare("UPDATE jobs SET attempt = attempt + 1, lease_owner = 'other' WHERE id = 1")
+          .run();
+      }
+      return { result: 'ok', artifacts: [artifact(`art-${job.id}`)] };
+    };
+    await store.enqueueBatch({
+      jobs: [
+        { kind: 'noop', payload: {} },
+        { kind: 'noop', payload: {} },
+      ],
+    });
+    await pool({
+      store,
+      handlers: { noop: handler },
+      discardArtifacts: async (records) => {
+        discarded.push(...records.map((r) => r.id));
+      },
+    }).start();
+    await waitFor(async () => (await store.getJob(2))?.status === 'done');
+    await waitFor(() => discarded.length === 1, { what: 'the lost attempt to discard' });
+    expect(discarded).toEqual(['art-1']);
+    expect(await store.getArtifact('art-2')).toBeDefined();
+    expect(await store.getArtifact('art-1')).toBeUndefined();
   });
 
   it('reclaims, at start, the jobs of a dead owner on this host', async () => {
