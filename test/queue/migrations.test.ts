@@ -55,10 +55,10 @@ describe('migrations', () => {
       )
       .run();
     old.close();
-    expect(tables(path)).not.toContain('artifacts');
+    expect(tables(path)).not.toContain('tasks');
 
     const store = openSqliteJobStore(path, { clock: systemClock });
-    expect(tables(path)).toContain('artifacts');
+    expect(tables(path)).toContain('tasks');
     expect(await store.countByStatus()).toMatchObject({ queued: 1 });
     await store.close();
     // Opening again applies nothing twice.
