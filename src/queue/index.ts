@@ -17,6 +17,7 @@ export type {
   BatchRequest,
   BatchResult,
   CancelOutcome,
+  CompletionExtras,
   EnqueueRequest,
   EnqueueResult,
   FailOutcome,

@@ -85,6 +85,17 @@ export interface BatchResult {
 }
 
 /** An artifact as registered with a job (the store below owns the type and the bytes). */
+/** What a completion records besides its result and artifacts, in the same transaction. */
+export interface CompletionExtras {
+  /** A baseline's judgement of its task. */
+  task?: TaskValidityInput;
+  /**
+   * Jobs to enqueue as this job's children (a solve's grade): they exist exactly when the
+   * completion does, so they can never run before the artifacts they name are registered.
+   */
+  children?: EnqueueRequest[];
+}
+
 /** A baseline's judgement of a task, recorded with the job's completion. */
 export interface TaskValidityInput {
   taskId: string;
@@ -175,7 +186,7 @@ export interface JobStore {
     lease: Lease,
     result: unknown,
     artifacts?: ArtifactRecord[],
-    task?: TaskValidityInput,
+    extras?: CompletionExtras,
   ): Promise<boolean>;
   fail(lease: Lease, error: string, options?: { retryable?: boolean }): Promise<FailOutcome>;
   /** Ends a running job whose cancel was honoured. */

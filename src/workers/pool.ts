@@ -18,6 +18,7 @@ import {
   type JobKind,
   type JobStore,
   type Lease,
+  type EnqueueRequest,
   type TaskValidityInput,
 } from '../queue/index.js';
 import { isRetryable } from './job-error.js';
@@ -42,6 +43,8 @@ export interface HandlerOutput {
   artifacts?: ArtifactRecord[];
   /** A baseline's judgement of its task, recorded in the same transaction. */
   task?: TaskValidityInput;
+  /** Jobs enqueued as this job's children in the same transaction (a solve's grade). */
+  children?: EnqueueRequest[];
 }
 
 export type JobHandler = (context: JobContext) => Promise<HandlerOutput | void>;
@@ -185,12 +188,10 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       const records = output?.artifacts ?? [];
       let recorded = false;
       try {
-        recorded = await store.complete(
-          lease,
-          redact.value(output?.result ?? null),
-          records,
-          output?.task === undefined ? undefined : redact.value(output.task),
-        );
+        recorded = await store.complete(lease, redact.value(output?.result ?? null), records, {
+          ...(output?.task === undefined ? {} : { task: redact.value(output.task) }),
+          ...(output?.children === undefined ? {} : { children: output.children }),
+        });
       } finally {
         if (!recorded && records.length > 0) {
           await options.discardArtifacts?.(records).catch((error: unknown) => {

@@ -25,7 +25,9 @@ async function baseline(
   const { job } = await store.enqueue({ kind: 'baseline', payload: { bundle: input.bundlePath } });
   const [claimed] = await store.claim('baseline', 'w', 1, 60_000);
   expect(claimed?.id).toBe(job.id);
-  expect(await store.complete({ id: job.id, attempt: 1 }, { verdict }, [], input)).toBe(true);
+  expect(await store.complete({ id: job.id, attempt: 1 }, { verdict }, [], { task: input })).toBe(
+    true,
+  );
   return job.id;
 }
 
@@ -52,9 +54,9 @@ describe('task validity', () => {
     const store = tempStore();
     const { job } = await store.enqueue({ kind: 'baseline', payload: { bundle: '/x' } });
     await store.claim('baseline', 'w', 1, 60_000);
-    expect(await store.complete({ id: job.id, attempt: 2 }, {}, [], task('x', 'valid'))).toBe(
-      false,
-    );
+    expect(
+      await store.complete({ id: job.id, attempt: 2 }, {}, [], { task: task('x', 'valid') }),
+    ).toBe(false);
     expect((await store.taskValidity()).tasks).toEqual([]);
   });
 
@@ -63,7 +65,7 @@ describe('task validity', () => {
     const { job } = await store.enqueue({ kind: 'baseline', payload: { bundle: '/x' } });
     await store.claim('baseline', 'w', 1, 60_000);
     const bad = { ...task('x', 'valid'), validity: 'maybe' as 'valid' };
-    await expect(store.complete({ id: job.id, attempt: 1 }, {}, [], bad)).rejects.toThrow(
+    await expect(store.complete({ id: job.id, attempt: 1 }, {}, [], { task: bad })).rejects.toThrow(
       /CHECK constraint failed/,
     );
     // The whole completion rolled back: the job still runs.
@@ -89,5 +91,36 @@ describe('input artifacts', () => {
     await expect(store.addInputs([{ ...input, id: 'other', sha256: 'not-hex' }])).rejects.toThrow(
       /CHECK constraint failed/,
     );
+  });
+});
+
+describe('children of a completion', () => {
+  it('enqueues them with the completion, parented to it, and not at all when the lease is lost', async () => {
+    const store = tempStore();
+    const { jobIds } = await store.enqueueBatch({
+      jobs: [
+        { kind: 'solve', payload: { bundle: '/t', solver: 'mini' } },
+        { kind: 'solve', payload: { bundle: '/u', solver: 'mini' } },
+      ],
+    });
+    await store.claim('solve', 'w', 2, 60_000);
+    const child = { kind: 'grade' as const, payload: { bundle: '/t', candidate: 'c1' } };
+    expect(
+      await store.complete({ id: jobIds[0]!, attempt: 1 }, {}, [], { children: [child] }),
+    ).toBe(true);
+    expect(
+      await store.complete({ id: jobIds[1]!, attempt: 9 }, {}, [], { children: [child] }),
+    ).toBe(false);
+    const grades = (await store.listJobs({ kind: 'grade' })).items;
+    expect(grades.map((g) => [g.parentId, g.status, g.payload])).toEqual([
+      [jobIds[0], 'queued', { bundle: '/t', candidate: 'c1' }],
+    ]);
+    // A child that does not validate is refused before anything is written.
+    await expect(
+      store.complete({ id: jobIds[1]!, attempt: 1 }, {}, [], {
+        children: [{ kind: 'grade', payload: { bundle: '/t' } } as never],
+      }),
+    ).rejects.toThrow(/children\[0\]\.payload/);
+    expect(await store.getJob(jobIds[1]!)).toMatchObject({ status: 'running' });
   });
 });

@@ -87,8 +87,18 @@ export function openSqliteJobStore(path: string, options: SqliteJobStoreOptions)
 
     cancelRequested: async (owner) => fenced.cancelRequested(owner),
 
-    complete: (lease, result, artifacts = [], task) =>
-      batcher.run(() => fenced.complete(lease, result, artifacts, clock.now(), task)),
+    async complete(lease, result, artifacts = [], extras = {}) {
+      // Validated before the transaction, like any enqueue; parented to the completing job.
+      const children = (extras.children ?? []).map((child, i) =>
+        prepareJob({ ...child, parentId: lease.id }, `children[${i}]`),
+      );
+      return batcher.run(() => {
+        const now = clock.now();
+        if (!fenced.complete(lease, result, artifacts, now, extras.task)) return false;
+        for (const child of children) enqueueOps.one(child, now);
+        return true;
+      });
+    },
 
     fail: (lease, error, { retryable = true } = {}) =>
       batcher.run(() =>
