@@ -120,6 +120,12 @@ export function knownSecrets(config: Pick<ProctorConfig, 'solvers'>): string[] {
     .filter((value): value is string => value !== undefined && value !== '');
 }
 
+/** The key of a solver profile, from the variable it names; undefined when unset or empty. */
+export function solverKey(profile: Pick<SolverProfile, 'api_key_env'>): string | undefined {
+  const value = process.env[profile.api_key_env];
+  return value === undefined || value === '' ? undefined : value;
+}
+
 /** Provider keys masked even when no profile names them. */
 const COMMON_KEY_VARIABLES = ['OPENAI_API_KEY', 'ANTHROPIC_API_KEY', 'CODEX_API_KEY'];
 

@@ -142,6 +142,8 @@ export interface JobFilter {
   status?: JobStatus;
   kind?: JobKind;
   batchId?: string;
+  /** The children of one job (a solve's grade). */
+  parentId?: number;
 }
 
 /** The largest page any listing returns. */

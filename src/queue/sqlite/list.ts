@@ -57,6 +57,7 @@ export function listJobRows(db: Db, filter: JobFilter, page: PageRequest) {
   if (filter.status) where.push(eq(jobs.status, filter.status));
   if (filter.kind) where.push(eq(jobs.kind, filter.kind));
   if (filter.batchId) where.push(eq(jobs.batchId, filter.batchId));
+  if (filter.parentId) where.push(eq(jobs.parentId, filter.parentId));
   if (page.cursor) {
     const after = Number(decodeCursor(page.cursor, order));
     where.push(order === 'asc' ? gt(jobs.id, after) : lt(jobs.id, after));
@@ -106,6 +107,7 @@ export function countJobs(db: Db, filter: Omit<JobFilter, 'status'>): StatusCoun
   const where: SQL[] = [];
   if (filter.kind) where.push(eq(jobs.kind, filter.kind));
   if (filter.batchId) where.push(eq(jobs.batchId, filter.batchId));
+  if (filter.parentId) where.push(eq(jobs.parentId, filter.parentId));
   const counts = emptyCounts();
   const rows = db
     .select({ status: jobs.status, n: count() })
@@ -145,6 +147,7 @@ export function verdictCounts(db: Db, filter: Omit<JobFilter, 'status'>): Record
   const where: SQL[] = [eq(jobs.status, 'done')];
   if (filter.kind) where.push(eq(jobs.kind, filter.kind));
   if (filter.batchId) where.push(eq(jobs.batchId, filter.batchId));
+  if (filter.parentId) where.push(eq(jobs.parentId, filter.parentId));
   const verdict = sql<string | null>`json_extract(${jobs.result}, '$.verdict')`;
   const rows = db
     .select({ verdict, n: count() })
