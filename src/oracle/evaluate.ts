@@ -88,14 +88,19 @@ git apply --check --whitespace=nowarn -- "$1" || exit 10
 git apply --whitespace=nowarn -- "$1" || exit 11
 `;
 
-// $1 is the report path. Kills every process of this uid but itself (the idle process runs
-// as another uid), then prints the report if it is a regular file.
+// $1 is the report path, $2 the most bytes read. Kills every process of this uid but itself
+// (the idle process runs as another uid), then, if the report is a regular file no larger
+// than $2, prints its size on stderr and its bytes in base64 on stdout: the host decodes the
+// exact bytes (a report that is not UTF-8 must be refused, not repaired in transit).
 const COLLECT_SCRIPT = String.raw`kill -9 -1 2>/dev/null
 r=$1
 if [ -L "$r" ]; then echo "the report is a symlink, not a file" >&2; exit 3; fi
 if [ ! -e "$r" ]; then echo "the runner wrote no report" >&2; exit 4; fi
 if [ ! -f "$r" ]; then echo "the report is not a regular file" >&2; exit 5; fi
-exec cat -- "$r"
+size=$(wc -c < "$r") || exit 7
+echo "proctor-report-size $size" >&2
+[ "$size" -le "$2" ] || exit 6
+exec base64 -- "$r"
 `;
 
 // $1 the phase's own output folder (fresh, random name), $2 the runner, $3 the ID list.
@@ -264,6 +269,18 @@ function checkAborted(signal: AbortSignal | undefined, result?: ExecResult): voi
   }
 }
 
+async function requireRunning(docker: DockerClient, id: string): Promise<void> {
+  let running = false;
+  try {
+    running = (await docker.getContainer(id).inspect()).State.Running;
+  } catch {
+    running = false;
+  }
+  if (!running) {
+    throw new ProctorError('DOCKER_ERROR', 'the evaluator container stopped under the run');
+  }
+}
+
 function lastLines(text: string, n = 5): string {
   return excerpt(text.trim().split('\n').slice(-n).join('; '));
 }
@@ -412,22 +429,28 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
         ),
       );
       checkAborted(signal, run);
+      // A container that died under the run (removed, the engine restarted) says nothing
+      // about the candidate: an exit 137 then is not an OOM kill.
+      await requireRunning(docker, id);
       const maxBytes = DEFAULT_REPORT_LIMITS.maxBytes;
       const collected = await timed('collect', () =>
         exec(
-          ['sh', '-c', COLLECT_SCRIPT, 'proctor-collect', `${dir}/report`],
+          ['sh', '-c', COLLECT_SCRIPT, 'proctor-collect', `${dir}/report`, String(maxBytes)],
           COLLECT_TIMEOUT_MS,
-          maxBytes + 1,
+          // base64 of maxBytes, with its line breaks.
+          Math.ceil(((maxBytes + 3) * 4) / 3 / 76) * 77 + 16,
         ),
       );
       checkAborted(signal, collected);
+      await requireRunning(docker, id);
+      const size = Number(/proctor-report-size (\d+)/.exec(collected.stderr)?.[1] ?? NaN);
       const record: PhaseRecord = {
         name,
         run: commandRecord(run),
         oomKilled: run.oomKilled,
         report: {
           format: null,
-          bytes: collected.stdoutBytes,
+          bytes: Number.isFinite(size) ? size : 0,
           error: null,
           problems: [],
           undeclared: [],
@@ -442,15 +465,22 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
         reportError: null,
         check: null,
       };
-      if (collected.exitCode !== 0) {
+      if (collected.exitCode === 6) {
+        outcome.reportError = `the report is ${size} bytes; at most ${maxBytes} are read`;
+      } else if (collected.exitCode !== 0) {
         outcome.reportError =
-          lastLines(collected.stderr) ||
+          lastLines(collected.stderr.replace(/^proctor-report-size \d+\n?/m, '')) ||
           `reading the report failed (exit ${String(collected.exitCode)})`;
-      } else if (collected.stdoutBytes > maxBytes) {
-        outcome.reportError = `the report is ${collected.stdoutBytes} bytes; at most ${maxBytes} are read`;
       } else {
         try {
-          const parsed = parseReport(Buffer.from(collected.stdout, 'utf8'));
+          const bytes = Buffer.from(collected.stdout, 'base64');
+          if (bytes.length !== size) {
+            throw new ProctorError(
+              'REPORT_INVALID',
+              `read ${bytes.length} of the report's ${size} bytes`,
+            );
+          }
+          const parsed = parseReport(bytes);
           record.report.format = parsed.format;
           record.report.problems = parsed.problems;
           outcome.check = checkPhase(declared, parsed.tests);
@@ -467,6 +497,12 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
     const existing = await runPhase('existing', ASSET.existing);
     const phases: GradePhases = { existing };
     evaluation.phases = phases;
+    if (existing.timedOut) {
+      // The verdict is TIMEOUT whatever the hidden tests do (and a baseline is quarantined):
+      // do not spend test_seconds a second time.
+      evaluation.verdict = decideGrade(phases);
+      return evaluation;
+    }
 
     if (hiddenPatch.length > 0) {
       const applied = await timed('hidden_apply', () =>

@@ -694,11 +694,9 @@ describe('evaluate: reports from a replaced runner', () => {
     expect(evaluation.phaseRecords.map((r) => r.report.error)).toEqual([why, why]);
   });
 
-  // BUG (src/oracle/evaluate.ts, runPhase): the report reaches parseReport as the collect
-  // exec's stdout *string*, already decoded with U+FFFD for bad bytes, then re-encoded; so
-  // parseReport's fatal UTF-8 check never fires. Here t_add\xff arrives as "t_add\uFFFD"
-  // (an undeclared ID) and the grade is TESTS_MISSING instead of REPORT_INVALID.
-  it.fails('refuses a report that is not valid UTF-8', async () => {
+  // The report's exact bytes reach parseReport (base64 in transit), so a bad byte is refused,
+  // never repaired into U+FFFD and read as another test ID.
+  it('refuses a report that is not valid UTF-8', async () => {
     const bundle = await smallTask({
       runner: runner(
         `printf '{"schema":1,"tests":[{"id":"t_add\\377","status":"passed"}]}' > "$2"`,

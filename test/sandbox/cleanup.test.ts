@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { reapOrphans, removeOwned } from '../../src/sandbox/cleanup.js';
 import { LABEL, labelsFor, type Owner } from '../../src/sandbox/labels.js';
@@ -53,9 +54,12 @@ describe('cleanup', () => {
   });
 
   it('reaps what jobs that are not running left behind, in this home only', async () => {
-    const dead = testOwner(docker, 'dead');
-    const live = testOwner(docker, 'live');
-    const foreign = { ...testOwner(docker, 'foreign'), home: '/another-home' };
+    // A home of this test's own: reaping the shared test home would remove the containers
+    // of test files running at the same time.
+    const home = `/proctor-tests/cleanup-${randomBytes(4).toString('hex')}`;
+    const dead = Object.assign(testOwner(docker, 'dead'), { home });
+    const live = Object.assign(testOwner(docker, 'live'), { home });
+    const foreign = Object.assign(testOwner(docker, 'foreign'), { home: '/another-home' });
     const d = await leave(dead);
     const l = await leave(live);
     const f = await leave(foreign);
