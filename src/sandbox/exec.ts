@@ -48,6 +48,11 @@ export interface ExecOptions {
   drainBytes?: number;
   /** Aborting kills the command like a timeout, and the result says `aborted`. */
   signal?: AbortSignal;
+  /**
+   * Bytes for the command's stdin, followed by EOF. Default: no stdin (reads see EOF at once).
+   * Held in memory until written, so the caller bounds them (a patch is at most patch_bytes).
+   */
+  stdin?: Buffer;
 }
 
 export interface ExecResult {
@@ -160,7 +165,7 @@ async function runExec(
     const exec = await container
       .exec({
         Cmd: options.cmd,
-        AttachStdin: false,
+        AttachStdin: options.stdin !== undefined,
         AttachStdout: true,
         AttachStderr: true,
         Tty: false,
@@ -171,9 +176,12 @@ async function runExec(
       .catch((error: unknown) => {
         throw wrap(containerId, 'create an exec', error);
       });
-    stream = await exec.start({ hijack: true, stdin: false }).catch((error: unknown) => {
-      throw wrap(containerId, 'start an exec', error);
-    });
+    const stdin = options.stdin;
+    stream = await exec
+      .start({ hijack: true, stdin: stdin !== undefined })
+      .catch((error: unknown) => {
+        throw wrap(containerId, 'start an exec', error);
+      });
     const onEnd = (): void => {
       ended = true;
       waker.wake();
@@ -184,6 +192,10 @@ async function runExec(
       const bytes = demuxer.write(chunk);
       if (exited && (drained += bytes) >= drainBytes) waker.wake();
     });
+    // The bytes, then a half-close: the engine closes the command's stdin when the hijacked
+    // connection's write side ends, while its output keeps arriving on the read side. A
+    // command that never reads leaves the write pending; the stream is destroyed at the end.
+    if (stdin !== undefined) stream.end(stdin);
 
     const deadline = started + timeoutMs;
     let killDeadline = Infinity;
@@ -307,7 +319,8 @@ function validate(options: ExecOptions): void {
   const fail = (what: string, value: unknown): never => {
     throw new ProctorError('SANDBOX_INVALID', `Expected ${what}, got \`${String(value)}\``);
   };
-  const { cmd, env = {} } = options;
+  const { cmd, env = {}, stdin } = options;
+  if (stdin !== undefined && !Buffer.isBuffer(stdin)) fail('`stdin` to be a Buffer', typeof stdin);
   if (!Array.isArray(cmd) || cmd.length === 0 || cmd.some((arg) => /\0/.test(arg))) {
     fail('`cmd` to be a non-empty array of strings without NUL', JSON.stringify(cmd));
   }

@@ -1,7 +1,8 @@
 // execInContainer against the real engine, in a container hardened like Proctor's sandboxes:
-// ordinary commands, and the adversarial ones it exists for (output floods, endless loops,
-// detached descendants, memory hogs, fork bombs). Each test gets a fresh container, removed
+// ordinary commands, stdin, and the adversarial ones it exists for (output floods, endless
+// loops, detached descendants, memory hogs, fork bombs). Each test gets a fresh container, removed
 // afterwards.
+import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isProctorError } from '../../src/errors.js';
 import { createDockerClient, requireDocker } from '../../src/sandbox/docker.js';
@@ -203,6 +204,46 @@ describe('execInContainer', () => {
     expect((await run(id, ['echo', 'alive'])).stdout).toBe('alive\n');
   });
 
+  it('passes 3 MB of stdin to the command byte for byte, then EOF', async () => {
+    const id = await hardenedContainer();
+    // Text, because the result decodes output as UTF-8; 3 MB of it, far past any pipe buffer.
+    const input = Buffer.from(randomBytes(2_250_000).toString('base64'));
+    expect(input.length).toBe(3_000_000);
+    const sha = (bytes: Buffer | string) => createHash('sha256').update(bytes).digest('hex');
+    // The exit can be seen before the engine has relayed the last output: let the drain take it.
+    const echoed = await run(id, ['cat'], {
+      stdin: input,
+      outputBytes: 4 * MiB,
+      drainBytes: 8 * MiB,
+    });
+    expect(echoed).toMatchObject({ exitCode: 0, stdoutBytes: 3_000_000, truncated: false });
+    expect(sha(echoed.stdout)).toBe(sha(input));
+
+    const counted = await run(id, ['wc', '-c'], { stdin: input });
+    expect(counted).toMatchObject({ exitCode: 0, stdout: '3000000\n', timedOut: false });
+    const empty = await run(id, ['wc', '-c'], { stdin: Buffer.alloc(0) });
+    expect(empty).toMatchObject({ exitCode: 0, stdout: '0\n', timedOut: false });
+  });
+
+  it('returns when the command exits without reading its stdin', async () => {
+    const id = await hardenedContainer();
+    const started = Date.now();
+    const stdin = Buffer.alloc(8 * MiB, 'x');
+    const result = await run(id, ['sh', '-c', 'echo ignored; exit 4'], { stdin });
+    expect(result).toMatchObject({ exitCode: 4, stdout: 'ignored\n', timedOut: false });
+    expect(Date.now() - started).toBeLessThan(5000);
+  });
+
+  it('kills a command that blocks with its stdin unread at the time limit', async () => {
+    const id = await hardenedContainer();
+    const started = Date.now();
+    const stdin = Buffer.alloc(8 * MiB, 'x');
+    const result = await run(id, ['sleep', '1000'], { stdin, timeoutMs: 1000 });
+    expect(result).toMatchObject({ timedOut: true, aborted: false });
+    expect(Date.now() - started).toBeLessThan(1000 + 2000);
+    expect(await processes(id)).toEqual(IDLE);
+  });
+
   it('rejects invalid options and reports a missing container as a Docker error', async () => {
     const invalid: Array<Partial<ExecOptions>> = [
       { cmd: [] },
@@ -211,6 +252,7 @@ describe('execInContainer', () => {
       { drainBytes: 0.5 },
       { env: { 'A=B': 'x' } },
       { env: { PROCTOR_EXEC_ID: 'x' } },
+      { stdin: 'text' as unknown as Buffer },
     ];
     for (const options of invalid) {
       await expect(run('unused', ['true'], options)).rejects.toSatisfy((error) =>
