@@ -7,6 +7,7 @@ import { MAX_PAGE } from '../queue/index.js';
 import { baselineCommand } from './baseline.js';
 import { cancelCommand } from './cancel.js';
 import { gradeCommand } from './grade.js';
+import { solveCommand } from './solve.js';
 import { UsageError, createContext, processIo, type Io } from './context.js';
 import { statusCommand } from './status.js';
 import { validateCommand } from './validate.js';
@@ -110,6 +111,27 @@ function buildProgram(io: Io, run: (action: () => Promise<number>) => Promise<vo
     .exitOverride()
     .action((bundle: string, options: { patch: string; wait?: boolean; json?: boolean }) =>
       run(() => gradeCommand(createContext(home(), io), bundle, options)),
+    );
+
+  program
+    .command('solve')
+    .description('run a registered solver on tasks; each solve enqueues its grade')
+    .argument('<paths...>', 'bundle or suite folders')
+    .requiredOption('--solver <name>', 'a solver profile of proctor.toml')
+    .addOption(
+      new Option(
+        '--timeout <seconds>',
+        "lower the task's solver_seconds (never raise it)",
+      ).argParser(intIn(1, 86_400, 'seconds')),
+    )
+    .option('--wait', 'run (or wait for) the solves and their grades; one task: gate line last')
+    .option('--json', 'with --wait: the summary as JSON')
+    .exitOverride()
+    .action(
+      (
+        paths: string[],
+        options: { solver: string; timeout?: number; wait?: boolean; json?: boolean },
+      ) => run(() => solveCommand(createContext(home(), io), paths, options)),
     );
 
   program

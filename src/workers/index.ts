@@ -24,3 +24,5 @@ export type { BaselineResult, GradeResult, ImageSummary, OracleDeps } from './or
 export { createRuntime } from './runtime.js';
 export type { Runtime } from './runtime.js';
 export { announceWorker, liveWorkers } from './presence.js';
+export { solveHandler } from './solve-job.js';
+export type { SolveDeps, SolveResult } from './solve-job.js';

@@ -19,6 +19,7 @@ import { baselineHandler, gradeHandler, type OracleDeps } from './oracle-jobs.js
 import { createWorkerPool, type JobHandler, type WorkerPool } from './pool.js';
 import { sandboxRecovery } from './recovery.js';
 import { poolSettings } from './settings.js';
+import { solveHandler } from './solve-job.js';
 
 export interface Runtime {
   config: ProctorConfig;
@@ -74,6 +75,7 @@ export function createRuntime(config: ProctorConfig, clock: Clock, logger: Logge
       const all: Partial<Record<JobKind, JobHandler>> = {
         baseline: baselineHandler(deps),
         grade: gradeHandler(deps),
+        solve: solveHandler({ ...deps, solvers: config.solvers, secrets }),
       };
       const kinds = options.kinds ?? (Object.keys(all) as JobKind[]);
       const handlers = Object.fromEntries(kinds.flatMap((k) => (all[k] ? [[k, all[k]]] : [])));

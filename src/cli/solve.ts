@@ -1,0 +1,185 @@
+// `proctor solve PATH… --solver NAME [--timeout S] [--wait]`: one solve job per bundle of the
+// given bundles and suites (one batch), each of which enqueues its grade. With --wait, every
+// solve and then every grade is waited for; with one task, the grade's gate line is printed
+// last (a solve ended by a limit or a rejection is a FAIL whose reason names it).
+// Exit: 0 enqueued / PASS; 1 any FAIL; 2 usage errors (unknown profile, unset key variable).
+import { solverKey } from '../config.js';
+import { ProctorError } from '../errors.js';
+import { createLogger } from '../logger.js';
+import { gateLine, loadSuite, testsHash, type Bundle } from '../oracle/index.js';
+import type { Job } from '../queue/index.js';
+import { createRuntime, type GradeResult, type SolveResult } from '../workers/index.js';
+import { UsageError, type CommandContext } from './context.js';
+import { formatTable } from './table.js';
+import { waitForJobs } from './wait.js';
+
+export interface SolveOptions {
+  solver: string;
+  timeout?: number;
+  wait?: boolean;
+  json?: boolean;
+}
+
+interface Row {
+  task: string;
+  solve: number;
+  grade: number | null;
+  verdict: 'PASS' | 'FAIL' | 'error';
+  reason: string;
+  detail: string;
+  testsHash: string;
+}
+
+export async function solveCommand(
+  context: CommandContext,
+  paths: string[],
+  options: SolveOptions,
+): Promise<number> {
+  const { io, config } = context;
+  const profile = config.solvers[options.solver];
+  if (!profile) {
+    const names = Object.keys(config.solvers);
+    throw new UsageError(
+      `--solver ${options.solver}: no such profile in ${config.home}/proctor.toml (profiles: ${names.join(', ') || 'none'})`,
+    );
+  }
+  if (solverKey(profile) === undefined) {
+    throw new UsageError(
+      `--solver ${options.solver}: the variable ${profile.api_key_env} is not set`,
+    );
+  }
+  const bundles: Bundle[] = [];
+  for (const path of paths) {
+    const suite = await loadSuite(path);
+    bundles.push(...suite.bundles);
+    for (const problem of suite.problems)
+      io.err(`proctor: skipped ${problem.dir}: ${problem.error.message}`);
+  }
+  if (bundles.length === 0) throw new UsageError('no valid bundle to solve');
+  const runtime = createRuntime(config, context.clock, createLogger({ level: 'warn' }));
+  try {
+    const { batch } = await runtime.store.enqueueBatch({
+      label: `solve ${options.solver} ${paths.join(' ')}`.slice(0, 200),
+      jobs: bundles.map((bundle) => ({
+        kind: 'solve',
+        payload: {
+          bundle: bundle.dir,
+          solver: options.solver,
+          ...(options.timeout === undefined ? {} : { timeoutSeconds: options.timeout }),
+        },
+      })),
+    });
+    if (batch === null) throw new ProctorError('INTERNAL', 'the batch was not created');
+    if (!options.wait) {
+      io.out(
+        `batch ${batch.id}: ${bundles.length} solve job(s) enqueued with solver ${options.solver}`,
+      );
+      return 0;
+    }
+    const progress = { progress: !options.json, isTty: process.stderr.isTTY === true };
+    const solved = await waitForJobs(
+      context,
+      runtime,
+      { batchId: batch.id, label: 'solve', verdictNames: { PASS: 'solved', FAIL: 'stopped' } },
+      progress,
+    );
+    if (solved.interrupted) return 130;
+    const rows: Row[] = [];
+    for (const job of solved.jobs) rows.push(await finish(context, runtime, job, bundles));
+    if (options.json) io.out(JSON.stringify({ batch: batch.id, tasks: rows }, null, 2));
+    else {
+      io.out(
+        formatTable(
+          ['TASK', 'VERDICT', 'REASON', 'DETAIL', 'SOLVE', 'GRADE'],
+          rows.map((r) => [
+            r.task,
+            r.verdict,
+            r.reason,
+            r.detail.slice(0, 100),
+            String(r.solve),
+            r.grade === null ? '-' : String(r.grade),
+          ]),
+        ),
+      );
+      const passed = rows.filter((r) => r.verdict === 'PASS').length;
+      io.out(`${passed} PASS, ${rows.length - passed} FAIL (batch ${batch.id})`);
+    }
+    if (rows.length === 1 && rows[0]) io.out(gateLine(rows[0].testsHash));
+    return rows.every((r) => r.verdict === 'PASS') ? 0 : 1;
+  } finally {
+    await runtime.close();
+  }
+}
+
+/** The outcome of one solve: its grade's verdict, or why it stopped. */
+async function finish(
+  context: CommandContext,
+  runtime: ReturnType<typeof createRuntime>,
+  job: Job,
+  bundles: Bundle[],
+): Promise<Row> {
+  const task = bundles.find((b) => b.dir === (job.payload as { bundle: string }).bundle)?.id ?? '?';
+  const empty = testsHash([]);
+  if (job.status !== 'done') {
+    return {
+      task,
+      solve: job.id,
+      grade: null,
+      verdict: job.status === 'failed' ? 'error' : 'FAIL',
+      reason: job.status === 'cancelled' ? 'CANCELLED' : 'ERROR',
+      detail: job.lastError ?? job.status,
+      testsHash: empty,
+    };
+  }
+  const solve = job.result as SolveResult;
+  if (solve.verdict !== 'PASS') {
+    return {
+      task,
+      solve: job.id,
+      grade: null,
+      verdict: 'FAIL',
+      reason: solve.reason,
+      detail: solve.detail,
+      testsHash: empty,
+    };
+  }
+  const [child] = (await runtime.store.listJobs({ kind: 'grade', parentId: job.id })).items;
+  if (!child)
+    return {
+      task,
+      solve: job.id,
+      grade: null,
+      verdict: 'error',
+      reason: 'ERROR',
+      detail: 'no grade job',
+      testsHash: empty,
+    };
+  const graded = await waitForJobs(
+    context,
+    runtime,
+    { jobId: child.id, label: 'grade', verdictNames: { PASS: 'PASS', FAIL: 'FAIL' } },
+    { progress: false, isTty: false },
+  );
+  const grade = graded.jobs[0];
+  if (!grade || grade.status !== 'done') {
+    return {
+      task,
+      solve: job.id,
+      grade: child.id,
+      verdict: 'error',
+      reason: 'ERROR',
+      detail: grade?.lastError ?? 'the grade did not finish',
+      testsHash: empty,
+    };
+  }
+  const result = grade.result as GradeResult;
+  return {
+    task,
+    solve: job.id,
+    grade: grade.id,
+    verdict: result.verdict,
+    reason: result.reason,
+    detail: result.detail,
+    testsHash: result.testsHash,
+  };
+}

@@ -1,0 +1,263 @@
+// The handler of the `solve` kind: a fresh workspace from the clean commit, a long-lived
+// solver container (isolation profile), the adapter's model loop host-side with description.md
+// as the only prompt and one deadline (solver_seconds, lowered by the request's timeout), then
+// the container is paused and the candidate captured with git (sandbox/capture.ts), stored as
+// an artifact with the redacted transcript, and — when the solver finished — its grade job is
+// enqueued as a child, in the completion's own transaction.
+//
+// A solve ended by a limit, a protocol violation or a provider error is a FAIL whose reason
+// names it, and no grade is enqueued; a cancel ends the job as cancelled.
+import type { Clock } from '../clock.js';
+import { solverKey, type SolverProfile } from '../config.js';
+import { ProctorError, describeError, isProctorError } from '../errors.js';
+import { loadBundle, readDescription, type Bundle } from '../oracle/index.js';
+import type { PayloadOf } from '../queue/index.js';
+import {
+  capturePatch,
+  createWorkspace,
+  effectiveSeconds,
+  removeContainer,
+  removeOwned,
+  startIdleContainer,
+  type DockerClient,
+  type Owner,
+} from '../sandbox/index.js';
+import { createDeadline } from '../solvers/deadline.js';
+import { runFlat } from '../solvers/flat.js';
+import { createTranscript, type SolveEnd } from '../solvers/transcript.js';
+import { containsSecret, type ArtifactRecord, type ArtifactStore } from '../store/index.js';
+import type { ImageCache } from './images.js';
+import { JobError } from './job-error.js';
+import type { EvaluatorSandbox } from '../oracle/index.js';
+import type { HandlerOutput, JobHandler } from './pool.js';
+
+export interface SolveDeps {
+  docker: DockerClient;
+  artifacts: ArtifactStore;
+  images: ImageCache;
+  sandbox: EvaluatorSandbox;
+  home: string;
+  clock: Clock;
+  solvers: Record<string, SolverProfile>;
+  /** Provider keys: a candidate holding one is rejected rather than stored. */
+  secrets: readonly string[];
+}
+
+/** What a solve job stores as its result. */
+export interface SolveResult {
+  /** FAIL when the solver did not finish (its reason names why); PASS means "graded next". */
+  verdict: 'PASS' | 'FAIL';
+  reason: string;
+  detail: string;
+  solver: string;
+  task: { id: string; contentHash: string };
+  end: SolveEnd;
+  candidate: { artifact: string; sha256: string; files: number; bytes: number } | null;
+  transcript: string;
+  /** Wall time of the model loop, ms. */
+  solveMs: number;
+}
+
+const REASON_OF_END: Record<SolveEnd['reason'], string> = {
+  done: 'SOLVED',
+  turn_limit: 'SOLVER_TURN_LIMIT',
+  tool_call_limit: 'SOLVER_TOOL_CALL_LIMIT',
+  token_limit: 'SOLVER_TOKEN_LIMIT',
+  deadline: 'SOLVER_TIMEOUT',
+  cancelled: 'CANCELLED',
+  provider_error: 'SOLVER_PROVIDER_ERROR',
+  protocol_error: 'SOLVER_PROTOCOL_ERROR',
+};
+
+function permanent(message: string, cause?: unknown): never {
+  throw new JobError(message, { retryable: false, cause });
+}
+
+export function solveHandler(deps: SolveDeps): JobHandler {
+  return async (context): Promise<HandlerOutput> => {
+    const payload = context.payload as PayloadOf<'solve'>;
+    const profile = deps.solvers[payload.solver];
+    if (!profile) permanent(`no solver profile named ${payload.solver} in proctor.toml`);
+    if (profile.adapter !== 'flat') {
+      permanent(`the ${profile.adapter} adapter is not available yet; use a flat profile`);
+    }
+    const apiKey = solverKey(profile);
+    if (apiKey === undefined) {
+      permanent(`solver ${payload.solver}: the variable ${profile.api_key_env} is not set`);
+    }
+    let bundle: Bundle;
+    try {
+      bundle = await loadBundle(payload.bundle);
+    } catch (error) {
+      permanent(`cannot load the bundle: ${describeError(error)}`, error);
+    }
+    const prompt = await readDescription(bundle);
+    let seconds: number;
+    try {
+      seconds = effectiveSeconds(bundle.limits.solverSeconds, payload.timeoutSeconds);
+    } catch (error) {
+      permanent(describeError(error), error);
+    }
+    const image = await deps.images.resolve(bundle, context.signal).catch((error: unknown) => {
+      if (isProctorError(error, 'IMAGE_INVALID')) permanent(describeError(error), error);
+      throw error;
+    });
+    const owner: Owner = {
+      job: String(context.job.id),
+      attempt: context.job.attempt,
+      home: deps.home,
+    };
+    const { uid, gid } = deps.sandbox;
+    const runtime = deps.sandbox.runtime ? { runtime: deps.sandbox.runtime } : {};
+    const transcript = createTranscript();
+    const started = performance.now();
+    try {
+      const volume = await createWorkspace(deps.docker, {
+        owner,
+        role: 'solver',
+        image: image.localId,
+        repoPath: bundle.workdir,
+        baseCommit: bundle.baseCommit,
+        uid,
+        gid,
+        ...runtime,
+      }).catch((error: unknown) => {
+        if (isProctorError(error, 'SANDBOX_INVALID')) permanent(describeError(error), error);
+        throw error;
+      });
+      const container = await startIdleContainer(deps.docker, {
+        owner,
+        role: 'solver',
+        image: image.localId,
+        uid,
+        gid,
+        workdir: bundle.workdir,
+        workspace: { volume, target: bundle.workdir },
+        tmpfs: [
+          {
+            path: '/tmp',
+            sizeMb: Math.min(1024, Math.max(64, Math.floor(bundle.limits.memoryMb / 2))),
+            exec: true,
+          },
+        ],
+        env: { HOME: '/tmp' },
+        limits: {
+          cpus: bundle.limits.cpus,
+          memoryMb: bundle.limits.memoryMb,
+          pids: bundle.limits.pids,
+        },
+        ...runtime,
+      });
+      const deadline = createDeadline(seconds * 1000);
+      let end: SolveEnd;
+      try {
+        end = await runFlat({
+          profile: {
+            baseUrl: profile.base_url,
+            model: profile.model,
+            apiKey,
+            maxTurns: profile.max_turns,
+            maxToolCalls: profile.max_tool_calls,
+            maxTokens: profile.max_tokens,
+          },
+          prompt,
+          sandbox: {
+            docker: deps.docker,
+            containerId: container.id,
+            workdir: bundle.workdir,
+            user: `${uid}:${gid}`,
+            outputBytes: bundle.limits.outputBytes,
+            patchBytes: bundle.limits.patchBytes,
+          },
+          deadline,
+          signal: context.signal,
+          transcript,
+        });
+      } finally {
+        deadline.dispose();
+      }
+      const solveMs = Math.round(performance.now() - started);
+      if (end.reason === 'cancelled') {
+        throw new ProctorError('CANCELLED', 'the solve was cancelled');
+      }
+      const records: ArtifactRecord[] = [];
+      let candidate: SolveResult['candidate'] = null;
+      let verdict: SolveResult['verdict'] = end.reason === 'done' ? 'PASS' : 'FAIL';
+      let reason = REASON_OF_END[end.reason];
+      let detail = end.detail;
+      try {
+        const captured = await capturePatch(deps.docker, {
+          owner,
+          image: image.localId,
+          repoPath: bundle.workdir,
+          baseCommit: bundle.baseCommit,
+          volume,
+          solverContainerId: container.id,
+          uid,
+          gid,
+          patchBytes: bundle.limits.patchBytes,
+          candidateFiles: bundle.limits.candidateFiles,
+          allowSymlinks: bundle.grading.allowSymlinks,
+          ...runtime,
+        });
+        if (containsSecret(captured.patch, deps.secrets)) {
+          throw new ProctorError('CANDIDATE_REJECTED', 'the candidate contains a provider key');
+        }
+        const record = await deps.artifacts.write({
+          name: 'candidate.diff',
+          mediaType: 'text/x-diff',
+          bytes: captured.patch,
+          redact: false,
+        });
+        records.push(record);
+        candidate = {
+          artifact: record.id,
+          sha256: captured.sha256,
+          files: captured.files,
+          bytes: captured.patch.length,
+        };
+      } catch (error) {
+        if (!isProctorError(error, 'CANDIDATE_REJECTED')) throw error;
+        verdict = 'FAIL';
+        reason = 'PATCH_REJECTED';
+        detail = describeError(error);
+      } finally {
+        await removeContainer(container);
+      }
+      const log = await deps.artifacts.write({
+        name: 'transcript.json',
+        mediaType: 'application/json',
+        bytes: transcript.toJson(end),
+      });
+      records.push(log);
+      const result: SolveResult = {
+        verdict,
+        reason,
+        detail,
+        solver: payload.solver,
+        task: { id: bundle.id, contentHash: bundle.contentHash },
+        end,
+        candidate,
+        transcript: log.id,
+        solveMs,
+      };
+      const grade =
+        verdict === 'PASS' && candidate !== null
+          ? [
+              {
+                kind: 'grade' as const,
+                payload: { bundle: bundle.dir, candidate: candidate.artifact },
+              },
+            ]
+          : [];
+      return { result, artifacts: records, children: grade };
+    } finally {
+      await removeOwned(deps.docker, owner).catch((error: unknown) => {
+        context.logger.warn('cleanup failed; the reaper will retry', {
+          job: context.job.id,
+          error: describeError(error),
+        });
+      });
+    }
+  };
+}

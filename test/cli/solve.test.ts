@@ -1,0 +1,249 @@
+// `proctor solve` end to end with the flat adapter: the real binary and `openai` SDK against a
+// scripted OpenAI-compatible server on 127.0.0.1, the real Docker engine, and the shell
+// fixture task; each solve is captured and graded.
+import { readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { proctor } from '../helpers/cli.js';
+import { testDocker } from '../helpers/docker.js';
+import { startModelServer, type Step } from '../helpers/model-server.js';
+import { ROOT, spawnTs } from '../helpers/processes.js';
+import { tempDir } from '../helpers/temp.js';
+import { waitFor } from '../helpers/wait.js';
+
+const TASK = join(ROOT, 'test/fixtures/bundles/shell-task');
+const GOLD = readFileSync(join(TASK, 'solution/gold.patch'), 'utf8');
+const KEY = 'sk-solvetestplanted0123456789abcdef';
+const GATE = /^tests_hash=[0-9a-f]{64}$/;
+
+async function home(script: Step[], limits = '') {
+  const server = await startModelServer(script);
+  const dir = tempDir();
+  writeFileSync(
+    join(dir, 'proctor.toml'),
+    `[solvers.mini]\nadapter = "flat"\nbase_url = "${server.baseUrl}"\nmodel = "scripted"\napi_key_env = "PROCTOR_SOLVE_KEY"\n${limits}`,
+  );
+  return { dir, server };
+}
+
+function solve(dir: string, extra: string[] = []) {
+  return proctor(['--home', dir, 'solve', TASK, '--solver', 'mini', '--wait', ...extra], {
+    PROCTOR_SOLVE_KEY: KEY,
+  });
+}
+
+function allBytes(dir: string): Buffer {
+  const parts: Buffer[] = [];
+  for (const name of readdirSync(dir, { recursive: true }) as string[]) {
+    const path = join(dir, name);
+    if (statSync(path).isFile()) parts.push(readFileSync(path));
+  }
+  return Buffer.concat(parts);
+}
+
+async function leftovers(dir: string) {
+  const docker = testDocker();
+  const filters = { label: [`proctor.home=${dir}`] };
+  const containers = await docker.listContainers({ all: true, filters });
+  const { Volumes } = await docker.listVolumes({ filters });
+  return containers.length + (Volumes ?? []).length;
+}
+
+const lastLine = (text: string) => text.trimEnd().split('\n').at(-1) ?? '';
+
+describe('proctor solve (flat adapter)', () => {
+  it('solves with three tools, captures the fix, grades it PASS and prints the gate line last', async () => {
+    const { dir, server } = await home([
+      {
+        toolCalls: [
+          { name: 'read_file', arguments: { path: 'lib.sh', offset: null, limit: null } },
+        ],
+      },
+      {
+        toolCalls: [
+          {
+            name: 'run_command',
+            arguments: { command: 'sh tests/t_add.sh && echo ok', timeout_s: null },
+          },
+        ],
+      },
+      { toolCalls: [{ name: 'apply_patch', arguments: { patch: GOLD } }] },
+      { message: 'Fixed div by zero.' },
+    ]);
+    const result = await solve(dir);
+    expect(result.stderr).not.toMatch(/proctor: /);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/shell-div-zero\s+PASS\s+PASS\s/);
+    expect(lastLine(result.stdout)).toMatch(GATE);
+
+    // What the adapter sent: description.md alone, three strict tools, no parallel calls,
+    // the key only in the Authorization header; and each tool result went back.
+    const [first, second] = server.requests;
+    expect(first?.body.messages).toEqual([
+      { role: 'user', content: readFileSync(join(TASK, 'description.md'), 'utf8') },
+    ]);
+    expect(first?.body.tools).toHaveLength(3);
+    expect(first?.body.parallel_tool_calls).toBe(false);
+    expect(first?.headers.authorization).toBe(`Bearer ${KEY}`);
+    const toolMessage = second?.body.messages.at(-1);
+    expect(toolMessage?.role).toBe('tool');
+    expect(String(toolMessage?.content)).toContain('div()');
+    expect(server.requests).toHaveLength(4);
+
+    // The key is nowhere in the database or the artifacts (transcript, candidate, logs).
+    expect(allBytes(dir).includes(KEY)).toBe(false);
+    expect(await leftovers(dir)).toBe(0);
+  }, 120_000);
+
+  it('grades a wrong fix FAIL, exit 1, with the hidden test named', async () => {
+    const wrong = GOLD.replace('echo error', 'echo nope');
+    const { dir } = await home([
+      { toolCalls: [{ name: 'apply_patch', arguments: { patch: wrong } }] },
+      { message: 'done' },
+    ]);
+    const result = await solve(dir);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/shell-div-zero\s+FAIL\s+HIDDEN_FAILED\s/);
+    expect(lastLine(result.stdout)).toMatch(GATE);
+  }, 120_000);
+
+  it.each<[string, Step[], string, RegExp]>([
+    [
+      'parallel tool calls',
+      [
+        {
+          toolCalls: [
+            { name: 'run_command', arguments: { command: 'true', timeout_s: null } },
+            { name: 'run_command', arguments: { command: 'true', timeout_s: null } },
+          ],
+        },
+      ],
+      '',
+      /SOLVER_PROTOCOL_ERROR\s+the model made 2 tool calls at once/,
+    ],
+    [
+      'a repeated call id',
+      [
+        {
+          toolCalls: [
+            { id: 'same', name: 'run_command', arguments: { command: 'true', timeout_s: null } },
+          ],
+        },
+        {
+          toolCalls: [
+            { id: 'same', name: 'run_command', arguments: { command: 'true', timeout_s: null } },
+          ],
+        },
+      ],
+      '',
+      /SOLVER_PROTOCOL_ERROR\s+the model repeated the tool call id same/,
+    ],
+    [
+      'malformed arguments',
+      [{ toolCalls: [{ name: 'run_command', arguments: '{"command": 1' }] }],
+      '',
+      /SOLVER_PROTOCOL_ERROR\s+malformed arguments for run_command/,
+    ],
+    [
+      'an unknown field',
+      [
+        {
+          toolCalls: [
+            { name: 'run_command', arguments: { command: 'true', timeout_s: null, shell: 'bash' } },
+          ],
+        },
+      ],
+      '',
+      /SOLVER_PROTOCOL_ERROR\s+malformed arguments for run_command/,
+    ],
+    [
+      'too many turns',
+      Array.from({ length: 5 }, () => ({
+        toolCalls: [{ name: 'run_command', arguments: { command: 'true', timeout_s: null } }],
+      })),
+      'max_turns = 2\n',
+      /SOLVER_TURN_LIMIT\s+the model used all 2 turns/,
+    ],
+    [
+      'too many tool calls',
+      Array.from({ length: 5 }, () => ({
+        toolCalls: [{ name: 'run_command', arguments: { command: 'true', timeout_s: null } }],
+      })),
+      'max_tool_calls = 1\n',
+      /SOLVER_TOOL_CALL_LIMIT\s+the model made more than 1 tool calls/,
+    ],
+    [
+      'too many tokens',
+      [
+        {
+          toolCalls: [{ name: 'run_command', arguments: { command: 'true', timeout_s: null } }],
+          usage: 5000,
+        },
+      ],
+      'max_tokens = 1000\n',
+      /SOLVER_TOKEN_LIMIT\s+the model used 5000 tokens/,
+    ],
+    [
+      'a provider error',
+      [{ status: 500 }],
+      '',
+      /SOLVER_PROVIDER_ERROR\s+the model provider failed \(HTTP 500\)/,
+    ],
+  ])(
+    'ends the solve on %s: FAIL with the reason, no grade, exit 1',
+    async (_, script, limits, reason) => {
+      const { dir } = await home(script, limits);
+      const result = await solve(dir);
+      expect(result.code).toBe(1);
+      expect(result.stdout).toMatch(reason);
+      expect(result.stdout).toMatch(/\s-\n/); // no grade job
+      expect(lastLine(result.stdout)).toMatch(GATE);
+      expect(await leftovers(dir)).toBe(0);
+    },
+    120_000,
+  );
+
+  it('ends a solve whose provider hangs at the deadline (--timeout lowers solver_seconds)', async () => {
+    const { dir } = await home([{ hang: true }]);
+    const started = Date.now();
+    const result = await solve(dir, ['--timeout', '3']);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/SOLVER_TIMEOUT\s+the solver deadline/);
+    expect(Date.now() - started).toBeLessThan(30_000);
+  }, 120_000);
+
+  it('stops the model loop within seconds of a cancel, and removes the solver container', async () => {
+    const { dir, server } = await home([{ hang: true }]);
+    const waiting = spawnTs(
+      join(ROOT, 'bin/proctor.js'),
+      ['--home', dir, 'solve', TASK, '--solver', 'mini', '--wait'],
+      {
+        PROCTOR_SOLVE_KEY: KEY,
+        PROCTOR_HOME: '',
+      },
+    );
+    await waitFor(() => server.requests.length === 1, {
+      what: 'the first model request',
+      timeoutMs: 60_000,
+    });
+    const asked = Date.now();
+    expect((await proctor(['--home', dir, 'cancel', '1'])).code).toBe(0);
+    const { code } = await waiting.exited;
+    expect(Date.now() - asked).toBeLessThan(10_000);
+    expect(code).toBe(1);
+    expect(waiting.stdout()).toMatch(/shell-div-zero\s+FAIL\s+CANCELLED/);
+    expect(await leftovers(dir)).toBe(0);
+  }, 120_000);
+
+  it('refuses an unknown profile and an unset key variable, exit 2', async () => {
+    const { dir } = await home([]);
+    const unknown = await proctor(['--home', dir, 'solve', TASK, '--solver', 'nope']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/--solver nope: no such profile .*\(profiles: mini\)/);
+    const unset = await proctor(['--home', dir, 'solve', TASK, '--solver', 'mini'], {
+      PROCTOR_SOLVE_KEY: '',
+    });
+    expect(unset.code).toBe(2);
+    expect(unset.stderr).toMatch(/PROCTOR_SOLVE_KEY is not set/);
+  }, 60_000);
+});
