@@ -1,11 +1,11 @@
 // `proctor baseline`, `proctor grade` and `proctor worker` end to end: the real binary, a real
 // SQLite file, the real Docker engine, and copies of the shell fixture task edited into sound
 // and unsound variants.
-import { cpSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { proctor } from '../helpers/cli.js';
-import { testDocker } from '../helpers/docker.js';
+import { allBytes, leftovers } from '../helpers/home.js';
 import { ROOT, spawnTs } from '../helpers/processes.js';
 import { tempDir } from '../helpers/temp.js';
 import { waitFor } from '../helpers/wait.js';
@@ -28,27 +28,8 @@ const write = (dir: string, file: string, text: string) => writeFileSync(join(di
 const edit = (dir: string, file: string, from: string | RegExp, to: string) =>
   write(dir, file, readFileSync(join(dir, file), 'utf8').replace(from, to));
 
-/** Every container and volume of one Proctor home (none may be left). */
-async function leftovers(home: string) {
-  const docker = testDocker();
-  const filters = { label: [`proctor.home=${home}`] };
-  const containers = await docker.listContainers({ all: true, filters });
-  const { Volumes } = await docker.listVolumes({ filters });
-  return [...containers.map((c) => c.Id), ...(Volumes ?? []).map((v) => v.Name)];
-}
-
 function lastLine(text: string): string {
   return text.trimEnd().split('\n').at(-1) ?? '';
-}
-
-/** Every byte under `dir` (the database, its WAL, every artifact). */
-function allBytes(dir: string): Buffer {
-  const parts: Buffer[] = [];
-  for (const name of readdirSync(dir, { recursive: true }) as string[]) {
-    const path = join(dir, name);
-    if (statSync(path).isFile()) parts.push(readFileSync(path));
-  }
-  return Buffer.concat(parts);
 }
 
 describe('proctor baseline', () => {

@@ -1,11 +1,11 @@
 // `proctor solve` end to end with the flat adapter: the real binary and `openai` SDK against a
 // scripted OpenAI-compatible server on 127.0.0.1, the real Docker engine, and the shell
 // fixture task; each solve is captured and graded.
-import { readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { proctor } from '../helpers/cli.js';
-import { testDocker } from '../helpers/docker.js';
+import { allBytes, leftovers } from '../helpers/home.js';
 import { startModelServer, type Step } from '../helpers/model-server.js';
 import { ROOT, spawnTs } from '../helpers/processes.js';
 import { tempDir } from '../helpers/temp.js';
@@ -30,23 +30,6 @@ function solve(dir: string, extra: string[] = []) {
   return proctor(['--home', dir, 'solve', TASK, '--solver', 'mini', '--wait', ...extra], {
     PROCTOR_SOLVE_KEY: KEY,
   });
-}
-
-function allBytes(dir: string): Buffer {
-  const parts: Buffer[] = [];
-  for (const name of readdirSync(dir, { recursive: true }) as string[]) {
-    const path = join(dir, name);
-    if (statSync(path).isFile()) parts.push(readFileSync(path));
-  }
-  return Buffer.concat(parts);
-}
-
-async function leftovers(dir: string) {
-  const docker = testDocker();
-  const filters = { label: [`proctor.home=${dir}`] };
-  const containers = await docker.listContainers({ all: true, filters });
-  const { Volumes } = await docker.listVolumes({ filters });
-  return containers.length + (Volumes ?? []).length;
 }
 
 const lastLine = (text: string) => text.trimEnd().split('\n').at(-1) ?? '';
@@ -92,7 +75,7 @@ describe('proctor solve (flat adapter)', () => {
 
     // The key is nowhere in the database or the artifacts (transcript, candidate, logs).
     expect(allBytes(dir).includes(KEY)).toBe(false);
-    expect(await leftovers(dir)).toBe(0);
+    expect(await leftovers(dir)).toEqual([]);
   }, 120_000);
 
   it('grades a wrong fix FAIL, exit 1, with the hidden test named', async () => {
@@ -198,7 +181,7 @@ describe('proctor solve (flat adapter)', () => {
       expect(result.stdout).toMatch(reason);
       expect(result.stdout).toMatch(/\s-\n/); // no grade job
       expect(lastLine(result.stdout)).toMatch(GATE);
-      expect(await leftovers(dir)).toBe(0);
+      expect(await leftovers(dir)).toEqual([]);
     },
     120_000,
   );
@@ -232,7 +215,7 @@ describe('proctor solve (flat adapter)', () => {
     expect(Date.now() - asked).toBeLessThan(10_000);
     expect(code).toBe(1);
     expect(waiting.stdout()).toMatch(/shell-div-zero\s+FAIL\s+CANCELLED/);
-    expect(await leftovers(dir)).toBe(0);
+    expect(await leftovers(dir)).toEqual([]);
   }, 120_000);
 
   it('refuses an unknown profile and an unset key variable, exit 2', async () => {

@@ -2,17 +2,6 @@
 import type Database from 'better-sqlite3';
 import { MAX_PAGE, type TaskValidity } from '../store.js';
 
-interface Row {
-  taskId: string;
-  contentHash: string;
-  bundlePath: string;
-  validity: 'valid' | 'quarantined';
-  reason: string;
-  detail: string;
-  jobId: number | null;
-  checkedAt: number;
-}
-
 // The newest row of each task id (ties broken by content hash, so the answer is stable).
 const LATEST = `
   SELECT task_id AS taskId, content_hash AS contentHash, bundle_path AS bundlePath, validity,
@@ -32,7 +21,7 @@ export function taskValidity(
   const bounded = Math.max(1, Math.min(MAX_PAGE, Math.floor(limit)));
   const tasks = sqlite
     .prepare(`${LATEST} ORDER BY checkedAt DESC, taskId LIMIT ?`)
-    .all(bounded) as Row[];
+    .all(bounded) as TaskValidity[];
   const counts = { valid: 0, quarantined: 0 };
   const rows = sqlite
     .prepare(`SELECT validity, count(*) AS n FROM (${LATEST}) GROUP BY validity`)
