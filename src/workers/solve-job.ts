@@ -23,6 +23,7 @@ import {
   type Owner,
 } from '../sandbox/index.js';
 import { createDeadline } from '../solvers/deadline.js';
+import { runCodex } from '../solvers/codex/run.js';
 import { runFlat } from '../solvers/flat.js';
 import { createTranscript, type SolveEnd } from '../solvers/transcript.js';
 import { containsSecret, type ArtifactRecord, type ArtifactStore } from '../store/index.js';
@@ -78,9 +79,6 @@ export function solveHandler(deps: SolveDeps): JobHandler {
     const payload = context.payload as PayloadOf<'solve'>;
     const profile = deps.solvers[payload.solver];
     if (!profile) permanent(`no solver profile named ${payload.solver} in proctor.toml`);
-    if (profile.adapter !== 'flat') {
-      permanent(`the ${profile.adapter} adapter is not available yet; use a flat profile`);
-    }
     const apiKey = solverKey(profile);
     if (apiKey === undefined) {
       permanent(`solver ${payload.solver}: the variable ${profile.api_key_env} is not set`);
@@ -151,28 +149,38 @@ export function solveHandler(deps: SolveDeps): JobHandler {
       const deadline = createDeadline(seconds * 1000);
       let end: SolveEnd;
       try {
-        end = await runFlat({
-          profile: {
-            baseUrl: profile.base_url,
-            model: profile.model,
-            apiKey,
-            maxTurns: profile.max_turns,
-            maxToolCalls: profile.max_tool_calls,
-            maxTokens: profile.max_tokens,
-          },
-          prompt,
-          sandbox: {
-            docker: deps.docker,
-            containerId: container.id,
-            workdir: bundle.workdir,
-            user: `${uid}:${gid}`,
-            outputBytes: bundle.limits.outputBytes,
-            patchBytes: bundle.limits.patchBytes,
-          },
-          deadline,
-          signal: context.signal,
-          transcript,
-        });
+        const sandbox = {
+          docker: deps.docker,
+          containerId: container.id,
+          workdir: bundle.workdir,
+          user: `${uid}:${gid}`,
+          outputBytes: bundle.limits.outputBytes,
+          patchBytes: bundle.limits.patchBytes,
+        };
+        const common = { prompt, sandbox, deadline, signal: context.signal, transcript };
+        end =
+          profile.adapter === 'codex'
+            ? await runCodex({
+                ...common,
+                profile: {
+                  baseUrl: profile.base_url,
+                  model: profile.model,
+                  apiKey,
+                  maxToolCalls: profile.max_tool_calls,
+                  maxTokens: profile.max_tokens,
+                },
+              })
+            : await runFlat({
+                ...common,
+                profile: {
+                  baseUrl: profile.base_url,
+                  model: profile.model,
+                  apiKey,
+                  maxTurns: profile.max_turns,
+                  maxToolCalls: profile.max_tool_calls,
+                  maxTokens: profile.max_tokens,
+                },
+              });
       } finally {
         deadline.dispose();
       }

@@ -1,0 +1,155 @@
+// `proctor solve` with the codex adapter: the real pinned Codex CLI, offline, against a
+// scripted Responses API on 127.0.0.1, with its one MCP server bridged to Proctor, the real
+// Docker engine and the shell fixture task; each solve is audited, captured and graded.
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { proctor } from '../helpers/cli.js';
+import { allBytes, leftovers } from '../helpers/home.js';
+import { ROOT, spawnTs } from '../helpers/processes.js';
+import { startResponsesServer, type ResponsesStep } from '../helpers/responses-server.js';
+import { tempDir } from '../helpers/temp.js';
+import { waitFor } from '../helpers/wait.js';
+
+const TASK = join(ROOT, 'test/fixtures/bundles/shell-task');
+const GOLD = readFileSync(join(TASK, 'solution/gold.patch'), 'utf8');
+const KEY = 'sk-codexplanted0123456789abcdefghij';
+const GATE = /^tests_hash=[0-9a-f]{64}$/;
+const lastLine = (text: string) => text.trimEnd().split('\n').at(-1) ?? '';
+
+async function home(script: ResponsesStep[], limits = '') {
+  const server = await startResponsesServer(script);
+  const dir = tempDir();
+  writeFileSync(
+    join(dir, 'proctor.toml'),
+    `[solvers.cx]\nadapter = "codex"\nbase_url = "${server.baseUrl}"\nmodel = "proctor-test-model"\napi_key_env = "PROCTOR_CODEX_KEY"\n${limits}`,
+  );
+  return { dir, server };
+}
+
+/** Every process whose command line holds `needle`, or which is codex with it in its environment. */
+function processesHolding(needle: string): string[] {
+  const found: string[] = [];
+  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    try {
+      const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+      if (cmdline.includes(needle)) found.push(`${pid} cmdline`);
+      if (cmdline.includes('codex') || cmdline.includes('bridge')) {
+        if (readFileSync(`/proc/${pid}/environ`, 'utf8').includes(needle)) {
+          found.push(`${pid} environ`);
+        }
+      }
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
+}
+
+async function solve(dir: string, extra: string[] = []) {
+  const seen = new Set<string>();
+  const sampler = setInterval(() => processesHolding(KEY).forEach((p) => seen.add(p)), 50);
+  try {
+    const result = await proctor(
+      ['--home', dir, 'solve', TASK, '--solver', 'cx', '--wait', ...extra],
+      { PROCTOR_CODEX_KEY: KEY },
+    );
+    return { ...result, seen: [...seen] };
+  } finally {
+    clearInterval(sampler);
+  }
+}
+
+describe('proctor solve (codex adapter)', () => {
+  it('drives codex through the MCP bridge, captures the fix, grades it PASS, keeps the key out', async () => {
+    const { dir, server } = await home([
+      { call: { name: 'read_file', arguments: { path: 'lib.sh', offset: null, limit: null } } },
+      { call: { name: 'apply_patch', arguments: { patch: GOLD } } },
+      { message: 'Fixed.' },
+    ]);
+    const result = await solve(dir);
+    expect(result.stderr).not.toMatch(/proctor: /);
+    expect(result.stdout).toMatch(/shell-div-zero\s+PASS\s+PASS\s/);
+    expect(result.code).toBe(0);
+    expect(lastLine(result.stdout)).toMatch(GATE);
+
+    // The model saw the prompt and only the proctor namespace among MCP tools; the key went
+    // only to the endpoint, by way of codex login, and never through argv or codex's env.
+    const first = server.requests[0];
+    expect(first?.headers['authorization']).toBe(`Bearer ${KEY}`);
+    expect(JSON.stringify(first?.body.input)).toContain('div 1 0');
+    const namespaces = (first?.body.tools as Array<{ type: string; name: string }>).filter(
+      (t) => t.type === 'namespace',
+    );
+    expect(namespaces.map((t) => t.name)).toEqual(['mcp__proctor']);
+    expect(result.seen).toEqual([]);
+    expect(allBytes(dir).includes(KEY)).toBe(false);
+    expect(await leftovers(dir)).toEqual([]);
+  }, 180_000);
+
+  it.each<[string, ResponsesStep[], string, RegExp]>([
+    [
+      'a built-in codex resource tool',
+      [{ call: { name: 'list_mcp_resources', arguments: {}, namespace: null } }],
+      '',
+      /SOLVER_PROTOCOL_ERROR\s+codex audit: foreign_tool/,
+    ],
+    [
+      'too many tool calls',
+      Array.from({ length: 3 }, () => ({
+        call: { name: 'run_command', arguments: { command: 'true', timeout_s: null } },
+      })),
+      'max_tool_calls = 1\n',
+      /SOLVER_TOOL_CALL_LIMIT\s+the model made more than 1 tool calls/,
+    ],
+    ['a provider error', [{ status: 500 }], '', /SOLVER_PROVIDER_ERROR\s+codex audit/],
+    [
+      'a failed response',
+      [{ failed: 'scripted failure' }],
+      '',
+      /SOLVER_PROVIDER_ERROR\s+codex audit/,
+    ],
+  ])(
+    'fails the solve on %s',
+    async (_, script, limits, reason) => {
+      const { dir } = await home(script, limits);
+      const result = await solve(dir);
+      expect(result.code).toBe(1);
+      expect(result.stdout).toMatch(reason);
+      expect(lastLine(result.stdout)).toMatch(GATE);
+      expect(await leftovers(dir)).toEqual([]);
+    },
+    180_000,
+  );
+
+  it('kills codex at the deadline when the provider hangs', async () => {
+    const { dir } = await home([{ hang: true }]);
+    const started = Date.now();
+    const result = await solve(dir, ['--timeout', '8']);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/SOLVER_TIMEOUT/);
+    expect(Date.now() - started).toBeLessThan(40_000);
+    expect(processesHolding('proctor-codex-')).toEqual([]);
+  }, 180_000);
+
+  it('kills the codex process group within seconds of a cancel', async () => {
+    const { dir, server } = await home([{ hang: true }]);
+    const waiting = spawnTs(
+      join(ROOT, 'bin/proctor.js'),
+      ['--home', dir, 'solve', TASK, '--solver', 'cx', '--wait'],
+      { PROCTOR_CODEX_KEY: KEY, PROCTOR_HOME: '' },
+    );
+    await waitFor(() => server.requests.length === 1, {
+      what: 'codex to reach the model',
+      timeoutMs: 60_000,
+    });
+    const asked = Date.now();
+    expect((await proctor(['--home', dir, 'cancel', '1'])).code).toBe(0);
+    const { code } = await waiting.exited;
+    expect(Date.now() - asked).toBeLessThan(10_000);
+    expect(code).toBe(1);
+    expect(waiting.stdout()).toMatch(/shell-div-zero\s+FAIL\s+CANCELLED/);
+    expect(processesHolding('proctor-codex-')).toEqual([]);
+    expect(await leftovers(dir)).toEqual([]);
+  }, 180_000);
+});
