@@ -46,7 +46,7 @@ describe('proctor solve (flat adapter)', () => {
         toolCalls: [
           {
             name: 'run_command',
-            arguments: { command: 'sh tests/t_add.sh && echo ok', timeout_s: null },
+            arguments: { command: 'env; sh tests/t_add.sh && echo ok', timeout_s: null },
           },
         ],
       },
@@ -72,6 +72,10 @@ describe('proctor solve (flat adapter)', () => {
     expect(toolMessage?.role).toBe('tool');
     expect(String(toolMessage?.content)).toContain('div()');
     expect(server.requests).toHaveLength(4);
+    // The container's environment (printed by `env` and sent back to the model) has no key.
+    const bodies = JSON.stringify(server.requests.map((r) => r.body));
+    expect(bodies).toContain('HOME=/tmp');
+    expect(bodies).not.toContain(KEY);
 
     // The key is nowhere in the database or the artifacts (transcript, candidate, logs).
     expect(allBytes(dir).includes(KEY)).toBe(false);
