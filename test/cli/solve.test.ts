@@ -94,6 +94,25 @@ describe('proctor solve (flat adapter)', () => {
     expect(lastLine(result.stdout)).toMatch(GATE);
   }, 120_000);
 
+  it('rejects a candidate the capture refuses (a symlink), FAIL PATCH_REJECTED without a grade', async () => {
+    const { dir } = await home([
+      { toolCalls: [{ name: 'apply_patch', arguments: { patch: GOLD } }] },
+      {
+        toolCalls: [
+          {
+            name: 'run_command',
+            arguments: { command: 'ln -s /etc/passwd escape', timeout_s: null },
+          },
+        ],
+      },
+      { message: 'done' },
+    ]);
+    const result = await solve(dir);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/shell-div-zero\s+FAIL\s+PATCH_REJECTED\s+.*symlink/);
+    expect(await leftovers(dir)).toEqual([]);
+  }, 120_000);
+
   it.each<[string, Step[], string, RegExp]>([
     [
       'parallel tool calls',
