@@ -1,6 +1,7 @@
 // ESLint flat config: typescript-eslint with type information, so that a dropped promise
 // (a lost job) is an error, not a warning.
 import js from '@eslint/js';
+import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
@@ -52,5 +53,10 @@ export default tseslint.config(
       globals: { process: 'readonly', console: 'readonly' },
       parserOptions: { projectService: false },
     },
+  },
+  {
+    // The status page's script runs in the browser, with no build step.
+    files: ['src/api/page/**/*.js'],
+    languageOptions: { globals: { ...globals.browser }, sourceType: 'script' },
   },
 );

@@ -1,0 +1,252 @@
+// The request guards in front of every API route and the page. Proctor's API listens on
+// 127.0.0.1 without authentication, so the threats are other web pages in the user's browser:
+//
+//   - DNS rebinding: a page on `evil.example` re-points its name at 127.0.0.1 and talks to us
+//     as same-origin. Its requests still say `Host: evil.example:PORT` → loopbackHost().
+//   - Cross-site requests (CSRF): a foreign page posts a form or a no-cors fetch. It carries a
+//     foreign `Origin` / `Sec-Fetch-Site` → sameOrigin(); and it can only send form or text
+//     bodies, never `application/json` without a CORS preflight we never answer → jsonBody().
+//   - Framing, sniffing and referrer leaks → securityHeaders(); oversized bodies → bodyLimit().
+//
+// Each guard answers with the API's JSON error shape `{ error: { code, message } }` itself,
+// so it works whether or not `app.onError` is installed. Suggested order (outermost first):
+//
+//   app.use('*', securityHeaders());          // first, so that refusals carry the headers too
+//   app.use('*', loopbackHost(port));
+//   app.use('*', sameOrigin(port));
+//   app.use('/api/*', jsonBody());
+//   app.use('/api/*', bodyLimit(maxBytes));
+import type { Context, MiddlewareHandler } from 'hono';
+import { bodyLimit as honoBodyLimit } from 'hono/body-limit';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { ProctorError } from '../errors.js';
+
+/**
+ * The port the server listens on, or a function returning it: a function lets the app be built
+ * before `listen()` picks a free port (port 0), as tests do.
+ */
+export type PortSource = number | (() => number);
+
+/** The policy sent with every response: our own scripts, styles and images only; no framing. */
+export const CONTENT_SECURITY_POLICY =
+  "default-src 'self'; frame-ancestors 'none'; object-src 'none'; base-uri 'none'; form-action 'self'";
+
+const LOOPBACK_NAMES = ['127.0.0.1', 'localhost', '[::1]'] as const;
+// Methods that cannot change state. Everything else (POST, PUT, PATCH, DELETE and any
+// unknown method) is treated as mutating, so a new method cannot slip past the checks.
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+const SAME_ORIGIN_FETCH_SITES = new Set(['same-origin', 'none']);
+// Refused header values are echoed in messages for diagnosis, but never at unbounded length.
+const MAX_ECHO = 100;
+
+function deny(c: Context, status: ContentfulStatusCode, code: string, message: string) {
+  return c.json({ error: { code, message } }, status);
+}
+
+function echo(value: string): string {
+  return value.length > MAX_ECHO ? `${value.slice(0, MAX_ECHO)}…` : value;
+}
+
+function isMutating(method: string): boolean {
+  return !SAFE_METHODS.has(method.toUpperCase());
+}
+
+function isPort(port: number): boolean {
+  return Number.isInteger(port) && port >= 1 && port <= 65535;
+}
+
+function portReader(port: PortSource, what: string): () => number | undefined {
+  if (typeof port === 'function') {
+    // Read on every request: the port is only known once the server listens.
+    return () => {
+      const value = port();
+      return isPort(value) ? value : undefined;
+    };
+  }
+  if (!isPort(port)) {
+    throw new ProctorError(
+      'USAGE',
+      `Expected \`${what}\` port to be an integer from 1 to 65535, got \`${String(port)}\``,
+    );
+  }
+  return () => port;
+}
+
+/** `127.0.0.1:<port>`, `localhost:<port>`, `[::1]:<port>`; also without the port when it is 80. */
+function loopbackAuthorities(port: number): string[] {
+  const withPort = LOOPBACK_NAMES.map((name) => `${name}:${port}`);
+  // Browsers omit the default port from Host and Origin.
+  return port === 80 ? [...withPort, ...LOOPBACK_NAMES] : withPort;
+}
+
+/**
+ * Refuses (403 FORBIDDEN_HOST) any request whose `Host` header is missing or is not this
+ * server's loopback address and port (`127.0.0.1:<port>`, `localhost:<port>`,
+ * `[::1]:<port>`; the name is case-insensitive). This defeats DNS rebinding: a rebound page
+ * reaches 127.0.0.1 but still names its own host. An absolute-form request target
+ * (`GET http://other/ HTTP/1.1`) must name a loopback authority too.
+ */
+export function loopbackHost(port: PortSource): MiddlewareHandler {
+  const readPort = portReader(port, 'loopbackHost');
+  return async function loopbackHost(c, next) {
+    const current = readPort();
+    if (current === undefined) {
+      return deny(c, 403, 'FORBIDDEN_HOST', 'The server is not listening on a known port yet');
+    }
+    const allowed = loopbackAuthorities(current);
+    const host = c.req.header('host');
+    if (host === undefined || host === '') {
+      return deny(
+        c,
+        403,
+        'FORBIDDEN_HOST',
+        `A Host header is required; expected one of ${allowed.join(', ')}`,
+      );
+    }
+    if (!allowed.includes(host.toLowerCase())) {
+      return deny(
+        c,
+        403,
+        'FORBIDDEN_HOST',
+        `Host \`${echo(host)}\` is not this server; expected one of ${allowed.join(', ')}`,
+      );
+    }
+    // The adapter builds the URL from the request target when it is absolute, ignoring Host.
+    const target = new URL(c.req.url).host.toLowerCase();
+    if (!allowed.includes(target)) {
+      return deny(
+        c,
+        403,
+        'FORBIDDEN_HOST',
+        `Request target \`${echo(target)}\` is not this server; expected one of ${allowed.join(', ')}`,
+      );
+    }
+    return next();
+  };
+}
+
+/**
+ * Refuses (403 FORBIDDEN_ORIGIN) a request from another origin: an `Origin` header, when
+ * present, must be `http://127.0.0.1:<port>`, `http://localhost:<port>` or
+ * `http://[::1]:<port>` (`Origin: null`, sent by sandboxed frames and some redirects, is
+ * refused). For mutating methods a `Sec-Fetch-Site` other than `same-origin` or `none` is
+ * refused too, which catches a browser request that carries no Origin; `same-site` is refused
+ * because another port of localhost is the same site but not the same origin. Clients that
+ * send neither header (curl, scripts) pass.
+ */
+export function sameOrigin(port: PortSource): MiddlewareHandler {
+  const readPort = portReader(port, 'sameOrigin');
+  return async function sameOrigin(c, next) {
+    const current = readPort();
+    if (current === undefined) {
+      return deny(c, 403, 'FORBIDDEN_ORIGIN', 'The server is not listening on a known port yet');
+    }
+    const origin = c.req.header('origin');
+    if (origin !== undefined) {
+      const allowed = loopbackAuthorities(current).map((authority) => `http://${authority}`);
+      if (!allowed.includes(origin.toLowerCase())) {
+        return deny(
+          c,
+          403,
+          'FORBIDDEN_ORIGIN',
+          `Origin \`${echo(origin)}\` may not use this API; expected one of ${allowed.join(', ')}`,
+        );
+      }
+    }
+    const site = c.req.header('sec-fetch-site');
+    if (isMutating(c.req.method) && site !== undefined && !SAME_ORIGIN_FETCH_SITES.has(site)) {
+      return deny(
+        c,
+        403,
+        'FORBIDDEN_ORIGIN',
+        `${c.req.method} from another site is refused (Sec-Fetch-Site: ${echo(site)})`,
+      );
+    }
+    return next();
+  };
+}
+
+/**
+ * Refuses (415 UNSUPPORTED_MEDIA_TYPE) a mutating request whose `Content-Type` is not
+ * `application/json` (parameters such as `; charset=utf-8` allowed). Cross-site forms and
+ * no-cors fetches can only send form, multipart or text bodies, so this blocks them even
+ * without an Origin header. It applies to bodiless requests too (a no-cors POST without a
+ * body is also possible cross-site): clients send `Content-Type: application/json` on every
+ * POST, PUT, PATCH and DELETE.
+ */
+export function jsonBody(): MiddlewareHandler {
+  return async function jsonBody(c, next) {
+    if (isMutating(c.req.method)) {
+      const contentType = c.req.header('content-type');
+      const mediaType = contentType?.split(';', 1)[0]?.trim().toLowerCase();
+      if (mediaType !== 'application/json') {
+        return deny(
+          c,
+          415,
+          'UNSUPPORTED_MEDIA_TYPE',
+          contentType === undefined
+            ? `${c.req.method} requires Content-Type application/json, got none`
+            : `${c.req.method} requires Content-Type application/json, got \`${echo(contentType)}\``,
+        );
+      }
+    }
+    return next();
+  };
+}
+
+/**
+ * Refuses (413 PAYLOAD_TOO_LARGE) a request body longer than `maxBytes`. hono's body-limit
+ * rejects on a declared `Content-Length` before reading anything (Node's parser never
+ * delivers more bytes than that header declares), and otherwise (chunked transfer) counts the
+ * bytes as they stream in, stopping at the limit and buffering at most `maxBytes`.
+ */
+export function bodyLimit(maxBytes: number): MiddlewareHandler {
+  if (!Number.isInteger(maxBytes) || maxBytes < 0) {
+    throw new ProctorError(
+      'USAGE',
+      `Expected \`maxBytes\` to be an integer >= 0, got \`${String(maxBytes)}\``,
+    );
+  }
+  return honoBodyLimit({
+    maxSize: maxBytes,
+    onError: (c) =>
+      deny(c, 413, 'PAYLOAD_TOO_LARGE', `The request body is larger than ${maxBytes} bytes`),
+  });
+}
+
+/**
+ * Adds to every response, refusals and errors included: the Content-Security-Policy above,
+ * `X-Frame-Options: DENY` (for browsers without frame-ancestors), `Referrer-Policy:
+ * no-referrer`, `X-Content-Type-Options: nosniff`, `Cross-Origin-Opener-Policy: same-origin`
+ * and `Cross-Origin-Resource-Policy: same-origin` (other sites cannot embed our responses,
+ * e.g. an artifact as a script); on `/api/*` also `Cache-Control: no-store`, since job data
+ * and logs must not linger in caches. Register it first so that it wraps every other guard.
+ */
+export function securityHeaders(): MiddlewareHandler {
+  return async function securityHeaders(c, next) {
+    await next();
+    // c.header() copies a finalized response first, so even immutable headers can be set.
+    c.header('Content-Security-Policy', CONTENT_SECURITY_POLICY);
+    c.header('X-Frame-Options', 'DENY');
+    c.header('Referrer-Policy', 'no-referrer');
+    c.header('X-Content-Type-Options', 'nosniff');
+    c.header('Cross-Origin-Opener-Policy', 'same-origin');
+    c.header('Cross-Origin-Resource-Policy', 'same-origin');
+    if (c.req.path === '/api' || c.req.path.startsWith('/api/')) {
+      c.header('Cache-Control', 'no-store');
+    }
+  };
+}
+
+/**
+ * Throws USAGE unless `host` is `127.0.0.1`, the only address `proctor serve` binds: the API
+ * has no authentication, so it must not be reachable from other machines (`0.0.0.0`, `::`, a
+ * LAN address), nor from a name whose resolution we do not control (`localhost` included).
+ */
+export function assertLoopbackAddress(host: string): void {
+  if (host !== '127.0.0.1') {
+    throw new ProctorError('USAGE', `proctor serve binds 127.0.0.1 only, not \`${host}\``, {
+      data: { host },
+    });
+  }
+}

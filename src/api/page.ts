@@ -1,0 +1,49 @@
+// The status page's three static files, for the API to serve at `/`, `/app.js` and
+// `/style.css`. They are plain files with no build step, kept in src/api/page/. tsc copies
+// nothing but TypeScript, so rather than copy them into dist/ (a second, possibly stale copy)
+// this module always reads them from src/api/page/: src/api/ and dist/api/ both sit two
+// levels below the repository root, so one relative URL finds the folder from either, as
+// DEFAULT_MIGRATIONS_FOLDER finds drizzle/ in src/queue/db.ts.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ProctorError, describeError } from '../errors.js';
+
+export interface PageAsset {
+  body: string;
+  contentType: string;
+}
+
+/** `<repo>/src/api/page/`, whether this module runs as src/api/page.ts or dist/api/page.js. */
+export const PAGE_FOLDER = fileURLToPath(new URL('../../src/api/page/', import.meta.url));
+
+/** Route → file name and content type. */
+const FILES: ReadonlyArray<readonly [route: string, file: string, contentType: string]> = [
+  ['/', 'index.html', 'text/html; charset=utf-8'],
+  ['/app.js', 'app.js', 'text/javascript; charset=utf-8'],
+  ['/style.css', 'style.css', 'text/css; charset=utf-8'],
+];
+
+/**
+ * The page's three files keyed by route ('/', '/app.js', '/style.css'), read now: call it
+ * once when building the app. `folder` defaults to PAGE_FOLDER. A missing file is an
+ * INTERNAL error naming it (a broken checkout), raised at start-up rather than per request.
+ */
+export function pageAssets(folder: string = PAGE_FOLDER): Map<string, PageAsset> {
+  const assets = new Map<string, PageAsset>();
+  for (const [route, file, contentType] of FILES) {
+    const path = join(folder, file);
+    let body: string;
+    try {
+      body = readFileSync(path, 'utf8');
+    } catch (error) {
+      throw new ProctorError(
+        'INTERNAL',
+        `cannot read the status page file ${path}: ${describeError(error)}`,
+        { cause: error },
+      );
+    }
+    assets.set(route, { body, contentType });
+  }
+  return assets;
+}
