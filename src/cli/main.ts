@@ -7,6 +7,7 @@ import { MAX_PAGE } from '../queue/index.js';
 import { baselineCommand } from './baseline.js';
 import { cancelCommand } from './cancel.js';
 import { gradeCommand } from './grade.js';
+import { serveCommand } from './serve.js';
 import { solveCommand } from './solve.js';
 import { UsageError, createContext, processIo, type Io } from './context.js';
 import { statusCommand } from './status.js';
@@ -132,6 +133,33 @@ function buildProgram(io: Io, run: (action: () => Promise<number>) => Promise<vo
         paths: string[],
         options: { solver: string; timeout?: number; wait?: boolean; json?: boolean },
       ) => run(() => solveCommand(createContext(home(), io), paths, options)),
+    );
+
+  program
+    .command('serve')
+    .description(
+      'the loopback API and status page on 127.0.0.1, with workers, until SIGINT/SIGTERM',
+    )
+    .addOption(
+      new Option('--port <n>', 'the port (0: any free one)')
+        .default(8700)
+        .argParser(intIn(0, 65_535, 'a port')),
+    )
+    .addOption(new Option('--host <address>', 'only 127.0.0.1 is accepted').default('127.0.0.1'))
+    .addOption(
+      new Option('--grace <seconds>', 'how long running jobs may finish after the first signal')
+        .default(30)
+        .argParser(intIn(0, 86_400, 'seconds')),
+    )
+    .exitOverride()
+    .action((options: { port: number; host: string; grace: number }) =>
+      run(() =>
+        serveCommand(createContext(home(), io), {
+          port: options.port,
+          host: options.host,
+          graceSeconds: options.grace,
+        }),
+      ),
     );
 
   program

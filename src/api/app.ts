@@ -1,0 +1,330 @@
+// The loopback API: validate a bundle, enqueue baseline/solve/grade jobs (one or a batch, with
+// idempotency keys), list and read jobs and batches in bounded pages, cancel, read a bounded
+// slice of a job's oracle log, download a registered artifact, and the status page. Nothing
+// else: no shell, no file browser, no RPC. Every request passes the guards (loopback Host and
+// Origin, JSON bodies, a body limit, security headers) before any route.
+import { resolve } from 'node:path';
+import { Hono, type Context } from 'hono';
+import { stream } from 'hono/streaming';
+import type { z } from 'zod';
+import type { ProctorConfig } from '../config.js';
+import { ProctorError, zodProblem } from '../errors.js';
+import { loadBundle, validatePaths } from '../oracle/index.js';
+import { progressFigures, type EnqueueRequest, type Job, type JobStore } from '../queue/index.js';
+import type { DockerClient } from '../sandbox/index.js';
+import { containsSecret, type ArtifactStore } from '../store/index.js';
+import { notFound, onError } from './errors.js';
+import {
+  bodyLimit,
+  jsonBody,
+  loopbackHost,
+  sameOrigin,
+  securityHeaders,
+  type PortSource,
+} from './guards.js';
+import { openApiDocument } from './openapi.js';
+import { pageAssets } from './page.js';
+import {
+  batchRequest,
+  emptyRequest,
+  jobId,
+  jobListQuery,
+  jobRequest,
+  logQuery,
+  pageQuery,
+  validateRequest,
+  type JobRequest,
+} from './schemas.js';
+
+export interface ApiDeps {
+  store: JobStore;
+  artifacts: ArtifactStore;
+  config: ProctorConfig;
+  /** The port the server is bound to (or how to learn it): Host and Origin must name it. */
+  port: PortSource;
+  /** For validation with image and commit checks; without it only static checks run. */
+  docker?: () => Promise<DockerClient>;
+  /** Provider keys: a grade patch holding one is refused. */
+  secrets: readonly string[];
+  /** Called after an enqueue, to wake an in-process pool. */
+  onEnqueued?: () => void;
+}
+
+/** Largest request body: a batch of grade patches is the biggest legitimate one. */
+export const MAX_BODY_BYTES = 64 * 1024 * 1024;
+
+function parse<S extends z.ZodType>(schema: S, value: unknown, where: string): z.output<S> {
+  const result = schema.safeParse(value);
+  if (!result.success) {
+    const { path, detail } = zodProblem(result.error, where);
+    throw new ProctorError('PAYLOAD_INVALID', `${path}: ${detail}`, { data: { path } });
+  }
+  return result.data;
+}
+
+async function jsonOf(c: Context): Promise<unknown> {
+  try {
+    return await c.req.json();
+  } catch {
+    throw new ProctorError('PAYLOAD_INVALID', 'the body is not valid JSON');
+  }
+}
+
+function jobView(job: Job) {
+  return {
+    id: job.id,
+    batchId: job.batchId,
+    parentId: job.parentId,
+    kind: job.kind,
+    status: job.status,
+    attempt: job.attempt,
+    maxAttempts: job.maxAttempts,
+    payload: job.payload,
+    result: job.result,
+    lastError: job.lastError,
+    createdAt: job.createdAt,
+    startedAt: job.startedAt,
+    finishedAt: job.finishedAt,
+    cancelRequested: job.cancelRequestedAt !== null,
+  };
+}
+
+export function createApp(deps: ApiDeps): Hono {
+  const { store, artifacts, config } = deps;
+  /** A request's bundle path: relative ones are under tasks_root; loadBundle checks containment. */
+  const underTasksRoot = (path: string) => resolve(config.tasksRoot, path);
+  const app = new Hono();
+  app.use('*', securityHeaders());
+  app.use('*', loopbackHost(deps.port));
+  app.use('*', sameOrigin(deps.port));
+  app.use('*', bodyLimit(MAX_BODY_BYTES));
+  app.use('/api/*', jsonBody());
+  app.onError(onError);
+  app.notFound(notFound);
+
+  /** Turns API job requests into queue requests: bundles under tasks_root, known profiles. */
+  async function prepare(requests: JobRequest[]): Promise<EnqueueRequest[]> {
+    const prepared: EnqueueRequest[] = [];
+    for (const [i, request] of requests.entries()) {
+      const bundle = await loadBundle(underTasksRoot(request.bundle), {
+        tasksRoot: config.tasksRoot,
+      });
+      const key =
+        request.idempotencyKey === undefined ? {} : { idempotencyKey: request.idempotencyKey };
+      if (request.kind === 'baseline') {
+        prepared.push({
+          kind: 'baseline',
+          payload: { bundle: bundle.dir, gold: request.gold, repeat: request.repeat },
+          ...key,
+        });
+      } else if (request.kind === 'solve') {
+        if (!Object.hasOwn(config.solvers, request.solver)) {
+          throw new ProctorError(
+            'PAYLOAD_INVALID',
+            `jobs[${i}].solver: no solver profile named ${request.solver}`,
+          );
+        }
+        prepared.push({
+          kind: 'solve',
+          payload: {
+            bundle: bundle.dir,
+            solver: request.solver,
+            ...(request.timeoutSeconds === undefined
+              ? {}
+              : { timeoutSeconds: request.timeoutSeconds }),
+          },
+          ...key,
+        });
+      } else {
+        const patch = Buffer.from(request.patch, 'utf8');
+        if (containsSecret(patch, deps.secrets)) {
+          throw new ProctorError(
+            'PAYLOAD_INVALID',
+            `jobs[${i}].patch: contains a provider key; refusing to store it`,
+          );
+        }
+        const record = await artifacts.write({
+          name: 'candidate.diff',
+          mediaType: 'text/x-diff',
+          bytes: patch,
+          redact: false,
+        });
+        await store.addInputs([record]);
+        prepared.push({
+          kind: 'grade',
+          payload: { bundle: bundle.dir, candidate: record.id },
+          ...key,
+        });
+      }
+    }
+    return prepared;
+  }
+
+  app.get('/api/openapi.json', (c) => c.json(openApiDocument()));
+
+  app.post('/api/validate', async (c) => {
+    const { path } = parse(validateRequest, await jsonOf(c), 'body');
+    const docker = deps.docker ? await deps.docker() : undefined;
+    const [result] = await validatePaths(
+      [underTasksRoot(path)],
+      {
+        ...(docker ? { docker } : {}),
+        home: config.home,
+        uid: config.sandbox.uid,
+        gid: config.sandbox.gid,
+        ...(config.sandbox.runtime !== 'runc' ? { runtime: config.sandbox.runtime } : {}),
+      },
+      { tasksRoot: config.tasksRoot },
+    );
+    return c.json({ result });
+  });
+
+  app.post('/api/jobs', async (c) => {
+    const request = parse(jobRequest, await jsonOf(c), 'body');
+    const [job] = await prepare([request]);
+    if (!job) throw new ProctorError('INTERNAL', 'nothing to enqueue');
+    const { job: made, created } = await store.enqueue(job);
+    deps.onEnqueued?.();
+    return c.json({ job: jobView(made), created }, created ? 201 : 200);
+  });
+
+  app.post('/api/batches', async (c) => {
+    const request = parse(batchRequest, await jsonOf(c), 'body');
+    const jobs = await prepare(request.jobs);
+    const result = await store.enqueueBatch({
+      jobs,
+      ...(request.label === undefined ? {} : { label: request.label }),
+      ...(request.idempotencyKey === undefined ? {} : { idempotencyKey: request.idempotencyKey }),
+    });
+    deps.onEnqueued?.();
+    return c.json(
+      { batch: result.batch, jobIds: result.jobIds, created: result.created },
+      result.created ? 201 : 200,
+    );
+  });
+
+  app.get('/api/jobs', async (c) => {
+    const q = parse(jobListQuery, c.req.query(), 'query');
+    const page = await store.listJobs(
+      {
+        ...(q.batch ? { batchId: q.batch } : {}),
+        ...(q.status ? { status: q.status } : {}),
+        ...(q.kind ? { kind: q.kind } : {}),
+      },
+      { limit: q.limit, ...(q.cursor ? { cursor: q.cursor } : {}) },
+    );
+    return c.json({ items: page.items.map(jobView), nextCursor: page.nextCursor });
+  });
+
+  app.get('/api/jobs/:id', async (c) => {
+    const id = parse(jobId, c.req.param('id'), 'id');
+    const job = await store.getJob(id);
+    if (!job) throw new ProctorError('JOB_NOT_FOUND', `no job ${id}`);
+    const list = await store.listArtifacts(id);
+    return c.json({
+      job: jobView(job),
+      artifacts: list.map((a) => ({
+        id: a.id,
+        name: a.name,
+        mediaType: a.mediaType,
+        size: a.size,
+        sha256: a.sha256,
+      })),
+    });
+  });
+
+  app.post('/api/jobs/:id/cancel', async (c) => {
+    const id = parse(jobId, c.req.param('id'), 'id');
+    parse(emptyRequest, await jsonOf(c), 'body');
+    const outcome = (await store.cancel([id])).get(id);
+    if (outcome === 'not_found') throw new ProctorError('JOB_NOT_FOUND', `no job ${id}`);
+    return c.json({ id, outcome });
+  });
+
+  app.get('/api/jobs/:id/log', async (c) => {
+    const id = parse(jobId, c.req.param('id'), 'id');
+    const { offset, limit } = parse(logQuery, c.req.query(), 'query');
+    const job = await store.getJob(id);
+    if (!job) throw new ProctorError('JOB_NOT_FOUND', `no job ${id}`);
+    const log = (await store.listArtifacts(id)).find(
+      (a) => a.name === 'oracle.log' || a.name === 'transcript.json',
+    );
+    if (!log) throw new ProctorError('ARTIFACT_NOT_FOUND', `job ${id} has no log`);
+    const bytes = await artifacts.read(log, { maxBytes: Math.max(1, log.size) });
+    const start = Math.min(offset, bytes.length);
+    const end = Math.min(bytes.length, start + limit);
+    return c.json({
+      artifact: log.id,
+      size: bytes.length,
+      offset: start,
+      text: bytes.subarray(start, end).toString('utf8'),
+      nextOffset: end < bytes.length ? end : null,
+    });
+  });
+
+  app.get('/api/batches', async (c) => {
+    const q = parse(pageQuery, c.req.query(), 'query');
+    const page = await store.listBatches({
+      limit: q.limit,
+      ...(q.cursor ? { cursor: q.cursor } : {}),
+    });
+    const now = Date.now();
+    const items = await Promise.all(
+      page.items.map(async (batch) => {
+        const progress = await store.batchProgress(batch.id);
+        return { ...batch, counts: progress.counts, ...progressFigures(progress, now) };
+      }),
+    );
+    return c.json({ items, nextCursor: page.nextCursor });
+  });
+
+  app.get('/api/batches/:id', async (c) => {
+    const id = c.req.param('id');
+    const progress = await store.batchProgress(id);
+    return c.json({
+      batch: progress.batch,
+      counts: progress.counts,
+      verdicts: await store.countByVerdict({ batchId: id }),
+      ...progressFigures(progress, Date.now()),
+    });
+  });
+
+  app.post('/api/batches/:id/cancel', async (c) => {
+    const id = c.req.param('id');
+    parse(emptyRequest, await jsonOf(c), 'body');
+    if (!(await store.getBatch(id))) throw new ProctorError('BATCH_NOT_FOUND', `no batch ${id}`);
+    const outcomes = await store.cancelBatch(id);
+    return c.json({ batchId: id, outcomes: Object.fromEntries(outcomes) });
+  });
+
+  app.get('/api/artifacts/:id', async (c) => {
+    const record = await store.getArtifact(c.req.param('id'));
+    if (!record) throw new ProctorError('ARTIFACT_NOT_FOUND', 'no such artifact');
+    // Opening rechecks containment, regular-file status, size and checksum before any byte
+    // is sent; the bytes are hashed again while they flow.
+    const download = await artifacts.open(record);
+    c.header(
+      'Content-Type',
+      record.mediaType.startsWith('text/')
+        ? 'text/plain; charset=utf-8'
+        : 'application/octet-stream',
+    );
+    c.header('Content-Length', String(download.size));
+    c.header(
+      'Content-Disposition',
+      `attachment; filename="${record.relPath.split('/').pop() ?? 'artifact'}"`,
+    );
+    return stream(c, async (out) => {
+      for await (const chunk of download.stream) await out.write(chunk as Uint8Array);
+    });
+  });
+
+  // Browsers ask for it whatever the page says; no icon, and no 404 in the console.
+  app.get('/favicon.ico', (c) => c.body(null, 204));
+  const assets = pageAssets();
+  for (const [path, asset] of assets) {
+    app.get(path, (c) => c.body(asset.body, 200, { 'Content-Type': asset.contentType }));
+  }
+
+  return app;
+}

@@ -1,0 +1,266 @@
+/* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-argument, @typescript-eslint/no-unsafe-return, @typescript-eslint/no-explicit-any -- response bodies are parsed JSON, checked by the assertions themselves */
+// The API routes over real HTTP on 127.0.0.1, with a real SQLite store and artifact store:
+// enqueue (one and batch, idempotent), bounded listing, job and batch reads, cancel, log
+// slices, artifact downloads rechecked on disk, validation of bundle paths under tasks_root,
+// and the OpenAPI document. Requests go through node:http, so Host and Origin are real.
+import { request } from 'node:http';
+import { cpSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { startServer } from '../../src/api/server.js';
+import { systemClock } from '../../src/clock.js';
+import { loadConfig } from '../../src/config.js';
+import { createArtifactStore, createRedactor } from '../../src/store/index.js';
+import { ROOT } from '../helpers/processes.js';
+import { onCleanup, tempDir, tempStore } from '../helpers/temp.js';
+
+const TASK = join(ROOT, 'test/fixtures/bundles/shell-task');
+
+async function api() {
+  const home = tempDir();
+  const tasks = join(home, '..', `tasks-${home.split('/').pop()}`);
+  mkdirSync(tasks);
+  onCleanup(() => undefined);
+  cpSync(TASK, join(tasks, 'shell-task'), { recursive: true });
+  writeFileSync(
+    join(home, 'proctor.toml'),
+    `tasks_root = ${JSON.stringify(tasks)}\n[solvers.mini]\nadapter = "flat"\nbase_url = "http://127.0.0.1:9/v1"\nmodel = "m"\napi_key_env = "NOPE_KEY"\n`,
+  );
+  const config = loadConfig(home);
+  const store = tempStore({ path: config.dbPath });
+  const artifacts = createArtifactStore({
+    root: join(home, 'artifacts'),
+    redactor: createRedactor(),
+    clock: systemClock,
+  });
+  const server = await startServer({
+    port: 0,
+    store,
+    artifacts,
+    config,
+    secrets: ['sk-apisecret-0123456789'],
+  });
+  onCleanup(() => server.close());
+  const call = (
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ) =>
+    new Promise<{
+      status: number;
+      headers: Record<string, unknown>;
+      text: string;
+      json: () => any;
+    }>((resolve, reject) => {
+      const payload =
+        body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port: server.port,
+          method,
+          path,
+          headers: {
+            host: `127.0.0.1:${server.port}`,
+            ...(payload === undefined ? {} : { 'content-type': 'application/json' }),
+            ...headers,
+          },
+        },
+        (res) => {
+          let text = '';
+          res.on('data', (d: Buffer) => (text += d.toString('latin1')));
+          res.on('end', () =>
+            resolve({
+              status: res.statusCode ?? 0,
+              headers: res.headers,
+              text,
+              json: () => JSON.parse(text),
+            }),
+          );
+          res.on('error', reject);
+        },
+      );
+      req.on('error', reject);
+      req.end(payload);
+    });
+  return { call, store, artifacts, tasks, home, port: server.port };
+}
+
+describe('API routes', () => {
+  it('enqueues a baseline under tasks_root, idempotently, and reads it back', async () => {
+    const { call } = await api();
+    const first = await call('POST', '/api/jobs', {
+      kind: 'baseline',
+      bundle: 'shell-task',
+      gold: true,
+      idempotencyKey: 'k1',
+    });
+    expect(first.status).toBe(201);
+    expect(first.json().job).toMatchObject({
+      kind: 'baseline',
+      status: 'queued',
+      payload: { gold: true, repeat: 1 },
+    });
+    const again = await call('POST', '/api/jobs', {
+      kind: 'baseline',
+      bundle: 'shell-task',
+      gold: true,
+      idempotencyKey: 'k1',
+    });
+    expect(again.status).toBe(200);
+    expect(again.json().job.id).toBe(first.json().job.id);
+    const conflict = await call('POST', '/api/jobs', {
+      kind: 'baseline',
+      bundle: 'shell-task',
+      idempotencyKey: 'k1',
+    });
+    expect(conflict.status).toBe(409);
+    const read = await call('GET', `/api/jobs/${first.json().job.id}`);
+    expect(read.json()).toMatchObject({ job: { id: first.json().job.id }, artifacts: [] });
+    expect(read.headers['cache-control']).toBe('no-store');
+    expect((await call('GET', '/api/jobs/999')).status).toBe(404);
+  });
+
+  it('refuses bad requests with a clear error and writes nothing', async () => {
+    const { call, store, tasks } = await api();
+    symlinkSync('/etc', join(tasks, 'alias'));
+    const cases: Array<[unknown, number, RegExp]> = [
+      ['{"kind": "baseline",', 400, /not valid JSON/],
+      [{ kind: 'baseline', bundle: 'shell-task', extra: 1 }, 400, /extra/],
+      [{ kind: 'nope', bundle: 'shell-task' }, 400, /kind/],
+      [{ kind: 'baseline', bundle: '../../etc' }, 422, /outside|tasks_root|not inside/i],
+      [{ kind: 'baseline', bundle: 'shell-task\u0000x' }, 400, /NUL/],
+      [{ kind: 'baseline', bundle: 'shell\\task' }, 422, /./],
+      [{ kind: 'baseline', bundle: 'alias' }, 422, /outside|tasks_root|not inside/i],
+      [
+        { kind: 'solve', bundle: 'shell-task', solver: 'other' },
+        400,
+        /no solver profile named other/,
+      ],
+      [
+        { kind: 'grade', bundle: 'shell-task', patch: 'key sk-apisecret-0123456789' },
+        400,
+        /provider key/,
+      ],
+    ];
+    for (const [body, status, message] of cases) {
+      const response = await call('POST', '/api/jobs', body);
+      expect(response.status, JSON.stringify(body)).toBe(status);
+      expect(response.json().error.message).toMatch(message);
+    }
+    expect((await store.countByStatus()).queued).toBe(0);
+    // Page limits beyond the bound, and unknown query parameters.
+    expect((await call('GET', '/api/jobs?limit=201')).status).toBe(400);
+    expect((await call('GET', '/api/jobs?limit=0')).status).toBe(400);
+    expect((await call('GET', '/api/jobs?sort=id')).status).toBe(400);
+    expect((await call('GET', '/api/jobs/1/log?limit=2000000')).status).toBe(400);
+  });
+
+  it('enqueues a batch with a grade patch as an input artifact, lists pages, shows progress, cancels', async () => {
+    const { call, store } = await api();
+    const patch = `${'x'.repeat(10)}\n`;
+    const made = await call('POST', '/api/batches', {
+      label: 'api',
+      jobs: [
+        { kind: 'baseline', bundle: 'shell-task' },
+        { kind: 'grade', bundle: 'shell-task', patch },
+        { kind: 'solve', bundle: 'shell-task', solver: 'mini' },
+      ],
+    });
+    expect(made.status).toBe(201);
+    const { batch, jobIds } = made.json();
+    const grade = await store.getJob(jobIds[1]);
+    const candidate = await store.getArtifact((grade?.payload as { candidate: string }).candidate);
+    expect(candidate).toMatchObject({ name: 'candidate.diff', size: patch.length, jobId: null });
+
+    const page = await call('GET', `/api/jobs?batch=${batch.id}&limit=2`);
+    expect(page.json().items).toHaveLength(2);
+    const next = await call(
+      'GET',
+      `/api/jobs?batch=${batch.id}&limit=2&cursor=${encodeURIComponent(page.json().nextCursor)}`,
+    );
+    expect(next.json().items).toHaveLength(1);
+    expect((await call('GET', '/api/jobs?cursor=garbage')).status).toBe(400);
+
+    const progress = await call('GET', `/api/batches/${batch.id}`);
+    expect(progress.json()).toMatchObject({ counts: { queued: 3 }, total: 3, remaining: 3 });
+    const listed = await call('GET', '/api/batches');
+    expect(listed.json().items[0]).toMatchObject({ id: batch.id, label: 'api', finished: 0 });
+
+    const one = await call('POST', `/api/jobs/${jobIds[0]}/cancel`, {});
+    expect(one.json()).toEqual({ id: jobIds[0], outcome: 'cancelled' });
+    const rest = await call('POST', `/api/batches/${batch.id}/cancel`, {});
+    expect(Object.values(rest.json().outcomes)).toEqual(['cancelled', 'cancelled']);
+    expect((await call('POST', '/api/batches/b_nope/cancel', {})).status).toBe(404);
+    // A cross-site form post cannot cancel anything.
+    const form = await call('POST', `/api/jobs/${jobIds[0]}/cancel`, 'x=1', {
+      'content-type': 'application/x-www-form-urlencoded',
+      origin: 'http://evil.example',
+    });
+    expect(form.status).toBe(403);
+  });
+
+  it('serves bounded log slices and downloads artifacts only while their bytes are intact', async () => {
+    const { call, store, artifacts, home } = await api();
+    const { job } = await store.enqueue({ kind: 'noop', payload: {} });
+    await store.claim('noop', 'w', 1, 60_000);
+    const log = await artifacts.write({
+      name: 'oracle.log',
+      mediaType: 'text/plain; charset=utf-8',
+      bytes: 'line\n'.repeat(1000),
+    });
+    await store.complete({ id: job.id, attempt: 1 }, { verdict: 'PASS' }, [log]);
+
+    const slice = await call('GET', `/api/jobs/${job.id}/log?offset=10&limit=100`);
+    expect(slice.json()).toMatchObject({
+      artifact: log.id,
+      size: 5000,
+      offset: 10,
+      nextOffset: 110,
+    });
+    expect(slice.json().text).toHaveLength(100);
+    const end = await call('GET', `/api/jobs/${job.id}/log?offset=4990&limit=100`);
+    expect(end.json()).toMatchObject({ nextOffset: null });
+
+    const download = await call('GET', `/api/artifacts/${log.id}`);
+    expect(download.status).toBe(200);
+    expect(download.headers['content-disposition']).toMatch(/^attachment; filename="oracle\.log"$/);
+    expect(download.text).toBe('line\n'.repeat(1000));
+
+    // The bytes change on disk: no byte is served, and the error says why.
+    writeFileSync(join(home, 'artifacts', log.relPath), 'LINE\n'.repeat(1000));
+    const tampered = await call('GET', `/api/artifacts/${log.id}`);
+    expect(tampered.status).toBe(500);
+    expect(tampered.text).not.toContain('LINE');
+    expect(tampered.json().error.code).toBe('ARTIFACT_INVALID');
+    expect((await call('GET', '/api/artifacts/nope')).status).toBe(404);
+  });
+
+  it('validates a bundle under tasks_root (static checks without Docker) and serves OpenAPI', async () => {
+    const { call } = await api();
+    const valid = await call('POST', '/api/validate', { path: 'shell-task' });
+    expect(valid.json().result).toMatchObject({ ok: true, id: 'shell-div-zero' });
+    const outside = await call('POST', '/api/validate', { path: TASK });
+    expect(outside.json().result.ok).toBe(false);
+    const doc = (await call('GET', '/api/openapi.json')).json();
+    expect(doc.openapi).toBe('3.1.0');
+    expect(Object.keys(doc.paths)).toContain('/api/jobs/{id}/log');
+    expect(
+      doc.paths['/api/jobs'].post.requestBody.content['application/json'].schema.oneOf ??
+        doc.paths['/api/jobs'].post.requestBody.content['application/json'].schema.anyOf,
+    ).toHaveLength(3);
+    const page = await call('GET', '/');
+    expect(page.headers['content-security-policy']).toContain("default-src 'self'");
+    expect(page.text).toContain('src="/app.js"');
+  });
+
+  it('refuses to bind anything but 127.0.0.1', async () => {
+    const { store, artifacts, home } = await api();
+    for (const host of ['0.0.0.0', '::', '192.168.1.10', 'localhost']) {
+      await expect(
+        startServer({ host, port: 0, store, artifacts, config: loadConfig(home), secrets: [] }),
+      ).rejects.toThrow(/127\.0\.0\.1/);
+    }
+  });
+});
