@@ -91,6 +91,23 @@ function jobView(job: Job) {
 
 export function createApp(deps: ApiDeps): Hono {
   const { store, artifacts, config } = deps;
+  // Read answers are reused while the store's data version is unchanged (and, for the rates
+  // and ETAs that depend on the clock, within the same second): a dashboard polling a large
+  // table costs one version check per request, never a stale answer.
+  const answers = new Map<string, { version: string; body: string }>();
+  async function fresh(c: Context, compute: () => Promise<unknown>) {
+    const key = `${Math.floor(Date.now() / 1000)} ${c.req.url}`;
+    const version = await store.dataVersion();
+    let hit = answers.get(key);
+    if (hit?.version !== version) {
+      hit = { version, body: JSON.stringify(await compute()) };
+      answers.delete(key);
+      answers.set(key, hit);
+      if (answers.size > 256) answers.delete(answers.keys().next().value as string);
+    }
+    return c.body(hit.body, 200, { 'Content-Type': 'application/json' });
+  }
+
   /** A request's bundle path: relative ones are under tasks_root; loadBundle checks containment. */
   const underTasksRoot = (path: string) => resolve(config.tasksRoot, path);
   const app = new Hono();
@@ -205,15 +222,17 @@ export function createApp(deps: ApiDeps): Hono {
 
   app.get('/api/jobs', async (c) => {
     const q = parse(jobListQuery, c.req.query(), 'query');
-    const page = await store.listJobs(
-      {
-        ...(q.batch ? { batchId: q.batch } : {}),
-        ...(q.status ? { status: q.status } : {}),
-        ...(q.kind ? { kind: q.kind } : {}),
-      },
-      { limit: q.limit, ...(q.cursor ? { cursor: q.cursor } : {}) },
-    );
-    return c.json({ items: page.items.map(jobView), nextCursor: page.nextCursor });
+    return fresh(c, async () => {
+      const page = await store.listJobs(
+        {
+          ...(q.batch ? { batchId: q.batch } : {}),
+          ...(q.status ? { status: q.status } : {}),
+          ...(q.kind ? { kind: q.kind } : {}),
+        },
+        { limit: q.limit, ...(q.cursor ? { cursor: q.cursor } : {}) },
+      );
+      return { items: page.items.map(jobView), nextCursor: page.nextCursor };
+    });
   });
 
   app.get('/api/jobs/:id', async (c) => {
@@ -264,28 +283,32 @@ export function createApp(deps: ApiDeps): Hono {
 
   app.get('/api/batches', async (c) => {
     const q = parse(pageQuery, c.req.query(), 'query');
-    const page = await store.listBatches({
-      limit: q.limit,
-      ...(q.cursor ? { cursor: q.cursor } : {}),
+    return fresh(c, async () => {
+      const page = await store.listBatches({
+        limit: q.limit,
+        ...(q.cursor ? { cursor: q.cursor } : {}),
+      });
+      const now = Date.now();
+      const items = await Promise.all(
+        page.items.map(async (batch) => {
+          const progress = await store.batchProgress(batch.id);
+          return { ...batch, counts: progress.counts, ...progressFigures(progress, now) };
+        }),
+      );
+      return { items, nextCursor: page.nextCursor };
     });
-    const now = Date.now();
-    const items = await Promise.all(
-      page.items.map(async (batch) => {
-        const progress = await store.batchProgress(batch.id);
-        return { ...batch, counts: progress.counts, ...progressFigures(progress, now) };
-      }),
-    );
-    return c.json({ items, nextCursor: page.nextCursor });
   });
 
   app.get('/api/batches/:id', async (c) => {
     const id = c.req.param('id');
-    const progress = await store.batchProgress(id);
-    return c.json({
-      batch: progress.batch,
-      counts: progress.counts,
-      verdicts: await store.countByVerdict({ batchId: id }),
-      ...progressFigures(progress, Date.now()),
+    return fresh(c, async () => {
+      const progress = await store.batchProgress(id);
+      return {
+        batch: progress.batch,
+        counts: progress.counts,
+        verdicts: await store.countByVerdict({ batchId: id }),
+        ...progressFigures(progress, Date.now()),
+      };
     });
   });
 

@@ -214,6 +214,11 @@ export interface JobStore {
   /** Done jobs by their result's `verdict` (PASS, FAIL; `none` without one). */
   countByVerdict(filter?: Omit<JobFilter, 'status'>): Promise<Record<string, number>>;
   batchProgress(batchId: string, windowMs?: number): Promise<BatchProgress>;
+  /**
+   * A token that changes whenever anything in the store may have changed, by this process or
+   * another: readers use it to reuse an answer computed from the same data.
+   */
+  dataVersion(): Promise<string>;
   /** How many jobs finished at or after `since` (for an overall rate). */
   finishedSince(since: number): Promise<number>;
   /** One registered artifact (for downloads); satisfies the artifact store's ArtifactIndex. */

@@ -255,6 +255,19 @@ describe('API routes', () => {
     expect(page.text).toContain('src="/app.js"');
   });
 
+  it('never serves a stale answer: a write by this or another connection shows at once', async () => {
+    const { call, store, home } = await api();
+    const count = async () => (await call('GET', '/api/jobs?limit=200')).json().items.length;
+    expect(await count()).toBe(0);
+    await store.enqueue({ kind: 'noop', payload: {} });
+    expect(await count()).toBe(1);
+    const other = tempStore({ path: join(home, 'proctor.db') });
+    await other.enqueue({ kind: 'noop', payload: {} });
+    expect(await count()).toBe(2);
+    await other.cancel([1]);
+    expect((await call('GET', '/api/jobs?status=cancelled')).json().items).toHaveLength(1);
+  });
+
   it('refuses to bind anything but 127.0.0.1', async () => {
     const { store, artifacts, home } = await api();
     for (const host of ['0.0.0.0', '::', '192.168.1.10', 'localhost']) {

@@ -41,6 +41,8 @@ export function openSqliteJobStore(path: string, options: SqliteJobStoreOptions)
   const { db, sqlite } = database;
   const { clock } = options;
   const batcher = createWriteBatcher(sqlite);
+  const dataVersionStatement = sqlite.prepare('PRAGMA data_version');
+  const totalChangesStatement = sqlite.prepare('SELECT total_changes()');
   const enqueueOps = createEnqueueOps(sqlite);
   const claim = createClaim(db);
   const fenced = createFencedOps(db);
@@ -179,6 +181,10 @@ export function openSqliteJobStore(path: string, options: SqliteJobStoreOptions)
       }),
 
     taskValidity: async (limit = DEFAULT_PAGE) => taskValidity(sqlite, limit),
+
+    // data_version moves on commits by other connections, total_changes() on this one's.
+    dataVersion: async () =>
+      `${String(dataVersionStatement.pluck().get())}:${String(totalChangesStatement.pluck().get())}`,
 
     finishedSince: async (since) => countFinishedSince(db, since),
 
