@@ -2,4 +2,12 @@
 // The `proctor` entry point. The TypeScript sources compile to dist/ on `npm ci` (prepare).
 import { main } from '../dist/cli/main.js';
 
+// A stray rejection (a library's late socket error, say) is a bug to report, not a reason to
+// kill a worker holding other jobs: say it on stderr and keep going.
+process.on('unhandledRejection', (reason) => {
+  process.stderr.write(
+    `proctor: internal error (unhandled rejection): ${String(reason?.stack ?? reason)}\n`,
+  );
+});
+
 process.exitCode = await main(process.argv.slice(2));

@@ -123,6 +123,9 @@ interface Spawned {
 
 function start(command: string, args: string[], env: Record<string, string>, cwd: string): Spawned {
   const child = spawn(command, args, { env, cwd, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+  // Killing the group can close a pipe under a pending write (EPIPE): that is expected, and
+  // must not become an uncaught error of the whole worker.
+  for (const pipe of [child.stdin, child.stdout, child.stderr]) pipe?.on('error', () => undefined);
   const exited = new Promise<number | null>((resolve) => {
     child.on('error', () => resolve(null));
     child.on('close', (code) => resolve(code));
