@@ -13,14 +13,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { isProctorError } from '../../src/errors.js';
-import { loadBundle, type Bundle } from '../../src/oracle/bundle.js';
-import {
-  createWorkspace,
-  removeContainer,
-  requireDocker,
-  resolveImage,
-  startIdleContainer,
-} from '../../src/sandbox/index.js';
+import { requireDocker } from '../../src/sandbox/index.js';
 import {
   startMcpSocketServer,
   type McpCallEvent,
@@ -34,8 +27,9 @@ import {
   type ToolSandbox,
 } from '../../src/solvers/index.js';
 import { SHELL_TASK, candidateDiff } from '../helpers/bundles.js';
-import { testDocker, testOwner } from '../helpers/docker.js';
+import { testDocker } from '../helpers/docker.js';
 import { ROOT } from '../helpers/processes.js';
+import { shellTask, solverSandbox } from '../helpers/solver.js';
 import { onCleanup, tempDir } from '../helpers/temp.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -44,43 +38,14 @@ const PREFIX = `codex-mcp-${randomBytes(3).toString('hex')}`;
 /** Not testOwner's shared home, which test/sandbox/cleanup.test.ts reaps while we run. */
 const HOME = '/proctor-tests/codex-mcp';
 const BRIDGE = join(ROOT, 'src/solvers/codex/bridge.ts');
+/** Where this file's solver sandboxes are labelled. */
+const WHERE = { prefix: PREFIX, home: HOME };
 const LIB = readFileSync(`${SHELL_TASK}/environment/repo/lib.sh`, 'utf8');
-
-let bundle: Bundle;
-let imageId: string;
 
 beforeAll(async () => {
   await requireDocker(docker);
-  bundle = await loadBundle(SHELL_TASK);
-  imageId = (await resolveImage(docker, bundle.environment)).localId;
+  await shellTask(); // builds the image once, outside any test's timeout
 }, 600_000);
-
-/** A solver container on a fresh workspace, removed (with its volume) after the test. */
-async function solverSandbox(): Promise<ToolSandbox> {
-  const owner = testOwner(docker, PREFIX);
-  owner.home = HOME;
-  const ids = { uid: 1000, gid: 1000, workdir: bundle.workdir };
-  const common = { owner, role: 'solver' as const, image: imageId, ...ids };
-  const volume = await createWorkspace(docker, {
-    ...common,
-    repoPath: bundle.workdir,
-    baseCommit: bundle.baseCommit,
-  });
-  const container = await startIdleContainer(docker, {
-    ...common,
-    workspace: { volume, target: bundle.workdir },
-    limits: { memoryMb: 256, pids: 64 },
-  });
-  onCleanup(() => removeContainer(container));
-  return {
-    docker,
-    containerId: container.id,
-    workdir: bundle.workdir,
-    user: '1000:1000',
-    outputBytes: 65_536,
-    patchBytes: 1024 * 1024,
-  };
-}
 
 /** A sandbox whose container does not exist: any exec throws DOCKER_ERROR. */
 const NOWHERE: ToolSandbox = {
@@ -209,7 +174,7 @@ describe('the MCP server behind the bridge', () => {
   });
 
   it('runs run_command, read_file and apply_patch in the container and records each call', async () => {
-    const { server, events } = await startServer(await solverSandbox());
+    const { server, events } = await startServer(await solverSandbox(WHERE));
     const client = await connectClient(server);
 
     const echo = await client.callTool({
@@ -315,7 +280,7 @@ describe('the MCP server behind the bridge', () => {
   });
 
   it('stops a command in flight when the client cancels it, and when close() ends the session', async () => {
-    const sandbox = await solverSandbox();
+    const sandbox = await solverSandbox(WHERE);
     const { server } = await startServer(sandbox);
     const client = await connectClient(server);
     const deadline = createDeadline(30_000);

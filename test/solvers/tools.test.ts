@@ -7,15 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isProctorError } from '../../src/errors.js';
-import { loadBundle, type Bundle } from '../../src/oracle/bundle.js';
-import {
-  LABEL,
-  createWorkspace,
-  removeContainer,
-  requireDocker,
-  resolveImage,
-  startIdleContainer,
-} from '../../src/sandbox/index.js';
+import { LABEL, requireDocker } from '../../src/sandbox/index.js';
 import {
   TOOL_DEFINITIONS,
   TOOL_NAMES,
@@ -26,7 +18,8 @@ import {
   type ToolSandbox,
 } from '../../src/solvers/index.js';
 import { SHELL_TASK, candidateDiff } from '../helpers/bundles.js';
-import { testDocker, testOwner } from '../helpers/docker.js';
+import { testDocker } from '../helpers/docker.js';
+import { shellTask, solverSandbox } from '../helpers/solver.js';
 import { onCleanup } from '../helpers/temp.js';
 
 const docker = testDocker();
@@ -34,15 +27,13 @@ const docker = testDocker();
 const PREFIX = `solver-tools-${randomBytes(3).toString('hex')}`;
 /** Not testOwner's shared home, which test/sandbox/cleanup.test.ts reaps while we run. */
 const HOME = '/proctor-tests/solver-tools';
+/** Where this file's solver sandboxes are labelled. */
+const WHERE = { prefix: PREFIX, home: HOME };
 const LIB = readFileSync(`${SHELL_TASK}/environment/repo/lib.sh`, 'utf8');
-
-let bundle: Bundle;
-let imageId: string;
 
 beforeAll(async () => {
   await requireDocker(docker);
-  bundle = await loadBundle(SHELL_TASK);
-  imageId = (await resolveImage(docker, bundle.environment)).localId;
+  await shellTask(); // builds the image once, outside any test's timeout
 }, 600_000);
 
 afterAll(async () => {
@@ -50,38 +41,6 @@ afterAll(async () => {
   const mine = containers.filter((c) => c.Labels[LABEL.job]?.startsWith(`${PREFIX}-`));
   expect(mine.map((c) => c.Names)).toEqual([]);
 });
-
-/** A solver container on a fresh workspace, removed (with its volume) after the test. */
-async function solverSandbox(limits: { outputBytes?: number; patchBytes?: number } = {}) {
-  const owner = testOwner(docker, PREFIX);
-  owner.home = HOME; // the object testOwner's cleanup removes by
-  const sandbox = { uid: 1000, gid: 1000, workdir: bundle.workdir };
-  const volume = await createWorkspace(docker, {
-    owner,
-    role: 'solver',
-    image: imageId,
-    repoPath: bundle.workdir,
-    baseCommit: bundle.baseCommit,
-    ...sandbox,
-  });
-  const container = await startIdleContainer(docker, {
-    owner,
-    role: 'solver',
-    image: imageId,
-    ...sandbox,
-    workspace: { volume, target: bundle.workdir },
-    limits: { memoryMb: 256, pids: 64 },
-  });
-  onCleanup(() => removeContainer(container));
-  return {
-    docker,
-    containerId: container.id,
-    workdir: bundle.workdir,
-    user: '1000:1000',
-    outputBytes: limits.outputBytes ?? 65_536,
-    patchBytes: limits.patchBytes ?? 1024 * 1024,
-  } satisfies ToolSandbox;
-}
 
 /** A sandbox whose container does not exist: any exec would throw DOCKER_ERROR. */
 const NOWHERE: ToolSandbox = {
@@ -125,7 +84,7 @@ const read = (sandbox: ToolSandbox, path: string, offset: number | null = null, 
 
 describe('run_command', () => {
   it('returns the exit code, stdout and stderr of a command run as the task user in the workdir', async () => {
-    const sandbox = await solverSandbox();
+    const sandbox = await solverSandbox(WHERE);
     const result = await run(sandbox, 'id -u; id -g; pwd; echo oops >&2; exit 3');
     expect(result.ok).toBe(true);
     expect(result.content).toEqual({
@@ -141,7 +100,7 @@ describe('run_command', () => {
   });
 
   it('kills a command at its timeout_s and says it timed out', async () => {
-    const sandbox = await solverSandbox();
+    const sandbox = await solverSandbox(WHERE);
     // A detached one outlives its command (by design: only a timeout or a cancel kills).
     await run(sandbox, 'setsid sleep 100 >/dev/null 2>&1 &');
     expect(await sleepers(sandbox)).toBe('1\n');
@@ -154,7 +113,7 @@ describe('run_command', () => {
   });
 
   it('keeps at most output_bytes of each stream, head and tail, and says it truncated', async () => {
-    const sandbox = await solverSandbox({ outputBytes: 1000 });
+    const sandbox = await solverSandbox({ ...WHERE, outputBytes: 1000 });
     const result = await run(sandbox, 'yes | head -c 1000000; yes no | head -c 5000 >&2');
     expect(result.content).toMatchObject({ exit_code: 0, truncated: true });
     const { stdout, stderr } = result.content as { stdout: string; stderr: string };
@@ -165,7 +124,7 @@ describe('run_command', () => {
   });
 
   it('stops a command at the solver deadline whatever its timeout_s, and then starts nothing', async () => {
-    const sandbox = await solverSandbox();
+    const sandbox = await solverSandbox(WHERE);
     const deadline = budget(1500);
     const started = Date.now();
     // As the adapter does: one signal for the job's cancel and the deadline.
@@ -196,7 +155,7 @@ describe('run_command', () => {
   });
 
   it('kills the command in flight when the signal aborts', async () => {
-    const sandbox = await solverSandbox();
+    const sandbox = await solverSandbox(WHERE);
     const cancel = new AbortController();
     const timer = setTimeout(() => cancel.abort(), 300);
     onCleanup(() => clearTimeout(timer));
@@ -216,7 +175,7 @@ describe('run_command', () => {
 
 describe('read_file', () => {
   it('reads a file by a relative or an absolute path, and pages with offset and limit', async () => {
-    const sandbox = await solverSandbox({ outputBytes: 40 });
+    const sandbox = await solverSandbox({ ...WHERE, outputBytes: 40 });
     const whole = {
       content: LIB,
       bytes_read: LIB.length,
@@ -255,7 +214,7 @@ describe('read_file', () => {
   });
 
   it('follows a symlink inside the workspace and refuses every path that resolves outside it', async () => {
-    const sandbox = await solverSandbox();
+    const sandbox = await solverSandbox(WHERE);
     await run(sandbox, 'ln -s /etc/passwd passwd && ln -s lib.sh alias && ln -s / root');
     expect((await read(sandbox, 'alias')).content).toMatchObject({ content: LIB });
     for (const path of ['passwd', '../etc/passwd', '/etc/passwd', 'root/etc/passwd', '/repo/..']) {
@@ -266,7 +225,7 @@ describe('read_file', () => {
   });
 
   it('refuses a directory, a FIFO (without opening it) and a missing file', async () => {
-    const sandbox = await solverSandbox();
+    const sandbox = await solverSandbox(WHERE);
     await run(sandbox, 'mkfifo pipe');
     const started = Date.now();
     expect((await read(sandbox, 'pipe')).content).toEqual({
@@ -282,7 +241,7 @@ describe('read_file', () => {
   });
 
   it('returns bytes that are not UTF-8 as replacement characters, counting the bytes', async () => {
-    const sandbox = await solverSandbox();
+    const sandbox = await solverSandbox(WHERE);
     await run(sandbox, "printf 'a\\377b' > binary");
     expect((await read(sandbox, 'binary')).content).toEqual({
       content: 'a\uFFFDb',
@@ -295,7 +254,7 @@ describe('read_file', () => {
 
 describe('apply_patch', () => {
   it('applies a real diff, lists its files, and git diff shows the change', async () => {
-    const sandbox = await solverSandbox();
+    const sandbox = await solverSandbox(WHERE);
     const patch = candidateDiff({
       files: { 'lib.sh': `${LIB}sub() { echo $(($1 - $2)); }\n`, 'docs/new file.md': 'hi\n' },
       renames: [['tests/t_add.sh', 'tests/t_plus.sh']],
@@ -312,7 +271,7 @@ describe('apply_patch', () => {
   });
 
   it('refuses a diff that does not apply, with git’s reason, and changes nothing', async () => {
-    const sandbox = await solverSandbox();
+    const sandbox = await solverSandbox(WHERE);
     const good = candidateDiff({ files: { 'lib.sh': '# replaced\n' } }).toString('utf8');
     // The first file's hunk applies; the second's context is wrong, so neither may change.
     const bad = `${good}diff --git a/tests/t_add.sh b/tests/t_add.sh
