@@ -4,9 +4,9 @@
 // Exit: 0 enqueued / none quarantined; 1 any bundle invalid, quarantined or in error.
 import { ProctorError } from '../errors.js';
 import { createLogger } from '../logger.js';
-import { loadSuite, type Bundle } from '../oracle/index.js';
+
 import { createRuntime, type BaselineResult } from '../workers/index.js';
-import type { CommandContext } from './context.js';
+import { loadBundles, type CommandContext } from './context.js';
 import { formatTable } from './table.js';
 import { waitForJobs } from './wait.js';
 
@@ -25,16 +25,7 @@ export async function baselineCommand(
   options: BaselineOptions,
 ): Promise<number> {
   const { io, config } = context;
-  const bundles: Bundle[] = [];
-  let invalid = 0;
-  for (const path of paths) {
-    const suite = await loadSuite(path);
-    bundles.push(...suite.bundles);
-    for (const problem of suite.problems) {
-      invalid++;
-      io.err(`proctor: skipped ${problem.dir}: ${problem.error.message}`);
-    }
-  }
+  const { bundles, invalid } = await loadBundles(io, paths);
   if (bundles.length === 0) {
     io.err('proctor: no valid bundle to baseline');
     return 1;

@@ -2,6 +2,7 @@
 // the job store (opened lazily, so `--help` and usage errors never touch the database).
 import { systemClock, type Clock } from '../clock.js';
 import { loadConfig, resolveHome, type ProctorConfig } from '../config.js';
+import { loadSuite, type Bundle } from '../oracle/index.js';
 import { openSqliteJobStore, type JobStore } from '../queue/index.js';
 
 export interface Io {
@@ -31,6 +32,27 @@ export function createContext(homeFlag: string | undefined, io: Io): CommandCont
     openStore: () =>
       openSqliteJobStore(config.dbPath, { clock, synchronous: config.queue.synchronous }),
   };
+}
+
+/**
+ * The valid bundles of the given bundles and suites, in order; each invalid one is named on
+ * stderr with its problems and counted, so the command can still run the rest.
+ */
+export async function loadBundles(
+  io: Io,
+  paths: readonly string[],
+): Promise<{ bundles: Bundle[]; invalid: number }> {
+  const bundles: Bundle[] = [];
+  let invalid = 0;
+  for (const path of paths) {
+    const suite = await loadSuite(path);
+    bundles.push(...suite.bundles);
+    for (const problem of suite.problems) {
+      invalid++;
+      io.err(`proctor: skipped ${problem.dir}: ${problem.error.message}`);
+    }
+  }
+  return { bundles, invalid };
 }
 
 export function parseJobIds(values: string[]): number[] {

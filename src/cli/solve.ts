@@ -6,10 +6,10 @@
 import { solverKey } from '../config.js';
 import { ProctorError } from '../errors.js';
 import { createLogger } from '../logger.js';
-import { gateLine, loadSuite, testsHash, type Bundle } from '../oracle/index.js';
+import { gateLine, testsHash, type Bundle } from '../oracle/index.js';
 import type { Job } from '../queue/index.js';
 import { createRuntime, type GradeResult, type SolveResult } from '../workers/index.js';
-import { UsageError, type CommandContext } from './context.js';
+import { UsageError, loadBundles, type CommandContext } from './context.js';
 import { formatTable } from './table.js';
 import { waitForJobs } from './wait.js';
 
@@ -48,13 +48,7 @@ export async function solveCommand(
       `--solver ${options.solver}: the variable ${profile.api_key_env} is not set`,
     );
   }
-  const bundles: Bundle[] = [];
-  for (const path of paths) {
-    const suite = await loadSuite(path);
-    bundles.push(...suite.bundles);
-    for (const problem of suite.problems)
-      io.err(`proctor: skipped ${problem.dir}: ${problem.error.message}`);
-  }
+  const { bundles } = await loadBundles(io, paths);
   if (bundles.length === 0) throw new UsageError('no valid bundle to solve');
   const runtime = createRuntime(config, context.clock, createLogger({ level: 'warn' }));
   try {

@@ -36,6 +36,7 @@ import {
   type DockerClient,
   type ExecResult,
   type Owner,
+  workTmpfs,
 } from '../sandbox/index.js';
 import type { Bundle } from './bundle.js';
 import { describeDropped, filterDiff, pathsTouchedBy } from './diff-filter.js';
@@ -378,11 +379,7 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
         workspace: { volume: workspaceVolume, target: bundle.workdir },
         mounts: [{ volume: assetVolume, target: EVALUATOR_PATHS.assets, readOnly: true }],
         tmpfs: [
-          {
-            path: '/tmp',
-            sizeMb: Math.min(1024, Math.max(64, Math.floor(limits.memoryMb / 2))),
-            exec: true,
-          },
+          workTmpfs(limits.memoryMb),
           { path: EVALUATOR_PATHS.out, sizeMb: 64 },
           { path: EVALUATOR_PATHS.home, sizeMb: 64 },
         ],

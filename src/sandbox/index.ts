@@ -4,7 +4,7 @@ export { createDockerClient, requireDocker, isNotFound } from './docker.js';
 export type { DockerClient } from './docker.js';
 export { LABEL, ROLES, labelsFor } from './labels.js';
 export type { Owner, Role } from './labels.js';
-export { hardenedContainerOptions, INIT_CAPABILITIES } from './profile.js';
+export { hardenedContainerOptions, INIT_CAPABILITIES, workTmpfs } from './profile.js';
 export type { Limits, SandboxSpec, TmpfsMount, VolumeMount } from './profile.js';
 export { resolveImage, readRepositoryHead, parseImageReference } from './image.js';
 export type {

@@ -56,6 +56,19 @@ export interface SandboxSpec {
   runtime?: string;
 }
 
+/**
+ * The writable /tmp of a container that runs task code: half its memory (tmpfs pages count
+ * against the memory limit), at least 64 MiB and at most 1 GiB, executable (test suites and
+ * solvers build and run programs there).
+ */
+export function workTmpfs(memoryMb: number): TmpfsMount {
+  return {
+    path: '/tmp',
+    sizeMb: Math.min(1024, Math.max(64, Math.floor(memoryMb / 2))),
+    exec: true,
+  };
+}
+
 export const INIT_CAPABILITIES = ['CHOWN', 'DAC_OVERRIDE', 'FOWNER'] as const;
 
 /** Environment names that look like credentials; none may reach a task container. */

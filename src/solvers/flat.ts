@@ -22,7 +22,7 @@ import {
   ToolArgumentsError,
   type ToolSandbox,
 } from './tools.js';
-import type { SolveEnd, Transcript } from './transcript.js';
+import { solveStopped, type SolveEnd, type Transcript } from './transcript.js';
 
 export interface FlatProfile {
   baseUrl: string;
@@ -70,13 +70,7 @@ export async function runFlat(run: FlatRun): Promise<SolveEnd> {
   let tokens = 0;
   let toolCalls = 0;
 
-  const stopped = (): SolveEnd | null => {
-    if (run.signal.aborted) return { reason: 'cancelled', detail: 'the job was cancelled' };
-    if (deadline.expired()) {
-      return { reason: 'deadline', detail: 'the solver deadline (solver_seconds) was reached' };
-    }
-    return null;
-  };
+  const stopped = () => solveStopped(run.signal, deadline);
 
   for (let turn = 1; ; turn++) {
     const early = stopped();

@@ -21,6 +21,18 @@ export interface SolveEnd {
   detail: string;
 }
 
+/** A cancel or the spent deadline, as the solve's end; null while the solve may go on. */
+export function solveStopped(
+  signal: AbortSignal,
+  deadline: { expired(): boolean },
+): SolveEnd | null {
+  if (signal.aborted) return { reason: 'cancelled', detail: 'the job was cancelled' };
+  if (deadline.expired()) {
+    return { reason: 'deadline', detail: 'the solver deadline (solver_seconds) was reached' };
+  }
+  return null;
+}
+
 export type TranscriptEvent = Record<string, unknown> & { kind: string };
 
 export interface Transcript {

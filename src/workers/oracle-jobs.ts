@@ -114,8 +114,8 @@ async function withImage(deps: OracleDeps, bundle: Bundle, signal: AbortSignal) 
 }
 
 /** Runs `work` as this job attempt's owner, and removes everything it labelled afterwards. */
-async function asOwner<T>(
-  deps: OracleDeps,
+export async function asOwner<T>(
+  deps: Pick<OracleDeps, 'docker' | 'home'>,
   context: JobContext,
   work: (owner: Owner) => Promise<T>,
 ): Promise<T> {

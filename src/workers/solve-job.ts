@@ -17,10 +17,9 @@ import {
   createWorkspace,
   effectiveSeconds,
   removeContainer,
-  removeOwned,
+  workTmpfs,
   startIdleContainer,
   type DockerClient,
-  type Owner,
 } from '../sandbox/index.js';
 import { createDeadline } from '../solvers/deadline.js';
 import { runCodex } from '../solvers/codex/run.js';
@@ -28,6 +27,7 @@ import { runFlat } from '../solvers/flat.js';
 import { createTranscript, type SolveEnd } from '../solvers/transcript.js';
 import { containsSecret, type ArtifactRecord, type ArtifactStore } from '../store/index.js';
 import type { ImageCache } from './images.js';
+import { asOwner } from './oracle-jobs.js';
 import { JobError } from './job-error.js';
 import type { EvaluatorSandbox } from '../oracle/index.js';
 import type { HandlerOutput, JobHandler } from './pool.js';
@@ -100,16 +100,11 @@ export function solveHandler(deps: SolveDeps): JobHandler {
       if (isProctorError(error, 'IMAGE_INVALID')) permanent(describeError(error), error);
       throw error;
     });
-    const owner: Owner = {
-      job: String(context.job.id),
-      attempt: context.job.attempt,
-      home: deps.home,
-    };
     const { uid, gid } = deps.sandbox;
     const runtime = deps.sandbox.runtime ? { runtime: deps.sandbox.runtime } : {};
     const transcript = createTranscript();
     const started = performance.now();
-    try {
+    return asOwner(deps, context, async (owner) => {
       const volume = await createWorkspace(deps.docker, {
         owner,
         role: 'solver',
@@ -131,13 +126,7 @@ export function solveHandler(deps: SolveDeps): JobHandler {
         gid,
         workdir: bundle.workdir,
         workspace: { volume, target: bundle.workdir },
-        tmpfs: [
-          {
-            path: '/tmp',
-            sizeMb: Math.min(1024, Math.max(64, Math.floor(bundle.limits.memoryMb / 2))),
-            exec: true,
-          },
-        ],
+        tmpfs: [workTmpfs(bundle.limits.memoryMb)],
         env: { HOME: '/tmp' },
         limits: {
           cpus: bundle.limits.cpus,
@@ -259,13 +248,6 @@ export function solveHandler(deps: SolveDeps): JobHandler {
             ]
           : [];
       return { result, artifacts: records, children: grade };
-    } finally {
-      await removeOwned(deps.docker, owner).catch((error: unknown) => {
-        context.logger.warn('cleanup failed; the reaper will retry', {
-          job: context.job.id,
-          error: describeError(error),
-        });
-      });
-    }
+    });
   };
 }

@@ -29,7 +29,7 @@ import { describeError } from '../../errors.js';
 import { createOutputBuffer } from '../../sandbox/index.js';
 import type { Deadline } from '../deadline.js';
 import { TOOL_NAMES, type ToolSandbox } from '../tools.js';
-import type { SolveEnd, Transcript } from '../transcript.js';
+import { solveStopped, type SolveEnd, type Transcript } from '../transcript.js';
 import {
   createAudit,
   DEFAULT_MAX_LINE_BYTES,
@@ -237,13 +237,7 @@ async function catalogEntry(
 
 export async function runCodex(run: CodexRun): Promise<SolveEnd> {
   const { profile, deadline, transcript } = run;
-  const stopped = (): SolveEnd | null => {
-    if (run.signal.aborted) return { reason: 'cancelled', detail: 'the job was cancelled' };
-    if (deadline.expired()) {
-      return { reason: 'deadline', detail: 'the solver deadline (solver_seconds) was reached' };
-    }
-    return null;
-  };
+  const stopped = () => solveStopped(run.signal, deadline);
   const present = SYSTEM_CONFIG.filter((file) => existsSync(file));
   if (present.length > 0) {
     return {
