@@ -4,12 +4,11 @@
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { proctor } from '../helpers/cli.js';
+import { cancelWhileWaiting, proctor } from '../helpers/cli.js';
 import { allBytes, leftovers } from '../helpers/home.js';
-import { ROOT, spawnTs } from '../helpers/processes.js';
+import { ROOT } from '../helpers/processes.js';
 import { startResponsesServer, type ResponsesStep } from '../helpers/responses-server.js';
 import { tempDir } from '../helpers/temp.js';
-import { waitFor } from '../helpers/wait.js';
 
 const TASK = join(ROOT, 'test/fixtures/bundles/shell-task');
 const GOLD = readFileSync(join(TASK, 'solution/gold.patch'), 'utf8');
@@ -134,21 +133,16 @@ describe('proctor solve (codex adapter)', () => {
 
   it('kills the codex process group within seconds of a cancel', async () => {
     const { dir, server } = await home([{ hang: true }]);
-    const waiting = spawnTs(
-      join(ROOT, 'bin/proctor.js'),
-      ['--home', dir, 'solve', TASK, '--solver', 'cx', '--wait'],
-      { PROCTOR_CODEX_KEY: KEY, PROCTOR_HOME: '' },
+    const ended = await cancelWhileWaiting(
+      dir,
+      ['solve', TASK, '--solver', 'cx', '--wait'],
+      { PROCTOR_CODEX_KEY: KEY },
+      () => server.requests.length === 1,
     );
-    await waitFor(() => server.requests.length === 1, {
-      what: 'codex to reach the model',
-      timeoutMs: 60_000,
-    });
-    const asked = Date.now();
-    expect((await proctor(['--home', dir, 'cancel', '1'])).code).toBe(0);
-    const { code } = await waiting.exited;
-    expect(Date.now() - asked).toBeLessThan(10_000);
-    expect(code).toBe(1);
-    expect(waiting.stdout()).toMatch(/shell-div-zero\s+FAIL\s+CANCELLED/);
+    expect(ended.cancelCode).toBe(0);
+    expect(ended.msAfterCancel).toBeLessThan(10_000);
+    expect(ended.code).toBe(1);
+    expect(ended.stdout).toMatch(/shell-div-zero\s+FAIL\s+CANCELLED/);
     expect(processesHolding('proctor-codex-')).toEqual([]);
     expect(await leftovers(dir)).toEqual([]);
   }, 180_000);

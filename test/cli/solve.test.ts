@@ -4,12 +4,11 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { proctor } from '../helpers/cli.js';
+import { cancelWhileWaiting, proctor } from '../helpers/cli.js';
 import { allBytes, leftovers } from '../helpers/home.js';
 import { startModelServer, type Step } from '../helpers/model-server.js';
-import { ROOT, spawnTs } from '../helpers/processes.js';
+import { ROOT } from '../helpers/processes.js';
 import { tempDir } from '../helpers/temp.js';
-import { waitFor } from '../helpers/wait.js';
 
 const TASK = join(ROOT, 'test/fixtures/bundles/shell-task');
 const GOLD = readFileSync(join(TASK, 'solution/gold.patch'), 'utf8');
@@ -220,24 +219,16 @@ describe('proctor solve (flat adapter)', () => {
 
   it('stops the model loop within seconds of a cancel, and removes the solver container', async () => {
     const { dir, server } = await home([{ hang: true }]);
-    const waiting = spawnTs(
-      join(ROOT, 'bin/proctor.js'),
-      ['--home', dir, 'solve', TASK, '--solver', 'mini', '--wait'],
-      {
-        PROCTOR_SOLVE_KEY: KEY,
-        PROCTOR_HOME: '',
-      },
+    const ended = await cancelWhileWaiting(
+      dir,
+      ['solve', TASK, '--solver', 'mini', '--wait'],
+      { PROCTOR_SOLVE_KEY: KEY },
+      () => server.requests.length === 1,
     );
-    await waitFor(() => server.requests.length === 1, {
-      what: 'the first model request',
-      timeoutMs: 60_000,
-    });
-    const asked = Date.now();
-    expect((await proctor(['--home', dir, 'cancel', '1'])).code).toBe(0);
-    const { code } = await waiting.exited;
-    expect(Date.now() - asked).toBeLessThan(10_000);
-    expect(code).toBe(1);
-    expect(waiting.stdout()).toMatch(/shell-div-zero\s+FAIL\s+CANCELLED/);
+    expect(ended.cancelCode).toBe(0);
+    expect(ended.msAfterCancel).toBeLessThan(10_000);
+    expect(ended.code).toBe(1);
+    expect(ended.stdout).toMatch(/shell-div-zero\s+FAIL\s+CANCELLED/);
     expect(await leftovers(dir)).toEqual([]);
   }, 120_000);
 

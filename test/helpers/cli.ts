@@ -1,7 +1,8 @@
 // Runs the real `proctor` binary (bin/proctor.js over dist/) as a child process.
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { ROOT } from './processes.js';
+import { ROOT, spawnTs } from './processes.js';
+import { waitFor } from './wait.js';
 
 export interface CliResult {
   code: number | null;
@@ -27,4 +28,36 @@ export function proctor(
     child.on('error', reject);
     child.on('exit', (code) => resolve({ code, stdout, stderr }));
   });
+}
+
+/**
+ * Starts `proctor ARGS` (a `--wait` command) in the background, waits until `ready()`, then
+ * cancels job 1 from a second process; returns how the waiting command ended and how long it
+ * took after the cancel was asked.
+ */
+export async function cancelWhileWaiting(
+  home: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  ready: () => boolean,
+): Promise<{
+  code: number | null;
+  stdout: string;
+  msAfterCancel: number;
+  cancelCode: number | null;
+}> {
+  const waiting = spawnTs(join(ROOT, 'bin', 'proctor.js'), ['--home', home, ...args], {
+    ...env,
+    PROCTOR_HOME: '',
+  });
+  await waitFor(ready, { what: 'the job to be under way', timeoutMs: 60_000 });
+  const asked = Date.now();
+  const cancelled = await proctor(['--home', home, 'cancel', '1']);
+  const { code } = await waiting.exited;
+  return {
+    code,
+    stdout: waiting.stdout(),
+    msAfterCancel: Date.now() - asked,
+    cancelCode: cancelled.code,
+  };
 }

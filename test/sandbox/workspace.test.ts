@@ -2,7 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { isProctorError } from '../../src/errors.js';
 import { runToCompletion } from '../../src/sandbox/run.js';
 import { createWorkspace } from '../../src/sandbox/workspace.js';
-import { fixtureImage, readFromImage, testDocker, testOwner } from '../helpers/docker.js';
+import {
+  fixtureImage,
+  fixtureWorkspace,
+  readFromImage,
+  testDocker,
+  testOwner,
+} from '../helpers/docker.js';
 
 const docker = testDocker();
 
@@ -35,20 +41,9 @@ async function inWorkspace(
 
 describe('workspace init', () => {
   it('copies the clean tracked tree at the base commit, owned by the sandbox user, with no later history', async () => {
-    const image = await fixtureImage('git-history');
-    const base = await readFromImage(image, '/base_commit');
+    const { image, base, owner, volume } = await fixtureWorkspace(docker, 'ws');
     const future = await readFromImage(image, '/future_commit');
     const stray = await readFromImage(image, '/stray_object');
-    const owner = testOwner(docker, 'ws');
-    const volume = await createWorkspace(docker, {
-      owner,
-      role: 'solver',
-      image,
-      repoPath: '/repo',
-      baseCommit: base,
-      uid: 1000,
-      gid: 1000,
-    });
 
     const report = await inWorkspace(
       image,
