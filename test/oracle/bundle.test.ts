@@ -9,7 +9,7 @@ import {
   utimesSync,
   writeFileSync,
 } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
+import { basename, dirname, join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isProctorError, type ProctorError } from '../../src/errors.js';
 import {
@@ -605,9 +605,9 @@ describe('loadBundle: path rules for every file', () => {
     await expect(loadBundle(join(root, 'linked'), { tasksRoot: root })).rejects.toThrow(
       /is outside tasks_root/,
     );
-    await expect(loadBundle(join(root, '..', 'x'), { tasksRoot: root })).rejects.toThrow(
-      /cannot be read/,
-    );
+    // A sibling of the root that does not exist (a fixed name like /tmp/x might).
+    const missing = join(root, '..', `${basename(root)}-missing`);
+    await expect(loadBundle(missing, { tasksRoot: root })).rejects.toThrow(/cannot be read/);
   });
 });
 
