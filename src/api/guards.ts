@@ -16,6 +16,7 @@
 //   app.use('*', sameOrigin(port));
 //   app.use('/api/*', jsonBody());
 //   app.use('/api/*', bodyLimit(maxBytes));
+import { IncomingMessage, ServerResponse } from 'node:http';
 import type { Context, MiddlewareHandler } from 'hono';
 import { bodyLimit as honoBodyLimit } from 'hono/body-limit';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
@@ -31,6 +32,15 @@ export type PortSource = number | (() => number);
 export const CONTENT_SECURITY_POLICY =
   "default-src 'self'; frame-ancestors 'none'; object-src 'none'; base-uri 'none'; form-action 'self'";
 
+const SECURITY_HEADERS = [
+  ['Content-Security-Policy', CONTENT_SECURITY_POLICY],
+  ['X-Frame-Options', 'DENY'],
+  ['Referrer-Policy', 'no-referrer'],
+  ['X-Content-Type-Options', 'nosniff'],
+  ['Cross-Origin-Opener-Policy', 'same-origin'],
+  ['Cross-Origin-Resource-Policy', 'same-origin'],
+] as const;
+
 const LOOPBACK_NAMES = ['127.0.0.1', 'localhost', '[::1]'] as const;
 // Methods that cannot change state. Everything else (POST, PUT, PATCH, DELETE and any
 // unknown method) is treated as mutating, so a new method cannot slip past the checks.
@@ -38,6 +48,33 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 const SAME_ORIGIN_FETCH_SITES = new Set(['same-origin', 'none']);
 // Refused header values are echoed in messages for diagnosis, but never at unbounded length.
 const MAX_ECHO = 100;
+
+/**
+ * Node's own request and response when @hono/node-server serves the app (its `c.env`);
+ * undefined under `app.request()` or another runtime. Reading a header from Node's parsed
+ * `headers` object is cheap, whereas the first `c.req.header()` builds a WHATWG Headers object
+ * from the raw headers.
+ */
+function nodeOf(c: Context): { incoming: IncomingMessage; outgoing: ServerResponse } | undefined {
+  const env = c.env as { incoming?: unknown; outgoing?: unknown } | undefined;
+  const incoming = env?.incoming;
+  const outgoing = env?.outgoing;
+  return incoming instanceof IncomingMessage && outgoing instanceof ServerResponse
+    ? { incoming, outgoing: outgoing as ServerResponse }
+    : undefined;
+}
+
+/**
+ * A request header, as `c.req.header()` gives it. On Node repeated headers are joined with
+ * `, ` as in the Fetch API, except those Node keeps the first of (Host, Content-Type and the
+ * others it lists in `message.headers`), which is also the value the adapter builds the URL from.
+ */
+function header(c: Context, name: string): string | undefined {
+  const node = nodeOf(c);
+  if (node === undefined) return c.req.header(name);
+  const value = node.incoming.headers[name];
+  return Array.isArray(value) ? value.join(', ') : value;
+}
 
 function deny(c: Context, status: ContentfulStatusCode, code: string, message: string) {
   return c.json({ error: { code, message } }, status);
@@ -79,6 +116,26 @@ function loopbackAuthorities(port: number): string[] {
   return port === 80 ? [...withPort, ...LOOPBACK_NAMES] : withPort;
 }
 
+/** `loopbackAuthorities` mapped by `shape`, made again only when the port changes. */
+function perPort<T>(shape: (authorities: string[]) => T): (port: number) => T {
+  let last: { port: number; value: T } | undefined;
+  return (port) => {
+    if (last?.port !== port) last = { port, value: shape(loopbackAuthorities(port)) };
+    return last.value;
+  };
+}
+
+/**
+ * The authority of a request URL as the adapter built it: `http://<authority>/<path>`, with the
+ * path always present. Anything unusual before the path (userinfo, an odd port) stays in the
+ * authority and so fails the exact-match allowlist.
+ */
+function authorityOf(url: string): string {
+  const start = url.indexOf('//') + 2;
+  const end = url.indexOf('/', start);
+  return (end === -1 ? url.slice(start) : url.slice(start, end)).toLowerCase();
+}
+
 /**
  * Refuses (403 FORBIDDEN_HOST) any request whose `Host` header is missing or is not this
  * server's loopback address and port (`127.0.0.1:<port>`, `localhost:<port>`,
@@ -88,37 +145,41 @@ function loopbackAuthorities(port: number): string[] {
  */
 export function loopbackHost(port: PortSource): MiddlewareHandler {
   const readPort = portReader(port, 'loopbackHost');
+  const allowedFor = perPort((authorities) => ({
+    set: new Set(authorities),
+    text: authorities.join(', '),
+  }));
   return async function loopbackHost(c, next) {
     const current = readPort();
     if (current === undefined) {
       return deny(c, 403, 'FORBIDDEN_HOST', 'The server is not listening on a known port yet');
     }
-    const allowed = loopbackAuthorities(current);
-    const host = c.req.header('host');
+    const allowed = allowedFor(current);
+    const host = header(c, 'host');
     if (host === undefined || host === '') {
       return deny(
         c,
         403,
         'FORBIDDEN_HOST',
-        `A Host header is required; expected one of ${allowed.join(', ')}`,
+        `A Host header is required; expected one of ${allowed.text}`,
       );
     }
-    if (!allowed.includes(host.toLowerCase())) {
+    if (!allowed.set.has(host.toLowerCase())) {
       return deny(
         c,
         403,
         'FORBIDDEN_HOST',
-        `Host \`${echo(host)}\` is not this server; expected one of ${allowed.join(', ')}`,
+        `Host \`${echo(host)}\` is not this server; expected one of ${allowed.text}`,
       );
     }
     // The adapter builds the URL from the request target when it is absolute, ignoring Host.
-    const target = new URL(c.req.url).host.toLowerCase();
-    if (!allowed.includes(target)) {
+    const target = authorityOf(c.req.url);
+    if (!allowed.set.has(target)) {
       return deny(
         c,
         403,
         'FORBIDDEN_HOST',
-        `Request target \`${echo(target)}\` is not this server; expected one of ${allowed.join(', ')}`,
+        `Request target \`${echo(target)}\` is not this server; expected one of ${allowed.text}`,
       );
     }
     return next();
@@ -136,31 +197,37 @@ export function loopbackHost(port: PortSource): MiddlewareHandler {
  */
 export function sameOrigin(port: PortSource): MiddlewareHandler {
   const readPort = portReader(port, 'sameOrigin');
+  const allowedFor = perPort((authorities) => {
+    const origins = authorities.map((authority) => `http://${authority}`);
+    return { set: new Set(origins), text: origins.join(', ') };
+  });
   return async function sameOrigin(c, next) {
     const current = readPort();
     if (current === undefined) {
       return deny(c, 403, 'FORBIDDEN_ORIGIN', 'The server is not listening on a known port yet');
     }
-    const origin = c.req.header('origin');
+    const origin = header(c, 'origin');
     if (origin !== undefined) {
-      const allowed = loopbackAuthorities(current).map((authority) => `http://${authority}`);
-      if (!allowed.includes(origin.toLowerCase())) {
+      const allowed = allowedFor(current);
+      if (!allowed.set.has(origin.toLowerCase())) {
         return deny(
           c,
           403,
           'FORBIDDEN_ORIGIN',
-          `Origin \`${echo(origin)}\` may not use this API; expected one of ${allowed.join(', ')}`,
+          `Origin \`${echo(origin)}\` may not use this API; expected one of ${allowed.text}`,
         );
       }
     }
-    const site = c.req.header('sec-fetch-site');
-    if (isMutating(c.req.method) && site !== undefined && !SAME_ORIGIN_FETCH_SITES.has(site)) {
-      return deny(
-        c,
-        403,
-        'FORBIDDEN_ORIGIN',
-        `${c.req.method} from another site is refused (Sec-Fetch-Site: ${echo(site)})`,
-      );
+    if (isMutating(c.req.method)) {
+      const site = header(c, 'sec-fetch-site');
+      if (site !== undefined && !SAME_ORIGIN_FETCH_SITES.has(site)) {
+        return deny(
+          c,
+          403,
+          'FORBIDDEN_ORIGIN',
+          `${c.req.method} from another site is refused (Sec-Fetch-Site: ${echo(site)})`,
+        );
+      }
     }
     return next();
   };
@@ -177,7 +244,7 @@ export function sameOrigin(port: PortSource): MiddlewareHandler {
 export function jsonBody(): MiddlewareHandler {
   return async function jsonBody(c, next) {
     if (isMutating(c.req.method)) {
-      const contentType = c.req.header('content-type');
+      const contentType = header(c, 'content-type');
       const mediaType = contentType?.split(';', 1)[0]?.trim().toLowerCase();
       if (mediaType !== 'application/json') {
         return deny(
@@ -226,18 +293,21 @@ export function bodyLimit(maxBytes: number): MiddlewareHandler {
  */
 export function securityHeaders(): MiddlewareHandler {
   return async function securityHeaders(c, next) {
-    // Set before the route, they go into the response as it is made (cheap); a response the
-    // route built by hand does not have them yet, and gets them afterwards (a copy).
+    const api = c.req.path === '/api' || c.req.path.startsWith('/api/');
+    const node = nodeOf(c);
+    if (node !== undefined) {
+      // On Node they go on the outgoing response itself: Node merges them into whatever head
+      // the adapter writes, so every response has them (hand-built ones, refusals, errors), and
+      // a route's own response needs no Headers object of its own.
+      for (const [name, value] of SECURITY_HEADERS) node.outgoing.setHeader(name, value);
+      if (api) node.outgoing.setHeader('Cache-Control', 'no-store');
+      return next();
+    }
+    // Elsewhere (app.request): set before the route, they go into the response as it is made;
+    // a response the route built by hand does not have them yet, and gets them afterwards.
     const set = () => {
-      c.header('Content-Security-Policy', CONTENT_SECURITY_POLICY);
-      c.header('X-Frame-Options', 'DENY');
-      c.header('Referrer-Policy', 'no-referrer');
-      c.header('X-Content-Type-Options', 'nosniff');
-      c.header('Cross-Origin-Opener-Policy', 'same-origin');
-      c.header('Cross-Origin-Resource-Policy', 'same-origin');
-      if (c.req.path === '/api' || c.req.path.startsWith('/api/')) {
-        c.header('Cache-Control', 'no-store');
-      }
+      for (const [name, value] of SECURITY_HEADERS) c.header(name, value);
+      if (api) c.header('Cache-Control', 'no-store');
     };
     set();
     await next();

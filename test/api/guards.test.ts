@@ -228,6 +228,15 @@ describe('loopbackHost', () => {
     expect(errorCode(reply)).toBe('FORBIDDEN_HOST');
   });
 
+  it('refuses an absolute request target that hides another host behind userinfo', async () => {
+    const api = await start();
+    const reply = await api.raw(
+      `GET http://127.0.0.1:${api.port}@evil.example/api/x HTTP/1.1\r\nHost: 127.0.0.1:${api.port}\r\nConnection: close\r\n\r\n`,
+    );
+    expect(reply.status).toBe(403);
+    expect(errorCode(reply)).toBe('FORBIDDEN_HOST');
+  });
+
   it('accepts the port-less Host browsers send for port 80', async () => {
     const app = new Hono();
     app.use('*', loopbackHost(80));
@@ -254,6 +263,22 @@ describe('sameOrigin', () => {
     const reply = await api.request({ headers: { Origin: 'https://evil.example' } });
     expect(reply.status).toBe(403);
     expect(errorCode(reply)).toBe('FORBIDDEN_ORIGIN');
+  });
+
+  it('refuses a request that sends our Origin and a foreign one', async () => {
+    const api = await start();
+    for (const origins of [
+      [`http://127.0.0.1:${api.port}`, 'https://evil.example'],
+      ['https://evil.example', `http://127.0.0.1:${api.port}`],
+    ]) {
+      const reply = await api.raw(
+        `GET /api/x HTTP/1.1\r\nHost: 127.0.0.1:${api.port}\r\n` +
+          origins.map((origin) => `Origin: ${origin}\r\n`).join('') +
+          'Connection: close\r\n\r\n',
+      );
+      expect(reply.status, origins.join(' then ')).toBe(403);
+      expect(errorCode(reply)).toBe('FORBIDDEN_ORIGIN');
+    }
   });
 
   it('refuses Origin: null', async () => {
@@ -516,6 +541,51 @@ describe('securityHeaders', () => {
     const missing = await api.request({ path: '/nope' });
     expect(missing.status).toBe(404);
     expectSecurityHeaders(missing, false);
+  });
+});
+
+describe('the guards outside Node (app.request)', () => {
+  // Served by @hono/node-server the guards read Node's own request and response; under
+  // app.request() or another runtime they fall back to the Fetch API objects.
+  function app() {
+    const a = new Hono();
+    a.use('*', securityHeaders());
+    a.use('*', loopbackHost(8080));
+    a.use('*', sameOrigin(8080));
+    a.use('/api/*', jsonBody());
+    a.get('/api/x', (c) => c.json({ ok: true }));
+    a.get('/api/file', () => new Response('bytes'));
+    a.post('/api/y', (c) => c.json({ ok: true }));
+    return a;
+  }
+  const host = { Host: '127.0.0.1:8080' };
+
+  it('sends every security header, on a hand-built Response too', async () => {
+    for (const path of ['/api/x', '/api/file']) {
+      const res = await app().request(`http://127.0.0.1:8080${path}`, { headers: host });
+      expect(res.status, path).toBe(200);
+      expect(res.headers.get('content-security-policy'), path).toBe(CONTENT_SECURITY_POLICY);
+      expect(res.headers.get('x-frame-options'), path).toBe('DENY');
+      expect(res.headers.get('cache-control'), path).toBe('no-store');
+    }
+  });
+
+  it('refuses a foreign Host, a foreign Origin and a form POST', async () => {
+    const foreignHost = await app().request('http://evil.example:8080/api/x', {
+      headers: { Host: 'evil.example:8080' },
+    });
+    expect(foreignHost.status).toBe(403);
+    expect(foreignHost.headers.get('content-security-policy')).toBe(CONTENT_SECURITY_POLICY);
+    const foreignOrigin = await app().request('http://127.0.0.1:8080/api/x', {
+      headers: { ...host, Origin: 'https://evil.example' },
+    });
+    expect(foreignOrigin.status).toBe(403);
+    const form = await app().request('http://127.0.0.1:8080/api/y', {
+      method: 'POST',
+      headers: { ...host, 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: 'a=1',
+    });
+    expect(form.status).toBe(415);
   });
 });
 
