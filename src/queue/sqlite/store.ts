@@ -41,8 +41,9 @@ export function openSqliteJobStore(path: string, options: SqliteJobStoreOptions)
   const { db, sqlite } = database;
   const { clock } = options;
   const batcher = createWriteBatcher(sqlite);
-  const dataVersionStatement = sqlite.prepare('PRAGMA data_version');
-  const totalChangesStatement = sqlite.prepare('SELECT total_changes()');
+  const dataVersionStatement = sqlite.prepare('PRAGMA data_version').pluck();
+  const totalChangesStatement = sqlite.prepare('SELECT total_changes()').pluck();
+  let otherWrites: string | undefined;
   const enqueueOps = createEnqueueOps(sqlite);
   const claim = createClaim(db);
   const fenced = createFencedOps(db);
@@ -182,9 +183,21 @@ export function openSqliteJobStore(path: string, options: SqliteJobStoreOptions)
 
     taskValidity: async (limit = DEFAULT_PAGE) => taskValidity(sqlite, limit),
 
-    // data_version moves on commits by other connections, total_changes() on this one's.
-    dataVersion: async () =>
-      `${String(dataVersionStatement.pluck().get())}:${String(totalChangesStatement.pluck().get())}`,
+    // total_changes() moves on this connection's own writes, and costs nothing to read.
+    // data_version moves on commits by other connections, but reading it starts a read
+    // transaction (file locks, so system calls): it is read once per event-loop turn, by the
+    // first caller after the turn began, and the answer is shared by the rest of the turn. The
+    // requests answered in one turn were read from their sockets once it began, so each answer
+    // still includes every commit made before its request arrived.
+    dataVersion: async () => {
+      if (otherWrites === undefined) {
+        otherWrites = String(dataVersionStatement.get());
+        setImmediate(() => {
+          otherWrites = undefined;
+        });
+      }
+      return `${otherWrites}:${String(totalChangesStatement.get())}`;
+    },
 
     finishedSince: async (since) => countFinishedSince(db, since),
 
