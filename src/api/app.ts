@@ -7,6 +7,7 @@ import { resolve } from 'node:path';
 import { Hono, type Context } from 'hono';
 import { stream } from 'hono/streaming';
 import type { z } from 'zod';
+import { systemClock, type Clock } from '../clock.js';
 import type { ProctorConfig } from '../config.js';
 import { ProctorError, zodProblem } from '../errors.js';
 import { loadBundle, validatePaths } from '../oracle/index.js';
@@ -48,6 +49,8 @@ export interface ApiDeps {
   secrets: readonly string[];
   /** Called after an enqueue, to wake an in-process pool. */
   onEnqueued?: () => void;
+  /** For rates and ETAs; the store's clock, so that both agree. Default: the system clock. */
+  clock?: Clock;
 }
 
 /** How many read answers `fresh()` keeps, the oldest dropped first. */
@@ -95,6 +98,7 @@ function jobView(job: Job) {
 
 export function createApp(deps: ApiDeps): Hono {
   const { store, artifacts, config } = deps;
+  const clock = deps.clock ?? systemClock;
   // Read answers are reused while the store's data version is unchanged: a dashboard polling
   // a large table costs one version check per request, never a stale answer. An answer with
   // rates and ETAs, which move with the clock, is reused within the same second only. The
@@ -106,7 +110,7 @@ export function createApp(deps: ApiDeps): Hono {
     compute: () => Promise<unknown>,
     { clocked = false }: { clocked?: boolean } = {},
   ) {
-    const key = clocked ? `${Math.floor(Date.now() / 1000)} ${c.req.url}` : c.req.url;
+    const key = clocked ? `${Math.floor(clock.now() / 1000)} ${c.req.url}` : c.req.url;
     const version = await store.dataVersion();
     let hit = answers.get(key);
     if (hit?.version !== version) {
@@ -307,7 +311,7 @@ export function createApp(deps: ApiDeps): Hono {
           limit: q.limit,
           ...(q.cursor ? { cursor: q.cursor } : {}),
         });
-        const now = Date.now();
+        const now = clock.now();
         const items = await Promise.all(
           page.items.map(async (batch) => {
             const progress = await store.batchProgress(batch.id);
@@ -330,7 +334,7 @@ export function createApp(deps: ApiDeps): Hono {
           batch: progress.batch,
           counts: progress.counts,
           verdicts: await store.countByVerdict({ batchId: id }),
-          ...progressFigures(progress, Date.now()),
+          ...progressFigures(progress, clock.now()),
         };
       },
       { clocked: true },

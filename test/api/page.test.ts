@@ -1,29 +1,25 @@
-// The status page in a real headless Chromium, under the API's CSP, against a real SQLite job
-// store. The API routes here are a minimal stand-in written to the JSON contract the page
-// codes against (src/api/app.ts serves the real ones), so the page is tested on its own.
+// The status page in a real headless Chromium, served by the real API (createApp, with its
+// guards and CSP) over a real SQLite job store and artifact store on 127.0.0.1. The test only
+// watches the requests go by (the cancel POSTs, the log offsets); it answers none of them.
 import { existsSync, mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { serve } from '@hono/node-server';
-import { Hono, type Context } from 'hono';
 import { chromium, type Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
+import { createApp } from '../../src/api/app.js';
+import { CONTENT_SECURITY_POLICY } from '../../src/api/guards.js';
 import { PAGE_FOLDER, pageAssets } from '../../src/api/page.js';
-import { manualClock } from '../../src/clock.js';
-import { ProctorError, isProctorError } from '../../src/errors.js';
-import { progressFigures, type Job, type SqliteJobStore } from '../../src/queue/index.js';
-import {
-  createArtifactStore,
-  createRedactor,
-  type ArtifactRecord,
-  type ArtifactStore,
-} from '../../src/store/index.js';
+import { manualClock, type Clock } from '../../src/clock.js';
+import { loadConfig } from '../../src/config.js';
+import { isProctorError } from '../../src/errors.js';
+import type { SqliteJobStore } from '../../src/queue/index.js';
+import { createArtifactStore, createRedactor, type ArtifactStore } from '../../src/store/index.js';
 import { onCleanup, tempDir, tempStore } from '../helpers/temp.js';
 import { waitFor } from '../helpers/wait.js';
 
 const CHROMIUM = '/usr/bin/chromium';
-const CSP = "default-src 'self'; frame-ancestors 'none'; object-src 'none'; base-uri 'none'";
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const SCREENSHOT = join(REPO, 'test-artifacts', 'page.png');
 /** The real API's default log slice. */
@@ -277,8 +273,7 @@ async function fixture() {
 
   const posts: Array<{ path: string; contentType: string | undefined; body: string }> = [];
   const logOffsets: number[] = [];
-  const app = contractApp({ store, artifacts, clock, posts, logOffsets });
-  const url = await listen(app);
+  const url = await listen({ store, artifacts, clock, posts, logOffsets });
   return {
     store,
     url,
@@ -292,161 +287,42 @@ async function fixture() {
   };
 }
 
-/** The page's JSON contract over a real store, with the API's CSP on every response. */
-function contractApp(deps: {
+/**
+ * Serves the real API on 127.0.0.1 and records, on their way in, the POSTs the page sends and
+ * the offsets of the log slices it asks for.
+ */
+async function listen(deps: {
   store: SqliteJobStore;
   artifacts: ArtifactStore;
-  clock: { now(): number };
+  clock: Clock;
   posts: Array<{ path: string; contentType: string | undefined; body: string }>;
   logOffsets: number[];
-}): Hono {
-  const { store, artifacts, clock } = deps;
-  const app = new Hono();
-  app.use(async (c, next) => {
-    await next();
-    c.res.headers.set('Content-Security-Policy', CSP);
-    c.res.headers.set('X-Content-Type-Options', 'nosniff');
-    c.res.headers.set('Referrer-Policy', 'no-referrer');
+}): Promise<string> {
+  let port = 0;
+  const app = createApp({
+    store: deps.store,
+    artifacts: deps.artifacts,
+    clock: deps.clock,
+    config: loadConfig(tempDir()),
+    secrets: [],
+    port: () => port,
   });
-  app.onError((error, c) => {
-    const code = isProctorError(error) ? error.code : 'INTERNAL';
-    const status = code.endsWith('NOT_FOUND') ? 404 : isProctorError(error) ? 400 : 500;
-    return c.json({ error: { code, message: error.message } }, status);
-  });
-  // The real API's queries are strict: the page must send nothing else.
-  const query = (c: Context, allowed: string[]) => {
-    const params = c.req.query();
-    const unknown = Object.keys(params).filter((k) => !allowed.includes(k));
-    if (unknown.length > 0) throw new ProctorError('USAGE', `unknown query ${unknown.join(',')}`);
-    return params;
-  };
-  const idOf = (c: Context) => {
-    const id = Number(c.req.param('id'));
-    if (!Number.isSafeInteger(id) || id < 1) throw new ProctorError('USAGE', 'bad job id');
-    return id;
-  };
-  const page = (params: Record<string, string>) => ({
-    limit: Number(params.limit ?? 50),
-    ...(params.cursor ? { cursor: params.cursor } : {}),
-  });
-  const jobJson = (job: Job) => ({
-    id: job.id,
-    batchId: job.batchId,
-    parentId: job.parentId,
-    kind: job.kind,
-    status: job.status,
-    attempt: job.attempt,
-    maxAttempts: job.maxAttempts,
-    result: job.result,
-    lastError: job.lastError,
-    createdAt: job.createdAt,
-    startedAt: job.startedAt,
-    finishedAt: job.finishedAt,
-    cancelRequested: job.cancelRequestedAt !== null,
-  });
-  const mustGet = async (id: number) => {
-    const job = await store.getJob(id);
-    if (!job) throw new ProctorError('JOB_NOT_FOUND', `no job ${id}`);
-    return job;
-  };
-  const emptyPost = async (c: Context) => {
-    const body = await c.req.text();
-    const contentType = c.req.header('content-type');
-    deps.posts.push({ path: c.req.path, contentType, body });
-    if (contentType !== 'application/json' || body !== '{}') {
-      throw new ProctorError('USAGE', 'expected an empty JSON object');
+  const watch = async (request: Request, env: unknown) => {
+    const url = new URL(request.url);
+    if (request.method === 'POST') {
+      deps.posts.push({
+        path: url.pathname,
+        contentType: request.headers.get('content-type') ?? undefined,
+        body: await request.clone().text(),
+      });
     }
+    if (/^\/api\/jobs\/\d+\/log$/.test(url.pathname)) {
+      deps.logOffsets.push(Number(url.searchParams.get('offset') ?? 0));
+    }
+    return app.fetch(request, env);
   };
-
-  // Browsers ask for a favicon whatever the page says, and the CSP forbids a data: icon;
-  // without this answer every visit logs a 404 in the console.
-  app.get('/favicon.ico', (c) => c.body(null, 204));
-  for (const [route, asset] of pageAssets()) {
-    app.get(route, (c) => c.body(asset.body, 200, { 'Content-Type': asset.contentType }));
-  }
-  app.get('/api/batches', async (c) => {
-    const listed = await store.listBatches(page(query(c, ['limit', 'cursor'])));
-    const items = await Promise.all(
-      listed.items.map(async (batch) => {
-        const progress = await store.batchProgress(batch.id);
-        const figures = progressFigures(progress, clock.now());
-        return {
-          id: batch.id,
-          label: batch.label,
-          total: batch.total,
-          createdAt: batch.createdAt,
-          counts: progress.counts,
-          finished: figures.finished,
-          ratePerMinute: figures.ratePerMinute,
-          etaSeconds: figures.etaSeconds,
-        };
-      }),
-    );
-    return c.json({ items, nextCursor: listed.nextCursor });
-  });
-  app.get('/api/jobs', async (c) => {
-    const q = query(c, ['batch', 'status', 'kind', 'limit', 'cursor']);
-    const filter = {
-      ...(q.batch ? { batchId: q.batch } : {}),
-      ...(q.status ? { status: q.status as Job['status'] } : {}),
-      ...(q.kind ? { kind: q.kind as Job['kind'] } : {}),
-    };
-    const listed = await store.listJobs(filter, page(q));
-    return c.json({ items: listed.items.map(jobJson), nextCursor: listed.nextCursor });
-  });
-  app.get('/api/jobs/:id', async (c) => {
-    const job = await mustGet(idOf(c));
-    const records = await store.listArtifacts(job.id);
-    const list = records.map(({ id, name, mediaType, size, sha256 }) => ({
-      ...{ id, name, mediaType, size, sha256 },
-    }));
-    return c.json({ job: jobJson(job), artifacts: list });
-  });
-  app.get('/api/jobs/:id/log', async (c) => {
-    const job = await mustGet(idOf(c));
-    const q = query(c, ['offset', 'limit']);
-    const record = (await store.listArtifacts(job.id)).find((a) => a.name === 'oracle.log');
-    if (!record) throw new ProctorError('ARTIFACT_NOT_FOUND', `job ${job.id} has no log`);
-    const offset = Number(q.offset ?? 0);
-    const limit = Number(q.limit ?? LOG_SLICE);
-    deps.logOffsets.push(offset);
-    const bytes = await artifacts.read(record);
-    const end = Math.min(bytes.length, offset + limit);
-    return c.json({
-      artifact: record.id,
-      size: bytes.length,
-      offset,
-      text: bytes.subarray(offset, end).toString('utf8'),
-      nextOffset: end < bytes.length ? end : null,
-    });
-  });
-  app.get('/api/artifacts/:id', async (c) => {
-    const record: ArtifactRecord | undefined = await store.getArtifact(c.req.param('id'));
-    if (!record) throw new ProctorError('ARTIFACT_NOT_FOUND', 'no such artifact');
-    const bytes = await artifacts.read(record);
-    return c.body(new Uint8Array(bytes), 200, {
-      'Content-Type': record.mediaType,
-      'Content-Disposition': 'attachment',
-    });
-  });
-  app.post('/api/jobs/:id/cancel', async (c) => {
-    await emptyPost(c);
-    const id = idOf(c);
-    const outcomes = await store.cancel([id]);
-    return c.json({ id, outcome: outcomes.get(id) });
-  });
-  app.post('/api/batches/:id/cancel', async (c) => {
-    await emptyPost(c);
-    const batchId = c.req.param('id');
-    const outcomes = await store.cancelBatch(batchId);
-    return c.json({ batchId, outcomes: Object.fromEntries(outcomes) });
-  });
-  return app;
-}
-
-async function listen(app: Hono): Promise<string> {
   const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
-    const s = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(s));
+    const s = serve({ fetch: watch, hostname: '127.0.0.1', port: 0 }, () => resolve(s));
   });
   onCleanup(
     () =>
@@ -455,7 +331,7 @@ async function listen(app: Hono): Promise<string> {
         if ('closeAllConnections' in server) server.closeAllConnections();
       }),
   );
-  const { port } = server.address() as AddressInfo;
+  port = (server.address() as AddressInfo).port;
   return `http://127.0.0.1:${port}/`;
 }
 
@@ -486,7 +362,7 @@ async function openPage(url: string): Promise<{ page: Page; problems: string[] }
       console.error('CSP violation: ' + e.violatedDirective + ' ' + e.blockedURI));`,
   });
   const response = await page.goto(url);
-  expect(response?.headers()['content-security-policy']).toBe(CSP);
+  expect(response?.headers()['content-security-policy']).toBe(CONTENT_SECURITY_POLICY);
   return { page, problems };
 }
 
