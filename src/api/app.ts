@@ -290,15 +290,17 @@ export function createApp(deps: ApiDeps): Hono {
       (a) => a.name === 'oracle.log' || a.name === 'transcript.json',
     );
     if (!log) throw new ProctorError('ARTIFACT_NOT_FOUND', `job ${id} has no log`);
-    const bytes = await artifacts.read(log, { maxBytes: Math.max(1, log.size) });
-    const start = Math.min(offset, bytes.length);
-    const end = Math.min(bytes.length, start + limit);
+    // Only the slice is kept in memory, though the whole file is verified; it ends on a
+    // character boundary, so that the next slice starts with a whole character.
+    const bytes = await artifacts.readSlice(log, { offset, length: limit, utf8: true });
+    const start = Math.min(offset, log.size);
+    const end = start + bytes.length;
     return c.json({
       artifact: log.id,
-      size: bytes.length,
+      size: log.size,
       offset: start,
-      text: bytes.subarray(start, end).toString('utf8'),
-      nextOffset: end < bytes.length ? end : null,
+      text: bytes.toString('utf8'),
+      nextOffset: end < log.size ? end : null,
     });
   });
 

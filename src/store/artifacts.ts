@@ -79,6 +79,16 @@ export interface ArtifactStore {
   read(record: ArtifactRecord, options?: { maxBytes?: number }): Promise<Buffer>;
   open(record: ArtifactRecord): Promise<ArtifactDownload>;
   /**
+   * `length` bytes from `offset` (fewer at the end), verified: the whole file is hashed as it
+   * is read, but only the slice is kept, so memory stays bounded by `length` however large
+   * the artifact. With `utf8`, a slice that would end inside a UTF-8 character ends before it
+   * instead (the next slice starts there), so that each slice decodes on its own.
+   */
+  readSlice(
+    record: ArtifactRecord,
+    slice: { offset: number; length: number; utf8?: boolean },
+  ): Promise<Buffer>;
+  /**
    * Deletes artifact directories that no registered artifact owns and that are older than
    * `olderThanMs` (default 24 h): the leftovers of a crash between write() and registration.
    * Returns how many it removed. Entries not named like an artifact are left alone.
@@ -338,6 +348,42 @@ export function createArtifactStore(options: ArtifactStoreOptions): ArtifactStor
     }
   }
 
+  async function readSlice(
+    record: ArtifactRecord,
+    slice: { offset: number; length: number; utf8?: boolean },
+  ): Promise<Buffer> {
+    const { offset, length } = slice;
+    if (
+      !Number.isSafeInteger(offset) ||
+      offset < 0 ||
+      !Number.isSafeInteger(length) ||
+      length < 0
+    ) {
+      throw new ProctorError(
+        'USAGE',
+        `Expected a slice with integer offset and length >= 0, got ${String(offset)} and ${String(length)}`,
+      );
+    }
+    const start = Math.min(offset, record.size);
+    const kept = Buffer.alloc(Math.min(length, record.size - start));
+    const { handle, id } = await openChecked(record);
+    try {
+      let position = 0;
+      const got = await hashFile(handle, record.size, (chunk) => {
+        // The part of this chunk, which starts at `position`, that falls inside the slice.
+        const from = Math.max(start, position);
+        const to = Math.min(start + kept.length, position + chunk.length);
+        if (from < to) chunk.copy(kept, from - start, from - position, to - position);
+        position += chunk.length;
+      });
+      checkDigest(record, id, got);
+    } finally {
+      await handle.close();
+    }
+    const end = start + kept.length;
+    return slice.utf8 === true && end < record.size ? kept.subarray(0, utf8Cut(kept)) : kept;
+  }
+
   async function openDownload(record: ArtifactRecord): Promise<ArtifactDownload> {
     const { handle, id } = await openChecked(record);
     try {
@@ -388,7 +434,23 @@ export function createArtifactStore(options: ArtifactStoreOptions): ArtifactStor
     return removed;
   }
 
-  return { root, write, discard, read, open: openDownload, sweep };
+  return { root, write, discard, read, readSlice, open: openDownload, sweep };
+}
+
+/**
+ * Where to cut `bytes`, a slice followed by more bytes, so that it does not end inside a
+ * UTF-8 character: before the last character's first byte when that character is incomplete.
+ * A slice holding no character start in its last four bytes is not cut (it is not UTF-8, or
+ * too short to hold a whole character, and cutting would stop a reader making progress).
+ */
+export function utf8Cut(bytes: Uint8Array): number {
+  for (let i = bytes.length - 1; i >= Math.max(0, bytes.length - 4); i--) {
+    const byte = bytes[i]!;
+    if ((byte & 0xc0) === 0x80) continue; // a continuation byte
+    const needed = byte < 0x80 ? 1 : byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc0 ? 2 : 1;
+    return i + needed <= bytes.length || i === 0 ? bytes.length : i;
+  }
+  return bytes.length;
 }
 
 /**

@@ -6,6 +6,7 @@ export {
   MAX_ARTIFACT_NAME_LENGTH,
   registerOrDiscard,
   safeFileName,
+  utf8Cut,
   validateArtifactName,
 } from './artifacts.js';
 export type {

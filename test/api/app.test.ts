@@ -7,6 +7,7 @@ import { request } from 'node:http';
 import { cpSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { MAX_BODY_BYTES } from '../../src/api/app.js';
 import { startServer } from '../../src/api/server.js';
 import { systemClock } from '../../src/clock.js';
 import { loadConfig } from '../../src/config.js';
@@ -235,6 +236,59 @@ describe('API routes', () => {
     expect(tampered.text).not.toContain('LINE');
     expect(tampered.json().error.code).toBe('ARTIFACT_INVALID');
     expect((await call('GET', '/api/artifacts/nope')).status).toBe(404);
+  });
+
+  it('cuts log slices on character boundaries, so that each decodes whole', async () => {
+    const { call, store, artifacts } = await api();
+    const { job } = await store.enqueue({ kind: 'noop', payload: {} });
+    await store.claim('noop', 'w', 1, 60_000);
+    const text = 'test ✓ passed: é 😀\n'.repeat(20);
+    const log = await artifacts.write({ name: 'oracle.log', mediaType: 'text/plain', bytes: text });
+    await store.complete({ id: job.id, attempt: 1 }, { verdict: 'PASS' }, [log]);
+    let offset: number | null = 0;
+    let joined = '';
+    while (offset !== null) {
+      const slice = (await call('GET', `/api/jobs/${job.id}/log?offset=${offset}&limit=9`)).json();
+      expect(slice.offset).toBe(offset);
+      expect(slice.size).toBe(Buffer.byteLength(text));
+      // call() reads bodies as latin1 (byte for byte): undo that to get the UTF-8 bytes.
+      const piece = Buffer.from(slice.text as string, 'latin1');
+      expect(piece.length).toBeLessThanOrEqual(9);
+      expect(piece.toString('utf8')).not.toContain('\ufffd');
+      joined += piece.toString('utf8');
+      offset = slice.nextOffset;
+    }
+    expect(joined).toBe(text);
+  });
+
+  it('refuses a body declared larger than the limit before reading it, and writes nothing', async () => {
+    const { store, port } = await api();
+    const reply = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port,
+          method: 'POST',
+          path: '/api/batches',
+          headers: {
+            host: `127.0.0.1:${port}`,
+            'content-type': 'application/json',
+            'content-length': String(MAX_BODY_BYTES + 1),
+          },
+        },
+        (res) => {
+          let text = '';
+          res.on('data', (d: Buffer) => (text += d.toString('utf8')));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+        },
+      );
+      req.on('error', reject);
+      // Only the start of the promised body: the answer must come without the rest.
+      req.write('{"jobs": [');
+    });
+    expect(reply.status).toBe(413);
+    expect(JSON.parse(reply.text).error.code).toBe('PAYLOAD_TOO_LARGE');
+    expect((await store.countByStatus()).queued).toBe(0);
   });
 
   it('validates a bundle under tasks_root (static checks without Docker) and serves OpenAPI', async () => {

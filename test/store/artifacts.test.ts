@@ -23,6 +23,7 @@ import {
   createArtifactStore,
   createRedactor,
   registerOrDiscard,
+  utf8Cut,
   type ArtifactIndex,
   type ArtifactRecord,
   type ArtifactStore,
@@ -205,6 +206,58 @@ describe('artifact store', () => {
     });
     expect(odd.name).toBe('.résumé v2.txt');
     expect(odd.relPath).toBe(`${odd.id}/_r_sum__v2.txt`);
+  });
+
+  it('reads verified slices, keeping only the slice, and refuses one of changed bytes', async () => {
+    const { root, artifacts } = setup();
+    // Larger than one read chunk, so that slices straddle chunk edges.
+    const bytes = Buffer.from(
+      Array.from({ length: 300_000 }, (_, i) => String.fromCharCode(97 + (i % 26))).join(''),
+    );
+    const record = await artifacts.write({ name: 'log.txt', mediaType: 'text/plain', bytes });
+    for (const [offset, length] of [
+      [0, 10],
+      [65_530, 20],
+      [131_000, 100_000],
+      [299_990, 100],
+      [300_000, 5],
+      [400_000, 5],
+      [5, 0],
+    ] as const) {
+      const slice = await artifacts.readSlice(record, { offset, length });
+      expect(slice.equals(bytes.subarray(offset, offset + length)), `${offset}+${length}`).toBe(
+        true,
+      );
+    }
+    await expect(artifacts.readSlice(record, { offset: -1, length: 1 })).rejects.toMatchObject({
+      code: 'USAGE',
+    });
+    const changed = Buffer.from(bytes);
+    changed[250_000] = 0x41;
+    writeFileSync(filePath(root, record), changed);
+    await expect(artifacts.readSlice(record, { offset: 0, length: 10 })).rejects.toMatchObject({
+      code: 'ARTIFACT_INVALID',
+      message: expect.stringContaining('SHA-256'),
+    });
+  });
+
+  it('ends a utf8 slice before a character it would split, so that slices decode alone', async () => {
+    const { artifacts } = setup();
+    const text = 'ok é ✓ 😀 done\n'.repeat(50);
+    const record = await artifacts.write({ name: 'log.txt', mediaType: 'text/plain', bytes: text });
+    for (const length of [1, 2, 3, 5, 7, 64]) {
+      let offset = 0;
+      let joined = '';
+      while (offset < record.size) {
+        const slice = await artifacts.readSlice(record, { offset, length, utf8: true });
+        expect(slice.length).toBeGreaterThan(0);
+        expect(slice.length).toBeLessThanOrEqual(length);
+        if (length >= 4) expect(slice.toString('utf8')).not.toContain('\ufffd');
+        joined += slice.toString('latin1');
+        offset += slice.length;
+      }
+      expect(Buffer.from(joined, 'latin1').toString('utf8'), `length ${length}`).toBe(text);
+    }
   });
 
   it('refuses to write or read more than the byte limit', async () => {
@@ -432,5 +485,27 @@ describe('artifact store', () => {
     expect(readdirSync(root).sort()).toEqual([registered.id, young.id, 'not-an-artifact'].sort());
     expect(existsSync(join(root, orphan.id))).toBe(false);
     expect(await artifacts.read(registered)).toEqual(Buffer.from('k'));
+  });
+});
+
+describe('utf8Cut', () => {
+  const cut = (...bytes: number[]) => utf8Cut(Uint8Array.from(bytes));
+
+  it('keeps a slice that ends on a whole character', () => {
+    expect(cut(0x61, 0x62)).toBe(2);
+    expect(cut(0x61, 0xc3, 0xa9)).toBe(3); // a é
+    expect(cut(0xf0, 0x9f, 0x98, 0x80)).toBe(4); // 😀
+  });
+
+  it('cuts before a character whose bytes run past the end', () => {
+    expect(cut(0x61, 0xc3)).toBe(1);
+    expect(cut(0x61, 0xe2, 0x9c)).toBe(1); // a, then 2 of ✓'s 3 bytes
+    expect(cut(0x61, 0x62, 0xf0, 0x9f, 0x98)).toBe(2);
+  });
+
+  it('never cuts to nothing, nor inside bytes that are not UTF-8', () => {
+    expect(cut(0xe2, 0x9c)).toBe(2);
+    expect(cut(0x80, 0x80, 0x80, 0x80, 0x80)).toBe(5);
+    expect(cut()).toBe(0);
   });
 });
