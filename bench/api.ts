@@ -7,7 +7,7 @@
 // for `--seconds`, a route's ratio is taken against the bare route of the same round, and the
 // median over the rounds is printed. wrk runs one thread less than there are cores (at least
 // one), so that the load generator does not take the server's core away from it.
-// Usage: npm run bench:api [-- --seconds 5 --rounds 3 --connections 16]
+// Usage: npm run bench:api [-- --seconds 4 --rounds 5 --connections 16]
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -25,8 +25,8 @@ import { createArtifactStore, createRedactor } from '../src/store/index.js';
 
 const { values } = parseArgs({
   options: {
-    seconds: { type: 'string', default: '5' },
-    rounds: { type: 'string', default: '3' },
+    seconds: { type: 'string', default: '4' },
+    rounds: { type: 'string', default: '5' },
     connections: { type: 'string', default: '16' },
   },
 });

@@ -69,6 +69,21 @@ function parse<S extends z.ZodType>(schema: S, value: unknown, where: string): z
   return result.data;
 }
 
+/** The query parameters, each given once: a repeated one is ambiguous, so it is refused. */
+function queryOf(c: Context): Record<string, string> {
+  const all = c.req.queries();
+  const query: Record<string, string> = {};
+  for (const [name, values] of Object.entries(all)) {
+    if (values.length > 1) {
+      throw new ProctorError('PAYLOAD_INVALID', `query.${name}: given ${values.length} times`, {
+        data: { path: `query.${name}` },
+      });
+    }
+    query[name] = values[0] ?? '';
+  }
+  return query;
+}
+
 async function jsonOf(c: Context): Promise<unknown> {
   try {
     return await c.req.json();
@@ -243,7 +258,7 @@ export function createApp(deps: ApiDeps): Hono {
 
   app.get('/api/jobs', (c) =>
     fresh(c, async () => {
-      const q = parse(jobListQuery, c.req.query(), 'query');
+      const q = parse(jobListQuery, queryOf(c), 'query');
       const page = await store.listJobs(
         {
           ...(q.batch ? { batchId: q.batch } : {}),
@@ -283,7 +298,7 @@ export function createApp(deps: ApiDeps): Hono {
 
   app.get('/api/jobs/:id/log', async (c) => {
     const id = parse(jobId, c.req.param('id'), 'id');
-    const { offset, limit } = parse(logQuery, c.req.query(), 'query');
+    const { offset, limit } = parse(logQuery, queryOf(c), 'query');
     const job = await store.getJob(id);
     if (!job) throw new ProctorError('JOB_NOT_FOUND', `no job ${id}`);
     const log = (await store.listArtifacts(id)).find(
@@ -308,7 +323,7 @@ export function createApp(deps: ApiDeps): Hono {
     fresh(
       c,
       async () => {
-        const q = parse(pageQuery, c.req.query(), 'query');
+        const q = parse(pageQuery, queryOf(c), 'query');
         const page = await store.listBatches({
           limit: q.limit,
           ...(q.cursor ? { cursor: q.cursor } : {}),

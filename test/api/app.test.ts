@@ -155,6 +155,9 @@ describe('API routes', () => {
     expect((await call('GET', '/api/jobs?limit=201')).status).toBe(400);
     expect((await call('GET', '/api/jobs?limit=0')).status).toBe(400);
     expect((await call('GET', '/api/jobs?sort=id')).status).toBe(400);
+    const twice = await call('GET', '/api/jobs?limit=1&limit=2');
+    expect(twice.status).toBe(400);
+    expect(twice.json().error.message).toBe('query.limit: given 2 times');
     expect((await call('GET', '/api/jobs/1/log?limit=2000000')).status).toBe(400);
   });
 
