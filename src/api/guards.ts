@@ -30,7 +30,7 @@ export type PortSource = number | (() => number);
 
 /** The policy sent with every response: our own scripts, styles and images only; no framing. */
 export const CONTENT_SECURITY_POLICY =
-  "default-src 'self'; frame-ancestors 'none'; object-src 'none'; base-uri 'none'; form-action 'self'";
+  "default-src 'self'; frame-ancestors 'none'; object-src 'none'; base-uri 'none'";
 
 const SECURITY_HEADERS = [
   ['Content-Security-Policy', CONTENT_SECURITY_POLICY],
