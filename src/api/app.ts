@@ -34,6 +34,7 @@ import {
   logQuery,
   pageQuery,
   validateRequest,
+  type Answer,
   type JobRequest,
 } from './schemas.js';
 
@@ -92,7 +93,7 @@ async function jsonOf(c: Context): Promise<unknown> {
   }
 }
 
-function jobView(job: Job) {
+function jobView(job: Job): Answer<'jobPage'>['items'][number] {
   return {
     id: job.id,
     batchId: job.batchId,
@@ -218,7 +219,7 @@ export function createApp(deps: ApiDeps): Hono {
   app.post('/api/validate', async (c) => {
     const { path } = parse(validateRequest, await jsonOf(c), 'body');
     const docker = deps.docker ? await deps.docker() : undefined;
-    const [result] = await validatePaths(
+    const results = await validatePaths(
       [underTasksRoot(path)],
       {
         ...(docker ? { docker } : {}),
@@ -229,7 +230,7 @@ export function createApp(deps: ApiDeps): Hono {
       },
       { tasksRoot: config.tasksRoot },
     );
-    return c.json({ result });
+    return c.json({ results } satisfies Answer<'validated'>);
   });
 
   app.post('/api/jobs', async (c) => {
@@ -238,7 +239,10 @@ export function createApp(deps: ApiDeps): Hono {
     if (!job) throw new ProctorError('INTERNAL', 'nothing to enqueue');
     const { job: made, created } = await store.enqueue(job);
     deps.onEnqueued?.();
-    return c.json({ job: jobView(made), created }, created ? 201 : 200);
+    return c.json(
+      { job: jobView(made), created } satisfies Answer<'enqueued'>,
+      created ? 201 : 200,
+    );
   });
 
   app.post('/api/batches', async (c) => {
@@ -251,7 +255,11 @@ export function createApp(deps: ApiDeps): Hono {
     });
     deps.onEnqueued?.();
     return c.json(
-      { batch: result.batch, jobIds: result.jobIds, created: result.created },
+      {
+        batch: result.batch,
+        jobIds: result.jobIds,
+        created: result.created,
+      } satisfies Answer<'batchEnqueued'>,
       result.created ? 201 : 200,
     );
   });
@@ -267,7 +275,10 @@ export function createApp(deps: ApiDeps): Hono {
         },
         { limit: q.limit, ...(q.cursor ? { cursor: q.cursor } : {}) },
       );
-      return { items: page.items.map(jobView), nextCursor: page.nextCursor };
+      return {
+        items: page.items.map(jobView),
+        nextCursor: page.nextCursor,
+      } satisfies Answer<'jobPage'>;
     }),
   );
 
@@ -285,15 +296,17 @@ export function createApp(deps: ApiDeps): Hono {
         size: a.size,
         sha256: a.sha256,
       })),
-    });
+    } satisfies Answer<'job'>);
   });
 
   app.post('/api/jobs/:id/cancel', async (c) => {
     const id = parse(jobId, c.req.param('id'), 'id');
     parse(emptyRequest, await jsonOf(c), 'body');
     const outcome = (await store.cancel([id])).get(id);
-    if (outcome === 'not_found') throw new ProctorError('JOB_NOT_FOUND', `no job ${id}`);
-    return c.json({ id, outcome });
+    if (outcome === undefined || outcome === 'not_found') {
+      throw new ProctorError('JOB_NOT_FOUND', `no job ${id}`);
+    }
+    return c.json({ id, outcome } satisfies Answer<'jobCancelled'>);
   });
 
   app.get('/api/jobs/:id/log', async (c) => {
@@ -316,7 +329,7 @@ export function createApp(deps: ApiDeps): Hono {
       offset: start,
       text: bytes.toString('utf8'),
       nextOffset: end < log.size ? end : null,
-    });
+    } satisfies Answer<'logSlice'>);
   });
 
   app.get('/api/batches', (c) =>
@@ -335,7 +348,7 @@ export function createApp(deps: ApiDeps): Hono {
             return { ...batch, counts: progress.counts, ...progressFigures(progress, now) };
           }),
         );
-        return { items, nextCursor: page.nextCursor };
+        return { items, nextCursor: page.nextCursor } satisfies Answer<'batchPage'>;
       },
       { clocked: true },
     ),
@@ -352,7 +365,7 @@ export function createApp(deps: ApiDeps): Hono {
           counts: progress.counts,
           verdicts: await store.countByVerdict({ batchId: id }),
           ...progressFigures(progress, clock.now()),
-        };
+        } satisfies Answer<'batchProgress'>;
       },
       { clocked: true },
     ),
@@ -363,7 +376,10 @@ export function createApp(deps: ApiDeps): Hono {
     parse(emptyRequest, await jsonOf(c), 'body');
     if (!(await store.getBatch(id))) throw new ProctorError('BATCH_NOT_FOUND', `no batch ${id}`);
     const outcomes = await store.cancelBatch(id);
-    return c.json({ batchId: id, outcomes: Object.fromEntries(outcomes) });
+    return c.json({
+      batchId: id,
+      outcomes: Object.fromEntries(outcomes),
+    } satisfies Answer<'batchCancelled'>);
   });
 
   app.get('/api/artifacts/:id', async (c) => {

@@ -1,7 +1,8 @@
-// The OpenAPI document, generated from the same zod schemas the routes validate with, so the
-// two cannot drift.
+// The OpenAPI document, generated from the same zod schemas the routes validate requests with
+// and build answers to, so that the document and the routes cannot drift.
 import { z } from 'zod';
 import {
+  answers,
   batchRequest,
   jobListQuery,
   jobRequest,
@@ -11,6 +12,7 @@ import {
 } from './schemas.js';
 
 const schema = (s: z.ZodType) => z.toJSONSchema(s, { io: 'input', unrepresentable: 'any' });
+const answerSchema = (s: z.ZodType) => z.toJSONSchema(s, { io: 'output', unrepresentable: 'any' });
 
 /** Query parameters of an object schema, as OpenAPI parameters. */
 function parameters(s: z.ZodObject) {
@@ -23,12 +25,18 @@ function parameters(s: z.ZodObject) {
   }));
 }
 
-const error = { description: 'an error: `{ error: { code, message } }`' };
+const error = {
+  description: 'an error: `{ error: { code, message } }`',
+  content: { 'application/json': { schema: answerSchema(answers.error) } },
+};
 const json = (s: z.ZodType) => ({
   required: true,
   content: { 'application/json': { schema: schema(s) } },
 });
-const ok = (description: string) => ({ description, content: { 'application/json': {} } });
+const ok = (description: string, answer: z.ZodType) => ({
+  description,
+  content: { 'application/json': { schema: answerSchema(answer) } },
+});
 const id = { name: 'id', in: 'path', required: true, schema: { type: 'string' } };
 
 export function openApiDocument() {
@@ -44,21 +52,21 @@ export function openApiDocument() {
         post: {
           summary: 'validate a bundle or suite under tasks_root',
           requestBody: json(validateRequest),
-          responses: { 200: ok('the validation result'), default: error },
+          responses: { 200: ok('the validation results', answers.validated), default: error },
         },
       },
       '/api/jobs': {
         get: {
           summary: 'list jobs (newest first, bounded pages)',
           parameters: parameters(jobListQuery),
-          responses: { 200: ok('a page of jobs'), default: error },
+          responses: { 200: ok('a page of jobs', answers.jobPage), default: error },
         },
         post: {
           summary: 'enqueue one baseline, solve or grade job',
           requestBody: json(jobRequest),
           responses: {
-            201: ok('the new job'),
-            200: ok('the job an idempotency key already made'),
+            201: ok('the new job', answers.enqueued),
+            200: ok('the job an idempotency key already made', answers.enqueued),
             default: error,
           },
         },
@@ -67,7 +75,7 @@ export function openApiDocument() {
         get: {
           summary: 'one job and its artifacts',
           parameters: [id],
-          responses: { 200: ok('the job'), default: error },
+          responses: { 200: ok('the job', answers.job), default: error },
         },
       },
       '/api/jobs/{id}/cancel': {
@@ -75,33 +83,37 @@ export function openApiDocument() {
           summary: 'cooperative cancel',
           parameters: [id],
           requestBody: json(z.object({}).strict()),
-          responses: { 200: ok('the outcome'), default: error },
+          responses: { 200: ok('the outcome', answers.jobCancelled), default: error },
         },
       },
       '/api/jobs/{id}/log': {
         get: {
           summary: "a bounded slice of the job's log",
           parameters: [id, ...parameters(logQuery)],
-          responses: { 200: ok('the slice'), default: error },
+          responses: { 200: ok('the slice', answers.logSlice), default: error },
         },
       },
       '/api/batches': {
         get: {
           summary: 'list batches with progress',
           parameters: parameters(pageQuery),
-          responses: { 200: ok('a page of batches'), default: error },
+          responses: { 200: ok('a page of batches', answers.batchPage), default: error },
         },
         post: {
           summary: 'enqueue a batch in one transaction',
           requestBody: json(batchRequest),
-          responses: { 201: ok('the batch'), default: error },
+          responses: {
+            201: ok('the batch', answers.batchEnqueued),
+            200: ok('the batch an idempotency key already made', answers.batchEnqueued),
+            default: error,
+          },
         },
       },
       '/api/batches/{id}': {
         get: {
           summary: 'batch progress: counts, verdicts, rate, ETA',
           parameters: [id],
-          responses: { 200: ok('progress'), default: error },
+          responses: { 200: ok('progress', answers.batchProgress), default: error },
         },
       },
       '/api/batches/{id}/cancel': {
@@ -109,7 +121,7 @@ export function openApiDocument() {
           summary: 'cancel every unfinished job of a batch',
           parameters: [id],
           requestBody: json(z.object({}).strict()),
-          responses: { 200: ok('outcomes'), default: error },
+          responses: { 200: ok('outcomes', answers.batchCancelled), default: error },
         },
       },
       '/api/artifacts/{id}': {

@@ -1,6 +1,7 @@
-// The API's request schemas: one zod source for validation and for the OpenAPI document.
+// The API's schemas: requests (validated on the way in) and answers (the types the routes must
+// build, and what tests parse real answers with). The OpenAPI document is generated from both.
 import { z } from 'zod';
-import { MAX_PAGE } from '../queue/index.js';
+import { JOB_KINDS, JOB_STATUSES, MAX_PAGE } from '../queue/index.js';
 
 const bundle = z
   .string()
@@ -61,7 +62,7 @@ const limit = z.coerce.number().int().min(1).max(MAX_PAGE).default(50);
 export const jobListQuery = z
   .object({
     batch: z.string().min(1).max(100).optional(),
-    status: z.enum(['queued', 'running', 'done', 'failed', 'cancelled']).optional(),
+    status: z.enum(JOB_STATUSES).optional(),
     kind: z.enum(['baseline', 'solve', 'grade']).optional(),
     limit,
     cursor: z.string().min(1).max(200).optional(),
@@ -87,3 +88,137 @@ export const logQuery = z
   .strict();
 
 export const jobId = z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER);
+
+// ---------------------------------------------------------------------------------------
+// Answers
+
+const int = z.number().int();
+const time = int.describe('milliseconds since the epoch');
+const cursor = z.string().nullable().describe('pass as `cursor` for the next page; null: no more');
+
+export const jobView = z
+  .object({
+    id: int,
+    batchId: z.string().nullable(),
+    parentId: int.nullable().describe('the solve job a grade was made by, if any'),
+    kind: z.enum(JOB_KINDS),
+    status: z.enum(JOB_STATUSES),
+    attempt: int,
+    maxAttempts: int,
+    payload: z.unknown().describe('what was enqueued: bundle, solver, candidate artifact…'),
+    result: z
+      .unknown()
+      .describe('null until done; a grade: { verdict, reason, detail, tests_hash, … }'),
+    lastError: z.string().nullable(),
+    createdAt: time,
+    startedAt: time.nullable(),
+    finishedAt: time.nullable(),
+    cancelRequested: z.boolean(),
+  })
+  .strict();
+
+export const artifactView = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    mediaType: z.string(),
+    size: int,
+    sha256: z.string(),
+  })
+  .strict();
+
+export const batchView = z
+  .object({
+    id: z.string(),
+    idempotencyKey: z.string().nullable(),
+    label: z.string().nullable(),
+    total: int,
+    createdAt: time,
+  })
+  .strict();
+
+const statusCounts = z.object(
+  Object.fromEntries(JOB_STATUSES.map((status) => [status, int])) as Record<
+    (typeof JOB_STATUSES)[number],
+    typeof int
+  >,
+);
+
+const progressFigures = {
+  total: int,
+  finished: int,
+  remaining: int,
+  ratePerMinute: z.number().nullable().describe('jobs finished per minute, recently'),
+  etaSeconds: int.nullable().describe('0 when nothing is left; null when no rate is known yet'),
+};
+
+const cancelOutcome = z.enum([
+  'cancelled',
+  'cancel_requested',
+  'already_requested',
+  'already_finished',
+  'not_found',
+]);
+
+export const answers = {
+  job: z.object({ job: jobView, artifacts: z.array(artifactView) }).strict(),
+  enqueued: z.object({ job: jobView, created: z.boolean() }).strict(),
+  jobPage: z.object({ items: z.array(jobView), nextCursor: cursor }).strict(),
+  batchEnqueued: z
+    .object({ batch: batchView.nullable(), jobIds: z.array(int), created: z.boolean() })
+    .strict(),
+  batchPage: z
+    .object({
+      items: z.array(batchView.extend({ counts: statusCounts, ...progressFigures }).strict()),
+      nextCursor: cursor,
+    })
+    .strict(),
+  batchProgress: z
+    .object({
+      batch: batchView,
+      counts: statusCounts,
+      verdicts: z.record(z.string(), int).describe('finished jobs by verdict (or validity)'),
+      ...progressFigures,
+    })
+    .strict(),
+  jobCancelled: z.object({ id: int, outcome: cancelOutcome }).strict(),
+  batchCancelled: z
+    .object({ batchId: z.string(), outcomes: z.record(z.string(), cancelOutcome) })
+    .strict(),
+  logSlice: z
+    .object({
+      artifact: z.string(),
+      size: int.describe('the whole log, in bytes'),
+      offset: int,
+      text: z.string(),
+      nextOffset: int.nullable().describe('where the next slice starts; null: the end'),
+    })
+    .strict(),
+  validated: z
+    .object({
+      results: z
+        .array(
+          z.discriminatedUnion('ok', [
+            z.object({
+              ok: z.literal(true),
+              dir: z.string(),
+              id: z.string(),
+              identity: z.unknown().optional(),
+              localId: z.string().optional(),
+            }),
+            z.object({
+              ok: z.literal(false),
+              dir: z.string(),
+              id: z.string().optional(),
+              problems: z.array(z.string()),
+            }),
+          ]),
+        )
+        .describe('one per bundle: a bundle folder gives one, a suite folder one per bundle'),
+    })
+    .strict(),
+  error: z.object({ error: z.object({ code: z.string(), message: z.string() }).strict() }).strict(),
+};
+
+/** What a route must answer: the input type of its answer schema. */
+export type Answer<K extends keyof typeof answers> = z.input<(typeof answers)[K]>;

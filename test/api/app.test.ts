@@ -8,6 +8,7 @@ import { cpSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MAX_BODY_BYTES } from '../../src/api/app.js';
+import { answers } from '../../src/api/schemas.js';
 import { startServer } from '../../src/api/server.js';
 import { systemClock } from '../../src/clock.js';
 import { loadConfig } from '../../src/config.js';
@@ -98,6 +99,7 @@ describe('API routes', () => {
       idempotencyKey: 'k1',
     });
     expect(first.status).toBe(201);
+    answers.enqueued.parse(first.json());
     expect(first.json().job).toMatchObject({
       kind: 'baseline',
       status: 'queued',
@@ -117,7 +119,9 @@ describe('API routes', () => {
       idempotencyKey: 'k1',
     });
     expect(conflict.status).toBe(409);
+    answers.error.parse(conflict.json());
     const read = await call('GET', `/api/jobs/${first.json().job.id}`);
+    answers.job.parse(read.json());
     expect(read.json()).toMatchObject({ job: { id: first.json().job.id }, artifacts: [] });
     expect(read.headers['cache-control']).toBe('no-store');
     expect((await call('GET', '/api/jobs/999')).status).toBe(404);
@@ -173,29 +177,35 @@ describe('API routes', () => {
       ],
     });
     expect(made.status).toBe(201);
-    const { batch, jobIds } = made.json();
-    const grade = await store.getJob(jobIds[1]);
+    const { batch, jobIds } = answers.batchEnqueued.parse(made.json());
+    const grade = await store.getJob(jobIds[1]!);
     const candidate = await store.getArtifact((grade?.payload as { candidate: string }).candidate);
     expect(candidate).toMatchObject({ name: 'candidate.diff', size: patch.length, jobId: null });
 
-    const page = await call('GET', `/api/jobs?batch=${batch.id}&limit=2`);
-    expect(page.json().items).toHaveLength(2);
+    const page = await call('GET', `/api/jobs?batch=${batch!.id}&limit=2`);
+    expect(answers.jobPage.parse(page.json()).items).toHaveLength(2);
     const next = await call(
       'GET',
-      `/api/jobs?batch=${batch.id}&limit=2&cursor=${encodeURIComponent(page.json().nextCursor)}`,
+      `/api/jobs?batch=${batch!.id}&limit=2&cursor=${encodeURIComponent(page.json().nextCursor)}`,
     );
     expect(next.json().items).toHaveLength(1);
     expect((await call('GET', '/api/jobs?cursor=garbage')).status).toBe(400);
 
-    const progress = await call('GET', `/api/batches/${batch.id}`);
+    const progress = await call('GET', `/api/batches/${batch!.id}`);
+    answers.batchProgress.parse(progress.json());
     expect(progress.json()).toMatchObject({ counts: { queued: 3 }, total: 3, remaining: 3 });
     const listed = await call('GET', '/api/batches');
-    expect(listed.json().items[0]).toMatchObject({ id: batch.id, label: 'api', finished: 0 });
+    answers.batchPage.parse(listed.json());
+    expect(listed.json().items[0]).toMatchObject({ id: batch!.id, label: 'api', finished: 0 });
 
     const one = await call('POST', `/api/jobs/${jobIds[0]}/cancel`, {});
+    answers.jobCancelled.parse(one.json());
     expect(one.json()).toEqual({ id: jobIds[0], outcome: 'cancelled' });
-    const rest = await call('POST', `/api/batches/${batch.id}/cancel`, {});
-    expect(Object.values(rest.json().outcomes)).toEqual(['cancelled', 'cancelled']);
+    const rest = await call('POST', `/api/batches/${batch!.id}/cancel`, {});
+    expect(Object.values(answers.batchCancelled.parse(rest.json()).outcomes)).toEqual([
+      'cancelled',
+      'cancelled',
+    ]);
     expect((await call('POST', '/api/batches/b_nope/cancel', {})).status).toBe(404);
     // A cross-site form post cannot cancel anything.
     const form = await call('POST', `/api/jobs/${jobIds[0]}/cancel`, 'x=1', {
@@ -217,6 +227,7 @@ describe('API routes', () => {
     await store.complete({ id: job.id, attempt: 1 }, { verdict: 'PASS' }, [log]);
 
     const slice = await call('GET', `/api/jobs/${job.id}/log?offset=10&limit=100`);
+    answers.logSlice.parse(slice.json());
     expect(slice.json()).toMatchObject({
       artifact: log.id,
       size: 5000,
@@ -295,11 +306,21 @@ describe('API routes', () => {
   });
 
   it('validates a bundle under tasks_root (static checks without Docker) and serves OpenAPI', async () => {
-    const { call } = await api();
+    const { call, tasks } = await api();
     const valid = await call('POST', '/api/validate', { path: 'shell-task' });
-    expect(valid.json().result).toMatchObject({ ok: true, id: 'shell-div-zero' });
+    expect(valid.json().results).toEqual([
+      expect.objectContaining({ ok: true, id: 'shell-div-zero' }),
+    ]);
     const outside = await call('POST', '/api/validate', { path: TASK });
-    expect(outside.json().result.ok).toBe(false);
+    expect(outside.json().results).toEqual([expect.objectContaining({ ok: false })]);
+    // A suite folder: one result per bundle, the broken one named with its problems.
+    mkdirSync(join(tasks, 'broken'));
+    writeFileSync(join(tasks, 'broken', 'task.toml'), 'id = 7\n');
+    const suite = (await call('POST', '/api/validate', { path: '.' })).json();
+    expect(answers.validated.parse(suite).results.map((r) => [r.dir, r.ok])).toEqual([
+      [join(tasks, 'broken'), false],
+      [join(tasks, 'shell-task'), true],
+    ]);
     const doc = (await call('GET', '/api/openapi.json')).json();
     expect(doc.openapi).toBe('3.1.0');
     expect(Object.keys(doc.paths)).toContain('/api/jobs/{id}/log');
@@ -307,6 +328,12 @@ describe('API routes', () => {
       doc.paths['/api/jobs'].post.requestBody.content['application/json'].schema.oneOf ??
         doc.paths['/api/jobs'].post.requestBody.content['application/json'].schema.anyOf,
     ).toHaveLength(3);
+    // Answers are described too, from the schemas the routes build them to.
+    const jobsAnswer = doc.paths['/api/jobs'].get.responses['200'].content['application/json'];
+    expect(Object.keys(jobsAnswer.schema.properties)).toEqual(['items', 'nextCursor']);
+    expect(jobsAnswer.schema.properties.items.items.properties.status.enum).toContain('queued');
+    const errorAnswer = doc.paths['/api/jobs'].post.responses.default.content['application/json'];
+    expect(errorAnswer.schema.properties.error.required).toEqual(['code', 'message']);
     const page = await call('GET', '/');
     expect(page.headers['content-security-policy']).toContain("default-src 'self'");
     expect(page.text).toContain('src="/app.js"');
