@@ -8,6 +8,7 @@ const bundle = z
   .min(1)
   .max(4096)
   .refine((p) => !p.includes('\0'), 'must not contain NUL')
+  .refine((p) => !p.includes('\\'), 'must not contain a backslash: paths use /')
   .describe('a bundle folder, relative to tasks_root (or absolute inside it)');
 
 /** One job to enqueue. A grade carries its candidate diff as text. */

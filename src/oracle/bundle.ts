@@ -316,18 +316,27 @@ export function bundleInvalid(dir: string, problems: BundleProblem[]): ProctorEr
 async function resolveDir(dir: string, tasksRoot: string | undefined): Promise<string> {
   const shown = resolve(dir);
   const fail = (message: string) => bundleInvalid(shown, [{ file: '.', message }]);
+  const within = (path: string, root: string) => path === root || isInside(path, root);
+  let root: string | undefined;
+  if (tasksRoot !== undefined) {
+    const rootShown = resolve(tasksRoot);
+    root = await realpath(rootShown).catch(() => {
+      throw fail(`tasks_root ${tasksRoot} cannot be read`);
+    });
+    // Before the path is looked at: whether something outside tasks_root exists or not is
+    // none of the caller's business.
+    if (!within(shown, rootShown) && !within(shown, root)) {
+      throw fail(`is outside tasks_root ${root}`);
+    }
+  }
   let real: string;
   try {
     real = await realpath(shown);
   } catch (error) {
     throw fail(`cannot be read: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
   }
-  if (tasksRoot !== undefined) {
-    const root = await realpath(resolve(tasksRoot)).catch(() => {
-      throw fail(`tasks_root ${tasksRoot} cannot be read`);
-    });
-    if (real !== root && !isInside(real, root)) throw fail(`is outside tasks_root ${root}`);
-  }
+  // A symbolic link inside tasks_root may still lead out of it.
+  if (root !== undefined && !within(real, root)) throw fail(`is outside tasks_root ${root}`);
   if (!(await stat(real)).isDirectory()) throw fail('is not a folder');
   return real;
 }

@@ -136,7 +136,10 @@ describe('API routes', () => {
       [{ kind: 'nope', bundle: 'shell-task' }, 400, /kind/],
       [{ kind: 'baseline', bundle: '../../etc' }, 422, /outside|tasks_root|not inside/i],
       [{ kind: 'baseline', bundle: 'shell-task\u0000x' }, 400, /NUL/],
-      [{ kind: 'baseline', bundle: 'shell\\task' }, 422, /./],
+      [{ kind: 'baseline', bundle: 'shell\\task' }, 400, /backslash/],
+      // Outside tasks_root, whether or not the path exists: the error must not tell.
+      [{ kind: 'baseline', bundle: '../no-such-folder' }, 422, /is outside tasks_root/],
+      [{ kind: 'baseline', bundle: '/etc' }, 422, /is outside tasks_root/],
       [{ kind: 'baseline', bundle: 'alias' }, 422, /outside|tasks_root|not inside/i],
       [
         { kind: 'solve', bundle: 'shell-task', solver: 'other' },

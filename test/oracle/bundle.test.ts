@@ -605,9 +605,14 @@ describe('loadBundle: path rules for every file', () => {
     await expect(loadBundle(join(root, 'linked'), { tasksRoot: root })).rejects.toThrow(
       /is outside tasks_root/,
     );
-    // A sibling of the root that does not exist (a fixed name like /tmp/x might).
+    // Outside the root, a path that does not exist is refused as outside, like one that does:
+    // the error tells nothing about what lies outside. (A sibling of the root, since a fixed
+    // name like /tmp/x may exist.)
     const missing = join(root, '..', `${basename(root)}-missing`);
-    await expect(loadBundle(missing, { tasksRoot: root })).rejects.toThrow(/cannot be read/);
+    await expect(loadBundle(missing, { tasksRoot: root })).rejects.toThrow(/is outside tasks_root/);
+    await expect(loadBundle(join(root, 'nope'), { tasksRoot: root })).rejects.toThrow(
+      /cannot be read/,
+    );
   });
 });
 
