@@ -243,7 +243,7 @@ describe('artifact store', () => {
 
   it('ends a utf8 slice before a character it would split, so that slices decode alone', async () => {
     const { artifacts } = setup();
-    const text = 'ok é ✓ 😀 done\n'.repeat(50);
+    const text = 'ok é ✓ 😀 done\n'.repeat(4);
     const record = await artifacts.write({ name: 'log.txt', mediaType: 'text/plain', bytes: text });
     for (const length of [1, 2, 3, 5, 7, 64]) {
       let offset = 0;
