@@ -4,6 +4,7 @@ import { z } from 'zod';
 import {
   answers,
   batchRequest,
+  jobId,
   jobListQuery,
   jobRequest,
   logQuery,
@@ -38,6 +39,7 @@ const ok = (description: string, answer: z.ZodType) => ({
   content: { 'application/json': { schema: answerSchema(answer) } },
 });
 const id = { name: 'id', in: 'path', required: true, schema: { type: 'string' } };
+const jobIdParameter = { name: 'id', in: 'path', required: true, schema: schema(jobId) };
 
 export function openApiDocument() {
   return {
@@ -74,14 +76,14 @@ export function openApiDocument() {
       '/api/jobs/{id}': {
         get: {
           summary: 'one job and its artifacts',
-          parameters: [id],
+          parameters: [jobIdParameter],
           responses: { 200: ok('the job', answers.job), default: error },
         },
       },
       '/api/jobs/{id}/cancel': {
         post: {
           summary: 'cooperative cancel',
-          parameters: [id],
+          parameters: [jobIdParameter],
           requestBody: json(z.object({}).strict()),
           responses: { 200: ok('the outcome', answers.jobCancelled), default: error },
         },
@@ -89,7 +91,7 @@ export function openApiDocument() {
       '/api/jobs/{id}/log': {
         get: {
           summary: "a bounded slice of the job's log",
-          parameters: [id, ...parameters(logQuery)],
+          parameters: [jobIdParameter, ...parameters(logQuery)],
           responses: { 200: ok('the slice', answers.logSlice), default: error },
         },
       },

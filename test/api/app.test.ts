@@ -337,6 +337,7 @@ describe('API routes', () => {
     expect(jobsAnswer.schema.properties.items.items.properties.status.enum).toContain('queued');
     const errorAnswer = doc.paths['/api/jobs'].post.responses.default.content['application/json'];
     expect(errorAnswer.schema.properties.error.required).toEqual(['code', 'message']);
+    expect(doc.paths['/api/jobs/{id}'].get.parameters[0].schema.type).toBe('integer');
     const page = await call('GET', '/');
     expect(page.headers['content-security-policy']).toContain("default-src 'self'");
     expect(page.text).toContain('src="/app.js"');
