@@ -54,8 +54,9 @@ export interface ApiDeps {
   clock?: Clock;
 }
 
-/** How many read answers `fresh()` keeps, the oldest dropped first. */
+/** How many read answers `fresh()` keeps, and their bytes at most; the oldest go first. */
 const MAX_CACHED_ANSWERS = 256;
+const MAX_CACHED_BYTES = 16 * 1024 * 1024;
 const utf8 = new TextEncoder();
 
 /** Largest request body: a batch of grade patches is the biggest legitimate one. */
@@ -116,11 +117,13 @@ export function createApp(deps: ApiDeps): Hono {
   const { store, artifacts, config } = deps;
   const clock = deps.clock ?? systemClock;
   // Read answers are reused while the store's data version is unchanged: a dashboard polling
-  // a large table costs one version check per request, never a stale answer. An answer with
-  // rates and ETAs, which move with the clock, is reused within the same second only. The
-  // cache is keyed by the request URL and holds successful answers only, so a hit skips
-  // parsing the query too: that URL parsed before. The body is kept encoded, ready to send.
+  // a large table costs one version check per request, and never gets an answer that misses a
+  // commit made before its request arrived. An answer with rates and ETAs, which move with the
+  // clock, is reused within the same second only. The cache is keyed by the request URL and
+  // holds successful answers only, so a hit skips parsing the query too: that URL parsed
+  // before. Bodies are kept encoded, ready to send; the oldest go first past either bound.
   const answers = new Map<string, { version: string; body: Uint8Array<ArrayBuffer> }>();
+  let cachedBytes = 0;
   async function fresh(
     c: Context,
     compute: () => Promise<unknown>,
@@ -131,10 +134,15 @@ export function createApp(deps: ApiDeps): Hono {
     let hit = answers.get(key);
     if (hit?.version !== version) {
       hit = { version, body: utf8.encode(JSON.stringify(await compute())) };
+      cachedBytes -= answers.get(key)?.body.length ?? 0;
       answers.delete(key);
       answers.set(key, hit);
-      if (answers.size > MAX_CACHED_ANSWERS) {
-        answers.delete(answers.keys().next().value as string);
+      cachedBytes += hit.body.length;
+      for (const [oldest, answer] of answers) {
+        if (answers.size <= MAX_CACHED_ANSWERS && cachedBytes <= MAX_CACHED_BYTES) break;
+        if (oldest === key) break; // the answer being sent stays, however large
+        answers.delete(oldest);
+        cachedBytes -= answer.body.length;
       }
     }
     return c.body(hit.body, 200, { 'Content-Type': 'application/json' });
