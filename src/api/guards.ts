@@ -57,10 +57,8 @@ const MAX_ECHO = 100;
  */
 function nodeOf(c: Context): { incoming: IncomingMessage; outgoing: ServerResponse } | undefined {
   const env = c.env as { incoming?: unknown; outgoing?: unknown } | undefined;
-  const incoming = env?.incoming;
-  const outgoing = env?.outgoing;
-  return incoming instanceof IncomingMessage && outgoing instanceof ServerResponse
-    ? { incoming, outgoing: outgoing as ServerResponse }
+  return env?.incoming instanceof IncomingMessage && env.outgoing instanceof ServerResponse
+    ? (env as { incoming: IncomingMessage; outgoing: ServerResponse })
     : undefined;
 }
 

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import {
   answers,
   batchRequest,
+  emptyRequest,
   jobId,
   jobListQuery,
   jobRequest,
@@ -84,7 +85,7 @@ export function openApiDocument() {
         post: {
           summary: 'cooperative cancel',
           parameters: [jobIdParameter],
-          requestBody: json(z.object({}).strict()),
+          requestBody: json(emptyRequest),
           responses: { 200: ok('the outcome', answers.jobCancelled), default: error },
         },
       },
@@ -122,7 +123,7 @@ export function openApiDocument() {
         post: {
           summary: 'cancel every unfinished job of a batch',
           parameters: [id],
-          requestBody: json(z.object({}).strict()),
+          requestBody: json(emptyRequest),
           responses: { 200: ok('outcomes', answers.batchCancelled), default: error },
         },
       },

@@ -1,7 +1,7 @@
 // The API's schemas: requests (validated on the way in) and answers (the types the routes must
 // build, and what tests parse real answers with). The OpenAPI document is generated from both.
 import { z } from 'zod';
-import { JOB_KINDS, JOB_STATUSES, MAX_PAGE } from '../queue/index.js';
+import { CANCEL_OUTCOMES, JOB_KINDS, JOB_STATUSES, MAX_PAGE } from '../queue/index.js';
 
 const bundle = z
   .string()
@@ -153,13 +153,7 @@ const progressFigures = {
   etaSeconds: int.nullable().describe('0 when nothing is left; null when no rate is known yet'),
 };
 
-const cancelOutcome = z.enum([
-  'cancelled',
-  'cancel_requested',
-  'already_requested',
-  'already_finished',
-  'not_found',
-]);
+const cancelOutcome = z.enum(CANCEL_OUTCOMES);
 
 export const answers = {
   job: z.object({ job: jobView, artifacts: z.array(artifactView) }).strict(),

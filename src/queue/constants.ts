@@ -7,6 +7,16 @@ export type JobKind = (typeof JOB_KINDS)[number];
 export const JOB_STATUSES = ['queued', 'running', 'done', 'failed', 'cancelled'] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
 
+/** What a cancel request did to each job it named. */
+export const CANCEL_OUTCOMES = [
+  'cancelled',
+  'cancel_requested',
+  'already_requested',
+  'already_finished',
+  'not_found',
+] as const;
+export type CancelOutcome = (typeof CANCEL_OUTCOMES)[number];
+
 /** Statuses a job never leaves. */
 export const FINISHED_STATUSES = [
   'done',

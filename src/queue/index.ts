@@ -1,6 +1,12 @@
 // The queue: a durable job table behind the async JobStore interface.
-export { JOB_KINDS, JOB_STATUSES, FINISHED_STATUSES, isFinished } from './constants.js';
-export type { JobKind, JobStatus } from './constants.js';
+export {
+  CANCEL_OUTCOMES,
+  JOB_KINDS,
+  JOB_STATUSES,
+  FINISHED_STATUSES,
+  isFinished,
+} from './constants.js';
+export type { CancelOutcome, JobKind, JobStatus } from './constants.js';
 export { payloadSchemas, parsePayload, MAX_PAYLOAD_BYTES } from './payloads.js';
 export type { PayloadOf } from './payloads.js';
 export { backoffDelay } from './backoff.js';
@@ -16,7 +22,6 @@ export type {
   BatchProgress,
   BatchRequest,
   BatchResult,
-  CancelOutcome,
   CompletionExtras,
   EnqueueRequest,
   EnqueueResult,

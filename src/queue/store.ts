@@ -7,7 +7,7 @@
 // cancelled or finished by someone else. A worker that lost its lease must stop and drop
 // its result.
 import type { ArtifactRecord } from '../store/index.js';
-import type { JobKind, JobStatus } from './constants.js';
+import type { CancelOutcome, JobKind, JobStatus } from './constants.js';
 
 export type { ArtifactRecord };
 
@@ -126,9 +126,6 @@ export interface HeartbeatResult extends Lease {
 
 /** `cancelled`: a cancel was requested meanwhile, so the job ends instead of retrying. */
 export type FailOutcome = 'retrying' | 'failed' | 'cancelled' | 'lost';
-
-export type CancelOutcome =
-  'cancelled' | 'cancel_requested' | 'already_requested' | 'already_finished' | 'not_found';
 
 export interface ReclaimedJob extends Lease {
   owner: string;

@@ -337,12 +337,33 @@ export function createArtifactStore(options: ArtifactStoreOptions): ArtifactStor
         `artifact ${String(record.id)} is ${record.size} bytes, more than the limit of ${limit}`,
       );
     }
+    return verifiedRange(record, 0, Number.POSITIVE_INFINITY);
+  }
+
+  /**
+   * Bytes `offset` to `offset + length` of the artifact (fewer at its end), verified: the
+   * whole file is hashed as it is read, but only the range is kept.
+   */
+  async function verifiedRange(
+    record: ArtifactRecord,
+    offset: number,
+    length: number,
+  ): Promise<Buffer> {
     const { handle, id } = await openChecked(record);
     try {
-      const chunks: Buffer[] = [];
-      const got = await hashFile(handle, record.size, (chunk) => chunks.push(Buffer.from(chunk)));
+      // openChecked has matched the file's size against record.size.
+      const start = Math.min(offset, record.size);
+      const kept = Buffer.alloc(Math.min(length, record.size - start));
+      let position = 0;
+      const got = await hashFile(handle, record.size, (chunk) => {
+        // The part of this chunk, which starts at `position`, that falls inside the range.
+        const from = Math.max(start, position);
+        const to = Math.min(start + kept.length, position + chunk.length);
+        if (from < to) chunk.copy(kept, from - start, from - position, to - position);
+        position += chunk.length;
+      });
       checkDigest(record, id, got);
-      return Buffer.concat(chunks);
+      return kept;
     } finally {
       await handle.close();
     }
@@ -364,23 +385,8 @@ export function createArtifactStore(options: ArtifactStoreOptions): ArtifactStor
         `Expected a slice with integer offset and length >= 0, got ${String(offset)} and ${String(length)}`,
       );
     }
-    const start = Math.min(offset, record.size);
-    const kept = Buffer.alloc(Math.min(length, record.size - start));
-    const { handle, id } = await openChecked(record);
-    try {
-      let position = 0;
-      const got = await hashFile(handle, record.size, (chunk) => {
-        // The part of this chunk, which starts at `position`, that falls inside the slice.
-        const from = Math.max(start, position);
-        const to = Math.min(start + kept.length, position + chunk.length);
-        if (from < to) chunk.copy(kept, from - start, from - position, to - position);
-        position += chunk.length;
-      });
-      checkDigest(record, id, got);
-    } finally {
-      await handle.close();
-    }
-    const end = start + kept.length;
+    const kept = await verifiedRange(record, offset, length);
+    const end = Math.min(offset, record.size) + kept.length;
     return slice.utf8 === true && end < record.size ? kept.subarray(0, utf8Cut(kept)) : kept;
   }
 

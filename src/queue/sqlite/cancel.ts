@@ -4,7 +4,7 @@
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { Db } from '../db.js';
 import { jobs } from '../schema.js';
-import type { CancelOutcome } from '../store.js';
+import type { CancelOutcome } from '../constants.js';
 
 export function cancelJobs(db: Db, ids: number[], now: number): Map<number, CancelOutcome> {
   const outcomes = new Map<number, CancelOutcome>();
