@@ -21,7 +21,8 @@
 import { readFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
-import { parse as parseToml, TomlError } from 'smol-toml';
+import { parse as parseToml } from 'smol-toml';
+import { tomlProblem, zodProblems } from './problems.js';
 import { z } from 'zod';
 import { ProctorError } from './errors.js';
 
@@ -164,20 +165,14 @@ export function loadConfig(home: string): ProctorConfig {
     try {
       raw = parseToml(text);
     } catch (error) {
-      const where =
-        error instanceof TomlError ? `line ${error.line}, column ${error.column}: ` : '';
-      const message = error instanceof Error ? error.message.split('\n')[0] : String(error);
-      throw new ProctorError('CONFIG_INVALID', `${file}: ${where}${message}`);
+      throw new ProctorError('CONFIG_INVALID', `${file}: ${tomlProblem(error)}`);
     }
   }
   const parsed = fileSchema.safeParse(raw);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const key = (issue?.path ?? []).map(String).join('.');
+    const { key, message } = zodProblems(parsed.error)[0] ?? { key: '', message: 'invalid' };
     const detail =
-      issue?.code === 'unrecognized_keys'
-        ? `unknown key ${issue.keys.map((k) => `\`${[key, k].filter(Boolean).join('.')}\``).join(', ')}`
-        : `key \`${key}\`: ${issue?.message ?? 'invalid'}`;
+      message === 'unknown key' ? `unknown key \`${key}\`` : `key \`${key}\`: ${message}`;
     throw new ProctorError('CONFIG_INVALID', `${file}: ${detail}`);
   }
   const c = parsed.data;

@@ -44,6 +44,8 @@ const STATUS_BY_CODE: Record<ErrorCode, number> = {
   // Conflicts with the current state: a reused idempotency key with a different payload, or
   // an operation on a cancelled job.
   IDEMPOTENCY_CONFLICT: 409,
+  // More than Proctor takes in one request (a batch over its maximum size, say).
+  LIMIT_EXCEEDED: 413,
   CANCELLED: 409,
   DOCKER_UNAVAILABLE: 503,
   // An artifact that no longer matches its recorded size or checksum is an integrity failure
@@ -56,6 +58,7 @@ const STATUS_BY_CODE: Record<ErrorCode, number> = {
   IMAGE_INVALID: 500,
   CANDIDATE_REJECTED: 500,
   REPORT_INVALID: 500,
+  WORKER_LOST: 500,
   INTERNAL: 500,
 };
 

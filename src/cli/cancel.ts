@@ -1,7 +1,8 @@
 // `proctor cancel JOB… | --batch ID`: cooperative cancel. Queued jobs are cancelled at once;
 // running ones are asked to stop, and their workers tear them down within seconds.
+import { ProctorError } from '../errors.js';
 import type { CancelOutcome } from '../queue/index.js';
-import { UsageError, parseJobIds, type CommandContext } from './context.js';
+import { parseJobIds, type CommandContext } from './context.js';
 
 const WORDS: Record<CancelOutcome, string> = {
   cancelled: 'cancelled',
@@ -18,7 +19,7 @@ export async function cancelCommand(
 ): Promise<number> {
   const ids = parseJobIds(jobArgs);
   if ((ids.length === 0) === (options.batch === undefined)) {
-    throw new UsageError('cancel takes job ids or --batch ID (one of the two)');
+    throw new ProctorError('USAGE', 'cancel takes job ids or --batch ID (one of the two)');
   }
   const store = context.openStore();
   try {

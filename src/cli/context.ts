@@ -1,6 +1,7 @@
 // What every command gets: its output streams, the resolved configuration, and a way to open
 // the job store (opened lazily, so `--help` and usage errors never touch the database).
 import { systemClock, type Clock } from '../clock.js';
+import { ProctorError } from '../errors.js';
 import { loadConfig, resolveHome, type ProctorConfig } from '../config.js';
 import { loadSuite, type Bundle } from '../oracle/index.js';
 import { openSqliteJobStore, type JobStore } from '../queue/index.js';
@@ -58,12 +59,11 @@ export async function loadBundles(
 export function parseJobIds(values: string[]): number[] {
   return values.map((value) => {
     if (!/^[1-9][0-9]{0,15}$/.test(value)) {
-      throw new UsageError(`JOB must be a job id (a positive integer), got \`${value}\``);
+      throw new ProctorError(
+        'USAGE',
+        `JOB must be a job id (a positive integer), got \`${value}\``,
+      );
     }
     return Number(value);
   });
-}
-
-export class UsageError extends Error {
-  override readonly name = 'UsageError';
 }

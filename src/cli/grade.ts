@@ -7,7 +7,7 @@ import { createLogger } from '../logger.js';
 import { gateLine, loadBundle, testsHash } from '../oracle/index.js';
 import { DEFAULT_MAX_ARTIFACT_BYTES, containsSecret } from '../store/index.js';
 import { createRuntime, type GradeResult } from '../workers/index.js';
-import { UsageError, type CommandContext } from './context.js';
+import { type CommandContext } from './context.js';
 import { waitForJobs } from './wait.js';
 
 async function readPatch(file: string): Promise<Buffer> {
@@ -17,7 +17,8 @@ async function readPatch(file: string): Promise<Buffer> {
     for await (const chunk of process.stdin) {
       size += (chunk as Buffer).length;
       if (size > DEFAULT_MAX_ARTIFACT_BYTES) {
-        throw new UsageError(
+        throw new ProctorError(
+          'USAGE',
           `the patch on stdin is larger than ${DEFAULT_MAX_ARTIFACT_BYTES} bytes`,
         );
       }
@@ -29,13 +30,17 @@ async function readPatch(file: string): Promise<Buffer> {
   try {
     info = await stat(file);
   } catch (error) {
-    throw new UsageError(
+    throw new ProctorError(
+      'USAGE',
       `--patch ${file}: ${(error as NodeJS.ErrnoException).code ?? 'cannot read'}`,
     );
   }
-  if (!info.isFile()) throw new UsageError(`--patch ${file}: not a regular file`);
+  if (!info.isFile()) throw new ProctorError('USAGE', `--patch ${file}: not a regular file`);
   if (info.size > DEFAULT_MAX_ARTIFACT_BYTES) {
-    throw new UsageError(`--patch ${file}: larger than ${DEFAULT_MAX_ARTIFACT_BYTES} bytes`);
+    throw new ProctorError(
+      'USAGE',
+      `--patch ${file}: larger than ${DEFAULT_MAX_ARTIFACT_BYTES} bytes`,
+    );
   }
   return readFile(file);
 }
@@ -51,7 +56,8 @@ export async function gradeCommand(
   const runtime = createRuntime(config, context.clock, createLogger({ level: 'warn' }));
   try {
     if (containsSecret(patch, runtime.secrets)) {
-      throw new UsageError(
+      throw new ProctorError(
+        'USAGE',
         `--patch ${options.patch} contains a provider key from this environment; refusing to store it`,
       );
     }

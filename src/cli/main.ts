@@ -9,7 +9,7 @@ import { cancelCommand } from './cancel.js';
 import { gradeCommand } from './grade.js';
 import { serveCommand } from './serve.js';
 import { solveCommand } from './solve.js';
-import { UsageError, createContext, processIo, type Io } from './context.js';
+import { createContext, processIo, type Io } from './context.js';
 import { statusCommand } from './status.js';
 import { validateCommand } from './validate.js';
 import { workerCommand } from './worker.js';
@@ -206,10 +206,6 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
     if (error instanceof CommanderError) {
       // Help and version are not errors; everything else commander reports is usage.
       return error.exitCode === 0 ? 0 : EXIT_USAGE;
-    }
-    if (error instanceof UsageError) {
-      io.err(`proctor: ${error.message}`);
-      return EXIT_USAGE;
     }
     if (error instanceof ProctorError) {
       io.err(`proctor: ${error.message}`);

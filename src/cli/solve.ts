@@ -9,7 +9,7 @@ import { createLogger } from '../logger.js';
 import { gateLine, testsHash, type Bundle } from '../oracle/index.js';
 import type { Job } from '../queue/index.js';
 import { createRuntime, type GradeResult, type SolveResult } from '../workers/index.js';
-import { UsageError, loadBundles, type CommandContext } from './context.js';
+import { loadBundles, type CommandContext } from './context.js';
 import { formatTable } from './table.js';
 import { waitForJobs } from './wait.js';
 
@@ -39,17 +39,19 @@ export async function solveCommand(
   const profile = config.solvers[options.solver];
   if (!profile) {
     const names = Object.keys(config.solvers);
-    throw new UsageError(
+    throw new ProctorError(
+      'USAGE',
       `--solver ${options.solver}: no such profile in ${config.home}/proctor.toml (profiles: ${names.join(', ') || 'none'})`,
     );
   }
   if (solverKey(profile) === undefined) {
-    throw new UsageError(
+    throw new ProctorError(
+      'USAGE',
       `--solver ${options.solver}: the variable ${profile.api_key_env} is not set`,
     );
   }
   const { bundles } = await loadBundles(io, paths);
-  if (bundles.length === 0) throw new UsageError('no valid bundle to solve');
+  if (bundles.length === 0) throw new ProctorError('USAGE', 'no valid bundle to solve');
   const runtime = createRuntime(config, context.clock, createLogger({ level: 'warn' }));
   try {
     const { batch } = await runtime.store.enqueueBatch({

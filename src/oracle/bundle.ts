@@ -17,7 +17,8 @@
 //   candidate_files = 200       1 ..= 100000      most files a candidate may touch
 import { lstat, readdir, realpath, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { parse as parseToml, TomlError } from 'smol-toml';
+import { parse as parseToml } from 'smol-toml';
+import { tomlProblem, zodProblems } from '../problems.js';
 import { z } from 'zod';
 import { isProctorError, ProctorError } from '../errors.js';
 import {
@@ -258,14 +259,6 @@ function issueMessage(issue: z.core.$ZodRawIssue): string | undefined {
   }
 }
 
-function keyOf(path: PropertyKey[]): string {
-  return path
-    .map((part, i) =>
-      typeof part === 'number' ? `[${part}]` : `${i === 0 ? '' : '.'}${String(part)}`,
-    )
-    .join('');
-}
-
 /** Validates parsed task.toml, returning every problem with its key. */
 export function parseTask(raw: unknown): {
   task?: TaskFile;
@@ -275,14 +268,7 @@ export function parseTask(raw: unknown): {
   const add = (key: string, message: string) =>
     problems.push(key === '' ? { message } : { key, message });
   const result = taskSchema.safeParse(raw, { error: issueMessage });
-  for (const issue of result.error?.issues ?? []) {
-    const key = keyOf(issue.path);
-    if (issue.code === 'unrecognized_keys') {
-      for (const name of issue.keys) add(key === '' ? name : `${key}.${name}`, 'unknown key');
-    } else if (issue.code === 'invalid_key') {
-      add(key, issue.issues.map((inner) => inner.message).join('; '));
-    } else add(key, issue.message);
-  }
+  if (result.error) for (const { key, message } of zodProblems(result.error)) add(key, message);
   // Checked on the raw table, so that it is reported even when other keys are wrong.
   const env = (raw as { environment?: unknown } | undefined)?.environment;
   if (typeof env === 'object' && env !== null && !Array.isArray(env)) {
@@ -386,9 +372,7 @@ async function readTask(
   try {
     raw = parseToml(text);
   } catch (error) {
-    const where = error instanceof TomlError ? `line ${error.line}, column ${error.column}: ` : '';
-    const message = error instanceof Error ? error.message.split('\n')[0] : String(error);
-    problems.push({ file: FILES.task, message: `${where}${message}` });
+    problems.push({ file: FILES.task, message: tomlProblem(error) });
     return undefined;
   }
   const parsed = parseTask(raw);

@@ -17,7 +17,8 @@
 // - Test IDs are compared exactly, without trimming or whitespace normalisation.
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { z } from 'zod';
-import { ProctorError, zodProblem } from '../errors.js';
+import { ProctorError } from '../errors.js';
+import { zodProblem } from '../problems.js';
 
 export const TEST_STATUSES = ['passed', 'failed', 'error', 'skipped'] as const;
 export type TestStatus = (typeof TEST_STATUSES)[number];

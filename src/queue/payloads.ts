@@ -1,7 +1,8 @@
 // The payload schema of each job kind, checked at enqueue (so a bad request is refused with a
 // message naming the field) and again when a worker claims the job.
 import { z } from 'zod';
-import { ProctorError, zodProblem } from '../errors.js';
+import { ProctorError } from '../errors.js';
+import { zodProblem } from '../problems.js';
 import type { JobKind } from './constants.js';
 
 /** Largest payload accepted, as JSON text. Payloads name bundles and artifacts; they never carry them. */

@@ -61,6 +61,8 @@ export const jobs = sqliteTable(
     cancelRequestedAt: integer('cancel_requested_at'),
     result: text('result'),
     lastError: text('last_error'),
+    /** The ProctorError code of the last failure (WORKER_LOST, CANCELLED, …), for reports. */
+    errorCode: text('error_code'),
     createdAt: integer('created_at').notNull(),
     updatedAt: integer('updated_at').notNull(),
     startedAt: integer('started_at'),

@@ -34,6 +34,8 @@ export interface Job {
   cancelRequestedAt: number | null;
   result: unknown;
   lastError: string | null;
+  /** The code of the last failure (an ErrorCode), or null. */
+  errorCode: string | null;
   createdAt: number;
   updatedAt: number;
   startedAt: number | null;
@@ -187,7 +189,12 @@ export interface JobStore {
     artifacts?: ArtifactRecord[],
     extras?: CompletionExtras,
   ): Promise<boolean>;
-  fail(lease: Lease, error: string, options?: { retryable?: boolean }): Promise<FailOutcome>;
+  /** `code` is the failure's ErrorCode (default INTERNAL), stored beside the message. */
+  fail(
+    lease: Lease,
+    error: string,
+    options?: { retryable?: boolean; code?: string },
+  ): Promise<FailOutcome>;
   /** Ends a running job whose cancel was honoured. */
   markCancelled(lease: Lease, reason?: string): Promise<boolean>;
   /** Hands a running job back to the queue (shutdown) without spending one of its attempts. */

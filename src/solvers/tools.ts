@@ -19,7 +19,8 @@
 // the workdir) keeps the tool to its contract; it is no security boundary, since run_command
 // runs anything as the same user. The container is the boundary.
 import { z } from 'zod';
-import { ProctorError, zodProblem } from '../errors.js';
+import { ProctorError } from '../errors.js';
+import { zodProblem } from '../problems.js';
 import {
   execInContainer,
   type DockerClient,

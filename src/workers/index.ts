@@ -9,7 +9,6 @@ export type {
   WorkerPool,
   WorkerPoolOptions,
 } from './pool.js';
-export { JobError, isRetryable } from './job-error.js';
 export { drainOnSignals } from './shutdown.js';
 export type { ShutdownOptions } from './shutdown.js';
 export { createOwnerId, isDeadLocalOwner } from './owner.js';

@@ -6,7 +6,7 @@
 // (retrying cannot help); anything else thrown (the engine went away) is retried.
 import { readFile } from 'node:fs/promises';
 import type { Clock } from '../clock.js';
-import { describeError, isProctorError } from '../errors.js';
+import { ProctorError, describeError, withContext } from '../errors.js';
 import {
   decideBaseline,
   evaluate,
@@ -27,7 +27,6 @@ import {
 } from '../sandbox/index.js';
 import type { ArtifactStore } from '../store/index.js';
 import type { ImageCache } from './images.js';
-import { JobError } from './job-error.js';
 import type { HandlerOutput, JobContext, JobHandler } from './pool.js';
 
 export interface OracleDeps {
@@ -82,19 +81,12 @@ function imageSummary(image: ResolvedImage): ImageSummary {
   return { ...image.identity, localId: image.localId };
 }
 
-/** Failures that will recur on every attempt: the job fails at once, with the reason. */
+/**
+ * Rethrows with `what` before the message. The code decides whether the job is tried again:
+ * a bad bundle fails at once, a Docker hiccup is retried.
+ */
 function permanent(error: unknown, what: string): never {
-  if (
-    isProctorError(error, 'BUNDLE_INVALID') ||
-    isProctorError(error, 'IMAGE_INVALID') ||
-    isProctorError(error, 'SANDBOX_INVALID') ||
-    isProctorError(error, 'PATCH_INVALID') ||
-    isProctorError(error, 'ARTIFACT_INVALID') ||
-    isProctorError(error, 'ARTIFACT_NOT_FOUND')
-  ) {
-    throw new JobError(`${what}: ${describeError(error)}`, { retryable: false, cause: error });
-  }
-  throw error;
+  throw withContext(error, what);
 }
 
 async function withBundle(path: string): Promise<Bundle> {
@@ -165,7 +157,9 @@ export function gradeHandler(deps: OracleDeps): JobHandler {
     let diff: Buffer;
     try {
       const record = await deps.store.getArtifact(payload.candidate);
-      if (!record) throw new JobError(`no candidate artifact ${payload.candidate}`);
+      if (!record) {
+        throw new ProctorError('ARTIFACT_NOT_FOUND', `no candidate artifact ${payload.candidate}`);
+      }
       diff = await deps.artifacts.read(record);
     } catch (error) {
       permanent(error, 'cannot read the candidate');

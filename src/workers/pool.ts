@@ -8,7 +8,7 @@
 // settles, and handlers must stop their work (later, their containers) before settling.
 import PQueue from 'p-queue';
 import type { Clock } from '../clock.js';
-import { describeError } from '../errors.js';
+import { describeError, errorCode, isRetryable } from '../errors.js';
 import type { Logger } from '../logger.js';
 import {
   JOB_KINDS,
@@ -21,7 +21,6 @@ import {
   type EnqueueRequest,
   type TaskValidityInput,
 } from '../queue/index.js';
-import { isRetryable } from './job-error.js';
 import { createOwnerId, isDeadLocalOwner } from './owner.js';
 import { createWakeup, type Wakeup } from './wakeup.js';
 
@@ -162,7 +161,10 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       try {
         payload = parsePayload(kind, job.payload);
       } catch (error) {
-        await store.fail(lease, redact.text(describeError(error)), { retryable: false });
+        await store.fail(lease, redact.text(describeError(error)), {
+          retryable: false,
+          code: 'PAYLOAD_INVALID',
+        });
         return;
       }
       const handler = handlers[kind];
@@ -228,6 +230,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     } else {
       const outcome = await store.fail(lease, redact.text(describeError(error)), {
         retryable: isRetryable(error),
+        code: errorCode(error),
       });
       logger.debug('job failed', { job: lease.id, outcome, error: describeError(error) });
     }

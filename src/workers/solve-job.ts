@@ -9,7 +9,7 @@
 // names it, and no grade is enqueued; a cancel ends the job as cancelled.
 import type { Clock } from '../clock.js';
 import { solverKey, type SolverProfile } from '../config.js';
-import { ProctorError, describeError, isProctorError } from '../errors.js';
+import { ProctorError, describeError, isProctorError, withContext } from '../errors.js';
 import { loadBundle, readDescription, type Bundle } from '../oracle/index.js';
 import type { PayloadOf } from '../queue/index.js';
 import {
@@ -28,7 +28,6 @@ import { createTranscript, type SolveEnd } from '../solvers/transcript.js';
 import { containsSecret, type ArtifactRecord, type ArtifactStore } from '../store/index.js';
 import type { ImageCache } from './images.js';
 import { asOwner } from './oracle-jobs.js';
-import { JobError } from './job-error.js';
 import type { EvaluatorSandbox } from '../oracle/index.js';
 import type { HandlerOutput, JobHandler } from './pool.js';
 
@@ -70,36 +69,33 @@ const REASON_OF_END: Record<SolveEnd['reason'], string> = {
   protocol_error: 'SOLVER_PROTOCOL_ERROR',
 };
 
-function permanent(message: string, cause?: unknown): never {
-  throw new JobError(message, { retryable: false, cause });
-}
-
 export function solveHandler(deps: SolveDeps): JobHandler {
   return async (context): Promise<HandlerOutput> => {
     const payload = context.payload as PayloadOf<'solve'>;
     const profile = deps.solvers[payload.solver];
-    if (!profile) permanent(`no solver profile named ${payload.solver} in proctor.toml`);
+    if (!profile) {
+      throw new ProctorError(
+        'CONFIG_INVALID',
+        `no solver profile named ${payload.solver} in proctor.toml`,
+      );
+    }
     const apiKey = solverKey(profile);
     if (apiKey === undefined) {
-      permanent(`solver ${payload.solver}: the variable ${profile.api_key_env} is not set`);
+      throw new ProctorError(
+        'CONFIG_INVALID',
+        `solver ${payload.solver}: the variable ${profile.api_key_env} is not set`,
+      );
     }
     let bundle: Bundle;
     try {
       bundle = await loadBundle(payload.bundle);
     } catch (error) {
-      permanent(`cannot load the bundle: ${describeError(error)}`, error);
+      throw withContext(error, 'cannot load the bundle');
     }
     const prompt = await readDescription(bundle);
-    let seconds: number;
-    try {
-      seconds = effectiveSeconds(bundle.limits.solverSeconds, payload.timeoutSeconds);
-    } catch (error) {
-      permanent(describeError(error), error);
-    }
-    const image = await deps.images.resolve(bundle, context.signal).catch((error: unknown) => {
-      if (isProctorError(error, 'IMAGE_INVALID')) permanent(describeError(error), error);
-      throw error;
-    });
+    // A USAGE error: not retried, since the payload will be just as wrong next time.
+    const seconds = effectiveSeconds(bundle.limits.solverSeconds, payload.timeoutSeconds);
+    const image = await deps.images.resolve(bundle, context.signal);
     const { uid, gid } = deps.sandbox;
     const runtime = deps.sandbox.runtime ? { runtime: deps.sandbox.runtime } : {};
     const transcript = createTranscript();
@@ -114,9 +110,6 @@ export function solveHandler(deps: SolveDeps): JobHandler {
         uid,
         gid,
         ...runtime,
-      }).catch((error: unknown) => {
-        if (isProctorError(error, 'SANDBOX_INVALID')) permanent(describeError(error), error);
-        throw error;
       });
       const container = await startIdleContainer(deps.docker, {
         owner,

@@ -70,14 +70,14 @@ describe('parseReport: Proctor JSON', () => {
     expectInvalid(() => parse('{"schema":1,"tests":[],"extra":true}'), /unknown key `extra`/);
     expectInvalid(
       () => parse(json([{ id: 'x', status: 'passed', time: 1 }])),
-      /report\.tests\.0: unknown key `time`/,
+      /report\.tests\[0\]: unknown key `time`/,
     );
   });
 
   it('refuses a wrong schema, a missing list, a bad status and bad IDs', () => {
     expectInvalid(() => parse('{"schema":2,"tests":[]}'), /report\.schema/);
     expectInvalid(() => parse('{"schema":1}'), /report\.tests/);
-    expectInvalid(() => parse(json([{ id: 'x', status: 'ok' }])), /report\.tests\.0\.status/);
+    expectInvalid(() => parse(json([{ id: 'x', status: 'ok' }])), /report\.tests\[0\]\.status/);
     expectInvalid(() => parse(json([{ id: '', status: 'passed' }])), /report\.tests\.0\.id/);
     expectInvalid(() => parse(json([{ id: 7, status: 'passed' }])), /report\.tests\.0\.id/);
     expectInvalid(
@@ -96,7 +96,7 @@ describe('parseReport: Proctor JSON', () => {
 
   it('refuses absurdly deep JSON without overflowing the stack', () => {
     const deep = '{"schema":1,"tests":' + '['.repeat(200_000) + ']'.repeat(200_000) + '}';
-    expectInvalid(() => parse(deep), /report\.tests\.0|malformed JSON/);
+    expectInvalid(() => parse(deep), /report\.tests\[0\]|malformed JSON/);
   });
 
   it('keeps __proto__ and constructor as plain test IDs and refuses a __proto__ key', () => {

@@ -36,6 +36,17 @@ function tables(path: string): string[] {
   }
 }
 
+function jobColumns(path: string): string[] {
+  const db = new Database(path, { readonly: true });
+  try {
+    return (db.prepare('PRAGMA table_info(jobs)').all() as Array<{ name: string }>).map(
+      (c) => c.name,
+    );
+  } finally {
+    db.close();
+  }
+}
+
 describe('migrations', () => {
   it('apply to an empty file', () => {
     const path = join(tempDir(), 'proctor.db');
@@ -55,10 +66,10 @@ describe('migrations', () => {
       )
       .run();
     old.close();
-    expect(tables(path)).not.toContain('tasks');
+    expect(jobColumns(path)).not.toContain('error_code');
 
     const store = openSqliteJobStore(path, { clock: systemClock });
-    expect(tables(path)).toContain('tasks');
+    expect(jobColumns(path)).toContain('error_code');
     expect(await store.countByStatus()).toMatchObject({ queued: 1 });
     await store.close();
     // Opening again applies nothing twice.

@@ -2,11 +2,11 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.js';
+import { ProctorError } from '../../src/errors.js';
 import { silentLogger } from '../../src/logger.js';
 import { createRedactor } from '../../src/store/index.js';
 import {
   createWorkerPool,
-  JobError,
   noopHandler,
   type JobHandler,
   type WorkerPoolOptions,
@@ -84,7 +84,7 @@ describe('worker pool', () => {
       .prepare(`UPDATE jobs SET payload = '{"sleepMs":"x"}' WHERE id = ?`)
       .run(broken.id);
     const handler: JobHandler = async ({ job }) => {
-      if (job.id === bad.id) throw new JobError('bundle is invalid', { retryable: false });
+      if (job.id === bad.id) throw new ProctorError('BUNDLE_INVALID', 'bundle is invalid');
       return {};
     };
     await pool({ store, handlers: { noop: handler } }).start();
@@ -92,8 +92,12 @@ describe('worker pool', () => {
     expect(await store.getJob(bad.id)).toMatchObject({
       attempt: 1,
       lastError: 'bundle is invalid',
+      errorCode: 'BUNDLE_INVALID',
     });
-    expect((await store.getJob(broken.id))?.lastError).toContain('payload.sleepMs');
+    expect(await store.getJob(broken.id)).toMatchObject({
+      lastError: expect.stringContaining('payload.sleepMs'),
+      errorCode: 'PAYLOAD_INVALID',
+    });
   });
 
   it('delivers a cancel from another connection to the running job within 2 s', async () => {
@@ -223,9 +227,10 @@ describe('worker pool', () => {
     const redactor = createRedactor({ secrets: ['sk-poolsecret-0123456789'] });
     const handler: JobHandler = async ({ job }) => {
       if (job.id === 1) return { result: { note: 'key sk-poolsecret-0123456789', api_key: 'x1' } };
-      throw new JobError('failed with Authorization: Bearer abcdefghijklmnop', {
-        retryable: false,
-      });
+      throw new ProctorError(
+        'BUNDLE_INVALID',
+        'failed with Authorization: Bearer abcdefghijklmnop',
+      );
     };
     await store.enqueueBatch({
       jobs: [

@@ -38,6 +38,7 @@ export function cancelJobs(db: Db, ids: number[], now: number): Map<number, Canc
           finishedAt: now,
           updatedAt: now,
           lastError: 'cancelled before it started',
+          errorCode: 'CANCELLED',
         })
         .where(and(inArray(jobs.id, queued), sql`${jobs.status} = 'queued'`))
         .run();

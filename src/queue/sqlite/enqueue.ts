@@ -5,7 +5,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import { z } from 'zod';
-import { ProctorError, zodProblem } from '../../errors.js';
+import { ProctorError } from '../../errors.js';
+import { zodProblem } from '../../problems.js';
 import { JOB_KINDS, type JobKind } from '../constants.js';
 import { MAX_PAYLOAD_BYTES, payloadSchemas } from '../payloads.js';
 import type { BatchRequest, BatchResult } from '../store.js';

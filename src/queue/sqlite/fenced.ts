@@ -42,6 +42,7 @@ export function createFencedOps(db: Db) {
       status: 'done',
       result: sql`${sql.placeholder('result')}`,
       lastError: null,
+      errorCode: null,
       finishedAt: sql`${sql.placeholder('now')}`,
     })
     .where(held)
@@ -54,6 +55,7 @@ export function createFencedOps(db: Db) {
       ...ended,
       status: sql`${sql.placeholder('status')}`,
       lastError: sql`${sql.placeholder('error')}`,
+      errorCode: sql`${sql.placeholder('code')}`,
       finishedAt: sql`${sql.placeholder('now')}`,
     })
     .where(held)
@@ -67,6 +69,7 @@ export function createFencedOps(db: Db) {
       status: 'queued',
       runAt: sql`${sql.placeholder('runAt')}`,
       lastError: sql`${sql.placeholder('error')}`,
+      errorCode: sql`${sql.placeholder('code')}`,
       // A release (shutdown) hands the job back without spending an attempt.
       maxAttempts: sql`${jobs.maxAttempts} + ${sql.placeholder('extend')}`,
     })
@@ -139,29 +142,32 @@ export function createFencedOps(db: Db) {
       lease: Lease,
       error: string,
       retryable: boolean,
+      code: string,
       now: number,
       delayMs: number,
     ): FailOutcome {
       const row = attemptsLeft.get({ id: lease.id, attempt: lease.attempt });
       if (!row) return 'lost';
       if (row.cancelRequestedAt !== null) {
-        finishStatement.all({ ...lease, now, error, status: 'cancelled' });
+        finishStatement.all({ ...lease, now, error, code: 'CANCELLED', status: 'cancelled' });
         return 'cancelled';
       }
       if (retryable && row.attempt < row.maxAttempts) {
-        retryStatement.all({ ...lease, now, error, runAt: now + delayMs, extend: 0 });
+        retryStatement.all({ ...lease, now, error, code, runAt: now + delayMs, extend: 0 });
         return 'retrying';
       }
-      finishStatement.all({ ...lease, now, error, status: 'failed' });
+      finishStatement.all({ ...lease, now, error, code, status: 'failed' });
       return 'failed';
     },
 
     markCancelled(lease: Lease, reason: string, now: number): boolean {
-      return finishStatement.all({ ...lease, now, error: reason, status: 'cancelled' }).length > 0;
+      const values = { ...lease, now, error: reason, code: 'CANCELLED', status: 'cancelled' };
+      return finishStatement.all(values).length > 0;
     },
 
     release(lease: Lease, reason: string, now: number): boolean {
-      return retryStatement.all({ ...lease, now, error: reason, runAt: now, extend: 1 }).length > 0;
+      const values = { ...lease, now, error: reason, code: null, runAt: now, extend: 1 };
+      return retryStatement.all(values).length > 0;
     },
 
     cancelRequested(owner: string): Lease[] {

@@ -20,6 +20,7 @@ const requeue = (now: number, reason: string) => ({
   leaseExpiresAt: null,
   updatedAt: now,
   lastError: reason,
+  errorCode: sql<string>`CASE WHEN ${jobs.cancelRequestedAt} IS NOT NULL THEN 'CANCELLED' ELSE 'WORKER_LOST' END`,
 });
 
 const returned = {

@@ -103,12 +103,13 @@ export function openSqliteJobStore(path: string, options: SqliteJobStoreOptions)
       });
     },
 
-    fail: (lease, error, { retryable = true } = {}) =>
+    fail: (lease, error, { retryable = true, code = 'INTERNAL' } = {}) =>
       batcher.run(() =>
         fenced.fail(
           lease,
           error,
           retryable,
+          code,
           clock.now(),
           backoffDelay(lease.attempt, options.backoff),
         ),
