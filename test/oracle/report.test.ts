@@ -78,11 +78,11 @@ describe('parseReport: Proctor JSON', () => {
     expectInvalid(() => parse('{"schema":2,"tests":[]}'), /report\.schema/);
     expectInvalid(() => parse('{"schema":1}'), /report\.tests/);
     expectInvalid(() => parse(json([{ id: 'x', status: 'ok' }])), /report\.tests\[0\]\.status/);
-    expectInvalid(() => parse(json([{ id: '', status: 'passed' }])), /report\.tests\.0\.id/);
-    expectInvalid(() => parse(json([{ id: 7, status: 'passed' }])), /report\.tests\.0\.id/);
+    expectInvalid(() => parse(json([{ id: '', status: 'passed' }])), /report\.tests\[0\]\.id/);
+    expectInvalid(() => parse(json([{ id: 7, status: 'passed' }])), /report\.tests\[0\]\.id/);
     expectInvalid(
       () => parse(json([{ id: 'x'.repeat(1001), status: 'passed' }])),
-      /report\.tests\.0\.id/,
+      /report\.tests\[0\]\.id/,
     );
     expectInvalid(() => parse(json([{ id: 'a\0b', status: 'passed' }])), /NUL/);
     expect(parse(json([{ id: 'x'.repeat(1000), status: 'passed' }])).size).toBe(1);
