@@ -8,6 +8,7 @@ import { dockerHost, knownSecrets, type ProctorConfig } from '../config.js';
 import type { Logger } from '../logger.js';
 import { openSqliteJobStore, type JobKind, type JobStore } from '../queue/index.js';
 import { createDockerClient, requireDocker, type DockerClient } from '../sandbox/index.js';
+import { createModelCatalog } from '../solvers/codex/catalog.js';
 import {
   createArtifactStore,
   createRedactor,
@@ -40,6 +41,8 @@ export function createRuntime(config: ProctorConfig, clock: Clock, logger: Logge
   const secrets = knownSecrets(config);
   const redactor = createRedactor({ home: homedir(), secrets });
   const artifacts = createArtifactStore({ root: join(config.home, 'artifacts'), redactor, clock });
+  // Read by the first codex solve of this runtime and shared by its pools' later ones.
+  const codexCatalog = createModelCatalog();
   let docker: Promise<DockerClient> | undefined;
   const getDocker = () => {
     docker ??= (async () => {
@@ -75,7 +78,7 @@ export function createRuntime(config: ProctorConfig, clock: Clock, logger: Logge
       const all: Partial<Record<JobKind, JobHandler>> = {
         baseline: baselineHandler(deps),
         grade: gradeHandler(deps),
-        solve: solveHandler({ ...deps, solvers: config.solvers, secrets }),
+        solve: solveHandler({ ...deps, solvers: config.solvers, secrets, codexCatalog }),
       };
       const kinds = options.kinds ?? (Object.keys(all) as JobKind[]);
       const handlers = Object.fromEntries(kinds.flatMap((k) => (all[k] ? [[k, all[k]]] : [])));

@@ -22,6 +22,7 @@ import {
   type DockerClient,
 } from '../sandbox/index.js';
 import { createDeadline } from '../solvers/deadline.js';
+import type { ModelCatalog } from '../solvers/codex/catalog.js';
 import { runCodex } from '../solvers/codex/run.js';
 import { runFlat } from '../solvers/flat.js';
 import { createTranscript, type SolveEnd } from '../solvers/transcript.js';
@@ -41,6 +42,8 @@ export interface SolveDeps {
   solvers: Record<string, SolverProfile>;
   /** Provider keys: a candidate holding one is rejected rather than stored. */
   secrets: readonly string[];
+  /** The codex adapter's model catalog, read once per runtime. */
+  codexCatalog: ModelCatalog;
 }
 
 /** What a solve job stores as its result. */
@@ -142,16 +145,19 @@ export function solveHandler(deps: SolveDeps): JobHandler {
         const common = { prompt, sandbox, deadline, signal: context.signal, transcript };
         end =
           profile.adapter === 'codex'
-            ? await runCodex({
-                ...common,
-                profile: {
-                  baseUrl: profile.base_url,
-                  model: profile.model,
-                  apiKey,
-                  maxToolCalls: profile.max_tool_calls,
-                  maxTokens: profile.max_tokens,
+            ? await runCodex(
+                {
+                  ...common,
+                  profile: {
+                    baseUrl: profile.base_url,
+                    model: profile.model,
+                    apiKey,
+                    maxToolCalls: profile.max_tool_calls,
+                    maxTokens: profile.max_tokens,
+                  },
                 },
-              })
+                { catalog: deps.codexCatalog },
+              )
             : await runFlat({
                 ...common,
                 profile: {

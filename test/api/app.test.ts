@@ -4,7 +4,7 @@
 // slices, artifact downloads rechecked on disk, validation of bundle paths under tasks_root,
 // and the OpenAPI document. Requests go through node:http, so Host and Origin are real.
 import { request } from 'node:http';
-import { cpSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MAX_BODY_BYTES } from '../../src/api/app.js';
@@ -19,10 +19,13 @@ import { onCleanup, tempDir, tempStore } from '../helpers/temp.js';
 const TASK = join(ROOT, 'test/fixtures/bundles/shell-task');
 
 async function api() {
-  const home = tempDir();
-  const tasks = join(home, '..', `tasks-${home.split('/').pop()}`);
+  // The home in a temp dir of its own, so that anything written beside it shows (and goes).
+  const parent = tempDir();
+  const home = join(parent, 'home');
+  mkdirSync(home);
+  const tasks = join(home, 'tasks');
   mkdirSync(tasks);
-  onCleanup(() => undefined);
+  onCleanup(() => expect(readdirSync(parent)).toEqual(['home']));
   cpSync(TASK, join(tasks, 'shell-task'), { recursive: true });
   writeFileSync(
     join(home, 'proctor.toml'),

@@ -1,14 +1,15 @@
 // The real Docker engine for tests: a client that fails loudly when no engine answers,
 // fixture images built once (and cached by the engine), and label-based cleanup so that no
-// test leaves a container or volume behind.
+// test leaves a container or volume behind: per test (testOwner) and per file (dockerScope).
 import { execFile, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { createDockerClient, type DockerClient } from '../../src/sandbox/docker.js';
+import { afterAll, expect } from 'vitest';
+import { createDockerClient, isNotFound, type DockerClient } from '../../src/sandbox/docker.js';
 import { removeOwned } from '../../src/sandbox/cleanup.js';
 import { createWorkspace } from '../../src/sandbox/workspace.js';
-import type { Owner } from '../../src/sandbox/labels.js';
+import { LABEL, type Owner } from '../../src/sandbox/labels.js';
 import { ROOT } from './processes.js';
 import { onCleanup } from './temp.js';
 
@@ -18,17 +19,72 @@ export function testDocker(): DockerClient {
   return createDockerClient(process.env['DOCKER_HOST']);
 }
 
+/** The Proctor home of testOwner's owners by default, shared by the files that use it. */
+const SHARED_HOME = '/proctor-tests';
+
 /** A fresh owner for one test; everything it labels is removed after the test. */
-export function testOwner(docker: DockerClient, prefix = 'test'): Owner {
-  const owner = {
-    job: `${prefix}-${randomBytes(4).toString('hex')}`,
-    attempt: 1,
-    home: '/proctor-tests',
-  };
+export function testOwner(docker: DockerClient, prefix = 'test', home = SHARED_HOME): Owner {
+  const owner = { job: `${prefix}-${randomBytes(4).toString('hex')}`, attempt: 1, home };
   onCleanup(async () => {
     await removeOwned(docker, owner);
   });
   return owner;
+}
+
+/**
+ * Where one test file's containers and volumes live, apart from every other file's: a home of
+ * its own (not testOwner's shared one, which test/sandbox/cleanup.test.ts reaps while other
+ * files run, evaluations in flight included) and a job prefix with a random part (which keeps
+ * a concurrent run of the same file apart).
+ */
+export interface DockerScope {
+  /** Every owner's job name starts with `<prefix>-`. */
+  readonly prefix: string;
+  readonly home: string;
+  /** A fresh owner in this scope; everything it labels is removed after the test. */
+  owner(): Owner;
+}
+
+/**
+ * The Docker scope of the calling test file (call it at the top level of the file). After the
+ * file, everything labelled with the scope is removed, and the file fails if anything was:
+ * each test must remove what it made.
+ */
+export function dockerScope(docker: DockerClient, name: string): DockerScope {
+  const scope = {
+    prefix: `${name}-${randomBytes(3).toString('hex')}`,
+    home: `${SHARED_HOME}/${name}`,
+    owner: () => testOwner(docker, scope.prefix, scope.home),
+  };
+  afterAll(async () => {
+    expect(await removeScope(docker, scope)).toEqual([]);
+  });
+  return scope;
+}
+
+/** Removes the containers, then the volumes, labelled with the scope; their names. */
+async function removeScope(
+  docker: DockerClient,
+  scope: Pick<DockerScope, 'prefix' | 'home'>,
+): Promise<string[]> {
+  const filters = { label: [`${LABEL.home}=${scope.home}`] };
+  const mine = (labels: Record<string, string> | null | undefined) =>
+    labels?.[LABEL.job]?.startsWith(`${scope.prefix}-`) ?? false;
+  const ignoreGone = (error: unknown) => {
+    if (!isNotFound(error)) throw error;
+  };
+  const names: string[] = [];
+  const containers = await docker.listContainers({ all: true, filters });
+  for (const c of containers.filter((c) => mine(c.Labels))) {
+    names.push(c.Names.join(','));
+    await docker.getContainer(c.Id).remove({ force: true }).catch(ignoreGone);
+  }
+  const { Volumes: volumes } = await docker.listVolumes({ filters });
+  for (const v of (volumes ?? []).filter((v) => mine(v.Labels))) {
+    names.push(v.Name);
+    await docker.getVolume(v.Name).remove({ force: true }).catch(ignoreGone);
+  }
+  return names;
 }
 
 const built = new Map<string, Promise<string>>();

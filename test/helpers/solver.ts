@@ -9,7 +9,7 @@ import {
 } from '../../src/sandbox/index.js';
 import type { ToolSandbox } from '../../src/solvers/index.js';
 import { SHELL_TASK } from './bundles.js';
-import { testDocker, testOwner } from './docker.js';
+import { testDocker, type DockerScope } from './docker.js';
 import { onCleanup } from './temp.js';
 
 let task: Promise<{ bundle: Bundle; imageId: string }> | undefined;
@@ -25,20 +25,18 @@ export function shellTask(): Promise<{ bundle: Bundle; imageId: string }> {
 }
 
 export interface SolverSandboxOptions {
-  /** Owners' job names start with it, so a file can find what its tests left. */
-  prefix: string;
-  /** The owners' home: not testOwner's shared one, which the cleanup tests reap. */
-  home: string;
   outputBytes?: number;
   patchBytes?: number;
 }
 
-/** A solver container on a fresh workspace, removed (with its volume) after the test. */
-export async function solverSandbox(options: SolverSandboxOptions): Promise<ToolSandbox> {
+/** A solver container on a fresh workspace in `scope`, removed (with its volume) after the test. */
+export async function solverSandbox(
+  scope: DockerScope,
+  options: SolverSandboxOptions = {},
+): Promise<ToolSandbox> {
   const docker = testDocker();
   const { bundle, imageId } = await shellTask();
-  const owner = testOwner(docker, options.prefix);
-  owner.home = options.home; // the object testOwner's cleanup removes by
+  const owner = scope.owner();
   const ids = { uid: 1000, gid: 1000, workdir: bundle.workdir };
   const common = { owner, role: 'solver' as const, image: imageId, ...ids };
   const volume = await createWorkspace(docker, {

@@ -13,8 +13,18 @@ import {
 
 const cleanups: Array<() => Promise<void> | void> = [];
 
+// Every cleanup runs even when one throws (a failed check must not leave folders or
+// containers behind); the first error then fails the test.
 afterEach(async () => {
-  while (cleanups.length > 0) await cleanups.pop()?.();
+  const errors: unknown[] = [];
+  while (cleanups.length > 0) {
+    try {
+      await cleanups.pop()?.();
+    } catch (error) {
+      errors.push(error);
+    }
+  }
+  if (errors.length > 0) throw errors[0];
 });
 
 export function onCleanup(fn: () => Promise<void> | void): void {

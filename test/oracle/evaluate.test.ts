@@ -7,7 +7,7 @@
 // environment. Every evaluation must remove its own container and volumes before it returns.
 import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { loadBundle, type Bundle } from '../../src/oracle/bundle.js';
 import { evaluate, type Evaluation, type PhaseRecord } from '../../src/oracle/evaluate.js';
 import { DEFAULT_REPORT_LIMITS } from '../../src/oracle/report.js';
@@ -22,21 +22,16 @@ import {
   shellLib,
   type BundleEdits,
 } from '../helpers/bundles.js';
-import { testDocker, testOwner } from '../helpers/docker.js';
+import { dockerScope, testDocker } from '../helpers/docker.js';
 import { onCleanup } from '../helpers/temp.js';
 
 const docker = testDocker();
 /**
- * Every owner of this run starts with it, so that afterAll can find what any test left; the
- * run's own random part keeps a concurrent run of this file (another `vitest run`) apart.
+ * Where this file's evaluations are labelled, apart from the other files' (the reaper test in
+ * test/sandbox/cleanup.test.ts would otherwise reap an evaluation in flight here); nothing may
+ * be left there after the file.
  */
-const PREFIX = `oracle-eval-${randomBytes(3).toString('hex')}`;
-/**
- * The Proctor home of this file's owners. Not testOwner's shared `/proctor-tests`: the reaper
- * test in test/sandbox/cleanup.test.ts reaps every orphan of that home, which, when the files
- * run concurrently, includes an evaluation in flight here.
- */
-const HOME = '/proctor-tests/oracle-evaluate';
+const SCOPE = dockerScope(docker, 'oracle-evaluate');
 const SANDBOX = { uid: 1000, gid: 1000 };
 /** The limits of the copied bundles: small, so that a misbehaving candidate is stopped soon. */
 const SMALL = { test_seconds: 5, memory_mb: 128, pids: 64, output_bytes: 65_536 };
@@ -60,23 +55,6 @@ beforeAll(async () => {
   originalRunner = readFileSync(shellTask.paths.runner, 'utf8');
 }, 600_000);
 
-afterAll(async () => {
-  const mine = (labels: Record<string, string> | null | undefined) =>
-    labels?.[LABEL.job]?.startsWith(`${PREFIX}-`) ?? false;
-  const containers = await docker.listContainers({ all: true, filters: { label: [LABEL.job] } });
-  const { Volumes: volumes } = await docker.listVolumes({ filters: { label: [LABEL.job] } });
-  expect(containers.filter((c) => mine(c.Labels)).map((c) => c.Names)).toEqual([]);
-  expect((volumes ?? []).filter((v) => mine(v.Labels)).map((v) => v.Name)).toEqual([]);
-});
-
-/** A testOwner (everything it labels is removed after the test) in this file's HOME. */
-function evalOwner(): Owner {
-  const owner = testOwner(docker, PREFIX);
-  // The same object testOwner's cleanup removes by, so the cleanup follows the new home.
-  owner.home = HOME;
-  return owner;
-}
-
 /** Containers and volumes labelled with this owner's job. */
 async function owned(owner: Owner): Promise<{ containers: string[]; volumes: string[] }> {
   const label = [`${LABEL.job}=${owner.job}`];
@@ -93,7 +71,7 @@ async function grade(
   bundle: Bundle,
   candidate: Buffer | null,
 ): Promise<{ evaluation: Evaluation; elapsedMs: number }> {
-  const owner = evalOwner();
+  const owner = SCOPE.owner();
   const started = Date.now();
   const evaluation = await evaluate(docker, {
     bundle,

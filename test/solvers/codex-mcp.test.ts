@@ -27,19 +27,16 @@ import {
   type ToolSandbox,
 } from '../../src/solvers/index.js';
 import { SHELL_TASK, candidateDiff } from '../helpers/bundles.js';
-import { testDocker } from '../helpers/docker.js';
+import { dockerScope, testDocker } from '../helpers/docker.js';
 import { ROOT } from '../helpers/processes.js';
 import { shellTask, solverSandbox } from '../helpers/solver.js';
 import { onCleanup, tempDir } from '../helpers/temp.js';
 import { waitFor } from '../helpers/wait.js';
 
 const docker = testDocker();
-const PREFIX = `codex-mcp-${randomBytes(3).toString('hex')}`;
-/** Not testOwner's shared home, which test/sandbox/cleanup.test.ts reaps while we run. */
-const HOME = '/proctor-tests/codex-mcp';
 const BRIDGE = join(ROOT, 'src/solvers/codex/bridge.ts');
-/** Where this file's solver sandboxes are labelled. */
-const WHERE = { prefix: PREFIX, home: HOME };
+/** Where this file's solver sandboxes are labelled; nothing may be left there after it. */
+const WHERE = dockerScope(docker, 'codex-mcp');
 const LIB = readFileSync(`${SHELL_TASK}/environment/repo/lib.sh`, 'utf8');
 
 beforeAll(async () => {

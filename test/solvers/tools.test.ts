@@ -3,11 +3,10 @@
 // it. Ordinary calls, and the model's mistakes and tricks: commands that hang, flood or
 // outlive the deadline, reads through symlinks, `..`, directories and FIFOs, patches that do
 // not apply or are too big, and arguments that are not what the schema says.
-import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { isProctorError } from '../../src/errors.js';
-import { LABEL, requireDocker } from '../../src/sandbox/index.js';
+import { requireDocker } from '../../src/sandbox/index.js';
 import {
   TOOL_DEFINITIONS,
   TOOL_NAMES,
@@ -18,29 +17,19 @@ import {
   type ToolSandbox,
 } from '../../src/solvers/index.js';
 import { SHELL_TASK, candidateDiff } from '../helpers/bundles.js';
-import { testDocker } from '../helpers/docker.js';
+import { dockerScope, testDocker } from '../helpers/docker.js';
 import { shellTask, solverSandbox } from '../helpers/solver.js';
 import { onCleanup } from '../helpers/temp.js';
 
 const docker = testDocker();
-/** This run's owners start with it, so that afterAll finds anything a test left. */
-const PREFIX = `solver-tools-${randomBytes(3).toString('hex')}`;
-/** Not testOwner's shared home, which test/sandbox/cleanup.test.ts reaps while we run. */
-const HOME = '/proctor-tests/solver-tools';
-/** Where this file's solver sandboxes are labelled. */
-const WHERE = { prefix: PREFIX, home: HOME };
+/** Where this file's solver sandboxes are labelled; nothing may be left there after it. */
+const WHERE = dockerScope(docker, 'solver-tools');
 const LIB = readFileSync(`${SHELL_TASK}/environment/repo/lib.sh`, 'utf8');
 
 beforeAll(async () => {
   await requireDocker(docker);
   await shellTask(); // builds the image once, outside any test's timeout
 }, 600_000);
-
-afterAll(async () => {
-  const containers = await docker.listContainers({ all: true, filters: { label: [LABEL.job] } });
-  const mine = containers.filter((c) => c.Labels[LABEL.job]?.startsWith(`${PREFIX}-`));
-  expect(mine.map((c) => c.Names)).toEqual([]);
-});
 
 /** A sandbox whose container does not exist: any exec would throw DOCKER_ERROR. */
 const NOWHERE: ToolSandbox = {
@@ -113,7 +102,7 @@ describe('run_command', () => {
   });
 
   it('keeps at most output_bytes of each stream, head and tail, and says it truncated', async () => {
-    const sandbox = await solverSandbox({ ...WHERE, outputBytes: 1000 });
+    const sandbox = await solverSandbox(WHERE, { outputBytes: 1000 });
     const result = await run(sandbox, 'yes | head -c 1000000; yes no | head -c 5000 >&2');
     expect(result.content).toMatchObject({ exit_code: 0, truncated: true });
     const { stdout, stderr } = result.content as { stdout: string; stderr: string };
@@ -175,7 +164,7 @@ describe('run_command', () => {
 
 describe('read_file', () => {
   it('reads a file by a relative or an absolute path, and pages with offset and limit', async () => {
-    const sandbox = await solverSandbox({ ...WHERE, outputBytes: 40 });
+    const sandbox = await solverSandbox(WHERE, { outputBytes: 40 });
     const whole = {
       content: LIB,
       bytes_read: LIB.length,

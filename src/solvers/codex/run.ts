@@ -8,37 +8,32 @@
 // - the key reaches codex only through `codex login --with-api-key` on stdin: never argv, never
 //   an environment; codex itself runs with a clean environment (PATH, HOME, CODEX_HOME and the
 //   two variables the MCP bridge needs);
-// - every built-in tool and feature the seed lists is disabled, user config and rules are
-//   ignored, config is strict, retries are off, and a model catalog entry for the profile's
-//   model stops the metadata notice at its source;
+// - the command line (argv.ts) disables every built-in tool and feature the seed lists, ignores
+//   user config and rules, makes config strict and turns retries off; a model catalog entry for
+//   the profile's model (catalog.ts) stops the metadata notice at its source;
 // - exactly one MCP server, `proctor`, required and pre-approved: the stdio bridge
 //   (bridge.ts) to an ephemeral Unix socket served here, which checks a capability token
 //   passed in the environment (never argv) and publishes only the three tools;
 // - the JSONL on stdout is audited line by line, fail-closed (audit.ts); the first fatal line
-//   kills the process group at once, as do cancel and the deadline. Preflight (version, system
-//   config, catalog, login) and the run spend the same deadline.
-import { spawn, type ChildProcess } from 'node:child_process';
+//   kills the process group at once (process.ts), as do cancel and the deadline. Preflight
+//   (version, system config, catalog, login) and the run spend the same deadline.
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import type { Readable } from 'node:stream';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { describeError } from '../../errors.js';
 import { createOutputBuffer } from '../../sandbox/index.js';
 import type { Deadline } from '../deadline.js';
-import { TOOL_NAMES, type ToolSandbox } from '../tools.js';
+import type { ToolSandbox } from '../tools.js';
 import { solveStopped, type SolveEnd, type Transcript } from '../transcript.js';
-import {
-  createAudit,
-  DEFAULT_MAX_LINE_BYTES,
-  MCP_SERVER_NAME,
-  type AuditFinding,
-} from './audit.js';
-import { startMcpSocketServer } from './mcp-server.js';
+import { codexExecArgs } from './argv.js';
+import { createAudit, DEFAULT_MAX_LINE_BYTES, type AuditFinding } from './audit.js';
+import { CODEX_VERSION, bridgeCommand, codexBinary } from './binary.js';
+import type { ModelCatalog } from './catalog.js';
+import { startMcpSocketServer, type McpSocketServer } from './mcp-server.js';
+import { STDERR_BYTES, killGroup, preflight, splitLines, start, type Spawned } from './process.js';
 
-export const CODEX_VERSION = '0.171.0';
+export { CODEX_VERSION, codexBinary } from './binary.js';
 
 export interface CodexProfile {
   baseUrl: string;
@@ -57,6 +52,11 @@ export interface CodexRun {
   transcript: Transcript;
 }
 
+/** What a codex run uses beyond its own request: owned by the worker pool's runtime. */
+export interface CodexDeps {
+  catalog: ModelCatalog;
+}
+
 /** Configuration files codex would read whatever its flags say; none may exist. */
 const SYSTEM_CONFIG = [
   '/etc/codex/config.toml',
@@ -64,180 +64,159 @@ const SYSTEM_CONFIG = [
   '/etc/codex/requirements.toml',
 ];
 
-const DISABLED_FEATURES = [
-  'shell_tool',
-  'unified_exec',
-  'view_image',
-  'apps',
-  'plugins',
-  'hooks',
-  'goals',
-  'multi_agent',
-  'multi_agent_v2',
-  'browser_use',
-  'browser_use_external',
-  'in_app_browser',
-  'computer_use',
-  'image_generation',
-  'memories',
-  'skill_search',
-  'skill_mcp_dependency_install',
-  'workspace_dependencies',
-  'tool_suggest',
-  'sleep_tool',
-  'shell_snapshot',
-  'code_mode_host',
-  'tool_call_mcp_elicitation',
-  'api_key_model_discovery',
-  'unbounded_connection_retries',
-];
-
 const PATH = '/usr/local/bin:/usr/bin:/bin';
-const STDERR_BYTES = 64 * 1024;
 
-/** The native binary (the npm launcher would only re-exec it). */
-export function codexBinary(): string {
-  const require = createRequire(import.meta.url);
-  const pkg = dirname(require.resolve('@openai/codex-linux-x64/package.json'));
-  return join(pkg, 'vendor/x86_64-unknown-linux-musl/bin/codex');
+/** The run's private folders, all under one 0700 root removed when the run ends. */
+interface RunDirs {
+  root: string;
+  home: string;
+  cwd: string;
+  mcp: string;
 }
 
-/** How codex starts the bridge: compiled JavaScript, or the TypeScript source under tsx. */
-function bridgeCommand(): { command: string; args: string[] } {
-  const here = fileURLToPath(import.meta.url);
-  if (here.endsWith('.ts')) {
-    return {
-      command: process.execPath,
-      args: ['--import', 'tsx', join(dirname(here), 'bridge.ts')],
-    };
-  }
-  return { command: process.execPath, args: [join(dirname(here), 'bridge.js')] };
-}
-
-const toml = (value: unknown) => JSON.stringify(value);
-
-interface Spawned {
-  child: ChildProcess;
-  exited: Promise<number | null>;
-}
-
-function start(command: string, args: string[], env: Record<string, string>, cwd: string): Spawned {
-  const child = spawn(command, args, { env, cwd, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
-  // Killing the group can close a pipe under a pending write (EPIPE): that is expected, and
-  // must not become an uncaught error of the whole worker.
-  for (const pipe of [child.stdin, child.stdout, child.stderr]) pipe?.on('error', () => undefined);
-  const exited = new Promise<number | null>((resolve) => {
-    child.on('error', () => resolve(null));
-    child.on('close', (code) => resolve(code));
-  });
-  return { child, exited };
+async function makeDirs(root: string): Promise<RunDirs> {
+  const dirs = { root, home: join(root, 'home'), cwd: join(root, 'cwd'), mcp: join(root, 'mcp') };
+  await mkdir(dirs.home, { mode: 0o700 });
+  await mkdir(dirs.mcp, { mode: 0o700 });
+  await mkdir(dirs.cwd, { mode: 0o700 });
+  await chmod(dirs.cwd, 0o555);
+  return dirs;
 }
 
 /**
- * Calls `onLine` for each line of `input` without ever holding more than `maxBytes` of one
- * line: a longer line calls `onOversized` once and the rest of the stream is dropped.
+ * Checks the version, writes the model catalog and logs in (the key on stdin): the catalog
+ * file's path, or how the run ends when any of it fails or the run is stopped meanwhile.
  */
-function splitLines(
-  input: Readable,
-  maxBytes: number,
-  onLine: (line: string) => void,
-  onOversized: () => void,
-): void {
-  let parts: Buffer[] = [];
-  let size = 0;
-  let dropped = false;
-  input.on('data', (chunk: Buffer) => {
-    if (dropped) return;
-    let start = 0;
-    for (let nl = chunk.indexOf(10); nl !== -1; nl = chunk.indexOf(10, start)) {
-      parts.push(chunk.subarray(start, nl));
-      size += nl - start;
-      if (size > maxBytes) break;
-      onLine(Buffer.concat(parts).toString('utf8'));
-      parts = [];
-      size = 0;
-      start = nl + 1;
-    }
-    if (size <= maxBytes) {
-      parts.push(chunk.subarray(start));
-      size += chunk.length - start;
-    }
-    if (size > maxBytes) {
-      dropped = true;
-      parts = [];
-      onOversized();
-    }
-  });
-  input.on('end', () => {
-    if (!dropped && size > 0) onLine(Buffer.concat(parts).toString('utf8'));
-  });
-}
-
-/** SIGKILL to the whole process group (codex and the bridge it started). */
-function killGroup(child: ChildProcess): void {
-  if (child.pid === undefined || child.exitCode !== null) return;
-  try {
-    process.kill(-child.pid, 'SIGKILL');
-  } catch {
-    // already gone
-  }
-}
-
-/** Runs a short preflight command within the deadline; its stdout, or an error. */
-async function preflight(
-  command: string,
-  args: string[],
+async function prepare(
+  run: CodexRun,
+  deps: CodexDeps,
+  dirs: RunDirs,
   env: Record<string, string>,
-  cwd: string,
-  deadline: Deadline,
-  stdin = '',
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const run = start(command, args, env, cwd);
-  const out = createOutputBuffer(4 * 1024 * 1024);
-  const err = createOutputBuffer(STDERR_BYTES);
-  run.child.stdout?.on('data', (c: Buffer) => out.write(c));
-  run.child.stderr?.on('data', (c: Buffer) => err.write(c));
-  run.child.stdin?.end(stdin);
-  const timer = setTimeout(() => killGroup(run.child), Math.max(1, deadline.remainingMs()));
-  const onAbort = () => killGroup(run.child);
-  deadline.signal.addEventListener('abort', onAbort, { once: true });
+): Promise<{ catalogPath: string } | SolveEnd> {
+  const { profile, deadline } = run;
+  const binary = codexBinary();
+  const version = await preflight(binary, ['--version'], env, dirs.cwd, deadline);
+  const early = solveStopped(run.signal, deadline);
+  if (early) return early;
+  if (version.stdout.trim() !== `codex-cli ${CODEX_VERSION}`) {
+    return {
+      reason: 'protocol_error',
+      detail: `codex ${version.stdout.trim() || '(no version)'} is not the pinned ${CODEX_VERSION}`,
+    };
+  }
+  const source = { binary, env, cwd: dirs.cwd, deadline };
+  const entry = await deps.catalog.entryFor(profile.model, source);
+  const catalogPath = join(dirs.home, 'catalog.json');
+  await writeFile(catalogPath, JSON.stringify({ models: [entry] }), { mode: 0o600 });
+
+  const login = await preflight(
+    binary,
+    ['login', '--with-api-key'],
+    env,
+    dirs.cwd,
+    deadline,
+    `${profile.apiKey}\n`,
+  );
+  const late = solveStopped(run.signal, deadline);
+  if (late) return late;
+  if (login.code !== 0) {
+    return {
+      reason: 'protocol_error',
+      detail: `codex login failed: ${login.stderr.trim().slice(-300)}`,
+    };
+  }
+  return { catalogPath };
+}
+
+/** How `codex exec` ended, as far as the run's verdict needs it. */
+interface ExecOutcome {
+  code: number | null;
+  /** The first fatal audit finding (or an oversized line), which killed codex. */
+  fatal: AuditFinding | null;
+  audit: ReturnType<typeof createAudit>;
+  stderr: string;
+}
+
+/**
+ * Runs `codex exec` on the prompt until it exits, auditing its stdout as it streams; the
+ * process group is killed on the first fatal line, a cancel or the deadline.
+ */
+async function exec(run: CodexRun, proc: Spawned, maxLineBytes: number): Promise<ExecOutcome> {
+  const { deadline } = run;
+  const child = proc.child;
+  const stderr = createOutputBuffer(STDERR_BYTES);
+  child.stderr?.on('data', (c: Buffer) => stderr.write(c));
+  child.stdin?.end(run.prompt);
+  const audit = createAudit({ model: run.profile.model, maxLineBytes });
+  let fatal: AuditFinding | null = null;
+  const onLine = (line: string) => {
+    if (fatal) return;
+    const finding = audit.line(line);
+    if (finding?.fatal) {
+      fatal = finding;
+      killGroup(child);
+    }
+  };
+  splitLines(child.stdout!, maxLineBytes, onLine, () => {
+    fatal ??= {
+      fatal: true,
+      category: 'oversized',
+      detail: `a line longer than ${maxLineBytes} bytes`,
+    };
+    killGroup(child);
+  });
+  const onStop = () => killGroup(child);
+  run.signal.addEventListener('abort', onStop, { once: true });
+  deadline.signal.addEventListener('abort', onStop, { once: true });
+  const timer = setTimeout(onStop, Math.max(1, deadline.remainingMs()));
   try {
-    const code = await run.exited;
-    return { code, stdout: out.text(), stderr: err.text() };
+    const code = await proc.exited;
+    return { code, fatal, audit, stderr: stderr.text() };
   } finally {
     clearTimeout(timer);
-    deadline.signal.removeEventListener('abort', onAbort);
+    run.signal.removeEventListener('abort', onStop);
+    deadline.signal.removeEventListener('abort', onStop);
   }
 }
 
-let catalogCache: Promise<Record<string, unknown>> | undefined;
-
-/** A catalog entry for `slug` cloned from the bundled gpt-5.5, as the research describes. */
-async function catalogEntry(
-  env: Record<string, string>,
-  cwd: string,
-  deadline: Deadline,
-): Promise<Record<string, unknown>> {
-  catalogCache ??= (async () => {
-    const listed = await preflight(
-      codexBinary(),
-      ['debug', 'models', '--bundled'],
-      env,
-      cwd,
-      deadline,
-    );
-    const models = (JSON.parse(listed.stdout) as { models: Array<Record<string, unknown>> }).models;
-    const base = models.find((m) => m['slug'] === 'gpt-5.5') ?? models[0];
-    if (!base) throw new Error('codex lists no bundled models');
-    return base;
-  })();
-  catalogCache.catch(() => (catalogCache = undefined));
-  return catalogCache;
+/** How the run ends, from what codex did; the stopped and over-limit cases come first. */
+function judge(run: CodexRun, outcome: ExecOutcome, overLimit: boolean): SolveEnd {
+  const { profile } = run;
+  const halted = solveStopped(run.signal, run.deadline);
+  if (halted) return halted;
+  if (overLimit) {
+    return {
+      reason: 'tool_call_limit',
+      detail: `the model made more than ${profile.maxToolCalls} tool calls`,
+    };
+  }
+  const finding = outcome.fatal ?? outcome.audit.end();
+  if (finding) {
+    const provider = ['turn_failed', 'provider_error', 'stream_error'].includes(finding.category);
+    return {
+      reason: provider ? 'provider_error' : 'protocol_error',
+      detail: `codex audit: ${finding.category}: ${finding.detail}`,
+    };
+  }
+  if (outcome.code !== 0) {
+    return {
+      reason: 'protocol_error',
+      detail: `codex exited ${String(outcome.code)}: ${outcome.stderr.trim().slice(-300)}`,
+    };
+  }
+  const usage = outcome.audit.summary().usage ?? {};
+  const tokens = (usage['input_tokens'] ?? 0) + (usage['output_tokens'] ?? 0);
+  if (tokens > profile.maxTokens) {
+    return {
+      reason: 'token_limit',
+      detail: `the model used ${tokens} tokens; the profile allows ${profile.maxTokens}`,
+    };
+  }
+  return { reason: 'done', detail: 'codex finished its turn' };
 }
 
-export async function runCodex(run: CodexRun): Promise<SolveEnd> {
+export async function runCodex(run: CodexRun, deps: CodexDeps): Promise<SolveEnd> {
   const { profile, deadline, transcript } = run;
-  const stopped = () => solveStopped(run.signal, deadline);
   const present = SYSTEM_CONFIG.filter((file) => existsSync(file));
   if (present.length > 0) {
     return {
@@ -247,222 +226,58 @@ export async function runCodex(run: CodexRun): Promise<SolveEnd> {
   }
   const root = await mkdtemp(join(tmpdir(), 'proctor-codex-'));
   await chmod(root, 0o700);
-  const home = join(root, 'home');
-  const cwd = join(root, 'cwd');
-  const mcpDir = join(root, 'mcp');
-  let server: Awaited<ReturnType<typeof startMcpSocketServer>> | undefined;
+  let server: McpSocketServer | undefined;
   try {
-    await mkdir(home, { mode: 0o700 });
-    await mkdir(mcpDir, { mode: 0o700 });
-    await mkdir(cwd, { mode: 0o700 });
-    await chmod(cwd, 0o555);
-    const env = { PATH, HOME: home, CODEX_HOME: home };
-    const binary = codexBinary();
-
-    const version = await preflight(binary, ['--version'], env, cwd, deadline);
-    const early = stopped();
-    if (early) return early;
-    if (version.stdout.trim() !== `codex-cli ${CODEX_VERSION}`) {
-      return {
-        reason: 'protocol_error',
-        detail: `codex ${version.stdout.trim() || '(no version)'} is not the pinned ${CODEX_VERSION}`,
-      };
-    }
-    const entry = {
-      ...(await catalogEntry(env, cwd, deadline)),
-      slug: profile.model,
-      upgrade: null,
-      supports_search_tool: false,
-      apply_patch_tool_type: null,
-    };
-    const catalog = join(home, 'catalog.json');
-    await writeFile(catalog, JSON.stringify({ models: [entry] }), { mode: 0o600 });
-
-    const login = await preflight(
-      binary,
-      ['login', '--with-api-key'],
-      env,
-      cwd,
-      deadline,
-      `${profile.apiKey}\n`,
-    );
-    const late = stopped();
-    if (late) return late;
-    if (login.code !== 0) {
-      return {
-        reason: 'protocol_error',
-        detail: `codex login failed: ${login.stderr.trim().slice(-300)}`,
-      };
-    }
+    const dirs = await makeDirs(root);
+    const env = { PATH, HOME: dirs.home, CODEX_HOME: dirs.home };
+    const prepared = await prepare(run, deps, dirs, env);
+    if ('reason' in prepared) return prepared;
 
     let toolCalls = 0;
     let overLimit = false;
     // Set once codex runs; a tool call over the limit kills it.
-    const running: { child?: ChildProcess } = {};
+    const running: { proc?: Spawned } = {};
     server = await startMcpSocketServer({
-      dir: mcpDir,
+      dir: dirs.mcp,
       sandbox: run.sandbox,
       deadline,
       signal: AbortSignal.any([run.signal, deadline.signal]),
       onCall: (event) => {
         toolCalls++;
         transcript.add({ kind: 'tool', name: event.tool, ok: event.ok, summary: event.summary });
-        if (toolCalls > profile.maxToolCalls && running.child) {
+        if (toolCalls > profile.maxToolCalls && running.proc) {
           overLimit = true;
-          killGroup(running.child);
+          killGroup(running.proc.child);
         }
       },
     });
-    const bridge = bridgeCommand();
-    const seconds = Math.max(1, Math.floor(deadline.remainingMs() / 1000));
-    const provider = `{name="proctor", base_url=${toml(profile.baseUrl)}, wire_api="responses", requires_openai_auth=true, request_max_retries=0, stream_max_retries=0, stream_idle_timeout_ms=${Math.max(1000, Math.floor(deadline.remainingMs()))}}`;
-    const args = [
-      'exec',
-      '--json',
-      '--ephemeral',
-      '--ignore-user-config',
-      '--ignore-rules',
-      '--skip-git-repo-check',
-      '--strict-config',
-      '--color',
-      'never',
-      '-s',
-      'read-only',
-      '-C',
-      cwd,
-      '-m',
-      profile.model,
-      '-c',
-      'model_provider="proctor"',
-      '-c',
-      `model_providers.proctor=${provider}`,
-      '-c',
-      `model_catalog_json=${toml(catalog)}`,
-      ...DISABLED_FEATURES.flatMap((feature) => ['--disable', feature]),
-      '-c',
-      'web_search="disabled"',
-      '-c',
-      'tools.experimental_request_user_input.enabled=false',
-      '-c',
-      'tools.update_plan.enabled=false',
-      '-c',
-      'skills.bundled.enabled=false',
-      '-c',
-      'skills.include_instructions=false',
-      '-c',
-      'features.skip_host_skill_discovery=true',
-      '-c',
-      'include_apps_instructions=false',
-      '-c',
-      'project_doc_max_bytes=0',
-      '-c',
-      'suppress_unstable_features_warning=true',
-      '-c',
-      `mcp_servers.${MCP_SERVER_NAME}.command=${toml(bridge.command)}`,
-      '-c',
-      `mcp_servers.${MCP_SERVER_NAME}.args=${toml(bridge.args)}`,
-      '-c',
-      `mcp_servers.${MCP_SERVER_NAME}.env_vars=${toml(['PROCTOR_MCP_SOCKET', 'PROCTOR_MCP_TOKEN'])}`,
-      '-c',
-      `mcp_servers.${MCP_SERVER_NAME}.required=true`,
-      '-c',
-      `mcp_servers.${MCP_SERVER_NAME}.default_tools_approval_mode="approve"`,
-      '-c',
-      `mcp_servers.${MCP_SERVER_NAME}.enabled_tools=${toml([...TOOL_NAMES])}`,
-      '-c',
-      `mcp_servers.${MCP_SERVER_NAME}.startup_timeout_sec=${Math.min(30, seconds)}`,
-      '-c',
-      `mcp_servers.${MCP_SERVER_NAME}.tool_timeout_sec=${seconds}`,
-      '-',
-    ];
-    const spawned = start(
-      binary,
-      args,
-      { ...env, PROCTOR_MCP_SOCKET: server.socketPath, PROCTOR_MCP_TOKEN: server.token },
-      cwd,
-    );
-    running.child = spawned.child;
-    const proc = spawned.child;
-    const stderr = createOutputBuffer(STDERR_BYTES);
-    proc.stderr?.on('data', (c: Buffer) => stderr.write(c));
-    proc.stdin?.end(run.prompt);
+    const args = codexExecArgs({
+      cwd: dirs.cwd,
+      model: profile.model,
+      baseUrl: profile.baseUrl,
+      catalogPath: prepared.catalogPath,
+      bridge: bridgeCommand(),
+      remainingMs: deadline.remainingMs(),
+    });
+    const bridgeEnv = { PROCTOR_MCP_SOCKET: server.socketPath, PROCTOR_MCP_TOKEN: server.token };
+    running.proc = start(codexBinary(), args, { ...env, ...bridgeEnv }, dirs.cwd);
     // A tool-call line carries the tool's result: up to output_bytes per stream, and JSON
     // escaping can make one byte six characters.
     const maxLineBytes = Math.max(
       DEFAULT_MAX_LINE_BYTES,
       12 * run.sandbox.outputBytes + 6 * run.sandbox.patchBytes + 64 * 1024,
     );
-    const audit = createAudit({ model: profile.model, maxLineBytes });
-    let fatal: AuditFinding | null = null;
-    const onLine = (line: string) => {
-      if (fatal) return;
-      const finding = audit.line(line);
-      if (finding?.fatal) {
-        fatal = finding;
-        killGroup(proc);
-      }
-    };
-    splitLines(proc.stdout!, maxLineBytes, onLine, () => {
-      fatal ??= {
-        fatal: true,
-        category: 'oversized',
-        detail: `a line longer than ${maxLineBytes} bytes`,
-      };
-      killGroup(proc);
-    });
-    const onStop = () => killGroup(proc);
-    run.signal.addEventListener('abort', onStop, { once: true });
-    deadline.signal.addEventListener('abort', onStop, { once: true });
-    const timer = setTimeout(onStop, Math.max(1, deadline.remainingMs()));
-    let code: number | null;
-    try {
-      code = await spawned.exited;
-    } finally {
-      clearTimeout(timer);
-      run.signal.removeEventListener('abort', onStop);
-      deadline.signal.removeEventListener('abort', onStop);
-    }
-    const summary = audit.summary();
+    const outcome = await exec(run, running.proc, maxLineBytes);
     transcript.add({
       kind: 'codex',
-      exitCode: code,
-      summary,
-      warnings: audit.warnings(),
-      stderr: stderr.text(),
+      exitCode: outcome.code,
+      summary: outcome.audit.summary(),
+      warnings: outcome.audit.warnings(),
+      stderr: outcome.stderr,
     });
-    const halted = stopped();
-    if (halted) return halted;
-    if (overLimit) {
-      return {
-        reason: 'tool_call_limit',
-        detail: `the model made more than ${profile.maxToolCalls} tool calls`,
-      };
-    }
-    const finding: AuditFinding | null = fatal ?? audit.end();
-    if (finding) {
-      const provider = ['turn_failed', 'provider_error', 'stream_error'].includes(finding.category);
-      return {
-        reason: provider ? 'provider_error' : 'protocol_error',
-        detail: `codex audit: ${finding.category}: ${finding.detail}`,
-      };
-    }
-    if (code !== 0) {
-      return {
-        reason: 'protocol_error',
-        detail: `codex exited ${String(code)}: ${stderr.text().trim().slice(-300)}`,
-      };
-    }
-    const usage = summary.usage ?? {};
-    const tokens = (usage['input_tokens'] ?? 0) + (usage['output_tokens'] ?? 0);
-    if (tokens > profile.maxTokens) {
-      return {
-        reason: 'token_limit',
-        detail: `the model used ${tokens} tokens; the profile allows ${profile.maxTokens}`,
-      };
-    }
-    return { reason: 'done', detail: 'codex finished its turn' };
+    return judge(run, outcome, overLimit);
   } catch (error) {
-    const halted = stopped();
+    const halted = solveStopped(run.signal, deadline);
     if (halted) return halted;
     return { reason: 'protocol_error', detail: `codex could not run: ${describeError(error)}` };
   } finally {
