@@ -4,6 +4,7 @@
 // callers pass what happened and get a Verdict back.
 import { createHash } from 'node:crypto';
 import { ProctorError } from '../errors.js';
+import { describeMissing } from './missing-ids.js';
 import { excerpt, type TestStatus } from './report.js';
 
 /** Stable reason codes, stored with every verdict; never renamed, only added to. */
@@ -24,6 +25,8 @@ export const REASONS = [
   'GOLD_FAILED',
   'FLAKY',
   'CANCELLED',
+  'BASELINE_HIDDEN_MISSING',
+  'BASELINE_EXISTING_MISSING',
 ] as const;
 
 export type Reason = (typeof REASONS)[number];
@@ -326,15 +329,29 @@ export interface BaselineInput {
   gold?: Verdict;
 }
 
+/** The detail of BASELINE_*_MISSING: the missing IDs, each with the nearest reported one. */
+function missingDetail(phase: PhaseName, check: PhaseCheck, where: string): string {
+  return describeMissing({
+    phase,
+    missing: check.missing,
+    declared: check.missing.length + check.notPassed.length + check.passed.length,
+    reported: check.undeclared,
+    where,
+  });
+}
+
 /**
- * Whether a task is sound: without a diff the existing suite must PASS and the hidden tests
- * must FAIL, repeatably, and the gold patch (if any) must PASS. A FAIL verdict quarantines the
- * task. Precedence: FLAKY (repeated runs disagree: then no single run can be trusted), then per
- * run in order BASELINE_EXISTING_FAILED and BASELINE_HIDDEN_PASSED, then GOLD_FAILED. Any
- * failure of the hidden phase counts as failing (a timeout or a crash can be the very bug the
- * task is about); a runner that can never pass is caught by the gold patch. INFRA_ERROR and
- * CANCELLED pass through unchanged, as they say nothing about the task.
- * `testsHash` is that of the first run.
+ * Whether a task is sound: without a diff the existing suite must PASS and every hidden test
+ * must be in the report and FAIL, repeatably, and the gold patch (if any) must PASS. A FAIL
+ * verdict quarantines the task. Precedence: FLAKY (repeated runs disagree: then no single run
+ * can be trusted), then per run in order BASELINE_EXISTING_MISSING (a declared existing ID
+ * absent from a usable report), BASELINE_EXISTING_FAILED, BASELINE_HIDDEN_MISSING and
+ * BASELINE_HIDDEN_PASSED, then GOLD_FAILED. A declared ID the report never holds is not a
+ * failing test but one that never ran under that name (most often an ID in another format
+ * than the runner reports), which would fail every grade. Otherwise any failure of the hidden
+ * phase counts as failing (a timeout or a crash can be the very bug the task is about); a
+ * runner that can never pass is caught by the gold patch. INFRA_ERROR and CANCELLED pass
+ * through unchanged, as they say nothing about the task. `testsHash` is that of the first run.
  */
 export function decideBaseline(input: BaselineInput): Verdict {
   const [first] = input.runs;
@@ -350,6 +367,10 @@ export function decideBaseline(input: BaselineInput): Verdict {
     const existing = firstFailure([['existing', run.existing]]);
     if (existing?.reason === 'INFRA_ERROR')
       return failVerdict('INFRA_ERROR', existing.detail, hash);
+    if (existing?.reason === 'TESTS_MISSING' && run.existing.check !== null) {
+      const detail = missingDetail('existing', run.existing.check, where);
+      return failVerdict('BASELINE_EXISTING_MISSING', detail, hash);
+    }
     if (existing !== null) {
       return failVerdict(
         'BASELINE_EXISTING_FAILED',
@@ -362,6 +383,10 @@ export function decideBaseline(input: BaselineInput): Verdict {
     }
     const hidden = firstFailure([['hidden', run.hidden]]);
     if (hidden?.reason === 'INFRA_ERROR') return failVerdict('INFRA_ERROR', hidden.detail, hash);
+    if (hidden?.reason === 'TESTS_MISSING' && run.hidden.check !== null) {
+      const detail = missingDetail('hidden', run.hidden.check, where);
+      return failVerdict('BASELINE_HIDDEN_MISSING', detail, hash);
+    }
     if (hidden === null) {
       const count = run.hidden.check?.passed.length ?? 0;
       return failVerdict(

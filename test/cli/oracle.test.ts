@@ -90,6 +90,78 @@ describe('proctor baseline', () => {
     expect(await leftovers(home)).toEqual([]);
   }, 300_000);
 
+  it('quarantines a task whose declared IDs the report never holds, naming the nearest reported ID', async () => {
+    // A JUnit runner that, like pytest, runs a test named by its path but reports it as
+    // `classname::name`: `tests/t_div.sh` runs and is reported as `tests::t_div`.
+    const junit = (dir: string, existing: string, hidden: string) => {
+      write(
+        dir,
+        'tests/run',
+        `#!/bin/sh
+list=$1 report=$2
+{ echo '<testsuite name="shell">'
+while IFS= read -r id; do
+  [ -n "$id" ] || continue
+  name=\${id#tests::}; name=\${name#tests/}; name=\${name%.sh}
+  if sh "tests/$name.sh"; then r=''; else r='<failure message="failed"/>'; fi
+  echo "<testcase classname=\\"tests\\" name=\\"$name\\">$r</testcase>"
+done < "$list"; echo '</testsuite>'; } > "$report"
+`,
+      );
+      write(dir, 'tests/existing.txt', existing);
+      write(dir, 'tests/hidden.txt', hidden);
+    };
+    const root = suite({
+      a_sound: (dir) => {
+        junit(dir, 'tests::t_add\ntests::t_add_negative\n', 'tests::t_div\ntests::t_div_zero\n');
+        edit(dir, 'task.toml', 'shell-div-zero', 'a-sound');
+      },
+      b_hidden_paths: (dir) => {
+        // Pytest-style node ids: both run (t_div_zero fails, t_div passes), neither is reported.
+        junit(
+          dir,
+          'tests::t_add\ntests::t_add_negative\n',
+          'tests/t_div.sh\ntests/t_div_zero.sh\n',
+        );
+        edit(dir, 'task.toml', 'shell-div-zero', 'b-hidden-paths');
+      },
+      c_existing_path: (dir) => {
+        junit(dir, 'tests::t_add\ntests/t_add_negative.sh\n', 'tests::t_div\ntests::t_div_zero\n');
+        edit(dir, 'task.toml', 'shell-div-zero', 'c-existing-path');
+      },
+    });
+    const home = tempDir();
+    const result = await proctor(['--home', home, 'baseline', root, '--wait']);
+    const rows = new Map(
+      result.stdout
+        .split('\n')
+        .filter((line) => /^[a-z]/.test(line) && !line.includes(' valid, '))
+        .map((line) => [line.split(/\s+/)[0], line] as const),
+    );
+    expect(rows.get('a-sound')).toMatch(/\svalid\s+PASS\s/);
+    expect(rows.get('b-hidden-paths')).toMatch(/\squarantined\s+BASELINE_HIDDEN_MISSING\s/);
+    expect(rows.get('c-existing-path')).toMatch(/\squarantined\s+BASELINE_EXISTING_MISSING\s/);
+    expect(result.stdout).toMatch(/1 valid, 2 quarantined, 0 not judged/);
+    expect(result.code).toBe(1);
+
+    // Each missing ID is named with the reported ID nearest to it.
+    const status = await proctor(['--home', home, 'status']);
+    expect(status.stdout).toContain('tasks: 1 valid, 2 quarantined');
+    expect(status.stdout).toMatch(/b-hidden-paths\s+BASELINE_HIDDEN_MISSING\s/);
+    expect(status.stdout).toMatch(/c-existing-path\s+BASELINE_EXISTING_MISSING\s/);
+    const json = JSON.parse((await proctor(['--home', home, 'status', '--json'])).stdout) as {
+      tasks: { tasks: Array<{ taskId: string; reason: string; detail: string }> };
+    };
+    const detail = (id: string) => json.tasks.tasks.find((t) => t.taskId === id)?.detail;
+    expect(detail('b-hidden-paths')).toBe(
+      '2 of 2 hidden test IDs not in the base report: tests/t_div.sh (nearest reported: tests::t_div), tests/t_div_zero.sh (nearest reported: tests::t_div_zero)',
+    );
+    expect(detail('c-existing-path')).toBe(
+      '1 of 2 existing test IDs not in the base report: tests/t_add_negative.sh (nearest reported: tests::t_add_negative)',
+    );
+    expect(await leftovers(home)).toEqual([]);
+  }, 300_000);
+
   it('quarantines a task whose tests flip between repeated runs as FLAKY', async () => {
     const root = suite({
       flaky: (dir) => {

@@ -338,15 +338,93 @@ describe('decideBaseline', () => {
     expect(verdict.testsHash).toBe(testsHash([...EXISTING, ...HIDDEN]));
   });
 
-  it('accepts any hidden failure: a timeout or missing IDs count as failing', () => {
-    const timedOut = noReport(null, { timedOut: true });
-    expect(decideBaseline({ runs: [{ existing: existingPass(), hidden: timedOut }] }).reason).toBe(
-      'PASS',
+  it('accepts any hidden failure of a run that reported: a timeout, OOM or an unusable report', () => {
+    for (const hidden of [
+      noReport(null, { timedOut: true }),
+      noReport(null, { oom: true }),
+      noReport('the runner wrote no report'),
+    ]) {
+      expect(decideBaseline({ runs: [{ existing: existingPass(), hidden }] }).reason).toBe('PASS');
+    }
+  });
+
+  it('quarantines with BASELINE_HIDDEN_MISSING when a hidden ID is not in the report', () => {
+    // A pytest node id where the JUnit report says classname::name: the old rule took the
+    // absent test for a failing one and called the task valid.
+    const hidden = ran(['tests/test_calc.py::test_divide', 'tests/test_calc.py::test_zero'], {
+      'tests.test_calc::test_divide': 'failed',
+      'tests.test_calc::test_zero': 'failed',
+    });
+    const verdict = decideBaseline({ runs: [{ existing: existingPass(), hidden }] });
+    expect(verdict).toMatchObject({ verdict: 'FAIL', reason: 'BASELINE_HIDDEN_MISSING' });
+    expect(verdict.detail).toBe(
+      '2 of 2 hidden test IDs not in the base report: tests/test_calc.py::test_divide (nearest reported: tests.test_calc::test_divide), tests/test_calc.py::test_zero (nearest reported: tests.test_calc::test_zero)',
     );
-    const missing = ran(HIDDEN, {});
-    expect(decideBaseline({ runs: [{ existing: existingPass(), hidden: missing }] }).reason).toBe(
-      'PASS',
+    expect(verdict.testsHash).toBe(testsHash(EXISTING));
+  });
+
+  it('quarantines as BASELINE_HIDDEN_MISSING even when the other hidden tests fail as they should', () => {
+    const hidden = ran(['h::fix', 'h::other'], { 'h::fix': 'failed', 'h::othr': 'passed' });
+    const verdict = decideBaseline({ runs: [{ existing: existingPass(), hidden }] });
+    expect(verdict.reason).toBe('BASELINE_HIDDEN_MISSING');
+    expect(verdict.detail).toBe(
+      '1 of 2 hidden test IDs not in the base report: h::other (nearest reported: h::othr)',
     );
+  });
+
+  it('says when the report held no other IDs, and names the run of several', () => {
+    const hidden = ran(HIDDEN, {});
+    const run = { existing: existingPass(), hidden };
+    const verdict = decideBaseline({ runs: [run, run] });
+    expect(verdict.reason).toBe('BASELINE_HIDDEN_MISSING');
+    expect(verdict.detail).toBe(
+      '1 of 1 hidden test ID not in the base report (run 1): h::fix; the report held no other test IDs',
+    );
+  });
+
+  it('quarantines with BASELINE_EXISTING_MISSING before anything about the hidden tests', () => {
+    const existing = ran(EXISTING, { 'e::one': 'passed', 'e.two': 'passed' });
+    const verdict = decideBaseline({ runs: [{ existing, hidden: hiddenPass() }] });
+    expect(verdict).toMatchObject({ verdict: 'FAIL', reason: 'BASELINE_EXISTING_MISSING' });
+    expect(verdict.detail).toBe(
+      '1 of 2 existing test IDs not in the base report: e::two (nearest reported: e.two)',
+    );
+  });
+
+  it('prefers BASELINE_EXISTING_MISSING to a failing existing test, and a timeout to both', () => {
+    const existing = ran(EXISTING, { 'e::one': 'failed' });
+    const both = decideBaseline({ runs: [{ existing, hidden: hiddenFail() }] });
+    expect(both.reason).toBe('BASELINE_EXISTING_MISSING');
+    const partial = { ...ran(EXISTING, {}), timedOut: true };
+    const timedOut = decideBaseline({ runs: [{ existing: partial, hidden: hiddenFail() }] });
+    expect(timedOut.reason).toBe('BASELINE_EXISTING_FAILED');
+    expect(timedOut.detail).toContain('TIMEOUT');
+  });
+
+  it('checks for missing IDs before the gold patch', () => {
+    const gold = failVerdict('TESTS_MISSING', 'hidden phase: 1 declared test missing');
+    const runs = [{ existing: existingPass(), hidden: ran(HIDDEN, { 'h.fix': 'failed' }) }];
+    expect(decideBaseline({ runs, gold }).reason).toBe('BASELINE_HIDDEN_MISSING');
+  });
+
+  it('keeps a missing declared ID in a grade a TESTS_MISSING FAIL', () => {
+    const hidden = ran(HIDDEN, { 'h.fix': 'passed' });
+    expect(decideGrade({ existing: existingPass(), hidden }).reason).toBe('TESTS_MISSING');
+  });
+
+  it('bounds the detail of many missing IDs in a large report', () => {
+    const declared = Array.from({ length: 2000 }, (_, i) => `tests/test_m.py::test_${i}`);
+    const reported = Object.fromEntries(
+      Array.from({ length: 20_000 }, (_, i) => [`tests.test_m::test_${i}`, 'failed' as const]),
+    );
+    const verdict = decideBaseline({
+      runs: [{ existing: existingPass(), hidden: ran(declared, reported) }],
+    });
+    expect(verdict.reason).toBe('BASELINE_HIDDEN_MISSING');
+    expect(verdict.detail).toMatch(
+      /^2000 of 2000 hidden test IDs not in the base report: tests\/test_m\.py::test_0 \(nearest reported: tests\.test_m::test_0\), .*, … and 1995 more$/,
+    );
+    expect(verdict.detail.length).toBeLessThan(2200);
   });
 
   it('notes hidden tests that already pass when others fail', () => {
