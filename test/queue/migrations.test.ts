@@ -41,17 +41,6 @@ function tables(path: string): string[] {
   }
 }
 
-function jobColumns(path: string): string[] {
-  const db = new Database(path, { readonly: true });
-  try {
-    return (db.prepare('PRAGMA table_info(jobs)').all() as Array<{ name: string }>).map(
-      (c) => c.name,
-    );
-  } finally {
-    db.close();
-  }
-}
-
 describe('migrations', () => {
   it('apply to an empty file', () => {
     const path = join(tempDir(), 'proctor.db');
