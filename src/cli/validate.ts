@@ -2,7 +2,7 @@
 // then (unless --static) the image identity and base commit checked with Docker.
 // Exit 0 when all are valid, 1 when any is not, 2 when Docker cannot be reached.
 import { dockerHost } from '../config.js';
-import { validatePaths, type ValidationResult } from '../oracle/validate.js';
+import { validatePaths, type ValidationResult } from '../oracle/index.js';
 import { createDockerClient, requireDocker } from '../sandbox/docker.js';
 import type { CommandContext } from './context.js';
 
