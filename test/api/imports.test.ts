@@ -13,7 +13,7 @@ const SANDBOX = join(ROOT, 'src/sandbox');
  * Every module specifier a source names: static imports and re-exports (types included, and
  * across line breaks), side-effect imports, dynamic import() and require().
  */
-export function specifiers(source: string): string[] {
+function specifiers(source: string): string[] {
   const text = source.replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
   const patterns = [
     /\b(?:import|export)\s+(?:type\s+)?[^'";]*?\bfrom\s*['"]([^'"]+)['"]/g,
