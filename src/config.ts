@@ -8,6 +8,7 @@
 //   baseline = 2
 //   grade = 2
 //   solve = 2
+//   validate = 2                    # bundle checks (image, HEAD); default 2, or 1 on a small host
 //   [queue]
 //   lease_seconds = 60              # a worker that stops heartbeating loses its jobs after this
 //   max_attempts = 3                # tries per job, crashes included
@@ -49,7 +50,12 @@ const fileSchema = z
   .object({
     tasks_root: z.string().min(1).default('.'),
     workers: z
-      .object({ baseline: slots.optional(), grade: slots.optional(), solve: slots.optional() })
+      .object({
+        baseline: slots.optional(),
+        grade: slots.optional(),
+        solve: slots.optional(),
+        validate: slots.optional(),
+      })
       .strict()
       .default({}),
     queue: z
@@ -92,7 +98,7 @@ export interface ProctorConfig {
   home: string;
   dbPath: string;
   tasksRoot: string;
-  workers: { baseline: number; grade: number; solve: number };
+  workers: { baseline: number; grade: number; solve: number; validate: number };
   queue: z.output<typeof fileSchema>['queue'];
   sandbox: z.output<typeof fileSchema>['sandbox'];
   solvers: Record<string, SolverProfile>;
@@ -146,6 +152,15 @@ export function defaultSlots(cores = cpus().length, memoryBytes = totalmem()): n
   return Math.max(1, Math.min(cores, byMemory));
 }
 
+/**
+ * Validate slots when the config names none: a validate job is a short probe container, but
+ * it may build or pull an image, which is the heavy part; two at a time keep a suite's checks
+ * moving without starving baselines and grades of cores.
+ */
+export function validateSlots(slots = defaultSlots()): number {
+  return Math.min(2, slots);
+}
+
 export function loadConfig(home: string): ProctorConfig {
   const file = join(home, CONFIG_FILE);
   let raw: unknown = {};
@@ -185,6 +200,7 @@ export function loadConfig(home: string): ProctorConfig {
       baseline: c.workers.baseline ?? slotsDefault,
       grade: c.workers.grade ?? slotsDefault,
       solve: c.workers.solve ?? slotsDefault,
+      validate: c.workers.validate ?? validateSlots(slotsDefault),
     },
     queue: c.queue,
     sandbox: c.sandbox,

@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { defaultSlots, loadConfig } from '../src/config.js';
+import { defaultSlots, loadConfig, validateSlots } from '../src/config.js';
 import { isProctorError } from '../src/errors.js';
 import { poolSettings } from '../src/workers/index.js';
 import { tempDir } from './helpers/temp.js';
@@ -20,7 +20,7 @@ describe('configuration', () => {
     const slots = defaultSlots();
     expect(config).toMatchObject({
       dbPath: join(home, 'proctor.db'),
-      workers: { baseline: slots, grade: slots, solve: slots },
+      workers: { baseline: slots, grade: slots, solve: slots, validate: validateSlots(slots) },
       queue: { lease_seconds: 60, max_attempts: 3, synchronous: 'full', retention_days: 0 },
       sandbox: { runtime: 'runc', uid: 1000, gid: 1000 },
       solvers: {},
@@ -33,12 +33,19 @@ describe('configuration', () => {
     expect(defaultSlots(8, 1024 ** 3)).toBe(1);
   });
 
+  it('gives validate jobs two slots by default, one on a one-slot host', () => {
+    expect(validateSlots(8)).toBe(2);
+    expect(validateSlots(1)).toBe(1);
+  });
+
   it('maps workers, lease and retention to pool settings', () => {
     const config = loadConfig(
-      withConfig('[workers]\ngrade = 5\n[queue]\nlease_seconds = 30\nretention_days = 7\n'),
+      withConfig(
+        '[workers]\ngrade = 5\nvalidate = 3\n[queue]\nlease_seconds = 30\nretention_days = 7\n',
+      ),
     );
     expect(poolSettings(config)).toMatchObject({
-      concurrency: { grade: 5 },
+      concurrency: { grade: 5, validate: 3 },
       leaseMs: 30_000,
       retentionMs: 7 * 24 * 3600 * 1000,
     });

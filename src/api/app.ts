@@ -1,8 +1,9 @@
-// The loopback API: validate a bundle, enqueue baseline/solve/grade jobs (one or a batch, with
+// The loopback API: validate a bundle (static checks at once, the rest as validate jobs), enqueue baseline/solve/grade jobs (one or a batch, with
 // idempotency keys), list and read jobs and batches in bounded pages, cancel, read a bounded
 // slice of a job's oracle log, download a registered artifact, and the status page. Nothing
 // else: no shell, no file browser, no RPC. Every request passes the guards (loopback Host and
-// Origin, JSON bodies, a body limit, security headers) before any route.
+// Origin, JSON bodies, a body limit, security headers) before any route. The API never runs
+// Docker: work that needs an engine is a job, run by the worker pool.
 import { resolve } from 'node:path';
 import { Hono, type Context } from 'hono';
 import { stream } from 'hono/streaming';
@@ -11,9 +12,8 @@ import { systemClock, type Clock } from '../clock.js';
 import type { ProctorConfig } from '../config.js';
 import { ProctorError } from '../errors.js';
 import { zodProblem } from '../problems.js';
-import { loadBundle, validatePaths } from '../oracle/index.js';
+import { checkStatic, loadBundle } from '../oracle/index.js';
 import { progressFigures, type EnqueueRequest, type Job, type JobStore } from '../queue/index.js';
-import type { DockerClient } from '../sandbox/index.js';
 import { containsSecret, type ArtifactStore } from '../store/index.js';
 import { notFound, onError } from './errors.js';
 import {
@@ -45,8 +45,6 @@ export interface ApiDeps {
   config: ProctorConfig;
   /** The port the server is bound to (or how to learn it): Host and Origin must name it. */
   port: PortSource;
-  /** For validation with image and commit checks; without it only static checks run. */
-  docker?: () => Promise<DockerClient>;
   /** Provider keys: a grade patch holding one is refused. */
   secrets: readonly string[];
   /** Called after an enqueue, to wake an in-process pool. */
@@ -225,21 +223,42 @@ export function createApp(deps: ApiDeps): Hono {
     return c.body(openApi, 200, { 'Content-Type': 'application/json' });
   });
 
+  // The static checks are answered here; the image and base commit are checked by one
+  // validate job per bundle that passed them, enqueued as one batch (so a suite's progress
+  // reads like any batch's). Building or pulling an image and starting a probe container
+  // take minutes and need an engine: that work belongs to the worker pool, not a request.
   app.post('/api/validate', async (c) => {
-    const { path } = parse(validateRequest, await jsonOf(c), 'body');
-    const docker = deps.docker ? await deps.docker() : undefined;
-    const results = await validatePaths(
-      [underTasksRoot(path)],
-      {
-        ...(docker ? { docker } : {}),
-        home: config.home,
-        uid: config.sandbox.uid,
-        gid: config.sandbox.gid,
-        ...(config.sandbox.runtime !== 'runc' ? { runtime: config.sandbox.runtime } : {}),
-      },
-      { tasksRoot: config.tasksRoot },
+    const request = parse(validateRequest, await jsonOf(c), 'body');
+    const found = await checkStatic([underTasksRoot(request.path)], {
+      tasksRoot: config.tasksRoot,
+    });
+    const passed = found.filter((r) => r.ok);
+    let enqueued = { batchId: null as string | null, created: false, jobIds: [] as number[] };
+    if (passed.length > 0) {
+      const result = await store.enqueueBatch({
+        label: `validate ${request.path}`.slice(0, 200),
+        jobs: passed.map((r) => ({ kind: 'validate', payload: { bundle: r.dir } })),
+        ...(request.idempotencyKey === undefined ? {} : { idempotencyKey: request.idempotencyKey }),
+      });
+      enqueued = {
+        batchId: result.batch?.id ?? null,
+        created: result.created,
+        jobIds: result.jobIds,
+      };
+      if (result.created) deps.onEnqueued?.();
+    }
+    const jobs = enqueued.jobIds.values();
+    const results = found.map((r) =>
+      r.ok ? { ok: true as const, dir: r.dir, id: r.id, job: jobs.next().value as number } : r,
     );
-    return c.json({ results } satisfies Answer<'validated'>);
+    return c.json(
+      {
+        results,
+        batchId: enqueued.batchId,
+        created: enqueued.created,
+      } satisfies Answer<'validated'>,
+      enqueued.created ? 202 : 200,
+    );
   });
 
   app.post('/api/jobs', async (c) => {

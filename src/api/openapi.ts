@@ -53,9 +53,17 @@ export function openApiDocument() {
     paths: {
       '/api/validate': {
         post: {
-          summary: 'validate a bundle or suite under tasks_root',
+          summary:
+            'static checks of a bundle or suite under tasks_root, at once; a validate job per bundle that passes them',
           requestBody: json(validateRequest),
-          responses: { 200: ok('the validation results', answers.validated), default: error },
+          responses: {
+            202: ok('validate jobs enqueued for the bundles that passed', answers.validated),
+            200: ok(
+              'nothing new enqueued: every bundle failed, or a replayed key',
+              answers.validated,
+            ),
+            default: error,
+          },
         },
       },
       '/api/jobs': {
@@ -65,7 +73,7 @@ export function openApiDocument() {
           responses: { 200: ok('a page of jobs', answers.jobPage), default: error },
         },
         post: {
-          summary: 'enqueue one baseline, solve or grade job',
+          summary: 'enqueue one baseline, solve or grade job (validate jobs: POST /api/validate)',
           requestBody: json(jobRequest),
           responses: {
             201: ok('the new job', answers.enqueued),

@@ -54,7 +54,19 @@ export const batchRequest = z
   })
   .strict();
 
-export const validateRequest = z.object({ path: bundle }).strict();
+export const validateRequest = z
+  .object({
+    path: bundle.describe(
+      'a bundle or suite folder, relative to tasks_root (or absolute inside it)',
+    ),
+    idempotencyKey: z
+      .string()
+      .min(1)
+      .max(512)
+      .optional()
+      .describe('a replay with the same key and bundles answers the same jobs, enqueuing none'),
+  })
+  .strict();
 
 export const emptyRequest = z.object({}).strict();
 
@@ -64,7 +76,7 @@ export const jobListQuery = z
   .object({
     batch: z.string().min(1).max(100).optional(),
     status: z.enum(JOB_STATUSES).optional(),
-    kind: z.enum(['baseline', 'solve', 'grade']).optional(),
+    kind: z.enum(['baseline', 'solve', 'grade', 'validate']).optional(),
     limit,
     cursor: z.string().min(1).max(200).optional(),
   })
@@ -109,7 +121,9 @@ export const jobView = z
     payload: z.unknown().describe('what was enqueued: bundle, solver, candidate artifact…'),
     result: z
       .unknown()
-      .describe('null until done; a grade: { verdict, reason, detail, tests_hash, … }'),
+      .describe(
+        'null until done; a grade: { verdict, reason, detail, testsHash, … }; a validate job: { validity, problems, image, detail, … }',
+      ),
     lastError: z.string().nullable(),
     createdAt: time,
     startedAt: time.nullable(),
@@ -194,22 +208,32 @@ export const answers = {
       results: z
         .array(
           z.discriminatedUnion('ok', [
-            z.object({
-              ok: z.literal(true),
-              dir: z.string(),
-              id: z.string(),
-              identity: z.unknown().optional(),
-              localId: z.string().optional(),
-            }),
-            z.object({
-              ok: z.literal(false),
-              dir: z.string(),
-              id: z.string().optional(),
-              problems: z.array(z.string()),
-            }),
+            z
+              .object({
+                ok: z.literal(true).describe('the static checks (format, paths) passed'),
+                dir: z.string(),
+                id: z.string(),
+                job: int.describe(
+                  'the validate job checking the image and base commit: poll GET /api/jobs/{job}',
+                ),
+              })
+              .strict(),
+            z
+              .object({
+                ok: z.literal(false).describe('the static checks failed; no job was enqueued'),
+                dir: z.string(),
+                id: z.string().optional(),
+                problems: z.array(z.string()),
+              })
+              .strict(),
           ]),
         )
         .describe('one per bundle: a bundle folder gives one, a suite folder one per bundle'),
+      batchId: z
+        .string()
+        .nullable()
+        .describe('the batch of the validate jobs; null when no bundle passed the static checks'),
+      created: z.boolean().describe('false when nothing was enqueued, or for a replayed key'),
     })
     .strict(),
   error: z.object({ error: z.object({ code: z.string(), message: z.string() }).strict() }).strict(),

@@ -24,7 +24,6 @@ export async function serveCommand(
       store: runtime.store,
       artifacts: runtime.artifacts,
       config: context.config,
-      docker: () => runtime.docker(),
       secrets: runtime.secrets,
       onEnqueued: () => pool.notify(),
     }).catch(async (error: unknown) => {

@@ -45,7 +45,10 @@ async function printLogs(context: CommandContext, store: JobStore, ids: number[]
   }
 }
 
-/** One line for a job's outcome: its verdict (and validity for a baseline), or its error. */
+/**
+ * One line for a job's outcome: its verdict (and validity for a baseline), a validate job's
+ * validity with its image or first problem, or its error.
+ */
 export function outcomeText(job: Pick<Job, 'result' | 'lastError' | 'kind'>): string {
   const r = job.result as {
     verdict?: string;
@@ -56,6 +59,11 @@ export function outcomeText(job: Pick<Job, 'result' | 'lastError' | 'kind'>): st
   if (r && typeof r.verdict === 'string') {
     const head = job.kind === 'baseline' && r.validity ? r.validity : r.verdict;
     return `${head} ${r.reason ?? ''}: ${r.detail ?? ''}`.slice(0, 160);
+  }
+  if (r && job.kind === 'validate' && typeof r.validity === 'string') {
+    // A problem names both commits: a cut one must not pass for a whole hash.
+    const text = `${r.validity}: ${r.detail ?? ''}`;
+    return text.length > 160 ? `${text.slice(0, 159)}…` : text;
   }
   if (job.lastError) return job.lastError.slice(0, 160);
   return r === null ? '' : JSON.stringify(r).slice(0, 160);

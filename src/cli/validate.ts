@@ -1,8 +1,12 @@
 // `proctor validate PATH… [--static]`: every problem of every bundle with its file and key,
 // then (unless --static) the image identity and base commit checked with Docker.
 // Exit 0 when all are valid, 1 when any is not, 2 when Docker cannot be reached.
+//
+// The check runs here, not as a validate job: the CLI is the user's own process, bounded by
+// their Ctrl-C, and they wait for the answer anyway, so a durable job and a worker would add
+// nothing. It runs the same checkImage a validate job runs, so both agree on every answer.
 import { dockerHost } from '../config.js';
-import { validatePaths, type ValidationResult } from '../oracle/validate.js';
+import { validatePaths, type ValidationResult } from '../oracle/index.js';
 import { createDockerClient, requireDocker } from '../sandbox/docker.js';
 import type { CommandContext } from './context.js';
 

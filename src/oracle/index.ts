@@ -18,8 +18,15 @@ export {
   testsHash,
 } from './verdict.js';
 export type { GradePhases, PhaseCheck, PhaseOutcome, Reason, Verdict } from './verdict.js';
-export { validatePaths } from './validate.js';
-export type { ValidationDeps, ValidationResult } from './validate.js';
+export { checkStatic, problemsOf } from './validate.js';
+export type { StaticResult } from './validate.js';
+export { checkImage, validatePaths } from './validate-image.js';
+export type {
+  ImageCheck,
+  ImageCheckDeps,
+  ValidationDeps,
+  ValidationResult,
+} from './validate-image.js';
 export {
   evaluate,
   prepareCandidate,

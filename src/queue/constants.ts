@@ -1,7 +1,7 @@
 // The job vocabulary, shared by the schema's CHECK constraints, zod schemas and (later) a
 // PostgreSQL schema, so that every dialect agrees on the same closed sets.
 
-export const JOB_KINDS = ['baseline', 'solve', 'grade', 'noop'] as const;
+export const JOB_KINDS = ['baseline', 'solve', 'grade', 'validate', 'noop'] as const;
 export type JobKind = (typeof JOB_KINDS)[number];
 
 export const JOB_STATUSES = ['queued', 'running', 'done', 'failed', 'cancelled'] as const;

@@ -89,9 +89,17 @@ export function openDatabase(path: string, options: OpenDatabaseOptions = {}): O
  * drizzle's own table. drizzle's migrator reads the last applied migration before it takes
  * the write lock, so two processes starting at once could both apply the same migration;
  * here the check and the apply happen under the same lock.
+ *
+ * Foreign keys are off while migrations run, as SQLite's procedure for table changes asks:
+ * drizzle-kit changes a CHECK constraint by copying a table and dropping the old one, and
+ * with foreign keys on, that DROP would first delete every row, setting each reference to it
+ * (a grade's parent, an artifact's job) to NULL. The `PRAGMA foreign_keys` lines in the
+ * generated SQL cannot do it: inside a transaction SQLite ignores them. Before the commit,
+ * foreign_key_check proves that every reference still holds.
  */
 export function applyMigrations(sqlite: Database.Database, migrationsFolder: string): number {
   const migrations = readMigrationFiles({ migrationsFolder });
+  const enforced = sqlite.pragma('foreign_keys', { simple: true }) === 1;
   const run = sqlite.transaction(() => {
     sqlite.exec(
       `CREATE TABLE IF NOT EXISTS "${MIGRATIONS_TABLE}" (id INTEGER PRIMARY KEY, hash text NOT NULL, created_at numeric)`,
@@ -119,7 +127,20 @@ export function applyMigrations(sqlite: Database.Database, migrationsFolder: str
       record.run(migration.hash, migration.folderMillis);
       applied += 1;
     }
+    const broken = sqlite.pragma('foreign_key_check') as Array<{ table: string; parent: string }>;
+    if (broken.length > 0) {
+      const first = broken[0];
+      throw new ProctorError(
+        'DB_UNREADABLE',
+        `a migration left ${broken.length} broken reference(s), the first from ${first?.table} to ${first?.parent}`,
+      );
+    }
     return applied;
   });
-  return run.immediate();
+  if (enforced) sqlite.pragma('foreign_keys = OFF');
+  try {
+    return run.immediate();
+  } finally {
+    if (enforced) sqlite.pragma('foreign_keys = ON');
+  }
 }

@@ -35,6 +35,8 @@ export const payloadSchemas = {
       candidate: z.string().min(1).max(200),
     })
     .strict(),
+  /** The full check of one bundle: its image resolved or built, and HEAD in it is base_commit. */
+  validate: z.object({ bundle: path }).strict(),
   /** Does nothing for `sleepMs`; exercises the queue and the pool in tests and benchmarks. */
   noop: z
     .object({

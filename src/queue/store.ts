@@ -215,7 +215,10 @@ export interface JobStore {
   listJobs(filter?: JobFilter, page?: PageRequest): Promise<Page<Job>>;
   listBatches(page?: PageRequest): Promise<Page<Batch>>;
   countByStatus(filter?: Omit<JobFilter, 'status'>): Promise<StatusCounts>;
-  /** Done jobs by their result's `verdict` (PASS, FAIL; `none` without one). */
+  /**
+   * Done jobs by their result's `verdict` (PASS, FAIL), else its `validity` (a validate job's
+   * valid or invalid); `none` without either.
+   */
   countByVerdict(filter?: Omit<JobFilter, 'status'>): Promise<Record<string, number>>;
   batchProgress(batchId: string, windowMs?: number): Promise<BatchProgress>;
   /**

@@ -24,4 +24,6 @@ export { createRuntime } from './runtime.js';
 export type { Runtime } from './runtime.js';
 export { announceWorker, liveWorkers } from './presence.js';
 export { solveHandler } from './solve-job.js';
+export { validateHandler } from './validate-job.js';
+export type { ValidateResult } from './validate-job.js';
 export type { SolveDeps, SolveResult } from './solve-job.js';

@@ -77,7 +77,8 @@ export type ImageSummary =
 
 const summary = (v: Verdict) => ({ verdict: v.verdict, reason: v.reason, detail: v.detail });
 
-function imageSummary(image: ResolvedImage): ImageSummary {
+/** The identity a result records: the portable digest or local_build, and the local id. */
+export function imageSummary(image: Pick<ResolvedImage, 'identity' | 'localId'>): ImageSummary {
   return { ...image.identity, localId: image.localId };
 }
 

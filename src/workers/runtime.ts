@@ -21,6 +21,7 @@ import { createWorkerPool, type JobHandler, type WorkerPool } from './pool.js';
 import { sandboxRecovery } from './recovery.js';
 import { poolSettings } from './settings.js';
 import { solveHandler } from './solve-job.js';
+import { validateHandler } from './validate-job.js';
 
 export interface Runtime {
   config: ProctorConfig;
@@ -79,6 +80,7 @@ export function createRuntime(config: ProctorConfig, clock: Clock, logger: Logge
         baseline: baselineHandler(deps),
         grade: gradeHandler(deps),
         solve: solveHandler({ ...deps, solvers: config.solvers, secrets, codexCatalog }),
+        validate: validateHandler(deps),
       };
       const kinds = options.kinds ?? (Object.keys(all) as JobKind[]);
       const handlers = Object.fromEntries(kinds.flatMap((k) => (all[k] ? [[k, all[k]]] : [])));

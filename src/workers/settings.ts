@@ -1,4 +1,5 @@
-// From proctor.toml to worker pool options: slots per kind, lease and retention.
+// From proctor.toml to worker pool options: slots per kind (baseline, grade, solve and
+// validate; see loadConfig for their defaults), lease and retention.
 import type { ProctorConfig } from '../config.js';
 import type { WorkerPoolOptions } from './pool.js';
 

@@ -197,6 +197,79 @@ describe('the status page', () => {
     ]);
     expect(problems).toEqual([]);
   }, 30_000);
+
+  it("shows a validate job's validity, image identity and problems", async () => {
+    const clock = manualClock();
+    const store = tempStore({ clock });
+    const artifacts = createArtifactStore({
+      root: join(tempDir(), 'artifacts'),
+      clock,
+      redactor: createRedactor(),
+    });
+    const { jobIds } = await store.enqueueBatch({
+      label: 'validate tasks',
+      jobs: ['/tasks/a', '/tasks/b'].map((bundle) => ({ kind: 'validate', payload: { bundle } })),
+    });
+    const [valid, invalid] = await store.claim('validate', 'w1', 2, 60_000);
+    if (!valid || !invalid) throw new Error('two validate jobs were not claimed');
+    const imageId = `sha256:${'a'.repeat(64)}`;
+    await store.complete(valid, {
+      validity: 'valid',
+      dir: '/tasks/a',
+      task: { id: 'a', contentHash: 'h' },
+      image: { portable: false, kind: 'local_build', imageId, localId: imageId },
+      problems: [],
+      detail: `local_build ${imageId}`,
+    });
+    const problems = [
+      `task.toml: environment.base_commit: is ${'1'.repeat(40)}, but HEAD of /repo in the image is ${'2'.repeat(40)}`,
+      'tests/run: missing',
+    ];
+    await store.complete(invalid, {
+      validity: 'invalid',
+      dir: '/tasks/b',
+      task: null,
+      image: null,
+      problems,
+      detail: problems[0],
+    });
+    const url = await listen({ store, artifacts, clock, posts: [], logOffsets: [] });
+    const { page, problems: pageProblems } = await openPage(url);
+    await page.locator('#all-jobs').click();
+    await jobRow(page, invalid.id).waitFor();
+    expect(await rowCells(page, valid.id)).toEqual([
+      `#${valid.id}`,
+      'validate',
+      'done',
+      '1/3',
+      'valid',
+      '',
+      `local_build ${imageId}`,
+      '',
+    ]);
+    expect((await rowCells(page, invalid.id)).slice(4, 7)).toEqual(['invalid', '', problems[0]]);
+    expect(jobIds).toEqual([valid.id, invalid.id]);
+
+    await jobRow(page, invalid.id)
+      .getByRole('button', { name: `#${invalid.id}` })
+      .click();
+    await waitForText(page.locator('#job-title'), `Job #${invalid.id} · validate`);
+    const fields = page.locator('#job-fields');
+    await waitFor(async () => (await fields.textContent())?.includes('Problems'));
+    expect(await fields.locator('dt', { hasText: 'Problems' }).locator('+ dd').innerText()).toBe(
+      problems.join('\n'),
+    );
+    await jobRow(page, valid.id)
+      .getByRole('button', { name: `#${valid.id}` })
+      .click();
+    await waitForText(page.locator('#job-title'), `Job #${valid.id} · validate`);
+    await waitFor(async () => (await fields.textContent())?.includes('Image'));
+    expect(await fields.locator('dt', { hasText: 'Image' }).locator('+ dd').textContent()).toBe(
+      `local_build ${imageId}`,
+    );
+    expect(await fields.textContent()).not.toContain('Problems');
+    expect(pageProblems).toEqual([]);
+  }, 30_000);
 });
 
 // ---------------------------------------------------------------------------------------

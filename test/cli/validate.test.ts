@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { proctor } from '../helpers/cli.js';
 import { ROOT } from '../helpers/processes.js';
-import { tempDir } from '../helpers/temp.js';
+import { tempDir, tempStore } from '../helpers/temp.js';
 
 const VALID = join(ROOT, 'test/fixtures/bundles/valid');
 
@@ -92,5 +92,41 @@ describe('proctor validate', () => {
     ]);
     expect(result.code).toBe(1);
     expect(result.stdout).toContain('/nonexistent/suite');
+  });
+
+  it('shows in proctor status a validate job with its validity, and the image or first problem', async () => {
+    const home = tempDir();
+    const store = tempStore({ path: join(home, 'proctor.db') });
+    const { jobIds } = await store.enqueueBatch({
+      jobs: ['/t/a', '/t/b'].map((bundle) => ({ kind: 'validate' as const, payload: { bundle } })),
+    });
+    const [valid, invalid] = await store.claim('validate', 'w', 2, 60_000);
+    const imageId = `sha256:${'c'.repeat(64)}`;
+    await store.complete(
+      { id: valid!.id, attempt: 1 },
+      {
+        validity: 'valid',
+        problems: [],
+        detail: `local_build ${imageId}`,
+      },
+    );
+    const problem = `task.toml: environment.base_commit: is ${'1'.repeat(40)}, but HEAD of /repo in the image is ${'2'.repeat(40)}`;
+    await store.complete(
+      { id: invalid!.id, attempt: 1 },
+      {
+        validity: 'invalid',
+        problems: [problem, 'tests/run: missing'],
+        detail: problem,
+      },
+    );
+    const result = await proctor(['--home', home, 'status', ...jobIds.map(String)]);
+    expect(result.code).toBe(0);
+    const rows = result.stdout.split('\n');
+    expect(rows.find((r) => r.startsWith(`${valid!.id} `))).toMatch(
+      new RegExp(`\\svalidate\\s+done\\s+1/3\\s+\\S+\\s+valid: local_build ${imageId}$`),
+    );
+    expect(rows.find((r) => r.startsWith(`${invalid!.id} `))).toMatch(
+      /\svalidate\s+done\s+1\/3\s+\S+\s+invalid: task\.toml: environment\.base_commit: is 1{40}, but HEAD of \/repo in the image is 2+…$/,
+    );
   });
 });

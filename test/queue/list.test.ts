@@ -110,6 +110,30 @@ describe('counts and progress', () => {
   });
 });
 
+describe('verdict counts', () => {
+  it('count done jobs by verdict, and validate jobs by validity', async () => {
+    const store = tempStore();
+    const { batch } = await store.enqueueBatch({
+      jobs: [
+        { kind: 'grade', payload: { bundle: '/b', candidate: 'c' } },
+        ...['/a', '/b', '/c'].map((bundle) => ({ kind: 'validate' as const, payload: { bundle } })),
+      ],
+    });
+    const [grade] = await store.claim('grade', 'w', 1, 60_000);
+    await store.complete(grade!, { verdict: 'PASS' });
+    const validates = await store.claim('validate', 'w', 3, 60_000);
+    for (const [i, job] of validates.entries()) {
+      await store.complete(job, { validity: i === 0 ? 'invalid' : 'valid' });
+    }
+    expect(await store.countByVerdict({ batchId: batch!.id })).toEqual({
+      PASS: 1,
+      valid: 2,
+      invalid: 1,
+    });
+    expect(await store.countByVerdict({ kind: 'validate' })).toEqual({ valid: 2, invalid: 1 });
+  });
+});
+
 describe('retention', () => {
   it('prunes only finished jobs older than the cut-off, in bounded chunks', async () => {
     const clock = manualClock();

@@ -12,14 +12,19 @@ interface Journal {
   entries: Array<{ tag: string }>;
 }
 
-/** A copy of the migrations folder that stops before the newest migration. */
-function previousMigrations(): string {
+/** A copy of the migrations folder that stops before the newest migration, or before `tag`. */
+function previousMigrations(tag?: string): string {
   const folder = join(tempDir(), 'drizzle');
   cpSync(DEFAULT_MIGRATIONS_FOLDER, folder, { recursive: true });
   const journalPath = join(folder, 'meta', '_journal.json');
   const journal = JSON.parse(readFileSync(journalPath, 'utf8')) as Journal;
   expect(journal.entries.length).toBeGreaterThanOrEqual(2);
-  journal.entries.pop();
+  const cut =
+    tag === undefined
+      ? journal.entries.length - 1
+      : journal.entries.findIndex((e) => e.tag === tag);
+  expect(cut).toBeGreaterThan(0);
+  journal.entries = journal.entries.slice(0, cut);
   writeFileSync(journalPath, JSON.stringify(journal));
   return folder;
 }
@@ -31,17 +36,6 @@ function tables(path: string): string[] {
       name: string;
     }>;
     return rows.map((r) => r.name);
-  } finally {
-    db.close();
-  }
-}
-
-function jobColumns(path: string): string[] {
-  const db = new Database(path, { readonly: true });
-  try {
-    return (db.prepare('PRAGMA table_info(jobs)').all() as Array<{ name: string }>).map(
-      (c) => c.name,
-    );
   } finally {
     db.close();
   }
@@ -59,21 +53,54 @@ describe('migrations', () => {
 
   it('apply to a file at the previous migration, keeping its jobs', async () => {
     const path = join(tempDir(), 'proctor.db');
-    const old = openDatabase(path, { migrationsFolder: previousMigrations() });
-    old.sqlite
-      .prepare(
-        "INSERT INTO jobs (kind, payload, run_at, created_at, updated_at) VALUES ('noop', '{}', 1, 1, 1)",
-      )
-      .run();
-    old.close();
-    expect(jobColumns(path)).not.toContain('error_code');
-
+    openDatabase(path, { migrationsFolder: previousMigrations() }).close();
     const store = openSqliteJobStore(path, { clock: systemClock });
-    expect(jobColumns(path)).toContain('error_code');
+    await store.enqueue({ kind: 'noop', payload: {} });
     expect(await store.countByStatus()).toMatchObject({ queued: 1 });
     await store.close();
     // Opening again applies nothing twice.
     openDatabase(path).close();
+  });
+
+  it('rebuild the job table for the validate kind without losing a row or a link to it', async () => {
+    const path = join(tempDir(), 'proctor.db');
+    const old = openDatabase(path, { migrationsFolder: previousMigrations('0004_validate_kind') });
+    const insertJob = old.sqlite.prepare(
+      "INSERT INTO jobs (id, kind, payload, parent_id, error_code, run_at, created_at, updated_at) VALUES (?, ?, '{}', ?, ?, 1, 1, 1)",
+    );
+    insertJob.run(1, 'noop', null, 'DOCKER_ERROR');
+    insertJob.run(2, 'grade', 1, null);
+    expect(() => insertJob.run(3, 'validate', null, null)).toThrow(/CHECK constraint/);
+    old.sqlite
+      .prepare(
+        "INSERT INTO artifacts (id, job_id, attempt, name, media_type, sha256, size, rel_path, created_at) VALUES ('a1', 1, 1, 'oracle.log', 'text/plain', ?, 0, 'x', 1)",
+      )
+      .run('0'.repeat(64));
+    old.sqlite
+      .prepare(
+        "INSERT INTO tasks (task_id, content_hash, bundle_path, validity, reason, detail, job_id, checked_at) VALUES ('t', 'h', '/b', 'valid', 'PASS', '', 1, 1)",
+      )
+      .run();
+    old.close();
+
+    const store = openSqliteJobStore(path, { clock: systemClock });
+    expect((await store.getJob(1))?.errorCode).toBe('DOCKER_ERROR');
+    expect((await store.getJob(2))?.parentId).toBe(1);
+    expect((await store.getArtifact('a1'))?.jobId).toBe(1);
+    expect((await store.taskValidity()).tasks[0]?.jobId).toBe(1);
+    const { job } = await store.enqueue({ kind: 'validate', payload: { bundle: '/b' } });
+    expect((await store.claim('validate', 'w', 1, 60_000)).map((j) => j.id)).toEqual([job.id]);
+    await store.close();
+    const db = new Database(path, { readonly: true });
+    try {
+      expect(db.pragma('foreign_key_check')).toEqual([]);
+      const claimIndex = db
+        .prepare("SELECT sql FROM sqlite_master WHERE name = 'jobs_claim'")
+        .get() as { sql: string } | undefined;
+      expect(claimIndex?.sql).toContain('"priority" DESC');
+    } finally {
+      db.close();
+    }
   });
 
   it('refuses a database written by a newer Proctor', () => {

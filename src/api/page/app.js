@@ -229,15 +229,30 @@ function openJobs(batchId, label) {
   void refresh();
 }
 
+/**
+ * What a job's result says, as text: a grade's or baseline's verdict, a baseline's or validate
+ * job's validity, the image identity, and a validate job's problems.
+ */
 function verdictOf(job) {
   const result = job.result && typeof job.result === 'object' ? job.result : {};
   const str = (v) => (typeof v === 'string' ? v : '');
+  const image = result.image && typeof result.image === 'object' ? result.image : {};
   return {
     verdict: str(result.verdict),
     validity: str(result.validity),
     reason: str(result.reason),
     detail: str(result.detail),
+    image:
+      image.portable === true
+        ? str(image.reference)
+        : str(image.imageId) && 'local_build ' + str(image.imageId),
+    problems: Array.isArray(result.problems) ? result.problems.map(str).join('\n') : '',
   };
+}
+
+/** `FAIL · quarantined`, `PASS`, or a validate job's `valid` alone. */
+function verdictText(v) {
+  return [v.verdict, v.validity].filter(Boolean).join(' · ');
 }
 
 function jobRow(job) {
@@ -258,7 +273,7 @@ function jobRow(job) {
   const v = verdictOf(job);
   const verdict = el('td', v.verdict, 'verdict');
   if (v.verdict === 'PASS' || v.verdict === 'FAIL') verdict.classList.add('verdict-' + v.verdict);
-  if (v.validity) verdict.append(el('span', ' · ' + v.validity, 'validity'));
+  if (v.validity) verdict.append(el('span', (v.verdict ? ' · ' : '') + v.validity, 'validity'));
   const detailText = v.detail || (job.lastError ? job.lastError : '');
   const detail = el('td', detailText, 'detail' + (v.detail ? '' : ' error'));
   detail.title = detailText;
@@ -371,9 +386,11 @@ async function loadJob() {
     ['Created', formatTime(job.createdAt)],
     ['Started', job.startedAt === null ? null : formatTime(job.startedAt)],
     ['Finished', job.finishedAt === null ? null : formatTime(job.finishedAt)],
-    ['Verdict', v.verdict + (v.validity ? ' · ' + v.validity : '')],
+    ['Verdict', verdictText(v)],
     ['Reason', v.reason],
     ['Detail', v.detail],
+    ['Image', v.image],
+    ['Problems', v.problems],
     ['Last error', job.lastError],
   ].filter(([, value]) => value !== null && value !== undefined && value !== '');
   render(byId('job-fields'), fields, () =>

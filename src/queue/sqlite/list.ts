@@ -148,7 +148,10 @@ export function verdictCounts(db: Db, filter: Omit<JobFilter, 'status'>): Record
   if (filter.kind) where.push(eq(jobs.kind, filter.kind));
   if (filter.batchId) where.push(eq(jobs.batchId, filter.batchId));
   if (filter.parentId) where.push(eq(jobs.parentId, filter.parentId));
-  const verdict = sql<string | null>`json_extract(${jobs.result}, '$.verdict')`;
+  // A validate job has no verdict: its validity (valid, invalid) counts in its place.
+  const verdict = sql<
+    string | null
+  >`coalesce(json_extract(${jobs.result}, '$.verdict'), json_extract(${jobs.result}, '$.validity'))`;
   const rows = db
     .select({ verdict, n: count() })
     .from(jobs)

@@ -1,0 +1,136 @@
+// The full check of a statically valid bundle, with Docker: its image resolved (the digest in
+// RepoDigests, or a build) and `git rev-parse HEAD` inside it equal to base_commit. A worker
+// runs it as a `validate` job; `proctor validate` runs it in its own process. The API never
+// does: it answers the static checks and enqueues validate jobs.
+import { randomUUID } from 'node:crypto';
+import { describeError, isProctorError, isRetryable } from '../errors.js';
+import {
+  readRepositoryHead,
+  resolveImage,
+  type DockerClient,
+  type ImageIdentity,
+  type Owner,
+  type ResolvedImage,
+} from '../sandbox/index.js';
+import type { Bundle, LoadBundleOptions } from './bundle.js';
+import { checkStatic } from './validate.js';
+
+export interface ImageCheckDeps {
+  docker: DockerClient;
+  /** How to resolve the bundle's image; default resolveImage (a worker passes its cache). */
+  resolve?: (bundle: Bundle, signal?: AbortSignal) => Promise<ResolvedImage>;
+  /** Labels the probe container, so that a crashed process's leftovers are found. */
+  owner: Owner;
+  uid: number;
+  gid: number;
+  runtime?: string;
+  signal?: AbortSignal;
+}
+
+export type ImageCheck =
+  { ok: true; identity: ImageIdentity; localId: string } | { ok: false; problems: string[] };
+
+/**
+ * Checks the image and base commit of one bundle. A failure that will recur (the image does
+ * not build, its digest is wrong, HEAD differs) is a problem of the bundle; one of the
+ * machinery (the engine went away, a timeout) is thrown, for the caller to retry or report.
+ */
+export async function checkImage(bundle: Bundle, deps: ImageCheckDeps): Promise<ImageCheck> {
+  const key = bundle.environment.kind === 'image' ? 'environment.image' : 'environment.dockerfile';
+  let resolved: ResolvedImage;
+  try {
+    resolved = deps.resolve
+      ? await deps.resolve(bundle, deps.signal)
+      : await resolveImage(deps.docker, bundle.environment, {
+          ...(deps.signal ? { signal: deps.signal } : {}),
+        });
+  } catch (error) {
+    if (isRetryable(error)) throw error;
+    return { ok: false, problems: [`task.toml: ${key}: ${describeError(error)}`] };
+  }
+  let head: string;
+  try {
+    head = await readRepositoryHead(deps.docker, resolved.localId, bundle.workdir, {
+      owner: deps.owner,
+      uid: deps.uid,
+      gid: deps.gid,
+      ...(deps.runtime ? { runtime: deps.runtime } : {}),
+      ...(deps.signal ? { signal: deps.signal } : {}),
+    });
+  } catch (error) {
+    if (isRetryable(error)) throw error;
+    return { ok: false, problems: [`task.toml: ${key}: ${describeError(error)}`] };
+  }
+  if (head !== bundle.baseCommit) {
+    return {
+      ok: false,
+      problems: [
+        `task.toml: environment.base_commit: is ${bundle.baseCommit}, but HEAD of ${bundle.workdir} in the image is ${head}`,
+      ],
+    };
+  }
+  return { ok: true, identity: resolved.identity, localId: resolved.localId };
+}
+
+export interface ValidationDeps {
+  /** Without a client only the static checks run. */
+  docker?: DockerClient;
+  home: string;
+  uid: number;
+  gid: number;
+  runtime?: string;
+  signal?: AbortSignal;
+}
+
+export type ValidationResult =
+  | { ok: true; dir: string; id: string; identity?: ImageIdentity; localId?: string }
+  | { ok: false; dir: string; id?: string; problems: string[] };
+
+/**
+ * Validates every bundle found under each path, in order, in this process: the static checks,
+ * then (with a client) the image check. An engine failure other than an unreachable engine
+ * is reported as the bundle's problem, since nobody will retry it.
+ */
+export async function validatePaths(
+  paths: string[],
+  deps: ValidationDeps,
+  options: LoadBundleOptions = {},
+  onResult: (result: ValidationResult) => void = () => {},
+): Promise<ValidationResult[]> {
+  const results: ValidationResult[] = [];
+  for (const found of await checkStatic(paths, options)) {
+    let result: ValidationResult;
+    if (!found.ok) result = found;
+    else if (!deps.docker) result = { ok: true, dir: found.dir, id: found.id };
+    else result = await fullCheck(found.bundle, deps.docker, deps);
+    results.push(result);
+    onResult(result);
+  }
+  return results;
+}
+
+async function fullCheck(
+  bundle: Bundle,
+  docker: DockerClient,
+  deps: ValidationDeps,
+): Promise<ValidationResult> {
+  const where = { dir: bundle.dir, id: bundle.id };
+  try {
+    const check = await checkImage(bundle, {
+      docker,
+      owner: { job: `validate-${randomUUID()}`, attempt: 1, home: deps.home },
+      uid: deps.uid,
+      gid: deps.gid,
+      ...(deps.runtime ? { runtime: deps.runtime } : {}),
+      ...(deps.signal ? { signal: deps.signal } : {}),
+    });
+    return check.ok
+      ? { ok: true, ...where, identity: check.identity, localId: check.localId }
+      : { ok: false, ...where, problems: check.problems };
+  } catch (error) {
+    if (isProctorError(error, 'DOCKER_UNAVAILABLE')) throw error;
+    const key =
+      bundle.environment.kind === 'image' ? 'environment.image' : 'environment.dockerfile';
+    return { ok: false, ...where, problems: [`task.toml: ${key}: ${describeError(error)}`] };
+  }
+}
