@@ -22,6 +22,7 @@ export { gradeHandler, baselineHandler } from './oracle-jobs.js';
 export type { BaselineResult, GradeResult, ImageSummary, OracleDeps } from './oracle-jobs.js';
 export { createRuntime } from './runtime.js';
 export type { Runtime } from './runtime.js';
-export { announceWorker, liveWorkers } from './presence.js';
+export { announceWorker, liveWorkers, ownerPresence, sweepPresence } from './presence.js';
+export type { PresenceRole } from './presence.js';
 export { solveHandler } from './solve-job.js';
 export type { SolveDeps, SolveResult } from './solve-job.js';
