@@ -66,7 +66,7 @@ describe('--wait and worker presence', () => {
     const worker = spawnTs(BIN, ['--home', home, 'worker']);
     await waitFor(() => worker.stderr().includes('ready'), {
       what: 'the worker to start',
-      timeoutMs: 30_000,
+      timeoutMs: 60_000,
     });
     const root = slowSuite(3, 2);
     const waiting = spawnTs(BIN, ['--home', home, 'baseline', root, '--gold', '--wait']);
@@ -104,7 +104,7 @@ describe('--wait and worker presence', () => {
     const dead = spawnTs(PRESENCE_CHILD, [home, `${hostname()}/${pid}/deadbeef`, 'worker']);
     await waitFor(() => dead.stdout().includes('held'), {
       what: 'the presence child',
-      timeoutMs: 30_000,
+      timeoutMs: 60_000,
     });
     dead.process.kill('SIGKILL');
     await dead.exited;

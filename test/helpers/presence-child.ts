@@ -7,7 +7,7 @@
 // usage: presence-child.ts HOME OWNER [worker|pool]   or   presence-child.ts HOME probe
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { announceWorker, liveWorkers } from '../../src/workers/index.js';
+import { announceWorker, liveWorkers } from '../../src/workers/presence.js';
 
 const [home, owner, role] = process.argv.slice(2);
 if (!home || !owner) throw new Error('usage: presence-child.ts HOME OWNER [worker|pool]');

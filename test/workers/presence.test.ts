@@ -31,7 +31,7 @@ async function holder(home: string, owner: string, role: 'worker' | 'pool' = 'wo
   const child = spawnTs(CHILD, [home, owner, role]);
   await waitFor(() => child.stdout().includes('held'), {
     what: 'the presence child',
-    timeoutMs: 30_000,
+    timeoutMs: 60_000,
   });
   return child;
 }
@@ -44,6 +44,7 @@ async function probeFromOutside(home: string): Promise<string[]> {
 }
 
 const ownerNaming = (pid: number, tag: string) => `${hostname()}/${pid}/${tag}`;
+const fileOf = (owner: string) => `worker-${encodeURIComponent(owner)}.lock`;
 
 describe('worker presence', () => {
   it('counts a worker while its process lives (after a GC too), and not after a SIGKILL', async () => {
@@ -62,30 +63,27 @@ describe('worker presence', () => {
     const pid = unrelatedPid();
     mkdirSync(join(home, 'workers'), { recursive: true });
     writeFileSync(join(home, 'workers', `${hostname()}-${pid}`), `${ownerNaming(pid, 'old')}\n`);
-    const dead = await holder(home, ownerNaming(pid, 'bbbb0002'));
-    dead.process.kill('SIGKILL');
-    await dead.exited;
-
-    expect(liveWorkers(home)).toEqual([]);
-    expect(await probeFromOutside(home)).toEqual([]);
-    // A starting pool's sweep removes both, but not the file of a dead owner whose jobs are
-    // still to be reclaimed, nor a live one's.
-    const live = await holder(home, ownerNaming(pid, 'bbbb0012'));
-    const pending = await holder(home, ownerNaming(pid, 'bbbb0022'));
-    pending.process.kill('SIGKILL');
-    await pending.exited;
-    sweepPresence(home, new Set([ownerNaming(pid, 'bbbb0022')]));
-    expect(readdirSync(join(home, 'workers')).sort()).toEqual(
-      [ownerNaming(pid, 'bbbb0012'), ownerNaming(pid, 'bbbb0022')]
-        .map((o) => `worker-${encodeURIComponent(o)}.lock`)
-        .sort(),
+    const [dead, pending, live] = await Promise.all(
+      ['bbbb0002', 'bbbb0012', 'bbbb0022'].map((tag) => holder(home, ownerNaming(pid, tag))),
     );
-    expect(liveWorkers(home)).toEqual([ownerNaming(pid, 'bbbb0012')]);
-    live.process.kill('SIGKILL');
-    await live.exited;
+    for (const child of [dead, pending]) child?.process.kill('SIGKILL');
+    await Promise.all([dead?.exited, pending?.exited]);
+
+    const alive = [ownerNaming(pid, 'bbbb0022')];
+    expect(liveWorkers(home)).toEqual(alive);
+    expect(await probeFromOutside(home)).toEqual(alive);
+    // A starting pool's sweep removes the old file and a dead owner's, but neither the file of
+    // a dead owner whose jobs are still to be reclaimed, nor a live one's.
+    sweepPresence(home, new Set([ownerNaming(pid, 'bbbb0012')]));
+    expect(readdirSync(join(home, 'workers')).sort()).toEqual(
+      ['bbbb0012', 'bbbb0022'].map((tag) => fileOf(ownerNaming(pid, tag))).sort(),
+    );
+    expect(liveWorkers(home)).toEqual(alive);
+    live?.process.kill('SIGKILL');
+    await live?.exited;
     sweepPresence(home, new Set());
     expect(readdirSync(join(home, 'workers'))).toEqual([]);
-  });
+  }, 180_000);
 
   it('proves a SIGKILLed worker dead even when its pid now names a live process', async () => {
     const home = tempDir();
