@@ -17,26 +17,28 @@ export async function serveCommand(
   const runtime = createRuntime(context.config, context.clock, logger);
   try {
     const pool = await runtime.createPool();
-    await pool.start();
-    const server = await startServer({
-      host: options.host,
-      port: options.port,
-      store: runtime.store,
-      artifacts: runtime.artifacts,
-      config: context.config,
-      secrets: runtime.secrets,
-      onEnqueued: () => pool.notify(),
-    }).catch(async (error: unknown) => {
-      await pool.stop({ graceMs: 0 });
-      throw error;
-    });
+    // Before the first claim: every lease this worker holds is backed by its presence lock.
     const withdraw = announceWorker(context.config.home, pool.owner);
+    let server: Awaited<ReturnType<typeof startServer>> | undefined;
     try {
+      await pool.start();
+      server = await startServer({
+        host: options.host,
+        port: options.port,
+        store: runtime.store,
+        artifacts: runtime.artifacts,
+        config: context.config,
+        secrets: runtime.secrets,
+        onEnqueued: () => pool.notify(),
+      }).catch(async (error: unknown) => {
+        await pool.stop({ graceMs: 0 });
+        throw error;
+      });
       logger.info(`serving http://127.0.0.1:${server.port}/`, { worker: pool.owner });
       await drainOnSignals(pool, { graceMs: options.graceSeconds * 1000, logger });
     } finally {
       withdraw();
-      await server.close();
+      await server?.close();
     }
     logger.info('server stopped; workers drained');
     return 0;

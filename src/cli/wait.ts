@@ -1,13 +1,17 @@
 // `--wait`: until the command's own jobs have finished. Without a live worker for this home
 // the jobs run in this process (a pool with the configured slots, stopped when they are
-// done); with one, this process only polls the database. Long waits show a progress line on
-// stderr: done/total, verdicts, rate and ETA (rewritten in place on a terminal, every 10
-// seconds otherwise).
+// done); with one, this process only polls the database, and checks every second that a
+// worker still lives: when the last one has died, it takes over (its pool reclaims the dead
+// worker's jobs and removes its containers, as any starting worker does), so it never waits
+// on a worker that is gone. Long waits show a progress line on stderr: done/total, verdicts,
+// rate and ETA (rewritten in place on a terminal, every 10 seconds otherwise).
 import { formatDuration, progressFigures, type Job, type JobStore } from '../queue/index.js';
-import { liveWorkers, type Runtime, type WorkerPool } from '../workers/index.js';
+import { announceWorker, liveWorkers, type Runtime, type WorkerPool } from '../workers/index.js';
 import type { CommandContext } from './context.js';
 
 const POLL_MS = 200;
+/** How often a command that only polls checks that a worker still serves the home. */
+const PRESENCE_MS = 1_000;
 const PLAIN_EVERY_MS = 10_000;
 
 export interface WaitTarget {
@@ -87,11 +91,24 @@ export async function waitForJobs(
   options: { progress: boolean; isTty: boolean },
 ): Promise<{ jobs: Job[]; interrupted: boolean }> {
   const { store } = runtime;
+  const home = runtime.config.home;
   let pool: WorkerPool | undefined;
-  if (liveWorkers(runtime.config.home).length === 0) {
-    pool = await runtime.createPool({ pollMs: 250 });
-    await pool.start();
-  }
+  let withdraw: (() => void) | undefined;
+  const runHere = async () => {
+    const created = await runtime.createPool({ pollMs: 250 });
+    // Its lock proves this pool's leases alive, or dead once this process is gone.
+    const release = announceWorker(home, created.owner, 'pool');
+    try {
+      await created.start();
+    } catch (error) {
+      release();
+      throw error;
+    }
+    pool = created;
+    withdraw = release;
+  };
+  if (liveWorkers(home).length === 0) await runHere();
+  let checked = context.clock.now();
   let interrupted = false;
   let wake: (() => void) | undefined;
   const onSignal = () => {
@@ -117,6 +134,15 @@ export async function waitForJobs(
         lastLine = line;
       }
       if (s.finished === s.total || interrupted) break;
+      if (pool === undefined && now - checked >= PRESENCE_MS) {
+        checked = now;
+        if (liveWorkers(home).length === 0) {
+          context.io.err(
+            'proctor: no live worker serves this home any more; running the jobs here',
+          );
+          await runHere();
+        }
+      }
       pool?.notify();
       await new Promise<void>((resolve) => {
         wake = resolve;
@@ -131,6 +157,7 @@ export async function waitForJobs(
       if (interrupted) context.io.err('proctor: interrupted; handing running jobs back');
       await pool.stop({ graceMs: interrupted ? 0 : 30_000 });
     }
+    withdraw?.();
   }
   return { jobs: await jobsOf(store, target), interrupted };
 }

@@ -12,9 +12,10 @@ export async function workerCommand(
   const runtime = createRuntime(context.config, context.clock, logger);
   try {
     const pool = await runtime.createPool();
-    await pool.start();
+    // Before the first claim: every lease this worker holds is backed by its presence lock.
     const withdraw = announceWorker(context.config.home, pool.owner);
     try {
+      await pool.start();
       const { baseline, grade } = context.config.workers;
       logger.info(`worker ${pool.owner} ready`, { baseline, grade, home: context.config.home });
       await drainOnSignals(pool, { graceMs: options.graceSeconds * 1000, logger });

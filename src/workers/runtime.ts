@@ -18,6 +18,8 @@ import {
 import { createImageCache } from './images.js';
 import { baselineHandler, gradeHandler, type OracleDeps } from './oracle-jobs.js';
 import { createWorkerPool, type JobHandler, type WorkerPool } from './pool.js';
+import { isDeadLocalOwner } from './owner.js';
+import { sweepPresence } from './presence.js';
 import { sandboxRecovery } from './recovery.js';
 import { poolSettings } from './settings.js';
 import { solveHandler } from './solve-job.js';
@@ -85,6 +87,7 @@ export function createRuntime(config: ProctorConfig, clock: Clock, logger: Logge
       const kinds = options.kinds ?? (Object.keys(all) as JobKind[]);
       const handlers = Object.fromEntries(kinds.flatMap((k) => (all[k] ? [[k, all[k]]] : [])));
       const settings = poolSettings(config);
+      const reapSandboxes = sandboxRecovery(client, store, config.home, logger);
       return createWorkerPool({
         store,
         clock,
@@ -92,7 +95,13 @@ export function createRuntime(config: ProctorConfig, clock: Clock, logger: Logge
         handlers,
         ...settings,
         ...(options.pollMs !== undefined ? { pollMs: options.pollMs } : {}),
-        recover: sandboxRecovery(client, store, config.home, logger),
+        // A dead owner is proved by its presence lock, which outlives a reused pid.
+        isOwnerDead: (owner) => isDeadLocalOwner(owner, config.home),
+        recover: async () => {
+          // After the start's reclaim: the dead owners still running jobs keep their files.
+          sweepPresence(config.home, new Set(await store.runningOwners()));
+          await reapSandboxes();
+        },
         redact: redactor,
         discardArtifacts: async (records) => {
           await Promise.allSettled(records.map((r) => artifacts.discard(r)));

@@ -1,0 +1,126 @@
+// `--wait` against worker presence, end to end: the real binary, a real `proctor worker`
+// killed by a real SIGKILL, stale presence files naming live pids, and the real Docker engine.
+import { spawn } from 'node:child_process';
+import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { systemClock } from '../../src/clock.js';
+import { openSqliteJobStore } from '../../src/queue/index.js';
+import { reapOrphans } from '../../src/sandbox/cleanup.js';
+import { testDocker } from '../helpers/docker.js';
+import { leftovers } from '../helpers/home.js';
+import { ROOT, spawnTs, type Child } from '../helpers/processes.js';
+import { onCleanup, tempDir } from '../helpers/temp.js';
+import { waitFor } from '../helpers/wait.js';
+
+const TASK = join(ROOT, 'test/fixtures/bundles/shell-task');
+const BIN = join(ROOT, 'bin/proctor.js');
+const PRESENCE_CHILD = 'test/helpers/presence-child.ts';
+
+/** A suite of `n` copies of the shell task whose runner first sleeps, so jobs stay in flight. */
+function slowSuite(n: number, sleepSeconds: number): string {
+  const root = tempDir();
+  for (let i = 0; i < n; i++) {
+    const dir = join(root, `t${i}`);
+    cpSync(TASK, dir, { recursive: true });
+    const run = join(dir, 'tests/run');
+    writeFileSync(run, readFileSync(run, 'utf8').replace(/^(#!.*\n)/, `$1sleep ${sleepSeconds}\n`));
+    const toml = join(dir, 'task.toml');
+    writeFileSync(toml, readFileSync(toml, 'utf8').replace('shell-div-zero', `slow-${i}`));
+  }
+  return root;
+}
+
+/** A live process that is no worker: the pid a stale presence file may name after reuse. */
+function unrelatedProcess(): number {
+  const child = spawn('sleep', ['600'], { stdio: 'ignore' });
+  onCleanup(() => {
+    child.kill('SIGKILL');
+  });
+  if (child.pid === undefined) throw new Error('could not start sleep');
+  return child.pid;
+}
+
+/** A fresh home whose Docker resources are removed after the test, whatever happened. */
+function dockerHome(): string {
+  const home = tempDir();
+  // Registered before any process starts, so it runs after they are killed.
+  onCleanup(async () => {
+    await reapOrphans(testDocker(), home, () => false);
+  });
+  return home;
+}
+
+const ended = (child: Child, timeoutMs: number, what: string) =>
+  waitFor(() => child.process.exitCode !== null || child.process.signalCode !== null, {
+    timeoutMs,
+    intervalMs: 200,
+    what,
+  });
+
+describe('--wait and worker presence', () => {
+  it('takes over when the worker it relies on is SIGKILLed mid-job: every verdict, no container left', async () => {
+    const home = dockerHome();
+    writeFileSync(join(home, 'proctor.toml'), '[workers]\nbaseline = 2\ngrade = 1\nsolve = 1\n');
+    const worker = spawnTs(BIN, ['--home', home, 'worker']);
+    await waitFor(() => worker.stderr().includes('ready'), {
+      what: 'the worker to start',
+      timeoutMs: 60_000,
+    });
+    const root = slowSuite(3, 2);
+    const waiting = spawnTs(BIN, ['--home', home, 'baseline', root, '--gold', '--wait']);
+    // Mid-job: the worker (not the waiting command) runs a baseline with its containers up.
+    await waitFor(async () => (await leftovers(home)).length >= 2, {
+      what: 'the worker to have containers up',
+      timeoutMs: 90_000,
+      intervalMs: 200,
+    });
+    expect(waiting.stderr()).not.toMatch(/running the jobs here/);
+    worker.process.kill('SIGKILL');
+    await worker.exited;
+
+    await ended(waiting, 120_000, 'the waiting baseline to end after its worker died');
+    expect(waiting.stderr()).toMatch(/no live worker serves this home any more/);
+    expect(waiting.process.exitCode).toBe(0);
+    for (let i = 0; i < 3; i++) expect(waiting.stdout()).toMatch(new RegExp(`slow-${i}\\s+valid`));
+    expect(waiting.stdout()).toMatch(/3 valid, 0 quarantined/);
+    // The dead worker's jobs were reclaimed (a second attempt), not waited out or lost.
+    const store = openSqliteJobStore(join(home, 'proctor.db'), { clock: systemClock });
+    onCleanup(() => store.close());
+    expect(await store.countByStatus()).toMatchObject({ done: 3, running: 0, queued: 0 });
+    const { items } = await store.listJobs({}, { limit: 10 });
+    expect(items.some((job) => job.attempt >= 2)).toBe(true);
+    expect(await leftovers(home)).toEqual([]);
+  }, 300_000);
+
+  it('does not wait for a stale presence file naming a live unrelated pid: grade --wait runs the job itself', async () => {
+    const home = dockerHome();
+    const pid = unrelatedProcess();
+    // The file an older Proctor left, named by a pid that now belongs to `sleep`…
+    mkdirSync(join(home, 'workers'), { recursive: true });
+    writeFileSync(join(home, 'workers', `${hostname()}-${pid}`), `${hostname()}/${pid}/0badc0de\n`);
+    // …and the lock file of a worker killed by SIGKILL whose owner id names that pid too.
+    const dead = spawnTs(PRESENCE_CHILD, [home, `${hostname()}/${pid}/deadbeef`, 'worker']);
+    await waitFor(() => dead.stdout().includes('held'), {
+      what: 'the presence child',
+      timeoutMs: 60_000,
+    });
+    dead.process.kill('SIGKILL');
+    await dead.exited;
+
+    const graded = spawnTs(BIN, [
+      '--home',
+      home,
+      'grade',
+      TASK,
+      '--patch',
+      join(TASK, 'solution/gold.patch'),
+      '--wait',
+    ]);
+    await ended(graded, 90_000, 'grade --wait to end');
+    expect(graded.stdout()).toMatch(/PASS/);
+    expect(graded.process.exitCode).toBe(0);
+    expect(await leftovers(home)).toEqual([]);
+  }, 120_000);
+});
