@@ -3,10 +3,22 @@
 // under sensitive key names, bearer and basic credentials, credentials in URLs, well-known API
 // key shapes, the exact secrets the process holds, and the user's home path.
 //
-// It errs towards removing too much: a mangled log line is an inconvenience, a leaked key is
-// not. Two deliberate exceptions keep grading data intact: plural `tokens` (usage counts) and
-// words such as `passed`, `bypass` or `author` are not sensitive, because the rules match
-// whole words of a key name (split at camelCase, `_`, `-`, `.`), not any substring of it.
+// It errs towards removing too much, but not at the cost of Proctor's own messages, which are
+// full of words that look like key names (`gold patch does not pass: EXISTING_FAILED`,
+// `tests/test_auth.py::TestToken::test_refresh`, `3 passed`); test/store/redact-messages.test.ts
+// runs every detail Proctor produces through here and expects it back unchanged. So:
+// - A key is sensitive by whole words of its name (split at camelCase, `_`, `-`, `.`), never
+//   by a prefix: `passed`, `passes`, `tokens`, `keys`, `bypass`, `author` are not sensitive,
+//   and `pass` and `pwd` (a verb, a count, a shell command) only as the last word of a longer
+//   name (`db_pass`, `MYSQL_PWD`).
+// - In text, where the syntax says the value is one — `KEY=value`, `--flag value`, a quoted
+//   key (`"api_key": …`), a quoted value, or a scheme word (`Authorization: Token …`) — the
+//   value goes whatever it is (true/false/null aside).
+// - A bare `key: value` is also how prose, YAML and headers read, so there the value goes only
+//   if it looks like a secret: at least MIN_SECRET_LENGTH characters and neither a number
+//   (`12`, `12:5`, `1.5`) nor an ordinary word (letters in one case or capitalised, optionally
+//   joined by `_` or `-`: `expected`, `Expected`, `EXISTING_FAILED`). `::` never separates a key
+//   from its value (pytest node ids, JUnit `classname::name`).
 //
 // Text rules run in this order (earlier ones make later matches shorter, never longer):
 // PEM private keys, exact secrets, URL credentials, Bearer/Basic values, key shapes,
@@ -48,6 +60,9 @@ const SENSITIVE_WORD =
 // Too common as the first part of another meaning (`pass_rate`, `session_count`) to match
 // anywhere: sensitive only as the last word (`db_pass`, `session`).
 const SENSITIVE_LAST_WORD = /^(?:pass|pwd|session)$/;
+// Alone, these are a verb, a count or a shell command far more often than a credential
+// (`does not pass: …`, `{"pass": 3}`, `pwd: /repo`): sensitive only after another word.
+const NOT_ALONE = /^(?:pass|pwd)$/;
 
 function keyWords(key: string): string[] {
   return key
@@ -62,7 +77,9 @@ function keyWords(key: string): string[] {
 export function isSensitiveKey(key: string): boolean {
   const words = keyWords(key);
   const last = words[words.length - 1];
-  if (last !== undefined && SENSITIVE_LAST_WORD.test(last)) return true;
+  if (last !== undefined && SENSITIVE_LAST_WORD.test(last)) {
+    return words.length > 1 || !NOT_ALONE.test(last);
+  }
   return words.some(
     (word, i) => SENSITIVE_WORD.test(word) || SENSITIVE_WORD.test(word + (words[i + 1] ?? '')),
   );
@@ -74,7 +91,9 @@ const PEM_PRIVATE_KEY =
   /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY-----/g;
 // `scheme://userinfo@`: the user alone can be a token (`https://ghp_…@github.com`).
 const URL_CREDENTIALS = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@]+@/gi;
-const BEARER = /\b(bearer)([ \t]+)(?!\[REDACTED\])[A-Za-z0-9\-._~+/]+=*/gi;
+// Not the prose around a credential: "a bearer token is required".
+const BEARER =
+  /\b(bearer)([ \t]+)(?!\[REDACTED\])(?!(?:tokens?|auth\w*|scheme|header)(?![\w\-.~+/=]))[A-Za-z0-9\-._~+/]+=*/gi;
 // Only a value that decodes to `user:password`, so prose such as "basic usage" is left alone.
 const BASIC = /\b(basic)([ \t]+)([A-Za-z0-9+/]{4,}={0,2})(?![\w+/=])/gi;
 const KEY_SHAPES = new RegExp(
@@ -95,9 +114,19 @@ const KEY_SHAPES = new RegExp(
 );
 // `KEY=value` (env, query strings, `--flag=value`), `key: value` (YAML, headers, JSON with
 // its quotes) and `--flag value`. The value is a quoted string or a run up to a delimiter; an
-// Authorization scheme word before it is kept.
+// Authorization scheme word before it is kept. `==` compares and `::` scopes: neither assigns.
 const PAIR =
-  /(?<![\w.-])(--?)?(["']?)([A-Za-z_][\w.-]{0,99})\2(=|:[ \t]*|[ \t]+)((?:bearer|basic|token)[ \t]+)?("(?:[^"\\\n]|\\.)*"|'[^'\n]*'|\[REDACTED\]|[^\s"',;&)}\]]+)/gi;
+  /(?<![\w.-])(--?)?(["']?)([A-Za-z_][\w.-]{0,99})\2(=(?!=)|:(?!:)[ \t]*|[ \t]+)((?:bearer|basic|token)[ \t]+)?("(?:[^"\\\n]|\\.)*"|'[^'\n]*'|\[REDACTED\]|[^\s"',;&)}\]]+)/gi;
+
+// What a bare `key: value` keeps (see the header): a number, or an ordinary word, with the
+// punctuation that may end a sentence or a label.
+const ORDINARY_VALUE =
+  /^(?:[+-]?\d[\d.,:]*|(?:[A-Z]?[a-z]+|[A-Z]+)(?:[_-](?:[A-Z]?[a-z]+|[A-Z]+))*)[.,:;!?]?$/;
+
+/** Whether a bare `key: value`'s value is a secret rather than a word of a message. */
+function looksLikeSecret(value: string): boolean {
+  return value.length >= MIN_SECRET_LENGTH && !ORDINARY_VALUE.test(value);
+}
 
 function looksLikeBasicCredentials(encoded: string): boolean {
   const decoded = Buffer.from(encoded, 'base64').toString('utf8');
@@ -113,11 +142,15 @@ function redactPairs(s: string): string {
     const spaced = sep.trim() === '';
     const structured = value.startsWith('{') || value.startsWith('[');
     const plain = /^(?:true|false|null)$/.test(value);
+    // The syntax says this is an assignment, so the value is taken for what it is.
+    const assigned =
+      sep === '=' || dashes !== '' || quote !== '' || scheme !== '' || /^["'[]/.test(value);
     if (
       !isSensitiveKey(key) ||
       (spaced && dashes === '') ||
       (structured && value !== REDACTED) ||
-      plain
+      plain ||
+      (!assigned && !looksLikeSecret(value))
     ) {
       // Resume right after the key, so that `--env=API_KEY=x` still sees `API_KEY=x`.
       PAIR.lastIndex = m.index + dashes.length + quote.length + key.length;
