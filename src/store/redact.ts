@@ -24,6 +24,8 @@
 // PEM private keys, exact secrets, URL credentials, Bearer/Basic values, key shapes,
 // `KEY=value` / `key: value` / `--key value` pairs, then the home path.
 
+import { isSensitiveKey } from './sensitive-keys.js';
+
 export const REDACTED = '[REDACTED]';
 
 export interface RedactorOptions {
@@ -52,38 +54,6 @@ export interface Redactor {
 
 export const MIN_SECRET_LENGTH = 8;
 const DEFAULT_MAX_DEPTH = 32;
-
-// A word of a key name is sensitive when it ends in one of these (so `pgpassword`, `oauth`,
-// `xsrftoken` count); adjacent words are also tried joined (`api_key` → `apikey`).
-const SENSITIVE_WORD =
-  /(?:passwords?|passwd|passphrase|secrets?|token|apikeys?|accesskeys?|privatekeys?|credentials?|cookies?|authorization|auth|sessionid|sessionkey)$/;
-// Too common as the first part of another meaning (`pass_rate`, `session_count`) to match
-// anywhere: sensitive only as the last word (`db_pass`, `session`).
-const SENSITIVE_LAST_WORD = /^(?:pass|pwd|session)$/;
-// Alone, these are a verb, a count or a shell command far more often than a credential
-// (`does not pass: …`, `{"pass": 3}`, `pwd: /repo`): sensitive only after another word.
-const NOT_ALONE = /^(?:pass|pwd)$/;
-
-function keyWords(key: string): string[] {
-  return key
-    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
-    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
-    .toLowerCase()
-    .split(/[^a-z0-9]+/)
-    .filter((w) => w !== '');
-}
-
-/** Whether values under this key name are withheld, e.g. `apiKey`, `DB_PASSWORD`, `x-auth-token`. */
-export function isSensitiveKey(key: string): boolean {
-  const words = keyWords(key);
-  const last = words[words.length - 1];
-  if (last !== undefined && SENSITIVE_LAST_WORD.test(last)) {
-    return words.length > 1 || !NOT_ALONE.test(last);
-  }
-  return words.some(
-    (word, i) => SENSITIVE_WORD.test(word) || SENSITIVE_WORD.test(word + (words[i + 1] ?? '')),
-  );
-}
 
 const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
@@ -241,59 +211,6 @@ export function createRedactor(options: RedactorOptions = {}): Redactor {
     text,
     value: <T>(v: T): T => copy(v, 0, new Set()) as T,
   };
-}
-
-/** Text media types, whose content is redacted by default. */
-export function isTextMediaType(mediaType: string): boolean {
-  const type = mediaType.split(';')[0]?.trim().toLowerCase() ?? '';
-  return (
-    type.startsWith('text/') ||
-    type.endsWith('+json') ||
-    type.endsWith('+xml') ||
-    /^application\/(?:json|x-ndjson|(?:x-)?jsonl(?:ines)?|xml|(?:x-)?yaml|toml|javascript|x-sh|x-diff|x-patch|sql)$/.test(
-      type,
-    )
-  );
-}
-
-function isJsonMediaType(type: string): boolean {
-  return type === 'application/json' || type.endsWith('+json');
-}
-
-function isJsonLinesMediaType(type: string): boolean {
-  return /^application\/(?:x-ndjson|(?:x-)?jsonl(?:ines)?)$/.test(type);
-}
-
-/**
- * Redacts a whole document of a media type (an artifact's content). JSON goes through value()
- * (sensitive keys at any depth, which text() alone cannot see under a nested object), one
- * document or one per line for JSON Lines, re-serialised (2-space indent if the input was
- * indented); anything that does not parse goes through text(). Invalid UTF-8 becomes U+FFFD:
- * redaction needs text, and an unredacted text file is worse.
- */
-export function redactDocument(
-  redactor: Redactor,
-  mediaType: string,
-  content: Buffer | string,
-): string {
-  const text = typeof content === 'string' ? content : content.toString('utf8');
-  const type = mediaType.split(';')[0]?.trim().toLowerCase() ?? '';
-  const json = (s: string, indent?: number): string => {
-    try {
-      return JSON.stringify(redactor.value(JSON.parse(s) as unknown), null, indent);
-    } catch {
-      return redactor.text(s);
-    }
-  };
-  if (isJsonMediaType(type)) {
-    const trailing = /\r?\n$/.exec(text)?.[0] ?? '';
-    return json(text, /\n[ \t]/.test(text) ? 2 : undefined) + trailing;
-  }
-  if (isJsonLinesMediaType(type)) {
-    const lines = text.split('\n').map((line) => (line.trim() === '' ? line : json(line)));
-    return lines.join('\n');
-  }
-  return redactor.text(text);
 }
 
 /**
