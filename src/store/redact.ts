@@ -23,6 +23,9 @@
 // Text rules run in this order (earlier ones make later matches shorter, never longer):
 // PEM private keys, exact secrets, URL credentials, Bearer/Basic values, key shapes,
 // `KEY=value` / `key: value` / `--key value` pairs, then the home path.
+//
+// Runner output is hostile input, so each rule is linear in the text: none rescans a long run
+// from each of its positions (test/store/redact-linear.test.ts).
 
 import { isSensitiveKey } from './sensitive-keys.js';
 
@@ -57,10 +60,13 @@ const DEFAULT_MAX_DEPTH = 32;
 
 const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
-const PEM_PRIVATE_KEY =
-  /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY-----/g;
-// `scheme://userinfo@`: the user alone can be a token (`https://ghp_…@github.com`).
-const URL_CREDENTIALS = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@]+@/gi;
+// Apart, not as `BEGIN[\s\S]*?END`, which reads to the end from every BEGIN without an END.
+const PEM_BEGIN = /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----/g;
+const PEM_END = /-----END [A-Z0-9 ]*PRIVATE KEY-----/g;
+// `scheme://userinfo@`: the user alone can be a token (`https://ghp_…@github.com`). Matched from
+// the start of a run of scheme characters, not retried from each word boundary in it; hasScheme
+// checks that a scheme (a letter at a word boundary) starts in the run.
+const URL_CREDENTIALS = /(?<![a-z0-9+.-])([a-z0-9+.-]+:\/\/)[^\s/?#@]+@/gi;
 // Not the prose around a credential: "a bearer token is required".
 const BEARER =
   /\b(bearer)([ \t]+)(?!\[REDACTED\])(?!(?:tokens?|auth\w*|scheme|header)(?![\w\-.~+/=]))[A-Za-z0-9\-._~+/]+=*/gi;
@@ -85,8 +91,12 @@ const KEY_SHAPES = new RegExp(
 // `KEY=value` (env, query strings, `--flag=value`), `key: value` (YAML, headers, JSON with
 // its quotes) and `--flag value`. The value is a quoted string or a run up to a delimiter; an
 // Authorization scheme word before it is kept. `==` compares and `::` scopes: neither assigns.
-const PAIR =
-  /(?<![\w.-])(--?)?(["']?)([A-Za-z_][\w.-]{0,99})\2(=(?!=)|:(?!:)[ \t]*|[ \t]+)((?:bearer|basic|token)[ \t]+)?("(?:[^"\\\n]|\\.)*"|'[^'\n]*'|\[REDACTED\]|[^\s"',;&)}\]]+)/gi;
+// After PAIR_HEAD, redactPairs reads VALUE (a quoted string, unrolled so that it cannot
+// backtrack) or a run up to VALUE_END, found once for all the pairs nested in it (`a=b=c=…`).
+const PAIR_HEAD =
+  /(?<![\w.-])(--?)?(["']?)([A-Za-z_][\w.-]{0,99})\2(=(?!=)|:(?!:)[ \t]*|[ \t]+)((?:bearer|basic|token)[ \t]+)?/gi;
+const VALUE = /"[^"\\\n]*(?:\\.[^"\\\n]*)*"|'[^'\n]*'|\[REDACTED\]/iy;
+const VALUE_END = /[\s"',;&)}\]]/g;
 
 // What a bare `key: value` keeps (see the header): a number, or an ordinary word, with the
 // punctuation that may end a sentence or a label.
@@ -103,12 +113,56 @@ function looksLikeBasicCredentials(encoded: string): boolean {
   return /^[\x20-\x7e]+:[\x20-\x7e]*$/.test(decoded);
 }
 
+/** Whether a run of scheme characters ending in `://` holds a scheme (see URL_CREDENTIALS). */
+function hasScheme(run: string, before: string): boolean {
+  return /[+.-][a-z]/i.test(run) || (/^[a-z]/i.test(run) && !/\w/.test(before));
+}
+
+function redactPem(s: string): string {
+  let out = '';
+  let last = 0;
+  PEM_BEGIN.lastIndex = 0;
+  for (let begin = PEM_BEGIN.exec(s); begin !== null; begin = PEM_BEGIN.exec(s)) {
+    PEM_END.lastIndex = PEM_BEGIN.lastIndex;
+    // No END after this BEGIN is none after any later one either.
+    if (PEM_END.exec(s) === null) break;
+    out += s.slice(last, begin.index) + REDACTED;
+    last = PEM_BEGIN.lastIndex = PEM_END.lastIndex;
+  }
+  return out + s.slice(last);
+}
+
 function redactPairs(s: string): string {
   let out = '';
   let last = 0;
-  PAIR.lastIndex = 0;
-  for (let m = PAIR.exec(s); m !== null; m = PAIR.exec(s)) {
-    const [all, dashes = '', quote = '', key = '', sep = '', scheme = '', value = ''] = m;
+  // No VALUE_END lies in [runFrom, runEnd), so an unquoted value starting there ends at runEnd.
+  let [runFrom, runEnd] = [0, -1];
+  const valueEnd = (at: number): number => {
+    VALUE.lastIndex = at;
+    if (VALUE.test(s)) return VALUE.lastIndex;
+    if (at < runFrom || at > runEnd) {
+      VALUE_END.lastIndex = runFrom = at;
+      runEnd = VALUE_END.exec(s)?.index ?? s.length;
+    }
+    return runEnd > at ? runEnd : -1; // -1: no value starts here
+  };
+  PAIR_HEAD.lastIndex = 0;
+  for (let m = PAIR_HEAD.exec(s); m !== null; m = PAIR_HEAD.exec(s)) {
+    const [head, dashes = '', quote = '', key = '', sep = ''] = m;
+    let scheme = m[5] ?? '';
+    let start = m.index + head.length;
+    let end = valueEnd(start);
+    if (end < 0 && scheme !== '') {
+      // With no value after it, the scheme word is the value.
+      start -= scheme.length;
+      end = start + scheme.trimEnd().length;
+      scheme = '';
+    }
+    if (end < 0) {
+      PAIR_HEAD.lastIndex = m.index + 1;
+      continue;
+    }
+    const value = s.slice(start, end);
     const spaced = sep.trim() === '';
     const structured = value.startsWith('{') || value.startsWith('[');
     const plain = /^(?:true|false|null)$/.test(value);
@@ -123,16 +177,15 @@ function redactPairs(s: string): string {
       (!assigned && !looksLikeSecret(value))
     ) {
       // Resume right after the key, so that `--env=API_KEY=x` still sees `API_KEY=x`.
-      PAIR.lastIndex = m.index + dashes.length + quote.length + key.length;
+      PAIR_HEAD.lastIndex = m.index + dashes.length + quote.length + key.length;
       continue;
     }
     let masked = REDACTED;
     if (value.startsWith('"')) masked = `"${REDACTED}"`;
     else if (value.startsWith("'")) masked = `'${REDACTED}'`;
     else if (quote !== '' && sep.startsWith(':') && value !== REDACTED) masked = `"${REDACTED}"`;
-    out += s.slice(last, m.index) + all.slice(0, all.length - value.length - scheme.length);
-    out += scheme + masked;
-    last = m.index + all.length;
+    out += s.slice(last, start) + masked;
+    last = PAIR_HEAD.lastIndex = end;
   }
   return out + s.slice(last);
 }
@@ -163,10 +216,12 @@ export function createRedactor(options: RedactorOptions = {}): Redactor {
   const maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
 
   function text(s: string): string {
-    let out = s.replace(PEM_PRIVATE_KEY, REDACTED);
+    let out = redactPem(s);
     if (secrets) out = out.replace(secrets, REDACTED);
     out = out
-      .replace(URL_CREDENTIALS, `$1${REDACTED}@`)
+      .replace(URL_CREDENTIALS, (all, run: string, at: number, whole: string) =>
+        hasScheme(run, whole[at - 1] ?? '') ? `${run}${REDACTED}@` : all,
+      )
       .replace(BEARER, `$1$2${REDACTED}`)
       .replace(BASIC, (all, scheme: string, space: string, value: string) =>
         looksLikeBasicCredentials(value) ? `${scheme}${space}${REDACTED}` : all,

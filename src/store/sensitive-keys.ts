@@ -12,11 +12,13 @@ const SENSITIVE_LAST_WORD = /^(?:pass|pwd|session)$/;
 // Alone, these are a verb, a count or a shell command far more often than a credential
 // (`does not pass: …`, `{"pass": 3}`, `pwd: /repo`): sensitive only after another word.
 const NOT_ALONE = /^(?:pass|pwd)$/;
+// Every sensitive word, and every two words joined, holds one of these: most keys need no more.
+const SENSITIVE_PART = /pass|pwd|secret|token|key|credential|cookie|auth|session/;
 
 function keyWords(key: string): string[] {
   return key
     .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
-    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
+    .replace(/([A-Z])(?=[A-Z][a-z])/g, '$1 ')
     .toLowerCase()
     .split(/[^a-z0-9]+/)
     .filter((w) => w !== '');
@@ -24,6 +26,7 @@ function keyWords(key: string): string[] {
 
 /** Whether values under this key name are withheld, e.g. `apiKey`, `DB_PASSWORD`, `x-auth-token`. */
 export function isSensitiveKey(key: string): boolean {
+  if (!SENSITIVE_PART.test(key.toLowerCase().replace(/[^a-z0-9]+/g, ''))) return false;
   const words = keyWords(key);
   const last = words[words.length - 1];
   if (last !== undefined && SENSITIVE_LAST_WORD.test(last)) {
