@@ -91,7 +91,6 @@ function evaluationLines(title: string, evaluation: Evaluation): string[] {
     .join(', ');
   lines.push(`timings: ${timings}`);
   if (evaluation.cleanupError) lines.push(`cleanup: ${evaluation.cleanupError}`);
-  // (Not `PASS PASS: …`: a word such as `pass` before a colon reads as a credential key.)
   lines.push(
     `result: ${evaluation.verdict.verdict} (${evaluation.verdict.reason}) — ${evaluation.verdict.detail}`,
   );

@@ -18,7 +18,8 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import type { Clock } from '../clock.js';
 import { ProctorError } from '../errors.js';
-import { isTextMediaType, redactDocument, type Redactor } from './redact.js';
+import { isTextMediaType, redactDocument } from './redact-document.js';
+import type { Redactor } from './redact.js';
 
 /** What the `artifacts` table holds of an artifact besides its job, attempt and time. */
 export interface ArtifactRecord {

@@ -17,13 +17,7 @@ export type {
   ArtifactStore,
   ArtifactStoreOptions,
 } from './artifacts.js';
-export {
-  containsSecret,
-  createRedactor,
-  isSensitiveKey,
-  isTextMediaType,
-  MIN_SECRET_LENGTH,
-  REDACTED,
-  redactDocument,
-} from './redact.js';
+export { containsSecret, createRedactor, MIN_SECRET_LENGTH, REDACTED } from './redact.js';
 export type { Redactor, RedactorOptions } from './redact.js';
+export { isTextMediaType, redactDocument } from './redact-document.js';
+export { isSensitiveKey } from './sensitive-keys.js';

@@ -3,14 +3,31 @@
 // under sensitive key names, bearer and basic credentials, credentials in URLs, well-known API
 // key shapes, the exact secrets the process holds, and the user's home path.
 //
-// It errs towards removing too much: a mangled log line is an inconvenience, a leaked key is
-// not. Two deliberate exceptions keep grading data intact: plural `tokens` (usage counts) and
-// words such as `passed`, `bypass` or `author` are not sensitive, because the rules match
-// whole words of a key name (split at camelCase, `_`, `-`, `.`), not any substring of it.
+// It errs towards removing too much, but not at the cost of Proctor's own messages, which are
+// full of words that look like key names (`gold patch does not pass: EXISTING_FAILED`,
+// `tests/test_auth.py::TestToken::test_refresh`, `3 passed`); test/store/redact-messages.test.ts
+// runs every detail Proctor produces through here and expects it back unchanged. So:
+// - A key is sensitive by whole words of its name (split at camelCase, `_`, `-`, `.`), never
+//   by a prefix: `passed`, `passes`, `tokens`, `keys`, `bypass`, `author` are not sensitive,
+//   and `pass` and `pwd` (a verb, a count, a shell command) only as the last word of a longer
+//   name (`db_pass`, `MYSQL_PWD`).
+// - In text, where the syntax says the value is one — `KEY=value`, `--flag value`, a quoted
+//   key (`"api_key": …`), a quoted value, or a scheme word (`Authorization: Token …`) — the
+//   value goes whatever it is (true/false/null aside).
+// - A bare `key: value` is also how prose, YAML and headers read, so there the value goes only
+//   if it looks like a secret: at least MIN_SECRET_LENGTH characters and neither a number
+//   (`12`, `12:5`, `1.5`) nor an ordinary word (letters in one case or capitalised, optionally
+//   joined by `_` or `-`: `expected`, `Expected`, `EXISTING_FAILED`). `::` never separates a key
+//   from its value (pytest node ids, JUnit `classname::name`).
 //
 // Text rules run in this order (earlier ones make later matches shorter, never longer):
 // PEM private keys, exact secrets, URL credentials, Bearer/Basic values, key shapes,
 // `KEY=value` / `key: value` / `--key value` pairs, then the home path.
+//
+// Runner output is hostile input, so each rule is linear in the text: none rescans a long run
+// from each of its positions (test/store/redact-linear.test.ts).
+
+import { isSensitiveKey } from './sensitive-keys.js';
 
 export const REDACTED = '[REDACTED]';
 
@@ -41,40 +58,18 @@ export interface Redactor {
 export const MIN_SECRET_LENGTH = 8;
 const DEFAULT_MAX_DEPTH = 32;
 
-// A word of a key name is sensitive when it ends in one of these (so `pgpassword`, `oauth`,
-// `xsrftoken` count); adjacent words are also tried joined (`api_key` → `apikey`).
-const SENSITIVE_WORD =
-  /(?:passwords?|passwd|passphrase|secrets?|token|apikeys?|accesskeys?|privatekeys?|credentials?|cookies?|authorization|auth|sessionid|sessionkey)$/;
-// Too common as the first part of another meaning (`pass_rate`, `session_count`) to match
-// anywhere: sensitive only as the last word (`db_pass`, `session`).
-const SENSITIVE_LAST_WORD = /^(?:pass|pwd|session)$/;
-
-function keyWords(key: string): string[] {
-  return key
-    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
-    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
-    .toLowerCase()
-    .split(/[^a-z0-9]+/)
-    .filter((w) => w !== '');
-}
-
-/** Whether values under this key name are withheld, e.g. `apiKey`, `DB_PASSWORD`, `x-auth-token`. */
-export function isSensitiveKey(key: string): boolean {
-  const words = keyWords(key);
-  const last = words[words.length - 1];
-  if (last !== undefined && SENSITIVE_LAST_WORD.test(last)) return true;
-  return words.some(
-    (word, i) => SENSITIVE_WORD.test(word) || SENSITIVE_WORD.test(word + (words[i + 1] ?? '')),
-  );
-}
-
 const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
-const PEM_PRIVATE_KEY =
-  /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY-----/g;
-// `scheme://userinfo@`: the user alone can be a token (`https://ghp_…@github.com`).
-const URL_CREDENTIALS = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@]+@/gi;
-const BEARER = /\b(bearer)([ \t]+)(?!\[REDACTED\])[A-Za-z0-9\-._~+/]+=*/gi;
+// Apart, not as `BEGIN[\s\S]*?END`, which reads to the end from every BEGIN without an END.
+const PEM_BEGIN = /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----/g;
+const PEM_END = /-----END [A-Z0-9 ]*PRIVATE KEY-----/g;
+// `scheme://userinfo@`: the user alone can be a token (`https://ghp_…@github.com`). Matched from
+// the start of a run of scheme characters, not retried from each word boundary in it; hasScheme
+// checks that a scheme (a letter at a word boundary) starts in the run.
+const URL_CREDENTIALS = /(?<![a-z0-9+.-])([a-z0-9+.-]+:\/\/)[^\s/?#@]+@/gi;
+// Not the prose around a credential: "a bearer token is required".
+const BEARER =
+  /\b(bearer)([ \t]+)(?!\[REDACTED\])(?!(?:tokens?|auth\w*|scheme|header)(?![\w\-.~+/=]))[A-Za-z0-9\-._~+/]+=*/gi;
 // Only a value that decodes to `user:password`, so prose such as "basic usage" is left alone.
 const BASIC = /\b(basic)([ \t]+)([A-Za-z0-9+/]{4,}={0,2})(?![\w+/=])/gi;
 const KEY_SHAPES = new RegExp(
@@ -95,41 +90,102 @@ const KEY_SHAPES = new RegExp(
 );
 // `KEY=value` (env, query strings, `--flag=value`), `key: value` (YAML, headers, JSON with
 // its quotes) and `--flag value`. The value is a quoted string or a run up to a delimiter; an
-// Authorization scheme word before it is kept.
-const PAIR =
-  /(?<![\w.-])(--?)?(["']?)([A-Za-z_][\w.-]{0,99})\2(=|:[ \t]*|[ \t]+)((?:bearer|basic|token)[ \t]+)?("(?:[^"\\\n]|\\.)*"|'[^'\n]*'|\[REDACTED\]|[^\s"',;&)}\]]+)/gi;
+// Authorization scheme word before it is kept. `==` compares and `::` scopes: neither assigns.
+// After PAIR_HEAD, redactPairs reads VALUE (a quoted string, unrolled so that it cannot
+// backtrack) or a run up to VALUE_END, found once for all the pairs nested in it (`a=b=c=…`).
+const PAIR_HEAD =
+  /(?<![\w.-])(--?)?(["']?)([A-Za-z_][\w.-]{0,99})\2(=(?!=)|:(?!:)[ \t]*|[ \t]+)((?:bearer|basic|token)[ \t]+)?/gi;
+const VALUE = /"[^"\\\n]*(?:\\.[^"\\\n]*)*"|'[^'\n]*'|\[REDACTED\]/iy;
+const VALUE_END = /[\s"',;&)}\]]/g;
+
+// What a bare `key: value` keeps (see the header): a number, or an ordinary word, with the
+// punctuation that may end a sentence or a label.
+const ORDINARY_VALUE =
+  /^(?:[+-]?\d[\d.,:]*|(?:[A-Z]?[a-z]+|[A-Z]+)(?:[_-](?:[A-Z]?[a-z]+|[A-Z]+))*)[.,:;!?]?$/;
+
+/** Whether a bare `key: value`'s value is a secret rather than a word of a message. */
+function looksLikeSecret(value: string): boolean {
+  return value.length >= MIN_SECRET_LENGTH && !ORDINARY_VALUE.test(value);
+}
 
 function looksLikeBasicCredentials(encoded: string): boolean {
   const decoded = Buffer.from(encoded, 'base64').toString('utf8');
   return /^[\x20-\x7e]+:[\x20-\x7e]*$/.test(decoded);
 }
 
+/** Whether a run of scheme characters ending in `://` holds a scheme (see URL_CREDENTIALS). */
+function hasScheme(run: string, before: string): boolean {
+  return /[+.-][a-z]/i.test(run) || (/^[a-z]/i.test(run) && !/\w/.test(before));
+}
+
+function redactPem(s: string): string {
+  let out = '';
+  let last = 0;
+  PEM_BEGIN.lastIndex = 0;
+  for (let begin = PEM_BEGIN.exec(s); begin !== null; begin = PEM_BEGIN.exec(s)) {
+    PEM_END.lastIndex = PEM_BEGIN.lastIndex;
+    // No END after this BEGIN is none after any later one either.
+    if (PEM_END.exec(s) === null) break;
+    out += s.slice(last, begin.index) + REDACTED;
+    last = PEM_BEGIN.lastIndex = PEM_END.lastIndex;
+  }
+  return out + s.slice(last);
+}
+
 function redactPairs(s: string): string {
   let out = '';
   let last = 0;
-  PAIR.lastIndex = 0;
-  for (let m = PAIR.exec(s); m !== null; m = PAIR.exec(s)) {
-    const [all, dashes = '', quote = '', key = '', sep = '', scheme = '', value = ''] = m;
+  // No VALUE_END lies in [runFrom, runEnd), so an unquoted value starting there ends at runEnd.
+  let [runFrom, runEnd] = [0, -1];
+  const valueEnd = (at: number): number => {
+    VALUE.lastIndex = at;
+    if (VALUE.test(s)) return VALUE.lastIndex;
+    if (at < runFrom || at > runEnd) {
+      VALUE_END.lastIndex = runFrom = at;
+      runEnd = VALUE_END.exec(s)?.index ?? s.length;
+    }
+    return runEnd > at ? runEnd : -1; // -1: no value starts here
+  };
+  PAIR_HEAD.lastIndex = 0;
+  for (let m = PAIR_HEAD.exec(s); m !== null; m = PAIR_HEAD.exec(s)) {
+    const [head, dashes = '', quote = '', key = '', sep = ''] = m;
+    let scheme = m[5] ?? '';
+    let start = m.index + head.length;
+    let end = valueEnd(start);
+    if (end < 0 && scheme !== '') {
+      // With no value after it, the scheme word is the value.
+      start -= scheme.length;
+      end = start + scheme.trimEnd().length;
+      scheme = '';
+    }
+    if (end < 0) {
+      PAIR_HEAD.lastIndex = m.index + 1;
+      continue;
+    }
+    const value = s.slice(start, end);
     const spaced = sep.trim() === '';
     const structured = value.startsWith('{') || value.startsWith('[');
     const plain = /^(?:true|false|null)$/.test(value);
+    // The syntax says this is an assignment, so the value is taken for what it is.
+    const assigned =
+      sep === '=' || dashes !== '' || quote !== '' || scheme !== '' || /^["'[]/.test(value);
     if (
       !isSensitiveKey(key) ||
       (spaced && dashes === '') ||
       (structured && value !== REDACTED) ||
-      plain
+      plain ||
+      (!assigned && !looksLikeSecret(value))
     ) {
       // Resume right after the key, so that `--env=API_KEY=x` still sees `API_KEY=x`.
-      PAIR.lastIndex = m.index + dashes.length + quote.length + key.length;
+      PAIR_HEAD.lastIndex = m.index + dashes.length + quote.length + key.length;
       continue;
     }
     let masked = REDACTED;
     if (value.startsWith('"')) masked = `"${REDACTED}"`;
     else if (value.startsWith("'")) masked = `'${REDACTED}'`;
     else if (quote !== '' && sep.startsWith(':') && value !== REDACTED) masked = `"${REDACTED}"`;
-    out += s.slice(last, m.index) + all.slice(0, all.length - value.length - scheme.length);
-    out += scheme + masked;
-    last = m.index + all.length;
+    out += s.slice(last, start) + masked;
+    last = PAIR_HEAD.lastIndex = end;
   }
   return out + s.slice(last);
 }
@@ -160,10 +216,12 @@ export function createRedactor(options: RedactorOptions = {}): Redactor {
   const maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
 
   function text(s: string): string {
-    let out = s.replace(PEM_PRIVATE_KEY, REDACTED);
+    let out = redactPem(s);
     if (secrets) out = out.replace(secrets, REDACTED);
     out = out
-      .replace(URL_CREDENTIALS, `$1${REDACTED}@`)
+      .replace(URL_CREDENTIALS, (all, run: string, at: number, whole: string) =>
+        hasScheme(run, whole[at - 1] ?? '') ? `${run}${REDACTED}@` : all,
+      )
       .replace(BEARER, `$1$2${REDACTED}`)
       .replace(BASIC, (all, scheme: string, space: string, value: string) =>
         looksLikeBasicCredentials(value) ? `${scheme}${space}${REDACTED}` : all,
@@ -208,59 +266,6 @@ export function createRedactor(options: RedactorOptions = {}): Redactor {
     text,
     value: <T>(v: T): T => copy(v, 0, new Set()) as T,
   };
-}
-
-/** Text media types, whose content is redacted by default. */
-export function isTextMediaType(mediaType: string): boolean {
-  const type = mediaType.split(';')[0]?.trim().toLowerCase() ?? '';
-  return (
-    type.startsWith('text/') ||
-    type.endsWith('+json') ||
-    type.endsWith('+xml') ||
-    /^application\/(?:json|x-ndjson|(?:x-)?jsonl(?:ines)?|xml|(?:x-)?yaml|toml|javascript|x-sh|x-diff|x-patch|sql)$/.test(
-      type,
-    )
-  );
-}
-
-function isJsonMediaType(type: string): boolean {
-  return type === 'application/json' || type.endsWith('+json');
-}
-
-function isJsonLinesMediaType(type: string): boolean {
-  return /^application\/(?:x-ndjson|(?:x-)?jsonl(?:ines)?)$/.test(type);
-}
-
-/**
- * Redacts a whole document of a media type (an artifact's content). JSON goes through value()
- * (sensitive keys at any depth, which text() alone cannot see under a nested object), one
- * document or one per line for JSON Lines, re-serialised (2-space indent if the input was
- * indented); anything that does not parse goes through text(). Invalid UTF-8 becomes U+FFFD:
- * redaction needs text, and an unredacted text file is worse.
- */
-export function redactDocument(
-  redactor: Redactor,
-  mediaType: string,
-  content: Buffer | string,
-): string {
-  const text = typeof content === 'string' ? content : content.toString('utf8');
-  const type = mediaType.split(';')[0]?.trim().toLowerCase() ?? '';
-  const json = (s: string, indent?: number): string => {
-    try {
-      return JSON.stringify(redactor.value(JSON.parse(s) as unknown), null, indent);
-    } catch {
-      return redactor.text(s);
-    }
-  };
-  if (isJsonMediaType(type)) {
-    const trailing = /\r?\n$/.exec(text)?.[0] ?? '';
-    return json(text, /\n[ \t]/.test(text) ? 2 : undefined) + trailing;
-  }
-  if (isJsonLinesMediaType(type)) {
-    const lines = text.split('\n').map((line) => (line.trim() === '' ? line : json(line)));
-    return lines.join('\n');
-  }
-  return redactor.text(text);
 }
 
 /**

@@ -19,6 +19,7 @@ describe('isSensitiveKey', () => {
       'password',
       'PGPASSWORD',
       'db_pass',
+      'MYSQL_PWD',
       'apiKey',
       'APIKey',
       'OPENAI_API_KEY',
@@ -52,6 +53,12 @@ describe('isSensitiveKey', () => {
       'tokenizer',
       'session_count',
       'name',
+      // Alone, a verb, a count or a shell command; `db_pass` above is a credential.
+      'pass',
+      'pwd',
+      'passes',
+      'tokens',
+      'keys',
     ]) {
       expect(isSensitiveKey(key), key).toBe(false);
     }
