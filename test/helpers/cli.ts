@@ -85,8 +85,8 @@ export function proctorBounded(
     });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
     // The command may refuse its input before reading all of it: that is not the test's error.
     child.stdin?.on('error', () => undefined);
     child.stdin?.end(input);
