@@ -1,4 +1,3 @@
-/* eslint-disable @typescript-eslint/no-unsafe-member-access -- response bodies are parsed JSON, checked by the assertions themselves */
 // Numbers in URLs over real HTTP: job ids in paths and every numeric query parameter are
 // parsed by the same strict rule as the command line (src/numbers.ts): decimal digits only,
 // within the safe-integer range and the parameter's own bounds, else 400 naming the bounds.
