@@ -13,7 +13,7 @@ import {
 import { join } from 'node:path';
 import { createArtifactStore, createRedactor } from '../store/index.js';
 import type { CommandContext } from './context.js';
-import { formatTable } from './table.js';
+import { formatTable, verdictText } from './table.js';
 
 export interface StatusOptions {
   batch?: string;
@@ -56,7 +56,7 @@ export function outcomeText(job: Pick<Job, 'result' | 'lastError' | 'kind'>): st
   } | null;
   if (r && typeof r.verdict === 'string') {
     const head = job.kind === 'baseline' && r.validity ? r.validity : r.verdict;
-    return `${head} ${r.reason ?? ''}: ${r.detail ?? ''}`.slice(0, 160);
+    return verdictText(head, r.reason, r.detail).slice(0, 160);
   }
   if (job.lastError) return job.lastError.slice(0, 160);
   return r === null ? '' : JSON.stringify(r).slice(0, 160);
