@@ -19,9 +19,9 @@
 //   uid = 1000
 //   gid = 1000
 //   [solvers.NAME]                  # a registered solver profile (see the README)
-import { readFileSync } from 'node:fs';
+import { lstatSync, readFileSync, realpathSync, statSync, statfsSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { tomlProblem, zodProblems } from './problems.js';
 import { z } from 'zod';
@@ -143,6 +143,70 @@ export function resolveHome(flag: string | undefined, cwd = process.cwd()): stri
   return resolve(cwd, chosen);
 }
 
+/** Where the kernel's pseudo-filesystems are mounted: no place for a database. */
+const PSEUDO_ROOTS = ['/proc', '/sys', '/dev'];
+
+/**
+ * statfs f_type of pseudo-filesystems (linux/magic.h) mounted elsewhere: proc, sysfs, devpts,
+ * cgroup and cgroup2, debugfs, tracefs, securityfs, selinuxfs, smackfs, bpf, pstore, configfs,
+ * efivarfs, binfmt_misc, fusectl, mqueue, hugetlbfs, nsfs, autofs, resctrl.
+ */
+const PSEUDO_FS_TYPES = new Set([
+  0x9fa0, 0x62656572, 0x1cd1, 0x27e0eb, 0x63677270, 0x64626720, 0x74726163, 0x73636673, 0xf97cff8c,
+  0x43415d53, 0xcafe4a11, 0x6165676c, 0x62656570, 0xde5e81e4, 0x42494e4d, 0x65735543, 0x19800202,
+  0x958458f6, 0x6e736673, 0x0187, 0x7655821,
+]);
+
+const under = (path: string, root: string) => path === root || path.startsWith(`${root}/`);
+
+/**
+ * Refuses, at once, a home that cannot hold a database: one under /proc, /sys or /dev (also
+ * through a symlink), or one whose nearest existing folder is not a directory on a regular
+ * filesystem. Node's recursive mkdir loops forever under /proc, so this runs before anything
+ * tries to create the home.
+ */
+export function checkHome(home: string): void {
+  const refuse = (why: string) => new ProctorError('CONFIG_INVALID', `home ${home}${why}`);
+  const pseudo = (path: string) => PSEUDO_ROOTS.find((root) => under(path, root));
+  const root = pseudo(home);
+  if (root !== undefined) {
+    throw refuse(`: under ${root}, a pseudo-filesystem; choose a folder on a regular filesystem`);
+  }
+  let existing = home;
+  for (;;) {
+    try {
+      lstatSync(existing);
+      break;
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code !== 'ENOENT' && code !== 'ENOTDIR')
+        throw refuse(`: cannot inspect ${existing}: ${code ?? String(error)}`);
+      const parent = dirname(existing);
+      if (parent === existing) break;
+      existing = parent;
+    }
+  }
+  let real: string;
+  try {
+    real = realpathSync(existing);
+    if (!statSync(real).isDirectory()) {
+      throw refuse(existing === home ? ' is not a directory' : `: ${existing} is not a directory`);
+    }
+  } catch (error) {
+    if (error instanceof ProctorError) throw error;
+    const code = (error as NodeJS.ErrnoException).code;
+    throw refuse(`: cannot inspect ${existing}: ${code ?? String(error)}`);
+  }
+  const realRoot = pseudo(real);
+  if (realRoot !== undefined) {
+    throw refuse(`: ${existing} is ${real}, under ${realRoot}, a pseudo-filesystem`);
+  }
+  const type = Number(statfsSync(real).type) >>> 0;
+  if (PSEUDO_FS_TYPES.has(type)) {
+    throw refuse(`: ${existing} is on a pseudo-filesystem (type 0x${type.toString(16)})`);
+  }
+}
+
 /**
  * Container slots per kind when the config names none: one per core, and no more than
  * memory allows at the default 2 GiB per task container, leaving a quarter for the host.
@@ -162,6 +226,7 @@ export function validateSlots(slots = defaultSlots()): number {
 }
 
 export function loadConfig(home: string): ProctorConfig {
+  checkHome(home);
   const file = join(home, CONFIG_FILE);
   let raw: unknown = {};
   let text: string | undefined;

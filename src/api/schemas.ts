@@ -1,6 +1,7 @@
 // The API's schemas: requests (validated on the way in) and answers (the types the routes must
 // build, and what tests parse real answers with). The OpenAPI document is generated from both.
 import { z } from 'zod';
+import { parseInteger } from '../numbers.js';
 import { CANCEL_OUTCOMES, JOB_KINDS, JOB_STATUSES, MAX_PAGE } from '../queue/index.js';
 
 const bundle = z
@@ -70,7 +71,24 @@ export const validateRequest = z
 
 export const emptyRequest = z.object({}).strict();
 
-const limit = z.coerce.number().int().min(1).max(MAX_PAGE).default(50);
+/**
+ * A whole number in a URL path or query, by the command line's strict rule (src/numbers.ts):
+ * decimal digits only, within [min, max], so `1e3`, `0x10` and ids beyond 2^53 are a 400
+ * naming the bounds. Documented as the integer it stands for.
+ */
+function decimal(min: number, max: number) {
+  return z
+    .string()
+    .transform((text, ctx) => {
+      const parsed = parseInteger(text, { min, max });
+      if (parsed.ok) return parsed.value;
+      ctx.addIssue({ code: 'custom', message: parsed.problem });
+      return z.NEVER;
+    })
+    .meta({ type: 'integer', minimum: min, maximum: max });
+}
+
+const limit = decimal(1, MAX_PAGE).default(50);
 
 export const jobListQuery = z
   .object({
@@ -90,17 +108,12 @@ export const MAX_LOG_SLICE = 1024 * 1024;
 
 export const logQuery = z
   .object({
-    offset: z.coerce.number().int().min(0).default(0),
-    limit: z.coerce
-      .number()
-      .int()
-      .min(1)
-      .max(MAX_LOG_SLICE)
-      .default(64 * 1024),
+    offset: decimal(0, Number.MAX_SAFE_INTEGER).default(0),
+    limit: decimal(1, MAX_LOG_SLICE).default(64 * 1024),
   })
   .strict();
 
-export const jobId = z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER);
+export const jobId = decimal(1, Number.MAX_SAFE_INTEGER);
 
 // ---------------------------------------------------------------------------------------
 // Answers

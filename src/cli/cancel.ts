@@ -2,7 +2,7 @@
 // running ones are asked to stop, and their workers tear them down within seconds.
 import { ProctorError } from '../errors.js';
 import type { CancelOutcome } from '../queue/index.js';
-import { parseJobIds, type CommandContext } from './context.js';
+import type { CommandContext } from './context.js';
 
 const WORDS: Record<CancelOutcome, string> = {
   cancelled: 'cancelled',
@@ -14,10 +14,9 @@ const WORDS: Record<CancelOutcome, string> = {
 
 export async function cancelCommand(
   context: CommandContext,
-  jobArgs: string[],
+  ids: number[],
   options: { batch?: string },
 ): Promise<number> {
-  const ids = parseJobIds(jobArgs);
   if ((ids.length === 0) === (options.batch === undefined)) {
     throw new ProctorError('USAGE', 'cancel takes job ids or --batch ID (one of the two)');
   }

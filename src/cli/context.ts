@@ -3,6 +3,7 @@
 import { systemClock, type Clock } from '../clock.js';
 import { ProctorError } from '../errors.js';
 import { loadConfig, resolveHome, type ProctorConfig } from '../config.js';
+import { parseInteger } from '../numbers.js';
 import { loadSuite, type Bundle } from '../oracle/index.js';
 import { openSqliteJobStore, type JobStore } from '../queue/index.js';
 
@@ -56,14 +57,11 @@ export async function loadBundles(
   return { bundles, invalid };
 }
 
-export function parseJobIds(values: string[]): number[] {
+/** Job ids as given on the command line: the strict rule of src/numbers.ts, up to 2^53 - 1. */
+export function parseJobIds(values: readonly string[]): number[] {
   return values.map((value) => {
-    if (!/^[1-9][0-9]{0,15}$/.test(value)) {
-      throw new ProctorError(
-        'USAGE',
-        `JOB must be a job id (a positive integer), got \`${value}\``,
-      );
-    }
-    return Number(value);
+    const parsed = parseInteger(value, { min: 1, max: Number.MAX_SAFE_INTEGER });
+    if (!parsed.ok) throw new ProctorError('USAGE', `job id: ${parsed.problem}`);
+    return parsed.value;
   });
 }

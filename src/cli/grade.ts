@@ -1,48 +1,78 @@
 // `proctor grade BUNDLE --patch FILE [--wait]`: stores the candidate diff as an input
 // artifact and enqueues one grade job. With --wait the verdict, reason and log follow, and the
 // last stdout line is the gate line `tests_hash=<sha256>`; exit 0 PASS, 1 FAIL.
-import { readFile, stat } from 'node:fs/promises';
+import { constants, open, type FileHandle } from 'node:fs/promises';
+import type { Stats } from 'node:fs';
 import { ProctorError } from '../errors.js';
 import { createLogger } from '../logger.js';
 import { gateLine, loadBundle, testsHash } from '../oracle/index.js';
-import { DEFAULT_MAX_ARTIFACT_BYTES, containsSecret } from '../store/index.js';
+import { containsSecret } from '../store/index.js';
 import { createRuntime, type GradeResult } from '../workers/index.js';
 import { type CommandContext } from './context.js';
+import { verdictText } from './table.js';
 import { waitForJobs } from './wait.js';
 
-async function readPatch(file: string): Promise<Buffer> {
-  if (file === '-') {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of process.stdin) {
-      size += (chunk as Buffer).length;
-      if (size > DEFAULT_MAX_ARTIFACT_BYTES) {
-        throw new ProctorError(
-          'USAGE',
-          `the patch on stdin is larger than ${DEFAULT_MAX_ARTIFACT_BYTES} bytes`,
-        );
-      }
-      chunks.push(chunk as Buffer);
-    }
-    return Buffer.concat(chunks);
+const refuse = (file: string, what: string) =>
+  new ProctorError('USAGE', `--patch ${file}: ${what}`);
+
+function tooLarge(limit: number): string {
+  return `larger than the task's patch_bytes (${limit} bytes)`;
+}
+
+function kindOf(info: Stats): string {
+  if (info.isDirectory()) return 'a directory';
+  if (info.isFIFO()) return 'a FIFO';
+  if (info.isCharacterDevice()) return 'a character device';
+  if (info.isBlockDevice()) return 'a block device';
+  if (info.isSocket()) return 'a socket';
+  return 'something';
+}
+
+async function readStdin(limit: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of process.stdin) {
+    size += (chunk as Buffer).length;
+    // Stop reading at once: leaving the loop destroys the stream, so a flood is not drained.
+    if (size > limit) throw refuse('-', `the patch on stdin is ${tooLarge(limit)}`);
+    chunks.push(chunk as Buffer);
   }
-  let info;
+  return Buffer.concat(chunks);
+}
+
+/**
+ * The candidate diff, at most `limit` bytes (the task's patch_bytes). A file is opened without
+ * following a symlink and without blocking (a FIFO would otherwise wait for a writer), then
+ * must be a regular file on its handle, so what is checked is what is read; no more than
+ * `limit + 1` bytes are ever read.
+ */
+async function readPatch(file: string, limit: number): Promise<Buffer> {
+  if (file === '-') return readStdin(limit);
+  let handle: FileHandle;
   try {
-    info = await stat(file);
+    handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (error) {
-    throw new ProctorError(
-      'USAGE',
-      `--patch ${file}: ${(error as NodeJS.ErrnoException).code ?? 'cannot read'}`,
-    );
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ELOOP') throw refuse(file, 'a symlink; give the patch file itself');
+    throw refuse(file, code ?? 'cannot read');
   }
-  if (!info.isFile()) throw new ProctorError('USAGE', `--patch ${file}: not a regular file`);
-  if (info.size > DEFAULT_MAX_ARTIFACT_BYTES) {
-    throw new ProctorError(
-      'USAGE',
-      `--patch ${file}: larger than ${DEFAULT_MAX_ARTIFACT_BYTES} bytes`,
-    );
+  try {
+    const info = await handle.stat();
+    if (!info.isFile()) throw refuse(file, `${kindOf(info)}, not a regular file`);
+    if (info.size > limit) throw refuse(file, tooLarge(limit));
+    // One byte more than fstat reported: a file that grew meanwhile is refused, not cut.
+    const buffer = Buffer.alloc(info.size + 1);
+    let length = 0;
+    for (;;) {
+      const { bytesRead } = await handle.read(buffer, length, buffer.length - length, null);
+      if (bytesRead === 0) break;
+      length += bytesRead;
+      if (length === buffer.length) throw refuse(file, 'changed while it was read');
+    }
+    return buffer.subarray(0, length);
+  } finally {
+    await handle.close();
   }
-  return readFile(file);
 }
 
 export async function gradeCommand(
@@ -52,7 +82,8 @@ export async function gradeCommand(
 ): Promise<number> {
   const { io, config } = context;
   const bundle = await loadBundle(bundlePath);
-  const patch = await readPatch(options.patch);
+  // The bundle first: its patch_bytes bounds how much of the patch is read at all.
+  const patch = await readPatch(options.patch, bundle.limits.patchBytes);
   const runtime = createRuntime(config, context.clock, createLogger({ level: 'warn' }));
   try {
     if (containsSecret(patch, runtime.secrets)) {
@@ -105,7 +136,7 @@ export async function gradeCommand(
     const result = job.result as GradeResult;
     if (options.json) io.out(JSON.stringify({ job: jobId, ...result }));
     else {
-      io.out(`job ${jobId}: ${result.verdict} ${result.reason}: ${result.detail}`);
+      io.out(`job ${jobId}: ${verdictText(result.verdict, result.reason, result.detail)}`);
       io.out(`oracle log: artifact ${result.log} (proctor status ${jobId})`);
     }
     io.out(gateLine(result.testsHash));

@@ -1,30 +1,41 @@
 // The `proctor` command line. Every expected failure ends as one line on stderr and an exit
 // code: 2 for usage and infrastructure errors (bad flags, unreadable database or config),
-// never a stack trace.
-import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+// never a stack trace. A usage error found while parsing (an unknown command or option, a bad
+// number) adds at most one more line, `see: proctor COMMAND --help`, never the help itself.
+import { Command, CommanderError, Option } from 'commander';
 import { ProctorError, describeError } from '../errors.js';
+import { parseInteger } from '../numbers.js';
 import { MAX_PAGE } from '../queue/index.js';
 import { baselineCommand } from './baseline.js';
 import { cancelCommand } from './cancel.js';
 import { gradeCommand } from './grade.js';
 import { serveCommand } from './serve.js';
 import { solveCommand } from './solve.js';
-import { createContext, processIo, type Io } from './context.js';
+import { createContext, parseJobIds, processIo, type Io } from './context.js';
 import { statusCommand } from './status.js';
 import { validateCommand } from './validate.js';
 import { workerCommand } from './worker.js';
 
 export const EXIT_USAGE = 2;
 
-function pageSize(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1 || n > MAX_PAGE) {
-    throw new InvalidArgumentError(`expected an integer from 1 to ${MAX_PAGE}`);
-  }
-  return n;
+/**
+ * The parser of a numeric option: the one strict rule of src/numbers.ts, its message under the
+ * option's name. It throws a ProctorError rather than commander's InvalidArgumentError, whose
+ * message would wrap ours in a second description of the same option.
+ */
+function intIn(flag: string, min: number, max: number) {
+  return (value: string): number => {
+    const parsed = parseInteger(value, { min, max });
+    if (!parsed.ok) throw new ProctorError('USAGE', `${flag}: ${parsed.problem}`);
+    return parsed.value;
+  };
 }
 
-function buildProgram(io: Io, run: (action: () => Promise<number>) => Promise<void>): Command {
+function buildProgram(
+  io: Io,
+  run: (action: () => Promise<number>) => Promise<void>,
+  parsing: { command?: string },
+): Command {
   const program = new Command('proctor')
     .description('Measure coding agents on repository tasks in hardened Docker containers.')
     .addOption(
@@ -34,10 +45,14 @@ function buildProgram(io: Io, run: (action: () => Promise<number>) => Promise<vo
       ),
     )
     .exitOverride()
-    .showHelpAfterError()
     .configureOutput({
       writeOut: (text) => io.out(text.trimEnd()),
       writeErr: (text) => io.err(text.trimEnd()),
+      // main() words commander's errors itself, in one line; subcommands inherit this.
+      outputError: () => undefined,
+    })
+    .hook('preSubcommand', (_program, command) => {
+      parsing.command = command.name();
     });
   const home = () => program.opts<{ home?: string }>().home;
 
@@ -62,12 +77,17 @@ function buildProgram(io: Io, run: (action: () => Promise<number>) => Promise<vo
     .addOption(
       new Option('--limit <n>', `at most this many batches or jobs (1-${MAX_PAGE})`)
         .default(20)
-        .argParser(pageSize),
+        .argParser(intIn('--limit', 1, MAX_PAGE)),
     )
     .exitOverride()
     .action(
-      (jobs: string[], options: { batch?: string; json?: boolean; limit: number; log?: boolean }) =>
-        run(() => statusCommand(createContext(home(), io), jobs, options)),
+      (
+        jobs: string[],
+        options: { batch?: string; json?: boolean; limit: number; log?: boolean },
+      ) => {
+        const ids = parseJobIds(jobs);
+        return run(() => statusCommand(createContext(home(), io), ids, options));
+      },
     );
 
   program
@@ -76,9 +96,10 @@ function buildProgram(io: Io, run: (action: () => Promise<number>) => Promise<vo
     .argument('[jobs...]', 'job ids')
     .option('--batch <id>', 'every unfinished job of a batch')
     .exitOverride()
-    .action((jobs: string[], options: { batch?: string }) =>
-      run(() => cancelCommand(createContext(home(), io), jobs, options)),
-    );
+    .action((jobs: string[], options: { batch?: string }) => {
+      const ids = parseJobIds(jobs);
+      return run(() => cancelCommand(createContext(home(), io), ids, options));
+    });
 
   program
     .command('baseline')
@@ -90,7 +111,7 @@ function buildProgram(io: Io, run: (action: () => Promise<number>) => Promise<vo
     .addOption(
       new Option('--repeat <n>', 'run each baseline N times; quarantine as FLAKY if any test flips')
         .default(1)
-        .argParser(intIn(1, 20, 'N')),
+        .argParser(intIn('--repeat', 1, 20)),
     )
     .option('--wait', 'run (or wait for) the jobs, show progress and a summary table')
     .option('--json', 'with --wait: the summary as JSON')
@@ -123,7 +144,7 @@ function buildProgram(io: Io, run: (action: () => Promise<number>) => Promise<vo
       new Option(
         '--timeout <seconds>',
         "lower the task's solver_seconds (never raise it)",
-      ).argParser(intIn(1, 86_400, 'seconds')),
+      ).argParser(intIn('--timeout', 1, 86_400)),
     )
     .option('--wait', 'run (or wait for) the solves and their grades; one task: gate line last')
     .option('--json', 'with --wait: the summary as JSON')
@@ -143,13 +164,13 @@ function buildProgram(io: Io, run: (action: () => Promise<number>) => Promise<vo
     .addOption(
       new Option('--port <n>', 'the port (0: any free one)')
         .default(8700)
-        .argParser(intIn(0, 65_535, 'a port')),
+        .argParser(intIn('--port', 0, 65_535)),
     )
     .addOption(new Option('--host <address>', 'only 127.0.0.1 is accepted').default('127.0.0.1'))
     .addOption(
       new Option('--grace <seconds>', 'how long running jobs may finish after the first signal')
         .default(30)
-        .argParser(intIn(0, 86_400, 'seconds')),
+        .argParser(intIn('--grace', 0, 86_400)),
     )
     .exitOverride()
     .action((options: { port: number; host: string; grace: number }) =>
@@ -168,7 +189,7 @@ function buildProgram(io: Io, run: (action: () => Promise<number>) => Promise<vo
     .addOption(
       new Option('--grace <seconds>', 'how long running jobs may finish after the first signal')
         .default(30)
-        .argParser(intIn(0, 86_400, 'seconds')),
+        .argParser(intIn('--grace', 0, 86_400)),
     )
     .exitOverride()
     .action((options: { grace: number }) =>
@@ -178,36 +199,43 @@ function buildProgram(io: Io, run: (action: () => Promise<number>) => Promise<vo
   return program;
 }
 
-function intIn(min: number, max: number, what: string) {
-  return (value: string): number => {
-    const n = Number(value);
-    if (!/^[0-9]+$/.test(value) || !Number.isInteger(n) || n < min || n > max) {
-      throw new InvalidArgumentError(`expected ${what} as an integer from ${min} to ${max}`);
-    }
-    return n;
-  };
-}
-
 /** Runs the CLI; returns the process exit code. */
 export async function main(argv: string[], io: Io = processIo): Promise<number> {
   let code = 0;
+  // Which command commander is parsing, and whether its action has started: an error before
+  // that is about how the command was called, so it points at the command's help.
+  const parsing: { command?: string; acting?: boolean } = {};
   const run = async (action: () => Promise<number>) => {
+    parsing.acting = true;
     code = await action();
   };
-  const program = buildProgram(io, run);
+  const program = buildProgram(io, run, parsing);
+  const usage = (message: string) => {
+    io.err(`proctor: ${message}`);
+    io.err(`see: proctor ${parsing.command === undefined ? '' : `${parsing.command} `}--help`);
+    return EXIT_USAGE;
+  };
   try {
     if (argv.length === 0) {
-      program.outputHelp();
+      program.outputHelp({ error: true });
       return EXIT_USAGE;
     }
     await program.parseAsync(argv, { from: 'user' });
     return code;
   } catch (error) {
     if (error instanceof CommanderError) {
-      // Help and version are not errors; everything else commander reports is usage.
-      return error.exitCode === 0 ? 0 : EXIT_USAGE;
+      // Help and version are not errors; everything else commander reports is usage, worded
+      // `error: unknown option '--bogus'`, perhaps with a `(Did you mean …?)` line: one line.
+      if (error.exitCode === 0) return 0;
+      return usage(
+        error.message
+          .replace(/^error: /, '')
+          .split('\n')
+          .join(' '),
+      );
     }
     if (error instanceof ProctorError) {
+      if (error.code === 'USAGE' && !parsing.acting) return usage(error.message);
       io.err(`proctor: ${error.message}`);
       return EXIT_USAGE;
     }

@@ -1,5 +1,6 @@
 // `proctor status [JOB…] [--batch ID] [--json]`: counts by status, recent batches with rate
-// and ETA, or the named jobs. Always bounded: at most MAX_PAGE jobs or batches.
+// and ETA, or the named jobs. Always bounded: at most MAX_PAGE jobs or batches. A named job or
+// batch that does not exist is exit 2.
 import {
   JOB_STATUSES,
   MAX_PAGE,
@@ -11,8 +12,8 @@ import {
 } from '../queue/index.js';
 import { join } from 'node:path';
 import { createArtifactStore, createRedactor } from '../store/index.js';
-import { parseJobIds, type CommandContext } from './context.js';
-import { formatTable } from './table.js';
+import type { CommandContext } from './context.js';
+import { formatTable, verdictText } from './table.js';
 
 export interface StatusOptions {
   batch?: string;
@@ -58,7 +59,7 @@ export function outcomeText(job: Pick<Job, 'result' | 'lastError' | 'kind'>): st
   } | null;
   if (r && typeof r.verdict === 'string') {
     const head = job.kind === 'baseline' && r.validity ? r.validity : r.verdict;
-    return `${head} ${r.reason ?? ''}: ${r.detail ?? ''}`.slice(0, 160);
+    return verdictText(head, r.reason, r.detail).slice(0, 160);
   }
   if (r && job.kind === 'validate' && typeof r.validity === 'string') {
     // A problem names both commits: a cut one must not pass for a whole hash.
@@ -99,10 +100,9 @@ async function batchSummary(store: JobStore, batchId: string, now: number) {
 
 export async function statusCommand(
   context: CommandContext,
-  jobArgs: string[],
+  ids: number[],
   options: StatusOptions,
 ): Promise<number> {
-  const ids = parseJobIds(jobArgs);
   const { io, clock } = context;
   const store = context.openStore();
   try {
@@ -137,7 +137,8 @@ export async function statusCommand(
           store,
           found.map((j) => j.id),
         );
-      return 0;
+      // Like a missing batch: asking about a job that does not exist is the caller's mistake.
+      return missing.length > 0 ? 2 : 0;
     }
 
     if (options.batch !== undefined) {

@@ -51,6 +51,7 @@ describe('proctor status', () => {
       jobs: [{ id: jobIds[0], status: 'queued', kind: 'noop' }],
       missing: [999],
     });
+    expect(jobs.code).toBe(2);
     const one = await proctor(['--home', dir, 'status', '--batch', batch!.id]);
     expect(one.stdout).toContain(`batch ${batch!.id}: 0/1 finished`);
     const missing = await proctor(['--home', dir, 'status', '--batch', 'b_nope']);
@@ -122,12 +123,15 @@ describe('bad input', () => {
     [['status', '--bogus'], "unknown option '--bogus'"],
     [['frobnicate'], "unknown command 'frobnicate'"],
     [['status', '--limit', '0'], 'expected an integer from 1 to 200'],
-    [['cancel', 'abc'], 'JOB must be a job id (a positive integer), got `abc`'],
-  ])('proctor %j exits 2 with usage', async (args, message) => {
+    [['cancel', 'abc'], 'job id: expected an integer from 1 to 9007199254740991 in decimal digits'],
+    [['statsu'], "unknown command 'statsu' (Did you mean status?)"],
+  ])('proctor %j exits 2 with one line of usage and a pointer to help', async (args, message) => {
     const result = await proctor(['--home', tempDir(), ...args]);
     expect(result.code).toBe(2);
-    expect(result.stderr).toContain(message);
-    expect(result.stderr).not.toMatch(/\n\s+at /);
+    const [first, see, ...rest] = result.stderr.trimEnd().split('\n');
+    expect(first).toContain(message);
+    expect(see).toMatch(/^see: proctor (\w+ )?--help$/);
+    expect(rest).toEqual([]);
   });
 
   it('prints help and exits 0 for --help', async () => {

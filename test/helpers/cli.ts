@@ -61,3 +61,38 @@ export async function cancelWhileWaiting(
     cancelCode: cancelled.code,
   };
 }
+
+/**
+ * `proctor ARGS` with bytes on stdin and a deadline: a child still running after `timeoutMs`
+ * is killed (SIGKILL), so that a command that would hang fails its test instead of hanging it.
+ */
+export function proctorBounded(
+  args: string[],
+  {
+    input,
+    timeoutMs = 20_000,
+    env = {},
+  }: { input?: Buffer; timeoutMs?: number; env?: NodeJS.ProcessEnv },
+): Promise<CliResult & { signal: NodeJS.Signals | null; ms: number }> {
+  return new Promise((resolve, reject) => {
+    const started = Date.now();
+    const child = spawn(process.execPath, [join(ROOT, 'bin', 'proctor.js'), ...args], {
+      cwd: ROOT,
+      env: { ...process.env, PROCTOR_HOME: undefined, ...env },
+      stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+      timeout: timeoutMs,
+      killSignal: 'SIGKILL',
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+    // The command may refuse its input before reading all of it: that is not the test's error.
+    child.stdin?.on('error', () => undefined);
+    child.stdin?.end(input);
+    child.on('error', reject);
+    child.on('exit', (code, signal) =>
+      resolve({ code, signal, stdout, stderr, ms: Date.now() - started }),
+    );
+  });
+}
