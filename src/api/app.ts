@@ -12,7 +12,15 @@ import type { ProctorConfig } from '../config.js';
 import { ProctorError } from '../errors.js';
 import { zodProblem } from '../problems.js';
 import { loadBundle, validatePaths } from '../oracle/index.js';
-import { progressFigures, type EnqueueRequest, type Job, type JobStore } from '../queue/index.js';
+import { silentLogger, type Logger } from '../logger.js';
+import {
+  enqueueWithCandidates,
+  progressFigures,
+  type EnqueueInputs,
+  type EnqueueRequest,
+  type Job,
+  type JobStore,
+} from '../queue/index.js';
 import type { DockerClient } from '../sandbox/index.js';
 import { containsSecret, type ArtifactStore } from '../store/index.js';
 import { notFound, onError } from './errors.js';
@@ -33,6 +41,7 @@ import {
   jobListQuery,
   jobRequest,
   logQuery,
+  MAX_BATCH_JOBS,
   pageQuery,
   validateRequest,
   type Answer,
@@ -53,12 +62,18 @@ export interface ApiDeps {
   onEnqueued?: () => void;
   /** For rates and ETAs; the store's clock, so that both agree. Default: the system clock. */
   clock?: Clock;
+  /** Aborted when the server shuts down: every request's work stops at its next step. */
+  signal?: AbortSignal;
+  /** Where abandoned work is noted. Default: silent. */
+  logger?: Logger;
 }
 
 /** How many read answers `fresh()` keeps, and their bytes at most; the oldest go first. */
 const MAX_CACHED_ANSWERS = 256;
 const MAX_CACHED_BYTES = 16 * 1024 * 1024;
 const utf8 = new TextEncoder();
+
+export { MAX_BATCH_JOBS };
 
 /** Largest request body: a batch of grade patches is the biggest legitimate one. */
 export const MAX_BODY_BYTES = 64 * 1024 * 1024;
@@ -117,6 +132,7 @@ function jobView(job: Job): Answer<'jobPage'>['items'][number] {
 export function createApp(deps: ApiDeps): Hono {
   const { store, artifacts, config } = deps;
   const clock = deps.clock ?? systemClock;
+  const logger = deps.logger ?? silentLogger;
   // Read answers are reused while the store's data version is unchanged: a dashboard polling
   // a large table costs one version check per request, and never gets an answer that misses a
   // commit made before its request arrived. An answer with rates and ETAs, which move with the
@@ -160,40 +176,26 @@ export function createApp(deps: ApiDeps): Hono {
   app.onError(onError);
   app.notFound(notFound);
 
-  /** Turns API job requests into queue requests: bundles under tasks_root, known profiles. */
-  async function prepare(requests: JobRequest[]): Promise<EnqueueRequest[]> {
-    const prepared: EnqueueRequest[] = [];
+  /**
+   * Turns API job requests into queue requests and enqueues them with `enqueue`: every check
+   * that needs no file first, then each distinct bundle read once, then the candidate patches
+   * stored by content and registered in the enqueue's transaction (so a refused or failed
+   * enqueue leaves none behind). `signal` stops the work between steps.
+   */
+  async function enqueuePrepared<T>(
+    requests: readonly JobRequest[],
+    signal: AbortSignal,
+    enqueue: (prepared: EnqueueRequest[], inputs: EnqueueInputs) => Promise<T>,
+  ): Promise<T> {
+    const patches: Buffer[] = [];
     for (const [i, request] of requests.entries()) {
-      const bundle = await loadBundle(underTasksRoot(request.bundle), {
-        tasksRoot: config.tasksRoot,
-      });
-      const key =
-        request.idempotencyKey === undefined ? {} : { idempotencyKey: request.idempotencyKey };
-      if (request.kind === 'baseline') {
-        prepared.push({
-          kind: 'baseline',
-          payload: { bundle: bundle.dir, gold: request.gold, repeat: request.repeat },
-          ...key,
-        });
-      } else if (request.kind === 'solve') {
-        if (!Object.hasOwn(config.solvers, request.solver)) {
-          throw new ProctorError(
-            'PAYLOAD_INVALID',
-            `jobs[${i}].solver: no solver profile named ${request.solver}`,
-          );
-        }
-        prepared.push({
-          kind: 'solve',
-          payload: {
-            bundle: bundle.dir,
-            solver: request.solver,
-            ...(request.timeoutSeconds === undefined
-              ? {}
-              : { timeoutSeconds: request.timeoutSeconds }),
-          },
-          ...key,
-        });
-      } else {
+      if (request.kind === 'solve' && !Object.hasOwn(config.solvers, request.solver)) {
+        throw new ProctorError(
+          'PAYLOAD_INVALID',
+          `jobs[${i}].solver: no solver profile named ${request.solver}`,
+        );
+      }
+      if (request.kind === 'grade') {
         const patch = Buffer.from(request.patch, 'utf8');
         if (containsSecret(patch, deps.secrets)) {
           throw new ProctorError(
@@ -201,21 +203,72 @@ export function createApp(deps: ApiDeps): Hono {
             `jobs[${i}].patch: contains a provider key; refusing to store it`,
           );
         }
-        const record = await artifacts.write({
-          name: 'candidate.diff',
-          mediaType: 'text/x-diff',
-          bytes: patch,
-          redact: false,
-        });
-        await store.addInputs([record]);
-        prepared.push({
-          kind: 'grade',
-          payload: { bundle: bundle.dir, candidate: record.id },
-          ...key,
-        });
+        patches.push(patch);
       }
     }
-    return prepared;
+    const bundles = new Map<string, string>();
+    for (const request of requests) {
+      const path = underTasksRoot(request.bundle);
+      if (bundles.has(path)) continue;
+      signal.throwIfAborted();
+      bundles.set(path, (await loadBundle(path, { tasksRoot: config.tasksRoot })).dir);
+    }
+    return enqueueWithCandidates(
+      { store, artifacts },
+      patches,
+      (candidates, inputs) => {
+        let next = 0;
+        const prepared = requests.map((request): EnqueueRequest => {
+          const bundle = bundles.get(underTasksRoot(request.bundle)) as string;
+          const key =
+            request.idempotencyKey === undefined ? {} : { idempotencyKey: request.idempotencyKey };
+          if (request.kind === 'baseline') {
+            return {
+              kind: 'baseline',
+              payload: { bundle, gold: request.gold, repeat: request.repeat },
+              ...key,
+            };
+          }
+          if (request.kind === 'solve') {
+            const timeout =
+              request.timeoutSeconds === undefined
+                ? {}
+                : { timeoutSeconds: request.timeoutSeconds };
+            return {
+              kind: 'solve',
+              payload: { bundle, solver: request.solver, ...timeout },
+              ...key,
+            };
+          }
+          return { kind: 'grade', payload: { bundle, candidate: candidates[next++] }, ...key };
+        });
+        return enqueue(prepared, inputs);
+      },
+      signal,
+    );
+  }
+
+  /**
+   * Runs a route's work under a signal that aborts when the client goes away or the server
+   * shuts down: the work stops at its next step instead of running on for nobody.
+   */
+  async function abandonable<T>(c: Context, work: (signal: AbortSignal) => Promise<T>) {
+    const signal = deps.signal
+      ? AbortSignal.any([c.req.raw.signal, deps.signal])
+      : c.req.raw.signal;
+    try {
+      return await work(signal);
+    } catch (error) {
+      if (!signal.aborted) throw error;
+      logger.info('request abandoned; its work stopped', {
+        method: c.req.method,
+        path: c.req.path,
+        reason: String(signal.reason),
+      });
+      throw new ProctorError('CANCELLED', 'the request was abandoned before it finished', {
+        cause: error,
+      });
+    }
   }
 
   // The document never changes while the process lives: made once, on first request.
@@ -244,9 +297,12 @@ export function createApp(deps: ApiDeps): Hono {
 
   app.post('/api/jobs', async (c) => {
     const request = parse(jobRequest, await jsonOf(c), 'body');
-    const [job] = await prepare([request]);
-    if (!job) throw new ProctorError('INTERNAL', 'nothing to enqueue');
-    const { job: made, created } = await store.enqueue(job);
+    const { job: made, created } = await abandonable(c, (signal) =>
+      enqueuePrepared([request], signal, ([job], inputs) => {
+        if (!job) throw new ProctorError('INTERNAL', 'nothing to enqueue');
+        return store.enqueue(job, inputs);
+      }),
+    );
     deps.onEnqueued?.();
     return c.json(
       { job: jobView(made), created } satisfies Answer<'enqueued'>,
@@ -255,13 +311,31 @@ export function createApp(deps: ApiDeps): Hono {
   });
 
   app.post('/api/batches', async (c) => {
-    const request = parse(batchRequest, await jsonOf(c), 'body');
-    const jobs = await prepare(request.jobs);
-    const result = await store.enqueueBatch({
-      jobs,
-      ...(request.label === undefined ? {} : { label: request.label }),
-      ...(request.idempotencyKey === undefined ? {} : { idempotencyKey: request.idempotencyKey }),
-    });
+    const body = await jsonOf(c);
+    // Counted before anything else is parsed or read, so an oversized batch costs nothing.
+    const jobs = (body as { jobs?: unknown } | null)?.jobs;
+    if (Array.isArray(jobs) && jobs.length > MAX_BATCH_JOBS) {
+      throw new ProctorError(
+        'LIMIT_EXCEEDED',
+        `body.jobs: ${jobs.length} jobs; a batch holds at most ${MAX_BATCH_JOBS}`,
+        { data: { path: 'body.jobs', limit: MAX_BATCH_JOBS } },
+      );
+    }
+    const request = parse(batchRequest, body, 'body');
+    const result = await abandonable(c, (signal) =>
+      enqueuePrepared(request.jobs, signal, (prepared, inputs) =>
+        store.enqueueBatch(
+          {
+            jobs: prepared,
+            ...(request.label === undefined ? {} : { label: request.label }),
+            ...(request.idempotencyKey === undefined
+              ? {}
+              : { idempotencyKey: request.idempotencyKey }),
+          },
+          inputs,
+        ),
+      ),
+    );
     deps.onEnqueued?.();
     return c.json(
       {
