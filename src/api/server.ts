@@ -12,7 +12,7 @@ export interface RunningServer {
   busy(): number;
   /**
    * Stops accepting connections, aborts the work of requests in flight, closes every
-   * connection and resolves once the listener is closed.
+   * connection, and resolves once the listener is closed and that work has stopped.
    */
   close(): Promise<void>;
 }
@@ -26,14 +26,16 @@ export async function startServer(
   let port = 0;
   const shutdown = new AbortController();
   const app = createApp({ ...options, port: () => port, signal: shutdown.signal });
-  let busy = 0;
-  const fetch: typeof app.fetch = async (request, env, context) => {
-    busy++;
-    try {
-      return await app.fetch(request, env, context);
-    } finally {
-      busy--;
-    }
+  const inFlight = new Set<Promise<unknown>>();
+  const fetch: typeof app.fetch = (request, env, context) => {
+    const answer = Promise.resolve(app.fetch(request, env, context));
+    const settled = answer.then(
+      () => undefined,
+      () => undefined,
+    );
+    inFlight.add(settled);
+    void settled.then(() => inFlight.delete(settled));
+    return answer;
   };
   const server: ServerType = await new Promise((resolve) => {
     const s = serve({ fetch, hostname: host, port: options.port }, () => resolve(s));
@@ -41,12 +43,14 @@ export async function startServer(
   port = (server.address() as AddressInfo).port;
   return {
     port,
-    busy: () => busy,
-    close: () =>
-      new Promise<void>((resolve) => {
-        shutdown.abort('the server is shutting down');
-        server.close(() => resolve());
-        (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
-      }),
+    busy: () => inFlight.size,
+    async close() {
+      shutdown.abort('the server is shutting down');
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
+      // Aborted work stops at its next step; whatever it wrote is removed before the store
+      // it writes to is closed.
+      await Promise.all([closed, ...inFlight]);
+    },
   };
 }

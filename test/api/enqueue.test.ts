@@ -4,15 +4,7 @@
 // refused or failed enqueue leaves no artifact file or row behind; a batch over the maximum
 // is refused before any bundle is read; a client that goes away stops the work.
 import { request } from 'node:http';
-import {
-  cpSync,
-  existsSync,
-  linkSync,
-  mkdirSync,
-  readdirSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MAX_BATCH_JOBS } from '../../src/api/schemas.js';
@@ -21,7 +13,7 @@ import { systemClock } from '../../src/clock.js';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { createArtifactStore, createRedactor } from '../../src/store/index.js';
-import { SHELL_TASK } from '../helpers/bundles.js';
+import { SHELL_TASK, slowBundles } from '../helpers/bundles.js';
 import { onCleanup, tempDir, tempStore } from '../helpers/temp.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -68,24 +60,6 @@ const grade = (patch: string, extra: Record<string, unknown> = {}) => ({
   patch,
   ...extra,
 });
-
-/**
- * `count` copies of the fixture bundle that are slow to load (a large hidden.txt, hard-linked
- * so that the copies cost no disk), for requests whose work takes seconds.
- */
-function slowBundles(tasks: string, count: number): string[] {
-  const ids = Array.from({ length: 100_000 }, (_, i) => `tests/test_m${i % 500}.py::T::test_${i}`);
-  const big = join(tasks, 'hidden-big.txt');
-  writeFileSync(big, ids.join('\n') + '\n');
-  return Array.from({ length: count }, (_, i) => {
-    const name = `slow-${i}`;
-    cpSync(SHELL_TASK, join(tasks, name), { recursive: true });
-    const hidden = join(tasks, name, 'tests', 'hidden.txt');
-    rmSync(hidden);
-    linkSync(big, hidden);
-    return name;
-  });
-}
 
 describe('idempotent grade enqueue', () => {
   it('answers a replayed grade with the first job and stores no new artifact', async () => {
