@@ -145,7 +145,7 @@ describe('refused enqueues leave nothing behind', () => {
 
 describe('bounded API work', () => {
   it(`refuses a batch of more than ${MAX_BATCH_JOBS} jobs with 413 before reading any bundle`, async () => {
-    const { post, stored, store } = await api();
+    const { post, stored, store, base } = await api();
     const jobs = Array.from({ length: MAX_BATCH_JOBS + 1 }, (_, i) =>
       // Bundles that do not exist: reading any would answer 422 instead.
       i === 0 ? grade('p\n') : { kind: 'baseline', bundle: `missing-${i}` },
@@ -158,6 +158,12 @@ describe('bounded API work', () => {
     expect(answer.json.error.message).toContain(String(MAX_BATCH_JOBS));
     expect(stored()).toEqual({ files: 0, rows: 0 });
     expect((await store.countByStatus()).queued).toBe(0);
+    // The OpenAPI document states the same limit.
+    const doc = (await (await fetch(`${base}/api/openapi.json`)).json()) as any;
+    const batches = doc.paths['/api/batches'].post;
+    expect(batches.responses['413'].description).toContain(String(MAX_BATCH_JOBS));
+    const schema = batches.requestBody.content['application/json'].schema;
+    expect(schema.properties.jobs.maxItems).toBe(MAX_BATCH_JOBS);
   });
 
   it('reads each distinct bundle of a batch once', async () => {
