@@ -11,18 +11,12 @@ import { systemClock, type Clock } from '../clock.js';
 import type { ProctorConfig } from '../config.js';
 import { ProctorError } from '../errors.js';
 import { zodProblem } from '../problems.js';
-import { loadBundle, validatePaths } from '../oracle/index.js';
+import { validatePaths } from '../oracle/index.js';
 import { silentLogger, type Logger } from '../logger.js';
-import {
-  enqueueWithCandidates,
-  progressFigures,
-  type EnqueueInputs,
-  type EnqueueRequest,
-  type Job,
-  type JobStore,
-} from '../queue/index.js';
+import { progressFigures, type Job, type JobStore } from '../queue/index.js';
 import type { DockerClient } from '../sandbox/index.js';
-import { containsSecret, type ArtifactStore } from '../store/index.js';
+import type { ArtifactStore } from '../store/index.js';
+import { checkBatchSize, createEnqueuer } from './enqueue.js';
 import { notFound, onError } from './errors.js';
 import {
   bodyLimit,
@@ -41,11 +35,9 @@ import {
   jobListQuery,
   jobRequest,
   logQuery,
-  MAX_BATCH_JOBS,
   pageQuery,
   validateRequest,
   type Answer,
-  type JobRequest,
 } from './schemas.js';
 
 export interface ApiDeps {
@@ -72,8 +64,6 @@ export interface ApiDeps {
 const MAX_CACHED_ANSWERS = 256;
 const MAX_CACHED_BYTES = 16 * 1024 * 1024;
 const utf8 = new TextEncoder();
-
-export { MAX_BATCH_JOBS };
 
 /** Largest request body: a batch of grade patches is the biggest legitimate one. */
 export const MAX_BODY_BYTES = 64 * 1024 * 1024;
@@ -176,100 +166,7 @@ export function createApp(deps: ApiDeps): Hono {
   app.onError(onError);
   app.notFound(notFound);
 
-  /**
-   * Turns API job requests into queue requests and enqueues them with `enqueue`: every check
-   * that needs no file first, then each distinct bundle read once, then the candidate patches
-   * stored by content and registered in the enqueue's transaction (so a refused or failed
-   * enqueue leaves none behind). `signal` stops the work between steps.
-   */
-  async function enqueuePrepared<T>(
-    requests: readonly JobRequest[],
-    signal: AbortSignal,
-    enqueue: (prepared: EnqueueRequest[], inputs: EnqueueInputs) => Promise<T>,
-  ): Promise<T> {
-    const patches: Buffer[] = [];
-    for (const [i, request] of requests.entries()) {
-      if (request.kind === 'solve' && !Object.hasOwn(config.solvers, request.solver)) {
-        throw new ProctorError(
-          'PAYLOAD_INVALID',
-          `jobs[${i}].solver: no solver profile named ${request.solver}`,
-        );
-      }
-      if (request.kind === 'grade') {
-        const patch = Buffer.from(request.patch, 'utf8');
-        if (containsSecret(patch, deps.secrets)) {
-          throw new ProctorError(
-            'PAYLOAD_INVALID',
-            `jobs[${i}].patch: contains a provider key; refusing to store it`,
-          );
-        }
-        patches.push(patch);
-      }
-    }
-    const bundles = new Map<string, string>();
-    for (const request of requests) {
-      const path = underTasksRoot(request.bundle);
-      if (bundles.has(path)) continue;
-      signal.throwIfAborted();
-      bundles.set(path, (await loadBundle(path, { tasksRoot: config.tasksRoot })).dir);
-    }
-    return enqueueWithCandidates(
-      { store, artifacts },
-      patches,
-      (candidates, inputs) => {
-        let next = 0;
-        const prepared = requests.map((request): EnqueueRequest => {
-          const bundle = bundles.get(underTasksRoot(request.bundle)) as string;
-          const key =
-            request.idempotencyKey === undefined ? {} : { idempotencyKey: request.idempotencyKey };
-          if (request.kind === 'baseline') {
-            return {
-              kind: 'baseline',
-              payload: { bundle, gold: request.gold, repeat: request.repeat },
-              ...key,
-            };
-          }
-          if (request.kind === 'solve') {
-            const timeout =
-              request.timeoutSeconds === undefined
-                ? {}
-                : { timeoutSeconds: request.timeoutSeconds };
-            return {
-              kind: 'solve',
-              payload: { bundle, solver: request.solver, ...timeout },
-              ...key,
-            };
-          }
-          return { kind: 'grade', payload: { bundle, candidate: candidates[next++] }, ...key };
-        });
-        return enqueue(prepared, inputs);
-      },
-      signal,
-    );
-  }
-
-  /**
-   * Runs a route's work under a signal that aborts when the client goes away or the server
-   * shuts down: the work stops at its next step instead of running on for nobody.
-   */
-  async function abandonable<T>(c: Context, work: (signal: AbortSignal) => Promise<T>) {
-    const signal = deps.signal
-      ? AbortSignal.any([c.req.raw.signal, deps.signal])
-      : c.req.raw.signal;
-    try {
-      return await work(signal);
-    } catch (error) {
-      if (!signal.aborted) throw error;
-      logger.info('request abandoned; its work stopped', {
-        method: c.req.method,
-        path: c.req.path,
-        reason: String(signal.reason),
-      });
-      throw new ProctorError('CANCELLED', 'the request was abandoned before it finished', {
-        cause: error,
-      });
-    }
-  }
+  const { enqueuePrepared, abandonable } = createEnqueuer({ ...deps, logger, underTasksRoot });
 
   // The document never changes while the process lives: made once, on first request.
   let openApi: Uint8Array<ArrayBuffer> | undefined;
@@ -313,14 +210,7 @@ export function createApp(deps: ApiDeps): Hono {
   app.post('/api/batches', async (c) => {
     const body = await jsonOf(c);
     // Counted before anything else is parsed or read, so an oversized batch costs nothing.
-    const jobs = (body as { jobs?: unknown } | null)?.jobs;
-    if (Array.isArray(jobs) && jobs.length > MAX_BATCH_JOBS) {
-      throw new ProctorError(
-        'LIMIT_EXCEEDED',
-        `body.jobs: ${jobs.length} jobs; a batch holds at most ${MAX_BATCH_JOBS}`,
-        { data: { path: 'body.jobs', limit: MAX_BATCH_JOBS } },
-      );
-    }
+    checkBatchSize(body);
     const request = parse(batchRequest, body, 'body');
     const result = await abandonable(c, (signal) =>
       enqueuePrepared(request.jobs, signal, (prepared, inputs) =>
