@@ -32,16 +32,23 @@ export async function enqueueWithCandidates<T>(
 ): Promise<T> {
   const digests = patches.map(sha256);
   const sizeOf = new Map(digests.map((digest, i) => [digest, patches[i]?.length]));
-  // A second round writes every patch anew: the input sweep removed an old artifact between
-  // the look-up and the enqueue (it only removes what no job names, so that is rare).
+  // At most two rounds. The second follows a refusal that a new look-up may avoid: a
+  // concurrent twin of this request stored the same bytes first, so the key now names its
+  // artifact (IDEMPOTENCY_CONFLICT; the look-up finds that artifact, and the replay matches);
+  // or the input sweep removed a reused artifact between the look-up and the enqueue
+  // (ARTIFACT_NOT_FOUND, rare: it only removes what no job names; every patch is written anew).
+  let lookUp = true;
+  let conflict: { error: unknown; digests: string[] } | undefined;
   for (let round = 0; ; round++) {
     const known =
-      round === 0 && patches.length > 0 ? await deps.store.findInputs(CANDIDATE_NAME, digests) : [];
+      lookUp && patches.length > 0 ? await deps.store.findInputs(CANDIDATE_NAME, digests) : [];
     const idOf = new Map<string, string>();
     for (const record of known) {
       // The same digest with another size would be a SHA-256 collision: never reuse it.
       if (sizeOf.get(record.sha256) === record.size) idOf.set(record.sha256, record.id);
     }
+    // Nothing this request wrote is stored by anyone else: the conflict is a real one.
+    if (conflict && !conflict.digests.some((digest) => idOf.has(digest))) throw conflict.error;
     const reused = [...idOf.values()];
     const written: ArtifactRecord[] = [];
     try {
@@ -66,7 +73,15 @@ export async function enqueueWithCandidates<T>(
       );
     } catch (error) {
       await discardUnregistered(deps, written);
-      if (round === 0 && reused.length > 0 && isProctorError(error, 'ARTIFACT_NOT_FOUND')) continue;
+      if (round > 0) throw error;
+      if (written.length > 0 && isProctorError(error, 'IDEMPOTENCY_CONFLICT')) {
+        conflict = { error, digests: written.map((r) => r.sha256) };
+        continue;
+      }
+      if (reused.length > 0 && isProctorError(error, 'ARTIFACT_NOT_FOUND')) {
+        lookUp = false;
+        continue;
+      }
       throw error;
     }
   }

@@ -80,6 +80,15 @@ describe('idempotent grade enqueue', () => {
     expect(stored()).toEqual({ files: 1, rows: 1 });
   });
 
+  it('answers concurrent replays with one job, and one artifact', async () => {
+    const { post, stored } = await api();
+    const body = grade('diff --git a/z b/z\n', { idempotencyKey: 'same' });
+    const answers = await Promise.all(Array.from({ length: 5 }, () => post('/api/jobs', body)));
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 200, 200, 200, 201]);
+    expect(new Set(answers.map((a) => a.json.job.id)).size).toBe(1);
+    expect(stored()).toEqual({ files: 1, rows: 1 });
+  });
+
   it('answers a replayed batch with the first batch and stores no new artifact', async () => {
     const { post, stored } = await api();
     const body = {
