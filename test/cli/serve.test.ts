@@ -72,7 +72,8 @@ describe('proctor serve', () => {
       new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 6_000).unref()),
     ]);
     expect(exited, 'the server was still running 6 s after SIGTERM').toBeDefined();
-    expect(Date.now() - signalled).toBeLessThan(3_000);
+    // Within the grace period itself: nothing in flight may hold the process longer.
+    expect(Date.now() - signalled).toBeLessThan(2_000);
     expect(exited?.code).toBe(0);
     await Promise.all(requests);
   }, 90_000);
