@@ -12,9 +12,11 @@ import { systemClock, type Clock } from '../clock.js';
 import type { ProctorConfig } from '../config.js';
 import { ProctorError } from '../errors.js';
 import { zodProblem } from '../problems.js';
-import { checkStatic, loadBundle } from '../oracle/index.js';
-import { progressFigures, type EnqueueRequest, type Job, type JobStore } from '../queue/index.js';
-import { containsSecret, type ArtifactStore } from '../store/index.js';
+import { checkStatic } from '../oracle/index.js';
+import { silentLogger, type Logger } from '../logger.js';
+import { progressFigures, type Job, type JobStore } from '../queue/index.js';
+import type { ArtifactStore } from '../store/index.js';
+import { checkBatchSize, createEnqueuer } from './enqueue.js';
 import { notFound, onError } from './errors.js';
 import {
   bodyLimit,
@@ -33,10 +35,10 @@ import {
   jobListQuery,
   jobRequest,
   logQuery,
+  MAX_BATCH_JOBS,
   pageQuery,
   validateRequest,
   type Answer,
-  type JobRequest,
 } from './schemas.js';
 
 export interface ApiDeps {
@@ -51,6 +53,10 @@ export interface ApiDeps {
   onEnqueued?: () => void;
   /** For rates and ETAs; the store's clock, so that both agree. Default: the system clock. */
   clock?: Clock;
+  /** Aborted when the server shuts down: every request's work stops at its next step. */
+  signal?: AbortSignal;
+  /** Where abandoned work is noted. Default: silent. */
+  logger?: Logger;
 }
 
 /** How many read answers `fresh()` keeps, and their bytes at most; the oldest go first. */
@@ -115,6 +121,7 @@ function jobView(job: Job): Answer<'jobPage'>['items'][number] {
 export function createApp(deps: ApiDeps): Hono {
   const { store, artifacts, config } = deps;
   const clock = deps.clock ?? systemClock;
+  const logger = deps.logger ?? silentLogger;
   // Read answers are reused while the store's data version is unchanged: a dashboard polling
   // a large table costs one version check per request, and never gets an answer that misses a
   // commit made before its request arrived. An answer with rates and ETAs, which move with the
@@ -158,63 +165,7 @@ export function createApp(deps: ApiDeps): Hono {
   app.onError(onError);
   app.notFound(notFound);
 
-  /** Turns API job requests into queue requests: bundles under tasks_root, known profiles. */
-  async function prepare(requests: JobRequest[]): Promise<EnqueueRequest[]> {
-    const prepared: EnqueueRequest[] = [];
-    for (const [i, request] of requests.entries()) {
-      const bundle = await loadBundle(underTasksRoot(request.bundle), {
-        tasksRoot: config.tasksRoot,
-      });
-      const key =
-        request.idempotencyKey === undefined ? {} : { idempotencyKey: request.idempotencyKey };
-      if (request.kind === 'baseline') {
-        prepared.push({
-          kind: 'baseline',
-          payload: { bundle: bundle.dir, gold: request.gold, repeat: request.repeat },
-          ...key,
-        });
-      } else if (request.kind === 'solve') {
-        if (!Object.hasOwn(config.solvers, request.solver)) {
-          throw new ProctorError(
-            'PAYLOAD_INVALID',
-            `jobs[${i}].solver: no solver profile named ${request.solver}`,
-          );
-        }
-        prepared.push({
-          kind: 'solve',
-          payload: {
-            bundle: bundle.dir,
-            solver: request.solver,
-            ...(request.timeoutSeconds === undefined
-              ? {}
-              : { timeoutSeconds: request.timeoutSeconds }),
-          },
-          ...key,
-        });
-      } else {
-        const patch = Buffer.from(request.patch, 'utf8');
-        if (containsSecret(patch, deps.secrets)) {
-          throw new ProctorError(
-            'PAYLOAD_INVALID',
-            `jobs[${i}].patch: contains a provider key; refusing to store it`,
-          );
-        }
-        const record = await artifacts.write({
-          name: 'candidate.diff',
-          mediaType: 'text/x-diff',
-          bytes: patch,
-          redact: false,
-        });
-        await store.addInputs([record]);
-        prepared.push({
-          kind: 'grade',
-          payload: { bundle: bundle.dir, candidate: record.id },
-          ...key,
-        });
-      }
-    }
-    return prepared;
-  }
+  const { enqueuePrepared, abandonable } = createEnqueuer({ ...deps, logger, underTasksRoot });
 
   // The document never changes while the process lives: made once, on first request.
   let openApi: Uint8Array<ArrayBuffer> | undefined;
@@ -229,9 +180,14 @@ export function createApp(deps: ApiDeps): Hono {
   // take minutes and need an engine: that work belongs to the worker pool, not a request.
   app.post('/api/validate', async (c) => {
     const request = parse(validateRequest, await jsonOf(c), 'body');
-    const found = await checkStatic([underTasksRoot(request.path)], {
-      tasksRoot: config.tasksRoot,
-    });
+    // A suite is bounded like a batch, and its loading stops when the client goes away.
+    const found = await abandonable(c, (signal) =>
+      checkStatic([underTasksRoot(request.path)], {
+        tasksRoot: config.tasksRoot,
+        maxBundles: MAX_BATCH_JOBS,
+        signal,
+      }),
+    );
     const passed = found.filter((r) => r.ok);
     let enqueued = { batchId: null as string | null, created: false, jobIds: [] as number[] };
     if (passed.length > 0) {
@@ -263,9 +219,12 @@ export function createApp(deps: ApiDeps): Hono {
 
   app.post('/api/jobs', async (c) => {
     const request = parse(jobRequest, await jsonOf(c), 'body');
-    const [job] = await prepare([request]);
-    if (!job) throw new ProctorError('INTERNAL', 'nothing to enqueue');
-    const { job: made, created } = await store.enqueue(job);
+    const { job: made, created } = await abandonable(c, (signal) =>
+      enqueuePrepared([request], signal, ([job], inputs) => {
+        if (!job) throw new ProctorError('INTERNAL', 'nothing to enqueue');
+        return store.enqueue(job, inputs);
+      }),
+    );
     deps.onEnqueued?.();
     return c.json(
       { job: jobView(made), created } satisfies Answer<'enqueued'>,
@@ -274,13 +233,24 @@ export function createApp(deps: ApiDeps): Hono {
   });
 
   app.post('/api/batches', async (c) => {
-    const request = parse(batchRequest, await jsonOf(c), 'body');
-    const jobs = await prepare(request.jobs);
-    const result = await store.enqueueBatch({
-      jobs,
-      ...(request.label === undefined ? {} : { label: request.label }),
-      ...(request.idempotencyKey === undefined ? {} : { idempotencyKey: request.idempotencyKey }),
-    });
+    const body = await jsonOf(c);
+    // Counted before anything else is parsed or read, so an oversized batch costs nothing.
+    checkBatchSize(body);
+    const request = parse(batchRequest, body, 'body');
+    const result = await abandonable(c, (signal) =>
+      enqueuePrepared(request.jobs, signal, (prepared, inputs) =>
+        store.enqueueBatch(
+          {
+            jobs: prepared,
+            ...(request.label === undefined ? {} : { label: request.label }),
+            ...(request.idempotencyKey === undefined
+              ? {}
+              : { idempotencyKey: request.idempotencyKey }),
+          },
+          inputs,
+        ),
+      ),
+    );
     deps.onEnqueued?.();
     return c.json(
       {

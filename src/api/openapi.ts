@@ -9,6 +9,7 @@ import {
   jobListQuery,
   jobRequest,
   logQuery,
+  MAX_BATCH_JOBS,
   pageQuery,
   validateRequest,
 } from './schemas.js';
@@ -111,11 +112,16 @@ export function openApiDocument() {
           responses: { 200: ok('a page of batches', answers.batchPage), default: error },
         },
         post: {
-          summary: 'enqueue a batch in one transaction',
+          summary: `enqueue a batch of at most ${MAX_BATCH_JOBS} jobs in one transaction`,
+          description: `A batch of more than ${MAX_BATCH_JOBS} jobs is refused at once with 413 LIMIT_EXCEEDED, before any bundle is read. A grade's candidate is identified by its bytes: a replayed key with the same patches answers 200 and stores nothing new.`,
           requestBody: json(batchRequest),
           responses: {
             201: ok('the batch', answers.batchEnqueued),
             200: ok('the batch an idempotency key already made', answers.batchEnqueued),
+            413: {
+              description: `more than ${MAX_BATCH_JOBS} jobs (LIMIT_EXCEEDED)`,
+              content: error.content,
+            },
             default: error,
           },
         },

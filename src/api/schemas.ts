@@ -47,11 +47,24 @@ export const jobRequest = z.discriminatedUnion('kind', [
 
 export type JobRequest = z.output<typeof jobRequest>;
 
+/**
+ * The most jobs one batch request may hold. Each job may name another bundle to read (about
+ * 25 ms of CPU for a small one), so this bounds the work of one request; a larger batch is
+ * refused at once with 413 LIMIT_EXCEEDED, before any bundle is read. Split larger suites.
+ */
+export const MAX_BATCH_JOBS = 1000;
+
 export const batchRequest = z
   .object({
     label: z.string().max(200).optional(),
     idempotencyKey: z.string().min(1).max(512).optional(),
-    jobs: z.array(jobRequest).min(1).max(10_000),
+    jobs: z
+      .array(jobRequest)
+      .min(1)
+      .max(MAX_BATCH_JOBS)
+      .describe(
+        `at most ${MAX_BATCH_JOBS} jobs; a longer list is refused with 413 LIMIT_EXCEEDED before any bundle is read`,
+      ),
   })
   .strict();
 

@@ -1,12 +1,14 @@
 // `proctor grade BUNDLE --patch FILE [--wait]`: stores the candidate diff as an input
 // artifact and enqueues one grade job. With --wait the verdict, reason and log follow, and the
 // last stdout line is the gate line `tests_hash=<sha256>`; exit 0 PASS, 1 FAIL.
+import { createHash } from 'node:crypto';
 import { constants, open, type FileHandle } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
 import { ProctorError } from '../errors.js';
 import { createLogger } from '../logger.js';
 import { gateLine, loadBundle, testsHash } from '../oracle/index.js';
 import { containsSecret } from '../store/index.js';
+import { enqueueWithCandidates } from '../queue/index.js';
 import { createRuntime, type GradeResult } from '../workers/index.js';
 import { type CommandContext } from './context.js';
 import { verdictText } from './table.js';
@@ -92,27 +94,15 @@ export async function gradeCommand(
         `--patch ${options.patch} contains a provider key from this environment; refusing to store it`,
       );
     }
-    const record = await runtime.artifacts.write({
-      name: 'candidate.diff',
-      mediaType: 'text/x-diff',
-      bytes: patch,
-      // A diff is graded byte for byte: masking would change what is applied.
-      redact: false,
-    });
-    let jobId: number;
-    try {
-      await runtime.store.addInputs([record]);
-      const { job } = await runtime.store.enqueue({
-        kind: 'grade',
-        payload: { bundle: bundle.dir, candidate: record.id },
-      });
-      jobId = job.id;
-    } catch (error) {
-      await runtime.artifacts.discard(record);
-      throw error;
-    }
+    // Stored by content and registered with the job in one transaction: a failed enqueue
+    // leaves no artifact behind, and the same bytes graded again are not stored twice.
+    const enqueued = await enqueueWithCandidates(runtime, [patch], ([candidate], inputs) =>
+      runtime.store.enqueue({ kind: 'grade', payload: { bundle: bundle.dir, candidate } }, inputs),
+    );
+    const jobId = enqueued.job.id;
+    const sha256 = createHash('sha256').update(patch).digest('hex');
     if (!options.wait) {
-      io.out(`job ${jobId}: grade of ${bundle.id} enqueued (candidate ${record.sha256})`);
+      io.out(`job ${jobId}: grade of ${bundle.id} enqueued (candidate ${sha256})`);
       return 0;
     }
     const { jobs, interrupted } = await waitForJobs(

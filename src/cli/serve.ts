@@ -1,6 +1,7 @@
 // `proctor serve [--port N]`: the loopback API and status page on 127.0.0.1, and the worker
-// pool in the same process, until SIGINT/SIGTERM; then it stops accepting requests and
-// drains the pool (a second signal exits at once).
+// pool in the same process, until SIGINT/SIGTERM; then it closes the API (stopping the work of
+// requests in flight) and drains the pool (a second signal exits at once).
+import { describeError } from '../errors.js';
 import { createLogger } from '../logger.js';
 import { assertLoopbackAddress } from '../api/guards.js';
 import { startServer } from '../api/server.js';
@@ -20,6 +21,8 @@ export async function serveCommand(
     // Before the first claim: every lease this worker holds is backed by its presence lock.
     const withdraw = announceWorker(context.config.home, pool.owner);
     let server: Awaited<ReturnType<typeof startServer>> | undefined;
+    let closing: Promise<void> | undefined;
+    const closeServer = () => (closing ??= server?.close() ?? Promise.resolve());
     try {
       await pool.start();
       server = await startServer({
@@ -30,15 +33,26 @@ export async function serveCommand(
         config: context.config,
         secrets: runtime.secrets,
         onEnqueued: () => pool.notify(),
+        logger,
       }).catch(async (error: unknown) => {
         await pool.stop({ graceMs: 0 });
         throw error;
       });
       logger.info(`serving http://127.0.0.1:${server.port}/`, { worker: pool.owner });
-      await drainOnSignals(pool, { graceMs: options.graceSeconds * 1000, logger });
+      // The API closes at the first signal, while the pool drains: no new work is taken, and
+      // the work of requests in flight stops at once instead of outliving the grace period.
+      await drainOnSignals(pool, {
+        graceMs: options.graceSeconds * 1000,
+        logger,
+        onFirstSignal: () => {
+          closeServer().catch((error: unknown) =>
+            logger.error('closing the API failed', { error: describeError(error) }),
+          );
+        },
+      });
     } finally {
       withdraw();
-      await server?.close();
+      await closeServer();
     }
     logger.info('server stopped; workers drained');
     return 0;

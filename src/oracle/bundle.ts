@@ -91,6 +91,10 @@ export interface Bundle {
 export interface LoadBundleOptions {
   /** When set, a bundle (by realpath) outside this folder is refused before anything is read. */
   tasksRoot?: string;
+  /** A suite of more bundles is refused (LIMIT_EXCEEDED) before any of them is read. */
+  maxBundles?: number;
+  /** Checked between bundles: a suite's loading stops when it aborts. */
+  signal?: AbortSignal;
 }
 
 const FILES = {
@@ -523,9 +527,17 @@ export async function loadSuite(path: string, options: LoadBundleOptions = {}): 
       ]);
     }
   }
+  if (options.maxBundles !== undefined && dirs.length > options.maxBundles) {
+    throw new ProctorError(
+      'LIMIT_EXCEEDED',
+      `${root}: ${dirs.length} bundles; at most ${options.maxBundles} at once`,
+      { data: { limit: options.maxBundles } },
+    );
+  }
   const loaded: Bundle[] = [];
   const problems: Suite['problems'] = [];
   for (const dir of dirs) {
+    options.signal?.throwIfAborted();
     try {
       loaded.push(await loadBundle(dir, options));
     } catch (error) {

@@ -1,7 +1,7 @@
 // The static checks of bundles and suites: format 1, paths and limits, every problem with its
 // file and key. Nothing here runs Docker, so the API can answer them within its request; the
 // image and base commit are checked by validate-image.ts, in a validate job or the CLI.
-import { ProctorError, describeError, isProctorError } from '../errors.js';
+import { describeError, isProctorError } from '../errors.js';
 import { loadSuite, type Bundle, type LoadBundleOptions } from './bundle.js';
 
 /** The outcome of the static checks of one bundle folder. */
@@ -38,7 +38,8 @@ export async function checkStatic(
     try {
       suite = await loadSuite(path, options);
     } catch (error) {
-      if (!(error instanceof ProctorError)) throw error;
+      // A bundle's own problems are its result; a refused request (too many bundles) is not.
+      if (!isProctorError(error, 'BUNDLE_INVALID')) throw error;
       results.push({ ok: false, dir: path, problems: problemsOf(error) });
       continue;
     }

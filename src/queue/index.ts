@@ -23,6 +23,7 @@ export type {
   BatchRequest,
   BatchResult,
   CompletionExtras,
+  EnqueueInputs,
   EnqueueRequest,
   EnqueueResult,
   FailOutcome,
@@ -38,5 +39,7 @@ export type {
   TaskValidity,
   TaskValidityInput,
 } from './store.js';
+export { CANDIDATE_MEDIA_TYPE, CANDIDATE_NAME, enqueueWithCandidates } from './candidates.js';
+export type { CandidateDeps } from './candidates.js';
 export { progressFigures, formatDuration } from './progress.js';
 export type { ProgressFigures } from './progress.js';

@@ -64,6 +64,22 @@ export interface EnqueueRequest {
   runAt?: number;
 }
 
+/**
+ * Input artifacts that enqueued jobs read (a candidate patch handed to `proctor grade` or the
+ * API), registered in the enqueue's own transaction: they exist exactly when the jobs do, so a
+ * refused or failed enqueue registers none (and its caller discards their bytes).
+ */
+export interface EnqueueInputs {
+  /** Artifacts written for this enqueue, registered with it. */
+  inputs?: readonly ArtifactRecord[];
+  /**
+   * Ids of input artifacts registered earlier (the same bytes as an earlier request, found
+   * with `findInputs`) that the jobs read again. Each must still be registered when the
+   * transaction runs, or the enqueue fails with ARTIFACT_NOT_FOUND and writes nothing.
+   */
+  reused?: readonly string[];
+}
+
 export interface EnqueueResult {
   job: Job;
   created: boolean;
@@ -174,8 +190,8 @@ export interface BatchProgress {
 }
 
 export interface JobStore {
-  enqueue(request: EnqueueRequest): Promise<EnqueueResult>;
-  enqueueBatch(request: BatchRequest): Promise<BatchResult>;
+  enqueue(request: EnqueueRequest, inputs?: EnqueueInputs): Promise<EnqueueResult>;
+  enqueueBatch(request: BatchRequest, inputs?: EnqueueInputs): Promise<BatchResult>;
 
   /** Claims up to `limit` due jobs of one kind, by priority then age, for `leaseMs`. */
   claim(kind: JobKind, owner: string, limit: number, leaseMs: number): Promise<Job[]>;
@@ -234,9 +250,21 @@ export interface JobStore {
   listArtifacts(jobId: number): Promise<RegisteredArtifact[]>;
   /**
    * Registers artifacts that no job produced: inputs such as a candidate patch handed to
-   * `proctor grade`, written before the job that reads them is enqueued.
+   * `proctor grade`. Prefer the enqueue's own `inputs`, which cannot leave a row without a job.
    */
   addInputs(records: readonly ArtifactRecord[]): Promise<void>;
+  /**
+   * Registered input artifacts named `name` whose bytes have one of these SHA-256 digests, at
+   * most one per digest: a candidate is identified by its content, so the same bytes enqueued
+   * again reuse the artifact instead of storing another.
+   */
+  findInputs(name: string, sha256s: readonly string[]): Promise<RegisteredArtifact[]>;
+  /**
+   * Unregisters up to `limit` input artifacts registered before `olderThan` that no job names
+   * (the leftovers of a crash, or of jobs since pruned) and returns them, so that their bytes
+   * can be discarded.
+   */
+  takeUnreferencedInputs(olderThan: number, limit?: number): Promise<ArtifactRecord[]>;
   /**
    * The latest judgement of each task id (newest first, at most `limit`, ≤ MAX_PAGE), and
    * how many tasks are valid and quarantined by their latest judgement.

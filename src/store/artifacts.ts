@@ -12,7 +12,7 @@
 // ARTIFACT_INVALID (or ARTIFACT_NOT_FOUND) otherwise.
 import { createHash, randomUUID } from 'node:crypto';
 import { constants } from 'node:fs';
-import { lstat, mkdir, open, readdir, realpath, rename, rm, utimes } from 'node:fs/promises';
+import { lstat, mkdir, open, opendir, realpath, rename, rm, utimes } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -92,9 +92,10 @@ export interface ArtifactStore {
   /**
    * Deletes artifact directories that no registered artifact owns and that are older than
    * `olderThanMs` (default 24 h): the leftovers of a crash between write() and registration.
+   * Stops after `limit` removals (default: no limit), so a periodic sweep is bounded.
    * Returns how many it removed. Entries not named like an artifact are left alone.
    */
-  sweep(index: ArtifactIndex, options?: { olderThanMs?: number }): Promise<number>;
+  sweep(index: ArtifactIndex, options?: { olderThanMs?: number; limit?: number }): Promise<number>;
 }
 
 export const DEFAULT_MAX_ARTIFACT_BYTES = 256 * 1024 * 1024;
@@ -425,11 +426,17 @@ export function createArtifactStore(options: ArtifactStoreOptions): ArtifactStor
     return { stream, size: record.size };
   }
 
-  async function sweep(index: ArtifactIndex, opts: { olderThanMs?: number } = {}): Promise<number> {
+  async function sweep(
+    index: ArtifactIndex,
+    opts: { olderThanMs?: number; limit?: number } = {},
+  ): Promise<number> {
     const cutoff = clock.now() - (opts.olderThanMs ?? DEFAULT_SWEEP_AGE_MS);
+    const limit = opts.limit ?? Number.POSITIVE_INFINITY;
     await ensureRoot();
     let removed = 0;
-    for (const entry of await readdir(root, { withFileTypes: true })) {
+    // Read entry by entry, so a bounded sweep of a large store stops early.
+    for await (const entry of await opendir(root)) {
+      if (removed >= limit) break;
       if (!entry.isDirectory() || !UUID.test(entry.name)) continue;
       const dir = join(root, entry.name);
       const stat = await lstat(dir).catch(() => undefined);

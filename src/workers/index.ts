@@ -20,6 +20,13 @@ export { createImageCache } from './images.js';
 export type { ImageCache } from './images.js';
 export { gradeHandler, baselineHandler } from './oracle-jobs.js';
 export type { BaselineResult, GradeResult, ImageSummary, OracleDeps } from './oracle-jobs.js';
+export {
+  INPUT_MAX_AGE_MS,
+  INPUT_SWEEP_EVERY_MS,
+  INPUT_SWEEP_LIMIT,
+  sweepInputs,
+} from './input-sweep.js';
+export type { InputSweepDeps, InputSweepOptions } from './input-sweep.js';
 export { createRuntime } from './runtime.js';
 export type { Runtime } from './runtime.js';
 export { announceWorker, liveWorkers, ownerPresence, sweepPresence } from './presence.js';

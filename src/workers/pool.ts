@@ -75,6 +75,13 @@ export interface WorkerPoolOptions {
    * crashed workers left outside the database (containers, volumes). See sandboxRecovery.
    */
   recover?: () => Promise<void>;
+  /**
+   * Removes leftovers that no job will read (see sweepInputs): run at start, after recover,
+   * and every `sweepEveryMs`. Default: none.
+   */
+  sweep?: () => Promise<void>;
+  /** How often `sweep` runs. Default 600 000 ms. */
+  sweepEveryMs?: number;
   /** Tells whether a lease owner is a dead process on this host. Default: by pid. */
   isOwnerDead?: (owner: string) => boolean;
   /**
@@ -145,6 +152,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   let loops: Promise<void>[] = [];
   let stopping = false;
   let started = false;
+  let firstSweep: Promise<void> | undefined;
 
   const abort = (entry: Running, reason: AbortReason) => {
     if (!entry.controller.signal.aborted) entry.controller.abort(reason);
@@ -348,6 +356,14 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       started = true;
       await reclaim(true);
       await options.recover?.();
+      if (options.sweep) {
+        const sweep = options.sweep;
+        // Not awaited here, since a large sweep must not hold up claiming; stop() waits for it.
+        firstSweep = sweep().catch((error: unknown) =>
+          logger.error('sweep failed', { error: describeError(error) }),
+        );
+        every(options.sweepEveryMs ?? 600_000, sweep, 'sweep');
+      }
       every(heartbeatMs, heartbeat, 'heartbeat');
       every(cancelPollMs, pollCancels, 'cancel poll');
       every(reclaimMs, () => reclaim(false), 'reclaim');
@@ -378,6 +394,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       }
       // Handlers must have stopped their work before their slots free.
       await settled();
+      await firstSweep;
       for (const timer of timers) clearInterval(timer);
     },
 

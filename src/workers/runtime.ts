@@ -16,6 +16,7 @@ import {
   type Redactor,
 } from '../store/index.js';
 import { createImageCache } from './images.js';
+import { INPUT_SWEEP_EVERY_MS, sweepInputs } from './input-sweep.js';
 import { baselineHandler, gradeHandler, type OracleDeps } from './oracle-jobs.js';
 import { createWorkerPool, type JobHandler, type WorkerPool } from './pool.js';
 import { isDeadLocalOwner } from './owner.js';
@@ -103,6 +104,10 @@ export function createRuntime(config: ProctorConfig, clock: Clock, logger: Logge
           await reapSandboxes();
         },
         redact: redactor,
+        sweep: async () => {
+          await sweepInputs({ store, artifacts, clock, logger });
+        },
+        sweepEveryMs: INPUT_SWEEP_EVERY_MS,
         discardArtifacts: async (records) => {
           await Promise.allSettled(records.map((r) => artifacts.discard(r)));
         },

@@ -8,6 +8,8 @@ import type { WorkerPool } from './pool.js';
 export interface ShutdownOptions {
   graceMs: number;
   logger: Logger;
+  /** Called at the first signal, before the pool drains (`proctor serve` closes its API). */
+  onFirstSignal?: () => void;
   /** Called on the second signal; default process.exit. */
   exit?: (code: number) => void;
 }
@@ -25,6 +27,7 @@ export function drainOnSignals(pool: WorkerPool, options: ShutdownOptions): Prom
         return;
       }
       signalled = true;
+      options.onFirstSignal?.();
       options.logger.info(
         `${signal}: no new jobs; waiting up to ${Math.round(options.graceMs / 1000)}s for ${pool.runningCount()} running job(s) (signal again to exit now)`,
       );

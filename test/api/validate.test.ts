@@ -6,7 +6,7 @@
 import { cpSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { answers } from '../../src/api/schemas.js';
+import { MAX_BATCH_JOBS, answers } from '../../src/api/schemas.js';
 import { startServer } from '../../src/api/server.js';
 import { systemClock } from '../../src/clock.js';
 import { loadConfig } from '../../src/config.js';
@@ -156,5 +156,20 @@ describe('POST /api/validate', () => {
     }>;
     const list = parameters.find((p) => p.name === 'kind');
     expect(list?.schema.enum).toContain('validate');
+  });
+
+  it('refuses a suite of more bundles than a batch holds with 413, before reading any of them', async () => {
+    const { call, store, tasks } = await validateApi();
+    const big = join(tasks, 'big');
+    // Each one malformed: had any been read, the answer would list its problems instead.
+    for (let i = 0; i <= MAX_BATCH_JOBS; i++) {
+      mkdirSync(join(big, `t${i}`), { recursive: true });
+      writeFileSync(join(big, `t${i}`, 'task.toml'), 'id = 7\n');
+    }
+    const answer = await call('POST', '/api/validate', { path: 'big' });
+    expect(answer.status).toBe(413);
+    expect(answer.body.error.code).toBe('LIMIT_EXCEEDED');
+    expect(answer.body.error.message).toContain(`at most ${MAX_BATCH_JOBS}`);
+    expect((await store.countByStatus()).queued).toBe(0);
   });
 });

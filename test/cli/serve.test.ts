@@ -1,7 +1,9 @@
 // `proctor serve`: the API, page and workers in one process on 127.0.0.1; other addresses
 // are refused; SIGTERM drains and exits 0.
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { slowBundles } from '../helpers/bundles.js';
 import { proctor } from '../helpers/cli.js';
 import { ROOT, spawnTs } from '../helpers/processes.js';
 import { tempDir } from '../helpers/temp.js';
@@ -25,6 +27,56 @@ describe('proctor serve', () => {
     expect((await server.exited).code).toBe(0);
     expect(server.stderr()).toContain('workers drained');
   }, 60_000);
+
+  it('ends within its grace period after SIGTERM, even with slow requests in flight', async () => {
+    const home = tempDir();
+    const tasks = join(home, 'tasks');
+    mkdirSync(tasks);
+    // Each request names forty bundles that take a third of a second each to read.
+    const names = slowBundles(tasks, 40);
+    writeFileSync(join(home, 'proctor.toml'), `tasks_root = ${JSON.stringify(tasks)}\n`);
+    const server = spawnTs(join(ROOT, 'bin/proctor.js'), [
+      '--home',
+      home,
+      'serve',
+      '--port',
+      '0',
+      '--grace',
+      '2',
+    ]);
+    await waitFor(() => /serving http:\/\/127\.0\.0\.1:\d+\//.test(server.stderr()), {
+      what: 'the server to listen',
+      timeoutMs: 30_000,
+    });
+    const port = /127\.0\.0\.1:(\d+)/.exec(server.stderr())?.[1] ?? '';
+    const cpuTicks = () => {
+      const fields = readFileSync(`/proc/${server.process.pid}/stat`, 'utf8').split(') ')[1];
+      const [utime, stime] = (fields ?? '').split(' ').slice(11, 13).map(Number);
+      return (utime ?? 0) + (stime ?? 0);
+    };
+    const idle = cpuTicks();
+    const body = JSON.stringify({ jobs: names.map((bundle) => ({ kind: 'baseline', bundle })) });
+    const requests = Array.from({ length: 4 }, () =>
+      fetch(`http://127.0.0.1:${port}/api/batches`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+      }).catch(() => undefined),
+    );
+    // A second of CPU spent on the requests: they are being worked on.
+    await waitFor(() => cpuTicks() > idle + 100, { what: 'the server to work on the requests' });
+    const signalled = Date.now();
+    server.process.kill('SIGTERM');
+    const exited = await Promise.race([
+      server.exited,
+      new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 6_000).unref()),
+    ]);
+    expect(exited, 'the server was still running 6 s after SIGTERM').toBeDefined();
+    // Within the grace period itself: nothing in flight may hold the process longer.
+    expect(Date.now() - signalled).toBeLessThan(2_000);
+    expect(exited?.code).toBe(0);
+    await Promise.all(requests);
+  }, 90_000);
 
   it('refuses any address but 127.0.0.1, exit 2', async () => {
     const result = await proctor([

@@ -5,6 +5,7 @@ import { execFileSync } from 'node:child_process';
 import {
   chmodSync,
   cpSync,
+  linkSync,
   mkdirSync,
   readFileSync,
   renameSync,
@@ -131,3 +132,22 @@ export const FIXED_DIV = `div() {
   if [ "$2" -eq 0 ]; then echo error; return 0; fi
   echo $(($1 / $2))
 }`;
+
+/**
+ * `count` copies of the shell task under `dir` that are slow to read (a hidden.txt of 100,000
+ * test IDs, about a third of a second each, hard-linked so that the copies cost no disk), for
+ * requests whose work takes seconds. Returns their folder names.
+ */
+export function slowBundles(dir: string, count: number): string[] {
+  const ids = Array.from({ length: 100_000 }, (_, i) => `tests/test_m${i % 500}.py::T::test_${i}`);
+  const big = join(dir, 'hidden-big.txt');
+  writeFileSync(big, ids.join('\n') + '\n');
+  return Array.from({ length: count }, (_, i) => {
+    const name = `slow-${i}`;
+    cpSync(SHELL_TASK, join(dir, name), { recursive: true });
+    const hidden = join(dir, name, 'tests', 'hidden.txt');
+    rmSync(hidden);
+    linkSync(big, hidden);
+    return name;
+  });
+}

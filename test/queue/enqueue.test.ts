@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isProctorError } from '../../src/errors.js';
-import type { EnqueueRequest } from '../../src/queue/index.js';
+import type { ArtifactRecord, EnqueueRequest } from '../../src/queue/index.js';
 import { tempStore } from '../helpers/temp.js';
 
 const noop = (i: number, extra: Partial<EnqueueRequest> = {}): EnqueueRequest => ({
@@ -145,5 +145,61 @@ describe('enqueueBatch', () => {
     const error = await rejection(store.enqueueBatch({ idempotencyKey: 'b', jobs: [noop(2)] }));
     expect(isProctorError(error, 'IDEMPOTENCY_CONFLICT')).toBe(true);
     expect((await store.countByStatus()).queued).toBe(1);
+  });
+});
+
+describe('enqueue with input artifacts', () => {
+  const input = (id: string, sha: string): ArtifactRecord => ({
+    id,
+    name: 'candidate.diff',
+    mediaType: 'text/x-diff',
+    sha256: sha.repeat(64),
+    size: 1,
+    relPath: `${id}/candidate.diff`,
+  });
+  const grade = (candidate: string, key?: string): EnqueueRequest => ({
+    kind: 'grade',
+    payload: { bundle: '/b', candidate },
+    ...(key === undefined ? {} : { idempotencyKey: key }),
+  });
+  const count = (store: ReturnType<typeof tempStore>) =>
+    store.database.sqlite.prepare('SELECT count(*) FROM artifacts').pluck().get();
+
+  it('registers inputs in the same transaction as the jobs, and none when refused', async () => {
+    const store = tempStore();
+    await store.enqueue(grade('a1', 'k'), { inputs: [input('a1', 'a')] });
+    expect(await store.findInputs('candidate.diff', ['a'.repeat(64), 'b'.repeat(64)])).toEqual([
+      expect.objectContaining({ id: 'a1', jobId: null, attempt: null }),
+    ]);
+    // The key names another request: neither the job nor the input is written.
+    const conflict = await rejection(
+      store.enqueue(grade('b1', 'k'), { inputs: [input('b1', 'b')] }),
+    );
+    expect(isProctorError(conflict, 'IDEMPOTENCY_CONFLICT')).toBe(true);
+    const batch = await rejection(
+      store.enqueueBatch(
+        { jobs: [grade('c1'), { ...noop(1), payload: { sleepMs: -1 } }] },
+        { inputs: [input('c1', 'c')] },
+      ),
+    );
+    expect(isProctorError(batch, 'PAYLOAD_INVALID')).toBe(true);
+    expect(count(store)).toBe(1);
+    expect((await store.countByStatus()).queued).toBe(1);
+  });
+
+  it('refuses to reuse an input that is no longer registered, and writes nothing', async () => {
+    const store = tempStore();
+    const error = await rejection(
+      store.enqueueBatch(
+        { jobs: [grade('gone'), grade('d1')] },
+        {
+          inputs: [input('d1', 'd')],
+          reused: ['gone'],
+        },
+      ),
+    );
+    expect(isProctorError(error, 'ARTIFACT_NOT_FOUND')).toBe(true);
+    expect(count(store)).toBe(0);
+    expect((await store.countByStatus()).queued).toBe(0);
   });
 });

@@ -481,6 +481,9 @@ describe('artifact store', () => {
     clock.advance(25 * 60 * 60 * 1000);
     const young = await artifacts.write({ name: 'young.txt', mediaType: 'text/plain', bytes: 'y' });
 
+    // Bounded: a sweep stops after its limit of removals.
+    expect(await artifacts.sweep(indexOf(store), { limit: 0 })).toBe(0);
+    expect(existsSync(join(root, orphan.id))).toBe(true);
     expect(await artifacts.sweep(indexOf(store))).toBe(1);
     expect(readdirSync(root).sort()).toEqual([registered.id, young.id, 'not-an-artifact'].sort());
     expect(existsSync(join(root, orphan.id))).toBe(false);

@@ -12,6 +12,7 @@ import { batchJobIds, cancelJobs } from './cancel.js';
 import { createClaim } from './claim.js';
 import { createEnqueueOps, prepareBatch, prepareJob } from './enqueue.js';
 import { createFencedOps } from './fenced.js';
+import { createInputOps } from './inputs.js';
 import {
   batchTimes,
   countFinishedSince,
@@ -45,6 +46,7 @@ export function openSqliteJobStore(path: string, options: SqliteJobStoreOptions)
   const totalChangesStatement = sqlite.prepare('SELECT total_changes()').pluck();
   let otherWrites: string | undefined;
   const enqueueOps = createEnqueueOps(sqlite);
+  const inputOps = createInputOps(sqlite);
   const claim = createClaim(db);
   const fenced = createFencedOps(db);
   const immediate = <T>(fn: () => T): T => sqlite.transaction(fn).immediate();
@@ -62,17 +64,25 @@ export function openSqliteJobStore(path: string, options: SqliteJobStoreOptions)
   return {
     database,
 
-    async enqueue(request) {
+    async enqueue(request, { inputs = [], reused = [] } = {}) {
       const job = prepareJob(request);
-      const { id, created } = immediate(() => enqueueOps.one(job, clock.now()));
+      const { id, created } = immediate(() => {
+        const now = clock.now();
+        inputOps.register(inputs, reused, now);
+        return enqueueOps.one(job, now);
+      });
       const stored = getJob(id);
       if (!stored) throw new ProctorError('INTERNAL', `job ${id} vanished after enqueue`);
       return { job: stored, created };
     },
 
-    async enqueueBatch(request) {
+    async enqueueBatch(request, { inputs = [], reused = [] } = {}) {
       const { meta, jobs: prepared, requestHash } = prepareBatch(request);
-      const result = immediate(() => enqueueOps.batch(meta, prepared, requestHash, clock.now()));
+      const result = immediate(() => {
+        const now = clock.now();
+        inputOps.register(inputs, reused, now);
+        return enqueueOps.batch(meta, prepared, requestHash, now);
+      });
       const { batchId, ...rest } = result;
       return { ...rest, batch: batchId === null ? null : (getBatch(batchId) ?? null) };
     },
@@ -181,6 +191,11 @@ export function openSqliteJobStore(path: string, options: SqliteJobStoreOptions)
           .values(records.map((r) => ({ ...r, jobId: null, attempt: null, createdAt: now })))
           .run();
       }),
+
+    findInputs: async (name, sha256s) => inputOps.find(name, sha256s),
+
+    takeUnreferencedInputs: (olderThan, limit = 100) =>
+      batcher.run(() => inputOps.unreferenced(olderThan, limit)),
 
     taskValidity: async (limit = DEFAULT_PAGE) => taskValidity(sqlite, limit),
 
