@@ -111,6 +111,7 @@ function jobView(job: Job): Answer<'jobPage'>['items'][number] {
     payload: job.payload,
     result: job.result,
     lastError: job.lastError,
+    errorCode: job.errorCode,
     createdAt: job.createdAt,
     startedAt: job.startedAt,
     finishedAt: job.finishedAt,

@@ -151,6 +151,12 @@ export const jobView = z
         'null until done; a grade: { verdict, reason, detail, testsHash, … }; a validate job: { validity, problems, image, detail, … }',
       ),
     lastError: z.string().nullable(),
+    errorCode: z
+      .string()
+      .nullable()
+      .describe(
+        'the code of the last failure (BUNDLE_INVALID, DOCKER_ERROR, WORKER_LOST, CANCELLED, …)',
+      ),
     createdAt: time,
     startedAt: time.nullable(),
     finishedAt: time.nullable(),

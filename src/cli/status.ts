@@ -88,6 +88,7 @@ function jobSummary(job: Job) {
     startedAt: job.startedAt,
     finishedAt: job.finishedAt,
     error: job.lastError,
+    errorCode: job.errorCode,
     result: job.result,
   };
 }

@@ -221,6 +221,27 @@ describe('API routes', () => {
     expect(form.status).toBe(403);
   });
 
+  it("answers a failed job with its error code, and a lost worker's job with WORKER_LOST", async () => {
+    const { call, store } = await api();
+    const { job: failed } = await store.enqueue({ kind: 'noop', payload: {}, maxAttempts: 1 });
+    await store.claim('noop', 'w', 1, 60_000);
+    await store.fail({ id: failed.id, attempt: 1 }, 'cannot load the bundle: task.toml: id', {
+      retryable: false,
+      code: 'BUNDLE_INVALID',
+    });
+    const { job: lost } = await store.enqueue({ kind: 'noop', payload: {} });
+    await store.claim('noop', 'w2', 1, -1);
+    await store.reclaimExpired();
+    for (const [id, code] of [
+      [failed.id, 'BUNDLE_INVALID'],
+      [lost.id, 'WORKER_LOST'],
+    ] as const) {
+      const answer = await call('GET', `/api/jobs/${id}`);
+      answers.job.parse(answer.json());
+      expect(answer.json().job).toMatchObject({ errorCode: code });
+    }
+  });
+
   it('serves bounded log slices and downloads artifacts only while their bytes are intact', async () => {
     const { call, store, artifacts, home } = await api();
     const { job } = await store.enqueue({ kind: 'noop', payload: {} });

@@ -391,7 +391,10 @@ async function loadJob() {
     ['Detail', v.detail],
     ['Image', v.image],
     ['Problems', v.problems],
-    ['Last error', job.lastError],
+    [
+      'Last error',
+      job.lastError && job.errorCode ? `${job.errorCode}: ${job.lastError}` : job.lastError,
+    ],
   ].filter(([, value]) => value !== null && value !== undefined && value !== '');
   render(byId('job-fields'), fields, () =>
     fields.flatMap(([name, value]) => [el('dt', name), el('dd', value)]),
