@@ -1,4 +1,4 @@
-/* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-argument, @typescript-eslint/no-unsafe-return, @typescript-eslint/no-explicit-any -- response bodies are parsed JSON, checked by the assertions themselves */
+/* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-argument, @typescript-eslint/no-unsafe-return -- response bodies are parsed JSON, checked by the assertions themselves */
 // The API routes over real HTTP on 127.0.0.1, with a real SQLite store and artifact store:
 // enqueue (one and batch, idempotent), bounded listing, job and batch reads, cancel, log
 // slices, artifact downloads rechecked on disk, validation of bundle paths under tasks_root,
@@ -14,6 +14,7 @@ import { systemClock } from '../../src/clock.js';
 import { loadConfig } from '../../src/config.js';
 import { createArtifactStore, createRedactor } from '../../src/store/index.js';
 import { ROOT } from '../helpers/processes.js';
+import { httpCaller } from '../helpers/http.js';
 import { onCleanup, tempDir, tempStore } from '../helpers/temp.js';
 
 const TASK = join(ROOT, 'test/fixtures/bundles/shell-task');
@@ -46,49 +47,7 @@ async function api() {
     secrets: ['sk-apisecret-0123456789'],
   });
   onCleanup(() => server.close());
-  const call = (
-    method: string,
-    path: string,
-    body?: unknown,
-    headers: Record<string, string> = {},
-  ) =>
-    new Promise<{
-      status: number;
-      headers: Record<string, unknown>;
-      text: string;
-      json: () => any;
-    }>((resolve, reject) => {
-      const payload =
-        body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
-      const req = request(
-        {
-          host: '127.0.0.1',
-          port: server.port,
-          method,
-          path,
-          headers: {
-            host: `127.0.0.1:${server.port}`,
-            ...(payload === undefined ? {} : { 'content-type': 'application/json' }),
-            ...headers,
-          },
-        },
-        (res) => {
-          let text = '';
-          res.on('data', (d: Buffer) => (text += d.toString('latin1')));
-          res.on('end', () =>
-            resolve({
-              status: res.statusCode ?? 0,
-              headers: res.headers,
-              text,
-              json: () => JSON.parse(text),
-            }),
-          );
-          res.on('error', reject);
-        },
-      );
-      req.on('error', reject);
-      req.end(payload);
-    });
+  const call = httpCaller(server.port);
   return { call, store, artifacts, tasks, home, port: server.port };
 }
 

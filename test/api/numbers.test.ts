@@ -1,7 +1,7 @@
+/* eslint-disable @typescript-eslint/no-unsafe-member-access -- response bodies are parsed JSON, checked by the assertions themselves */
 // Numbers in URLs over real HTTP: job ids in paths and every numeric query parameter are
 // parsed by the same strict rule as the command line (src/numbers.ts): decimal digits only,
 // within the safe-integer range and the parameter's own bounds, else 400 naming the bounds.
-import { request } from 'node:http';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { answers } from '../../src/api/schemas.js';
@@ -9,6 +9,7 @@ import { startServer } from '../../src/api/server.js';
 import { systemClock } from '../../src/clock.js';
 import { loadConfig } from '../../src/config.js';
 import { createArtifactStore, createRedactor } from '../../src/store/index.js';
+import { httpCaller } from '../helpers/http.js';
 import { onCleanup, tempDir, tempStore } from '../helpers/temp.js';
 
 async function api() {
@@ -22,36 +23,7 @@ async function api() {
   });
   const server = await startServer({ port: 0, store, artifacts, config, secrets: [] });
   onCleanup(() => server.close());
-  const call = (method: string, path: string, body?: string) =>
-    new Promise<{ status: number; json: () => { error: { code: string; message: string } } }>(
-      (resolve, reject) => {
-        const req = request(
-          {
-            host: '127.0.0.1',
-            port: server.port,
-            method,
-            path,
-            headers: {
-              host: `127.0.0.1:${server.port}`,
-              ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-            },
-          },
-          (res) => {
-            let text = '';
-            res.on('data', (d: Buffer) => (text += d.toString()));
-            res.on('end', () =>
-              resolve({
-                status: res.statusCode ?? 0,
-                json: () => JSON.parse(text) as { error: { code: string; message: string } },
-              }),
-            );
-            res.on('error', reject);
-          },
-        );
-        req.on('error', reject);
-        req.end(body);
-      },
-    );
+  const call = httpCaller(server.port);
   return { call, store };
 }
 
