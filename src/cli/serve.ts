@@ -38,10 +38,9 @@ export async function serveCommand(
         await pool.stop({ graceMs: 0 });
         throw error;
       });
-      logger.info(`serving http://127.0.0.1:${server.port}/`, { worker: pool.owner });
       // The API closes at the first signal, while the pool drains: no new work is taken, and
       // the work of requests in flight stops at once instead of outliving the grace period.
-      await drainOnSignals(pool, {
+      const drained = drainOnSignals(pool, {
         graceMs: options.graceSeconds * 1000,
         logger,
         onFirstSignal: () => {
@@ -50,6 +49,9 @@ export async function serveCommand(
           );
         },
       });
+      // Said once the handlers are in: a signal sent on seeing it drains, never kills outright.
+      logger.info(`serving http://127.0.0.1:${server.port}/`, { worker: pool.owner });
+      await drained;
     } finally {
       withdraw();
       await closeServer();

@@ -16,9 +16,14 @@ export async function workerCommand(
     const withdraw = announceWorker(context.config.home, pool.owner);
     try {
       await pool.start();
-      const { baseline, grade } = context.config.workers;
-      logger.info(`worker ${pool.owner} ready`, { baseline, grade, home: context.config.home });
-      await drainOnSignals(pool, { graceMs: options.graceSeconds * 1000, logger });
+      // The handlers go in before `ready` is said: whoever waits for that line and then
+      // signals must reach them, not the default action (which would end us unreleased).
+      const drained = drainOnSignals(pool, { graceMs: options.graceSeconds * 1000, logger });
+      logger.info(`worker ${pool.owner} ready`, {
+        ...context.config.workers,
+        home: context.config.home,
+      });
+      await drained;
     } finally {
       withdraw();
     }

@@ -77,6 +77,7 @@ const POLL_MS = 50;
 /** How long the killer may take, and how long the exec may then take to report its exit. */
 const KILL_MS = 10_000;
 const EXIT_AFTER_KILL_MS = 2_000;
+const KILL_ROUNDS = 3;
 const TOKEN_VAR = 'PROCTOR_EXEC_ID';
 const KILL_DONE = 'proctor-kill: done';
 
@@ -199,6 +200,7 @@ async function runExec(
 
     const deadline = started + timeoutMs;
     let killDeadline = Infinity;
+    let kills = 0;
     for (;;) {
       const info = await exec.inspect().catch((error: unknown) => {
         if (isNotFound(error)) return 'gone' as const; // the engine forgot it with its container
@@ -211,10 +213,17 @@ async function runExec(
       if (reason === undefined && (signal?.aborted || Date.now() >= deadline)) {
         reason = signal?.aborted ? 'abort' : 'timeout';
         if (!canKill) break; // the killer: give up on it, its script is bounded anyway
-        await killCommand(docker, containerId, token, options.user, Date.now() + KILL_MS);
-        killDeadline = Date.now() + EXIT_AFTER_KILL_MS;
+        killDeadline = 0; // now
       }
       if (Date.now() > killDeadline) {
+        // A fork bomb on a loaded machine can outrun one round of the killer (a process forked
+        // while it swept): a few rounds, each given time to show the exit, then give up.
+        if (kills < KILL_ROUNDS) {
+          kills += 1;
+          await killCommand(docker, containerId, token, options.user, Date.now() + KILL_MS);
+          killDeadline = Date.now() + EXIT_AFTER_KILL_MS;
+          continue;
+        }
         throw new ProctorError(
           'DOCKER_ERROR',
           `could not kill exec ${exec.id} in container ${containerId}; remove the container`,

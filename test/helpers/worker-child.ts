@@ -56,8 +56,10 @@ const pool = createWorkerPool({
   ...(noDeadOwnerCheck ? { isOwnerDead: () => false } : {}),
 });
 await pool.start();
-process.stdout.write(`ready ${pool.owner}\n`);
 const graceMs = Number(process.env['GRACE_MS'] ?? 10_000);
-await drainOnSignals(pool, { graceMs, logger });
+// Handlers first: a parent that signals on seeing `ready` must never meet the default action.
+const drained = drainOnSignals(pool, { graceMs, logger });
+process.stdout.write(`ready ${pool.owner}\n`);
+await drained;
 await store.close();
 process.stdout.write('drained\n');

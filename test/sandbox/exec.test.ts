@@ -195,7 +195,8 @@ describe('execInContainer', () => {
     });
     expect(result).toMatchObject({ timedOut: true, oomKilled: false });
     expect(result.stderr).toMatch(/fork/i); // the bomb hit the pids limit
-    expect(Date.now() - started).toBeLessThan(3000 + 10_000);
+    // The kill comes at the time limit; the rest is the engine's, slow on a loaded machine.
+    expect(Date.now() - started).toBeLessThan(3000 + 20_000);
     // Orphans are reaped by the container's init; wait for them to disappear.
     await waitFor(async () => (await processes(id)).join() === IDLE.join(), {
       timeoutMs: 5000,
