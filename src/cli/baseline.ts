@@ -6,7 +6,8 @@ import { ProctorError } from '../errors.js';
 import { createLogger } from '../logger.js';
 
 import { createRuntime, type BaselineResult } from '../workers/index.js';
-import { loadBundles, type CommandContext } from './context.js';
+import { loadBundles } from './bundles.js';
+import type { CommandContext } from './context.js';
 import { formatTable } from './table.js';
 import { waitForJobs } from './wait.js';
 

@@ -2,19 +2,17 @@
 // code: 2 for usage and infrastructure errors (bad flags, unreadable database or config),
 // never a stack trace. A usage error found while parsing (an unknown command or option, a bad
 // number) adds at most one more line, `see: proctor COMMAND --help`, never the help itself.
+//
+// Start-up is paid by every command, so this module imports only commander and what parsing
+// needs; each action loads its own command module (and the config and queue behind it) when
+// it runs. `--help` loads no command, and `status` never loads Docker, HTTP, the model
+// clients, the oracle or the solvers (test/cli/startup.test.ts keeps it so).
 import { Command, CommanderError, Option } from 'commander';
 import { ProctorError, describeError } from '../errors.js';
 import { parseInteger } from '../numbers.js';
-import { MAX_PAGE } from '../queue/index.js';
-import { baselineCommand } from './baseline.js';
-import { cancelCommand } from './cancel.js';
-import { gradeCommand } from './grade.js';
-import { serveCommand } from './serve.js';
-import { solveCommand } from './solve.js';
-import { createContext, parseJobIds, processIo, type Io } from './context.js';
-import { statusCommand } from './status.js';
-import { validateCommand } from './validate.js';
-import { workerCommand } from './worker.js';
+import { MAX_PAGE } from '../queue/store.js';
+import type { CommandContext } from './context.js';
+import { parseJobIds, processIo, type Io } from './io.js';
 
 export const EXIT_USAGE = 2;
 
@@ -55,6 +53,13 @@ function buildProgram(
       parsing.command = command.name();
     });
   const home = () => program.opts<{ home?: string }>().home;
+  // The context (config, then the command's own module) is loaded only here, once parsing is
+  // done and the action runs: an error in it is the command's, not a usage error.
+  const act = (command: (context: CommandContext) => Promise<number>) =>
+    run(async () => {
+      const { createContext } = await import('./context.js');
+      return command(createContext(home(), io));
+    });
 
   program
     .command('validate')
@@ -64,7 +69,9 @@ function buildProgram(
     .option('--json', 'machine-readable output')
     .exitOverride()
     .action((paths: string[], options: { static?: boolean; json?: boolean }) =>
-      run(() => validateCommand(createContext(home(), io), paths, options)),
+      act(async (context) =>
+        (await import('./validate.js')).validateCommand(context, paths, options),
+      ),
     );
 
   program
@@ -86,7 +93,9 @@ function buildProgram(
         options: { batch?: string; json?: boolean; limit: number; log?: boolean },
       ) => {
         const ids = parseJobIds(jobs);
-        return run(() => statusCommand(createContext(home(), io), ids, options));
+        return act(async (context) =>
+          (await import('./status.js')).statusCommand(context, ids, options),
+        );
       },
     );
 
@@ -98,7 +107,9 @@ function buildProgram(
     .exitOverride()
     .action((jobs: string[], options: { batch?: string }) => {
       const ids = parseJobIds(jobs);
-      return run(() => cancelCommand(createContext(home(), io), ids, options));
+      return act(async (context) =>
+        (await import('./cancel.js')).cancelCommand(context, ids, options),
+      );
     });
 
   program
@@ -120,7 +131,10 @@ function buildProgram(
       (
         paths: string[],
         options: { gold?: boolean; repeat: number; wait?: boolean; json?: boolean },
-      ) => run(() => baselineCommand(createContext(home(), io), paths, options)),
+      ) =>
+        act(async (context) =>
+          (await import('./baseline.js')).baselineCommand(context, paths, options),
+        ),
     );
 
   program
@@ -132,7 +146,7 @@ function buildProgram(
     .option('--json', 'with --wait: the result as JSON before the gate line')
     .exitOverride()
     .action((bundle: string, options: { patch: string; wait?: boolean; json?: boolean }) =>
-      run(() => gradeCommand(createContext(home(), io), bundle, options)),
+      act(async (context) => (await import('./grade.js')).gradeCommand(context, bundle, options)),
     );
 
   program
@@ -153,7 +167,8 @@ function buildProgram(
       (
         paths: string[],
         options: { solver: string; timeout?: number; wait?: boolean; json?: boolean },
-      ) => run(() => solveCommand(createContext(home(), io), paths, options)),
+      ) =>
+        act(async (context) => (await import('./solve.js')).solveCommand(context, paths, options)),
     );
 
   program
@@ -174,8 +189,8 @@ function buildProgram(
     )
     .exitOverride()
     .action((options: { port: number; host: string; grace: number }) =>
-      run(() =>
-        serveCommand(createContext(home(), io), {
+      act(async (context) =>
+        (await import('./serve.js')).serveCommand(context, {
           port: options.port,
           host: options.host,
           graceSeconds: options.grace,
@@ -193,7 +208,9 @@ function buildProgram(
     )
     .exitOverride()
     .action((options: { grace: number }) =>
-      run(() => workerCommand(createContext(home(), io), { graceSeconds: options.grace })),
+      act(async (context) =>
+        (await import('./worker.js')).workerCommand(context, { graceSeconds: options.grace }),
+      ),
     );
 
   return program;

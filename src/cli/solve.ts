@@ -9,7 +9,8 @@ import { createLogger } from '../logger.js';
 import { gateLine, testsHash, type Bundle } from '../oracle/index.js';
 import type { Job } from '../queue/index.js';
 import { createRuntime, type GradeResult, type SolveResult } from '../workers/index.js';
-import { loadBundles, type CommandContext } from './context.js';
+import { loadBundles } from './bundles.js';
+import type { CommandContext } from './context.js';
 import { formatTable } from './table.js';
 import { waitForJobs } from './wait.js';
 
