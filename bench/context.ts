@@ -119,7 +119,7 @@ try {
       `${(firstMs / secondMs).toFixed(0)}x faster than the first; target < 100 ms: ${secondMs < 100 ? 'met' : 'MISSED'})`,
   );
   console.log(
-    `  of which the stat check alone: ${ms(statMs)} (the rest: two record reads, one inspect)`,
+    `  of which the stat check alone: ${ms(statMs)} (the rest: the image record and one inspect)`,
   );
   console.log(`third resolve (same process):   ${ms(thirdMs)}`);
   console.log(`full hashes of the context: ${hashes} (the first resolve's only)`);

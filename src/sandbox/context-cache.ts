@@ -87,10 +87,9 @@ export function createContextCache(options: ContextCacheOptions): ContextCache {
   return {
     async state(contextDir) {
       const listedAt = now();
-      const entries = await scan(contextDir, maxEntries);
-      const fingerprint = fingerprintOf(entries);
       const file = statFile(contextDir);
-      const record = await readRecord(file);
+      const [entries, record] = await Promise.all([scan(contextDir, maxEntries), readRecord(file)]);
+      const fingerprint = fingerprintOf(entries);
       if (
         record?.['format'] === FORMAT &&
         record['dir'] === contextDir &&
