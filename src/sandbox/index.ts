@@ -15,6 +15,8 @@ export type {
   ResolveImageOptions,
   ResolvedImage,
 } from './image.js';
+export { createContextCache, RACY_MS } from './context-cache.js';
+export type { ContextCache, ContextCacheOptions, ContextState } from './context-cache.js';
 export { createWorkspace, removeVolume } from './workspace.js';
 export type { WorkspaceSpec } from './workspace.js';
 export { runToCompletion } from './run.js';

@@ -1,27 +1,37 @@
-// Resolved images, remembered per worker process: a suite of 1,000 baselines of one bundle
-// builds (or pulls) its image once, and concurrent jobs of one image share the build in
-// flight. A Dockerfile image's key is a hash of its build context (every path, mode and
-// byte under environment/), so a changed context (a new lockfile) is a new key and a
-// rebuild, while bundles that differ only in their tests share one image; a pinned image's
-// key is its reference. The image is looked up again before each use, so one removed behind
-// Proctor's back is resolved afresh rather than failing every later job.
-import { createHash } from 'node:crypto';
-import { lstat, readFile, readdir } from 'node:fs/promises';
-import { join } from 'node:path';
+// Resolved images, remembered per worker process and, for Dockerfile builds, on disk under
+// `<home>/cache/contexts`: a suite of 1,000 baselines of one bundle builds (or pulls) its image
+// once, concurrent jobs of one image share the build in flight, and a later process whose
+// context is unchanged takes the image it recorded without reading the context or building.
+// A Dockerfile image's key is a hash of its build context (every path, mode and byte under
+// environment/), so a changed context (a new lockfile) is a new key and a rebuild, while
+// bundles that differ only in their tests share one image; an unchanged context is known by
+// a stat of its files alone (src/sandbox/context-cache.ts). A pinned image's key is its
+// reference. The image is looked up again before each use, so one removed behind Proctor's
+// back is resolved afresh rather than failing every later job.
 import type { Bundle } from '../oracle/index.js';
-import { resolveImage, type DockerClient, type ResolvedImage } from '../sandbox/index.js';
+import {
+  createContextCache,
+  resolveImage,
+  type ContextCacheOptions,
+  type DockerClient,
+  type ResolvedImage,
+} from '../sandbox/index.js';
 import { isNotFound } from '../sandbox/index.js';
 
+/** What of a bundle names its image: its environment, and its id and hash for the tag. */
+export type ImageBundle = Pick<Bundle, 'id' | 'contentHash' | 'environment'>;
+
 export interface ImageCache {
-  resolve(bundle: Bundle, signal?: AbortSignal): Promise<ResolvedImage>;
+  resolve(bundle: ImageBundle, signal?: AbortSignal): Promise<ResolvedImage>;
 }
 
-export function createImageCache(docker: DockerClient): ImageCache {
+export function createImageCache(docker: DockerClient, contexts: ContextCacheOptions): ImageCache {
   const resolved = new Map<string, Promise<ResolvedImage>>();
+  const records = createContextCache(contexts);
 
-  const stillThere = async (image: ResolvedImage) => {
+  const stillThere = async (localId: string) => {
     try {
-      await docker.getImage(image.localId).inspect();
+      await docker.getImage(localId).inspect();
       return true;
     } catch (error) {
       if (isNotFound(error)) return false;
@@ -29,22 +39,42 @@ export function createImageCache(docker: DockerClient): ImageCache {
     }
   };
 
+  const fresh = async (bundle: ImageBundle, hash: string | undefined, signal?: AbortSignal) => {
+    const env = bundle.environment;
+    if (hash !== undefined && env.kind === 'dockerfile') {
+      const recorded = await records.image(hash, env.dockerfile);
+      if (recorded !== undefined && (await stillThere(recorded))) {
+        const image: ResolvedImage = {
+          localId: recorded,
+          identity: { portable: false, kind: 'local_build', imageId: recorded },
+        };
+        return image;
+      }
+    }
+    const image = await resolveImage(docker, env, {
+      tag: `proctor-task:${bundle.id.slice(0, 100)}-${bundle.contentHash.slice(0, 12)}`,
+      ...(signal ? { signal } : {}),
+    });
+    if (hash !== undefined && env.kind === 'dockerfile') {
+      await records.rememberImage(hash, env.dockerfile, image.localId);
+    }
+    return image;
+  };
+
   return {
     async resolve(bundle, signal) {
+      const env = bundle.environment;
+      const hash =
+        env.kind === 'dockerfile' ? (await records.state(env.contextDir)).hash : undefined;
       const key =
-        bundle.environment.kind === 'image'
-          ? `image:${bundle.environment.reference}`
-          : `build:${await contextHash(bundle.environment.contextDir)}:${bundle.environment.dockerfile}`;
+        env.kind === 'image' ? `image:${env.reference}` : `build:${hash}:${env.dockerfile}`;
       const pending = resolved.get(key);
       if (pending) {
         const image = await pending.catch(() => undefined);
-        if (image && (await stillThere(image))) return image;
+        if (image && (await stillThere(image.localId))) return image;
         if (resolved.get(key) === pending) resolved.delete(key);
       }
-      const next = resolveImage(docker, bundle.environment, {
-        tag: `proctor-task:${bundle.id.slice(0, 100)}-${bundle.contentHash.slice(0, 12)}`,
-        ...(signal ? { signal } : {}),
-      });
+      const next = fresh(bundle, hash, signal);
       resolved.set(key, next);
       next.catch(() => {
         if (resolved.get(key) === next) resolved.delete(key);
@@ -52,18 +82,4 @@ export function createImageCache(docker: DockerClient): ImageCache {
       return next;
     },
   };
-}
-
-/** SHA-256 over the sorted relative paths, modes and file bytes (a build refuses symlinks). */
-async function contextHash(dir: string): Promise<string> {
-  const hash = createHash('sha256');
-  const entries = (await readdir(dir, { recursive: true })).sort();
-  for (const name of entries) {
-    const path = join(dir, name);
-    const info = await lstat(path);
-    hash.update(`${name}\0${info.mode}\0`);
-    if (info.isFile()) hash.update(await readFile(path));
-    hash.update('\0');
-  }
-  return hash.digest('hex');
 }

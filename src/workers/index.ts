@@ -17,7 +17,7 @@ export { poolSettings } from './settings.js';
 export { sandboxRecovery } from './recovery.js';
 export type { PoolSettings } from './settings.js';
 export { createImageCache } from './images.js';
-export type { ImageCache } from './images.js';
+export type { ImageBundle, ImageCache } from './images.js';
 export { gradeHandler, baselineHandler } from './oracle-jobs.js';
 export type { BaselineResult, GradeResult, ImageSummary, OracleDeps } from './oracle-jobs.js';
 export {

@@ -70,7 +70,10 @@ export function createRuntime(config: ProctorConfig, clock: Clock, logger: Logge
         docker: client,
         store,
         artifacts,
-        images: createImageCache(client),
+        images: createImageCache(client, {
+          dir: join(config.home, 'cache', 'contexts'),
+          now: () => clock.now(),
+        }),
         sandbox: {
           uid: sandbox.uid,
           gid: sandbox.gid,

@@ -1,0 +1,118 @@
+// The worker's image cache against the real engine: a Dockerfile image is built once, found
+// again by a later cache (a later process) from the stat record without reading the context or
+// building, and rebuilt when the context's bytes change; a change of stat alone costs a hash,
+// not a build.
+import { randomUUID } from 'node:crypto';
+import { chmodSync, mkdirSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createImageCache, type ImageBundle } from '../../src/workers/images.js';
+import { testDocker } from '../helpers/docker.js';
+import { dockerCli } from '../helpers/registry.js';
+import { onCleanup, tempDir } from '../helpers/temp.js';
+
+const docker = testDocker();
+const SLOW = 120_000;
+
+/** A bundle's environment in a temp dir, whose image is unique to this test and removed after. */
+function setup() {
+  const root = tempDir();
+  const contextDir = join(root, 'environment');
+  mkdirSync(contextDir);
+  writeFileSync(join(contextDir, 'Dockerfile'), 'FROM scratch\nCOPY marker /marker\n');
+  writeFileSync(join(contextDir, 'marker'), randomUUID());
+  const bundle: ImageBundle = {
+    id: 'images-test',
+    contentHash: '0'.repeat(64),
+    environment: { kind: 'dockerfile', contextDir, dockerfile: 'Dockerfile' },
+  };
+  const hashed: string[] = [];
+  const built = new Set<string>();
+  onCleanup(async () => {
+    for (const id of built) await dockerCli('rmi', '-f', id).catch(() => undefined);
+  });
+  // Past the racy-clean window: as if the job came 10 s after the context was written.
+  const cache = () =>
+    createImageCache(docker, {
+      dir: join(root, 'cache'),
+      now: () => Date.now() + 10_000,
+      onHash: (dir) => hashed.push(dir),
+    });
+  const resolve = async (images = cache()) => {
+    const image = await images.resolve(bundle);
+    built.add(image.localId);
+    return image;
+  };
+  return { contextDir, hashed, cache, resolve };
+}
+
+describe('the image cache', () => {
+  it(
+    'takes an unchanged context’s image from the record in a later process: no hash, no build',
+    async () => {
+      const { hashed, resolve } = setup();
+      const first = await resolve();
+      expect(first.buildLog).toBeDefined();
+      const second = await resolve();
+      expect(second.localId).toBe(first.localId);
+      expect(second.identity).toEqual({
+        portable: false,
+        kind: 'local_build',
+        imageId: first.localId,
+      });
+      expect(second.buildLog).toBeUndefined();
+      expect(hashed).toHaveLength(1);
+    },
+    SLOW,
+  );
+
+  it(
+    'rebuilds when a file’s bytes change, and builds once more for an added or removed file',
+    async () => {
+      const { contextDir, hashed, resolve } = setup();
+      const first = await resolve();
+      writeFileSync(join(contextDir, 'marker'), randomUUID());
+      const changed = await resolve();
+      expect(changed.buildLog).toBeDefined();
+      expect(changed.localId).not.toBe(first.localId);
+      writeFileSync(join(contextDir, 'added'), 'x');
+      expect((await resolve()).buildLog).toBeDefined();
+      unlinkSync(join(contextDir, 'added'));
+      // Back to the bytes of `changed`: hashed again, and its recorded image is current.
+      const removed = await resolve();
+      expect([removed.localId, removed.buildLog]).toEqual([changed.localId, undefined]);
+      chmodSync(join(contextDir, 'marker'), 0o600);
+      expect((await resolve()).buildLog).toBeDefined();
+      expect(hashed).toHaveLength(5);
+    },
+    SLOW,
+  );
+
+  it(
+    'hashes again but does not rebuild when only the stat changed (touch)',
+    async () => {
+      const { contextDir, hashed, resolve } = setup();
+      const first = await resolve();
+      utimesSync(join(contextDir, 'marker'), 1_500_000_000, 1_500_000_000);
+      const touched = await resolve();
+      expect([touched.localId, touched.buildLog]).toEqual([first.localId, undefined]);
+      expect(hashed).toHaveLength(2);
+    },
+    SLOW,
+  );
+
+  it(
+    'builds again when the recorded image was removed behind its back',
+    async () => {
+      const { resolve } = setup();
+      const first = await resolve();
+      await dockerCli('rmi', '-f', first.localId);
+      const again = await resolve();
+      expect(again.buildLog).toBeDefined();
+      // The rebuilt image (a new id: its creation time differs) is the one now recorded.
+      const third = await resolve();
+      expect([third.localId, third.buildLog]).toEqual([again.localId, undefined]);
+    },
+    SLOW,
+  );
+});
