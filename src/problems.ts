@@ -45,24 +45,23 @@ export function zodProblems(error: { issues: ReadonlyArray<ZodIssueLike> }): Pro
 }
 
 /**
- * The first problem zod found as one line under `root`: `root.key: message`, or for an
- * unknown key `root.parent: unknown key \`name\`` (the way a reader looks for it). `path` is
- * the key alone, for error data.
+ * The first problem zod found under `root`: `path` (`root.key`, or for an unknown key its
+ * parent, the way a reader looks for it) and `detail` (`unknown key \`name\`` for that case).
  */
 export function zodProblem(
   error: { issues: ReadonlyArray<ZodIssueLike> },
   root: string,
-): { path: string; detail: string; line: string } {
+): { path: string; detail: string } {
   const issue = error.issues[0];
   if (issue?.code === 'unrecognized_keys' && issue.keys) {
     const path = joinKey(root, keyOf(issue.path));
     const detail = `unknown key ${issue.keys.map((k) => `\`${k}\``).join(', ')}`;
-    return { path, detail, line: `${path}: ${detail}` };
+    return { path, detail };
   }
   const first = zodProblems(error)[0] ?? { key: '', message: 'invalid' };
   const path =
     first.key.startsWith('[') || root === '' ? `${root}${first.key}` : joinKey(root, first.key);
-  return { path, detail: first.message, line: `${path}: ${first.message}` };
+  return { path, detail: first.message };
 }
 
 /** A TOML parse failure as one line: `line L, column C: what`. */
