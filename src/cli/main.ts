@@ -167,10 +167,10 @@ function buildProgram(
       ),
     )
     .addOption(
-      new Option(
-        '--scope <path...>',
-        'where the runner looks for tests (paths in the work tree)',
-      ).default(['.']),
+      new Option('--scope <path...>', 'paths the runner runs every test under').default(
+        undefined,
+        "pytest: every test_*.py and *_test.py of base and fix; node: node --test's test files; FILE: .",
+      ),
     )
     .addOption(
       new Option(
@@ -192,7 +192,7 @@ function buildProgram(
           environment: options['environment'] as string,
           out: options['out'] as string,
           runner: options['runner'] as string,
-          scope: options['scope'] as string[],
+          ...(options['scope'] !== undefined ? { scope: options['scope'] as string[] } : {}),
           repeat: options['repeat'] as number,
           workdir: options['workdir'] as string,
           ...(options['id'] !== undefined ? { id: options['id'] as string } : {}),

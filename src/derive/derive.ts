@@ -20,10 +20,11 @@ import type { ImageCache } from '../workers/images.js';
 import { classify, STATE_NAMES, type Classified } from './classify.js';
 import { git, gitDirOf, gitText, parentsOf, resolveCommit } from './git.js';
 import { DISCOVER_ENV, runStates } from './runs.js';
+import { defaultScope } from './scope.js';
 import { writeEnvironment } from './snapshot.js';
 import { DEFAULT_EXCLUDE_GLOBS, DEFAULT_TEST_GLOBS, splitDiff, type Ecosystem } from './split.js';
 import { commitBundle, copyRunner, stagingDir, writeBundleFiles, type TaskToml } from './write.js';
-import { installBuiltinRunner, isBuiltinRunner } from './runner.js';
+import { isBuiltinRunner, writeRunner } from '../runners/index.js';
 
 export interface DeriveOptions {
   repo: string;
@@ -36,7 +37,8 @@ export interface DeriveOptions {
   exclude?: string[];
   /** `pytest`, `node`, or the path of the author's own runner. */
   runner: string;
-  scope: string[];
+  /** Paths the runner runs everything under; default: the ecosystem's test files (scope.ts). */
+  scope?: string[];
   repeat: number;
   description?: string;
   workdir: string;
@@ -188,7 +190,9 @@ export async function derive(options: DeriveOptions, deps: DeriveDeps): Promise<
     }
     const deny = [...testGlobs];
     if (ecosystem === 'pytest' && !deny.includes('**/conftest.py')) deny.push('**/conftest.py');
+    const source = { base_commit: base, fix_commit: fix };
     const task: TaskToml = {
+      source,
       id,
       workdir: options.workdir,
       baseCommit: snapshot.commit,
@@ -205,12 +209,14 @@ export async function derive(options: DeriveOptions, deps: DeriveDeps): Promise<
     };
     writeBundleFiles(staging, files);
     const testsDir = join(staging, 'tests');
-    if (isBuiltinRunner(options.runner)) await installBuiltinRunner(options.runner, testsDir);
+    if (isBuiltinRunner(options.runner)) await writeRunner(options.runner, testsDir);
     else copyRunner(options.runner, testsDir);
 
+    const scope = options.scope ?? (await defaultScope(options.repo, [base, fix], ecosystem));
+    if (scope.length === 0) fail(`no ${ecosystem} test file in ${base} or ${fix}; pass --scope`);
     const scopeFile = join(scratch, 'scope.txt');
-    writeFileSync(scopeFile, `${options.scope.join('\n')}\n`);
-    const bundle = probeBundle(staging, task, scopeFile, options, limits);
+    writeFileSync(scopeFile, `${scope.join('\n')}\n`);
+    const bundle = probeBundle(staging, task, scopeFile, scope, limits);
 
     began = Date.now();
     const image = await deps.images.resolve(bundle, deps.signal);
@@ -226,7 +232,7 @@ export async function derive(options: DeriveOptions, deps: DeriveDeps): Promise<
     if (!check.ok) fail(`the environment: ${check.problems.join('; ')}`);
     timings['image'] = Date.now() - began;
     note(
-      `image ${image.localId.slice(7, 19)} at ${snapshot.commit.slice(0, 12)} (${timings['image']} ms); running the four states ${options.repeat} time(s)`,
+      `image ${image.localId.slice(7, 19)} at ${snapshot.commit.slice(0, 12)} (${timings['image']} ms); running the four states ${options.repeat} time(s) over ${scope.length <= 3 ? scope.join(' ') : `${scope.length} paths`}`,
     );
 
     const runs = await runStates({
@@ -238,8 +244,10 @@ export async function derive(options: DeriveOptions, deps: DeriveDeps): Promise<
       home: deps.home,
       sandbox: deps.sandbox,
       ...(deps.signal ? { signal: deps.signal } : {}),
-      onProgress: (states, repeat, ms) =>
-        note(`  ${states.map((s) => STATE_NAMES[s]).join(' / ')} (run ${repeat}): ${ms} ms`),
+      onProgress: (states, repeat, ms, counts) =>
+        note(
+          `  ${states.map((s, i) => `${STATE_NAMES[s]}: ${counts[i] ?? 0} tests`).join(', ')} (run ${repeat}, ${ms} ms)`,
+        ),
     });
     timings['runs'] = runs.totalMs;
     timings['runner'] = runs.runnerMs;
@@ -257,7 +265,9 @@ export async function derive(options: DeriveOptions, deps: DeriveDeps): Promise<
         Object.values(runs.reports).flatMap((rs) => rs.flatMap((r) => [...r.keys()])),
       );
       if (seen.size === 0)
-        fail('the runner reported no test in any state; check --scope and the runner');
+        fail(
+          `the runner reported no test in any state; check --scope and the runner. Its output (base):${runs.firstOutput}`,
+        );
       fail(
         `no hidden test: no test passes in base + hidden + gold and fails without the fix (hidden.patch touches ${listed(split.hiddenFiles)})${flaky}`,
       );
@@ -291,7 +301,7 @@ function probeBundle(
   dir: string,
   task: TaskToml,
   scopeFile: string,
-  options: DeriveOptions,
+  scope: string[],
   limits: Record<string, number>,
 ): Bundle {
   const full: BundleLimits = {
@@ -325,8 +335,8 @@ function probeBundle(
       hiddenPatch: join(dir, 'tests', 'hidden.patch'),
       goldPatch: join(dir, 'solution', 'gold.patch'),
     },
-    existingIds: options.scope,
-    hiddenIds: options.scope,
+    existingIds: scope,
+    hiddenIds: scope,
     contentHash: createHash('sha256')
       .update(`${task.id}\0${task.baseCommit}\0${SOURCE_DATE_EPOCH}`)
       .digest('hex'),

@@ -34,7 +34,7 @@ export interface RunStatesInput {
   sandbox: EvaluatorSandbox;
   signal?: AbortSignal;
   /** Called after each evaluation: which states, which repeat, how long. */
-  onProgress?: (states: readonly State[], repeat: number, ms: number) => void;
+  onProgress?: (states: readonly State[], repeat: number, ms: number, counts: number[]) => void;
 }
 
 export interface RunStatesResult {
@@ -42,6 +42,8 @@ export interface RunStatesResult {
   /** Wall time of all evaluations, and of the runner runs alone (the four states summed). */
   totalMs: number;
   runnerMs: number;
+  /** The last lines of the runner's output in the first state, for an error that needs it. */
+  firstOutput: string;
 }
 
 function tail(text: string): string {
@@ -87,6 +89,7 @@ export async function runStates(input: RunStatesInput): Promise<RunStatesResult>
   const reports: StateReports = { base: [], gold: [], hidden: [], both: [] };
   const started = Date.now();
   let runnerMs = 0;
+  let firstOutput: string | undefined;
   const plans: Array<{ states: readonly [State, State]; candidate: Buffer | null }> = [
     { states: ['base', 'hidden'], candidate: null },
     { states: ['gold', 'both'], candidate: input.gold },
@@ -120,12 +123,17 @@ export async function runStates(input: RunStatesInput): Promise<RunStatesResult>
         });
       }
       requireReports(evaluation, plan.states);
+      const first = evaluation.phaseRecords[0]?.run;
+      firstOutput ??= first ? tail(`${first.stdout}\n${first.stderr}`) : '';
       runnerMs += (evaluation.timings['existing'] ?? 0) + (evaluation.timings['hidden'] ?? 0);
-      const [first, second] = plan.states;
-      reports[first].push(new Map(seen.existing));
-      reports[second].push(new Map(seen.hidden));
-      input.onProgress?.(plan.states, repeat, Date.now() - began);
+      const [without, withHidden] = plan.states;
+      reports[without].push(new Map(seen.existing));
+      reports[withHidden].push(new Map(seen.hidden));
+      input.onProgress?.(plan.states, repeat, Date.now() - began, [
+        seen.existing?.size ?? 0,
+        seen.hidden?.size ?? 0,
+      ]);
     }
   }
-  return { reports, totalMs: Date.now() - started, runnerMs };
+  return { reports, totalMs: Date.now() - started, runnerMs, firstOutput: firstOutput ?? '' };
 }

@@ -10,7 +10,7 @@ import { createImageCache } from '../../src/workers/images.js';
 import { proctor } from '../helpers/cli.js';
 import { testDocker } from '../helpers/docker.js';
 import { leftovers } from '../helpers/home.js';
-import { commit, newRepo, pytestEnvironment, pytestRunner } from '../helpers/repos.js';
+import { commit, newRepo, toolchainEnvironment, pytestRunner } from '../helpers/repos.js';
 import { tempDir } from '../helpers/temp.js';
 
 const docker = testDocker();
@@ -61,10 +61,9 @@ function options(f: Fixture, out: string, more: Partial<DeriveOptions> = {}): De
     repo: f.repo,
     base: f.base,
     fix: f.fix,
-    environment: pytestEnvironment(),
+    environment: toolchainEnvironment(),
     out,
     runner: pytestRunner(),
-    scope: ['.'],
     repeat: 1,
     workdir: '/repo',
     ...more,
@@ -106,13 +105,13 @@ describe('proctor derive', () => {
       '--fix',
       f.fix,
       '--environment',
-      pytestEnvironment(),
+      toolchainEnvironment(),
       '--out',
       out,
       '--id',
       'calc-div',
       '--runner',
-      pytestRunner(),
+      'pytest',
       '--repeat',
       '4',
     ]);
@@ -141,6 +140,42 @@ describe('proctor derive', () => {
     expect(bundle.grading.deny).toContain('**/conftest.py');
     expect(readFileSync(bundle.paths.description, 'utf8')).toContain('callers want None');
     expect(await leftovers(home)).toEqual([]);
+  });
+
+  it('derives a node project with the built-in node runner, IDs keyed by test name path', async () => {
+    const repo = newRepo();
+    const lib = `export function div(a, b) {\n  return a / b;\n}\n`;
+    const base = commit(
+      repo,
+      {
+        'package.json': '{"type": "module"}\n',
+        'lib/div.js': lib,
+        'test/div.test.js': `import test, { describe } from 'node:test';\nimport assert from 'node:assert';\nimport { div } from '../lib/div.js';\n\ndescribe('div', () => {\n  test('divides', () => assert.equal(div(6, 3), 2));\n});\n`,
+        'test/old.test.js': `import test from 'node:test';\ntest('old', () => {});\n`,
+      },
+      'base',
+    );
+    const fix = commit(
+      repo,
+      {
+        'lib/div.js': lib.replace('return a / b;', 'return b === 0 ? null : a / b;'),
+        'test/old.test.js': null,
+        'test/fixtures/zero.json': '{"zero": 0}\n',
+        'test/zero.test.js': `import test from 'node:test';\nimport assert from 'node:assert';\nimport { readFileSync } from 'node:fs';\nimport { div } from '../lib/div.js';\n\ntest('zero gives null', () => {\n  const { zero } = JSON.parse(readFileSync(new URL('./fixtures/zero.json', import.meta.url)));\n  assert.equal(div(1, zero), null);\n});\n`,
+      },
+      'div: null for a zero divisor\n\nInfinity surprised callers.',
+    );
+    const out = join(tempDir('proctor-out-'), 'node');
+    const { result, error } = await run(options({ repo, base, fix }, out, { runner: 'node' }));
+    expect(error).toBeUndefined();
+    expect(result?.bundle.hiddenIds).toEqual(['test/zero.test.js::zero gives null']);
+    expect(result?.bundle.existingIds).toEqual(['test/div.test.js::div > divides']);
+    expect(result?.hiddenFiles.sort()).toEqual([
+      'test/fixtures/zero.json',
+      'test/old.test.js',
+      'test/zero.test.js',
+    ]);
+    expect(result?.bundle.grading.deny).not.toContain('**/conftest.py');
   });
 
   it('says which existing test the gold patch breaks', async () => {

@@ -54,14 +54,18 @@ export function commit(repo: string, files: Files, message: string): string {
   return gitIn(repo, ['rev-parse', 'HEAD']);
 }
 
-/** A build context with git and pytest installed (Debian's packages). */
-export function pytestEnvironment(): string {
+/**
+ * A build context with git, pytest and node installed (Debian's packages; the same layer as
+ * test/fixtures/images/runners, so the engine builds it once).
+ */
+export function toolchainEnvironment(): string {
   const dir = tempDir('proctor-env-');
   writeFileSync(
     join(dir, 'Dockerfile'),
     [
       'FROM debian:bookworm-slim',
-      'RUN apt-get update && apt-get install -y --no-install-recommends git python3-pytest \\',
+      'RUN apt-get update \\',
+      ' && apt-get install -y --no-install-recommends git python3 python3-pytest nodejs \\',
       ' && rm -rf /var/lib/apt/lists/*',
       '',
     ].join('\n'),
