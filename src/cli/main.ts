@@ -206,6 +206,40 @@ function buildProgram(
     );
 
   program
+    .command('import')
+    .description('import task suites from other formats')
+    .exitOverride()
+    .command('swebench')
+    .description('SWE-bench rows to bundles: SUITE/<instance id>/, built-in pytest runner')
+    .argument('<rows>', 'a JSON-lines file (or a JSON array) of SWE-bench rows')
+    .requiredOption('--repos <dir>', 'local repositories, as DIR/<owner>__<name> (or .git)')
+    .requiredOption(
+      '--environment <dir>',
+      'a build context with a Dockerfile; DIR/<owner>__<name>/Dockerfile wins for its repository',
+    )
+    .requiredOption('--out <suite>', 'the suite folder (created if missing)')
+    .option('--only <instance_id...>', 'import only these rows')
+    .option('--force', 'rewrite bundles that exist and differ')
+    .option('--json', 'machine-readable output')
+    .exitOverride()
+    .action(
+      (
+        rows: string,
+        options: {
+          repos: string;
+          environment: string;
+          out: string;
+          only?: string[];
+          force?: boolean;
+          json?: boolean;
+        },
+      ) =>
+        act(async (context) =>
+          (await import('./import.js')).importCommand(context, { rows, ...options }),
+        ),
+    );
+
+  program
     .command('grade')
     .description('grade one candidate diff against a task; with --wait, print the gate line last')
     .argument('<bundle>', 'a task bundle folder')

@@ -23,7 +23,14 @@ import { DISCOVER_ENV, runStates } from './runs.js';
 import { defaultScope } from './scope.js';
 import { writeEnvironment } from './snapshot.js';
 import { DEFAULT_EXCLUDE_GLOBS, DEFAULT_TEST_GLOBS, splitDiff, type Ecosystem } from './split.js';
-import { commitBundle, copyRunner, stagingDir, writeBundleFiles, type TaskToml } from './write.js';
+import {
+  commitBundle,
+  copyRunner,
+  limitsFor,
+  stagingDir,
+  writeBundleFiles,
+  type TaskToml,
+} from './write.js';
 import { isBuiltinRunner, writeRunner } from '../runners/index.js';
 
 export interface DeriveOptions {
@@ -66,7 +73,6 @@ export interface DeriveResult {
   timings: Record<string, number>;
 }
 
-const DEFAULT_LIMITS = { patch_bytes: 1024 * 1024, candidate_files: 200 };
 const WORKDIR = /^\/[A-Za-z0-9._/-]+$/;
 
 /** A bundle id from a repository folder and a commit: `name-0123456789ab`. */
@@ -178,16 +184,7 @@ export async function derive(options: DeriveOptions, deps: DeriveDeps): Promise<
       options.workdir,
     );
     timings['snapshot'] = Date.now() - began;
-    const limits: Record<string, number> = {};
-    if (split.gold.length > DEFAULT_LIMITS.patch_bytes) {
-      limits['patch_bytes'] = Math.min(
-        64 * 1024 * 1024,
-        Math.ceil(split.gold.length / 1024) * 1024 * 2,
-      );
-    }
-    if (split.goldFiles.length > DEFAULT_LIMITS.candidate_files) {
-      limits['candidate_files'] = split.goldFiles.length;
-    }
+    const limits = limitsFor(split.gold, split.goldFiles.length);
     const deny = [...testGlobs];
     if (ecosystem === 'pytest' && !deny.includes('**/conftest.py')) deny.push('**/conftest.py');
     const source = { base_commit: base, fix_commit: fix };
@@ -311,8 +308,8 @@ function probeBundle(
     memoryMb: 2048,
     pids: 256,
     outputBytes: 1024 * 1024,
-    patchBytes: limits['patch_bytes'] ?? DEFAULT_LIMITS.patch_bytes,
-    candidateFiles: limits['candidate_files'] ?? DEFAULT_LIMITS.candidate_files,
+    patchBytes: limits['patch_bytes'] ?? 1024 * 1024,
+    candidateFiles: limits['candidate_files'] ?? 200,
   };
   return {
     dir,

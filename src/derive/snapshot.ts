@@ -99,12 +99,19 @@ export async function writeEnvironment(
   repo: string,
   upstream: string,
   workdir: string,
+  /** Top-level entries of `context` not to copy (other repositories' contexts). */
+  skip: readonly string[] = [],
 ): Promise<Snapshot> {
   const dockerfile = join(context, 'Dockerfile');
   if (!existsSync(dockerfile)) {
     throw new ProctorError('USAGE', `--environment ${context}: no Dockerfile in it`);
   }
-  cpSync(context, target, { recursive: true, verbatimSymlinks: true });
+  const skipped = new Set(skip.map((name) => join(context, name)));
+  cpSync(context, target, {
+    recursive: true,
+    verbatimSymlinks: true,
+    filter: (source) => !skipped.has(source),
+  });
   const snapshot = await makeSnapshot(repo, upstream, join(target, SNAPSHOT_FILE));
   const text = readFileSync(dockerfile, 'utf8');
   writeFileSync(

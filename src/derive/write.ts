@@ -74,6 +74,16 @@ export function writeBundleFiles(dir: string, files: BundleFiles): void {
   writeFileSync(join(dir, 'tests', 'hidden.txt'), list(files.hidden));
 }
 
+/** Default patch_bytes and candidate_files, and the [limits] a gold patch needs beyond them. */
+export function limitsFor(gold: Buffer, files: number): Record<string, number> {
+  const limits: Record<string, number> = {};
+  if (gold.length > 1024 * 1024) {
+    limits['patch_bytes'] = Math.min(64 * 1024 * 1024, Math.ceil(gold.length / 1024) * 1024 * 2);
+  }
+  if (files > 200) limits['candidate_files'] = Math.min(100_000, files);
+  return limits;
+}
+
 /** Copies an author's runner script to tests/run, executable. */
 export function copyRunner(file: string, testsDir: string): void {
   mkdirSync(testsDir, { recursive: true });
