@@ -2,7 +2,8 @@
 // Debian's python3-pytest: node ids with spaces, brackets and `::` inside a parameter, a class
 // method, a hidden test that lives in a file the hidden patch does not touch (the patch only
 // changes a data file), xfail and skip reported as skipped, missing IDs and files absent from
-// the report, and a test that is not listed never running (it would hang the phase).
+// the report, IDs cut at a space as SWE-bench writes them, and a test that is not listed never
+// running (it would hang the phase).
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadBundle, type Bundle } from '../../src/oracle/bundle.js';
 import { evaluate, type Evaluation } from '../../src/oracle/evaluate.js';
@@ -29,6 +30,11 @@ DATA = os.path.join(os.path.dirname(__file__), "data")
 @pytest.mark.parametrize("text,expected", [("a b", "A B"), ("x[1]", "X[1]"), ("p::q", "P::Q")])
 def test_label(text, expected):
     assert label(text) == expected
+
+
+@pytest.mark.parametrize("text", ["a b", "a c"])
+def test_spaced(text):
+    assert text != "a c"
 
 
 class TestAdd:
@@ -69,6 +75,9 @@ const ID = {
   noFile: 'tests/test_nowhere.py::test_x',
   hangs: 'tests/test_labels.py::test_not_listed_hangs',
   broken: 'tests/test_broken.py::test_x',
+  // Cut at the first space, as SWE-bench's lists hold them.
+  cutOne: 'tests/test_labels.py::test_label[a',
+  cutTwo: 'tests/test_labels.py::test_spaced[a',
 };
 
 const SPEC: RepoBundleSpec = {
@@ -176,6 +185,18 @@ describe('the built-in pytest runner', () => {
         undeclared: [],
       });
       expect(evaluation.verdict).toMatchObject({ verdict: 'FAIL', reason: 'TESTS_MISSING' });
+    },
+    SLOW,
+  );
+
+  it(
+    'matches an ID cut at its first space to the node ids it was cut from, with their worst status',
+    async () => {
+      const task = await loadBundle(withIds(dir, { existing: [ID.cutOne, ID.cutTwo] }));
+      expect(outcomes(await grade(task, null), 'existing')).toEqual({
+        outcomes: { [ID.cutOne]: 'passed', [ID.cutTwo]: 'failed' },
+        undeclared: [],
+      });
     },
     SLOW,
   );
