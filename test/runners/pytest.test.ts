@@ -47,6 +47,25 @@ def test_known_bug():
     assert add(2, 2) == 5
 
 
+@pytest.mark.xfail(reason="flaky upstream")
+def test_sometimes():
+    assert add(1, 1) == 2
+
+
+@pytest.mark.xfail(reason="was a bug", strict=True)
+def test_fixed_bug():
+    assert add(2, 2) == 4
+
+
+@pytest.fixture
+def server():
+    raise RuntimeError("no server here")
+
+
+def test_server(server):
+    pass
+
+
 @pytest.mark.skip(reason="needs a network")
 def test_remote():
     pass
@@ -75,6 +94,9 @@ const ID = {
   noFile: 'tests/test_nowhere.py::test_x',
   hangs: 'tests/test_labels.py::test_not_listed_hangs',
   broken: 'tests/test_broken.py::test_x',
+  strictXpass: 'tests/test_labels.py::test_fixed_bug',
+  xpass: 'tests/test_labels.py::test_sometimes',
+  setupError: 'tests/test_labels.py::test_server',
   // Cut at the first space, as SWE-bench's lists hold them.
   cutOne: 'tests/test_labels.py::test_label[a',
   cutTwo: 'tests/test_labels.py::test_spaced[a',
@@ -168,18 +190,22 @@ describe('the built-in pytest runner', () => {
   );
 
   it(
-    'reports xfail and skip as skipped, a file that cannot be collected as error, and leaves out IDs it cannot find',
+    'reports xfail, xpass and skip as skipped, a strict xpass as failed, a fixture or file that fails as error, and leaves out IDs it cannot find',
     async () => {
-      const existing = [ID.xfail, ID.skip, ID.gone, ID.noFile, ID.broken, ID.method];
+      const existing = [ID.xfail, ID.skip, ID.strictXpass, ID.setupError, ID.gone, ID.noFile];
+      existing.push(ID.broken, ID.xpass, ID.method);
       const task = await loadBundle(withIds(dir, { existing }));
       const evaluation = await grade(task, gold);
       expect(outcomes(evaluation, 'existing')).toEqual({
         outcomes: {
           [ID.xfail]: 'skipped',
           [ID.skip]: 'skipped',
+          [ID.strictXpass]: 'failed',
+          [ID.setupError]: 'error',
           [ID.gone]: 'missing',
           [ID.noFile]: 'missing',
           [ID.broken]: 'error',
+          [ID.xpass]: 'skipped',
           [ID.method]: 'passed',
         },
         undeclared: [],
