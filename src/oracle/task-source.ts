@@ -100,3 +100,37 @@ export const SOURCE_KEYS = [
   'hints_text',
   'created_at',
 ] as const satisfies ReadonlyArray<keyof TaskSource>;
+
+/** [source] as kept with job results: every key but hints_text, which is prose for a solver's
+ * author, long, and in the bundle anyway. */
+export type SourceRecord = Omit<TaskSource, 'hints_text'>;
+
+/** The task as a job result records it: its id, its content hash, and [source] if any. */
+export interface TaskRecord {
+  id: string;
+  contentHash: string;
+  source?: SourceRecord;
+}
+
+export function taskRecord(bundle: {
+  id: string;
+  contentHash: string;
+  source?: TaskSource;
+}): TaskRecord {
+  const record: TaskRecord = { id: bundle.id, contentHash: bundle.contentHash };
+  if (bundle.source !== undefined) {
+    const kept: SourceRecord = { ...bundle.source };
+    delete (kept as TaskSource).hints_text;
+    if (Object.keys(kept).length > 0) record.source = kept;
+  }
+  return record;
+}
+
+/** [source] on one line, `key value` pairs in SOURCE_KEYS order; undefined when empty. */
+export function sourceLine(source: TaskSource | undefined): string | undefined {
+  if (source === undefined) return undefined;
+  const parts = SOURCE_KEYS.filter((key) => key !== 'hints_text' && source[key] !== undefined).map(
+    (key) => `${key} ${source[key] ?? ''}`,
+  );
+  return parts.length === 0 ? undefined : parts.join(', ');
+}
