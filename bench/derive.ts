@@ -199,12 +199,18 @@ try {
   const cold: number[] = [];
   const warm: number[] = [];
   const raw: number[] = [];
+  const steps: string[] = [];
   for (let i = 0; i < RUNS; i++) {
     // Each cold run's home is new; the engine's layer cache still holds the apt layer, as on
     // any machine that built the environment once.
     const coldRun = await runDerive(join(root, `cold-${i}`), join(root, `out-cold-${i}`), commits);
     cold.push(coldRun.ms);
-    warm.push((await runDerive(warmHome, join(root, `out-warm-${i}`), commits)).ms);
+    const warmRun = await runDerive(warmHome, join(root, `out-warm-${i}`), commits);
+    warm.push(warmRun.ms);
+    const t = warmRun.result.timings;
+    steps.push(
+      `  warm run ${i + 1}: snapshot ${s(t['snapshot'] ?? 0)}, image ${s(t['image'] ?? 0)}, four states ${s(t['runs'] ?? 0)} (of which the runner ${s(t['runner'] ?? 0)})`,
+    );
     raw.push(rawFour(image, first.result.bundle.dir));
   }
   const [c, w, r] = [median(cold), median(warm), median(raw)];
@@ -215,6 +221,7 @@ try {
   console.log(
     `  derive, warm home (image found)                     ${s(w)}   ${(w / r).toFixed(2)}× raw`,
   );
+  for (const line of steps) console.log(line);
   console.log(`  raw: the runner four times with docker run          ${s(r)}`);
 } finally {
   rmSync(root, { recursive: true, force: true });

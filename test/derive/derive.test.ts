@@ -1,7 +1,7 @@
 // proctor derive on real repositories built here, with real Docker: the split of the fix, the
 // one-commit snapshot, the four states and what they decide, and the errors that say which.
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { derive, type DeriveOptions } from '../../src/derive/derive.js';
 import { isProctorError } from '../../src/errors.js';
@@ -161,7 +161,7 @@ describe('proctor derive', () => {
         'lib/div.js': lib.replace('return a / b;', 'return b === 0 ? null : a / b;'),
         'test/old.test.js': null,
         'test/fixtures/zero.json': '{"zero": 0}\n',
-        'test/zero.test.js': `import test from 'node:test';\nimport assert from 'node:assert';\nimport { readFileSync } from 'node:fs';\nimport { div } from '../lib/div.js';\n\ntest('zero gives null', () => {\n  const { zero } = JSON.parse(readFileSync(new URL('./fixtures/zero.json', import.meta.url)));\n  assert.equal(div(1, zero), null);\n});\n`,
+        'test/zero.test.js': `import test from 'node:test';\nimport assert from 'node:assert';\nimport { readdirSync, readFileSync } from 'node:fs';\nimport { div } from '../lib/div.js';\n\ntest('zero gives null', () => {\n  const { zero } = JSON.parse(readFileSync(new URL('./fixtures/zero.json', import.meta.url)));\n  assert.equal(div(1, zero), null);\n});\n`,
       },
       'div: null for a zero divisor\n\nInfinity surprised callers.',
     );
@@ -214,10 +214,38 @@ describe('proctor derive', () => {
     expect(String(error)).toMatch(/no hidden test: .*tests\/test_calc.py/);
   });
 
-  it('says so when the fix has another parent than --base, and takes the whole diff', async () => {
+  it('refuses bad inputs before any build, each with one line naming the option', async () => {
+    const f = pytestProject();
+    const exists = tempDir('proctor-out-');
+    const noDockerfile = tempDir('proctor-env-');
+    const cases: Array<[Partial<DeriveOptions>, RegExp]> = [
+      [{ repo: tempDir() }, /^--repo .*: not a git repository$/],
+      [{ base: 'nope' }, /^--base nope: no such commit in /],
+      [{ fix: 'f'.repeat(40) }, /^--fix f{40}: no such commit in /],
+      [{ out: exists }, /^--out .*: already exists$/],
+      [{ runner: join(exists, 'missing') }, /^--runner .*: not pytest, node, or a file$/],
+      [{ environment: join(exists, 'missing') }, /^--environment .*: not a folder$/],
+      [{ environment: noDockerfile }, /^--environment .*: no Dockerfile in it$/],
+      [{ workdir: 'repo' }, /^--workdir repo: expected an absolute path/],
+      [{ description: join(exists, 'missing.md') }, /^--description .*: no such file$/],
+      [
+        { tests: ['nothing/**'] },
+        /^the fix changes no test file \(no path matches nothing\/\*\*\); pass --tests$/,
+      ],
+      [{ tests: ['**'] }, /^the fix changes only tests: there is no gold patch$/],
+    ];
+    for (const [more, message] of cases) {
+      const out = more.out ?? join(tempDir('proctor-out-'), 'x');
+      const { error } = await run(options(f, out, more));
+      expect((error as Error | undefined)?.message, JSON.stringify(more)).toMatch(message);
+      expect(readdirSync(dirname(out)).filter((n) => n.startsWith('.'))).toEqual([]);
+    }
+  });
+
+  it('says so when the fix has another parent than --base (and when its message is only a title)', async () => {
     const f = pytestProject();
     const middle = commit(f.repo, { 'notes.txt': 'a later, unrelated change\n' }, 'notes');
-    const fix = commit(f.repo, { 'calc.py': CALC_FIXED + '\n' }, 'fix again\n\nbody');
+    const fix = commit(f.repo, { 'calc.py': CALC_FIXED + '\n' }, 'fix again');
     void middle;
     const out = join(tempDir('proctor-out-'), 'p');
     const { result, notes, error } = await run(options({ ...f, fix }, out));
@@ -226,5 +254,6 @@ describe('proctor derive', () => {
       /warning: --fix [0-9a-f]{12} has parent\(s\) [0-9a-f]{40}, not --base/,
     );
     expect(result?.goldFiles).toEqual(['calc.py', 'notes.txt']);
+    expect(notes.join('\n')).toContain('warning: the fix commit message is only a title');
   });
 });
