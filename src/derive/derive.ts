@@ -134,6 +134,9 @@ export async function derive(options: DeriveOptions, deps: DeriveDeps): Promise<
   const started = Date.now();
   const { base, fix } = await checkInputs(options, note);
   const id = options.id ?? defaultId(options.repo, fix);
+  if (!/^[a-z0-9][a-z0-9._-]{0,127}$/.test(id)) {
+    throw new ProctorError('USAGE', `--id ${id}: must match [a-z0-9][a-z0-9._-]{0,127}`);
+  }
   const ecosystem: Ecosystem = isBuiltinRunner(options.runner) ? options.runner : 'file';
   const testGlobs = options.tests ?? [...DEFAULT_TEST_GLOBS[ecosystem]];
   const excludeGlobs = options.exclude ?? [...DEFAULT_EXCLUDE_GLOBS];

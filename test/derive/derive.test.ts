@@ -227,6 +227,7 @@ describe('proctor derive', () => {
       [{ environment: join(exists, 'missing') }, /^--environment .*: not a folder$/],
       [{ environment: noDockerfile }, /^--environment .*: no Dockerfile in it$/],
       [{ workdir: 'repo' }, /^--workdir repo: expected an absolute path/],
+      [{ id: 'Calc Div' }, /^--id Calc Div: must match \[a-z0-9\]/],
       [{ description: join(exists, 'missing.md') }, /^--description .*: no such file$/],
       [
         { tests: ['nothing/**'] },
