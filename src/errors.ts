@@ -26,6 +26,10 @@ export const ERROR_TABLE = {
   IMAGE_INVALID: { retryable: false, meaning: "the task's image cannot be built or verified" },
   CANDIDATE_REJECTED: { retryable: false, meaning: 'a candidate patch breaks a capture rule' },
   BUNDLE_INVALID: { retryable: false, meaning: 'a task bundle is malformed' },
+  DERIVE_FAILED: {
+    retryable: false,
+    meaning: 'a bundle cannot be derived from the commits and tests given',
+  },
   REPORT_INVALID: { retryable: false, meaning: "a runner's report is malformed" },
   PATCH_INVALID: { retryable: false, meaning: 'a patch is malformed or too large' },
   ARTIFACT_INVALID: { retryable: false, meaning: 'a stored artifact fails its checks' },

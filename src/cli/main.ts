@@ -138,6 +138,108 @@ function buildProgram(
     );
 
   program
+    .command('derive')
+    .description('write a task bundle from a fix commit: split diff, snapshot, four-state ID lists')
+    .requiredOption('--repo <path>', 'a local git repository (a clone or a bare mirror)')
+    .requiredOption('--base <rev>', 'the commit the task starts from')
+    .requiredOption('--fix <rev>', 'the fix; normally a commit whose only parent is --base')
+    .requiredOption(
+      '--environment <dir>',
+      'a build context whose Dockerfile installs the dependencies',
+    )
+    .requiredOption('--out <dir>', 'the new bundle folder (must not exist)')
+    .option('--id <id>', 'the task id (default: <repository name>-<fix, 12 digits>)')
+    .addOption(
+      new Option('--tests <glob...>', 'test files: they become tests/hidden.patch').default(
+        undefined,
+        'pytest: **/tests/** **/test/** **/testing/** **/test_*.py **/*_test.py **/conftest.py; node: **/test/** **/tests/** **/__tests__/** **/*.test.* **/*.spec.*; FILE: both',
+      ),
+    )
+    .addOption(
+      new Option('--exclude <glob...>', 'files left out of both patches, and listed').default(
+        undefined,
+        'changelogs, news, release notes and version files: CHANGELOG CHANGES HISTORY NEWS RELEASE_NOTES (.md .rst .txt), changelog.d/ changes/ newsfragments/ release-notes/ whatsnew/, VERSION _version.py',
+      ),
+    )
+    .addOption(
+      new Option('--runner <name>', 'pytest, node, or FILE: your own runner script').default(
+        'pytest',
+      ),
+    )
+    .addOption(
+      new Option('--scope <path...>', 'paths the runner runs every test under').default(
+        undefined,
+        "pytest: every test_*.py and *_test.py of base and fix; node: node --test's test files; FILE: .",
+      ),
+    )
+    .addOption(
+      new Option(
+        '--repeat <n>',
+        'runs of each state; a test whose outcome varies is dropped as flaky',
+      )
+        .default(2)
+        .argParser(intIn('--repeat', 1, 20)),
+    )
+    .option('--description <file>', 'description.md (default: the fix commit message)')
+    .addOption(new Option('--workdir <path>', 'the work tree inside the image').default('/repo'))
+    .exitOverride()
+    .action((options: Record<string, unknown>) =>
+      act(async (context) =>
+        (await import('./derive.js')).deriveCommand(context, {
+          repo: options['repo'] as string,
+          base: options['base'] as string,
+          fix: options['fix'] as string,
+          environment: options['environment'] as string,
+          out: options['out'] as string,
+          runner: options['runner'] as string,
+          ...(options['scope'] !== undefined ? { scope: options['scope'] as string[] } : {}),
+          repeat: options['repeat'] as number,
+          workdir: options['workdir'] as string,
+          ...(options['id'] !== undefined ? { id: options['id'] as string } : {}),
+          ...(options['tests'] !== undefined ? { tests: options['tests'] as string[] } : {}),
+          ...(options['exclude'] !== undefined ? { exclude: options['exclude'] as string[] } : {}),
+          ...(options['description'] !== undefined
+            ? { description: options['description'] as string }
+            : {}),
+        }),
+      ),
+    );
+
+  program
+    .command('import')
+    .description('import task suites from other formats')
+    .exitOverride()
+    .command('swebench')
+    .description('SWE-bench rows to bundles: SUITE/<instance id>/, built-in pytest runner')
+    .argument('<rows>', 'a JSON-lines file (or a JSON array) of SWE-bench rows')
+    .requiredOption('--repos <dir>', 'local repositories, as DIR/<owner>__<name> (or .git)')
+    .requiredOption(
+      '--environment <dir>',
+      'a build context with a Dockerfile; DIR/<owner>__<name>/Dockerfile wins for its repository',
+    )
+    .requiredOption('--out <suite>', 'the suite folder (created if missing)')
+    .option('--only <instance_id...>', 'import only these rows')
+    .option('--force', 'rewrite bundles that exist and differ')
+    .option('--json', 'machine-readable output')
+    .exitOverride()
+    .action(
+      (
+        rows: string,
+        options: {
+          repos: string;
+          environment: string;
+          out: string;
+          only?: string[];
+          force?: boolean;
+          json?: boolean;
+        },
+      ) =>
+        act(async (context) =>
+          (await import('./import.js')).importCommand(context, { rows, ...options }),
+        ),
+    );
+
+  program
     .command('grade')
     .description('grade one candidate diff against a task; with --wait, print the gate line last')
     .argument('<bundle>', 'a task bundle folder')

@@ -13,6 +13,7 @@ import {
 import { join } from 'node:path';
 import { createArtifactStore, createRedactor } from '../store/index.js';
 import type { CommandContext } from './context.js';
+import { sourceOfResult, sourceText } from './source.js';
 import { formatTable, verdictText } from './table.js';
 
 export interface StatusOptions {
@@ -68,6 +69,11 @@ export function outcomeText(job: Pick<Job, 'result' | 'lastError' | 'kind'>): st
   }
   if (job.lastError) return job.lastError.slice(0, 160);
   return r === null ? '' : JSON.stringify(r).slice(0, 160);
+}
+
+/** The [source].instance_id a job's result recorded, or `-`. */
+function instanceOf(result: unknown): string {
+  return sourceOfResult(result)?.instance_id ?? '-';
 }
 
 function countsLine(counts: StatusCounts): string {
@@ -130,6 +136,10 @@ export async function statusCommand(
               ]),
             ),
           );
+        for (const j of found) {
+          const line = sourceText(sourceOfResult(j.result));
+          if (line !== undefined) io.out(`job ${j.id} source: ${line}`);
+        }
         for (const id of missing) io.err(`proctor: no job ${id}`);
       }
       if (options.log)
@@ -164,14 +174,17 @@ export async function statusCommand(
           `rate ${rate(summary.ratePerMinute)}/min, ETA ${formatDuration(summary.etaSeconds)}`,
         );
         if (jobs.items.length > 0) {
+          const instances = jobs.items.map((j) => instanceOf(j.result));
+          const shown = instances.some((i) => i !== '-');
           io.out(
             formatTable(
-              ['JOB', 'KIND', 'STATUS', 'ATTEMPT', 'DETAIL'],
-              jobs.items.map((j) => [
+              ['JOB', 'KIND', 'STATUS', 'ATTEMPT', ...(shown ? ['INSTANCE'] : []), 'DETAIL'],
+              jobs.items.map((j, i) => [
                 String(j.id),
                 j.kind,
                 j.status,
                 `${j.attempt}/${j.maxAttempts}`,
+                ...(shown ? [instances[i] ?? '-'] : []),
                 outcomeText(j),
               ]),
             ),
@@ -199,11 +212,20 @@ export async function statusCommand(
         );
         const quarantined = tasks.tasks.filter((t) => t.validity === 'quarantined');
         if (quarantined.length > 0) {
+          // The task table keeps no [source]; its latest baseline's result does (bounded by
+          // the page: one read per quarantined task shown).
+          const instances = await Promise.all(
+            quarantined.map(async (t) =>
+              t.jobId === null ? '-' : instanceOf((await store.getJob(t.jobId))?.result),
+            ),
+          );
+          const shown = instances.some((i) => i !== '-');
           io.out(
             formatTable(
-              ['TASK', 'REASON', 'DETAIL', 'JOB'],
-              quarantined.map((t) => [
+              ['TASK', ...(shown ? ['INSTANCE'] : []), 'REASON', 'DETAIL', 'JOB'],
+              quarantined.map((t, i) => [
                 t.taskId,
+                ...(shown ? [instances[i] ?? '-'] : []),
                 t.reason,
                 t.detail.slice(0, 120),
                 t.jobId === null ? '-' : String(t.jobId),

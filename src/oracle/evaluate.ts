@@ -40,7 +40,7 @@ import {
 } from '../sandbox/index.js';
 import type { Bundle } from './bundle.js';
 import { describeDropped, filterDiff, pathsTouchedBy } from './diff-filter.js';
-import { DEFAULT_REPORT_LIMITS, excerpt, parseReport } from './report.js';
+import { DEFAULT_REPORT_LIMITS, excerpt, parseReport, type TestStatus } from './report.js';
 import {
   checkPhase,
   decideGrade,
@@ -128,6 +128,8 @@ export interface EvaluateInput {
   owner: Owner;
   sandbox: EvaluatorSandbox;
   signal?: AbortSignal;
+  /** Every test of each phase's report, declared or not (derive reads IDs from them). */
+  onReport?: (phase: PhaseName, tests: ReadonlyMap<string, TestStatus>) => void;
 }
 
 export interface CandidateRecord {
@@ -478,6 +480,7 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
             );
           }
           const parsed = parseReport(bytes);
+          input.onReport?.(name, parsed.tests);
           record.report.format = parsed.format;
           record.report.problems = parsed.problems;
           outcome.check = checkPhase(declared, parsed.tests);

@@ -2,6 +2,8 @@
 // validation. Grading knows no HTTP and no terminal.
 export { loadBundle, loadSuite, readDescription } from './bundle.js';
 export type { Bundle, BundleLimits, LoadBundleOptions, Suite } from './bundle.js';
+export { SOURCE_KEYS, sourceLine, taskRecord } from './task-source.js';
+export type { SourceRecord, TaskRecord, TaskSource } from './task-source.js';
 export { filterDiff, pathsTouchedBy, describeDropped } from './diff-filter.js';
 export type { DiffRules, DropReason, DroppedChange, FilteredDiff } from './diff-filter.js';
 export type { ChangeKind, FileChange } from './diff-parse.js';

@@ -5,11 +5,12 @@
 import type { ImageIdentity } from '../sandbox/index.js';
 import type { Bundle } from './bundle.js';
 import type { CommandRecord, Evaluation } from './evaluate.js';
+import { sourceLine } from './task-source.js';
 import { gateLine, testsHash, type Verdict } from './verdict.js';
 
 export interface OracleLogInput {
   kind: 'grade' | 'baseline';
-  bundle: Pick<Bundle, 'id' | 'dir' | 'baseCommit' | 'contentHash' | 'limits'>;
+  bundle: Pick<Bundle, 'id' | 'dir' | 'baseCommit' | 'contentHash' | 'limits' | 'source'>;
   image: ImageIdentity & { localId: string };
   /** Each evaluation with its title: `grade`, `baseline run 1`, `gold patch`. */
   runs: ReadonlyArray<{ title: string; evaluation: Evaluation }>;
@@ -97,12 +98,19 @@ function evaluationLines(title: string, evaluation: Evaluation): string[] {
   return lines;
 }
 
+/** [source], so that a log found on its own still says which dataset task it graded. */
+function sourceLines(source: Bundle['source']): string[] {
+  const line = sourceLine(source);
+  return line === undefined ? [] : [`source: ${line}`];
+}
+
 export function renderOracleLog(input: OracleLogInput): string {
   const { bundle, verdict } = input;
   const lines = [
     `proctor oracle log: ${input.kind} of task ${bundle.id}`,
     `bundle: ${bundle.dir} (content sha256 ${bundle.contentHash})`,
     `base commit: ${bundle.baseCommit}`,
+    ...sourceLines(bundle.source),
     `image: ${describeImage(input.image)}`,
     `limits: test_seconds ${bundle.limits.testSeconds}, memory_mb ${bundle.limits.memoryMb}, cpus ${bundle.limits.cpus}, pids ${bundle.limits.pids}, output_bytes ${bundle.limits.outputBytes}`,
     `started: ${input.startedAt.toISOString()}`,

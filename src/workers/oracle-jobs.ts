@@ -17,6 +17,8 @@ import {
   type Evaluation,
   type EvaluatorSandbox,
   type Verdict,
+  taskRecord,
+  type TaskRecord,
 } from '../oracle/index.js';
 import type { JobStore, PayloadOf, TaskValidityInput } from '../queue/index.js';
 import {
@@ -47,7 +49,7 @@ export interface GradeResult {
   detail: string;
   /** Always set: the hash of no IDs when no phase ran. */
   testsHash: string;
-  task: { id: string; contentHash: string };
+  task: TaskRecord;
   image: ImageSummary;
   diffSha256: string | null;
   /** The oracle log artifact's id. */
@@ -62,7 +64,7 @@ export interface BaselineResult {
   detail: string;
   testsHash: string;
   validity: 'valid' | 'quarantined';
-  task: { id: string; contentHash: string };
+  task: TaskRecord;
   image: ImageSummary;
   runs: Array<Pick<Verdict, 'verdict' | 'reason' | 'detail'>>;
   gold: Pick<Verdict, 'verdict' | 'reason' | 'detail'> | null;
@@ -192,7 +194,7 @@ export function gradeHandler(deps: OracleDeps): JobHandler {
     const result: GradeResult = {
       ...summary(verdict),
       testsHash: verdict.testsHash ?? testsHash([]),
-      task: { id: bundle.id, contentHash: bundle.contentHash },
+      task: taskRecord(bundle),
       image: imageSummary(image),
       diffSha256: evaluation.candidate?.sha256 ?? null,
       log: log.id,
@@ -252,7 +254,7 @@ export function baselineHandler(deps: OracleDeps): JobHandler {
       ...summary(verdict),
       testsHash: verdict.testsHash ?? testsHash([]),
       validity,
-      task: { id: bundle.id, contentHash: bundle.contentHash },
+      task: taskRecord(bundle),
       image: imageSummary(image),
       runs: baselineRuns.map((e) => summary(e.verdict)),
       gold: goldRun ? summary(goldRun.verdict) : null,

@@ -10,7 +10,13 @@
 import type { Clock } from '../clock.js';
 import { solverKey, type SolverProfile } from '../config.js';
 import { ProctorError, describeError, isProctorError, withContext } from '../errors.js';
-import { loadBundle, readDescription, type Bundle } from '../oracle/index.js';
+import {
+  loadBundle,
+  readDescription,
+  taskRecord,
+  type Bundle,
+  type TaskRecord,
+} from '../oracle/index.js';
 import type { PayloadOf } from '../queue/index.js';
 import {
   capturePatch,
@@ -53,7 +59,7 @@ export interface SolveResult {
   reason: string;
   detail: string;
   solver: string;
-  task: { id: string; contentHash: string };
+  task: TaskRecord;
   end: SolveEnd;
   candidate: { artifact: string; sha256: string; files: number; bytes: number } | null;
   transcript: string;
@@ -231,7 +237,7 @@ export function solveHandler(deps: SolveDeps): JobHandler {
         reason,
         detail,
         solver: payload.solver,
-        task: { id: bundle.id, contentHash: bundle.contentHash },
+        task: taskRecord(bundle),
         end,
         candidate,
         transcript: log.id,

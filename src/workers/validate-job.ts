@@ -6,7 +6,14 @@
 // An invalid bundle is an answer, not a failure: the job is done and its result says why. Only
 // a failure of the machinery (the engine went away) fails the attempt, and is tried again.
 import { isRetryable } from '../errors.js';
-import { checkImage, loadBundle, problemsOf, type Bundle } from '../oracle/index.js';
+import {
+  checkImage,
+  loadBundle,
+  problemsOf,
+  taskRecord,
+  type Bundle,
+  type TaskRecord,
+} from '../oracle/index.js';
 import type { PayloadOf } from '../queue/index.js';
 import { asOwner, imageSummary, type ImageSummary, type OracleDeps } from './oracle-jobs.js';
 import type { HandlerOutput, JobHandler } from './pool.js';
@@ -17,7 +24,7 @@ export interface ValidateResult {
   /** The bundle folder checked. */
   dir: string;
   /** Null when the bundle did not load. */
-  task: { id: string; contentHash: string } | null;
+  task: TaskRecord | null;
   /** The image identity of a valid bundle; null when it is invalid. */
   image: ImageSummary | null;
   /** Each problem as one line, `file: key: message`; empty when valid. */
@@ -35,7 +42,7 @@ function invalid(dir: string, bundle: Bundle | null, problems: string[]): Valida
   return {
     validity: 'invalid',
     dir,
-    task: bundle && { id: bundle.id, contentHash: bundle.contentHash },
+    task: bundle && taskRecord(bundle),
     image: null,
     problems: more > 0 ? [...kept, `… and ${more} more`] : kept,
     detail: kept[0] ?? 'invalid',
@@ -68,7 +75,7 @@ export function validateHandler(deps: OracleDeps): JobHandler {
     const result: ValidateResult = {
       validity: 'valid',
       dir: bundle.dir,
-      task: { id: bundle.id, contentHash: bundle.contentHash },
+      task: taskRecord(bundle),
       image,
       problems: [],
       detail: image.portable ? `image ${image.digest}` : `local_build ${image.imageId}`,

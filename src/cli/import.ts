@@ -1,0 +1,38 @@
+// `proctor import swebench ROWS --repos DIR --environment DIR --out SUITE`: SWE-bench rows
+// become bundles (src/import). One line per row as it is decided, then a count; --json prints
+// one JSON document instead. Exit 0 when every chosen row became (or already was) a bundle,
+// 1 when any was skipped or an --only id names no row.
+import type { ImportOptions, RowOutcome } from '../import/swebench.js';
+import type { CommandContext } from './context.js';
+
+function line(o: RowOutcome): string {
+  const who = `row ${o.row}${o.instanceId !== undefined ? ` (${o.instanceId})` : ''}`;
+  if (o.status === 'skipped') return `skipped ${who}: ${o.reasons.join('; ')}`;
+  return `${o.status.padEnd(9)} ${o.id}  ${who}`;
+}
+
+export async function importCommand(
+  context: CommandContext,
+  options: ImportOptions & { json?: boolean },
+): Promise<number> {
+  const { io } = context;
+  const { importSwebench } = await import('../import/swebench.js');
+  const { outcomes, unknownOnly } = await importSwebench(options, (o) => {
+    if (!options.json) io.out(line(o));
+  });
+  const count = (status: RowOutcome['status']) =>
+    outcomes.filter((o) => o.status === status).length;
+  const skipped = count('skipped');
+  if (options.json) {
+    io.out(JSON.stringify({ suite: options.out, rows: outcomes, unknownOnly }, null, 2));
+  } else {
+    for (const id of unknownOnly) io.out(`--only ${id}: no row has this instance_id`);
+    io.out(
+      `${count('written')} written, ${count('rewritten')} rewritten, ${count('unchanged')} unchanged, ${skipped} skipped`,
+    );
+    if (outcomes.length > skipped) {
+      io.out(`next: proctor baseline ${options.out} --gold --wait`);
+    }
+  }
+  return skipped > 0 || unknownOnly.length > 0 ? 1 : 0;
+}

@@ -1,0 +1,38 @@
+// What derive asks the runner to run: the scope's paths, one per LIST line, each selecting
+// every test under it (the built-in runners' rule for a line without `::`; an author's runner
+// also sees PROCTOR_DISCOVER=1). Without --scope, the scope is every file that the runner's
+// own discovery would take as a test file, in the base tree or the fix's (so tests the fix
+// adds or deletes are run in every state where they exist); an author's runner gets `.`.
+import picomatch from 'picomatch';
+import { git } from './git.js';
+import type { Ecosystem } from './split.js';
+
+/** Test files as pytest (default python_files) and node --test (its default patterns) find them. */
+export const DISCOVERY_GLOBS: Record<Exclude<Ecosystem, 'file'>, readonly string[]> = {
+  pytest: ['**/test_*.py', '**/*_test.py'],
+  node: [
+    '**/*.test.{js,cjs,mjs}',
+    '**/*-test.{js,cjs,mjs}',
+    '**/*_test.{js,cjs,mjs}',
+    '**/test-*.{js,cjs,mjs}',
+    '**/test.{js,cjs,mjs}',
+    '**/test/**/*.{js,cjs,mjs}',
+  ],
+};
+
+export async function defaultScope(
+  repo: string,
+  commits: readonly string[],
+  ecosystem: Ecosystem,
+): Promise<string[]> {
+  if (ecosystem === 'file') return ['.'];
+  const match = picomatch([...DISCOVERY_GLOBS[ecosystem]], { dot: false, windows: false });
+  const files = new Set<string>();
+  for (const commit of commits) {
+    const listed = await git(repo, ['ls-tree', '-r', '-z', '--name-only', '--full-tree', commit]);
+    for (const path of listed.toString('utf8').split('\0')) {
+      if (path !== '' && !path.split('/').includes('node_modules') && match(path)) files.add(path);
+    }
+  }
+  return [...files].sort();
+}

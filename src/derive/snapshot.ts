@@ -1,0 +1,136 @@
+// The environment of a derived or imported bundle: the author's build context (a Dockerfile
+// that installs dependencies outside the work tree) plus the base commit's tracked files,
+// committed inside the image as ONE commit with a fixed identity, date and message.
+//
+// The commit is made on the host first, with git plumbing in a temporary repository that
+// borrows the author's objects (`alternates`, so the author's repository is only read):
+// same tree + same identity, date and message = the same commit id, so base_commit is known
+// before any build. The image receives it as a git bundle (a pack of exactly that commit and
+// its tree: every byte, mode and symlink as committed, no .gitattributes conversion on the
+// way in) and checks its HEAD against the id computed here, so a mismatch fails the build.
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ProctorError } from '../errors.js';
+import { git, gitDirOf, gitText } from './git.js';
+
+/** The name of the snapshot inside environment/. */
+export const SNAPSHOT_FILE = 'proctor-base.bundle';
+const SNAPSHOT_REF = 'refs/heads/proctor-base';
+
+/** 1980-01-01T00:00:00Z, Proctor's SOURCE_DATE_EPOCH: the snapshot's author and commit date. */
+const SNAPSHOT_DATE = '315532800 +0000';
+const IDENTITY = { name: 'Proctor', email: 'proctor@localhost' };
+
+export interface Snapshot {
+  /** The id of the one-commit snapshot: the bundle's base_commit. */
+  commit: string;
+  /** The upstream commit it was made from. */
+  upstream: string;
+}
+
+/** The fixed message of the snapshot commit; it names the upstream commit. */
+export const snapshotMessage = (upstream: string) => `Proctor snapshot of ${upstream}\n`;
+
+/**
+ * Makes the snapshot commit of `upstream` (a commit of `repo`) and writes it as a git bundle
+ * to `bundlePath`. The author's repository is not written to.
+ */
+export async function makeSnapshot(
+  repo: string,
+  upstream: string,
+  bundlePath: string,
+): Promise<Snapshot> {
+  const objects = join(await gitDirOf(repo), 'objects');
+  const temp = mkdtempSync(join(tmpdir(), 'proctor-snapshot-'));
+  try {
+    const dir = join(temp, 'snapshot.git');
+    await git(temp, ['init', '-q', '--bare', dir]);
+    writeFileSync(join(dir, 'objects', 'info', 'alternates'), `${objects}\n`);
+    const env = {
+      GIT_AUTHOR_NAME: IDENTITY.name,
+      GIT_AUTHOR_EMAIL: IDENTITY.email,
+      GIT_AUTHOR_DATE: SNAPSHOT_DATE,
+      GIT_COMMITTER_NAME: IDENTITY.name,
+      GIT_COMMITTER_EMAIL: IDENTITY.email,
+      GIT_COMMITTER_DATE: SNAPSHOT_DATE,
+    };
+    const tree = await gitText(dir, ['rev-parse', '--verify', `${upstream}^{tree}`]);
+    const commit = await gitText(
+      dir,
+      ['commit-tree', '--no-gpg-sign', '-m', snapshotMessage(upstream).trimEnd(), tree],
+      { env },
+    );
+    await git(dir, ['update-ref', SNAPSHOT_REF, commit]);
+    // Level 1: the pack is read once, by the image build; speed matters more than its size.
+    await git(dir, [
+      '-c',
+      'pack.compression=1',
+      'bundle',
+      'create',
+      '-q',
+      bundlePath,
+      SNAPSHOT_REF,
+    ]);
+    return { commit, upstream };
+  } finally {
+    rmSync(temp, { recursive: true, force: true });
+  }
+}
+
+// The block appended to the author's Dockerfile. `USER root` because the author's image may
+// end as another user; the sandbox sets its own uid for every container anyway.
+function snapshotStage(workdir: string, commit: string): string {
+  const dir = `'${workdir}'`;
+  return [
+    '',
+    '# ---- added by Proctor: the base commit as one commit (see proctor derive --help) ----',
+    'USER root',
+    `COPY ${SNAPSHOT_FILE} /${SNAPSHOT_FILE}`,
+    'RUN set -e; export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null HOME=/tmp; \\',
+    '    command -v git >/dev/null || { echo "proctor: the environment needs git installed" >&2; exit 1; }; \\',
+    `    mkdir -p ${dir}; cd ${dir}; git init -q; \\`,
+    `    git fetch -q /${SNAPSHOT_FILE} ${SNAPSHOT_REF}; git reset -q --hard FETCH_HEAD; \\`,
+    `    rm /${SNAPSHOT_FILE}; head=$(git rev-parse HEAD); \\`,
+    `    [ "$head" = ${commit} ] || { echo "proctor: HEAD is $head, expected ${commit}" >&2; exit 1; }`,
+    `WORKDIR ${dir}`,
+    '',
+  ].join('\n');
+}
+
+/**
+ * Writes a bundle's environment/ into `target` (which must not exist): a copy of the author's
+ * build context, its Dockerfile with the snapshot stage appended, and the snapshot itself.
+ */
+export async function writeEnvironment(
+  context: string,
+  target: string,
+  repo: string,
+  upstream: string,
+  workdir: string,
+  /** Top-level entries of `context` not to copy (other repositories' contexts). */
+  skip: readonly string[] = [],
+): Promise<Snapshot> {
+  const dockerfile = join(context, 'Dockerfile');
+  if (!existsSync(dockerfile)) {
+    throw new ProctorError('USAGE', `--environment ${context}: no Dockerfile in it`);
+  }
+  const skipped = new Set(skip.map((name) => join(context, name)));
+  cpSync(context, target, {
+    recursive: true,
+    verbatimSymlinks: true,
+    filter: (source) => !skipped.has(source),
+  });
+  const snapshot = await makeSnapshot(repo, upstream, join(target, SNAPSHOT_FILE));
+  const text = readFileSync(dockerfile, 'utf8');
+  writeFileSync(
+    join(target, 'Dockerfile'),
+    `${text.trimEnd()}\n${snapshotStage(workdir, snapshot.commit)}`,
+  );
+  // An author's .dockerignore must not keep the snapshot out of the build.
+  const ignore = join(target, '.dockerignore');
+  if (existsSync(ignore)) {
+    writeFileSync(ignore, `${readFileSync(ignore, 'utf8').trimEnd()}\n!${SNAPSHOT_FILE}\n`);
+  }
+  return snapshot;
+}

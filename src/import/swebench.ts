@@ -1,0 +1,237 @@
+// `proctor import swebench`: each SWE-bench row becomes SUITE/<id>/, a bundle of format 1:
+// environment/ = the build context (DIR/<owner>__<name>/ when it holds a Dockerfile, else
+// DIR itself) plus a one-commit snapshot of base_commit at /testbed (as derive makes it);
+// tests/run = the built-in pytest runner; hidden.patch = test_patch; gold.patch = patch;
+// hidden.txt = FAIL_TO_PASS; existing.txt = PASS_TO_PASS; description.md = problem_statement;
+// [source] keeps where it came from. Nothing runs here: `proctor baseline SUITE --gold --wait`
+// then tells which tasks are sound on this machine.
+//
+// A row that cannot become a bundle (malformed, colliding id, missing repository, commit or
+// Dockerfile) is listed with its reason and skipped; the others are written, each atomically.
+// A bundle already there is left alone when it matches what would be written (the snapshot's
+// bytes aside: base_commit pins its content) and rewritten only with `force`.
+import { existsSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { describeError, isProctorError } from '../errors.js';
+import { pathsTouchedBy } from '../oracle/index.js';
+import { resolveCommit } from '../derive/git.js';
+import { SNAPSHOT_FILE, writeEnvironment } from '../derive/snapshot.js';
+import {
+  commitBundle,
+  limitsFor,
+  stagingDir,
+  writeBundleFiles,
+  type TaskToml,
+} from '../derive/write.js';
+import { writeRunner } from '../runners/index.js';
+import { bundleId, readRows, type SwebenchRow } from './rows.js';
+
+export const SWEBENCH_WORKDIR = '/testbed';
+const ID = /^[a-z0-9][a-z0-9._-]{0,127}$/;
+
+export interface ImportOptions {
+  rows: string;
+  repos: string;
+  environment: string;
+  out: string;
+  only?: string[];
+  force?: boolean;
+}
+
+export type RowOutcome =
+  | { row: number; instanceId?: string; id: string; status: 'written' | 'rewritten' | 'unchanged' }
+  | { row: number; instanceId?: string; id?: string; status: 'skipped'; reasons: string[] };
+
+export interface ImportResult {
+  outcomes: RowOutcome[];
+  /** --only instance ids that no row has. */
+  unknownOnly: string[];
+}
+
+const repoFolder = (repo: string) => repo.replace('/', '__');
+
+/** Every file under `dir`, relative, sorted; the snapshot is left out. */
+function filesOf(dir: string): string[] {
+  return (readdirSync(dir, { recursive: true }) as string[])
+    .filter((p) => statSync(join(dir, p)).isFile() && p !== join('environment', SNAPSHOT_FILE))
+    .sort();
+}
+
+function sameBundle(a: string, b: string): boolean {
+  const files = filesOf(a);
+  const other = filesOf(b);
+  if (files.length !== other.length || files.some((f, i) => f !== other[i])) return false;
+  return files.every((f) => readFileSync(join(a, f)).equals(readFileSync(join(b, f))));
+}
+
+function findRepo(dir: string, repo: string): string | undefined {
+  const name = repoFolder(repo);
+  return [join(dir, name), join(dir, `${name}.git`)].find((p) => existsSync(p));
+}
+
+async function importRow(
+  row: SwebenchRow,
+  id: string,
+  options: ImportOptions,
+): Promise<{ status: 'written' | 'rewritten' | 'unchanged' } | { reasons: string[] }> {
+  const repo = findRepo(options.repos, row.repo);
+  if (repo === undefined) {
+    const name = repoFolder(row.repo);
+    return {
+      reasons: [`repository ${row.repo} not found: no ${join(options.repos, name)}(.git)`],
+    };
+  }
+  try {
+    await resolveCommit(repo, row.baseCommit, 'base_commit');
+  } catch {
+    return { reasons: [`base_commit ${row.baseCommit} is not in ${repo}`] };
+  }
+  const own = join(options.environment, repoFolder(row.repo));
+  const context = existsSync(join(own, 'Dockerfile')) ? own : options.environment;
+  if (!existsSync(join(context, 'Dockerfile'))) {
+    return { reasons: [`no Dockerfile in ${own} or ${options.environment}`] };
+  }
+  let hiddenPaths: string[];
+  const reasons: string[] = [];
+  const gold = Buffer.from(row.patch);
+  const hidden = Buffer.from(row.testPatch);
+  try {
+    hiddenPaths = pathsTouchedBy(hidden);
+  } catch (error) {
+    reasons.push(`test_patch is not a git diff: ${describeError(error)}`);
+    hiddenPaths = [];
+  }
+  let goldFiles = 0;
+  try {
+    goldFiles = pathsTouchedBy(gold).length;
+  } catch (error) {
+    reasons.push(`patch is not a git diff: ${describeError(error)}`);
+  }
+  if (reasons.length > 0) return { reasons };
+
+  const target = join(options.out, id);
+  const staging = stagingDir(target);
+  try {
+    // The other repositories' contexts inside a shared one are theirs, not this bundle's.
+    const skip =
+      context === options.environment
+        ? readdirSync(context).filter((name) => existsSync(join(context, name, 'Dockerfile')))
+        : [];
+    const snapshot = await writeEnvironment(
+      context,
+      join(staging, 'environment'),
+      repo,
+      row.baseCommit,
+      SWEBENCH_WORKDIR,
+      skip,
+    );
+    const source: Record<string, string> = {
+      dataset: basename(options.rows),
+      instance_id: row.instanceId,
+      repo: row.repo,
+      base_commit: row.baseCommit,
+      ...(row.version !== undefined ? { version: row.version } : {}),
+      ...(row.environmentSetupCommit !== undefined
+        ? { environment_setup_commit: row.environmentSetupCommit }
+        : {}),
+      ...(row.hintsText !== undefined ? { hints_text: row.hintsText } : {}),
+      ...(row.createdAt !== undefined ? { created_at: row.createdAt } : {}),
+    };
+    const task: TaskToml = {
+      id,
+      workdir: SWEBENCH_WORKDIR,
+      baseCommit: snapshot.commit,
+      // The test patch's own files, exactly: broad globs would also drop source folders
+      // that some projects name test/ or testing/ (django/test/, sympy/testing/).
+      deny: [...hiddenPaths, '**/conftest.py'],
+      limits: limitsFor(gold, goldFiles),
+      source,
+    };
+    writeBundleFiles(staging, {
+      task,
+      description: row.problemStatement,
+      hiddenPatch: hidden,
+      goldPatch: gold,
+      existing: [...new Set(row.passToPass)],
+      hidden: [...new Set(row.failToPass)],
+    });
+    await writeRunner('pytest', join(staging, 'tests'));
+    if (existsSync(target)) {
+      if (sameBundle(staging, target)) {
+        rmSync(staging, { recursive: true, force: true });
+        return { status: 'unchanged' };
+      }
+      if (!options.force) {
+        rmSync(staging, { recursive: true, force: true });
+        return { reasons: [`${target} exists and differs; --force rewrites it`] };
+      }
+      await commitBundle(staging, target, true);
+      return { status: 'rewritten' };
+    }
+    await commitBundle(staging, target);
+    return { status: 'written' };
+  } catch (error) {
+    rmSync(staging, { recursive: true, force: true });
+    if (isProctorError(error, 'BUNDLE_INVALID') || isProctorError(error, 'USAGE')) {
+      return { reasons: [describeError(error).replace(/\n\s*/g, '; ')] };
+    }
+    throw error;
+  }
+}
+
+export async function importSwebench(
+  options: ImportOptions,
+  onOutcome: (outcome: RowOutcome) => void = () => {},
+): Promise<ImportResult> {
+  const rows = await readRows(options.rows);
+  const only = options.only === undefined ? undefined : new Set(options.only);
+  const present = new Set(rows.flatMap((r) => (r.ok ? [r.value.instanceId] : [])));
+  const unknownOnly = [...(only ?? [])].filter((id) => !present.has(id));
+  const chosen = rows.filter((r) => only === undefined || (r.ok && only.has(r.value.instanceId)));
+
+  // Ids first, over every chosen row, so that a collision names both rows whatever the order.
+  const byId = new Map<string, Array<{ row: number; instanceId: string }>>();
+  for (const r of chosen) {
+    if (!r.ok) continue;
+    const id = bundleId(r.value.instanceId);
+    byId.set(id, [...(byId.get(id) ?? []), { row: r.row, instanceId: r.value.instanceId }]);
+  }
+  const outcomes: RowOutcome[] = [];
+  const emit = (outcome: RowOutcome) => {
+    outcomes.push(outcome);
+    onOutcome(outcome);
+  };
+  for (const r of chosen) {
+    if (!r.ok) {
+      emit({
+        row: r.row,
+        ...(r.instanceId !== undefined ? { instanceId: r.instanceId } : {}),
+        status: 'skipped',
+        reasons: r.reasons,
+      });
+      continue;
+    }
+    const { instanceId } = r.value;
+    const id = bundleId(instanceId);
+    const skip = (reasons: string[]) =>
+      emit({ row: r.row, instanceId, id, status: 'skipped', reasons });
+    if (!ID.test(id)) {
+      skip([`instance_id gives the id ${JSON.stringify(id)}, not [a-z0-9][a-z0-9._-]{0,127}`]);
+      continue;
+    }
+    const others = (byId.get(id) ?? []).filter((o) => o.row !== r.row);
+    if (others.length > 0) {
+      skip(
+        others.map(
+          (o) =>
+            `id ${id} collides with row ${o.row} (instance_id ${JSON.stringify(o.instanceId)})`,
+        ),
+      );
+      continue;
+    }
+    const done = await importRow(r.value, id, options);
+    if ('reasons' in done) skip(done.reasons);
+    else emit({ row: r.row, instanceId, id, status: done.status });
+  }
+  return { outcomes, unknownOnly };
+}

@@ -1,0 +1,47 @@
+// The built-in runners (issue 12, part 2): a bundle's tests/run written for its author, under
+// the unchanged runner contract (`run LIST REPORT` in the checkout; Proctor's JSON report).
+// Each runner is one plain, commented file kept beside this module (src/runners/<name>/run)
+// and copied verbatim, so a bundle stays plain files a person can read and edit.
+//
+// One file, not a runner plus support files: the evaluator materialises tests/run, the two ID
+// lists and hidden.patch only (product.md, "The oracle", step 4). So the pytest runner is a
+// Python program that is also its own plugin (it copies itself to a temporary folder and runs
+// `python3 -m pytest -p` on it), and the node runner writes its reporter to a temporary
+// folder before `node --test` loads it.
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const BUILTIN_RUNNERS = ['pytest', 'node'] as const;
+export type BuiltinRunner = (typeof BUILTIN_RUNNERS)[number];
+
+/** The name of the one file each runner writes into a bundle's tests/ folder. */
+export const RUNNER_FILE = 'run';
+
+export function isBuiltinRunner(name: string): name is BuiltinRunner {
+  return (BUILTIN_RUNNERS as readonly string[]).includes(name);
+}
+
+// From src/runners/ (tsx, tests) and from dist/runners/ alike, the runners are read from src/:
+// they are not TypeScript, so the build does not copy them.
+const RUNNERS_FOLDER = fileURLToPath(new URL('../../src/runners/', import.meta.url));
+
+/** The bytes of a built-in runner's tests/run. */
+export async function runnerSource(name: BuiltinRunner): Promise<Buffer> {
+  return readFile(join(RUNNERS_FOLDER, name, RUNNER_FILE));
+}
+
+/**
+ * Writes the built-in runner `name` into `testsDir` (created if missing): `run`, executable,
+ * replacing any file there. Returns the paths written, relative to `testsDir`.
+ */
+export async function writeRunner(name: BuiltinRunner, testsDir: string): Promise<string[]> {
+  const bytes = await runnerSource(name);
+  await mkdir(testsDir, { recursive: true });
+  const target = join(testsDir, RUNNER_FILE);
+  await writeFile(target, bytes);
+  // chmod, not writeFile's mode: that one is masked by the umask and ignored for a file that
+  // already exists.
+  await chmod(target, 0o755);
+  return [RUNNER_FILE];
+}

@@ -1,0 +1,260 @@
+// proctor derive on real repositories built here, with real Docker: the split of the fix, the
+// one-commit snapshot, the four states and what they decide, and the errors that say which.
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { derive, type DeriveOptions } from '../../src/derive/derive.js';
+import { isProctorError } from '../../src/errors.js';
+import { loadBundle } from '../../src/oracle/index.js';
+import { createImageCache } from '../../src/workers/images.js';
+import { proctor } from '../helpers/cli.js';
+import { testDocker } from '../helpers/docker.js';
+import { leftovers } from '../helpers/home.js';
+import { commit, newRepo, toolchainEnvironment, pytestRunner } from '../helpers/repos.js';
+import { tempDir } from '../helpers/temp.js';
+
+const docker = testDocker();
+
+const CALC = `def add(a, b):\n    return a + b\n\n\ndef div(a, b):\n    return a / b\n`;
+const CALC_FIXED = `def add(a, b):\n    return a + b\n\n\ndef div(a, b):\n    if b == 0:\n        return None\n    return a / b\n`;
+const TESTS = `from calc import add, div\n\n\ndef test_add():\n    assert add(1, 2) == 3\n\n\ndef test_div():\n    assert div(6, 3) == 2\n\n\ndef test_legacy():\n    assert div(1, 1) == 1\n`;
+const TESTS_FIXED = `import json, pathlib\nimport pytest\nfrom calc import add, div\n\n\ndef test_add():\n    assert add(1, 2) == 3\n\n\ndef test_div():\n    assert div(6, 3) == 2\n\n\n@pytest.mark.xfail(reason="legacy")\ndef test_legacy():\n    assert div(1, 1) == 1\n\n\n@pytest.mark.parametrize("a", [1, 2])\ndef test_div_zero(a):\n    cases = json.loads((pathlib.Path(__file__).parent / "data" / "cases.json").read_text())\n    assert div(a, cases["zero"]) is None\n`;
+const COIN = `import random\n\n\ndef test_coin():\n    assert random.SystemRandom().random() < 0.5\n`;
+
+interface Fixture {
+  repo: string;
+  base: string;
+  fix: string;
+}
+
+/** A pytest project whose fix adds a test, data files and an xfail, and deletes a test file. */
+function pytestProject(extra: { coin?: boolean } = {}): Fixture {
+  const repo = newRepo();
+  const base = commit(
+    repo,
+    {
+      'calc.py': CALC,
+      'tests/test_calc.py': TESTS,
+      'tests/test_old.py': `def test_old():\n    assert True\n`,
+      'CHANGELOG.md': '# Changes\n',
+      ...(extra.coin ? { 'tests/test_coin.py': COIN } : {}),
+    },
+    'base',
+  );
+  const fix = commit(
+    repo,
+    {
+      'calc.py': CALC_FIXED,
+      'tests/test_calc.py': TESTS_FIXED,
+      'tests/test_old.py': null,
+      'tests/data/cases.json': '{"zero": 0}\n',
+      'tests/data/blob.bin': Buffer.from([0, 1, 2, 255, 0, 10, 13]),
+      'CHANGELOG.md': '# Changes\n\n- div by zero returns None\n',
+    },
+    'div: return None for a zero divisor\n\nDividing by zero raised ZeroDivisionError; callers want None.',
+  );
+  return { repo, base, fix };
+}
+
+function options(f: Fixture, out: string, more: Partial<DeriveOptions> = {}): DeriveOptions {
+  return {
+    repo: f.repo,
+    base: f.base,
+    fix: f.fix,
+    environment: toolchainEnvironment(),
+    out,
+    runner: pytestRunner(),
+    repeat: 1,
+    workdir: '/repo',
+    ...more,
+  };
+}
+
+async function run(opts: DeriveOptions) {
+  const home = tempDir('proctor-home-');
+  const notes: string[] = [];
+  try {
+    const result = await derive(opts, {
+      docker,
+      images: createImageCache(docker, { dir: join(home, 'cache', 'contexts') }),
+      home,
+      sandbox: { uid: 1000, gid: 1000 },
+      note: (line) => notes.push(line),
+    });
+    return { result, notes };
+  } catch (error) {
+    return { error, notes };
+  } finally {
+    expect(await leftovers(home)).toEqual([]);
+  }
+}
+
+describe('proctor derive', () => {
+  it('writes a bundle whose lists come from the four states and which passes baseline --gold', async () => {
+    const f = pytestProject({ coin: true });
+    const home = tempDir('proctor-home-');
+    const out = join(tempDir('proctor-out-'), 'calc-div');
+    const cli = await proctor([
+      '--home',
+      home,
+      'derive',
+      '--repo',
+      f.repo,
+      '--base',
+      f.base,
+      '--fix',
+      f.fix,
+      '--environment',
+      toolchainEnvironment(),
+      '--out',
+      out,
+      '--id',
+      'calc-div',
+      '--runner',
+      'pytest',
+      '--repeat',
+      '4',
+    ]);
+    expect(cli.stderr).not.toMatch(/warning/);
+    expect(cli.code, cli.stdout + cli.stderr).toBe(0);
+    const bundle = await loadBundle(out);
+    expect(bundle.hiddenIds).toEqual([
+      'tests/test_calc.py::test_div_zero[1]',
+      'tests/test_calc.py::test_div_zero[2]',
+    ]);
+    // test_legacy became xfail, test_old.py was deleted, test_coin is flaky: none is listed.
+    expect(bundle.existingIds).toEqual([
+      'tests/test_calc.py::test_add',
+      'tests/test_calc.py::test_div',
+    ]);
+    expect(cli.stdout).toMatch(/dropped 1 flaky test\(s\):\n\s+tests\/test_coin.py::test_coin/);
+    expect(cli.stdout).toContain('excluded CHANGELOG.md');
+    expect(cli.stdout).toMatch(/1 valid, 0 quarantined/);
+    const hidden = readFileSync(bundle.paths.hiddenPatch, 'utf8');
+    expect(hidden).toContain('deleted file mode 100644');
+    expect(hidden).toContain('tests/data/cases.json');
+    expect(hidden).toContain('GIT binary patch');
+    const gold = readFileSync(bundle.paths.goldPatch ?? '', 'utf8');
+    expect(gold).toContain('diff --git a/calc.py b/calc.py');
+    expect(gold).not.toContain('CHANGELOG');
+    expect(bundle.grading.deny).toContain('**/conftest.py');
+    expect(readFileSync(bundle.paths.description, 'utf8')).toContain('callers want None');
+    expect(await leftovers(home)).toEqual([]);
+  });
+
+  it('derives a node project with the built-in node runner, IDs keyed by test name path', async () => {
+    const repo = newRepo();
+    const lib = `export function div(a, b) {\n  return a / b;\n}\n`;
+    const base = commit(
+      repo,
+      {
+        'package.json': '{"type": "module"}\n',
+        'lib/div.js': lib,
+        'test/div.test.js': `import test, { describe } from 'node:test';\nimport assert from 'node:assert';\nimport { div } from '../lib/div.js';\n\ndescribe('div', () => {\n  test('divides', () => assert.equal(div(6, 3), 2));\n});\n`,
+        'test/old.test.js': `import test from 'node:test';\ntest('old', () => {});\n`,
+      },
+      'base',
+    );
+    const fix = commit(
+      repo,
+      {
+        'lib/div.js': lib.replace('return a / b;', 'return b === 0 ? null : a / b;'),
+        'test/old.test.js': null,
+        'test/fixtures/zero.json': '{"zero": 0}\n',
+        'test/zero.test.js': `import test from 'node:test';\nimport assert from 'node:assert';\nimport { readdirSync, readFileSync } from 'node:fs';\nimport { div } from '../lib/div.js';\n\ntest('zero gives null', () => {\n  const { zero } = JSON.parse(readFileSync(new URL('./fixtures/zero.json', import.meta.url)));\n  assert.equal(div(1, zero), null);\n});\n`,
+      },
+      'div: null for a zero divisor\n\nInfinity surprised callers.',
+    );
+    const out = join(tempDir('proctor-out-'), 'node');
+    const { result, error } = await run(options({ repo, base, fix }, out, { runner: 'node' }));
+    expect(error).toBeUndefined();
+    expect(result?.bundle.hiddenIds).toEqual(['test/zero.test.js::zero gives null']);
+    expect(result?.bundle.existingIds).toEqual(['test/div.test.js::div > divides']);
+    expect(result?.hiddenFiles.sort()).toEqual([
+      'test/fixtures/zero.json',
+      'test/old.test.js',
+      'test/zero.test.js',
+    ]);
+    expect(result?.bundle.grading.deny).not.toContain('**/conftest.py');
+  });
+
+  it('says which existing test the gold patch breaks', async () => {
+    const repo = newRepo();
+    const base = commit(repo, { 'calc.py': CALC, 'tests/test_calc.py': TESTS }, 'base');
+    const fix = commit(
+      repo,
+      {
+        'calc.py': CALC_FIXED.replace('return a + b', 'return a - b'),
+        'tests/test_calc.py': TESTS_FIXED.replace(/@pytest.mark.xfail.*\n/, ''),
+        'tests/data/cases.json': '{"zero": 0}\n',
+      },
+      'fix\n\nbody',
+    );
+    const out = join(tempDir('proctor-out-'), 'b');
+    const { error } = await run(options({ repo, base, fix }, out));
+    expect(isProctorError(error, 'DERIVE_FAILED')).toBe(true);
+    expect(String(error)).toContain(
+      'the gold patch breaks existing tests: tests/test_calc.py::test_add (failed in base + gold)',
+    );
+  });
+
+  it('refuses a fix whose tests all pass without it: no hidden test', async () => {
+    const repo = newRepo();
+    const base = commit(repo, { 'calc.py': CALC, 'tests/test_calc.py': TESTS }, 'base');
+    const fix = commit(
+      repo,
+      {
+        'calc.py': CALC + '\n# tidy\n',
+        'tests/test_calc.py': TESTS + '\n\ndef test_more():\n    assert add(0, 0) == 0\n',
+      },
+      'tidy\n\nbody',
+    );
+    const { error } = await run(options({ repo, base, fix }, join(tempDir(), 'x')));
+    expect(isProctorError(error, 'DERIVE_FAILED'), String(error)).toBe(true);
+    expect(String(error)).toMatch(/no hidden test: .*tests\/test_calc.py/);
+  });
+
+  it('refuses bad inputs before any build, each with one line naming the option', async () => {
+    const f = pytestProject();
+    const exists = tempDir('proctor-out-');
+    const noDockerfile = tempDir('proctor-env-');
+    const cases: Array<[Partial<DeriveOptions>, RegExp]> = [
+      [{ repo: tempDir() }, /^--repo .*: not a git repository$/],
+      [{ base: 'nope' }, /^--base nope: no such commit in /],
+      [{ fix: 'f'.repeat(40) }, /^--fix f{40}: no such commit in /],
+      [{ out: exists }, /^--out .*: already exists$/],
+      [{ runner: join(exists, 'missing') }, /^--runner .*: not pytest, node, or a file$/],
+      [{ environment: join(exists, 'missing') }, /^--environment .*: not a folder$/],
+      [{ environment: noDockerfile }, /^--environment .*: no Dockerfile in it$/],
+      [{ workdir: 'repo' }, /^--workdir repo: expected an absolute path/],
+      [{ id: 'Calc Div' }, /^--id Calc Div: must match \[a-z0-9\]/],
+      [{ description: join(exists, 'missing.md') }, /^--description .*: no such file$/],
+      [
+        { tests: ['nothing/**'] },
+        /^the fix changes no test file \(no path matches nothing\/\*\*\); pass --tests$/,
+      ],
+      [{ tests: ['**'] }, /^the fix changes only tests: there is no gold patch$/],
+    ];
+    for (const [more, message] of cases) {
+      const out = more.out ?? join(tempDir('proctor-out-'), 'x');
+      const { error } = await run(options(f, out, more));
+      expect((error as Error | undefined)?.message, JSON.stringify(more)).toMatch(message);
+      expect(readdirSync(dirname(out)).filter((n) => n.startsWith('.'))).toEqual([]);
+    }
+  });
+
+  it('says so when the fix has another parent than --base (and when its message is only a title)', async () => {
+    const f = pytestProject();
+    const middle = commit(f.repo, { 'notes.txt': 'a later, unrelated change\n' }, 'notes');
+    const fix = commit(f.repo, { 'calc.py': CALC_FIXED + '\n' }, 'fix again');
+    void middle;
+    const out = join(tempDir('proctor-out-'), 'p');
+    const { result, notes, error } = await run(options({ ...f, fix }, out));
+    expect(error).toBeUndefined();
+    expect(notes.join('\n')).toMatch(
+      /warning: --fix [0-9a-f]{12} has parent\(s\) [0-9a-f]{40}, not --base/,
+    );
+    expect(result?.goldFiles).toEqual(['calc.py', 'notes.txt']);
+    expect(notes.join('\n')).toContain('warning: the fix commit message is only a title');
+  });
+});

@@ -1,0 +1,138 @@
+// Bundles made from a small repository for the built-in runners' tests: the repository is
+// committed on the host and in the image the same way (fixed identity and dates), so that
+// base_commit is known before the build; hidden.patch and gold.patch are real git diffs; the
+// runner is the built-in one, written by writeRunner. The image builds FROM the runners fixture
+// image (Debian's python3-pytest and nodejs), which the caller builds first (fixtureImage).
+import { execFileSync } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { writeRunner, type BuiltinRunner } from '../../src/runners/index.js';
+import { afterAll } from 'vitest';
+import { tempDir } from './temp.js';
+
+export const RUNNERS_IMAGE = 'proctor-test-runners:latest';
+
+/** Repository-relative path → new contents, or null to delete. */
+export type Files = Record<string, string | null>;
+
+export interface RepoBundleSpec {
+  id: string;
+  runner: BuiltinRunner;
+  /** The base commit's files. */
+  repo: Record<string, string>;
+  /** The hidden tests: changes from the base, as tests/hidden.patch. */
+  hidden: Files;
+  /** The reference fix: changes from the base, as solution/gold.patch. */
+  gold: Files;
+  existing: string[];
+  hiddenIds: string[];
+  /** Seconds per runner invocation (default 60). */
+  testSeconds?: number;
+}
+
+const IDENTITY = ['-c', 'user.name=example', '-c', 'user.email=example@example.invalid'];
+const DATE = '2024-01-01T00:00:00Z';
+
+// The same commit inside the image as on the host: no config from either side, fixed dates.
+const DOCKERFILE = `FROM ${RUNNERS_IMAGE}
+COPY repo/ /repo/
+RUN cd /repo && git init -q -b main && git add -A \\
+ && GIT_AUTHOR_DATE='${DATE}' GIT_COMMITTER_DATE='${DATE}' \\
+    git ${IDENTITY.join(' ')} commit -q -m base
+`;
+
+function git(cwd: string, args: string[]): string {
+  return execFileSync('git', args, {
+    cwd,
+    env: {
+      PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+      HOME: cwd,
+      GIT_CONFIG_NOSYSTEM: '1',
+      GIT_CONFIG_GLOBAL: '/dev/null',
+      GIT_AUTHOR_DATE: DATE,
+      GIT_COMMITTER_DATE: DATE,
+    },
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
+}
+
+function writeFiles(root: string, files: Files): void {
+  for (const [path, text] of Object.entries(files)) {
+    const target = join(root, path);
+    rmSync(target, { force: true });
+    if (text === null) continue;
+    mkdirSync(dirname(target), { recursive: true });
+    writeFileSync(target, text, { mode: 0o644 });
+  }
+}
+
+/** `changes` on top of the base commit of `repo`, as a full-index binary diff. */
+function diffFrom(repo: string, changes: Files): string {
+  writeFiles(repo, changes);
+  git(repo, ['add', '-A']);
+  const diff = git(repo, ['diff', '--cached', '--binary', '--full-index']);
+  git(repo, ['reset', '-q', '--hard', 'HEAD']);
+  git(repo, ['clean', '-q', '-fdx']);
+  return diff;
+}
+
+/**
+ * Writes the bundle into a fresh temp dir, removed after the test file (call it in beforeAll:
+ * its image is built once for the file); returns its folder.
+ */
+export async function makeRepoBundle(spec: RepoBundleSpec): Promise<string> {
+  const root = mkdtempSync(join(tmpdir(), 'proctor-runner-bundle-'));
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+  const dir = join(root, spec.id);
+  writeFiles(join(dir, 'environment/repo'), spec.repo);
+  writeFileSync(join(dir, 'environment/Dockerfile'), DOCKERFILE);
+
+  const repo = join(root, 'work');
+  writeFiles(repo, spec.repo);
+  git(repo, ['init', '-q', '-b', 'main']);
+  git(repo, ['add', '-A']);
+  git(repo, [...IDENTITY, 'commit', '-q', '-m', 'base']);
+  const base = git(repo, ['rev-parse', 'HEAD']).trim();
+
+  mkdirSync(join(dir, 'solution'), { recursive: true });
+  mkdirSync(join(dir, 'tests'), { recursive: true });
+  writeFileSync(join(dir, 'tests/hidden.patch'), diffFrom(repo, spec.hidden));
+  writeFileSync(join(dir, 'solution/gold.patch'), diffFrom(repo, spec.gold));
+  await writeRunner(spec.runner, join(dir, 'tests'));
+  writeIds(dir, 'existing', spec.existing);
+  writeIds(dir, 'hidden', spec.hiddenIds);
+  writeFileSync(join(dir, 'description.md'), `Make the hidden tests of ${spec.id} pass.\n`);
+  writeFileSync(
+    join(dir, 'task.toml'),
+    `schema = 1
+id = "${spec.id}"
+
+[environment]
+dockerfile = "environment/Dockerfile"
+workdir = "/repo"
+base_commit = "${base}"
+
+[grading]
+deny = ["tests/**"]
+
+[limits]
+test_seconds = ${spec.testSeconds ?? 60}
+`,
+  );
+  return dir;
+}
+
+function writeIds(dir: string, name: 'existing' | 'hidden', ids: string[]): void {
+  writeFileSync(join(dir, 'tests', `${name}.txt`), ids.map((id) => `${id}\n`).join(''));
+}
+
+/** A copy of a bundle (removed after the test) with other ID lists; environment/ unchanged. */
+export function withIds(dir: string, lists: { existing?: string[]; hidden?: string[] }): string {
+  const copy = join(tempDir('proctor-runner-copy-'), 'bundle');
+  cpSync(dir, copy, { recursive: true });
+  if (lists.existing) writeIds(copy, 'existing', lists.existing);
+  if (lists.hidden) writeIds(copy, 'hidden', lists.hidden);
+  return copy;
+}

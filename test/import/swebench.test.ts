@@ -1,0 +1,192 @@
+// proctor import swebench on rows made from a real repository: the bundles it writes, every
+// malformed field listed with its reason, id collisions, missing repositories and commits,
+// re-runs and --force, and a written bundle that passes baseline --gold in real Docker.
+import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadBundle } from '../../src/oracle/index.js';
+import { proctor } from '../helpers/cli.js';
+import { leftovers } from '../helpers/home.js';
+import { commit, newRepo, toolchainEnvironment } from '../helpers/repos.js';
+import { tempDir } from '../helpers/temp.js';
+
+const CALC = `def div(a, b):\n    return a / b\n`;
+const FIXED = `def div(a, b):\n    if b == 0:\n        return None\n    return a / b\n`;
+const TESTS = `from calc import div\n\n\ndef test_div():\n    assert div(6, 3) == 2\n`;
+const NEW_TESTS = `${TESTS}\n\ndef test_zero():\n    assert div(1, 0) is None\n`;
+
+function diff(repo: string, a: string, b: string, path: string): string {
+  return execFileSync('git', ['diff', '--binary', '--full-index', a, b, '--', path], {
+    cwd: repo,
+    encoding: 'utf8',
+  });
+}
+
+/** Repositories under DIR/<owner>__<name>, one row's worth of fields, and an environment. */
+function fixture() {
+  const root = tempDir('proctor-import-');
+  const repos = join(root, 'repos');
+  const repo = newRepo(join(repos, 'acme__calc'));
+  const base = commit(repo, { 'calc.py': CALC, 'tests/test_calc.py': TESTS }, 'base');
+  const fix = commit(repo, { 'calc.py': FIXED, 'tests/test_calc.py': NEW_TESTS }, 'fix');
+  const row = {
+    instance_id: 'acme__calc-1',
+    repo: 'acme/calc',
+    base_commit: base,
+    patch: diff(repo, base, fix, 'calc.py'),
+    test_patch: diff(repo, base, fix, 'tests'),
+    FAIL_TO_PASS: JSON.stringify(['tests/test_calc.py::test_zero']),
+    PASS_TO_PASS: JSON.stringify(['tests/test_calc.py::test_div']),
+    problem_statement: 'div(1, 0) raises ZeroDivisionError; it should return None.',
+    version: '1.0',
+    created_at: '2024-02-01T00:00:00Z',
+  };
+  return { root, repos, row, environment: toolchainEnvironment(), out: join(root, 'suite') };
+}
+
+const jsonl = (rows: unknown[]) => rows.map((r) => JSON.stringify(r)).join('\n') + '\n';
+
+function rowsFile(root: string, text: string, name = 'rows.jsonl'): string {
+  const path = join(root, name);
+  writeFileSync(path, text);
+  return path;
+}
+
+const importArgs = (f: ReturnType<typeof fixture>, rows: string, ...more: string[]) => [
+  'import',
+  'swebench',
+  rows,
+  '--repos',
+  f.repos,
+  '--environment',
+  f.environment,
+  '--out',
+  f.out,
+  ...more,
+];
+
+describe('proctor import swebench', () => {
+  it('writes one bundle per row, with its lists, patches, description and [source]', async () => {
+    const f = fixture();
+    const lower = {
+      ...f.row,
+      instance_id: 'acme__calc-2',
+      FAIL_TO_PASS: undefined,
+      PASS_TO_PASS: undefined,
+      fail_to_pass: ['tests/test_calc.py::test_zero'],
+      pass_to_pass: [],
+    };
+    const rows = rowsFile(f.root, jsonl([f.row, lower]));
+    const result = await proctor(importArgs(f, rows));
+    expect(result.code, result.stdout + result.stderr).toBe(0);
+    expect(result.stdout).toContain('2 written, 0 rewritten, 0 unchanged, 0 skipped');
+    const bundle = await loadBundle(join(f.out, 'acme__calc-1'));
+    expect(bundle.hiddenIds).toEqual(['tests/test_calc.py::test_zero']);
+    expect(bundle.existingIds).toEqual(['tests/test_calc.py::test_div']);
+    expect(bundle.workdir).toBe('/testbed');
+    expect(bundle.grading.deny).toEqual(['tests/test_calc.py', '**/conftest.py']);
+    expect(readFileSync(bundle.paths.hiddenPatch, 'utf8')).toBe(f.row.test_patch);
+    expect(readFileSync(bundle.paths.goldPatch ?? '', 'utf8')).toBe(f.row.patch);
+    expect(readFileSync(bundle.paths.runner, 'utf8')).toContain("Proctor's built-in pytest runner");
+    const toml = readFileSync(join(bundle.dir, 'task.toml'), 'utf8');
+    expect(toml).toContain('instance_id = "acme__calc-1"');
+    expect(toml).toContain(`base_commit = "${f.row.base_commit}"`);
+    expect(toml).toContain('version = "1.0"');
+    const second = await loadBundle(join(f.out, 'acme__calc-2'));
+    expect(second.existingIds).toEqual([]);
+
+    // Again: nothing changes; a changed row is refused unless --force.
+    const again = await proctor(importArgs(f, rows));
+    expect(again.stdout).toContain('0 written, 0 rewritten, 2 unchanged, 0 skipped');
+    const changed = rowsFile(f.root, jsonl([{ ...f.row, problem_statement: 'Other words.' }]));
+    const refused = await proctor(importArgs(f, changed));
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toMatch(/skipped row 1 \(acme__calc-1\): .*exists and differs; --force/);
+    const forced = await proctor(importArgs(f, changed, '--force'));
+    expect(forced.code).toBe(0);
+    expect(forced.stdout).toContain('1 rewritten');
+    expect(readFileSync(join(f.out, 'acme__calc-1', 'description.md'), 'utf8')).toBe(
+      'Other words.\n',
+    );
+  });
+
+  it('lists every malformed field, collision and missing repository, and imports the rest', async () => {
+    const f = fixture();
+    const bad = (fields: Record<string, unknown>, id: string) => ({
+      ...f.row,
+      instance_id: id,
+      ...fields,
+    });
+    const rows = [
+      f.row,
+      bad({ instance_id: undefined }, ''),
+      bad({ repo: 'acme' }, 'r-repo'),
+      bad({ base_commit: 'HEAD' }, 'r-base'),
+      bad({ patch: '' }, 'r-patch'),
+      bad({ test_patch: undefined }, 'r-test-patch'),
+      bad({ FAIL_TO_PASS: '[not json' }, 'r-f2p-json'),
+      bad({ FAIL_TO_PASS: '[]' }, 'r-f2p-empty'),
+      bad({ PASS_TO_PASS: 7 }, 'r-p2p'),
+      bad({ problem_statement: ' ' }, 'r-statement'),
+      bad({ version: { major: 1 } }, 'r-version'),
+      bad({ environment_setup_commit: 'abc' }, 'r-setup'),
+      bad({ repo: 'acme/missing' }, 'r-no-repo'),
+      bad({ base_commit: 'f'.repeat(40) }, 'r-no-commit'),
+      bad({}, 'ACME__calc-1'),
+      bad({}, 'acme__calc-3'),
+    ];
+    const text = jsonl(rows) + '{"instance_id": \n' + '[1, 2]\n';
+    const result = await proctor(importArgs(f, rowsFile(f.root, text)));
+    expect(result.code).toBe(1);
+    const out = result.stdout;
+    expect(out).toContain('skipped row 2: instance_id is missing');
+    expect(out).toContain('skipped row 3 (r-repo): repo must be owner/name');
+    expect(out).toContain('skipped row 4 (r-base): base_commit must be 40 lowercase hex digits');
+    expect(out).toContain('skipped row 5 (r-patch): patch is empty');
+    expect(out).toContain('skipped row 6 (r-test-patch): test_patch is missing');
+    expect(out).toContain('skipped row 7 (r-f2p-json): FAIL_TO_PASS is a string but not JSON');
+    expect(out).toContain('skipped row 8 (r-f2p-empty): FAIL_TO_PASS is empty');
+    expect(out).toContain(
+      'skipped row 9 (r-p2p): PASS_TO_PASS must be a list or a JSON-encoded list',
+    );
+    expect(out).toContain('skipped row 10 (r-statement): problem_statement is empty');
+    expect(out).toContain('skipped row 11 (r-version): version must be a string or a number');
+    expect(out).toContain(
+      'skipped row 12 (r-setup): environment_setup_commit must be 40 lowercase hex digits',
+    );
+    expect(out).toMatch(/skipped row 13 \(r-no-repo\): repository acme\/missing not found/);
+    expect(out).toContain(`skipped row 14 (r-no-commit): base_commit ${'f'.repeat(40)} is not in`);
+    expect(out).toContain(
+      'skipped row 1 (acme__calc-1): id acme__calc-1 collides with row 15 (instance_id "ACME__calc-1")',
+    );
+    expect(out).toContain(
+      'skipped row 15 (ACME__calc-1): id acme__calc-1 collides with row 1 (instance_id "acme__calc-1")',
+    );
+    expect(out).toContain('skipped row 17: is not valid JSON');
+    expect(out).toContain('skipped row 18: is not a JSON object');
+    expect(out).toMatch(/written\s+acme__calc-3 {2}row 16/);
+    expect(out).toContain('1 written, 0 rewritten, 0 unchanged, 17 skipped');
+  });
+
+  it('reads a JSON array, imports only the rows asked for, and its bundle passes baseline --gold', async () => {
+    const f = fixture();
+    const other = { ...f.row, instance_id: 'acme__calc-9', repo: 'acme/missing' };
+    const rows = rowsFile(f.root, JSON.stringify([other, f.row]), 'rows.json');
+    const home = tempDir('proctor-home-');
+    const result = await proctor(importArgs(f, rows, '--only', 'acme__calc-1', 'nope', '--json'));
+    expect(result.code).toBe(1);
+    const report = JSON.parse(result.stdout) as {
+      rows: Array<{ id: string; status: string }>;
+      unknownOnly: string[];
+    };
+    expect(report.rows).toEqual([
+      expect.objectContaining({ id: 'acme__calc-1', status: 'written' }),
+    ]);
+    expect(report.unknownOnly).toEqual(['nope']);
+    const baseline = await proctor(['--home', home, 'baseline', f.out, '--gold', '--wait']);
+    expect(baseline.code, baseline.stdout + baseline.stderr).toBe(0);
+    expect(baseline.stdout).toMatch(/1 valid, 0 quarantined/);
+    expect(await leftovers(home)).toEqual([]);
+  });
+});

@@ -1,0 +1,38 @@
+// writeRunner: the built-in runners written into a bundle's tests/ folder as plain files.
+import { readFileSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import {
+  BUILTIN_RUNNERS,
+  isBuiltinRunner,
+  runnerSource,
+  writeRunner,
+} from '../../src/runners/index.js';
+import { tempDir } from '../helpers/temp.js';
+
+describe('writeRunner', () => {
+  it.each(BUILTIN_RUNNERS)('writes the %s runner as one executable tests/run', async (name) => {
+    const tests = join(tempDir(), 'bundle', 'tests');
+    expect(await writeRunner(name, tests)).toEqual(['run']);
+    const run = join(tests, 'run');
+    expect(statSync(run).mode & 0o777).toBe(0o755);
+    const text = readFileSync(run, 'utf8');
+    expect(Buffer.from(text)).toEqual(await runnerSource(name));
+    expect(text.startsWith('#!')).toBe(true);
+  });
+
+  it('replaces a runner already there, and makes it executable', async () => {
+    const tests = join(tempDir(), 'tests');
+    mkdirSync(tests);
+    writeFileSync(join(tests, 'run'), 'old', { mode: 0o600 });
+    await writeRunner('node', tests);
+    expect(readFileSync(join(tests, 'run'))).toEqual(await runnerSource('node'));
+    expect(statSync(join(tests, 'run')).mode & 0o777).toBe(0o755);
+  });
+
+  it('knows its runner names and nothing else', () => {
+    expect(BUILTIN_RUNNERS.filter(isBuiltinRunner)).toEqual(['pytest', 'node']);
+    expect(isBuiltinRunner('jest')).toBe(false);
+    expect(isBuiltinRunner('run')).toBe(false);
+  });
+});
