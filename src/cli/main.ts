@@ -150,15 +150,17 @@ function buildProgram(
     .requiredOption('--out <dir>', 'the new bundle folder (must not exist)')
     .option('--id <id>', 'the task id (default: <repository name>-<fix, 12 digits>)')
     .addOption(
-      new Option('--tests <glob...>', 'test files: they become tests/hidden.patch').default(
-        undefined,
-        'pytest: **/tests/** **/test/** **/testing/** **/test_*.py **/*_test.py **/conftest.py; node: **/test/** **/tests/** **/__tests__/** **/*.test.* **/*.spec.*; FILE: both',
+      // Commander prints a default only when it has a value; these defaults depend on the
+      // runner, so they are part of the description.
+      new Option(
+        '--tests <glob...>',
+        'test files: they become tests/hidden.patch (default: pytest: **/tests/** **/test/** **/testing/** **/test_*.py **/*_test.py **/conftest.py; node: **/test/** **/tests/** **/__tests__/** **/*.test.* **/*.spec.*; FILE: both)',
       ),
     )
     .addOption(
-      new Option('--exclude <glob...>', 'files left out of both patches, and listed').default(
-        undefined,
-        'changelogs, news, release notes and version files: CHANGELOG CHANGES HISTORY NEWS RELEASE_NOTES (.md .rst .txt), changelog.d/ changes/ newsfragments/ release-notes/ whatsnew/, VERSION _version.py',
+      new Option(
+        '--exclude <glob...>',
+        'files left out of both patches, and listed (default: changelogs, news, release notes and version files: CHANGELOG CHANGES HISTORY NEWS RELEASE_NOTES (.md .rst .txt), changelog.d/ changes/ newsfragments/ release-notes/ whatsnew/, VERSION _version.py)',
       ),
     )
     .addOption(
@@ -167,9 +169,9 @@ function buildProgram(
       ),
     )
     .addOption(
-      new Option('--scope <path...>', 'paths the runner runs every test under').default(
-        undefined,
-        "pytest: every test_*.py and *_test.py of base and fix; node: node --test's test files; FILE: .",
+      new Option(
+        '--scope <path...>',
+        "paths the runner runs every test under (default: pytest: every test_*.py and *_test.py of base and fix; node: node --test's test files; FILE: .)",
       ),
     )
     .addOption(

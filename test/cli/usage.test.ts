@@ -55,6 +55,14 @@ describe('usage errors', () => {
     }
   });
 
+  it("lists derive's runner-dependent defaults in its help, from the globs it uses", async () => {
+    const { DEFAULT_TEST_GLOBS } = await import('../../src/derive/split.js');
+    const help = (await proctor(['derive', '--help'])).stdout.replace(/\s+/g, ' ');
+    for (const glob of DEFAULT_TEST_GLOBS.pytest) expect(help).toContain(glob);
+    expect(help).toMatch(/--exclude <glob\.\.\.> files left out .*\(default: changelogs/);
+    expect(help).toMatch(/--scope <path\.\.\.> .*\(default: pytest: every test_\*\.py/);
+  });
+
   it('exits 2 for the status of a job that does not exist, after showing the ones that do', async () => {
     const dir = tempDir();
     const store = tempStore({ path: join(dir, 'proctor.db') });
