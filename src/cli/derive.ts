@@ -4,7 +4,7 @@
 // baseline quarantines it (the bundle then stays, for inspection); 2 for usage errors.
 import { join } from 'node:path';
 import { dockerHost } from '../config.js';
-import { describeError, isProctorError } from '../errors.js';
+import { isProctorError } from '../errors.js';
 import { derive, type DeriveOptions } from '../derive/derive.js';
 import { createDockerClient, requireDocker } from '../sandbox/docker.js';
 import { createImageCache } from '../workers/images.js';
@@ -39,7 +39,8 @@ export async function deriveCommand(
     });
   } catch (error) {
     if (!isProctorError(error, 'DERIVE_FAILED')) throw error;
-    io.err(`proctor: derive: ${describeError(error)}`);
+    // The whole message: a runner's failure carries its last lines, which say why.
+    io.err(`proctor: derive: ${error.message}`);
     return 1;
   }
   const { classified: c, timings } = result;

@@ -214,6 +214,42 @@ describe('proctor derive', () => {
     expect(String(error)).toMatch(/no hidden test: .*tests\/test_calc.py/);
   });
 
+  it("prints the runner's last lines when it wrote no report (a conftest that cannot import)", async () => {
+    const repo = newRepo();
+    const base = commit(
+      repo,
+      {
+        'conftest.py': 'raise ImportError("hypothesis is a required dependency")\n',
+        'calc.py': CALC,
+        'tests/test_calc.py': TESTS,
+      },
+      'base',
+    );
+    const fix = commit(
+      repo,
+      {
+        'calc.py': CALC_FIXED,
+        'tests/test_calc.py': TESTS + '\n\ndef test_zero():\n    assert div(1, 0) is None\n',
+      },
+      'fix\n\nbody',
+    );
+    const home = tempDir('proctor-home-');
+    const out = join(tempDir('proctor-out-'), 'c');
+    const cli = await proctor([
+      '--home',
+      home,
+      'derive',
+      ...['--repo', repo, '--base', base, '--fix', fix, '--out', out],
+      ...['--environment', toolchainEnvironment(), '--tests', 'tests/**', '--repeat', '1'],
+    ]);
+    expect(cli.code).toBe(1);
+    expect(cli.stderr).toMatch(
+      /proctor: derive: base: the runner wrote no report \(runner exit 4\)/,
+    );
+    expect(cli.stderr).toContain('ImportError: hypothesis is a required dependency');
+    expect(await leftovers(home)).toEqual([]);
+  });
+
   it('refuses bad inputs before any build, each with one line naming the option', async () => {
     const f = pytestProject();
     const exists = tempDir('proctor-out-');
