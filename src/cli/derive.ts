@@ -4,12 +4,15 @@
 // baseline quarantines it (the bundle then stays, for inspection); 2 for usage errors.
 import { join } from 'node:path';
 import { dockerHost } from '../config.js';
-import { isProctorError } from '../errors.js';
+import { isProctorError, ProctorError } from '../errors.js';
 import { derive, type DeriveOptions } from '../derive/derive.js';
 import { createDockerClient, requireDocker } from '../sandbox/docker.js';
 import { createImageCache } from '../workers/images.js';
 import { baselineCommand } from './baseline.js';
 import type { CommandContext } from './context.js';
+
+/** 128 + SIGINT, as a shell reports a command it interrupted. */
+const EXIT_INTERRUPTED = 130;
 
 const seconds = (ms: number | undefined) => `${((ms ?? 0) / 1000).toFixed(1)} s`;
 
@@ -21,9 +24,19 @@ export async function deriveCommand(
   const docker = createDockerClient(dockerHost());
   await requireDocker(docker, dockerHost() ?? '/var/run/docker.sock');
   const sandbox = config.sandbox;
+  // SIGINT/SIGTERM abort the build or the running state: derive then removes its containers,
+  // volumes and staged bundle before this exits 130, so an interrupted derive leaves nothing.
+  const interrupt = new AbortController();
+  const onSignal = () => {
+    if (!interrupt.signal.aborted) io.err('proctor: derive: interrupted; removing what it made');
+    interrupt.abort(new ProctorError('CANCELLED', 'derive was interrupted'));
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
   let result;
   try {
     result = await derive(options, {
+      signal: interrupt.signal,
       docker,
       images: createImageCache(docker, {
         dir: join(config.home, 'cache', 'contexts'),
@@ -38,10 +51,14 @@ export async function deriveCommand(
       note: (line) => io.err(line),
     });
   } catch (error) {
+    if (interrupt.signal.aborted) return EXIT_INTERRUPTED;
     if (!isProctorError(error, 'DERIVE_FAILED')) throw error;
     // The whole message: a runner's failure carries its last lines, which say why.
     io.err(`proctor: derive: ${error.message}`);
     return 1;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
   }
   const { classified: c, timings } = result;
   io.out(`wrote ${result.bundle.dir} (id ${result.bundle.id})`);

@@ -8,6 +8,8 @@ import { isProctorError } from '../../src/errors.js';
 import { loadBundle } from '../../src/oracle/index.js';
 import { createImageCache } from '../../src/workers/images.js';
 import { proctor } from '../helpers/cli.js';
+import { ROOT, spawnTs } from '../helpers/processes.js';
+import { waitFor } from '../helpers/wait.js';
 import { testDocker } from '../helpers/docker.js';
 import { leftovers } from '../helpers/home.js';
 import { commit, newRepo, toolchainEnvironment, pytestRunner } from '../helpers/repos.js';
@@ -247,6 +249,41 @@ describe('proctor derive', () => {
       /proctor: derive: base: the runner wrote no report \(runner exit 4\)/,
     );
     expect(cli.stderr).toContain('ImportError: hypothesis is a required dependency');
+    expect(await leftovers(home)).toEqual([]);
+  });
+
+  it('removes its containers, volumes and staged bundle when interrupted mid-state (exit 130)', async () => {
+    const repo = newRepo();
+    const slow = `import time\n\n\ndef test_slow():\n    time.sleep(20)\n`;
+    const base = commit(
+      repo,
+      { 'calc.py': CALC, 'tests/test_calc.py': TESTS, 'tests/test_slow.py': slow },
+      'base',
+    );
+    const fix = commit(
+      repo,
+      {
+        'calc.py': CALC_FIXED,
+        'tests/test_calc.py': TESTS + '\n\ndef test_zero():\n    assert div(1, 0) is None\n',
+      },
+      'fix\n\nbody',
+    );
+    const home = tempDir('proctor-home-');
+    const parent = tempDir('proctor-out-');
+    const child = spawnTs(join(ROOT, 'bin', 'proctor.js'), [
+      ...['--home', home, 'derive', '--repo', repo, '--base', base, '--fix', fix],
+      ...['--environment', toolchainEnvironment(), '--out', join(parent, 'i'), '--repeat', '1'],
+    ]);
+    await waitFor(() => /running the four states/.test(child.stderr()), {
+      what: 'derive to run its first state',
+      timeoutMs: 60_000,
+    });
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    child.process.kill('SIGINT');
+    const { code } = await child.exited;
+    expect(code, child.stderr()).toBe(130);
+    expect(child.stderr()).toContain('proctor: derive: interrupted; removing what it made');
+    expect(readdirSync(parent)).toEqual([]);
     expect(await leftovers(home)).toEqual([]);
   });
 
