@@ -5,6 +5,9 @@
 import type { ImportOptions, RowOutcome } from '../import/swebench.js';
 import type { CommandContext } from './context.js';
 
+/** 128 + SIGINT, as a shell reports a command it interrupted. */
+const EXIT_INTERRUPTED = 130;
+
 function line(o: RowOutcome): string {
   const who = `row ${o.row}${o.instanceId !== undefined ? ` (${o.instanceId})` : ''}`;
   if (o.status === 'skipped') return `skipped ${who}: ${o.reasons.join('; ')}`;
@@ -17,9 +20,26 @@ export async function importCommand(
 ): Promise<number> {
   const { io } = context;
   const { importSwebench } = await import('../import/swebench.js');
-  const { outcomes, unknownOnly } = await importSwebench(options, (o) => {
-    if (!options.json) io.out(line(o));
-  });
+  const { discardStaging } = await import('../derive/write.js');
+  // Bundles written so far stay (each is whole); the one being staged is removed, so that no
+  // hidden half-bundle is left beside them.
+  const onSignal = () => {
+    discardStaging();
+    io.err('proctor: import: interrupted; the bundles written so far are kept');
+    process.exit(EXIT_INTERRUPTED);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  let result;
+  try {
+    result = await importSwebench(options, (o) => {
+      if (!options.json) io.out(line(o));
+    });
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+  const { outcomes, unknownOnly } = result;
   const count = (status: RowOutcome['status']) =>
     outcomes.filter((o) => o.status === status).length;
   const skipped = count('skipped');

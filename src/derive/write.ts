@@ -17,13 +17,30 @@ import { stringify } from 'smol-toml';
 import { ProctorError } from '../errors.js';
 import { loadBundle, type Bundle } from '../oracle/index.js';
 
+/** Staging folders this process made and has not yet renamed into place or removed. */
+const staged = new Set<string>();
+
 /** A fresh temporary folder beside `target`, on the same file system, so rename is atomic. */
 export function stagingDir(target: string): string {
   const full = resolve(target);
   const dir = join(dirname(full), `.${basename(full)}.tmp-${randomBytes(4).toString('hex')}`);
   mkdirSync(dirname(full), { recursive: true });
   mkdirSync(dir);
+  staged.add(dir);
   return dir;
+}
+
+/**
+ * Removes every staging folder of this process that is still there: for an interrupted
+ * command, whose pending work will not reach its own cleanup. Synchronous, so that it runs
+ * whole between two steps of that work.
+ */
+export function discardStaging(): void {
+  for (const dir of staged) {
+    rmSync(dir, { recursive: true, force: true });
+    rmSync(`${dir}.old`, { recursive: true, force: true });
+  }
+  staged.clear();
 }
 
 export interface TaskToml {
@@ -109,6 +126,7 @@ export async function commitBundle(
       renameSync(staging, target);
       rmSync(old, { recursive: true, force: true });
     } else renameSync(staging, target);
+    staged.delete(staging);
   } catch (error) {
     rmSync(staging, { recursive: true, force: true });
     throw error;

@@ -315,7 +315,7 @@ async function hasTaskToml(dir: string): Promise<boolean> {
 
 /**
  * Loads a suite: `path` itself when it holds a task.toml, else each immediate sub-folder that
- * holds one, in byte order of the folder names. A bad bundle does not stop the others; it is
+ * holds one (not those whose name starts with a dot), in byte order of the folder names. A bad bundle does not stop the others; it is
  * listed in `problems`. Bundles sharing an id are all refused, each error naming the others.
  * Throws BUNDLE_INVALID when `path` is unreadable, outside tasksRoot, or holds no bundle.
  */
@@ -326,7 +326,8 @@ export async function loadSuite(path: string, options: LoadBundleOptions = {}): 
   else {
     const children = await readdir(root, { withFileTypes: true });
     const names = children
-      .filter((child) => child.isDirectory())
+      // A dot-folder is no task: .git, or a bundle being written (derive, import).
+      .filter((child) => child.isDirectory() && !child.name.startsWith('.'))
       .map((child) => child.name)
       .sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
     dirs = [];

@@ -2,11 +2,14 @@
 // malformed field listed with its reason, id collisions, missing repositories and commits,
 // re-runs and --force, and a written bundle that passes baseline --gold in real Docker.
 import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadBundle } from '../../src/oracle/index.js';
 import { proctor } from '../helpers/cli.js';
+import { ROOT, spawnTs } from '../helpers/processes.js';
+import { waitFor } from '../helpers/wait.js';
 import { leftovers } from '../helpers/home.js';
 import { commit, newRepo, toolchainEnvironment } from '../helpers/repos.js';
 import { tempDir } from '../helpers/temp.js';
@@ -24,11 +27,15 @@ function diff(repo: string, a: string, b: string, path: string): string {
 }
 
 /** Repositories under DIR/<owner>__<name>, one row's worth of fields, and an environment. */
-function fixture() {
+function fixture(big = false) {
   const root = tempDir('proctor-import-');
   const repos = join(root, 'repos');
   const repo = newRepo(join(repos, 'acme__calc'));
-  const base = commit(repo, { 'calc.py': CALC, 'tests/test_calc.py': TESTS }, 'base');
+  // A big incompressible file makes each row's snapshot slow enough to interrupt.
+  const blob: Record<string, Buffer> = big
+    ? { 'data/blob.bin': randomBytes(48 * 1024 * 1024) }
+    : {};
+  const base = commit(repo, { 'calc.py': CALC, 'tests/test_calc.py': TESTS, ...blob }, 'base');
   const fix = commit(repo, { 'calc.py': FIXED, 'tests/test_calc.py': NEW_TESTS }, 'fix');
   const row = {
     instance_id: 'acme__calc-1',
@@ -188,5 +195,30 @@ describe('proctor import swebench', () => {
     expect(baseline.code, baseline.stdout + baseline.stderr).toBe(0);
     expect(baseline.stdout).toMatch(/1 valid, 0 quarantined/);
     expect(await leftovers(home)).toEqual([]);
+  });
+
+  it('keeps the bundles written so far and no half-written one when interrupted (exit 130)', async () => {
+    const f = fixture(true);
+    const rows = Array.from({ length: 8 }, (_, i) => ({
+      ...f.row,
+      instance_id: `acme__calc-${i}`,
+    }));
+    const child = spawnTs(join(ROOT, 'bin', 'proctor.js'), [
+      ...['--home', tempDir('proctor-home-')],
+      ...importArgs(f, rowsFile(f.root, jsonl(rows))),
+    ]);
+    await waitFor(() => /^written /m.test(child.stdout()), {
+      what: 'the first bundle to be written',
+      timeoutMs: 60_000,
+    });
+    child.process.kill('SIGINT');
+    const { code } = await child.exited;
+    expect(code, child.stdout() + child.stderr()).toBe(130);
+    expect(child.stderr()).toContain('proctor: import: interrupted; the bundles written so far');
+    const written = [...child.stdout().matchAll(/^written\s+(\S+)/gm)].map((m) => m[1]);
+    expect(written.length).toBeGreaterThan(0);
+    expect(written.length).toBeLessThan(8);
+    expect(readdirSync(f.out).sort()).toEqual([...written].sort());
+    for (const id of written) await loadBundle(join(f.out, id ?? ''));
   });
 });

@@ -691,10 +691,12 @@ describe('contentHash', () => {
 });
 
 describe('loadSuite', () => {
-  it('loads each sub-folder holding a task.toml, sorted by name, skipping others', async () => {
+  it('loads each sub-folder holding a task.toml, sorted by name, skipping others and dot-folders', async () => {
     const root = tempDir();
     makeBundle({ 'task.toml': TOML.replace('calc-divide-by-zero', 'b-task') }, join(root, 'b'));
     makeBundle({}, join(root, 'a'));
+    // A bundle being written (derive, import) is a dot-folder: it must not clash with `a`.
+    makeBundle({}, join(root, '.a.tmp-1f2e3d4c'));
     mkdirSync(join(root, 'notes'));
     writeFileSync(join(root, 'README.md'), 'x');
     const suite = await loadSuite(root, { tasksRoot: root });
