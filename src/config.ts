@@ -19,6 +19,9 @@
 //   uid = 1000
 //   gid = 1000
 //   [solvers.NAME]                  # a registered solver profile (see the README)
+//   price_input_per_mtok = 2.0      # USD per million tokens: input and output together, or
+//   price_output_per_mtok = 8.0     # neither; cached input defaults to the input price
+//   price_cached_input_per_mtok = 0.5
 import { lstatSync, readFileSync, realpathSync, statSync, statfsSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -32,6 +35,10 @@ export const DB_FILE = 'proctor.db';
 
 const slots = z.number().int().min(1).max(256);
 
+/** USD per million tokens: finite and >= 0 (TOML's inf and nan are refused). */
+const PRICE = 'must be a finite number of USD per million tokens, from 0 to 1000000';
+const price = z.number({ error: PRICE }).min(0, PRICE).max(1_000_000, PRICE).optional();
+
 const solverSchema = z
   .object({
     adapter: z.enum(['flat', 'codex']),
@@ -43,8 +50,25 @@ const solverSchema = z
     max_turns: z.number().int().min(1).max(10_000).default(50),
     max_tool_calls: z.number().int().min(1).max(100_000).default(100),
     max_tokens: z.number().int().min(1).default(2_000_000),
+    price_input_per_mtok: price,
+    price_cached_input_per_mtok: price,
+    price_output_per_mtok: price,
   })
-  .strict();
+  .strict()
+  .superRefine((profile, context) => {
+    // One price alone would make every cost an undercount, so input and output go together.
+    const input = profile.price_input_per_mtok !== undefined;
+    const output = profile.price_output_per_mtok !== undefined;
+    const cached = profile.price_cached_input_per_mtok !== undefined;
+    if (input !== output || (cached && !input)) {
+      const missing = input ? 'price_output_per_mtok' : 'price_input_per_mtok';
+      context.addIssue({
+        code: 'custom',
+        path: [missing],
+        message: `must be set with ${input ? 'price_input_per_mtok' : output ? 'price_output_per_mtok' : 'price_cached_input_per_mtok'} (prices are input and output together, or none)`,
+      });
+    }
+  });
 
 const fileSchema = z
   .object({
@@ -131,6 +155,19 @@ export function knownSecrets(config: Pick<ProctorConfig, 'solvers'>): string[] {
 export function solverKey(profile: Pick<SolverProfile, 'api_key_env'>): string | undefined {
   const value = process.env[profile.api_key_env];
   return value === undefined || value === '' ? undefined : value;
+}
+
+/**
+ * A profile's token prices in USD per million tokens, or null when it sets none; cached input
+ * costs the input price unless the profile names its own.
+ */
+export function solverPrices(
+  profile: SolverProfile,
+): { input: number; cachedInput: number; output: number } | null {
+  const input = profile.price_input_per_mtok;
+  const output = profile.price_output_per_mtok;
+  if (input === undefined || output === undefined) return null;
+  return { input, cachedInput: profile.price_cached_input_per_mtok ?? input, output };
 }
 
 /** Provider keys masked even when no profile names them. */

@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { defaultSlots, loadConfig, validateSlots } from '../src/config.js';
+import { defaultSlots, loadConfig, solverPrices, validateSlots } from '../src/config.js';
 import { isProctorError } from '../src/errors.js';
 import { poolSettings } from '../src/workers/index.js';
 import { tempDir } from './helpers/temp.js';
@@ -62,6 +62,61 @@ describe('configuration', () => {
       max_turns: 50,
       max_tool_calls: 100,
     });
+  });
+
+  const PROFILE =
+    '[solvers.mini]\nadapter = "flat"\nbase_url = "http://127.0.0.1:8000/v1"\nmodel = "m"\napi_key_env = "OPENAI_API_KEY"\n';
+
+  it('reads token prices; cached input costs the input price unless set, and no prices is null', () => {
+    const both = loadConfig(
+      withConfig(`${PROFILE}price_input_per_mtok = 2\nprice_output_per_mtok = 8.5\n`),
+    );
+    expect(solverPrices(both.solvers['mini']!)).toEqual({ input: 2, cachedInput: 2, output: 8.5 });
+    const three = loadConfig(
+      withConfig(
+        `${PROFILE}price_input_per_mtok = 2\nprice_cached_input_per_mtok = 0.5\nprice_output_per_mtok = 0\n`,
+      ),
+    );
+    expect(solverPrices(three.solvers['mini']!)).toEqual({ input: 2, cachedInput: 0.5, output: 0 });
+    expect(solverPrices(loadConfig(withConfig(PROFILE)).solvers['mini']!)).toBeNull();
+  });
+
+  it.each([
+    [
+      'price_input_per_mtok = 2\n',
+      'key `solvers.mini.price_output_per_mtok`: must be set with price_input_per_mtok',
+    ],
+    [
+      'price_output_per_mtok = 2\n',
+      'key `solvers.mini.price_input_per_mtok`: must be set with price_output_per_mtok',
+    ],
+    [
+      'price_cached_input_per_mtok = 1\n',
+      'key `solvers.mini.price_input_per_mtok`: must be set with price_cached_input_per_mtok',
+    ],
+    [
+      'price_input_per_mtok = -1\nprice_output_per_mtok = 2\n',
+      'key `solvers.mini.price_input_per_mtok`',
+    ],
+    [
+      'price_input_per_mtok = inf\nprice_output_per_mtok = 2\n',
+      'key `solvers.mini.price_input_per_mtok`',
+    ],
+    [
+      'price_input_per_mtok = 1\nprice_output_per_mtok = nan\n',
+      'key `solvers.mini.price_output_per_mtok`',
+    ],
+    [
+      'price_input_per_mtok = "2"\nprice_output_per_mtok = 2\n',
+      'key `solvers.mini.price_input_per_mtok`',
+    ],
+    [
+      'price_input_per_mtok = 1\nprice_output_per_mtok = 1\nprice_cached_input_per_mtok = 1e7\n',
+      'key `solvers.mini.price_cached_input_per_mtok`',
+    ],
+    ['price_per_mtok = 1\n', 'unknown key `solvers.mini.price_per_mtok`'],
+  ])('rejects the prices %j naming the key', (prices, message) => {
+    expect(() => loadConfig(withConfig(`${PROFILE}${prices}`))).toThrow(message);
   });
 
   it.each([
