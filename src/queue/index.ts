@@ -22,6 +22,7 @@ export type {
   BatchProgress,
   BatchRequest,
   BatchResult,
+  BudgetCheck,
   CompletionExtras,
   EnqueueInputs,
   EnqueueRequest,

@@ -27,6 +27,8 @@ export const payloadSchemas = {
       bundle: path,
       solver: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, 'must be a solver profile name'),
       timeoutSeconds: z.number().int().positive().optional(),
+      /** The batch's cost cap in USD (`--max-cost`): checked as the solve starts. */
+      maxCostUsd: z.number().positive().max(1_000_000_000).optional(),
     })
     .strict(),
   grade: z

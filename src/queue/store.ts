@@ -189,6 +189,16 @@ export interface BatchProgress {
   finishedInWindow: number;
 }
 
+/** What a solve's budget check found and did (see JobStore.checkBudget). */
+export interface BudgetCheck {
+  /** The sum of the batch's done solves' costUsd. */
+  spentUsd: number;
+  /** The cap is reached: the starting solve must not run (it is already ended). */
+  stopped: boolean;
+  /** Solves ended as cancelled with errorCode BUDGET, the starting one included. */
+  cancelled: number;
+}
+
 export interface JobStore {
   enqueue(request: EnqueueRequest, inputs?: EnqueueInputs): Promise<EnqueueResult>;
   enqueueBatch(request: BatchRequest, inputs?: EnqueueInputs): Promise<BatchResult>;
@@ -218,6 +228,13 @@ export interface JobStore {
 
   cancel(ids: number[]): Promise<Map<number, CancelOutcome>>;
   cancelBatch(batchId: string): Promise<Map<number, CancelOutcome>>;
+  /**
+   * The cost cap of a starting solve's batch (`--max-cost`), in one transaction: the spend is
+   * the sum of `result.costUsd` over the batch's done solve jobs; once it is >= `capUsd`, every
+   * queued solve of the batch and the starting one (`lease`, if still held) end as
+   * `cancelled` with errorCode BUDGET and a last error naming the spend and the cap.
+   */
+  checkBudget(batchId: string, capUsd: number, lease: Lease): Promise<BudgetCheck>;
 
   /** Requeues (or fails, when out of attempts) every running job whose lease has expired. */
   reclaimExpired(): Promise<ReclaimedJob[]>;

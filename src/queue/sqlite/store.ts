@@ -8,6 +8,7 @@ import { backoffDelay, type BackoffOptions } from '../backoff.js';
 import { openDatabase, type OpenDatabaseOptions, type OpenedDatabase } from '../db.js';
 import { artifacts, batches, jobs } from '../schema.js';
 import { DEFAULT_PAGE, MAX_PAGE, type JobStore } from '../store.js';
+import { createBudgetCheck } from './budget.js';
 import { batchJobIds, cancelJobs } from './cancel.js';
 import { createClaim } from './claim.js';
 import { createEnqueueOps, prepareBatch, prepareJob } from './enqueue.js';
@@ -49,6 +50,7 @@ export function openSqliteJobStore(path: string, options: SqliteJobStoreOptions)
   const inputOps = createInputOps(sqlite);
   const claim = createClaim(db);
   const fenced = createFencedOps(db);
+  const budgetCheck = createBudgetCheck(sqlite);
   const immediate = <T>(fn: () => T): T => sqlite.transaction(fn).immediate();
   let closed = false;
 
@@ -140,6 +142,9 @@ export function openSqliteJobStore(path: string, options: SqliteJobStoreOptions)
       }
       return immediate(() => cancelJobs(db, batchJobIds(db, batchId), clock.now()));
     },
+
+    checkBudget: async (batchId, capUsd, lease) =>
+      immediate(() => budgetCheck(batchId, capUsd, lease, clock.now())),
 
     reclaimExpired: () => batcher.run(() => reclaimExpired(db, clock.now())),
     reclaimOwner: (owner) => batcher.run(() => reclaimOwner(db, owner, clock.now())),
