@@ -7,7 +7,8 @@
 // a call that is not a function call, and more turns, tool calls or tokens (from `usage`)
 // than the profile allows each end the solve with its reason. Every request gets the remaining
 // solver deadline as its timeout and one AbortSignal (deadline and cancel); the SDK never
-// retries, so no request outlives the deadline.
+// retries, so no request outlives the deadline. Each answer's `usage`, the turns and the tool
+// calls run go to the solve's meter (usage.ts) as they happen.
 import OpenAI from 'openai';
 import type {
   ChatCompletionMessageParam,
@@ -23,6 +24,7 @@ import {
   type ToolSandbox,
 } from './tools.js';
 import { solveStopped, type SolveEnd, type Transcript } from './transcript.js';
+import { chatCompletionUsage, type SolveMeter } from './usage.js';
 
 export interface FlatProfile {
   baseUrl: string;
@@ -42,6 +44,8 @@ export interface FlatRun {
   /** The job's cancel; aborting it ends the solve as `cancelled`. */
   signal: AbortSignal;
   transcript: Transcript;
+  /** Counts the answers' tokens, the turns and the tool calls run. */
+  meter: SolveMeter;
 }
 
 const TOOLS: ChatCompletionTool[] = TOOL_NAMES.map((name) => ({
@@ -101,6 +105,7 @@ export async function runFlat(run: FlatRun): Promise<SolveEnd> {
       };
     }
     tokens += response.usage?.total_tokens ?? 0;
+    run.meter.answer(chatCompletionUsage(response.usage));
     const message = response.choices[0]?.message;
     transcript.add({
       kind: 'response',
@@ -147,6 +152,7 @@ export async function runFlat(run: FlatRun): Promise<SolveEnd> {
       };
     }
     let result;
+    run.meter.toolCall();
     try {
       result = await callTool(
         run.sandbox,

@@ -7,8 +7,13 @@
 //
 // A solve ended by a limit, a protocol violation or a provider error is a FAIL whose reason
 // names it, and no grade is enqueued; a cancel ends the job as cancelled.
+//
+// Every result records what the solve spent (usage.ts): tokens, turns, tool calls and, when
+// the profile has prices, its cost in USD. A solve of a batch with a cost cap (`--max-cost`)
+// first checks the batch's spend; once it has reached the cap, the store ends this solve and
+// the batch's queued ones as cancelled (BUDGET) before anything runs.
 import type { Clock } from '../clock.js';
-import { solverKey, type SolverProfile } from '../config.js';
+import { solverKey, solverPrices, type SolverProfile } from '../config.js';
 import { ProctorError, describeError, isProctorError, withContext } from '../errors.js';
 import {
   loadBundle,
@@ -17,7 +22,7 @@ import {
   type Bundle,
   type TaskRecord,
 } from '../oracle/index.js';
-import type { PayloadOf } from '../queue/index.js';
+import type { JobStore, PayloadOf } from '../queue/index.js';
 import {
   capturePatch,
   createWorkspace,
@@ -32,6 +37,7 @@ import type { ModelCatalog } from '../solvers/codex/catalog.js';
 import { runCodex } from '../solvers/codex/run.js';
 import { runFlat } from '../solvers/flat.js';
 import { createTranscript, type SolveEnd } from '../solvers/transcript.js';
+import { costUsd, createSolveMeter, type TokenUsage } from '../solvers/usage.js';
 import { containsSecret, type ArtifactRecord, type ArtifactStore } from '../store/index.js';
 import type { ImageCache } from './images.js';
 import { asOwner } from './oracle-jobs.js';
@@ -40,6 +46,8 @@ import type { HandlerOutput, JobHandler } from './pool.js';
 
 export interface SolveDeps {
   docker: DockerClient;
+  /** For the batch's cost cap. */
+  store: Pick<JobStore, 'checkBudget'>;
   artifacts: ArtifactStore;
   images: ImageCache;
   sandbox: EvaluatorSandbox;
@@ -63,8 +71,16 @@ export interface SolveResult {
   end: SolveEnd;
   candidate: { artifact: string; sha256: string; files: number; bytes: number } | null;
   transcript: string;
-  /** Wall time of the model loop, ms. */
+  /** Wall time of the solve (workspace, container and model loop), ms. */
   solveMs: number;
+  /** Tokens summed over the provider's usage reports; null when it did not report them all. */
+  usage: TokenUsage | null;
+  /** Model answers received (codex: 1 once its turn completed). */
+  turns: number;
+  /** Tool calls run in the sandbox. */
+  toolCalls: number;
+  /** USD at the profile's prices; null without prices or without usage. */
+  costUsd: number | null;
 }
 
 const REASON_OF_END: Record<SolveEnd['reason'], string> = {
@@ -88,6 +104,27 @@ export function solveHandler(deps: SolveDeps): JobHandler {
         `no solver profile named ${payload.solver} in proctor.toml`,
       );
     }
+    const prices = solverPrices(profile);
+    if (payload.maxCostUsd !== undefined && context.job.batchId !== null) {
+      if (prices === null) {
+        throw new ProctorError(
+          'CONFIG_INVALID',
+          `solver ${payload.solver}: the batch has a cost cap but the profile sets no prices`,
+        );
+      }
+      const budget = await deps.store.checkBudget(
+        context.job.batchId,
+        payload.maxCostUsd,
+        context.lease,
+      );
+      // The store has already ended this job (cancelled, BUDGET), so the failure this throw
+      // leads to finds no running job to change.
+      if (budget.stopped) {
+        throw new ProctorError('CANCELLED', "the batch's spend reached its cost cap", {
+          data: { spentUsd: budget.spentUsd, capUsd: payload.maxCostUsd },
+        });
+      }
+    }
     const apiKey = solverKey(profile);
     if (apiKey === undefined) {
       throw new ProctorError(
@@ -108,6 +145,7 @@ export function solveHandler(deps: SolveDeps): JobHandler {
     const { uid, gid } = deps.sandbox;
     const runtime = deps.sandbox.runtime ? { runtime: deps.sandbox.runtime } : {};
     const transcript = createTranscript();
+    const meter = createSolveMeter();
     const started = performance.now();
     return asOwner(deps, context, async (owner) => {
       const volume = await createWorkspace(deps.docker, {
@@ -148,7 +186,7 @@ export function solveHandler(deps: SolveDeps): JobHandler {
           outputBytes: bundle.limits.outputBytes,
           patchBytes: bundle.limits.patchBytes,
         };
-        const common = { prompt, sandbox, deadline, signal: context.signal, transcript };
+        const common = { prompt, sandbox, deadline, signal: context.signal, transcript, meter };
         end =
           profile.adapter === 'codex'
             ? await runCodex(
@@ -179,6 +217,7 @@ export function solveHandler(deps: SolveDeps): JobHandler {
         deadline.dispose();
       }
       const solveMs = Math.round(performance.now() - started);
+      const totals = meter.totals();
       if (end.reason === 'cancelled') {
         throw new ProctorError('CANCELLED', 'the solve was cancelled');
       }
@@ -242,6 +281,8 @@ export function solveHandler(deps: SolveDeps): JobHandler {
         candidate,
         transcript: log.id,
         solveMs,
+        ...totals,
+        costUsd: prices === null || totals.usage === null ? null : costUsd(totals.usage, prices),
       };
       const grade =
         verdict === 'PASS' && candidate !== null

@@ -7,13 +7,25 @@ import { describe, expect, it } from 'vitest';
 import { cancelWhileWaiting, proctor } from '../helpers/cli.js';
 import { allBytes, leftovers } from '../helpers/home.js';
 import { ROOT } from '../helpers/processes.js';
-import { startResponsesServer, type ResponsesStep } from '../helpers/responses-server.js';
+import {
+  SCRIPTED_USAGE,
+  startResponsesServer,
+  type ResponsesStep,
+} from '../helpers/responses-server.js';
 import { tempDir } from '../helpers/temp.js';
 
 const TASK = join(ROOT, 'test/fixtures/bundles/shell-task');
 const GOLD = readFileSync(join(TASK, 'solution/gold.patch'), 'utf8');
 const KEY = 'sk-codexplanted0123456789abcdefghij';
 const GATE = /^tests_hash=[0-9a-f]{64}$/;
+/** The last response's usage: most of its input served from the prompt cache. */
+const LAST_USAGE = {
+  input_tokens: 1000,
+  input_tokens_details: { cached_tokens: 600 },
+  output_tokens: 50,
+  output_tokens_details: { reasoning_tokens: 20 },
+  total_tokens: 1050,
+};
 const lastLine = (text: string) => text.trimEnd().split('\n').at(-1) ?? '';
 
 async function home(script: ResponsesStep[], limits = '') {
@@ -61,11 +73,14 @@ async function solve(dir: string, extra: string[] = []) {
 
 describe('proctor solve (codex adapter)', () => {
   it('drives codex through the MCP bridge, captures the fix, grades it PASS, keeps the key out', async () => {
-    const { dir, server } = await home([
-      { call: { name: 'read_file', arguments: { path: 'lib.sh', offset: null, limit: null } } },
-      { call: { name: 'apply_patch', arguments: { patch: GOLD } } },
-      { message: 'Fixed.' },
-    ]);
+    const { dir, server } = await home(
+      [
+        { call: { name: 'read_file', arguments: { path: 'lib.sh', offset: null, limit: null } } },
+        { call: { name: 'apply_patch', arguments: { patch: GOLD } } },
+        { message: 'Fixed.', usage: LAST_USAGE },
+      ],
+      'price_input_per_mtok = 2\nprice_cached_input_per_mtok = 0.5\nprice_output_per_mtok = 8\n',
+    );
     const result = await solve(dir);
     expect(result.stderr).not.toMatch(/proctor: /);
     expect(result.stdout).toMatch(/shell-div-zero\s+PASS\s+PASS\s/);
@@ -84,6 +99,25 @@ describe('proctor solve (codex adapter)', () => {
     expect(result.seen).toEqual([]);
     expect(allBytes(dir).includes(KEY)).toBe(false);
     expect(await leftovers(dir)).toEqual([]);
+
+    // turn.completed sums the three responses' usage; codex runs one turn. Cached input is
+    // part of input_tokens and priced once, at the cached price.
+    const status = await proctor(['--home', dir, 'status', '1', '--json']);
+    const solved = (
+      JSON.parse(status.stdout) as { jobs: Array<{ result: Record<string, unknown> }> }
+    ).jobs[0]?.result;
+    const input = 2 * SCRIPTED_USAGE.input_tokens + LAST_USAGE.input_tokens;
+    const output = 2 * SCRIPTED_USAGE.output_tokens + LAST_USAGE.output_tokens;
+    const cached = LAST_USAGE.input_tokens_details.cached_tokens;
+    expect(solved).toMatchObject({
+      usage: { inputTokens: input, cachedInputTokens: cached, outputTokens: output },
+      turns: 1,
+      toolCalls: 2,
+    });
+    expect(solved?.['costUsd']).toBeCloseTo(
+      ((input - cached) * 2 + cached * 0.5 + output * 8) / 1e6,
+      12,
+    );
   }, 180_000);
 
   it.each<[string, ResponsesStep[], string, RegExp]>([
@@ -117,6 +151,10 @@ describe('proctor solve (codex adapter)', () => {
       expect(result.stdout).toMatch(reason);
       expect(lastLine(result.stdout)).toMatch(GATE);
       expect(await leftovers(dir)).toEqual([]);
+      // Killed or failed before turn.completed: what the model spent is unknown, not zero.
+      const status = await proctor(['--home', dir, 'status', '1', '--json']);
+      const { jobs } = JSON.parse(status.stdout) as { jobs: Array<{ result: unknown }> };
+      expect(jobs[0]?.result).toMatchObject({ usage: null, costUsd: null });
     },
     180_000,
   );

@@ -12,9 +12,15 @@ export interface ToolCallStep {
   arguments: unknown;
 }
 
+/**
+ * An answer's `usage`: a number is total_tokens (one of them completion), an object gives
+ * prompt, cached and completion tokens, and null sends no usage at all. Default 10.
+ */
+export type StepUsage = number | { prompt: number; cached?: number; completion: number } | null;
+
 export type Step =
-  | { toolCalls: ToolCallStep[]; usage?: number }
-  | { message: string; usage?: number }
+  | { toolCalls: ToolCallStep[]; usage?: StepUsage }
+  | { message: string; usage?: StepUsage }
   | { status: number; body?: string }
   | { hang: true };
 
@@ -48,7 +54,7 @@ function completion(step: Extract<Step, { toolCalls: ToolCallStep[] } | { messag
           },
         }))
       : undefined;
-  const tokens = step.usage ?? 10;
+  const usage = usageOf(step.usage === undefined ? 10 : step.usage);
   return {
     id: `chatcmpl-${++callCounter}`,
     object: 'chat.completion',
@@ -65,7 +71,22 @@ function completion(step: Extract<Step, { toolCalls: ToolCallStep[] } | { messag
         },
       },
     ],
-    usage: { prompt_tokens: tokens - 1, completion_tokens: 1, total_tokens: tokens },
+    ...(usage === null ? {} : { usage }),
+  };
+}
+
+function usageOf(usage: StepUsage) {
+  if (usage === null) return null;
+  if (typeof usage === 'number') {
+    return { prompt_tokens: usage - 1, completion_tokens: 1, total_tokens: usage };
+  }
+  return {
+    prompt_tokens: usage.prompt,
+    completion_tokens: usage.completion,
+    total_tokens: usage.prompt + usage.completion,
+    ...(usage.cached === undefined
+      ? {}
+      : { prompt_tokens_details: { cached_tokens: usage.cached } }),
   };
 }
 

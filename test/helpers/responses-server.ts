@@ -28,10 +28,10 @@ export interface ResponsesCall {
 }
 
 export type ResponsesStep =
-  /** One function call, optionally after a reasoning summary. */
-  | { call: ResponsesCall; reasoning?: string }
+  /** One function call, optionally after a reasoning summary; `usage` replaces SCRIPTED_USAGE. */
+  | { call: ResponsesCall; reasoning?: string; usage?: Record<string, unknown> }
   /** A final assistant message, optionally after a reasoning summary. */
-  | { message: string; reasoning?: string }
+  | { message: string; reasoning?: string; usage?: Record<string, unknown> }
   /** A plain HTTP error with a JSON error body. */
   | { status: number }
   /** A 200 stream that ends in response.failed with this message. */
@@ -89,7 +89,11 @@ export async function startResponsesServer(script: ResponsesStep[]): Promise<Res
   const nextId = (prefix: string) => `${prefix}_${++counter}`;
 
   /** Sends `items` as output items of one response and completes it. */
-  const complete = (res: ServerResponse, items: Array<Record<string, unknown>>) => {
+  const complete = (
+    res: ServerResponse,
+    items: Array<Record<string, unknown>>,
+    usage: Record<string, unknown> = SCRIPTED_USAGE,
+  ) => {
     const id = nextId('resp');
     startStream(res);
     sse(res, 'response.created', { response: { id } });
@@ -102,7 +106,7 @@ export async function startResponsesServer(script: ResponsesStep[]): Promise<Res
       }
       sse(res, 'response.output_item.done', { output_index: index, item });
     });
-    sse(res, 'response.completed', { response: { id, usage: SCRIPTED_USAGE } });
+    sse(res, 'response.completed', { response: { id, usage } });
     res.end();
   };
 
@@ -154,7 +158,7 @@ export async function startResponsesServer(script: ResponsesStep[]): Promise<Res
         content: [{ type: 'output_text', text: step.message, annotations: [] }],
       });
     }
-    complete(res, items);
+    complete(res, items, step.usage);
   };
 
   const server = createServer((req, res) => {

@@ -27,6 +27,7 @@ import {
 import { createDeadline } from '../../src/solvers/deadline.js';
 import { runFlat, type FlatProfile } from '../../src/solvers/flat.js';
 import type { ToolSandbox } from '../../src/solvers/tools.js';
+import { createSolveMeter } from '../../src/solvers/usage.js';
 import {
   createTranscript,
   SOLVE_ENDS,
@@ -278,6 +279,7 @@ async function flatEnd(script: Step[], limits: Partial<FlatProfile> = {}): Promi
         ...limits,
       },
       prompt: 'Fix the token refresh.',
+      meter: createSolveMeter(),
       sandbox: NOWHERE,
       deadline,
       signal: new AbortController().signal,
@@ -532,6 +534,10 @@ describe("redaction and Proctor's own messages", () => {
         candidate: { artifact: 'art_2', sha256: 'b'.repeat(64), files: 1, bytes: 812 },
         transcript: 'art_3',
         solveMs: 1200,
+        usage: { inputTokens: 1_200_000, cachedInputTokens: 800_000, outputTokens: 42_000 },
+        turns: 12,
+        toolCalls: 11,
+        costUsd: 1.2345,
       };
       expect(redactor.value(result)).toEqual(result);
     }

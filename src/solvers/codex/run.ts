@@ -17,6 +17,8 @@
 // - the JSONL on stdout is audited line by line, fail-closed (audit.ts); the first fatal line
 //   kills the process group at once (process.ts), as do cancel and the deadline. Preflight
 //   (version, system config, catalog, login) and the run spend the same deadline.
+// - turn.completed's usage (codex sums its requests into it) and every tool call go to the
+//   solve's meter; a run that ends without turn.completed leaves its tokens unknown.
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -26,6 +28,7 @@ import { createOutputBuffer } from '../../sandbox/index.js';
 import type { Deadline } from '../deadline.js';
 import type { ToolSandbox } from '../tools.js';
 import { solveStopped, type SolveEnd, type Transcript } from '../transcript.js';
+import { codexTurnUsage, type SolveMeter } from '../usage.js';
 import { codexExecArgs } from './argv.js';
 import { createAudit, DEFAULT_MAX_LINE_BYTES, type AuditFinding } from './audit.js';
 import { CODEX_VERSION, bridgeCommand, codexBinary } from './binary.js';
@@ -50,6 +53,8 @@ export interface CodexRun {
   deadline: Deadline;
   signal: AbortSignal;
   transcript: Transcript;
+  /** Counts turn.completed's tokens, the turn and the tool calls run. */
+  meter: SolveMeter;
 }
 
 /** What a codex run uses beyond its own request: owned by the worker pool's runtime. */
@@ -227,6 +232,8 @@ export async function runCodex(run: CodexRun, deps: CodexDeps): Promise<SolveEnd
   const root = await mkdtemp(join(tmpdir(), 'proctor-codex-'));
   await chmod(root, 0o700);
   let server: McpSocketServer | undefined;
+  // Once codex runs, the model may spend tokens that only turn.completed reports.
+  let metered = true;
   try {
     const dirs = await makeDirs(root);
     const env = { PATH, HOME: dirs.home, CODEX_HOME: dirs.home };
@@ -244,6 +251,7 @@ export async function runCodex(run: CodexRun, deps: CodexDeps): Promise<SolveEnd
       signal: AbortSignal.any([run.signal, deadline.signal]),
       onCall: (event) => {
         toolCalls++;
+        run.meter.toolCall();
         transcript.add({ kind: 'tool', name: event.tool, ok: event.ok, summary: event.summary });
         if (toolCalls > profile.maxToolCalls && running.proc) {
           overLimit = true;
@@ -260,6 +268,7 @@ export async function runCodex(run: CodexRun, deps: CodexDeps): Promise<SolveEnd
       remainingMs: deadline.remainingMs(),
     });
     const bridgeEnv = { PROCTOR_MCP_SOCKET: server.socketPath, PROCTOR_MCP_TOKEN: server.token };
+    metered = false;
     running.proc = start(codexBinary(), args, { ...env, ...bridgeEnv }, dirs.cwd);
     // A tool-call line carries the tool's result: up to output_bytes per stream, and JSON
     // escaping can make one byte six characters.
@@ -268,6 +277,10 @@ export async function runCodex(run: CodexRun, deps: CodexDeps): Promise<SolveEnd
       12 * run.sandbox.outputBytes + 6 * run.sandbox.patchBytes + 64 * 1024,
     );
     const outcome = await exec(run, running.proc, maxLineBytes);
+    const summary = outcome.audit.summary();
+    if (summary.completed) run.meter.answer(codexTurnUsage(summary.usage));
+    else run.meter.unknown();
+    metered = true;
     transcript.add({
       kind: 'codex',
       exitCode: outcome.code,
@@ -277,6 +290,7 @@ export async function runCodex(run: CodexRun, deps: CodexDeps): Promise<SolveEnd
     });
     return judge(run, outcome, overLimit);
   } catch (error) {
+    if (!metered) run.meter.unknown();
     const halted = solveStopped(run.signal, deadline);
     if (halted) return halted;
     return { reason: 'protocol_error', detail: `codex could not run: ${describeError(error)}` };
