@@ -266,11 +266,18 @@ function buildProgram(
     )
     .option('--wait', 'run (or wait for) the solves and their grades; one task: gate line last')
     .option('--json', 'with --wait: the summary as JSON')
+    .option('--max-cost <usd>', "start no solve once the batch's spend reaches this (needs prices)")
     .exitOverride()
     .action(
       (
         paths: string[],
-        options: { solver: string; timeout?: number; wait?: boolean; json?: boolean },
+        options: {
+          solver: string;
+          timeout?: number;
+          wait?: boolean;
+          json?: boolean;
+          maxCost?: string;
+        },
       ) =>
         act(async (context) => (await import('./solve.js')).solveCommand(context, paths, options)),
     );

@@ -1,9 +1,12 @@
-// `proctor solve PATH… --solver NAME [--timeout S] [--wait]`: one solve job per bundle of the
-// given bundles and suites (one batch), each of which enqueues its grade. With --wait, every
-// solve and then every grade is waited for; with one task, the grade's gate line is printed
-// last (a solve ended by a limit or a rejection is a FAIL whose reason names it).
-// Exit: 0 enqueued / PASS; 1 any FAIL; 2 usage errors (unknown profile, unset key variable).
-import { solverKey } from '../config.js';
+// `proctor solve PATH… --solver NAME [--timeout S] [--max-cost USD] [--wait]`: one solve job per
+// bundle of the given bundles and suites (one batch), each of which enqueues its grade. With
+// --wait, every solve and then every grade is waited for; with one task, the grade's gate line
+// is printed last (a solve ended by a limit or a rejection is a FAIL whose reason names it).
+// --max-cost goes into every solve's payload; a solve that starts once the batch's spend has
+// reached it ends, with the queued rest, as cancelled (BUDGET).
+// Exit: 0 enqueued / PASS; 1 any FAIL; 2 usage errors (unknown profile, unset key variable,
+// a bad --max-cost or one without prices in the profile).
+import { solverKey, solverPrices } from '../config.js';
 import { ProctorError } from '../errors.js';
 import { createLogger } from '../logger.js';
 import { gateLine, testsHash, type Bundle } from '../oracle/index.js';
@@ -19,6 +22,23 @@ export interface SolveOptions {
   timeout?: number;
   wait?: boolean;
   json?: boolean;
+  /** USD, as typed: a decimal number > 0. */
+  maxCost?: string;
+}
+
+const USD = /^(0|[1-9][0-9]{0,8})(\.[0-9]{1,6})?$/;
+
+/** `--max-cost` as USD: plain decimal digits (at most 6 after the point), > 0, < 10^9. */
+export function parseMaxCost(text: string): number {
+  const value = USD.test(text) ? Number(text) : NaN;
+  if (!(value > 0)) {
+    const shown = JSON.stringify(text.slice(0, 40)).slice(1, -1);
+    throw new ProctorError(
+      'USAGE',
+      `--max-cost: expected an amount of USD above 0 in decimal digits (e.g. 12.50), got \`${shown}\``,
+    );
+  }
+  return value;
 }
 
 interface Row {
@@ -51,6 +71,13 @@ export async function solveCommand(
       `--solver ${options.solver}: the variable ${profile.api_key_env} is not set`,
     );
   }
+  const maxCostUsd = options.maxCost === undefined ? undefined : parseMaxCost(options.maxCost);
+  if (maxCostUsd !== undefined && solverPrices(profile) === null) {
+    throw new ProctorError(
+      'USAGE',
+      `--max-cost: solver ${options.solver} has no prices (set price_input_per_mtok and price_output_per_mtok in its profile)`,
+    );
+  }
   const { bundles } = await loadBundles(io, paths);
   if (bundles.length === 0) throw new ProctorError('USAGE', 'no valid bundle to solve');
   const runtime = createRuntime(config, context.clock, createLogger({ level: 'warn' }));
@@ -63,6 +90,7 @@ export async function solveCommand(
           bundle: bundle.dir,
           solver: options.solver,
           ...(options.timeout === undefined ? {} : { timeoutSeconds: options.timeout }),
+          ...(maxCostUsd === undefined ? {} : { maxCostUsd }),
         },
       })),
     });
@@ -123,7 +151,8 @@ async function finish(
       solve: job.id,
       grade: null,
       verdict: job.status === 'failed' ? 'error' : 'FAIL',
-      reason: job.status === 'cancelled' ? 'CANCELLED' : 'ERROR',
+      reason:
+        job.status !== 'cancelled' ? 'ERROR' : job.errorCode === 'BUDGET' ? 'BUDGET' : 'CANCELLED',
       detail: job.lastError ?? job.status,
       testsHash: empty,
     };

@@ -76,6 +76,13 @@ function instanceOf(result: unknown): string {
   return sourceOfResult(result)?.instance_id ?? '-';
 }
 
+/** A job's status, with the reason of a cancel that was not asked for (BUDGET: --max-cost). */
+function statusText(job: { status: string; errorCode: string | null }): string {
+  return job.status === 'cancelled' && job.errorCode === 'BUDGET'
+    ? 'cancelled (BUDGET)'
+    : job.status;
+}
+
 function countsLine(counts: StatusCounts): string {
   return JOB_STATUSES.map((s) => `${counts[s]} ${s}`).join(', ');
 }
@@ -128,7 +135,7 @@ export async function statusCommand(
               found.map((j) => [
                 String(j.id),
                 j.kind,
-                j.status +
+                statusText(j) +
                   (j.cancelRequested && j.status === 'running' ? ' (cancel requested)' : ''),
                 `${j.attempt}/${j.maxAttempts}`,
                 j.batchId ?? '-',
@@ -182,7 +189,7 @@ export async function statusCommand(
               jobs.items.map((j, i) => [
                 String(j.id),
                 j.kind,
-                j.status,
+                statusText(j),
                 `${j.attempt}/${j.maxAttempts}`,
                 ...(shown ? [instances[i] ?? '-'] : []),
                 outcomeText(j),

@@ -5,6 +5,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cancelWhileWaiting, proctor } from '../helpers/cli.js';
+import { copyBundle } from '../helpers/bundles.js';
 import { allBytes, leftovers } from '../helpers/home.js';
 import { startModelServer, type Step } from '../helpers/model-server.js';
 import { ROOT } from '../helpers/processes.js';
@@ -32,6 +33,19 @@ function solve(dir: string, extra: string[] = []) {
 }
 
 const lastLine = (text: string) => text.trimEnd().split('\n').at(-1) ?? '';
+
+const PRICES =
+  'price_input_per_mtok = 2\nprice_cached_input_per_mtok = 0.5\nprice_output_per_mtok = 8\n';
+
+/** The stored result of job `id` (`proctor status ID --json`). */
+async function resultOf(dir: string, id: number): Promise<Record<string, unknown>> {
+  const status = await proctor(['--home', dir, 'status', String(id), '--json']);
+  expect(status.code).toBe(0);
+  const { jobs } = JSON.parse(status.stdout) as {
+    jobs: Array<{ result: Record<string, unknown> }>;
+  };
+  return jobs[0]!.result;
+}
 
 describe('proctor solve (flat adapter)', () => {
   it('solves with three tools, captures the fix, grades it PASS and prints the gate line last', async () => {
@@ -232,6 +246,160 @@ describe('proctor solve (flat adapter)', () => {
     expect(await leftovers(dir)).toEqual([]);
   }, 120_000);
 
+  it("records the solve's tokens from each answer's usage, its turns, tool calls and cost", async () => {
+    const { dir } = await home(
+      [
+        {
+          toolCalls: [
+            { name: 'read_file', arguments: { path: 'lib.sh', offset: null, limit: null } },
+          ],
+          usage: { prompt: 1000, cached: 400, completion: 50 },
+        },
+        {
+          toolCalls: [{ name: 'apply_patch', arguments: { patch: GOLD } }],
+          usage: { prompt: 2000, cached: 1500, completion: 100 },
+        },
+        { message: 'Fixed.', usage: { prompt: 3000, cached: 2500, completion: 20 } },
+      ],
+      PRICES,
+    );
+    const result = await solve(dir);
+    expect(result.code).toBe(0);
+    const solved = await resultOf(dir, 1);
+    // prompt_tokens include the cached ones: 1600 uncached × $2, 4400 cached × $0.50 and
+    // 170 output × $8 per million tokens.
+    expect(solved).toMatchObject({
+      usage: { inputTokens: 6000, cachedInputTokens: 4400, outputTokens: 170 },
+      turns: 3,
+      toolCalls: 2,
+    });
+    expect(solved['costUsd']).toBeCloseTo((1600 * 2 + 4400 * 0.5 + 170 * 8) / 1e6, 12);
+    expect(solved['solveMs']).toBeGreaterThan(0);
+  }, 120_000);
+
+  it('records usage and cost as null (not zeros) when the provider sends no usage', async () => {
+    const { dir } = await home(
+      [
+        {
+          toolCalls: [{ name: 'run_command', arguments: { command: 'true', timeout_s: null } }],
+          usage: null,
+        },
+        { message: 'done', usage: null },
+      ],
+      PRICES,
+    );
+    await solve(dir);
+    expect(await resultOf(dir, 1)).toMatchObject({
+      usage: null,
+      costUsd: null,
+      turns: 2,
+      toolCalls: 1,
+    });
+  }, 120_000);
+
+  it('records usage but no cost without prices in the profile', async () => {
+    const { dir } = await home([{ message: 'done', usage: { prompt: 7, completion: 3 } }]);
+    await solve(dir);
+    expect(await resultOf(dir, 1)).toMatchObject({
+      usage: { inputTokens: 7, cachedInputTokens: 0, outputTokens: 3 },
+      costUsd: null,
+      turns: 1,
+      toolCalls: 0,
+    });
+  }, 120_000);
+
+  it('--max-cost: once the batch has spent the cap no solve starts; the rest end cancelled BUDGET', async () => {
+    // Each solve's one answer costs $1 (a million input tokens at $1) and ends it at once on
+    // max_tokens, so no grade runs; one solve slot runs them in order.
+    const answer: Step = { message: 'done', usage: { prompt: 1_000_000, completion: 0 } };
+    const server = await startModelServer([answer, answer, answer, answer]);
+    const dir = tempDir();
+    writeFileSync(
+      join(dir, 'proctor.toml'),
+      `[workers]\nsolve = 1\n[solvers.mini]\nadapter = "flat"\nbase_url = "${server.baseUrl}"\nmodel = "scripted"\napi_key_env = "PROCTOR_SOLVE_KEY"\nmax_tokens = 10\nprice_input_per_mtok = 1\nprice_output_per_mtok = 1\n`,
+    );
+    const tasks = [1, 2, 3, 4].map((n) =>
+      copyBundle({ editToml: (toml) => toml.replace('"shell-div-zero"', `"budget-${n}"`) }),
+    );
+    const result = await proctor(
+      ['--home', dir, 'solve', ...tasks, '--solver', 'mini', '--max-cost', '1.5', '--wait'],
+      { PROCTOR_SOLVE_KEY: KEY },
+    );
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/budget-1\s+FAIL\s+SOLVER_TOKEN_LIMIT\s/);
+    expect(result.stdout).toMatch(/budget-2\s+FAIL\s+SOLVER_TOKEN_LIMIT\s/);
+    // Solve 3 started at $2 spent and was stopped before it ran; solve 4 never left the queue.
+    expect(result.stdout).toMatch(
+      /budget-3\s+FAIL\s+BUDGET\s+BUDGET: the batch has spent \$2\.0000/,
+    );
+    expect(result.stdout).toMatch(/budget-4\s+FAIL\s+BUDGET\s/);
+    expect(server.requests).toHaveLength(2);
+
+    const status = await proctor([
+      '--home',
+      dir,
+      'status',
+      '--batch',
+      batchOf(result.stdout),
+      '--json',
+    ]);
+    const { jobs } = JSON.parse(status.stdout) as {
+      jobs: Array<{
+        status: string;
+        errorCode: string | null;
+        result: { costUsd?: number } | null;
+      }>;
+    };
+    expect(jobs.map((j) => [j.status, j.errorCode, j.result?.costUsd ?? null])).toEqual([
+      ['done', null, 1],
+      ['done', null, 1],
+      ['cancelled', 'BUDGET', null],
+      ['cancelled', 'BUDGET', null],
+    ]);
+    const table = await proctor(['--home', dir, 'status', '--batch', batchOf(result.stdout)]);
+    expect(table.stdout).toMatch(/cancelled \(BUDGET\)/);
+    expect(await leftovers(dir)).toEqual([]);
+  }, 180_000);
+
+  it.each([
+    ['0', /--max-cost: expected an amount of USD above 0/],
+    [
+      '-1',
+      /--max-cost: expected an amount of USD above 0 in decimal digits \(e\.g\. 12\.50\), got `-1`/,
+    ],
+    ['1e3', /got `1e3`/],
+    ['Infinity', /got `Infinity`/],
+    ['0.0000001', /got `0\.0000001`/],
+    ['', /got ``/],
+  ])(
+    'refuses --max-cost %j, exit 2',
+    async (value, message) => {
+      const { dir } = await home([], PRICES);
+      const refused = await proctor(
+        ['--home', dir, 'solve', TASK, '--solver', 'mini', '--max-cost', value],
+        { PROCTOR_SOLVE_KEY: KEY },
+      );
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toMatch(message);
+      expect(refused.stderr.trim().split('\n')).toHaveLength(1);
+    },
+    60_000,
+  );
+
+  it('refuses --max-cost for a profile without prices, exit 2, and enqueues nothing', async () => {
+    const { dir } = await home([]);
+    const refused = await proctor(
+      ['--home', dir, 'solve', TASK, '--solver', 'mini', '--max-cost', '5'],
+      { PROCTOR_SOLVE_KEY: KEY },
+    );
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(
+      /--max-cost: solver mini has no prices \(set price_input_per_mtok/,
+    );
+    const status = await proctor(['--home', dir, 'status', '--json']);
+    expect(JSON.parse(status.stdout)).toMatchObject({ batches: [] });
+  }, 60_000);
+
   it('refuses an unknown profile and an unset key variable, exit 2', async () => {
     const { dir } = await home([]);
     const unknown = await proctor(['--home', dir, 'solve', TASK, '--solver', 'nope']);
@@ -244,3 +412,10 @@ describe('proctor solve (flat adapter)', () => {
     expect(unset.stderr).toMatch(/PROCTOR_SOLVE_KEY is not set/);
   }, 60_000);
 });
+
+/** The batch id of `proctor solve --wait`'s summary line. */
+function batchOf(stdout: string): string {
+  const id = /\(batch ([^)]+)\)/.exec(stdout)?.[1];
+  if (id === undefined) throw new Error(`no batch in ${stdout}`);
+  return id;
+}
