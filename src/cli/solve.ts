@@ -13,6 +13,7 @@ import { gateLine, testsHash, type Bundle } from '../oracle/index.js';
 import type { Job } from '../queue/index.js';
 import { createRuntime, type GradeResult, type SolveResult } from '../workers/index.js';
 import { loadBundles } from './bundles.js';
+import { batchSpend, batchSpendText } from './spend.js';
 import type { CommandContext } from './context.js';
 import { formatTable } from './table.js';
 import { waitForJobs } from './wait.js';
@@ -111,7 +112,8 @@ export async function solveCommand(
     if (solved.interrupted) return 130;
     const rows: Row[] = [];
     for (const job of solved.jobs) rows.push(await finish(context, runtime, job, bundles));
-    if (options.json) io.out(JSON.stringify({ batch: batch.id, tasks: rows }, null, 2));
+    const spend = batchSpend(solved.jobs);
+    if (options.json) io.out(JSON.stringify({ batch: batch.id, tasks: rows, spend }, null, 2));
     else {
       io.out(
         formatTable(
@@ -128,6 +130,7 @@ export async function solveCommand(
       );
       const passed = rows.filter((r) => r.verdict === 'PASS').length;
       io.out(`${passed} PASS, ${rows.length - passed} FAIL (batch ${batch.id})`);
+      io.out(batchSpendText(spend));
     }
     if (rows.length === 1 && rows[0]) io.out(gateLine(rows[0].testsHash));
     return rows.every((r) => r.verdict === 'PASS') ? 0 : 1;

@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { createArtifactStore, createRedactor } from '../store/index.js';
 import type { CommandContext } from './context.js';
 import { sourceOfResult, sourceText } from './source.js';
+import { spendOf, spendText } from './spend.js';
 import { formatTable, verdictText } from './table.js';
 
 export interface StatusOptions {
@@ -146,6 +147,8 @@ export async function statusCommand(
         for (const j of found) {
           const line = sourceText(sourceOfResult(j.result));
           if (line !== undefined) io.out(`job ${j.id} source: ${line}`);
+          const spend = j.kind === 'solve' ? spendOf(j.result) : undefined;
+          if (spend !== undefined) io.out(`job ${j.id} spent: ${spendText(spend)}`);
         }
         for (const id of missing) io.err(`proctor: no job ${id}`);
       }

@@ -275,6 +275,13 @@ describe('proctor solve (flat adapter)', () => {
     });
     expect(solved['costUsd']).toBeCloseTo((1600 * 2 + 4400 * 0.5 + 170 * 8) / 1e6, 12);
     expect(solved['solveMs']).toBeGreaterThan(0);
+    expect(result.stdout).toContain(
+      'spent $0.0068 on 1 solve(s): 6000 input tokens (4400 cached), 170 output\n',
+    );
+    const shown = await proctor(['--home', dir, 'status', '1']);
+    expect(shown.stdout).toContain(
+      'job 1 spent: 6000 input tokens (4400 cached), 170 output, 3 turns, 2 tool calls, $0.0068\n',
+    );
   }, 120_000);
 
   it('records usage and cost as null (not zeros) when the provider sends no usage', async () => {
@@ -288,7 +295,12 @@ describe('proctor solve (flat adapter)', () => {
       ],
       PRICES,
     );
-    await solve(dir);
+    const result = await solve(dir);
+    expect(result.stdout).toContain('spent $0.0000 on 1 solve(s) (1 without a cost)');
+    const shown = await proctor(['--home', dir, 'status', '1']);
+    expect(shown.stdout).toMatch(
+      /job 1 spent: tokens unknown \(no usage from the provider\), 2 turns, 1 tool calls, no cost/,
+    );
     expect(await resultOf(dir, 1)).toMatchObject({
       usage: null,
       costUsd: null,
@@ -325,6 +337,7 @@ describe('proctor solve (flat adapter)', () => {
       ['--home', dir, 'solve', ...tasks, '--solver', 'mini', '--max-cost', '1.5', '--wait'],
       { PROCTOR_SOLVE_KEY: KEY },
     );
+    expect(result.stderr).not.toMatch(/proctor: /);
     expect(result.code).toBe(1);
     expect(result.stdout).toMatch(/budget-1\s+FAIL\s+SOLVER_TOKEN_LIMIT\s/);
     expect(result.stdout).toMatch(/budget-2\s+FAIL\s+SOLVER_TOKEN_LIMIT\s/);
@@ -334,6 +347,9 @@ describe('proctor solve (flat adapter)', () => {
     );
     expect(result.stdout).toMatch(/budget-4\s+FAIL\s+BUDGET\s/);
     expect(server.requests).toHaveLength(2);
+    expect(result.stdout).toContain(
+      'spent $2.0000 on 2 solve(s): 2000000 input tokens (0 cached), 0 output',
+    );
 
     const status = await proctor([
       '--home',
