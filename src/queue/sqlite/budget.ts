@@ -23,13 +23,19 @@ export function createBudgetCheck(sqlite: Database.Database) {
   const endStarting = sqlite.prepare(
     `UPDATE jobs ${END} WHERE id = @id AND attempt = @attempt AND status = 'running'`,
   );
-  return (batchId: string, capUsd: number, lease: Lease, now: number): BudgetCheck => {
-    const spentUsd = Number(spent.get(batchId));
-    if (spentUsd < capUsd) return { spentUsd, stopped: false, cancelled: 0 };
-    const error = `BUDGET: the batch has spent $${spentUsd.toFixed(4)}, reaching its cost cap of $${capUsd}`;
-    const params = { now, error, batch: batchId, id: lease.id, attempt: lease.attempt };
-    const starting = endStarting.run(params).changes;
-    const cancelled = cancelQueued.run(params).changes;
-    return { spentUsd, stopped: true, cancelled: cancelled + starting };
+  const spentOf = (batchId: string) => Number(spent.get(batchId));
+  return {
+    /** The batch's spend so far. */
+    spent: spentOf,
+    /** Inside a write transaction: the spend, and the cancels once it has reached the cap. */
+    stop: (batchId: string, capUsd: number, lease: Lease, now: number): BudgetCheck => {
+      const spentUsd = spentOf(batchId);
+      if (spentUsd < capUsd) return { spentUsd, stopped: false, cancelled: 0 };
+      const error = `BUDGET: the batch has spent $${spentUsd.toFixed(4)}, reaching its cost cap of $${capUsd}`;
+      const params = { now, error, batch: batchId, id: lease.id, attempt: lease.attempt };
+      const starting = endStarting.run(params).changes;
+      const cancelled = cancelQueued.run(params).changes;
+      return { spentUsd, stopped: true, cancelled: cancelled + starting };
+    },
   };
 }

@@ -143,8 +143,13 @@ export function openSqliteJobStore(path: string, options: SqliteJobStoreOptions)
       return immediate(() => cancelJobs(db, batchJobIds(db, batchId), clock.now()));
     },
 
-    checkBudget: async (batchId, capUsd, lease) =>
-      immediate(() => budgetCheck(batchId, capUsd, lease, clock.now())),
+    // Below the cap (the common answer) a plain read decides, without taking the write lock
+    // for the sum; at the cap the sum is taken again with the cancels in one transaction.
+    checkBudget: async (batchId, capUsd, lease) => {
+      const below = budgetCheck.spent(batchId);
+      if (below < capUsd) return { spentUsd: below, stopped: false, cancelled: 0 };
+      return immediate(() => budgetCheck.stop(batchId, capUsd, lease, clock.now()));
+    },
 
     reclaimExpired: () => batcher.run(() => reclaimExpired(db, clock.now())),
     reclaimOwner: (owner) => batcher.run(() => reclaimOwner(db, owner, clock.now())),
