@@ -8,8 +8,9 @@ import { cancelWhileWaiting, proctor } from '../helpers/cli.js';
 import { copyBundle } from '../helpers/bundles.js';
 import { allBytes, leftovers } from '../helpers/home.js';
 import { startModelServer, type Step } from '../helpers/model-server.js';
-import { ROOT } from '../helpers/processes.js';
+import { ROOT, spawnTs } from '../helpers/processes.js';
 import { tempDir } from '../helpers/temp.js';
+import { waitFor } from '../helpers/wait.js';
 
 const TASK = join(ROOT, 'test/fixtures/bundles/shell-task');
 const GOLD = readFileSync(join(TASK, 'solution/gold.patch'), 'utf8');
@@ -415,6 +416,38 @@ describe('proctor solve (flat adapter)', () => {
     const status = await proctor(['--home', dir, 'status', '--json']);
     expect(JSON.parse(status.stdout)).toMatchObject({ batches: [] });
   }, 60_000);
+
+  it("fails a capped solve CONFIG_INVALID when the worker's profile has no prices, calling no model", async () => {
+    const { dir, server } = await home([{ message: 'done' }], PRICES);
+    const queued = await proctor(
+      ['--home', dir, 'solve', TASK, '--solver', 'mini', '--max-cost', '1'],
+      { PROCTOR_SOLVE_KEY: KEY },
+    );
+    expect(queued.code).toBe(0);
+    const toml = join(dir, 'proctor.toml');
+    writeFileSync(toml, readFileSync(toml, 'utf8').replace(PRICES, ''));
+    const worker = spawnTs(join(ROOT, 'bin', 'proctor.js'), ['--home', dir, 'worker'], {
+      PROCTOR_SOLVE_KEY: KEY,
+      PROCTOR_HOME: '',
+    });
+    const job = await waitFor(
+      async () => {
+        const status = await proctor(['--home', dir, 'status', '1', '--json']);
+        const [found] = (JSON.parse(status.stdout) as { jobs: Array<Record<string, unknown>> })
+          .jobs;
+        return found?.['status'] === 'failed' ? found : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 250, what: 'the solve to fail' },
+    );
+    expect(job).toMatchObject({ errorCode: 'CONFIG_INVALID', result: null });
+    expect(job['error']).toMatch(
+      /solver mini: the batch has a cost cap but the profile sets no prices/,
+    );
+    expect(server.requests).toHaveLength(0);
+    worker.process.kill('SIGTERM');
+    expect((await worker.exited).code).toBe(0);
+    expect(await leftovers(dir)).toEqual([]);
+  }, 120_000);
 
   it('refuses an unknown profile and an unset key variable, exit 2', async () => {
     const { dir } = await home([]);
