@@ -24,7 +24,7 @@ function msText(ms: number | null): string {
 /** One batch as `key  value` lines. */
 export function summaryLines(s: BatchSummary): string[] {
   const lines: string[] = [];
-  const put = (key: string, value: string) => lines.push(`  ${key.padEnd(22)}${value}`);
+  const put = (key: string, value: string) => lines.push(`  ${key.padEnd(24)}${value}`);
   lines.push(
     `batch ${s.batch}${s.label ? ` (${s.label})` : ''}${s.incomplete ? '  INCOMPLETE' : ''}`,
   );

@@ -118,11 +118,16 @@ export function attemptRows(
 ): ReportRow[] {
   const attempts: Attempt[] = [];
   const taskOfBundle = new Map<string, string>();
+  const instanceOfBundle = new Map<string, string>();
   for (const job of jobs) {
     if (job.kind !== 'grade' && job.kind !== 'solve') continue;
     const payload = payloadOf(job.payload);
     const taskId = taskIdOf(job) ?? (job.kind === 'solve' ? childTask(children, job.id) : null);
     if (taskId !== null && payload.bundle !== undefined) taskOfBundle.set(payload.bundle, taskId);
+    const instance = instanceOf(job);
+    if (instance !== null && payload.bundle !== undefined) {
+      instanceOfBundle.set(payload.bundle, instance);
+    }
     attempts.push({ job, payload, taskId });
   }
   const chosen = new Map<string, { latest: Attempt; earlier: number[] }>();
@@ -143,18 +148,26 @@ export function attemptRows(
   }
   const rows: ReportRow[] = [];
   for (const { latest, earlier } of chosen.values()) {
-    rows.push(
-      rowOf(
-        batch,
-        latest,
-        children,
-        earlier.sort((a, b) => a - b),
-      ),
+    const row = rowOf(
+      batch,
+      latest,
+      children,
+      earlier.sort((a, b) => a - b),
     );
+    // A job without a result yet (queued, failed) names its instance through its bundle's twin.
+    if (row.instanceId === null && row.bundle !== null) {
+      row.instanceId = instanceOfBundle.get(row.bundle) ?? null;
+    }
+    rows.push(row);
   }
   return rows.sort(
     (a, b) => (a.task < b.task ? -1 : a.task > b.task ? 1 : 0) || a.attempt - b.attempt,
   );
+}
+
+function instanceOf(job: AttemptJob): string | null {
+  const result = job.kind === 'solve' ? solveOf(job.result) : gradeOf(job.result);
+  return result?.task?.source?.instance_id ?? null;
 }
 
 function childTask(children: ReadonlyMap<number, AttemptJob>, id: number): string | null {

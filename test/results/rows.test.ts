@@ -210,3 +210,19 @@ describe('compareBatches', () => {
     ]);
   });
 });
+
+describe('attemptRows instance ids', () => {
+  it("gives a failed retry's row the instance id its bundle's earlier job recorded", () => {
+    const first = grade('t9', 'FAIL', { sample: 1 });
+    const failed = grade('t9', null, {
+      status: 'failed',
+      errorCode: 'DOCKER_ERROR',
+      payload: { ...(first.payload as object), sample: 2 },
+    });
+    const rows = attemptRows('b1', [first, failed], new Map());
+    expect(rows.map((r) => [r.attempt, r.instanceId, r.class])).toEqual([
+      [1, 'org__t9', 'unresolved'],
+      [2, 'org__t9', 'error'],
+    ]);
+  });
+});
