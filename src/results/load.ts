@@ -3,6 +3,7 @@
 // (children carry no batch id; a solve has at most a few). Nothing SQLite-specific: any
 // JobStore serves.
 import { ProctorError } from '../errors.js';
+import { JOB_STATUSES } from '../queue/constants.js';
 import { MAX_PAGE, type Batch, type Job, type JobStore } from '../queue/store.js';
 import { attemptRows, type AttemptJob, type ReportRow } from './rows.js';
 import { summarise, type BatchSummary } from './summary.js';
@@ -25,18 +26,26 @@ const slim = (job: Job): AttemptJob => ({
   parentId: job.parentId,
 });
 
+/**
+ * Every job of a batch, one status at a time: each page then walks the (batch_id, status)
+ * index in id order (its implicit rowid column), where a page over the whole batch would
+ * sort the batch once per page. Statuses go in the order jobs move through them, so a job
+ * that moves on while the pages are read is seen again rather than missed (kept once, by id).
+ */
 export async function batchJobs(store: JobStore, batchId: string): Promise<AttemptJob[]> {
-  const jobs: AttemptJob[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await store.listJobs(
-      { batchId },
-      { limit: MAX_PAGE, order: 'asc', ...(cursor === undefined ? {} : { cursor }) },
-    );
-    for (const job of page.items) jobs.push(slim(job));
-    cursor = page.nextCursor ?? undefined;
-  } while (cursor !== undefined);
-  return jobs;
+  const jobs = new Map<number, AttemptJob>();
+  for (const status of JOB_STATUSES) {
+    let cursor: string | undefined;
+    do {
+      const page = await store.listJobs(
+        { batchId, status },
+        { limit: MAX_PAGE, order: 'asc', ...(cursor === undefined ? {} : { cursor }) },
+      );
+      for (const job of page.items) jobs.set(job.id, slim(job));
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor !== undefined);
+  }
+  return [...jobs.values()];
 }
 
 /** Each passed solve's newest grade child. */

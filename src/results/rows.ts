@@ -78,6 +78,9 @@ interface Attempt {
   job: AttemptJob;
   payload: StoredPayload;
   taskId: string | null;
+  /** The job's own result, parsed once (a grade's for a grade, a solve's for a solve). */
+  grade: StoredGrade | null;
+  solve: StoredSolve | null;
 }
 
 function jobMs(jobs: ReadonlyArray<AttemptJob | undefined>): number | null {
@@ -100,11 +103,6 @@ function span(jobs: ReadonlyArray<AttemptJob | undefined>) {
   return { startedAt, finishedAt };
 }
 
-function taskIdOf(job: AttemptJob): string | null {
-  const result = job.kind === 'solve' ? solveOf(job.result) : gradeOf(job.result);
-  return result?.task?.id ?? null;
-}
-
 /**
  * The attempts of a batch's jobs (grades and solves; other kinds are ignored). `children`
  * gives each solve's grade (the newest when there are several). A job without a result yet
@@ -122,13 +120,17 @@ export function attemptRows(
   for (const job of jobs) {
     if (job.kind !== 'grade' && job.kind !== 'solve') continue;
     const payload = payloadOf(job.payload);
-    const taskId = taskIdOf(job) ?? (job.kind === 'solve' ? childTask(children, job.id) : null);
+    const grade = job.kind === 'grade' ? gradeOf(job.result) : null;
+    const solve = job.kind === 'solve' ? solveOf(job.result) : null;
+    const task = (grade ?? solve)?.task;
+    const taskId =
+      task?.id ?? (job.kind === 'solve' ? (childTask(children, job.id)?.id ?? null) : null);
     if (taskId !== null && payload.bundle !== undefined) taskOfBundle.set(payload.bundle, taskId);
-    const instance = instanceOf(job);
-    if (instance !== null && payload.bundle !== undefined) {
+    const instance = task?.source?.instance_id;
+    if (instance !== undefined && payload.bundle !== undefined) {
       instanceOfBundle.set(payload.bundle, instance);
     }
-    attempts.push({ job, payload, taskId });
+    attempts.push({ job, payload, taskId, grade, solve });
   }
   const chosen = new Map<string, { latest: Attempt; earlier: number[] }>();
   for (const attempt of attempts) {
@@ -165,14 +167,9 @@ export function attemptRows(
   );
 }
 
-function instanceOf(job: AttemptJob): string | null {
-  const result = job.kind === 'solve' ? solveOf(job.result) : gradeOf(job.result);
-  return result?.task?.source?.instance_id ?? null;
-}
-
-function childTask(children: ReadonlyMap<number, AttemptJob>, id: number): string | null {
+function childTask(children: ReadonlyMap<number, AttemptJob>, id: number) {
   const child = children.get(id);
-  return child ? taskIdOf(child) : null;
+  return child ? gradeOf(child.result)?.task : undefined;
 }
 
 function rowOf(
@@ -184,8 +181,9 @@ function rowOf(
   const { job, payload } = attempt;
   const solveJob = job.kind === 'solve' ? job : undefined;
   const gradeJob = job.kind === 'grade' ? job : children.get(job.id);
-  const solve: StoredSolve | null = solveJob ? solveOf(solveJob.result) : null;
-  const grade: StoredGrade | null = gradeJob ? gradeOf(gradeJob.result) : null;
+  const solve: StoredSolve | null = attempt.solve;
+  const grade: StoredGrade | null =
+    job.kind === 'grade' ? attempt.grade : gradeJob ? gradeOf(gradeJob.result) : null;
   // A solve that passed is judged by its grade; one that failed (or is unfinished) by itself.
   const judged = solveJob && !(solve?.verdict === 'PASS' && gradeJob) ? solveJob : gradeJob;
   const judgedResult = judged === solveJob ? solve : grade;
