@@ -45,3 +45,7 @@ export {
   summaryLines,
 } from './format.js';
 export type { FlatRow } from './format.js';
+export { ARCHIVE_MTIME, reproducibleTarGz } from './archive.js';
+export type { ArchiveEntry } from './archive.js';
+export { MAX_EXPORT_BYTES, MAX_EXPORT_JOBS, exportJobs } from './export.js';
+export type { ExportDeps, ExportOptions, ExportResult } from './export.js';
