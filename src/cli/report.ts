@@ -5,7 +5,6 @@ import { mkdir, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { stringify } from 'csv-stringify/sync';
 import { ProctorError } from '../errors.js';
-import { loadBundle } from '../oracle/index.js';
 import {
   comparisonLines,
   compareBatches,
@@ -77,6 +76,8 @@ function jsonlText(loaded: readonly LoadedBatch[]): string {
 
 /** One report.json per instance, as SWE-bench lays them out: DIR/<instance_id>/report.json. */
 async function writeInstanceReports(dir: string, loaded: LoadedBatch) {
+  // Only this form reads bundles: the others never load the oracle.
+  const { loadBundle } = await import('../oracle/index.js');
   const declared = new Map<string, { existing: string[]; hidden: string[] }>();
   for (const [key, row] of instanceRows(loaded.rows)) {
     let ids = row.bundle === null ? undefined : declared.get(row.bundle);
