@@ -283,6 +283,38 @@ function buildProgram(
     );
 
   program
+    .command('report')
+    .description('results of batches: classes, resolved rate with intervals, pass@k, cost')
+    .argument('<batches...>', 'batch ids')
+    .option('--compare <batch>', 'compare each batch with this reference batch, task by task')
+    .option('--format <format>', 'table, json, jsonl, csv or swebench (default: table)')
+    .option(
+      '--out <file>',
+      'write there instead of stdout (swebench: a folder, for report.json files)',
+    )
+    .exitOverride()
+    .action((batches: string[], options: { compare?: string; format?: string; out?: string }) =>
+      act(async (context) =>
+        (await import('./report.js')).reportCommand(context, batches, options),
+      ),
+    );
+
+  program
+    .command('export')
+    .description('a reproducible debug archive of jobs: rows, results, logs, transcripts, diffs')
+    .argument('[jobs...]', 'job ids')
+    .option('--batch <id>', 'every job of a batch (and its solves’ grades)')
+    .requiredOption('--out <file>', 'the .tar.gz to write')
+    .option('--include-hidden', 'also the hidden tests, the runner and the test ID lists')
+    .exitOverride()
+    .action((jobs: string[], options: { batch?: string; out: string; includeHidden?: boolean }) => {
+      const ids = parseJobIds(jobs);
+      return act(async (context) =>
+        (await import('./export.js')).exportCommand(context, ids, options),
+      );
+    });
+
+  program
     .command('serve')
     .description(
       'the loopback API and status page on 127.0.0.1, with workers, until SIGINT/SIGTERM',

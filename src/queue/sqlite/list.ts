@@ -1,6 +1,6 @@
 // Bounded reads: keyset pages of jobs and batches (never OFFSET, so a page costs the same at
-// job 10 as at job 1,000,000), counts by status, and batch progress for rates and ETAs.
-import { and, asc, count, desc, eq, gt, gte, lt, max, min, sql, type SQL } from 'drizzle-orm';
+// job 10 as at job 1,000,000) and counts by status (batch progress: batch-counts.ts).
+import { and, asc, count, desc, eq, gt, gte, lt, sql, type SQL } from 'drizzle-orm';
 import { ProctorError } from '../../errors.js';
 import { JOB_STATUSES } from '../constants.js';
 import type { Db } from '../db.js';
@@ -117,24 +117,6 @@ export function countJobs(db: Db, filter: Omit<JobFilter, 'status'>): StatusCoun
     .all();
   for (const row of rows) counts[row.status] = row.n;
   return counts;
-}
-
-export function batchTimes(db: Db, batchId: string, since: number) {
-  const [times] = db
-    .select({ firstStartedAt: min(jobs.startedAt), lastFinishedAt: max(jobs.finishedAt) })
-    .from(jobs)
-    .where(eq(jobs.batchId, batchId))
-    .all();
-  const [recent] = db
-    .select({ n: count() })
-    .from(jobs)
-    .where(and(eq(jobs.batchId, batchId), gte(jobs.finishedAt, since)))
-    .all();
-  return {
-    firstStartedAt: times?.firstStartedAt ?? null,
-    lastFinishedAt: times?.lastFinishedAt ?? null,
-    finishedInWindow: recent?.n ?? 0,
-  };
 }
 
 export function countFinishedSince(db: Db, since: number): number {

@@ -1,0 +1,167 @@
+// `proctor report BATCH… [--compare BATCH] [--format table|json|jsonl|csv|swebench] [--out
+// FILE]`: the results of batches (see src/results/). Bad input — an unknown batch or format,
+// --out into a folder that does not exist — is one line and exit 2, before anything is written.
+import { mkdir, stat, writeFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { stringify } from 'csv-stringify/sync';
+import { ProctorError } from '../errors.js';
+import {
+  comparisonLines,
+  compareBatches,
+  csvCell,
+  flatRow,
+  instanceKey,
+  instanceReport,
+  instanceRows,
+  loadBatch,
+  ROW_COLUMNS,
+  summaryLines,
+  swebenchSummary,
+  type LoadedBatch,
+} from '../results/index.js';
+import type { CommandContext } from './context.js';
+
+export const REPORT_FORMATS = ['table', 'json', 'jsonl', 'csv', 'swebench'] as const;
+export type ReportFormat = (typeof REPORT_FORMATS)[number];
+
+export interface ReportOptions {
+  compare?: string;
+  format?: string;
+  out?: string;
+}
+
+function formatOf(value: string | undefined): ReportFormat {
+  const format = value ?? 'table';
+  if (!(REPORT_FORMATS as readonly string[]).includes(format)) {
+    throw new ProctorError(
+      'USAGE',
+      `--format: expected one of ${REPORT_FORMATS.join(', ')}, got ${JSON.stringify(format)}`,
+    );
+  }
+  return format as ReportFormat;
+}
+
+async function isDirectory(path: string): Promise<boolean> {
+  return (await stat(path).catch(() => null))?.isDirectory() ?? false;
+}
+
+/** Where --out goes: a file whose folder exists, or (swebench only) an existing folder. */
+async function outTarget(out: string, format: ReportFormat) {
+  const path = resolve(out);
+  if (await isDirectory(path)) {
+    if (format === 'swebench') return { kind: 'dir' as const, path };
+    throw new ProctorError('USAGE', `--out: ${out} is a folder; give a file name`);
+  }
+  if (!(await isDirectory(dirname(path)))) {
+    throw new ProctorError('USAGE', `--out: no folder ${dirname(path)} to write ${out} into`);
+  }
+  return { kind: 'file' as const, path };
+}
+
+function csvText(loaded: readonly LoadedBatch[]): string {
+  const records = loaded.flatMap((b) =>
+    b.rows.map((row) => {
+      const flat = flatRow(row);
+      return ROW_COLUMNS.map((column) => csvCell(flat[column]));
+    }),
+  );
+  return stringify(records, { header: true, columns: [...ROW_COLUMNS], quoted_match: /^\s|\s$/ });
+}
+
+function jsonlText(loaded: readonly LoadedBatch[]): string {
+  const lines: string[] = [];
+  for (const b of loaded) for (const row of b.rows) lines.push(JSON.stringify(flatRow(row)));
+  return lines.length === 0 ? '' : `${lines.join('\n')}\n`;
+}
+
+/** One report.json per instance, as SWE-bench lays them out: DIR/<instance_id>/report.json. */
+async function writeInstanceReports(dir: string, loaded: LoadedBatch) {
+  // Only this form reads bundles: the others never load the oracle.
+  const { loadBundle } = await import('../oracle/index.js');
+  const declared = new Map<string, { existing: string[]; hidden: string[] }>();
+  for (const [key, row] of instanceRows(loaded.rows)) {
+    let ids = row.bundle === null ? undefined : declared.get(row.bundle);
+    if (!ids && row.bundle !== null) {
+      const bundle = await loadBundle(row.bundle).catch(() => null);
+      ids = { existing: bundle?.existingIds ?? [], hidden: bundle?.hiddenIds ?? [] };
+      declared.set(row.bundle, ids);
+    }
+    const report = instanceReport(row, ids ?? { existing: [], hidden: [] });
+    // instance ids are dataset names (owner__repo-123); keep a folder name safe whatever it is.
+    const folder = join(dir, key.replace(/[^A-Za-z0-9._-]/g, '_'));
+    await mkdir(folder, { recursive: true });
+    await writeFile(
+      join(folder, 'report.json'),
+      `${JSON.stringify({ [instanceKey(row)]: report }, null, 2)}\n`,
+    );
+  }
+}
+
+export async function reportCommand(
+  context: CommandContext,
+  batchIds: string[],
+  options: ReportOptions,
+): Promise<number> {
+  const format = formatOf(options.format);
+  if (format === 'swebench' && batchIds.length !== 1) {
+    throw new ProctorError('USAGE', '--format swebench reports one batch at a time');
+  }
+  const target = options.out === undefined ? null : await outTarget(options.out, format);
+  const store = context.openStore();
+  try {
+    const loaded: LoadedBatch[] = [];
+    for (const id of batchIds) loaded.push(await loadBatch(store, id));
+    const reference =
+      options.compare === undefined ? null : await loadBatch(store, options.compare);
+    const comparisons =
+      reference === null
+        ? []
+        : loaded.map((b) => compareBatches(b.batch.id, b.rows, reference.batch.id, reference.rows));
+
+    let text: string;
+    switch (format) {
+      case 'table':
+        text = [
+          ...loaded.flatMap((b) => [...summaryLines(b.summary), '']),
+          ...comparisons.flatMap((c) => [...comparisonLines(c), '']),
+        ]
+          .join('\n')
+          .replace(/\n+$/, '\n');
+        break;
+      case 'json':
+        text = `${JSON.stringify(
+          {
+            batches: loaded.map((b) => b.summary),
+            ...(reference === null ? {} : { comparisons }),
+          },
+          null,
+          2,
+        )}\n`;
+        break;
+      case 'jsonl':
+        text = jsonlText(loaded);
+        break;
+      case 'csv':
+        text = csvText(loaded);
+        break;
+      case 'swebench': {
+        const only = loaded[0] as LoadedBatch;
+        text = `${JSON.stringify(swebenchSummary(only.rows, null), null, 2)}\n`;
+        if (target?.kind === 'dir') {
+          await writeInstanceReports(target.path, only);
+          await writeFile(join(target.path, 'summary.json'), text);
+          context.io.out(
+            `wrote ${join(target.path, 'summary.json')} and ${only.summary.submitted} report.json files`,
+          );
+          return 0;
+        }
+        break;
+      }
+    }
+    if (target !== null) await writeFile(target.path, text);
+    else if (text.length > 0) context.io.out(text.replace(/\n$/, ''));
+    return 0;
+  } finally {
+    await store.close();
+  }
+}

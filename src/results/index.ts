@@ -1,0 +1,51 @@
+// Results: what a batch came to — report rows per attempt, per-batch figures with their
+// statistics, comparisons between batches, and the SWE-bench forms.
+export { OUTCOME_CLASSES, outcomeOf } from './outcome.js';
+export type { OutcomeClass } from './outcome.js';
+export {
+  Z95,
+  mcnemarExact,
+  pairedDifference,
+  passAtK,
+  passAtKTable,
+  passHatK,
+  percentile,
+  wilson,
+} from './stats.js';
+export type {
+  Interval,
+  PairedCounts,
+  PairedDifference,
+  PassAtKFigure,
+  Rate,
+  TaskAttempts,
+} from './stats.js';
+export { attemptRows } from './rows.js';
+export type { AttemptJob, ReportRow, Tokens } from './rows.js';
+export { emptyClasses, summarise, taskClasses } from './summary.js';
+export type { BatchSummary, ClassCounts, SummaryInput } from './summary.js';
+export { compareBatches } from './compare.js';
+export type { Comparison, Flip } from './compare.js';
+export { batchJobs, loadBatch } from './load.js';
+export type { LoadedBatch } from './load.js';
+export {
+  instanceKey,
+  instanceReport,
+  instanceRows,
+  namedIds,
+  swebenchSummary,
+} from './swebench.js';
+export type { InstanceReport, SwebenchSummary, TestSplit } from './swebench.js';
+export {
+  ROW_COLUMNS,
+  comparisonLines,
+  csvCell,
+  flatRow,
+  rateText,
+  summaryLines,
+} from './format.js';
+export type { FlatRow } from './format.js';
+export { ARCHIVE_MTIME, reproducibleTarGz } from './archive.js';
+export type { ArchiveEntry } from './archive.js';
+export { MAX_EXPORT_BYTES, MAX_EXPORT_JOBS, exportJobs } from './export.js';
+export type { ExportDeps, ExportOptions, ExportResult } from './export.js';

@@ -1,0 +1,174 @@
+// The per-batch figures of `proctor report`: tasks and their classes, the resolved rate with
+// Wilson 95 % intervals, pass@k / pass^k over attempts, tokens, cost, wall and job times, and
+// whether the batch is complete. Pure over report rows.
+//
+// A task's class, when it has several attempts: invalid_task if any attempt says so; else
+// the class of its first scored attempt (lowest sample that is resolved or unresolved), so
+// that the rate is that of a single-attempt run; else error if any attempt errored; else it
+// is pending (queued, running or cancelled). pass@k uses every scored attempt.
+import type { OutcomeClass } from './outcome.js';
+import type { ReportRow, Tokens } from './rows.js';
+import { passAtKTable, percentile, wilson, type PassAtKFigure, type Rate } from './stats.js';
+
+export type ClassCounts = Record<OutcomeClass, number>;
+
+export interface BatchSummary {
+  batch: string;
+  label: string | null;
+  /** Tasks of the batch's suite when known, else the distinct tasks of its jobs. */
+  tasks: number;
+  /** Whether `tasks` is the suite's count (false: counted from the batch's jobs only). */
+  suiteKnown: boolean;
+  submitted: number;
+  notSubmitted: number;
+  /** Tasks by class (see the module comment). */
+  classes: ClassCounts;
+  /** Tasks with no class yet: every attempt queued, running or cancelled. */
+  pending: number;
+  attempts: number;
+  /** Attempts by class. */
+  attemptClasses: ClassCounts;
+  /** Attempts queued or running, and cancelled. */
+  unfinishedAttempts: number;
+  cancelledAttempts: number;
+  /** resolved / (resolved + unresolved) tasks, Wilson 95 %. */
+  resolvedRateScored: Rate | null;
+  /** resolved / every task (not submitted, error and invalid count as not resolved). */
+  resolvedRateAll: Rate | null;
+  /** Only when some task has more than one scored attempt. */
+  passAtK: PassAtKFigure[] | null;
+  tokens: Tokens | null;
+  costUsd: number | null;
+  /** First start to last finish of the attempts' jobs (a solve's grade included), ms. */
+  wallMs: number | null;
+  jobMsP50: number | null;
+  jobMsP95: number | null;
+  incomplete: boolean;
+  /** Why the batch is incomplete, in words (empty when complete). */
+  incompleteBecause: string[];
+}
+
+export interface SummaryInput {
+  batch: string;
+  label: string | null;
+  rows: readonly ReportRow[];
+  /** The task ids of the batch's suite, when the batch recorded it; else null. */
+  suiteTasks: readonly string[] | null;
+  /** Jobs of the batch queued or running (from the batch's counts). */
+  unfinishedJobs: number;
+}
+
+export function emptyClasses(): ClassCounts {
+  return { resolved: 0, unresolved: 0, error: 0, invalid_task: 0 };
+}
+
+const scored = (c: OutcomeClass | null) => c === 'resolved' || c === 'unresolved';
+
+/** Each task's class by the rule of the module comment; null for a pending task. */
+export function taskClasses(rows: readonly ReportRow[]): Map<string, OutcomeClass | null> {
+  const byTask = new Map<string, ReportRow[]>();
+  for (const row of rows) {
+    const list = byTask.get(row.task);
+    if (list) list.push(row);
+    else byTask.set(row.task, [row]);
+  }
+  const classes = new Map<string, OutcomeClass | null>();
+  for (const [task, list] of byTask) {
+    list.sort((a, b) => a.attempt - b.attempt);
+    let cls: OutcomeClass | null = null;
+    if (list.some((r) => r.class === 'invalid_task')) cls = 'invalid_task';
+    else cls = list.find((r) => scored(r.class))?.class ?? null;
+    if (cls === null && list.some((r) => r.class === 'error')) cls = 'error';
+    classes.set(task, cls);
+  }
+  return classes;
+}
+
+export function summarise(input: SummaryInput): BatchSummary {
+  const { rows } = input;
+  const classesOfTasks = taskClasses(rows);
+  const classes = emptyClasses();
+  let pending = 0;
+  for (const cls of classesOfTasks.values()) {
+    if (cls === null) pending++;
+    else classes[cls]++;
+  }
+  const suite = input.suiteTasks === null ? null : new Set(input.suiteTasks);
+  const submitted = suite
+    ? [...classesOfTasks.keys()].filter((t) => suite.has(t)).length
+    : classesOfTasks.size;
+  const tasks = suite ? suite.size : classesOfTasks.size;
+  const notSubmitted = tasks - submitted;
+
+  const attemptClasses = emptyClasses();
+  let unfinishedAttempts = 0;
+  let cancelledAttempts = 0;
+  // Every task that is not invalid has an entry, so one whose attempts all errored counts as
+  // short of every k rather than vanishing from pass@k.
+  const perTask = new Map<string, { n: number; c: number }>();
+  for (const [task, cls] of classesOfTasks) {
+    if (cls !== 'invalid_task') perTask.set(task, { n: 0, c: 0 });
+  }
+  let firstStartedAt: number | null = null;
+  let lastFinishedAt: number | null = null;
+  let tokens: Tokens | null = null;
+  let costUsd: number | null = null;
+  const jobTimes: number[] = [];
+  for (const row of rows) {
+    if (row.class !== null) attemptClasses[row.class]++;
+    else if (row.status === 'cancelled') cancelledAttempts++;
+    else unfinishedAttempts++;
+    const t = perTask.get(row.task);
+    if (t && scored(row.class)) {
+      t.n++;
+      if (row.class === 'resolved') t.c++;
+    }
+    if (row.startedAt !== null)
+      firstStartedAt = Math.min(firstStartedAt ?? Infinity, row.startedAt);
+    if (row.finishedAt !== null)
+      lastFinishedAt = Math.max(lastFinishedAt ?? -Infinity, row.finishedAt);
+    if (row.tokens) {
+      tokens ??= { input: 0, cachedInput: 0, output: 0 };
+      tokens.input += row.tokens.input;
+      tokens.cachedInput += row.tokens.cachedInput;
+      tokens.output += row.tokens.output;
+    }
+    if (row.costUsd !== null) costUsd = (costUsd ?? 0) + row.costUsd;
+    if (row.jobMs !== null) jobTimes.push(row.jobMs);
+  }
+  const several = [...perTask.values()].some((t) => t.n > 1);
+
+  const incompleteBecause: string[] = [];
+  if (input.unfinishedJobs > 0)
+    incompleteBecause.push(`${input.unfinishedJobs} jobs queued or running`);
+  if (notSubmitted > 0) incompleteBecause.push(`${notSubmitted} tasks not submitted`);
+  if (cancelledAttempts > 0) incompleteBecause.push(`${cancelledAttempts} attempts cancelled`);
+
+  return {
+    batch: input.batch,
+    label: input.label,
+    tasks,
+    suiteKnown: suite !== null,
+    submitted,
+    notSubmitted,
+    classes,
+    pending,
+    attempts: rows.length,
+    attemptClasses,
+    unfinishedAttempts,
+    cancelledAttempts,
+    resolvedRateScored: wilson(classes.resolved, classes.resolved + classes.unresolved),
+    resolvedRateAll: wilson(classes.resolved, tasks),
+    passAtK: several ? passAtKTable([...perTask.values()]) : null,
+    tokens,
+    costUsd,
+    wallMs:
+      firstStartedAt !== null && lastFinishedAt !== null
+        ? Math.max(0, lastFinishedAt - firstStartedAt)
+        : null,
+    jobMsP50: percentile(jobTimes, 50),
+    jobMsP95: percentile(jobTimes, 95),
+    incomplete: incompleteBecause.length > 0,
+    incompleteBecause,
+  };
+}

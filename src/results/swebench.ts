@@ -1,0 +1,177 @@
+// `--format swebench`: the summary SWE-bench's harness writes after an evaluation run, and the
+// report.json it writes per instance, from Proctor's rows. Keyed by [source].instance_id, or
+// the task id for a task that has none.
+//
+// Per-test statuses: a grade result stores its verdict, not every test's status, so
+// tests_status is derived from the verdict and the declared IDs. PASS: every declared ID is a
+// success. HIDDEN_FAILED (the existing suite passed, by the oracle's rule order): PASS_TO_PASS
+// all success; the FAIL_TO_PASS IDs the verdict names are failures, and the rest successes when
+// the verdict names them all, else failures too. EXISTING_FAILED likewise for PASS_TO_PASS,
+// with FAIL_TO_PASS all failure. Any other FAIL (the patch did not apply, a timeout, a missing
+// report): every ID is a failure, as SWE-bench counts a test it found no pass for.
+import type { ReportRow } from './rows.js';
+import { taskClasses } from './summary.js';
+
+export interface SwebenchSummary {
+  total_instances: number;
+  submitted_instances: number;
+  completed_instances: number;
+  resolved_instances: number;
+  unresolved_instances: number;
+  empty_patch_instances: number;
+  error_instances: number;
+  completed_ids: string[];
+  incomplete_ids: string[];
+  empty_patch_ids: string[];
+  submitted_ids: string[];
+  resolved_ids: string[];
+  unresolved_ids: string[];
+  error_ids: string[];
+  schema_version: 2;
+}
+
+export const instanceKey = (row: Pick<ReportRow, 'instanceId' | 'task'>) =>
+  row.instanceId ?? row.task;
+
+/** Each task's row for SWE-bench: the first attempt (SWE-bench has one per instance). */
+export function instanceRows(rows: readonly ReportRow[]): Map<string, ReportRow> {
+  const byInstance = new Map<string, ReportRow>();
+  for (const row of rows) {
+    const key = instanceKey(row);
+    const seen = byInstance.get(key);
+    if (!seen || row.attempt < seen.attempt) byInstance.set(key, row);
+  }
+  return byInstance;
+}
+
+export function swebenchSummary(
+  rows: readonly ReportRow[],
+  suiteInstances: readonly string[] | null,
+): SwebenchSummary {
+  const byInstance = instanceRows(rows);
+  const classes = taskClasses([...byInstance.values()]);
+  const ids = {
+    submitted: [] as string[],
+    completed: [] as string[],
+    incomplete: [] as string[],
+    resolved: [] as string[],
+    unresolved: [] as string[],
+    empty: [] as string[],
+    error: [] as string[],
+  };
+  for (const [key, row] of byInstance) {
+    ids.submitted.push(key);
+    const cls = classes.get(row.task) ?? null;
+    if (row.reason === 'EMPTY_PATCH') {
+      ids.empty.push(key);
+      continue;
+    }
+    if (cls === 'resolved' || cls === 'unresolved') {
+      ids.completed.push(key);
+      (cls === 'resolved' ? ids.resolved : ids.unresolved).push(key);
+    } else if (cls === 'error' || cls === 'invalid_task') ids.error.push(key);
+    else ids.incomplete.push(key);
+  }
+  const sorted = (list: string[]) => list.sort();
+  const total = suiteInstances === null ? byInstance.size : suiteInstances.length;
+  if (suiteInstances !== null) {
+    for (const key of suiteInstances) if (!byInstance.has(key)) ids.incomplete.push(key);
+  }
+  return {
+    total_instances: total,
+    submitted_instances: ids.submitted.length,
+    completed_instances: ids.completed.length,
+    resolved_instances: ids.resolved.length,
+    unresolved_instances: ids.unresolved.length,
+    empty_patch_instances: ids.empty.length,
+    error_instances: ids.error.length,
+    completed_ids: sorted(ids.completed),
+    incomplete_ids: sorted(ids.incomplete),
+    empty_patch_ids: sorted(ids.empty),
+    submitted_ids: sorted(ids.submitted),
+    resolved_ids: sorted(ids.resolved),
+    unresolved_ids: sorted(ids.unresolved),
+    error_ids: sorted(ids.error),
+    schema_version: 2,
+  };
+}
+
+export interface TestSplit {
+  success: string[];
+  failure: string[];
+}
+
+export interface InstanceReport {
+  patch_is_None: boolean;
+  patch_exists: boolean;
+  patch_successfully_applied: boolean;
+  resolved: boolean;
+  tests_status: { FAIL_TO_PASS: TestSplit; PASS_TO_PASS: TestSplit };
+}
+
+const NOT_APPLIED = new Set(['EMPTY_PATCH', 'APPLY_FAILED', 'PATCH_TOO_LARGE', 'PATCH_REJECTED']);
+
+/** The IDs a verdict's detail names after `phase: N tests …: `, and whether it named them all. */
+export function namedIds(
+  detail: string,
+  phase: 'existing' | 'hidden',
+  declared: readonly string[],
+): { named: Set<string>; complete: boolean } {
+  const named = new Set<string>();
+  const head = `${phase} phase: `;
+  if (!detail.startsWith(head)) return { named, complete: false };
+  const colon = detail.indexOf(': ', head.length);
+  if (colon < 0) return { named, complete: false };
+  const list = detail.slice(colon + 2);
+  const truncated = /, … and \d+ more$/.test(list);
+  const known = new Set(declared);
+  let complete = !truncated;
+  for (const part of list.replace(/, … and \d+ more$/, '').split(', ')) {
+    const id = part.replace(/ \((?:failed|error|skipped)\)$/, '');
+    if (known.has(id)) named.add(id);
+    else complete = false; // shortened in the detail: cannot tell which declared ID it is
+  }
+  return { named, complete };
+}
+
+function split(ids: readonly string[], failed: Set<string> | 'all' | 'none', complete = true) {
+  if (failed === 'all') return { success: [], failure: [...ids] };
+  if (failed === 'none') return { success: [...ids], failure: [] };
+  const success: string[] = [];
+  const failure: string[] = [];
+  for (const id of ids) (failed.has(id) || !complete ? failure : success).push(id);
+  return { success, failure };
+}
+
+export function instanceReport(
+  row: ReportRow,
+  declared: { existing: readonly string[]; hidden: readonly string[] },
+): InstanceReport {
+  const reason = row.reason ?? '';
+  const ran = row.status === 'done' && row.verdict !== null;
+  const detail = row.detail ?? '';
+  let f2p: TestSplit;
+  let p2p: TestSplit;
+  if (row.verdict === 'PASS') {
+    f2p = split(declared.hidden, 'none');
+    p2p = split(declared.existing, 'none');
+  } else if (reason === 'HIDDEN_FAILED') {
+    const { named, complete } = namedIds(detail, 'hidden', declared.hidden);
+    f2p = split(declared.hidden, named, complete);
+    p2p = split(declared.existing, 'none');
+  } else if (reason === 'EXISTING_FAILED') {
+    const { named, complete } = namedIds(detail, 'existing', declared.existing);
+    f2p = split(declared.hidden, 'all');
+    p2p = split(declared.existing, named, complete);
+  } else {
+    f2p = split(declared.hidden, 'all');
+    p2p = split(declared.existing, 'all');
+  }
+  return {
+    patch_is_None: reason === 'EMPTY_PATCH',
+    patch_exists: reason !== 'EMPTY_PATCH',
+    patch_successfully_applied: ran && !NOT_APPLIED.has(reason),
+    resolved: row.class === 'resolved',
+    tests_status: { FAIL_TO_PASS: f2p, PASS_TO_PASS: p2p },
+  };
+}
