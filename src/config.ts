@@ -18,6 +18,7 @@
 //   runtime = "runc"                # or "runsc" (gVisor) where installed
 //   uid = 1000
 //   gid = 1000
+//   templates = 8                   # workspace templates kept (least recently used go first)
 //   [solvers.NAME]                  # a registered solver profile (see the README)
 import { lstatSync, readFileSync, realpathSync, statSync, statfsSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
@@ -85,9 +86,10 @@ const fileSchema = z
           .min(1)
           .max(2 ** 31 - 1)
           .default(1000),
+        templates: z.number().int().min(1).max(1000).default(8),
       })
       .strict()
-      .default({ runtime: 'runc', uid: 1000, gid: 1000 }),
+      .default({ runtime: 'runc', uid: 1000, gid: 1000, templates: 8 }),
     solvers: z.record(z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/), solverSchema).default({}),
   })
   .strict();

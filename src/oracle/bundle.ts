@@ -60,6 +60,11 @@ export interface Bundle {
     | { kind: 'image'; reference: string };
   workdir: string;
   baseCommit: string;
+  /**
+   * [environment].history: the solver's workspace history, `full` when absent; the
+   * evaluator never has any.
+   */
+  history?: 'full' | 'none';
   grading: { allow: string[]; deny: string[]; allowSymlinks: boolean };
   /** [tests].env: extra variables for the runner, on top of Proctor's deterministic ones. */
   testsEnv: Record<string, string>;
@@ -254,6 +259,7 @@ export async function loadBundle(dir: string, options: LoadBundleOptions = {}): 
           },
     workdir: task.environment.workdir,
     baseCommit: task.environment.base_commit,
+    ...(task.environment.history === 'none' ? { history: 'none' as const } : {}),
     grading: {
       allow: [...task.grading.allow],
       deny: [...task.grading.deny],

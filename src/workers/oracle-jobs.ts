@@ -26,6 +26,7 @@ import {
   type DockerClient,
   type Owner,
   type ResolvedImage,
+  type TemplateStore,
 } from '../sandbox/index.js';
 import type { ArtifactStore } from '../store/index.js';
 import type { ImageCache } from './images.js';
@@ -40,6 +41,8 @@ export interface OracleDeps {
   /** The Proctor home: labels every container, so two homes never reap each other's. */
   home: string;
   clock: Clock;
+  /** Workspace templates, shared by every job of the process (LRU-bounded). */
+  templates?: TemplateStore;
 }
 
 /** What a grade job stores as its result. */
@@ -108,7 +111,10 @@ async function withImage(deps: OracleDeps, bundle: Bundle, signal: AbortSignal) 
   }
 }
 
-/** Runs `work` as this job attempt's owner, and removes everything it labelled afterwards. */
+/**
+ * Runs `work` as this job attempt's owner; everything it labelled is removed once the job's
+ * end is recorded (context.defer), whatever happened.
+ */
 export async function asOwner<T>(
   deps: Pick<OracleDeps, 'docker' | 'home'>,
   context: JobContext,
@@ -122,10 +128,12 @@ export async function asOwner<T>(
   try {
     return await work(owner);
   } finally {
-    await removeOwned(deps.docker, owner).catch((error: unknown) => {
-      context.logger.warn('cleanup failed; the reaper will retry', {
-        job: context.job.id,
-        error: describeError(error),
+    context.defer(async () => {
+      await removeOwned(deps.docker, owner).catch((error: unknown) => {
+        context.logger.warn('cleanup failed; the reaper will retry', {
+          job: context.job.id,
+          error: describeError(error),
+        });
       });
     });
   }
@@ -176,6 +184,8 @@ export function gradeHandler(deps: OracleDeps): JobHandler {
         owner,
         sandbox: deps.sandbox,
         signal: context.signal,
+        ...(deps.templates ? { templates: deps.templates } : {}),
+        leaveForOwner: true,
       }),
     );
     const verdict = evaluation.verdict;
@@ -216,12 +226,21 @@ export function baselineHandler(deps: OracleDeps): JobHandler {
     const image = await withImage(deps, bundle, context.signal);
     const runs: Array<{ title: string; evaluation: Evaluation }> = [];
     await asOwner(deps, context, async (owner) => {
-      const input = { bundle, imageId: image.localId, owner, sandbox: deps.sandbox };
+      const input = {
+        bundle,
+        imageId: image.localId,
+        owner,
+        sandbox: deps.sandbox,
+        ...(deps.templates ? { templates: deps.templates } : {}),
+      };
       for (let i = 1; i <= payload.repeat; i++) {
         const evaluation = await evaluateOrExplain(deps, {
           ...input,
           candidate: null,
           signal: context.signal,
+          // The last run's container and volumes go after the verdict (asOwner); earlier
+          // runs remove theirs before the next starts, so they never pile up.
+          leaveForOwner: i === payload.repeat && gold === null,
         });
         runs.push({ title: payload.repeat > 1 ? `baseline run ${i}` : 'baseline', evaluation });
       }
@@ -230,6 +249,7 @@ export function baselineHandler(deps: OracleDeps): JobHandler {
           ...input,
           candidate: gold,
           signal: context.signal,
+          leaveForOwner: true,
         });
         runs.push({ title: 'gold patch', evaluation });
       }

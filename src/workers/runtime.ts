@@ -7,7 +7,12 @@ import type { Clock } from '../clock.js';
 import { dockerHost, knownSecrets, type ProctorConfig } from '../config.js';
 import type { Logger } from '../logger.js';
 import { openSqliteJobStore, type JobKind, type JobStore } from '../queue/index.js';
-import { createDockerClient, requireDocker, type DockerClient } from '../sandbox/index.js';
+import {
+  createDockerClient,
+  createTemplateStore,
+  requireDocker,
+  type DockerClient,
+} from '../sandbox/index.js';
 import { createModelCatalog } from '../solvers/codex/catalog.js';
 import {
   createArtifactStore,
@@ -81,6 +86,8 @@ export function createRuntime(config: ProctorConfig, clock: Clock, logger: Logge
         },
         home: config.home,
         clock,
+        // One per pool: jobs that need the same missing template wait for one preparation.
+        templates: createTemplateStore({ limit: sandbox.templates }),
       };
       const all: Partial<Record<JobKind, JobHandler>> = {
         baseline: baselineHandler(deps),

@@ -1,4 +1,5 @@
-// The handler of the `solve` kind: a fresh workspace from the clean commit, a long-lived
+// The handler of the `solve` kind: a fresh workspace from the clean commit (copied from the
+// image's workspace template; its history as [environment].history says), a long-lived
 // solver container (isolation profile), the adapter's model loop host-side with description.md
 // as the only prompt and one deadline (solver_seconds, lowered by the request's timeout), then
 // the container is paused and the candidate captured with git (sandbox/capture.ts), stored as
@@ -26,6 +27,7 @@ import {
   workTmpfs,
   startIdleContainer,
   type DockerClient,
+  type TemplateStore,
 } from '../sandbox/index.js';
 import { createDeadline } from '../solvers/deadline.js';
 import type { ModelCatalog } from '../solvers/codex/catalog.js';
@@ -50,6 +52,8 @@ export interface SolveDeps {
   secrets: readonly string[];
   /** The codex adapter's model catalog, read once per runtime. */
   codexCatalog: ModelCatalog;
+  /** Workspace templates, shared by every job of the process (LRU-bounded). */
+  templates?: TemplateStore;
 }
 
 /** What a solve job stores as its result. */
@@ -116,9 +120,11 @@ export function solveHandler(deps: SolveDeps): JobHandler {
         image: image.localId,
         repoPath: bundle.workdir,
         baseCommit: bundle.baseCommit,
+        history: bundle.history ?? 'full',
         uid,
         gid,
         ...runtime,
+        ...(deps.templates ? { templates: deps.templates } : {}),
       });
       const container = await startIdleContainer(deps.docker, {
         owner,
