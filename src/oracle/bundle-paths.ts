@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { constants, type Stats } from 'node:fs';
 import { lstat, open, readdir, readlink, realpath } from 'node:fs/promises';
 import { join, sep } from 'node:path';
+import type { FileDigests } from './file-digests.js';
 
 /** One thing wrong with a bundle: the file (relative to the bundle) and, in task.toml, the key. */
 export interface BundleProblem {
@@ -310,11 +311,15 @@ export function checkCopied(
   return true;
 }
 
-async function hashFile(path: string): Promise<string> {
+async function hashFile(path: string, digests?: FileDigests): Promise<string> {
   const hash = createHash('sha256');
   const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  let stat;
   try {
-    if (!(await handle.stat()).isFile()) throw new Error(`${path} is no longer a regular file`);
+    stat = await handle.stat({ bigint: true });
+    if (!stat.isFile()) throw new Error(`${path} is no longer a regular file`);
+    const known = digests?.get(path, stat);
+    if (known !== undefined) return known;
     const buffer = Buffer.alloc(1024 * 1024);
     let total = 0;
     for (;;) {
@@ -327,7 +332,9 @@ async function hashFile(path: string): Promise<string> {
   } finally {
     await handle.close();
   }
-  return hash.digest('hex');
+  const digest = hash.digest('hex');
+  digests?.set(path, stat, digest);
+  return digest;
 }
 
 /**
@@ -337,7 +344,11 @@ async function hashFile(path: string): Promise<string> {
  * Only the execute bit of the mode counts, so that the same bundle checked out under another
  * umask hashes the same; folders do not count, so an empty folder changes nothing.
  */
-export async function hashBundle(root: string, entries: Iterable<BundleEntry>): Promise<string> {
+export async function hashBundle(
+  root: string,
+  entries: Iterable<BundleEntry>,
+  digests?: FileDigests,
+): Promise<string> {
   const hashed = [...entries]
     .filter((entry) => entry.kind === 'file' || entry.kind === 'symlink')
     .sort((a, b) => Buffer.compare(Buffer.from(a.path), Buffer.from(b.path)));
@@ -352,7 +363,7 @@ export async function hashBundle(root: string, entries: Iterable<BundleEntry>): 
               .update(await readlink(abs))
               .digest('hex'),
           ]
-        : [(entry.mode & 0o111) === 0 ? '100644' : '100755', await hashFile(abs)];
+        : [(entry.mode & 0o111) === 0 ? '100644' : '100755', await hashFile(abs, digests)];
     tree.update(`${mode} ${digest} ${entry.path}\0`);
   }
   return tree.digest('hex');

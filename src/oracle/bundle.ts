@@ -4,6 +4,7 @@
 // solver and the queue rely on: validated settings with defaults, absolute paths of the
 // evaluator assets, the declared test IDs and a hash of the bundle's exact contents.
 // task.toml's schema, its defaults and bounds are in task-schema.ts.
+import type { FileDigests } from './file-digests.js';
 import { lstat, readdir, realpath, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
@@ -92,6 +93,8 @@ export interface LoadBundleOptions {
   maxBundles?: number;
   /** Checked between bundles: a suite's loading stops when it aborts. */
   signal?: AbortSignal;
+  /** File digests of earlier loads in this process: unchanged files are not read again. */
+  digests?: FileDigests;
 }
 
 const FILES = {
@@ -278,7 +281,7 @@ export async function loadBundle(dir: string, options: LoadBundleOptions = {}): 
     },
     existingIds: ids.existing,
     hiddenIds: ids.hidden,
-    contentHash: await hashBundle(root, entries.values()),
+    contentHash: await hashBundle(root, entries.values(), options.digests),
   };
 }
 

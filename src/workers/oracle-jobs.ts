@@ -16,6 +16,7 @@ import {
   type Bundle,
   type Evaluation,
   type EvaluatorSandbox,
+  type FileDigests,
   type Verdict,
   taskRecord,
   type TaskRecord,
@@ -43,6 +44,8 @@ export interface OracleDeps {
   clock: Clock;
   /** Workspace templates, shared by every job of the process (LRU-bounded). */
   templates?: TemplateStore;
+  /** File digests of earlier bundle loads: an unchanged bundle is not read whole again. */
+  digests?: FileDigests;
 }
 
 /** What a grade job stores as its result. */
@@ -95,9 +98,9 @@ function permanent(error: unknown, what: string): never {
   throw withContext(error, what);
 }
 
-async function withBundle(path: string): Promise<Bundle> {
+async function withBundle(deps: Pick<OracleDeps, 'digests'>, path: string): Promise<Bundle> {
   try {
-    return await loadBundle(path);
+    return await loadBundle(path, deps.digests ? { digests: deps.digests } : {});
   } catch (error) {
     permanent(error, 'cannot load the bundle');
   }
@@ -164,7 +167,7 @@ export function gradeHandler(deps: OracleDeps): JobHandler {
   return async (context): Promise<HandlerOutput> => {
     const payload = context.payload as PayloadOf<'grade'>;
     const startedAt = new Date(deps.clock.now());
-    const bundle = await withBundle(payload.bundle);
+    const bundle = await withBundle(deps, payload.bundle);
     let diff: Buffer;
     try {
       const record = await deps.store.getArtifact(payload.candidate);
@@ -218,7 +221,7 @@ export function baselineHandler(deps: OracleDeps): JobHandler {
   return async (context): Promise<HandlerOutput> => {
     const payload = context.payload as PayloadOf<'baseline'>;
     const startedAt = new Date(deps.clock.now());
-    const bundle = await withBundle(payload.bundle);
+    const bundle = await withBundle(deps, payload.bundle);
     let gold: Buffer | null = null;
     if (payload.gold && bundle.paths.goldPatch !== undefined) {
       gold = await readFile(bundle.paths.goldPatch);

@@ -16,6 +16,7 @@ import {
   readDescription,
   taskRecord,
   type Bundle,
+  type FileDigests,
   type TaskRecord,
 } from '../oracle/index.js';
 import type { PayloadOf } from '../queue/index.js';
@@ -54,6 +55,8 @@ export interface SolveDeps {
   codexCatalog: ModelCatalog;
   /** Workspace templates, shared by every job of the process (LRU-bounded). */
   templates?: TemplateStore;
+  /** File digests of earlier bundle loads: an unchanged bundle is not read whole again. */
+  digests?: FileDigests;
 }
 
 /** What a solve job stores as its result. */
@@ -101,7 +104,7 @@ export function solveHandler(deps: SolveDeps): JobHandler {
     }
     let bundle: Bundle;
     try {
-      bundle = await loadBundle(payload.bundle);
+      bundle = await loadBundle(payload.bundle, deps.digests ? { digests: deps.digests } : {});
     } catch (error) {
       throw withContext(error, 'cannot load the bundle');
     }
