@@ -24,6 +24,10 @@ export interface BundleEntry {
   size: number;
 }
 
+/** Entries lstat'ed at once by the walk, and files hashed at once. */
+const STAT_CHUNK = 64;
+const HASH_CHUNK = 16;
+
 /** Most entries (files, folders, symlinks) a bundle may hold. */
 export const MAX_BUNDLE_ENTRIES = 50_000;
 /** Most bytes of file content a bundle may hold; all of it is read to hash the bundle. 1 GiB. */
@@ -113,6 +117,20 @@ export async function walkBundle(root: string): Promise<WalkResult> {
       });
       return true;
     }
+    // lstat a folder's entries a chunk at a time rather than one by one: a large build
+    // context (a repository with its .git) is walked on every job.
+    const statted = new Map<string, Stats | { failed: unknown }>();
+    for (let i = 0; i < names.length; i += STAT_CHUNK) {
+      const chunk = names.slice(i, i + STAT_CHUNK);
+      const results = await Promise.all(
+        chunk.map((name) =>
+          lstat(join(root, dir === '' ? name : `${dir}/${name}`)).catch((failed: unknown) => ({
+            failed,
+          })),
+        ),
+      );
+      chunk.forEach((name, k) => statted.set(name, results[k] as Stats | { failed: unknown }));
+    }
     for (const name of names) {
       const path = dir === '' ? name : `${dir}/${name}`;
       const problem = (message: string) => problems.push({ file: path, message });
@@ -128,13 +146,12 @@ export async function walkBundle(root: string): Promise<WalkResult> {
       if (name.includes('\\')) problem('backslash in a path (paths are POSIX, `/`-separated)');
       if (path.length > MAX_BUNDLE_PATH) problem(`path longer than ${MAX_BUNDLE_PATH} characters`);
       const abs = join(root, path);
-      let stats: Stats;
-      try {
-        stats = await lstat(abs);
-      } catch (error) {
-        problem(`cannot be read: ${errorCode(error)}`);
+      const got = statted.get(name);
+      if (got === undefined || 'failed' in got) {
+        problem(`cannot be read: ${errorCode(got?.failed)}`);
         continue;
       }
+      const stats: Stats = got;
       const entry = (kind: BundleEntry['kind']) =>
         entries.set(path, { path, kind, mode: stats.mode, size: stats.size });
       if (stats.isDirectory()) {
@@ -353,18 +370,25 @@ export async function hashBundle(
     .filter((entry) => entry.kind === 'file' || entry.kind === 'symlink')
     .sort((a, b) => Buffer.compare(Buffer.from(a.path), Buffer.from(b.path)));
   const tree = createHash('sha256').update('proctor-bundle-v1\0');
-  for (const entry of hashed) {
+  const one = async (entry: BundleEntry) => {
     const abs = join(root, entry.path);
-    const [mode, digest] =
-      entry.kind === 'symlink'
-        ? [
-            '120000',
-            createHash('sha256')
-              .update(await readlink(abs))
-              .digest('hex'),
-          ]
-        : [(entry.mode & 0o111) === 0 ? '100644' : '100755', await hashFile(abs, digests)];
-    tree.update(`${mode} ${digest} ${entry.path}\0`);
+    return entry.kind === 'symlink'
+      ? [
+          '120000',
+          createHash('sha256')
+            .update(await readlink(abs))
+            .digest('hex'),
+        ]
+      : [(entry.mode & 0o111) === 0 ? '100644' : '100755', await hashFile(abs, digests)];
+  };
+  // A chunk of files at a time (each read holds a 1 MiB buffer), recorded in path order.
+  for (let i = 0; i < hashed.length; i += HASH_CHUNK) {
+    const chunk = hashed.slice(i, i + HASH_CHUNK);
+    const results = await Promise.all(chunk.map(one));
+    chunk.forEach((entry, k) => {
+      const [mode, digest] = results[k] as string[];
+      tree.update(`${mode} ${digest} ${entry.path}\0`);
+    });
   }
   return tree.digest('hex');
 }
