@@ -240,10 +240,19 @@ interface JobRow {
 }
 
 function job(home: string, id: number): JobRow {
-  const out = JSON.parse(proctor(home, ['status', String(id), '--json'])) as { jobs: JobRow[] };
-  const row = out.jobs[0];
-  if (!row) throw new Error(`no job ${id}`);
-  return row;
+  // A status read can meet the worker's write lock past busy_timeout on a loaded host: retry.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const out = JSON.parse(proctor(home, ['status', String(id), '--json'])) as {
+        jobs: JobRow[];
+      };
+      const row = out.jobs[0];
+      if (!row) throw new Error(`no job ${id}`);
+      return row;
+    } catch (error) {
+      if (attempt >= 5) throw error;
+    }
+  }
 }
 
 /** Enqueues `n` grades of the gold patch. */

@@ -5,7 +5,9 @@
 // p-queue is only a slot limiter here: the database is the queue, and the pool never holds
 // more claimed jobs than it has free slots. p-queue's own timeout and abort would free a slot
 // while the work goes on, so neither is used: a slot frees only when the handler's promise
-// settles, and handlers must stop their work (later, their containers) before settling.
+// settles, and handlers must stop their work before settling. What only needs removing (a
+// finished job's containers and volumes) a handler defers (JobContext.defer): it runs after
+// the job's end is recorded, one removal at a time, at most maxPendingCleanups waiting.
 import PQueue from 'p-queue';
 import type { Clock } from '../clock.js';
 import { describeError, errorCode, isRetryable } from '../errors.js';
