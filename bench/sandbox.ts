@@ -31,6 +31,7 @@ import {
   execInContainer,
   labelsFor,
   removeContainer,
+  pruneTemplates,
   removeOwned,
   removeVolume,
   runToCompletion,
@@ -103,6 +104,8 @@ function cleanup(): Promise<void> {
   cleaning ??= (async () => {
     for (const child of children) child.kill('SIGKILL');
     for (let pass = 0; pass < 2; pass++) await removeOwned(docker, owner).catch(() => {});
+    // The workspace templates createWorkspace made (they carry no job label).
+    await pruneTemplates(docker, owner.home).catch(() => undefined);
     const images = await docker.listImages({ filters: { label: [imageLabel] } }).catch(() => []);
     for (const image of images) {
       await docker

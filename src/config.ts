@@ -18,6 +18,7 @@
 //   runtime = "runc"                # or "runsc" (gVisor) where installed
 //   uid = 1000
 //   gid = 1000
+//   templates = 8                   # workspace templates kept (least recently used go first)
 //   [solvers.NAME]                  # a registered solver profile (see the README)
 //   price_input_per_mtok = 2.0      # USD per million tokens: input and output together, or
 //   price_output_per_mtok = 8.0     # neither; cached input defaults to the input price
@@ -109,9 +110,10 @@ const fileSchema = z
           .min(1)
           .max(2 ** 31 - 1)
           .default(1000),
+        templates: z.number().int().min(1).max(1000).default(8),
       })
       .strict()
-      .default({ runtime: 'runc', uid: 1000, gid: 1000 }),
+      .default({ runtime: 'runc', uid: 1000, gid: 1000, templates: 8 }),
     solvers: z.record(z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/), solverSchema).default({}),
   })
   .strict();

@@ -22,7 +22,7 @@ describe('configuration', () => {
       dbPath: join(home, 'proctor.db'),
       workers: { baseline: slots, grade: slots, solve: slots, validate: validateSlots(slots) },
       queue: { lease_seconds: 60, max_attempts: 3, synchronous: 'full', retention_days: 0 },
-      sandbox: { runtime: 'runc', uid: 1000, gid: 1000 },
+      sandbox: { runtime: 'runc', uid: 1000, gid: 1000, templates: 8 },
       solvers: {},
     });
   });

@@ -356,6 +356,20 @@ function buildProgram(
       ),
     );
 
+  program
+    .command('prune')
+    .description("remove this home's workspace templates (remade when a job needs one)")
+    .addOption(
+      new Option('--keep <n>', 'keep the n most recently made')
+        .default(0)
+        .argParser(intIn('--keep', 0, 1000)),
+    )
+    .option('--json', 'machine-readable output')
+    .exitOverride()
+    .action((options: { keep: number; json?: boolean }) =>
+      act(async (context) => (await import('./prune.js')).pruneCommand(context, options)),
+    );
+
   return program;
 }
 

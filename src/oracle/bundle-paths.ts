@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { constants, type Stats } from 'node:fs';
 import { lstat, open, readdir, readlink, realpath } from 'node:fs/promises';
 import { join, sep } from 'node:path';
+import type { FileDigests } from './file-digests.js';
 
 /** One thing wrong with a bundle: the file (relative to the bundle) and, in task.toml, the key. */
 export interface BundleProblem {
@@ -22,6 +23,10 @@ export interface BundleEntry {
   mode: number;
   size: number;
 }
+
+/** Entries lstat'ed at once by the walk, and files hashed at once. */
+const STAT_CHUNK = 64;
+const HASH_CHUNK = 16;
 
 /** Most entries (files, folders, symlinks) a bundle may hold. */
 export const MAX_BUNDLE_ENTRIES = 50_000;
@@ -112,6 +117,20 @@ export async function walkBundle(root: string): Promise<WalkResult> {
       });
       return true;
     }
+    // lstat a folder's entries a chunk at a time rather than one by one: a large build
+    // context (a repository with its .git) is walked on every job.
+    const statted = new Map<string, Stats | { failed: unknown }>();
+    for (let i = 0; i < names.length; i += STAT_CHUNK) {
+      const chunk = names.slice(i, i + STAT_CHUNK);
+      const results = await Promise.all(
+        chunk.map((name) =>
+          lstat(join(root, dir === '' ? name : `${dir}/${name}`)).catch((failed: unknown) => ({
+            failed,
+          })),
+        ),
+      );
+      chunk.forEach((name, k) => statted.set(name, results[k] as Stats | { failed: unknown }));
+    }
     for (const name of names) {
       const path = dir === '' ? name : `${dir}/${name}`;
       const problem = (message: string) => problems.push({ file: path, message });
@@ -127,13 +146,12 @@ export async function walkBundle(root: string): Promise<WalkResult> {
       if (name.includes('\\')) problem('backslash in a path (paths are POSIX, `/`-separated)');
       if (path.length > MAX_BUNDLE_PATH) problem(`path longer than ${MAX_BUNDLE_PATH} characters`);
       const abs = join(root, path);
-      let stats: Stats;
-      try {
-        stats = await lstat(abs);
-      } catch (error) {
-        problem(`cannot be read: ${errorCode(error)}`);
+      const got = statted.get(name);
+      if (got === undefined || 'failed' in got) {
+        problem(`cannot be read: ${errorCode(got?.failed)}`);
         continue;
       }
+      const stats: Stats = got;
       const entry = (kind: BundleEntry['kind']) =>
         entries.set(path, { path, kind, mode: stats.mode, size: stats.size });
       if (stats.isDirectory()) {
@@ -310,11 +328,15 @@ export function checkCopied(
   return true;
 }
 
-async function hashFile(path: string): Promise<string> {
+async function hashFile(path: string, digests?: FileDigests): Promise<string> {
   const hash = createHash('sha256');
   const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  let stat;
   try {
-    if (!(await handle.stat()).isFile()) throw new Error(`${path} is no longer a regular file`);
+    stat = await handle.stat({ bigint: true });
+    if (!stat.isFile()) throw new Error(`${path} is no longer a regular file`);
+    const known = digests?.get(path, stat);
+    if (known !== undefined) return known;
     const buffer = Buffer.alloc(1024 * 1024);
     let total = 0;
     for (;;) {
@@ -327,7 +349,9 @@ async function hashFile(path: string): Promise<string> {
   } finally {
     await handle.close();
   }
-  return hash.digest('hex');
+  const digest = hash.digest('hex');
+  digests?.set(path, stat, digest);
+  return digest;
 }
 
 /**
@@ -337,23 +361,34 @@ async function hashFile(path: string): Promise<string> {
  * Only the execute bit of the mode counts, so that the same bundle checked out under another
  * umask hashes the same; folders do not count, so an empty folder changes nothing.
  */
-export async function hashBundle(root: string, entries: Iterable<BundleEntry>): Promise<string> {
+export async function hashBundle(
+  root: string,
+  entries: Iterable<BundleEntry>,
+  digests?: FileDigests,
+): Promise<string> {
   const hashed = [...entries]
     .filter((entry) => entry.kind === 'file' || entry.kind === 'symlink')
     .sort((a, b) => Buffer.compare(Buffer.from(a.path), Buffer.from(b.path)));
   const tree = createHash('sha256').update('proctor-bundle-v1\0');
-  for (const entry of hashed) {
+  const one = async (entry: BundleEntry) => {
     const abs = join(root, entry.path);
-    const [mode, digest] =
-      entry.kind === 'symlink'
-        ? [
-            '120000',
-            createHash('sha256')
-              .update(await readlink(abs))
-              .digest('hex'),
-          ]
-        : [(entry.mode & 0o111) === 0 ? '100644' : '100755', await hashFile(abs)];
-    tree.update(`${mode} ${digest} ${entry.path}\0`);
+    return entry.kind === 'symlink'
+      ? [
+          '120000',
+          createHash('sha256')
+            .update(await readlink(abs))
+            .digest('hex'),
+        ]
+      : [(entry.mode & 0o111) === 0 ? '100644' : '100755', await hashFile(abs, digests)];
+  };
+  // A chunk of files at a time (each read holds a 1 MiB buffer), recorded in path order.
+  for (let i = 0; i < hashed.length; i += HASH_CHUNK) {
+    const chunk = hashed.slice(i, i + HASH_CHUNK);
+    const results = await Promise.all(chunk.map(one));
+    chunk.forEach((entry, k) => {
+      const [mode, digest] = results[k] as string[];
+      tree.update(`${mode} ${digest} ${entry.path}\0`);
+    });
   }
   return tree.digest('hex');
 }

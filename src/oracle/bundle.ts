@@ -4,6 +4,7 @@
 // solver and the queue rely on: validated settings with defaults, absolute paths of the
 // evaluator assets, the declared test IDs and a hash of the bundle's exact contents.
 // task.toml's schema, its defaults and bounds are in task-schema.ts.
+import type { FileDigests } from './file-digests.js';
 import { lstat, readdir, realpath, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
@@ -60,6 +61,11 @@ export interface Bundle {
     | { kind: 'image'; reference: string };
   workdir: string;
   baseCommit: string;
+  /**
+   * [environment].history: the solver's workspace history, `full` when absent; the
+   * evaluator never has any.
+   */
+  history?: 'full' | 'none';
   grading: { allow: string[]; deny: string[]; allowSymlinks: boolean };
   /** [tests].env: extra variables for the runner, on top of Proctor's deterministic ones. */
   testsEnv: Record<string, string>;
@@ -87,6 +93,8 @@ export interface LoadBundleOptions {
   maxBundles?: number;
   /** Checked between bundles: a suite's loading stops when it aborts. */
   signal?: AbortSignal;
+  /** File digests of earlier loads in this process: unchanged files are not read again. */
+  digests?: FileDigests;
 }
 
 const FILES = {
@@ -254,6 +262,7 @@ export async function loadBundle(dir: string, options: LoadBundleOptions = {}): 
           },
     workdir: task.environment.workdir,
     baseCommit: task.environment.base_commit,
+    ...(task.environment.history === 'none' ? { history: 'none' as const } : {}),
     grading: {
       allow: [...task.grading.allow],
       deny: [...task.grading.deny],
@@ -272,7 +281,7 @@ export async function loadBundle(dir: string, options: LoadBundleOptions = {}): 
     },
     existingIds: ids.existing,
     hiddenIds: ids.hidden,
-    contentHash: await hashBundle(root, entries.values()),
+    contentHash: await hashBundle(root, entries.values(), options.digests),
   };
 }
 

@@ -91,6 +91,12 @@ const environmentSchema = z
         /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/,
         'must be a full commit id: 40 (or 64) lowercase hex digits',
       ),
+    /**
+     * What the solver's workspace holds of the repository's history: `full` (the default) the
+     * base commit and its ancestors; `none` the base commit alone. The evaluator never gets
+     * history (a tracked tree and its index).
+     */
+    history: z.enum(['full', 'none'], { error: 'must be "full" or "none"' }).default('full'),
   })
   .strict();
 

@@ -18,6 +18,22 @@ export type {
 export { createContextCache, RACY_MS } from './context-cache.js';
 export type { ContextCache, ContextCacheOptions, ContextState } from './context-cache.js';
 export { createWorkspace, removeVolume } from './workspace.js';
+export {
+  createTemplateStore,
+  DEFAULT_TEMPLATE_LIMIT,
+  listTemplates,
+  pruneTemplates,
+  reapTemplates,
+  templateKey,
+} from './template.js';
+export type {
+  AcquiredTemplate,
+  History,
+  PruneResult,
+  TemplateOptions,
+  TemplateSpec,
+  TemplateStore,
+} from './template.js';
 export type { WorkspaceSpec } from './workspace.js';
 export { runToCompletion } from './run.js';
 export type { RunOptions, RunResult } from './run.js';

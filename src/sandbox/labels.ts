@@ -6,9 +6,21 @@ export const LABEL = {
   attempt: 'proctor.attempt',
   role: 'proctor.role',
   home: 'proctor.home',
+  /** Workspace templates (workspace-template.ts): the hash of what the template holds. */
+  template: 'proctor.template',
+  /** The daemon-local image id a template was made from. */
+  templateImage: 'proctor.template.image',
 } as const;
 
-export const ROLES = ['solver', 'evaluator', 'init', 'capture', 'probe', 'build'] as const;
+export const ROLES = [
+  'solver',
+  'evaluator',
+  'init',
+  'capture',
+  'probe',
+  'build',
+  'template',
+] as const;
 export type Role = (typeof ROLES)[number];
 
 export interface Owner {

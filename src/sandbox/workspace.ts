@@ -1,39 +1,27 @@
-// Workspace volumes: a fresh named volume per job and role, initialised from the image's
-// repository at the base commit by the init container (the only phase with any privilege:
-// root with CHOWN, DAC_OVERRIDE and FOWNER, still networkless and read-only), then handed to
-// the sandbox uid:gid.
+// Workspace volumes: a fresh named volume per job and role, copied from the workspace
+// template of the image, repository, base commit, sandbox user and history (template.ts; the
+// template is prepared on first use) by an init container: the only phase with any
+// privilege (root with CHOWN, DAC_OVERRIDE and FOWNER, still networkless and read-only), with
+// the template mounted read-only. The copy is owned by the sandbox uid:gid.
 //
-// The copy holds the clean tracked tree and a .git with base_commit's history and nothing
-// later: a fresh clone of HEAD's branch only, no tags, no remote, no other refs, no reflog,
-// unreachable objects pruned — SWE-bench shipped future commits to agents this way.
+// With history `full` the copy holds the clean tracked tree and a .git with base_commit's
+// history and nothing later; with `none`, the base commit alone (its tree and index, no
+// parent). Either way no commit later than the base is in it.
 import { randomBytes } from 'node:crypto';
 import { ProctorError } from '../errors.js';
 import { isNotFound, type DockerClient } from './docker.js';
-import { labelsFor, type Owner, type Role } from './labels.js';
+import { LABEL, labelsFor, type Owner, type Role } from './labels.js';
 import { runToCompletion } from './run.js';
+import { COPY_SCRIPT, NOT_READY_EXIT } from './template-scripts.js';
+import {
+  TEMPLATE_MOUNT,
+  createTemplateStore,
+  type History,
+  type TemplateStore,
+} from './template.js';
 
 /** Where the init container mounts the new volume; never the repository's own path. */
 const STAGING = '/proctor-init/workspace';
-
-const INIT_SCRIPT = String.raw`set -eu
-src=$1 dst=$2 commit=$3 owner=$4
-export HOME=/tmp GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null GIT_TERMINAL_PROMPT=0
-git() { command git -c safe.directory='*' -c core.hooksPath=/dev/null -c advice.detachedHead=false "$@"; }
-head=$(git -C "$src" rev-parse --verify HEAD) || { echo "no git work tree at $src" >&2; exit 3; }
-[ "$head" = "$commit" ] || { echo "HEAD of $src is $head, not the base commit $commit" >&2; exit 4; }
-git clone -q --no-local --no-hardlinks --no-tags --single-branch --no-checkout "$src" "$dst"
-cd "$dst"
-git remote remove origin
-git for-each-ref --format='%(refname)' | while read -r ref; do git update-ref -d "$ref"; done
-git update-ref --no-deref HEAD "$commit"
-git reflog expire --expire=now --all
-git gc -q --prune=now
-git reset -q --hard "$commit"
-git rev-list "$commit" > /tmp/allowed
-extra=$(git rev-list --all | grep -vxF -f /tmp/allowed || true)
-[ -z "$extra" ] || { echo "history beyond the base commit survived: $extra" >&2; exit 5; }
-chown -R "$owner" "$dst"
-`;
 
 export interface WorkspaceSpec {
   owner: Owner;
@@ -45,9 +33,18 @@ export interface WorkspaceSpec {
   baseCommit: string;
   uid: number;
   gid: number;
+  /** Default `full`: the base commit's history. The evaluator asks for `none`. */
+  history?: History;
   runtime?: string;
+  /** For a preparation; the copy itself has its own bound. Default 600_000. */
   timeoutMs?: number;
+  /** The process's templates; default a store of this call's own (no sharing, no LRU). */
+  templates?: TemplateStore;
+  /** Told the wall time of a first-use preparation this call waited for, ms. */
+  onPrepared?: (ms: number) => void;
 }
+
+const COPY_TIMEOUT_MS = 300_000;
 
 export async function createWorkspace(docker: DockerClient, spec: WorkspaceSpec): Promise<string> {
   if (!/^[0-9a-f]{40}$/.test(spec.baseCommit)) {
@@ -68,47 +65,78 @@ export async function createWorkspace(docker: DockerClient, spec: WorkspaceSpec)
       '_',
     );
   await docker.createVolume({ Name: name, Labels: labelsFor(spec.owner, spec.role) });
+  const templates = spec.templates ?? createTemplateStore();
+  const history = spec.history ?? 'full';
   try {
-    const result = await runToCompletion(
-      docker,
-      {
-        owner: spec.owner,
-        role: 'init',
-        image: spec.image,
-        cmd: [
-          'sh',
-          '-c',
-          INIT_SCRIPT,
-          'proctor-init',
-          spec.repoPath,
-          STAGING,
-          spec.baseCommit,
-          `${spec.uid}:${spec.gid}`,
-        ],
-        uid: 0,
-        gid: 0,
-        workdir: '/',
-        workspace: { volume: name, target: STAGING },
-        tmpfs: [{ path: '/tmp', sizeMb: 64 }],
-        limits: { cpus: 1, memoryMb: 1024, pids: 256 },
-        ...(spec.runtime ? { runtime: spec.runtime } : {}),
-      },
-      { timeoutMs: spec.timeoutMs ?? 300_000 },
-    );
-    if (result.exitCode !== 0) {
-      const reason = result.timedOut
-        ? `timed out after ${spec.timeoutMs ?? 300_000} ms`
-        : result.stderr.trim().split('\n').slice(-3).join('; ') ||
-          `exit code ${String(result.exitCode)}`;
-      throw new ProctorError(
-        'SANDBOX_INVALID',
-        `cannot initialise the workspace from ${spec.repoPath}: ${reason}`,
-      );
+    const avoid = new Set<string>();
+    for (;;) {
+      const template = await templates.acquire(docker, { ...spec, history }, avoid);
+      if (template.preparedMs > 0) spec.onPrepared?.(template.preparedMs);
+      const done = templates.use(template.volume);
+      let result;
+      try {
+        result = await runToCompletion(
+          docker,
+          {
+            owner: spec.owner,
+            role: 'init',
+            image: spec.image,
+            cmd: [
+              'sh',
+              '-c',
+              COPY_SCRIPT,
+              'proctor-copy',
+              TEMPLATE_MOUNT,
+              STAGING,
+              template.key,
+              `${spec.uid}:${spec.gid}`,
+            ],
+            uid: 0,
+            gid: 0,
+            workdir: '/',
+            workspace: { volume: name, target: STAGING },
+            mounts: [{ volume: template.volume, target: TEMPLATE_MOUNT, readOnly: true }],
+            tmpfs: [{ path: '/tmp', sizeMb: 16 }],
+            limits: { cpus: 1, memoryMb: 512, pids: 64 },
+            ...(spec.runtime ? { runtime: spec.runtime } : {}),
+          },
+          { timeoutMs: COPY_TIMEOUT_MS },
+        );
+      } finally {
+        done();
+      }
+      if (result.exitCode === NOT_READY_EXIT && avoid.size < 3) {
+        // Another process's template still being made, a crashed preparation, or one pruned
+        // under us (the engine then made an empty, unlabelled volume of that name).
+        templates.forget(template.volume);
+        avoid.add(template.volume);
+        await dropIfUnlabelled(docker, template.volume);
+        continue;
+      }
+      if (result.exitCode !== 0) {
+        const reason = result.timedOut
+          ? `timed out after ${COPY_TIMEOUT_MS} ms`
+          : result.stderr.trim().split('\n').slice(-3).join('; ') ||
+            `exit code ${String(result.exitCode)}`;
+        throw new ProctorError(
+          'SANDBOX_INVALID',
+          `cannot copy the workspace template of ${spec.repoPath}: ${reason}`,
+        );
+      }
+      return name;
     }
-    return name;
   } catch (error) {
     await removeVolume(docker, name);
     throw error;
+  }
+}
+
+async function dropIfUnlabelled(docker: DockerClient, volume: string): Promise<void> {
+  try {
+    const info = await docker.getVolume(volume).inspect();
+    if (info.Labels?.[LABEL.template] === undefined) await removeVolume(docker, volume);
+  } catch (error) {
+    if (!isNotFound(error)) throw error;
   }
 }
 

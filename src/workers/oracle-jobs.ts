@@ -16,6 +16,7 @@ import {
   type Bundle,
   type Evaluation,
   type EvaluatorSandbox,
+  type FileDigests,
   type Verdict,
   taskRecord,
   type TaskRecord,
@@ -26,6 +27,7 @@ import {
   type DockerClient,
   type Owner,
   type ResolvedImage,
+  type TemplateStore,
 } from '../sandbox/index.js';
 import type { ArtifactStore } from '../store/index.js';
 import type { ImageCache } from './images.js';
@@ -40,6 +42,10 @@ export interface OracleDeps {
   /** The Proctor home: labels every container, so two homes never reap each other's. */
   home: string;
   clock: Clock;
+  /** Workspace templates, shared by every job of the process (LRU-bounded). */
+  templates?: TemplateStore;
+  /** File digests of earlier bundle loads: an unchanged bundle is not read whole again. */
+  digests?: FileDigests;
 }
 
 /** What a grade job stores as its result. */
@@ -92,9 +98,9 @@ function permanent(error: unknown, what: string): never {
   throw withContext(error, what);
 }
 
-async function withBundle(path: string): Promise<Bundle> {
+async function withBundle(deps: Pick<OracleDeps, 'digests'>, path: string): Promise<Bundle> {
   try {
-    return await loadBundle(path);
+    return await loadBundle(path, deps.digests ? { digests: deps.digests } : {});
   } catch (error) {
     permanent(error, 'cannot load the bundle');
   }
@@ -108,7 +114,10 @@ async function withImage(deps: OracleDeps, bundle: Bundle, signal: AbortSignal) 
   }
 }
 
-/** Runs `work` as this job attempt's owner, and removes everything it labelled afterwards. */
+/**
+ * Runs `work` as this job attempt's owner; everything it labelled is removed once the job's
+ * end is recorded (context.defer), whatever happened.
+ */
 export async function asOwner<T>(
   deps: Pick<OracleDeps, 'docker' | 'home'>,
   context: JobContext,
@@ -122,10 +131,12 @@ export async function asOwner<T>(
   try {
     return await work(owner);
   } finally {
-    await removeOwned(deps.docker, owner).catch((error: unknown) => {
-      context.logger.warn('cleanup failed; the reaper will retry', {
-        job: context.job.id,
-        error: describeError(error),
+    context.defer(async () => {
+      await removeOwned(deps.docker, owner).catch((error: unknown) => {
+        context.logger.warn('cleanup failed; the reaper will retry', {
+          job: context.job.id,
+          error: describeError(error),
+        });
       });
     });
   }
@@ -156,7 +167,7 @@ export function gradeHandler(deps: OracleDeps): JobHandler {
   return async (context): Promise<HandlerOutput> => {
     const payload = context.payload as PayloadOf<'grade'>;
     const startedAt = new Date(deps.clock.now());
-    const bundle = await withBundle(payload.bundle);
+    const bundle = await withBundle(deps, payload.bundle);
     let diff: Buffer;
     try {
       const record = await deps.store.getArtifact(payload.candidate);
@@ -176,6 +187,8 @@ export function gradeHandler(deps: OracleDeps): JobHandler {
         owner,
         sandbox: deps.sandbox,
         signal: context.signal,
+        ...(deps.templates ? { templates: deps.templates } : {}),
+        leaveForOwner: true,
       }),
     );
     const verdict = evaluation.verdict;
@@ -208,7 +221,7 @@ export function baselineHandler(deps: OracleDeps): JobHandler {
   return async (context): Promise<HandlerOutput> => {
     const payload = context.payload as PayloadOf<'baseline'>;
     const startedAt = new Date(deps.clock.now());
-    const bundle = await withBundle(payload.bundle);
+    const bundle = await withBundle(deps, payload.bundle);
     let gold: Buffer | null = null;
     if (payload.gold && bundle.paths.goldPatch !== undefined) {
       gold = await readFile(bundle.paths.goldPatch);
@@ -216,12 +229,21 @@ export function baselineHandler(deps: OracleDeps): JobHandler {
     const image = await withImage(deps, bundle, context.signal);
     const runs: Array<{ title: string; evaluation: Evaluation }> = [];
     await asOwner(deps, context, async (owner) => {
-      const input = { bundle, imageId: image.localId, owner, sandbox: deps.sandbox };
+      const input = {
+        bundle,
+        imageId: image.localId,
+        owner,
+        sandbox: deps.sandbox,
+        ...(deps.templates ? { templates: deps.templates } : {}),
+      };
       for (let i = 1; i <= payload.repeat; i++) {
         const evaluation = await evaluateOrExplain(deps, {
           ...input,
           candidate: null,
           signal: context.signal,
+          // The last run's container and volumes go after the verdict (asOwner); earlier
+          // runs remove theirs before the next starts, so they never pile up.
+          leaveForOwner: i === payload.repeat && gold === null,
         });
         runs.push({ title: payload.repeat > 1 ? `baseline run ${i}` : 'baseline', evaluation });
       }
@@ -230,6 +252,7 @@ export function baselineHandler(deps: OracleDeps): JobHandler {
           ...input,
           candidate: gold,
           signal: context.signal,
+          leaveForOwner: true,
         });
         runs.push({ title: 'gold patch', evaluation });
       }

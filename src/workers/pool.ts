@@ -5,7 +5,9 @@
 // p-queue is only a slot limiter here: the database is the queue, and the pool never holds
 // more claimed jobs than it has free slots. p-queue's own timeout and abort would free a slot
 // while the work goes on, so neither is used: a slot frees only when the handler's promise
-// settles, and handlers must stop their work (later, their containers) before settling.
+// settles, and handlers must stop their work before settling. What only needs removing (a
+// finished job's containers and volumes) a handler defers (JobContext.defer): it runs after
+// the job's end is recorded, one removal at a time, at most maxPendingCleanups waiting.
 import PQueue from 'p-queue';
 import type { Clock } from '../clock.js';
 import { describeError, errorCode, isRetryable } from '../errors.js';
@@ -34,6 +36,12 @@ export interface JobContext {
   /** Aborted on cancel, lost lease or shutdown; `signal.reason` is an AbortReason. */
   signal: AbortSignal;
   logger: Logger;
+  /**
+   * Runs `cleanup` once the job's end is recorded (completed, failed, cancelled or handed
+   * back), off the job's slot: the removal of its containers and volumes then never delays
+   * the verdict or the next job's start. Errors are logged; a crash leaves it to the reaper.
+   */
+  defer(cleanup: () => Promise<void>): void;
 }
 
 export interface HandlerOutput {
@@ -94,6 +102,12 @@ export interface WorkerPoolOptions {
    * was lost, or the completion failed). Default: none; the artifact sweep removes them later.
    */
   discardArtifacts?: (records: readonly ArtifactRecord[]) => Promise<void>;
+  /**
+   * Most deferred cleanups (JobContext.defer) waiting at once; a job whose cleanup finds the
+   * list full holds its slot until there is room, so removals never pile up. They run one at a
+   * time, and stop() waits for them. Default 4.
+   */
+  maxPendingCleanups?: number;
 }
 
 export interface StopOptions {
@@ -132,6 +146,15 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   const retentionMs = options.retentionMs ?? 0;
   const redact = options.redact ?? { text: (s: string) => s, value: <T>(v: T) => v };
 
+  const maxPendingCleanups = options.maxPendingCleanups ?? 4;
+  if (!Number.isInteger(maxPendingCleanups) || maxPendingCleanups < 1) {
+    throw new TypeError(
+      `Expected \`maxPendingCleanups\` to be an integer >= 1, got \`${maxPendingCleanups}\``,
+    );
+  }
+  // One removal at a time: they compete with running jobs for the engine, not with each other.
+  const cleanups = new PQueue({ concurrency: 1 });
+
   const kinds = JOB_KINDS.filter((k) => handlers[k] !== undefined);
   for (const kind of kinds) {
     const n = options.concurrency[kind] ?? 1;
@@ -164,6 +187,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     const entry: Running = { kind, lease, controller };
     running.set(job.id, entry);
     const jobLogger = logger;
+    const deferred: Array<() => Promise<void>> = [];
     try {
       let payload: unknown;
       try {
@@ -185,6 +209,9 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
           lease,
           signal: controller.signal,
           logger: jobLogger,
+          defer: (cleanup) => {
+            deferred.push(cleanup);
+          },
         });
       } catch (error) {
         await settleFailure(lease, controller.signal, error);
@@ -224,7 +251,19 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       });
     } finally {
       running.delete(job.id);
+      for (const cleanup of deferred) await scheduleCleanup(job.id, cleanup);
     }
+  }
+
+  /** Queues a job's cleanup; waits (holding the job's slot) while the queue is full. */
+  async function scheduleCleanup(id: number, cleanup: () => Promise<void>) {
+    if (cleanups.size >= maxPendingCleanups) await cleanups.onSizeLessThan(maxPendingCleanups);
+    cleanups.add(cleanup).catch((error: unknown) =>
+      logger.warn('cleanup failed; the reaper will retry', {
+        job: id,
+        error: describeError(error),
+      }),
+    );
   }
 
   async function settleFailure(lease: Lease, signal: AbortSignal, error: unknown) {
@@ -394,6 +433,8 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       }
       // Handlers must have stopped their work before their slots free.
       await settled();
+      // Then the removals their jobs deferred: a clean stop leaves nothing to the reaper.
+      await cleanups.onIdle();
       await firstSweep;
       for (const timer of timers) clearInterval(timer);
     },

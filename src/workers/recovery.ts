@@ -1,10 +1,11 @@
 // Recovery of Docker resources at worker start: everything labelled for this home whose job
 // attempt is not running (its worker crashed, or it already finished) is removed. The job
 // table decides what is live, so a restarted worker never touches the containers of jobs
-// other live workers hold.
+// other live workers hold. Workspace templates whose image is gone from the engine go too.
 import type { Logger } from '../logger.js';
 import type { JobStore } from '../queue/index.js';
 import { reapOrphans } from '../sandbox/cleanup.js';
+import { reapTemplates } from '../sandbox/template.js';
 import type { DockerClient } from '../sandbox/docker.js';
 
 export function sandboxRecovery(
@@ -24,5 +25,9 @@ export function sandboxRecovery(
       },
       (message) => logger.warn(message),
     );
+    const templates = await reapTemplates(docker, home);
+    if (templates.length > 0) {
+      logger.warn(`removed ${templates.length} workspace template(s) whose image is gone`);
+    }
   };
 }

@@ -7,7 +7,13 @@ import type { Clock } from '../clock.js';
 import { dockerHost, knownSecrets, type ProctorConfig } from '../config.js';
 import type { Logger } from '../logger.js';
 import { openSqliteJobStore, type JobKind, type JobStore } from '../queue/index.js';
-import { createDockerClient, requireDocker, type DockerClient } from '../sandbox/index.js';
+import {
+  createDockerClient,
+  createTemplateStore,
+  requireDocker,
+  type DockerClient,
+} from '../sandbox/index.js';
+import { createFileDigests, type FileDigests } from '../oracle/file-digests.js';
 import { createModelCatalog } from '../solvers/codex/catalog.js';
 import {
   createArtifactStore,
@@ -33,6 +39,8 @@ export interface Runtime {
   /** Credentials Proctor knows (provider keys): masked in text, refused in byte-exact data. */
   secrets: readonly string[];
   artifacts: ArtifactStore;
+  /** File digests of bundle loads in this process (loadBundle's `digests`). */
+  digests: FileDigests;
   /** Opened on first use: commands that only enqueue never need an engine. */
   docker(): Promise<DockerClient>;
   /** A pool with the handlers of every kind that can run here. */
@@ -47,6 +55,8 @@ export function createRuntime(config: ProctorConfig, clock: Clock, logger: Logge
   const artifacts = createArtifactStore({ root: join(config.home, 'artifacts'), redactor, clock });
   // Read by the first codex solve of this runtime and shared by its pools' later ones.
   const codexCatalog = createModelCatalog();
+  // Shared by every pool of this runtime, and by its own bundle loads (a --wait command's).
+  const digests = createFileDigests();
   let docker: Promise<DockerClient> | undefined;
   const getDocker = () => {
     docker ??= (async () => {
@@ -62,6 +72,7 @@ export function createRuntime(config: ProctorConfig, clock: Clock, logger: Logge
     redactor,
     secrets,
     artifacts,
+    digests,
     docker: getDocker,
     async createPool(options = {}) {
       const client = await getDocker();
@@ -81,6 +92,9 @@ export function createRuntime(config: ProctorConfig, clock: Clock, logger: Logge
         },
         home: config.home,
         clock,
+        // One per pool: jobs that need the same missing template wait for one preparation.
+        templates: createTemplateStore({ limit: sandbox.templates }),
+        digests,
       };
       const all: Partial<Record<JobKind, JobHandler>> = {
         baseline: baselineHandler(deps),

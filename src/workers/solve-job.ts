@@ -1,4 +1,5 @@
-// The handler of the `solve` kind: a fresh workspace from the clean commit, a long-lived
+// The handler of the `solve` kind: a fresh workspace from the clean commit (copied from the
+// image's workspace template; its history as [environment].history says), a long-lived
 // solver container (isolation profile), the adapter's model loop host-side with description.md
 // as the only prompt and one deadline (solver_seconds, lowered by the request's timeout), then
 // the container is paused and the candidate captured with git (sandbox/capture.ts), stored as
@@ -20,6 +21,7 @@ import {
   readDescription,
   taskRecord,
   type Bundle,
+  type FileDigests,
   type TaskRecord,
 } from '../oracle/index.js';
 import type { JobStore, PayloadOf } from '../queue/index.js';
@@ -31,6 +33,7 @@ import {
   workTmpfs,
   startIdleContainer,
   type DockerClient,
+  type TemplateStore,
 } from '../sandbox/index.js';
 import { createDeadline } from '../solvers/deadline.js';
 import type { ModelCatalog } from '../solvers/codex/catalog.js';
@@ -58,6 +61,10 @@ export interface SolveDeps {
   secrets: readonly string[];
   /** The codex adapter's model catalog, read once per runtime. */
   codexCatalog: ModelCatalog;
+  /** Workspace templates, shared by every job of the process (LRU-bounded). */
+  templates?: TemplateStore;
+  /** File digests of earlier bundle loads: an unchanged bundle is not read whole again. */
+  digests?: FileDigests;
 }
 
 /** What a solve job stores as its result. */
@@ -134,7 +141,7 @@ export function solveHandler(deps: SolveDeps): JobHandler {
     }
     let bundle: Bundle;
     try {
-      bundle = await loadBundle(payload.bundle);
+      bundle = await loadBundle(payload.bundle, deps.digests ? { digests: deps.digests } : {});
     } catch (error) {
       throw withContext(error, 'cannot load the bundle');
     }
@@ -154,9 +161,11 @@ export function solveHandler(deps: SolveDeps): JobHandler {
         image: image.localId,
         repoPath: bundle.workdir,
         baseCommit: bundle.baseCommit,
+        history: bundle.history ?? 'full',
         uid,
         gid,
         ...runtime,
+        ...(deps.templates ? { templates: deps.templates } : {}),
       });
       const container = await startIdleContainer(deps.docker, {
         owner,

@@ -2,6 +2,7 @@
 // still labelled with it.
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { pruneTemplates } from '../../src/sandbox/template.js';
 import { testDocker } from './docker.js';
 
 /** Every byte under `dir` (the database, its WAL, every artifact), to search for secrets. */
@@ -14,9 +15,14 @@ export function allBytes(dir: string): Buffer {
   return Buffer.concat(parts);
 }
 
-/** The containers and volumes labelled with one Proctor home (none may be left). */
+/**
+ * The containers and volumes labelled with one Proctor home (none may be left). Workspace
+ * templates are meant to outlive jobs: they are not counted, and are removed here, since a
+ * test's home is never used again.
+ */
 export async function leftovers(home: string): Promise<string[]> {
   const docker = testDocker();
+  await pruneTemplates(docker, home);
   const filters = { label: [`proctor.home=${home}`] };
   const containers = await docker.listContainers({ all: true, filters });
   const { Volumes } = await docker.listVolumes({ filters });

@@ -1,0 +1,54 @@
+// The shell scripts of workspace templates, run as root (CHOWN, DAC_OVERRIDE, FOWNER only) in
+// networkless, read-only init containers.
+//
+// PREPARE makes what the init container used to make on every job, once: in the template
+// volume, `tree/` holds the clean tracked tree and a .git with the base commit's history and
+// nothing later (a fresh clone of HEAD's branch only, no tags, no remote, no other refs, no
+// reflog, unreachable objects pruned; SWE-bench shipped future commits to agents this way),
+// or, with history `none`, the base commit alone (a depth-1 clone: its tree, its index, no
+// parent). It is verified (no commit but the allowed ones reachable) and handed to the sandbox
+// uid:gid; `ready` holds the template's key and is written last, by a rename, so a template
+// whose preparation crashed is never copied from.
+//
+// COPY fills a job's fresh volume from a ready template mounted read-only: one `cp -a`, which
+// measured faster here than Docker's own population of a volume from an image layer (about
+// 0.6 s against 1.1-3.1 s for a 48 MB, 2,000-file tree, container start included).
+
+/** Exit status of COPY when the template's `ready` file is missing or names another key. */
+export const NOT_READY_EXIT = 7;
+
+export const PREPARE_SCRIPT = String.raw`set -eu
+src=$1 tpl=$2 commit=$3 owner=$4 history=$5 key=$6
+dst=$tpl/tree
+export HOME=/tmp GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null GIT_TERMINAL_PROMPT=0
+git() { command git -c safe.directory='*' -c core.hooksPath=/dev/null -c advice.detachedHead=false "$@"; }
+head=$(git -C "$src" rev-parse --verify HEAD) || { echo "no git work tree at $src" >&2; exit 3; }
+[ "$head" = "$commit" ] || { echo "HEAD of $src is $head, not the base commit $commit" >&2; exit 4; }
+rm -rf "$dst" "$tpl/ready"
+if [ "$history" = full ]; then
+  git clone -q --no-local --no-hardlinks --no-tags --single-branch --no-checkout "$src" "$dst"
+else
+  git clone -q --depth 1 --no-tags --single-branch --no-checkout "file://$src" "$dst"
+fi
+cd "$dst"
+git remote remove origin
+git for-each-ref --format='%(refname)' | while read -r ref; do git update-ref -d "$ref"; done
+git update-ref --no-deref HEAD "$commit"
+git reflog expire --expire=now --all
+git gc -q --prune=now
+git reset -q --hard "$commit"
+if [ "$history" = full ]; then git rev-list "$commit" > /tmp/allowed; else echo "$commit" > /tmp/allowed; fi
+extra=$(git rev-list --all | grep -vxF -f /tmp/allowed || true)
+[ -z "$extra" ] || { echo "history beyond the base commit survived: $extra" >&2; exit 5; }
+[ "$(git rev-parse HEAD)" = "$commit" ] || { echo "the template's HEAD is not $commit" >&2; exit 5; }
+chown -R "$owner" "$dst"
+printf '%s\n' "$key" > "$tpl/ready.new"
+mv "$tpl/ready.new" "$tpl/ready"
+`;
+
+export const COPY_SCRIPT = String.raw`set -eu
+tpl=$1 dst=$2 key=$3 owner=$4
+[ "$(cat "$tpl/ready" 2>/dev/null || true)" = "$key" ] || { echo "the template is not ready" >&2; exit ${NOT_READY_EXIT}; }
+cp -a "$tpl/tree/." "$dst/"
+chown "$owner" "$dst"
+`;

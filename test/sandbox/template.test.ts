@@ -1,0 +1,261 @@
+// Workspace templates on the real engine: what a template holds (the base commit's history,
+// or none), that no job's changes reach it or the next job, one preparation for concurrent
+// jobs, a half-made template never used, a new template for a changed image, and prune.
+import { randomBytes } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { runToCompletion } from '../../src/sandbox/run.js';
+import { LABEL } from '../../src/sandbox/labels.js';
+import {
+  createTemplateStore,
+  listTemplates,
+  pruneTemplates,
+  reapTemplates,
+  templateKey,
+  type History,
+  type TemplateStore,
+} from '../../src/sandbox/template.js';
+import { createWorkspace } from '../../src/sandbox/workspace.js';
+import {
+  dockerScope,
+  execFileAsync,
+  fixtureImage,
+  readFromImage,
+  testDocker,
+  testOwner,
+} from '../helpers/docker.js';
+import { onCleanup } from '../helpers/temp.js';
+
+const docker = testDocker();
+const scope = dockerScope(docker, 'template');
+
+/** An owner in a home of the test's own, whose templates are pruned after the test. */
+function owner() {
+  const o = testOwner(docker, scope.prefix, `${scope.home}/${randomBytes(4).toString('hex')}`);
+  onCleanup(async () => {
+    await pruneTemplates(docker, o.home);
+  });
+  return o;
+}
+
+async function workspace(
+  image: string,
+  o: ReturnType<typeof owner>,
+  templates: TemplateStore,
+  history: History = 'full',
+) {
+  const base = await readFromImage(image, '/base_commit');
+  const volume = await createWorkspace(docker, {
+    owner: o,
+    role: 'solver',
+    image,
+    repoPath: '/repo',
+    baseCommit: base,
+    uid: 1000,
+    gid: 1000,
+    history,
+    templates,
+  });
+  return { base, volume };
+}
+
+/** Runs a script as the sandbox user in a workspace; returns its stdout lines. */
+async function inWorkspace(
+  image: string,
+  volume: string,
+  o: ReturnType<typeof owner>,
+  script: string,
+) {
+  const result = await runToCompletion(
+    docker,
+    {
+      owner: o,
+      role: 'probe',
+      image,
+      cmd: ['sh', '-c', script],
+      uid: 1000,
+      gid: 1000,
+      workdir: '/workspace',
+      workspace: { volume, target: '/workspace' },
+      tmpfs: [{ path: '/tmp', sizeMb: 64 }],
+      env: { HOME: '/tmp', GIT_CONFIG_NOSYSTEM: '1' },
+    },
+    { timeoutMs: 60_000 },
+  );
+  expect(result.stderr).toBe('');
+  expect(result.exitCode).toBe(0);
+  return result.stdout.trim().split('\n');
+}
+
+const SUMMARY = [
+  'git rev-parse HEAD',
+  'git rev-list --all | wc -l',
+  'git count-objects -v | grep -E "^(count|in-pack):" | tr "\\n" " "; echo',
+  'git status --porcelain | wc -l',
+  'ls -A | tr "\\n" " "; echo',
+].join('; ');
+
+describe('workspace templates', () => {
+  it('hold no history with history none: the base commit alone, its tree and index, no future object', async () => {
+    const image = await fixtureImage('git-history');
+    const future = await readFromImage(image, '/future_commit');
+    const o = owner();
+    const { base, volume } = await workspace(image, o, createTemplateStore(), 'none');
+    const lines = await inWorkspace(
+      image,
+      volume,
+      o,
+      `git rev-parse HEAD; git rev-list --all | wc -l; git status --porcelain | wc -l; git cat-file -e ${future} 2>/dev/null && echo FUTURE || echo no-future; cat a.txt; stat -c %u:%g . .git a.txt`,
+    );
+    expect(lines).toEqual([
+      base,
+      '1',
+      '0',
+      'no-future',
+      'one',
+      '1000:1000',
+      '1000:1000',
+      '1000:1000',
+    ]);
+  });
+
+  it('leave the template and the next job unchanged by a solver that rewrites .git, adds objects and fills its workspace', async () => {
+    const image = await fixtureImage('git-history');
+    const o = owner();
+    const templates = createTemplateStore();
+    const first = await workspace(image, o, templates);
+    const clean = await inWorkspace(image, first.volume, o, SUMMARY);
+    await inWorkspace(
+      image,
+      first.volume,
+      o,
+      [
+        'git -c user.name=x -c user.email=x@x commit -q --allow-empty -m later',
+        'echo blob | git hash-object -w --stdin > /dev/null',
+        'git tag t1 && git branch other',
+        'echo "[core]" >> .git/config && echo hooked > .git/hooks/post-checkout',
+        'rm -f a.txt && head -c 4000000 /dev/zero > big.bin && mkdir -p d && touch d/x',
+        'chmod -R u+w .git && rm -rf .git/objects/pack',
+        'true',
+      ].join(' && '),
+    );
+    const next = await workspace(image, o, templates);
+    expect(next.volume).not.toBe(first.volume);
+    expect(await inWorkspace(image, next.volume, o, SUMMARY)).toEqual(clean);
+    // One template for the two jobs, and it still holds its clean tree.
+    const made = await listTemplates(docker, o.home);
+    expect(made).toHaveLength(1);
+    const fresh = await workspace(image, o, createTemplateStore());
+    expect(await inWorkspace(image, fresh.volume, o, SUMMARY)).toEqual(clean);
+  });
+
+  it('are made once for jobs that need the same missing template at once', async () => {
+    const image = await fixtureImage('git-history');
+    const o = owner();
+    const templates = createTemplateStore();
+    const made = await Promise.all([1, 2, 3].map(() => workspace(image, o, templates)));
+    expect(new Set(made.map((m) => m.volume)).size).toBe(3);
+    expect(await listTemplates(docker, o.home)).toHaveLength(1);
+  });
+
+  it('never copy from a half-made template (a crashed preparation), and drop it', async () => {
+    const image = await fixtureImage('git-history');
+    const o = owner();
+    const base = await readFromImage(image, '/base_commit');
+    const key = templateKey({
+      owner: o,
+      image,
+      repoPath: '/repo',
+      baseCommit: base,
+      uid: 1000,
+      gid: 1000,
+      history: 'full',
+    });
+    const half = `proctor-template-${key.slice(0, 16)}-crashed`;
+    await docker.createVolume({
+      Name: half,
+      Labels: {
+        [LABEL.home]: o.home,
+        [LABEL.role]: 'template',
+        [LABEL.template]: key,
+        [LABEL.templateImage]: image,
+      },
+    });
+    const made = await workspace(image, o, createTemplateStore());
+    expect((await inWorkspace(image, made.volume, o, 'git rev-parse HEAD'))[0]).toBe(base);
+    const names = (await listTemplates(docker, o.home)).map((t) => t.name);
+    expect(names).toHaveLength(1);
+    expect(names).not.toContain(half);
+  });
+
+  it('are made anew for a changed image, and go with their image', async () => {
+    const image = await fixtureImage('git-history');
+    const o = owner();
+    const tag = `proctor-test-template-${randomBytes(4).toString('hex')}`;
+    await execFileAsync('sh', [
+      '-c',
+      `printf 'FROM %s\\nLABEL proctor.test.changed=${tag}\\n' ${image} | docker build -q -t ${tag} -`,
+    ]);
+    const { stdout } = await execFileAsync('docker', ['image', 'inspect', '-f', '{{.Id}}', tag]);
+    const changed = stdout.trim();
+    onCleanup(async () => {
+      await execFileAsync('docker', ['rmi', '-f', tag]).catch(() => undefined);
+    });
+    const templates = createTemplateStore();
+    await workspace(image, o, templates);
+    await workspace(changed, o, templates);
+    const made = await listTemplates(docker, o.home);
+    expect(made.map((t) => t.image).sort()).toEqual([image, changed].sort());
+    await execFileAsync('docker', ['rmi', '-f', tag]);
+    expect(await reapTemplates(docker, o.home)).toHaveLength(1);
+    expect((await listTemplates(docker, o.home)).map((t) => t.image)).toEqual([image]);
+  });
+
+  it('keep at most `limit`, the least recently used going first', async () => {
+    const image = await fixtureImage('git-history');
+    const o = owner();
+    const templates = createTemplateStore({ limit: 1 });
+    await workspace(image, o, templates, 'full');
+    await workspace(image, o, templates, 'none');
+    const left = await listTemplates(docker, o.home);
+    expect(left).toHaveLength(1);
+    expect(left[0]?.key).toBe(
+      templateKey({
+        owner: o,
+        image,
+        repoPath: '/repo',
+        baseCommit: await readFromImage(image, '/base_commit'),
+        uid: 1000,
+        gid: 1000,
+        history: 'none',
+      }),
+    );
+    expect(() => createTemplateStore({ limit: 0 })).toThrow(
+      'Expected `limit` to be an integer >= 1, got `0`',
+    );
+  });
+
+  it('are removed by prune, but the ones kept and the ones in use', async () => {
+    const image = await fixtureImage('git-history');
+    const o = owner();
+    await workspace(image, o, createTemplateStore(), 'full');
+    await workspace(image, o, createTemplateStore(), 'none');
+    expect(await listTemplates(docker, o.home)).toHaveLength(2);
+    const kept = await pruneTemplates(docker, o.home, 1);
+    expect(kept.removed).toHaveLength(1);
+    const [last] = await listTemplates(docker, o.home);
+    // A container mounting the template holds it.
+    const holder = await docker.createContainer({
+      Image: image,
+      Cmd: ['true'],
+      Labels: { [LABEL.home]: o.home, [LABEL.job]: `${scope.prefix}-holder`, [LABEL.attempt]: '1' },
+      HostConfig: {
+        Mounts: [{ Type: 'volume', Source: last?.name ?? '', Target: '/t', ReadOnly: true }],
+      },
+    });
+    const busy = await pruneTemplates(docker, o.home);
+    expect(busy).toEqual({ removed: [], busy: [last?.name] });
+    await holder.remove({ force: true });
+    expect((await pruneTemplates(docker, o.home)).removed).toEqual([last?.name]);
+    expect(await listTemplates(docker, o.home)).toEqual([]);
+  });
+});
