@@ -24,7 +24,8 @@ export function startTestPostgres(): string {
       .split('\n')
       .at(-1) as string;
   } catch (error) {
-    const stderr = String((error as { stderr?: unknown }).stderr ?? '').trim();
+    const raw = (error as { stderr?: string | Buffer }).stderr;
+    const stderr = (raw === undefined ? '' : raw.toString()).trim();
     throw new Error(
       `PostgreSQL is required by these tests and could not be started by .ci/postgres: ${stderr || String(error)}`,
     );

@@ -140,7 +140,7 @@ export function openPgJobStore(url: string, options: PgJobStoreOptions = {}): Pg
   return {
     displayUrl: displayUrl(url),
     pool: async () => {
-      await run(async () => undefined);
+      await run(() => Promise.resolve());
       return pool;
     },
 
