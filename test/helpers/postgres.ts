@@ -2,9 +2,7 @@
 // whose URL .ci/run and global-setup.ts pass in PROCTOR_TEST_PG_URL. When the variable is
 // absent (a single file run with vitest.fast.config.ts), the cluster is started here, the same
 // way. A missing PostgreSQL fails the run with the reason; it never skips.
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll } from 'vitest';
 import {
@@ -12,25 +10,8 @@ import {
   type PgJobStore,
   type PgJobStoreOptions,
 } from '../../src/queue/pg/store.js';
+import { startTestPostgres } from './postgres-server.js';
 import { onCleanup } from './temp.js';
-
-const SCRIPT = fileURLToPath(new URL('../../.ci/postgres', import.meta.url));
-
-/** Starts (or finds) the test cluster; returns its URL. */
-export function startTestPostgres(): string {
-  try {
-    return execFileSync('bash', [SCRIPT], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
-      .trim()
-      .split('\n')
-      .at(-1) as string;
-  } catch (error) {
-    const raw = (error as { stderr?: string | Buffer }).stderr;
-    const stderr = (raw === undefined ? '' : raw.toString()).trim();
-    throw new Error(
-      `PostgreSQL is required by these tests and could not be started by .ci/postgres: ${stderr || String(error)}`,
-    );
-  }
-}
 
 let cached: string | undefined;
 export function testPostgresUrl(): string {
