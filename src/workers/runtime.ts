@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { Clock } from '../clock.js';
 import { dockerHost, knownSecrets, type ProctorConfig } from '../config.js';
 import type { Logger } from '../logger.js';
-import { openSqliteJobStore, type JobKind, type JobStore } from '../queue/index.js';
+import { openJobStore, type JobKind, type JobStore } from '../queue/index.js';
 import { createDockerClient, requireDocker, type DockerClient } from '../sandbox/index.js';
 import { createModelCatalog } from '../solvers/codex/catalog.js';
 import {
@@ -41,7 +41,7 @@ export interface Runtime {
 }
 
 export function createRuntime(config: ProctorConfig, clock: Clock, logger: Logger): Runtime {
-  const store = openSqliteJobStore(config.dbPath, { clock, synchronous: config.queue.synchronous });
+  const store = openJobStore(config, clock);
   const secrets = knownSecrets(config);
   const redactor = createRedactor({ home: homedir(), secrets });
   const artifacts = createArtifactStore({ root: join(config.home, 'artifacts'), redactor, clock });

@@ -6,10 +6,13 @@
 //   pg_advisory_xact_lock, so two hosts starting at once apply each migration once: the second
 //   waits for the first to commit, then finds nothing left to do.
 // - A URL is never printed as given: errors name it by `displayUrl`, without its password.
+// - Only the PostgreSQL store loads this module (and so `pg`), on its first use: a SQLite
+//   user's commands never load the driver.
 import { fileURLToPath } from 'node:url';
 import { readMigrationFiles } from 'drizzle-orm/migrator';
 import pg from 'pg';
 import { ProctorError, describeError } from '../../errors.js';
+import { displayUrl, isPostgresUrl, unreadable } from './url.js';
 
 /** drizzle-pg/ sits three levels above both src/queue/pg/ and dist/queue/pg/. */
 export const DEFAULT_PG_MIGRATIONS_FOLDER = fileURLToPath(
@@ -29,22 +32,6 @@ export interface PgConnectOptions {
   maxConnections?: number;
   /** How long to wait for a connection before failing. Default 10 000 ms. */
   connectTimeoutMs?: number;
-}
-
-/** Whether a database name looks like a PostgreSQL URL (the only other kind is a path). */
-export function isPostgresUrl(value: string): boolean {
-  return /^postgres(ql)?:\/\//i.test(value);
-}
-
-/** The URL without its password (and user), for messages. */
-export function displayUrl(url: string): string {
-  return url.replace(/^([a-z0-9+.-]+:\/\/)[^/?#@]*@/i, '$1***@');
-}
-
-export function unreadable(url: string, reason: string, cause?: unknown): ProctorError {
-  return new ProctorError('DB_UNREADABLE', `cannot use database ${displayUrl(url)}: ${reason}`, {
-    cause,
-  });
 }
 
 export function createPool(url: string, options: PgConnectOptions = {}): pg.Pool {

@@ -14,14 +14,9 @@ import { prepareBatch, prepareJob } from '../sqlite/enqueue.js';
 import { DEFAULT_PAGE, MAX_PAGE, type JobStore } from '../store.js';
 import { batchJobIds, cancelJobs } from './cancel.js';
 import { claimJobs } from './claim.js';
-import {
-  createPool,
-  displayUrl,
-  inTransaction,
-  migratePg,
-  unreadable,
-  type PgConnectOptions,
-} from './db.js';
+import type * as Driver from './db.js';
+import type { PgConnectOptions } from './db.js';
+import { displayUrl, isPostgresUrl, unreadable } from './url.js';
 import { enqueueBatch, enqueueOne } from './enqueue.js';
 import * as fenced from './fenced.js';
 import { addInputs, findInputs, registerInputs, takeUnreferencedInputs } from './inputs.js';
@@ -66,6 +61,8 @@ export interface PgJobStore extends JobStore {
   readonly displayUrl: string;
   /** The pool, once connected: for tests and benchmarks inside src/queue's own tree. */
   pool(): Promise<pg.Pool>;
+  /** Connects and applies missing migrations; returns how many this store applied. */
+  migrate(): Promise<number>;
 }
 
 // Deadlock and serialization failures are transient: the transaction is run again.
@@ -89,17 +86,31 @@ function isConnectionError(error: unknown): boolean {
 }
 
 export function openPgJobStore(url: string, options: PgJobStoreOptions = {}): PgJobStore {
-  const pool = createPool(url, options);
+  if (!isPostgresUrl(url)) throw unreadable(url, 'not a postgres:// URL');
   const now = timeSource(options.clock);
   let ready: Promise<void> | undefined;
   let closed = false;
+  // Set on first use: the driver is loaded only then (see db.ts).
+  let pool: pg.Pool | undefined;
+  let driver: typeof Driver | undefined;
+  let applied = 0;
+  const connected = () => {
+    if (pool === undefined) throw new ProctorError('INTERNAL', 'the job store is not connected');
+    return pool;
+  };
+  // Statements outside a transaction run on the pool, which is there once `run` awaited ready.
+  const db = {
+    query: (text: string, values?: unknown[]) => connected().query(text, values),
+  } as Queryable;
 
   const connect = async () => {
+    driver ??= await import('./db.js');
+    pool ??= driver.createPool(url, options);
     if (options.migrate === false) {
       await pool.query('SELECT 1');
       return;
     }
-    await migratePg(pool, url, options.migrationsFolder);
+    applied = await driver.migratePg(pool, url, options.migrationsFolder);
   };
 
   /** Waits for the connection and migrations, then runs `fn` (again after a deadlock). */
@@ -121,8 +132,8 @@ export function openPgJobStore(url: string, options: PgJobStoreOptions = {}): Pg
       }
     }
   }
-  const tx = <T>(fn: (db: Queryable) => Promise<T>) => run(() => inTransaction(pool, fn));
-  const db: Queryable = pool;
+  const tx = <T>(fn: (db: Queryable) => Promise<T>) =>
+    run(() => (driver as typeof Driver).inTransaction(connected(), fn));
 
   const getJob = async (q: Queryable, id: number) => {
     const { rows } = await q.query<JobRecord>(`SELECT ${JOB_COLUMNS} FROM jobs WHERE id = $1`, [
@@ -141,7 +152,12 @@ export function openPgJobStore(url: string, options: PgJobStoreOptions = {}): Pg
     displayUrl: displayUrl(url),
     pool: async () => {
       await run(() => Promise.resolve());
-      return pool;
+      return connected();
+    },
+
+    async migrate() {
+      await run(() => Promise.resolve());
+      return applied;
     },
 
     async enqueue(request, { inputs = [], reused = [] } = {}) {
@@ -294,7 +310,9 @@ export function openPgJobStore(url: string, options: PgJobStoreOptions = {}): Pg
     async close() {
       if (closed) return;
       closed = true;
-      await pool.end();
+      // Let a first connection under way finish (or fail) before ending its pool.
+      await ready?.catch(() => undefined);
+      if (pool !== undefined) await pool.end();
     },
   };
 }
