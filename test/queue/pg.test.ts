@@ -161,3 +161,45 @@ describe('database URLs in output', () => {
     expect(redacted).toContain('db.internal:5432/sweeps');
   });
 });
+
+describe('wake-ups across hosts (LISTEN/NOTIFY)', () => {
+  it("tells a listener of another host's enqueue and release, and keeps listening after its connection is cut", async () => {
+    const url = await tempPgDatabase();
+    const [listener, other] = [await tempPgStore({ url }), await tempPgStore({ url })];
+    const heard: string[] = [];
+    const stop = await listener.subscribe!((kind) => heard.push(kind));
+    await other.enqueue({ kind: 'noop', payload: {} });
+    await waitFor(() => heard.includes('noop'), { what: 'the enqueue to be heard' });
+    const [job] = await other.claim('noop', 'w', 1, 60_000);
+    heard.length = 0;
+    expect(await other.release(job!, 'shutdown')).toBe(true);
+    await waitFor(() => heard.includes('noop'), { what: 'the release to be heard' });
+
+    // Cut the listening connection from the server side: it comes back, and hears again.
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    try {
+      const cut = await admin.query(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'proctor-listen' AND datname = current_database()",
+      );
+      expect(cut.rowCount).toBe(1);
+      await waitFor(
+        async () =>
+          (
+            await admin.query(
+              "SELECT 1 FROM pg_stat_activity WHERE application_name = 'proctor-listen' AND datname = current_database()",
+            )
+          ).rowCount === 1,
+        { what: 'the listener to reconnect' },
+      );
+    } finally {
+      await admin.end();
+    }
+    heard.length = 0;
+    await other.enqueueBatch({
+      jobs: [{ kind: 'grade', payload: { bundle: '/b', candidate: 'c' } }],
+    });
+    await waitFor(() => heard.includes('grade'), { what: 'an enqueue after the reconnect' });
+    await stop();
+  });
+});

@@ -49,6 +49,16 @@ export function createPool(url: string, options: PgConnectOptions = {}): pg.Pool
   return pool;
 }
 
+/** One connection outside the pool (a LISTEN connection lives as long as its process). */
+export function createClient(url: string, options: PgConnectOptions = {}): pg.Client {
+  return new pg.Client({
+    connectionString: url,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
+    types,
+    application_name: 'proctor-listen',
+  });
+}
+
 /** Runs `fn` in one transaction on one connection; rolls back when it throws. */
 export async function inTransaction<T>(
   pool: pg.Pool,

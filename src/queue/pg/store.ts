@@ -40,7 +40,8 @@ import {
   type Queryable,
 } from './sql.js';
 import { pruneFinished, taskValidity } from './tasks.js';
-import type { Batch, RegisteredArtifact } from '../store.js';
+import { listen, notifyKinds } from './notify.js';
+import type { Batch, ReclaimedJob, RegisteredArtifact } from '../store.js';
 
 export interface PgJobStoreOptions extends PgConnectOptions {
   /**
@@ -94,6 +95,8 @@ export function openPgJobStore(url: string, options: PgJobStoreOptions = {}): Pg
   let pool: pg.Pool | undefined;
   let driver: typeof Driver | undefined;
   let applied = 0;
+  /** Open LISTEN connections, ended by close(). */
+  const listeners = new Set<() => Promise<void>>();
   const connected = () => {
     if (pool === undefined) throw new ProctorError('INTERNAL', 'the job store is not connected');
     return pool;
@@ -135,6 +138,19 @@ export function openPgJobStore(url: string, options: PgJobStoreOptions = {}): Pg
   const tx = <T>(fn: (db: Queryable) => Promise<T>) =>
     run(() => (driver as typeof Driver).inTransaction(connected(), fn));
 
+  /** Tells listeners about the kinds of the reclaimed jobs that went back to the queue. */
+  const requeued = async (q: Queryable, reclaiming: Promise<ReclaimedJob[]>) => {
+    const reclaimed = await reclaiming;
+    const back = reclaimed.filter((r) => r.status === 'queued').map((r) => r.id);
+    if (back.length > 0) {
+      await q.query(
+        `SELECT pg_notify('proctor_jobs', kind) FROM (SELECT DISTINCT kind FROM jobs WHERE id = ANY($1)) k`,
+        [back],
+      );
+    }
+    return reclaimed;
+  };
+
   const getJob = async (q: Queryable, id: number) => {
     const { rows } = await q.query<JobRecord>(`SELECT ${JOB_COLUMNS} FROM jobs WHERE id = $1`, [
       id,
@@ -166,6 +182,7 @@ export function openPgJobStore(url: string, options: PgJobStoreOptions = {}): Pg
         const t = now();
         await registerInputs(q, inputs, reused, t);
         const { id, created } = await enqueueOne(q, job, t);
+        if (created) await notifyKinds(q, [job.kind]);
         const stored = await getJob(q, id);
         if (!stored) throw new ProctorError('INTERNAL', `job ${id} vanished after enqueue`);
         return { job: stored, created };
@@ -178,6 +195,11 @@ export function openPgJobStore(url: string, options: PgJobStoreOptions = {}): Pg
         const t = now();
         await registerInputs(q, inputs, reused, t);
         const { batchId, ...rest } = await enqueueBatch(q, meta, jobs, requestHash, t);
+        if (rest.inserted > 0)
+          await notifyKinds(
+            q,
+            jobs.map((j) => j.kind),
+          );
         return { ...rest, batch: batchId === null ? null : ((await getBatch(q, batchId)) ?? null) };
       });
     },
@@ -202,6 +224,10 @@ export function openPgJobStore(url: string, options: PgJobStoreOptions = {}): Pg
         const t = now();
         if (!(await fenced.complete(q, lease, result, artifacts, t, extras.task))) return false;
         for (const child of children) await enqueueOne(q, child, t);
+        await notifyKinds(
+          q,
+          children.map((c) => c.kind),
+        );
         return true;
       });
     },
@@ -222,7 +248,15 @@ export function openPgJobStore(url: string, options: PgJobStoreOptions = {}): Pg
     markCancelled: (lease, reason = 'cancelled while running') =>
       run(() => fenced.markCancelled(db, lease, reason, now())),
 
-    release: (lease, reason) => run(() => fenced.release(db, lease, reason, now())),
+    release: (lease, reason) =>
+      tx(async (q) => {
+        const released = await fenced.release(q, lease, reason, now());
+        if (released)
+          await q.query(`SELECT pg_notify('proctor_jobs', kind) FROM jobs WHERE id = $1`, [
+            lease.id,
+          ]);
+        return released;
+      }),
 
     cancel: (ids) => tx((q) => cancelJobs(q, ids, now())),
 
@@ -234,8 +268,8 @@ export function openPgJobStore(url: string, options: PgJobStoreOptions = {}): Pg
         return cancelJobs(q, await batchJobIds(q, batchId), now());
       }),
 
-    reclaimExpired: () => run(() => reclaimExpired(db, now())),
-    reclaimOwner: (owner) => run(() => reclaimOwner(db, owner, now())),
+    reclaimExpired: () => tx((q) => requeued(q, reclaimExpired(q, now()))),
+    reclaimOwner: (owner) => tx((q) => requeued(q, reclaimOwner(q, owner, now()))),
     runningOwners: () => run(() => runningOwners(db)),
 
     getJob: (id) => run(() => getJob(db, id)),
@@ -305,6 +339,17 @@ export function openPgJobStore(url: string, options: PgJobStoreOptions = {}): Pg
 
     finishedSince: (since) => run(() => countFinishedSince(db, since)),
 
+    async subscribe(listener) {
+      const stop = await run(() =>
+        listen(() => (driver as typeof Driver).createClient(url, options), listener),
+      );
+      listeners.add(stop);
+      return async () => {
+        listeners.delete(stop);
+        await stop();
+      };
+    },
+
     pruneFinished: (olderThan, limit = 1000) => run(() => pruneFinished(db, olderThan, limit)),
 
     async close() {
@@ -312,6 +357,8 @@ export function openPgJobStore(url: string, options: PgJobStoreOptions = {}): Pg
       closed = true;
       // Let a first connection under way finish (or fail) before ending its pool.
       await ready?.catch(() => undefined);
+      await Promise.all([...listeners].map((stop) => stop()));
+      listeners.clear();
       if (pool !== undefined) await pool.end();
     },
   };
