@@ -2,11 +2,14 @@
 // queue, each job claimed and completed exactly once; jobs/s for the PostgreSQL store, for a
 // raw SQL loop on the same PostgreSQL (the floor: the same claim CTE and fenced update without
 // the store around them), and for the SQLite store (P processes on one file), in one run.
-// Parts (b) (container jobs across namespace hosts) and (c) (NOTIFY latency) are not built yet.
+// (c) wake-up latency: one store listens (LISTEN), another enqueues one job at a time; the
+// time from the enqueue call to the listener hearing its kind, p50 and p99, beside the
+// enqueue's own round trip (the part of it that is not NOTIFY).
+// Part (b) (container jobs across namespace hosts, each with its own dockerd) is not built yet.
 //
 // PostgreSQL is the throw-away cluster of .ci/postgres (fsync=off: compare ratios, and the
 // SQLite figure, which fsyncs with synchronous=FULL, only as a shape). Each case gets a fresh
-// database. Usage: npm run bench:scale [-- --jobs 20000 --processes 3 --slots 8]
+// database. Usage: npm run bench:scale [-- --jobs 20000 --processes 3 --slots 8 --samples 200]
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -24,6 +27,7 @@ const { values, positionals } = parseArgs({
     jobs: { type: 'string', default: '20000' },
     processes: { type: 'string', default: '3' },
     slots: { type: 'string', default: '8' },
+    samples: { type: 'string', default: '200' },
   },
 });
 const SELF = fileURLToPath(import.meta.url);
@@ -109,7 +113,8 @@ async function prepare(
   const url = new URL(base);
   url.pathname = `/${name}`;
   const store = openPgJobStore(url.toString());
-  await store.enqueueBatch({ jobs: jobsList });
+  if (jobs > 0) await store.enqueueBatch({ jobs: jobsList });
+  else await store.migrate();
   await store.close();
   return {
     target: url.toString(),
@@ -158,6 +163,44 @@ async function race(kind: Case, jobs: number, processes: number, slots: number) 
   }
 }
 
+const percentile = (xs: number[], p: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))] ?? NaN;
+
+async function wakeupLatency(samples: number): Promise<void> {
+  const { target, cleanup } = await prepare('postgres', 0);
+  const listener = openPgJobStore(target, { migrate: false });
+  const producer = openPgJobStore(target, { migrate: false });
+  try {
+    let heard: (() => void) | undefined;
+    const stop = await listener.subscribe!(() => heard?.());
+    const wake: number[] = [];
+    const roundTrip: number[] = [];
+    for (let i = 0; i < samples; i++) {
+      const arrived = new Promise<void>((resolve) => (heard = resolve));
+      const start = process.hrtime.bigint();
+      await producer.enqueue({ kind: 'noop', payload: {} });
+      const enqueued = process.hrtime.bigint();
+      await arrived;
+      const woke = process.hrtime.bigint();
+      roundTrip.push(Number(enqueued - start) / 1e6);
+      wake.push(Number(woke - start) / 1e6);
+    }
+    await stop();
+    const ms = (x: number) => `${x.toFixed(2)} ms`;
+    console.log(`(c) wake-up latency over ${samples} enqueues (enqueue call to listener)`);
+    console.log(
+      `  enqueue to wake-up  p50 ${ms(percentile(wake, 50))}  p99 ${ms(percentile(wake, 99))}`,
+    );
+    console.log(
+      `  enqueue round trip  p50 ${ms(percentile(roundTrip, 50))}  p99 ${ms(percentile(roundTrip, 99))}`,
+    );
+  } finally {
+    await listener.close();
+    await producer.close();
+    await cleanup();
+  }
+}
+
 async function main(): Promise<void> {
   const jobs = Number(values.jobs);
   const processes = Number(values.processes);
@@ -175,6 +218,7 @@ async function main(): Promise<void> {
   console.log(
     `  PostgreSQL store / raw SQL: ${(by.postgres.perSec / by['raw-postgres'].perSec).toFixed(2)}x; PostgreSQL store / SQLite store: ${(by.postgres.perSec / by.sqlite.perSec).toFixed(2)}x; target >= 1000 jobs/s: ${by.postgres.perSec >= 1000 ? 'met' : 'NOT met'}`,
   );
+  await wakeupLatency(Number(values.samples));
 }
 
 if (positionals[0] === 'child') {
