@@ -10,6 +10,7 @@ export default tseslint.config(
       'dist/',
       'node_modules/',
       'drizzle/',
+      'drizzle-pg/',
       'coverage/',
       'eslint.config.js',
       // Task bundles: pinned by base_commit and patches, never linted or reformatted.

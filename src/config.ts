@@ -14,6 +14,7 @@
 //   max_attempts = 3                # tries per job, crashes included
 //   synchronous = "full"            # or "normal": faster, but an OS crash may lose the last commits
 //   retention_days = 0              # prune finished jobs older than this; 0 keeps them forever
+//   url = "postgres://…"            # a shared PostgreSQL instead of <home>/proctor.db (see --db)
 //   [sandbox]
 //   runtime = "runc"                # or "runsc" (gVisor) where installed
 //   uid = 1000
@@ -32,6 +33,8 @@ import { z } from 'zod';
 import { ProctorError } from './errors.js';
 
 export const CONFIG_FILE = 'proctor.toml';
+/** The only kind of database URL Proctor takes; without one, SQLite in the home. */
+const POSTGRES_URL = /^postgres(ql)?:\/\/[^\s]*$/i;
 export const DB_FILE = 'proctor.db';
 
 const slots = z.number().int().min(1).max(256);
@@ -89,6 +92,11 @@ const fileSchema = z
         max_attempts: z.number().int().min(1).max(100).default(3),
         synchronous: z.enum(['full', 'normal']).default('full'),
         retention_days: z.number().min(0).default(0),
+        url: z
+          .string()
+          .max(2048)
+          .regex(POSTGRES_URL, 'must be a postgres:// or postgresql:// URL')
+          .optional(),
       })
       .strict()
       .default({ lease_seconds: 60, max_attempts: 3, synchronous: 'full', retention_days: 0 }),
@@ -123,6 +131,11 @@ export type SolverProfile = z.output<typeof solverSchema>;
 export interface ProctorConfig {
   home: string;
   dbPath: string;
+  /**
+   * A PostgreSQL URL when one is named (`--db`, else $PROCTOR_DB, else `[queue] url`): then
+   * the queue lives there, shared by every host that names it. Undefined: SQLite at dbPath.
+   */
+  dbUrl: string | undefined;
   tasksRoot: string;
   workers: { baseline: number; grade: number; solve: number; validate: number };
   queue: z.output<typeof fileSchema>['queue'];
@@ -264,7 +277,31 @@ export function validateSlots(slots = defaultSlots()): number {
   return Math.min(2, slots);
 }
 
-export function loadConfig(home: string): ProctorConfig {
+export interface ConfigOverrides {
+  /** `--db`: a postgres:// URL; wins over $PROCTOR_DB and `[queue] url`. */
+  db?: string;
+}
+
+/** The database URL to use, checked; never echoed, since it may carry a password. */
+function chooseDbUrl(flag: string | undefined, fromFile: string | undefined): string | undefined {
+  const env = process.env['PROCTOR_DB'];
+  const [source, value] =
+    flag !== undefined
+      ? ['--db', flag]
+      : env !== undefined && env !== ''
+        ? ['PROCTOR_DB', env]
+        : ['[queue] url', fromFile];
+  if (value === undefined) return undefined;
+  if (!POSTGRES_URL.test(value) || value.length > 2048) {
+    throw new ProctorError(
+      source === '--db' ? 'USAGE' : 'CONFIG_INVALID',
+      `${source}: must be a postgres:// or postgresql:// URL (SQLite needs none: it is the default)`,
+    );
+  }
+  return value;
+}
+
+export function loadConfig(home: string, overrides: ConfigOverrides = {}): ProctorConfig {
   checkHome(home);
   const file = join(home, CONFIG_FILE);
   let raw: unknown = {};
@@ -299,6 +336,7 @@ export function loadConfig(home: string): ProctorConfig {
   return {
     home,
     dbPath: join(home, DB_FILE),
+    dbUrl: chooseDbUrl(overrides.db, c.queue.url),
     tasksRoot: resolve(home, '..', c.tasks_root),
     workers: {
       baseline: c.workers.baseline ?? slotsDefault,

@@ -140,3 +140,68 @@ describe('configuration', () => {
     }
   });
 });
+
+describe('the job database', () => {
+  const url = 'postgres://proctor:file-secret@db.internal:5432/sweeps';
+  const saved = process.env.PROCTOR_DB;
+  const withEnv = <T>(value: string | undefined, fn: () => T): T => {
+    if (value === undefined) delete process.env.PROCTOR_DB;
+    else process.env.PROCTOR_DB = value;
+    try {
+      return fn();
+    } finally {
+      if (saved === undefined) delete process.env.PROCTOR_DB;
+      else process.env.PROCTOR_DB = saved;
+    }
+  };
+
+  it('is SQLite in the home unless a database is named', () => {
+    const home = join(tempDir(), '.proctor');
+    expect(withEnv(undefined, () => loadConfig(home).dbUrl)).toBeUndefined();
+  });
+
+  it('is --db, else $PROCTOR_DB, else [queue] url', () => {
+    const home = withConfig(`[queue]\nurl = "${url}"\n`);
+    const env = 'postgresql://env@localhost/env';
+    const flag = 'postgres://flag@localhost/flag';
+    expect(withEnv(undefined, () => loadConfig(home).dbUrl)).toBe(url);
+    expect(withEnv(env, () => loadConfig(home).dbUrl)).toBe(env);
+    expect(withEnv(env, () => loadConfig(home, { db: flag }).dbUrl)).toBe(flag);
+  });
+
+  it.each([
+    ['--db', { db: 'mysql://u:pw-secret@h/db' }, undefined, 'USAGE'],
+    ['PROCTOR_DB', {}, 'sqlite:///x-secret', 'CONFIG_INVALID'],
+  ] as const)(
+    'refuses a %s that is not postgres://, without echoing it',
+    (source, flags, env, code) => {
+      const home = join(tempDir(), '.proctor');
+      const error = withEnv(env, () => {
+        try {
+          loadConfig(home, flags);
+        } catch (e) {
+          return e;
+        }
+        return undefined;
+      });
+      expect(isProctorError(error, code)).toBe(true);
+      expect((error as Error).message).toContain(`${source}: must be a postgres://`);
+      expect((error as Error).message).not.toContain('secret');
+    },
+  );
+
+  it('refuses a [queue] url that is not postgres://, naming the key and not the value', () => {
+    const home = withConfig('[queue]\nurl = "https://u:pw-secret@h/db"\n');
+    const error = withEnv(undefined, () => {
+      try {
+        loadConfig(home);
+      } catch (e) {
+        return e;
+      }
+      return undefined;
+    });
+    expect(isProctorError(error, 'CONFIG_INVALID')).toBe(true);
+    expect((error as Error).message).toContain('queue.url');
+    expect((error as Error).message).not.toContain('secret');
+  });
+});

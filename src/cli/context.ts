@@ -3,7 +3,7 @@
 // database). main.ts loads this module only once a command's action runs, never for `--help`.
 import { systemClock, type Clock } from '../clock.js';
 import { loadConfig, resolveHome, type ProctorConfig } from '../config.js';
-import { openSqliteJobStore, type JobStore } from '../queue/index.js';
+import { openJobStore, type JobStore } from '../queue/index.js';
 import type { Io } from './io.js';
 
 export interface CommandContext {
@@ -13,14 +13,17 @@ export interface CommandContext {
   openStore(): JobStore;
 }
 
-export function createContext(homeFlag: string | undefined, io: Io): CommandContext {
-  const config = loadConfig(resolveHome(homeFlag));
+export function createContext(
+  homeFlag: string | undefined,
+  io: Io,
+  dbFlag?: string,
+): CommandContext {
+  const config = loadConfig(resolveHome(homeFlag), dbFlag === undefined ? {} : { db: dbFlag });
   const clock = systemClock;
   return {
     io,
     clock,
     config,
-    openStore: () =>
-      openSqliteJobStore(config.dbPath, { clock, synchronous: config.queue.synchronous }),
+    openStore: () => openJobStore(config, clock),
   };
 }

@@ -42,6 +42,12 @@ function buildProgram(
         'where the database and artifacts live (default: $PROCTOR_HOME, else ./.proctor)',
       ),
     )
+    .addOption(
+      new Option(
+        '--db <url>',
+        'a shared PostgreSQL job database, postgres://… (default: $PROCTOR_DB, else [queue] url, else SQLite in the home)',
+      ),
+    )
     .exitOverride()
     .configureOutput({
       writeOut: (text) => io.out(text.trimEnd()),
@@ -53,12 +59,13 @@ function buildProgram(
       parsing.command = command.name();
     });
   const home = () => program.opts<{ home?: string }>().home;
+  const db = () => program.opts<{ db?: string }>().db;
   // The context (config, then the command's own module) is loaded only here, once parsing is
   // done and the action runs: an error in it is the command's, not a usage error.
   const act = (command: (context: CommandContext) => Promise<number>) =>
     run(async () => {
       const { createContext } = await import('./context.js');
-      return command(createContext(home(), io));
+      return command(createContext(home(), io, db()));
     });
 
   program
@@ -340,6 +347,13 @@ function buildProgram(
         }),
       ),
     );
+
+  const database = program.command('db').description('the job database').exitOverride();
+  database
+    .command('migrate')
+    .description('bring the job database (SQLite, or the one --db names) up to date, and exit')
+    .exitOverride()
+    .action(() => act(async (context) => (await import('./db.js')).migrateCommand(context)));
 
   program
     .command('worker')

@@ -1,11 +1,16 @@
-// The job vocabulary, shared by the schema's CHECK constraints, zod schemas and (later) a
-// PostgreSQL schema, so that every dialect agrees on the same closed sets.
+// The job vocabulary, shared by both schemas' CHECK constraints (SQLite's src/queue/schema.ts
+// and PostgreSQL's src/queue/pg/schema.ts) and by zod schemas, so that every dialect agrees on
+// the same closed sets.
 
 export const JOB_KINDS = ['baseline', 'solve', 'grade', 'validate', 'noop'] as const;
 export type JobKind = (typeof JOB_KINDS)[number];
 
 export const JOB_STATUSES = ['queued', 'running', 'done', 'failed', 'cancelled'] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
+
+/** A baseline's judgement of a task. */
+export const TASK_VALIDITIES = ['valid', 'quarantined'] as const;
+export type TaskValidityKind = (typeof TASK_VALIDITIES)[number];
 
 /** What a cancel request did to each job it named. */
 export const CANCEL_OUTCOMES = [

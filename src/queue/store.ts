@@ -290,6 +290,14 @@ export interface JobStore {
     tasks: TaskValidity[];
     counts: { valid: number; quarantined: number };
   }>;
+  /**
+   * Optional: calls `listener` with a kind soon after any process or host made jobs of that
+   * kind claimable (an enqueue, a release, a reclaim), so claimers need not wait for their next
+   * poll. Resolves once listening; the function it returns stops. A store without it (SQLite,
+   * one machine, where the in-process pool is told directly) leaves claimers to their poll,
+   * which stays the backstop either way: a missed wake-up only costs a poll interval.
+   */
+  subscribe?(listener: (kind: JobKind) => void): Promise<() => Promise<void>>;
   /** Deletes up to `limit` finished jobs that finished before `olderThan`; returns how many. */
   pruneFinished(olderThan: number, limit?: number): Promise<number>;
 

@@ -4,9 +4,10 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { Clock } from '../clock.js';
+import { describeError } from '../errors.js';
 import { dockerHost, knownSecrets, type ProctorConfig } from '../config.js';
 import type { Logger } from '../logger.js';
-import { openSqliteJobStore, type JobKind, type JobStore } from '../queue/index.js';
+import { openJobStore, type JobKind, type JobStore } from '../queue/index.js';
 import {
   createDockerClient,
   createTemplateStore,
@@ -25,6 +26,7 @@ import { createImageCache } from './images.js';
 import { INPUT_SWEEP_EVERY_MS, sweepInputs } from './input-sweep.js';
 import { baselineHandler, gradeHandler, type OracleDeps } from './oracle-jobs.js';
 import { createWorkerPool, type JobHandler, type WorkerPool } from './pool.js';
+import { listenForWork } from './wakeup.js';
 import { isDeadLocalOwner } from './owner.js';
 import { sweepPresence } from './presence.js';
 import { sandboxRecovery } from './recovery.js';
@@ -49,7 +51,7 @@ export interface Runtime {
 }
 
 export function createRuntime(config: ProctorConfig, clock: Clock, logger: Logger): Runtime {
-  const store = openSqliteJobStore(config.dbPath, { clock, synchronous: config.queue.synchronous });
+  const store = openJobStore(config, clock);
   const secrets = knownSecrets(config);
   const redactor = createRedactor({ home: homedir(), secrets });
   const artifacts = createArtifactStore({ root: join(config.home, 'artifacts'), redactor, clock });
@@ -106,7 +108,7 @@ export function createRuntime(config: ProctorConfig, clock: Clock, logger: Logge
       const handlers = Object.fromEntries(kinds.flatMap((k) => (all[k] ? [[k, all[k]]] : [])));
       const settings = poolSettings(config);
       const reapSandboxes = sandboxRecovery(client, store, config.home, logger);
-      return createWorkerPool({
+      const pool = createWorkerPool({
         store,
         clock,
         logger,
@@ -129,6 +131,27 @@ export function createRuntime(config: ProctorConfig, clock: Clock, logger: Logge
           await Promise.allSettled(records.map((r) => artifacts.discard(r)));
         },
       });
+      // Another host's enqueue wakes the claim loops at once (PostgreSQL's LISTEN/NOTIFY);
+      // without it they find the work at their next poll.
+      let unlisten: (() => Promise<void>) | undefined;
+      return {
+        ...pool,
+        async start() {
+          await pool.start();
+          unlisten = await listenForWork(
+            store,
+            () => pool.notify(),
+            (error) =>
+              logger.warn('no wake-ups from the database; polling', {
+                error: describeError(error),
+              }),
+          );
+        },
+        async stop(stopOptions) {
+          await unlisten?.();
+          await pool.stop(stopOptions);
+        },
+      };
     },
     close: () => store.close(),
   };

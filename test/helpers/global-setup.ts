@@ -1,13 +1,17 @@
 // Builds dist/ once before the tests, so that CLI tests run the real `bin/proctor.js`
-// against the current sources, never a stale build. After the run, removes the workspace
-// templates of the test homes (temp dirs and /proctor-tests…): they carry no job label, so
-// no test's own cleanup takes them, and a temp home is never used again.
+// against the current sources, never a stale build; and starts the throw-away PostgreSQL
+// cluster (.ci/postgres) unless PROCTOR_TEST_PG_URL already names one, so that `npm test`
+// alone works as well as `.ci/run`. The URL reaches the test workers through the environment.
+// After the run, removes the workspace templates of the test homes (temp dirs and
+// /proctor-tests…): they carry no job label, so no test's own cleanup takes them, and a temp
+// home is never used again.
 import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { createDockerClient } from '../../src/sandbox/docker.js';
 import { LABEL } from '../../src/sandbox/labels.js';
 import { removeTemplate } from '../../src/sandbox/template.js';
+import { startTestPostgres } from './postgres-server.js';
 
 export default function setup(): () => Promise<void> {
   const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -15,6 +19,7 @@ export default function setup(): () => Promise<void> {
     cwd: root,
     stdio: 'inherit',
   });
+  process.env.PROCTOR_TEST_PG_URL ||= startTestPostgres();
   return async () => {
     const docker = createDockerClient(process.env['DOCKER_HOST']);
     const { Volumes } = await docker.listVolumes({ filters: { label: [LABEL.template] } });

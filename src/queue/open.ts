@@ -1,0 +1,20 @@
+// Opens the job store a configuration names: PostgreSQL when it has a database URL (several
+// hosts share the queue there), else the SQLite file in the home — the default, unchanged for
+// a user who never names a database.
+import type { Clock } from '../clock.js';
+import type { Synchronous } from './db.js';
+import { openPgJobStore } from './pg/store.js';
+import { openSqliteJobStore } from './sqlite/store.js';
+import type { JobStore } from './store.js';
+
+export interface StoreSelection {
+  dbPath: string;
+  dbUrl: string | undefined;
+  queue: { synchronous: Synchronous };
+}
+
+export function openJobStore(config: StoreSelection, clock: Clock): JobStore {
+  // PostgreSQL keeps time itself (leases use its now()); the clock is SQLite's.
+  if (config.dbUrl !== undefined) return openPgJobStore(config.dbUrl);
+  return openSqliteJobStore(config.dbPath, { clock, synchronous: config.queue.synchronous });
+}

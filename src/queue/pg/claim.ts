@@ -1,0 +1,34 @@
+// Claim on PostgreSQL: the shape graphile-worker, pg-boss and River share. The CTE picks up
+// to `limit` due jobs of one kind by priority then age and locks them FOR UPDATE SKIP LOCKED,
+// so hosts claiming at once each get different rows without waiting for one another; the
+// UPDATE then takes them, with the lease counted from the database's now(). The attempt it
+// increments is the fencing token of every later write.
+import { NOW, jobColumnsOf, toJob, type JobRecord, type Queryable, type TimeParam } from './sql.js';
+import type { Job } from '../store.js';
+
+const CLAIM = `WITH next AS (
+    SELECT id FROM jobs
+    WHERE status = 'queued' AND kind = $2 AND run_at <= ${NOW}
+    ORDER BY priority DESC, run_at, id
+    LIMIT $3
+    FOR UPDATE SKIP LOCKED)
+  UPDATE jobs j SET status = 'running', attempt = j.attempt + 1, lease_owner = $4,
+    lease_expires_at = ${NOW} + $5, heartbeat_at = ${NOW}, started_at = ${NOW},
+    updated_at = ${NOW}
+  FROM next WHERE j.id = next.id
+  RETURNING ${jobColumnsOf('j')}`;
+
+export async function claimJobs(
+  db: Queryable,
+  kind: string,
+  owner: string,
+  limit: number,
+  leaseMs: number,
+  now: TimeParam,
+): Promise<Job[]> {
+  const { rows } = await db.query<JobRecord>(CLAIM, [now, kind, limit, owner, leaseMs]);
+  // RETURNING has no order: give the claim order back.
+  return rows
+    .sort((a, b) => b.priority - a.priority || a.runAt - b.runAt || a.id - b.id)
+    .map(toJob);
+}

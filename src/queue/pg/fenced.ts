@@ -1,0 +1,171 @@
+// The writes a worker makes after its claim, on PostgreSQL. Each matches (id, attempt) and
+// status = 'running', exactly as on SQLite: the attempt is incremented by every claim under
+// the row's lock, so (id, attempt) names one claim and so one owner; a worker whose lease was
+// reclaimed, or whose job was finished or cancelled elsewhere, changes nothing and is told so.
+// A write that touches several rows locks them in id order first, so two of them never
+// deadlock.
+import type { ArtifactRecord, FailOutcome, HeartbeatResult, Lease } from '../store.js';
+import type { TaskValidityInput } from '../store.js';
+import { NOW, type Queryable, type TimeParam } from './sql.js';
+
+const HELD = `id = $2 AND attempt = $3 AND status = 'running'`;
+const ENDED = `lease_owner = NULL, lease_expires_at = NULL, updated_at = ${NOW}`;
+
+const HEARTBEAT = `WITH held AS (
+    SELECT j.id FROM jobs j JOIN unnest($2::bigint[], $3::int[]) AS l(id, attempt)
+      ON j.id = l.id AND j.attempt = l.attempt
+    WHERE j.status = 'running'
+    ORDER BY j.id FOR UPDATE OF j)
+  UPDATE jobs j SET lease_expires_at = ${NOW} + $4, heartbeat_at = ${NOW}, updated_at = ${NOW}
+  FROM held WHERE j.id = held.id
+  RETURNING j.id, j.cancel_requested_at AS "cancelRequestedAt"`;
+
+export async function heartbeat(
+  db: Queryable,
+  leases: Lease[],
+  leaseMs: number,
+  now: TimeParam,
+): Promise<HeartbeatResult[]> {
+  const { rows } = await db.query<{ id: number; cancelRequestedAt: number | null }>(HEARTBEAT, [
+    now,
+    leases.map((l) => l.id),
+    leases.map((l) => l.attempt),
+    leaseMs,
+  ]);
+  const alive = new Map(rows.map((r) => [r.id, r.cancelRequestedAt]));
+  return leases.map((lease) => ({
+    id: lease.id,
+    attempt: lease.attempt,
+    alive: alive.has(lease.id),
+    cancelRequested: (alive.get(lease.id) ?? null) !== null,
+  }));
+}
+
+export async function cancelRequested(db: Queryable, owner: string): Promise<Lease[]> {
+  const { rows } = await db.query<Lease>(
+    `SELECT id, attempt FROM jobs
+     WHERE status = 'running' AND lease_owner = $1 AND cancel_requested_at IS NOT NULL`,
+    [owner],
+  );
+  return rows;
+}
+
+/** Runs inside the completion's transaction; false when the lease is lost. */
+export async function complete(
+  db: Queryable,
+  lease: Lease,
+  result: unknown,
+  records: ArtifactRecord[],
+  now: TimeParam,
+  task?: TaskValidityInput,
+): Promise<boolean> {
+  const done = await db.query(
+    `UPDATE jobs SET ${ENDED}, status = 'done', result = $4, last_error = NULL,
+       error_code = NULL, finished_at = ${NOW}
+     WHERE ${HELD} RETURNING id`,
+    [now, lease.id, lease.attempt, JSON.stringify(result ?? null)],
+  );
+  if (done.rows.length === 0) return false;
+  if (task !== undefined) {
+    await db.query(
+      `INSERT INTO tasks (task_id, content_hash, bundle_path, validity, reason, detail, job_id,
+         checked_at)
+       VALUES ($2, $3, $4, $5, $6, $7, $8, ${NOW})
+       ON CONFLICT (task_id, content_hash) DO UPDATE SET bundle_path = excluded.bundle_path,
+         validity = excluded.validity, reason = excluded.reason, detail = excluded.detail,
+         job_id = excluded.job_id, checked_at = excluded.checked_at`,
+      [
+        now,
+        task.taskId,
+        task.contentHash,
+        task.bundlePath,
+        task.validity,
+        task.reason,
+        task.detail,
+        lease.id,
+      ],
+    );
+  }
+  if (records.length > 0) {
+    await db.query(
+      `INSERT INTO artifacts (id, job_id, attempt, name, media_type, sha256, size, rel_path,
+         created_at)
+       SELECT r.id, $2, $3, r.name, r.media_type, r.sha256, r.size, r.rel_path, ${NOW}
+       FROM unnest($4::text[], $5::text[], $6::text[], $7::text[], $8::bigint[], $9::text[])
+         AS r(id, name, media_type, sha256, size, rel_path)`,
+      [
+        now,
+        lease.id,
+        lease.attempt,
+        records.map((r) => r.id),
+        records.map((r) => r.name),
+        records.map((r) => r.mediaType),
+        records.map((r) => r.sha256),
+        records.map((r) => r.size),
+        records.map((r) => r.relPath),
+      ],
+    );
+  }
+  return true;
+}
+
+/**
+ * One statement decides the outcome under the row's lock: cancelled when a cancel was asked
+ * for meanwhile, back to the queue after `delayMs` while attempts remain (and the error is
+ * retryable), else failed.
+ */
+export async function fail(
+  db: Queryable,
+  lease: Lease,
+  error: string,
+  retryable: boolean,
+  code: string,
+  delayMs: number,
+  now: TimeParam,
+): Promise<FailOutcome> {
+  const outcome = `CASE WHEN cancel_requested_at IS NOT NULL THEN 'cancelled'
+    WHEN $4::boolean AND attempt < max_attempts THEN 'queued' ELSE 'failed' END`;
+  const { rows } = await db.query<{ status: 'queued' | 'failed' | 'cancelled' }>(
+    `UPDATE jobs SET ${ENDED}, status = ${outcome},
+       run_at = CASE WHEN ${outcome} = 'queued' THEN ${NOW} + $5 ELSE run_at END,
+       finished_at = CASE WHEN ${outcome} = 'queued' THEN NULL ELSE ${NOW} END,
+       last_error = $6,
+       error_code = CASE WHEN cancel_requested_at IS NOT NULL THEN 'CANCELLED' ELSE $7 END
+     WHERE ${HELD} RETURNING status`,
+    [now, lease.id, lease.attempt, retryable, delayMs, error, code],
+  );
+  const status = rows[0]?.status;
+  if (status === undefined) return 'lost';
+  return status === 'queued' ? 'retrying' : status;
+}
+
+export async function markCancelled(
+  db: Queryable,
+  lease: Lease,
+  reason: string,
+  now: TimeParam,
+): Promise<boolean> {
+  const { rows } = await db.query(
+    `UPDATE jobs SET ${ENDED}, status = 'cancelled', last_error = $4, error_code = 'CANCELLED',
+       finished_at = ${NOW}
+     WHERE ${HELD} RETURNING id`,
+    [now, lease.id, lease.attempt, reason],
+  );
+  return rows.length > 0;
+}
+
+/** Back to the queue at once, without spending an attempt (shutdown). */
+export async function release(
+  db: Queryable,
+  lease: Lease,
+  reason: string,
+  now: TimeParam,
+): Promise<boolean> {
+  const { rows } = await db.query(
+    `UPDATE jobs SET ${ENDED}, status = 'queued', run_at = ${NOW}, last_error = $4,
+       error_code = NULL, max_attempts = max_attempts + 1
+     WHERE ${HELD} RETURNING id`,
+    [now, lease.id, lease.attempt, reason],
+  );
+  return rows.length > 0;
+}

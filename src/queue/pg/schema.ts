@@ -1,0 +1,169 @@
+// The PostgreSQL mirror of the SQLite schema (src/queue/schema.ts): the same tables, columns,
+// indexes and CHECK constraints, in drizzle's pg-core dialect. drizzle-kit generates the
+// migrations in drizzle-pg/ from this file (drizzle-pg.config.ts); never hand-edit them.
+//
+// Kept a plain mirror on purpose, so that a column added on one side is easy to add on the
+// other; test/queue/schema-parity.test.ts fails to compile when the row or insert types of
+// the two drift apart. The mapping:
+// - times are integer milliseconds in both (bigint, read as a JS number: a store sets the
+//   int8 type parser), so that rows and the Job type are the same on either store; leases and
+//   every time that decides one come from the database's now(), never a host's clock;
+// - ids are bigint identities (SQLite's INTEGER is 64-bit too);
+// - payload and result stay JSON text, as in SQLite: one encoding for both stores.
+import { sql } from 'drizzle-orm';
+import {
+  type AnyPgColumn,
+  bigint,
+  check,
+  index,
+  integer,
+  pgTable,
+  primaryKey,
+  text,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core';
+import {
+  FINISHED_STATUSES,
+  JOB_KINDS,
+  JOB_STATUSES,
+  TASK_VALIDITIES,
+  sqlList,
+} from '../constants.js';
+
+/** Milliseconds since the epoch, read as a JS number (exact below 2^53). */
+const millis = (name: string) => bigint(name, { mode: 'number' });
+
+export const batches = pgTable(
+  'batches',
+  {
+    id: text('id').primaryKey(),
+    idempotencyKey: text('idempotency_key'),
+    /** SHA-256 of the canonical request; a replayed key with another request is a conflict. */
+    requestHash: text('request_hash').notNull(),
+    label: text('label'),
+    total: integer('total').notNull(),
+    createdAt: millis('created_at').notNull(),
+  },
+  (t) => [
+    uniqueIndex('batches_idempotency_key').on(t.idempotencyKey),
+    index('batches_created').on(t.createdAt),
+    check('batches_total_nonnegative', sql`${t.total} >= 0`),
+  ],
+);
+
+export const jobs = pgTable(
+  'jobs',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedByDefaultAsIdentity(),
+    batchId: text('batch_id').references(() => batches.id, { onDelete: 'cascade' }),
+    parentId: bigint('parent_id', { mode: 'number' }).references((): AnyPgColumn => jobs.id, {
+      onDelete: 'set null',
+    }),
+    kind: text('kind', { enum: JOB_KINDS }).notNull(),
+    status: text('status', { enum: JOB_STATUSES }).notNull().default('queued'),
+    priority: integer('priority').notNull().default(0),
+    payload: text('payload').notNull(),
+    idempotencyKey: text('idempotency_key'),
+    /** Incremented by every claim; (id, attempt) fences every write after the claim. */
+    attempt: integer('attempt').notNull().default(0),
+    maxAttempts: integer('max_attempts').notNull().default(3),
+    /** Not claimable before this time (backoff after a retryable failure). */
+    runAt: millis('run_at').notNull(),
+    leaseOwner: text('lease_owner'),
+    leaseExpiresAt: millis('lease_expires_at'),
+    heartbeatAt: millis('heartbeat_at'),
+    cancelRequestedAt: millis('cancel_requested_at'),
+    result: text('result'),
+    lastError: text('last_error'),
+    /** The ProctorError code of the last failure (WORKER_LOST, CANCELLED, …), for reports. */
+    errorCode: text('error_code'),
+    createdAt: millis('created_at').notNull(),
+    updatedAt: millis('updated_at').notNull(),
+    startedAt: millis('started_at'),
+    finishedAt: millis('finished_at'),
+  },
+  (t) => [
+    // Claiming: the next queued job of a kind, by priority then age, without a sort.
+    index('jobs_claim')
+      .on(t.kind, sql`${t.priority} DESC`, t.runAt, t.id)
+      .where(sql`${t.status} = 'queued'`),
+    // Reclaiming expired leases; also serves owner look-ups, which scan running jobs only.
+    index('jobs_lease')
+      .on(t.leaseExpiresAt)
+      .where(sql`${t.status} = 'running'`),
+    // Listing and counting.
+    index('jobs_batch_status').on(t.batchId, t.status),
+    index('jobs_status_id').on(t.status, t.id),
+    index('jobs_parent')
+      .on(t.parentId)
+      .where(sql`${t.parentId} IS NOT NULL`),
+    // Rates and retention pruning.
+    index('jobs_finished')
+      .on(t.finishedAt)
+      .where(sql`${t.finishedAt} IS NOT NULL`),
+    uniqueIndex('jobs_idempotency_key')
+      .on(t.idempotencyKey)
+      .where(sql`${t.idempotencyKey} IS NOT NULL`),
+    check('jobs_kind_known', sql.raw(`"kind" IN (${sqlList(JOB_KINDS)})`)),
+    check('jobs_status_known', sql.raw(`"status" IN (${sqlList(JOB_STATUSES)})`)),
+    check('jobs_attempt_bounds', sql`${t.attempt} >= 0 AND ${t.maxAttempts} >= 1`),
+    check(
+      'jobs_lease_iff_running',
+      sql`(${t.status} = 'running') = (${t.leaseOwner} IS NOT NULL AND ${t.leaseExpiresAt} IS NOT NULL)`,
+    ),
+    check(
+      'jobs_finished_has_time',
+      sql.raw(`("status" IN (${sqlList(FINISHED_STATUSES)})) = ("finished_at" IS NOT NULL)`),
+    ),
+  ],
+);
+
+export type JobRow = typeof jobs.$inferSelect;
+export type BatchRow = typeof batches.$inferSelect;
+
+/** Files Proctor stored for a job, registered by SHA-256 (see the SQLite schema). */
+export const artifacts = pgTable(
+  'artifacts',
+  {
+    id: text('id').primaryKey(),
+    jobId: bigint('job_id', { mode: 'number' }).references(() => jobs.id, {
+      onDelete: 'set null',
+    }),
+    attempt: integer('attempt'),
+    name: text('name').notNull(),
+    mediaType: text('media_type').notNull(),
+    sha256: text('sha256').notNull(),
+    size: bigint('size', { mode: 'number' }).notNull(),
+    relPath: text('rel_path').notNull(),
+    createdAt: millis('created_at').notNull(),
+  },
+  (t) => [
+    index('artifacts_job').on(t.jobId),
+    check('artifacts_sha256_hex', sql`${t.sha256} ~ '^[0-9a-f]{64}$'`),
+    check('artifacts_size_nonnegative', sql`${t.size} >= 0`),
+  ],
+);
+
+export type ArtifactRow = typeof artifacts.$inferSelect;
+
+/** Task validity, kept by baseline jobs: one row per task id and bundle content. */
+export const tasks = pgTable(
+  'tasks',
+  {
+    taskId: text('task_id').notNull(),
+    contentHash: text('content_hash').notNull(),
+    bundlePath: text('bundle_path').notNull(),
+    validity: text('validity', { enum: TASK_VALIDITIES }).notNull(),
+    reason: text('reason').notNull(),
+    detail: text('detail').notNull(),
+    jobId: bigint('job_id', { mode: 'number' }).references(() => jobs.id, {
+      onDelete: 'set null',
+    }),
+    checkedAt: millis('checked_at').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.taskId, t.contentHash] }),
+    index('tasks_checked').on(t.checkedAt),
+    check('tasks_validity', sql.raw(`"validity" IN (${sqlList(TASK_VALIDITIES)})`)),
+  ],
+);

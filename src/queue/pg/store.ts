@@ -1,0 +1,365 @@
+// The PostgreSQL JobStore: the same contract as the SQLite store (src/queue/sqlite/store.ts),
+// for several hosts sharing one database. PostgreSQL is the distributed engine: claims lock
+// rows FOR UPDATE SKIP LOCKED, every lease and every time that decides one comes from the
+// database's now(), and every write after a claim is fenced on (id, attempt).
+//
+// Opening is lazy: the store is returned at once and connects (and migrates, under an advisory
+// lock) on first use, so that opening stays synchronous like SQLite's and a command that never
+// touches the queue never connects.
+import type pg from 'pg';
+import type { Clock } from '../../clock.js';
+import { ProctorError, describeError } from '../../errors.js';
+import { backoffDelay, type BackoffOptions } from '../backoff.js';
+import { prepareBatch, prepareJob } from '../sqlite/enqueue.js';
+import { DEFAULT_PAGE, MAX_PAGE, type JobStore } from '../store.js';
+import { batchJobIds, cancelJobs } from './cancel.js';
+import { claimJobs } from './claim.js';
+import type * as Driver from './db.js';
+import type { PgConnectOptions } from './db.js';
+import { displayUrl, isPostgresUrl, unreadable } from './url.js';
+import { enqueueBatch, enqueueOne } from './enqueue.js';
+import * as fenced from './fenced.js';
+import { addInputs, findInputs, registerInputs, takeUnreferencedInputs } from './inputs.js';
+import {
+  batchTimes,
+  countFinishedSince,
+  countJobs,
+  listBatchRows,
+  listJobRows,
+  verdictCounts,
+} from './list.js';
+import { reclaimExpired, reclaimOwner, runningOwners } from './reclaim.js';
+import {
+  ARTIFACT_COLUMNS,
+  BATCH_COLUMNS,
+  JOB_COLUMNS,
+  timeSource,
+  toBatch,
+  toJob,
+  type JobRecord,
+  type Queryable,
+} from './sql.js';
+import { pruneFinished, taskValidity } from './tasks.js';
+import { listen, notifyKinds } from './notify.js';
+import type { Batch, ReclaimedJob, RegisteredArtifact } from '../store.js';
+
+export interface PgJobStoreOptions extends PgConnectOptions {
+  /**
+   * Tests only: take time from this clock instead of the database's now() (as
+   * graphile-worker's useNodeTime does). Hosts never set it, so leases never depend on a
+   * host's clock.
+   */
+  clock?: Clock;
+  backoff?: BackoffOptions;
+  /** Apply missing migrations on first use. Default true. */
+  migrate?: boolean;
+  /** The drizzle-pg migrations folder; defaults to the one shipped with Proctor. */
+  migrationsFolder?: string;
+}
+
+export interface PgJobStore extends JobStore {
+  /** The URL without its password, for messages. */
+  readonly displayUrl: string;
+  /** The pool, once connected: for tests and benchmarks inside src/queue's own tree. */
+  pool(): Promise<pg.Pool>;
+  /** Connects and applies missing migrations; returns how many this store applied. */
+  migrate(): Promise<number>;
+}
+
+// Deadlock and serialization failures are transient: the transaction is run again.
+const RETRIED = new Set(['40P01', '40001']);
+// Connection failures (class 08, server shutdown 57P0x) and a socket that is not there.
+const CONNECTION = /^(08|57P0)/;
+const SYSTEM = new Set(['ECONNREFUSED', 'ENOENT', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH']);
+
+function errorCode(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+function isConnectionError(error: unknown): boolean {
+  const code = errorCode(error);
+  if (code !== undefined && (CONNECTION.test(code) || SYSTEM.has(code))) return true;
+  const message = error instanceof Error ? error.message : '';
+  return /Connection terminated|connection timeout|timeout exceeded when trying to connect/i.test(
+    message,
+  );
+}
+
+export function openPgJobStore(url: string, options: PgJobStoreOptions = {}): PgJobStore {
+  if (!isPostgresUrl(url)) throw unreadable(url, 'not a postgres:// URL');
+  const now = timeSource(options.clock);
+  let ready: Promise<void> | undefined;
+  let closed = false;
+  // Set on first use: the driver is loaded only then (see db.ts).
+  let pool: pg.Pool | undefined;
+  let driver: typeof Driver | undefined;
+  let applied = 0;
+  /** Open LISTEN connections, ended by close(). */
+  const listeners = new Set<() => Promise<void>>();
+  const connected = () => {
+    if (pool === undefined) throw new ProctorError('INTERNAL', 'the job store is not connected');
+    return pool;
+  };
+  // Statements outside a transaction run on the pool, which is there once `run` awaited ready.
+  const db = {
+    query: (text: string, values?: unknown[]) => connected().query(text, values),
+  } as Queryable;
+
+  const connect = async () => {
+    driver ??= await import('./db.js');
+    pool ??= driver.createPool(url, options);
+    if (options.migrate === false) {
+      await pool.query('SELECT 1');
+      return;
+    }
+    applied = await driver.migratePg(pool, url, options.migrationsFolder);
+  };
+
+  /** Waits for the connection and migrations, then runs `fn` (again after a deadlock). */
+  async function run<T>(fn: () => Promise<T>): Promise<T> {
+    if (closed) throw new ProctorError('INTERNAL', 'the job store is closed');
+    ready ??= connect().catch((error: unknown) => {
+      ready = undefined;
+      throw error;
+    });
+    await ready;
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        return await fn();
+      } catch (error) {
+        if (error instanceof ProctorError) throw error;
+        if (RETRIED.has(errorCode(error) ?? '') && attempt < 5) continue;
+        if (isConnectionError(error)) throw unreadable(url, describeError(error), error);
+        throw error;
+      }
+    }
+  }
+  const tx = <T>(fn: (db: Queryable) => Promise<T>) =>
+    run(() => (driver as typeof Driver).inTransaction(connected(), fn));
+
+  /** Tells listeners about the kinds of the reclaimed jobs that went back to the queue. */
+  const requeued = async (q: Queryable, reclaiming: Promise<ReclaimedJob[]>) => {
+    const reclaimed = await reclaiming;
+    const back = reclaimed.filter((r) => r.status === 'queued').map((r) => r.id);
+    if (back.length > 0) {
+      await q.query(
+        `SELECT pg_notify('proctor_jobs', kind) FROM (SELECT DISTINCT kind FROM jobs WHERE id = ANY($1)) k`,
+        [back],
+      );
+    }
+    return reclaimed;
+  };
+
+  const getJob = async (q: Queryable, id: number) => {
+    const { rows } = await q.query<JobRecord>(`SELECT ${JOB_COLUMNS} FROM jobs WHERE id = $1`, [
+      id,
+    ]);
+    return rows[0] ? toJob(rows[0]) : undefined;
+  };
+  const getBatch = async (q: Queryable, id: string) => {
+    const { rows } = await q.query<Batch>(`SELECT ${BATCH_COLUMNS} FROM batches WHERE id = $1`, [
+      id,
+    ]);
+    return rows[0] ? toBatch(rows[0]) : undefined;
+  };
+
+  return {
+    displayUrl: displayUrl(url),
+    pool: async () => {
+      await run(() => Promise.resolve());
+      return connected();
+    },
+
+    async migrate() {
+      await run(() => Promise.resolve());
+      return applied;
+    },
+
+    async enqueue(request, { inputs = [], reused = [] } = {}) {
+      const job = prepareJob(request);
+      return tx(async (q) => {
+        const t = now();
+        await registerInputs(q, inputs, reused, t);
+        const { id, created } = await enqueueOne(q, job, t);
+        if (created) await notifyKinds(q, [job.kind]);
+        const stored = await getJob(q, id);
+        if (!stored) throw new ProctorError('INTERNAL', `job ${id} vanished after enqueue`);
+        return { job: stored, created };
+      });
+    },
+
+    async enqueueBatch(request, { inputs = [], reused = [] } = {}) {
+      const { meta, jobs, requestHash } = prepareBatch(request);
+      return tx(async (q) => {
+        const t = now();
+        await registerInputs(q, inputs, reused, t);
+        const { batchId, ...rest } = await enqueueBatch(q, meta, jobs, requestHash, t);
+        if (rest.inserted > 0)
+          await notifyKinds(
+            q,
+            jobs.map((j) => j.kind),
+          );
+        return { ...rest, batch: batchId === null ? null : ((await getBatch(q, batchId)) ?? null) };
+      });
+    },
+
+    async claim(kind, owner, limit, leaseMs) {
+      if (limit <= 0) return [];
+      return run(() => claimJobs(db, kind, owner, limit, leaseMs, now()));
+    },
+
+    async heartbeat(leases, leaseMs) {
+      if (leases.length === 0) return [];
+      return run(() => fenced.heartbeat(db, leases, leaseMs, now()));
+    },
+
+    cancelRequested: (owner) => run(() => fenced.cancelRequested(db, owner)),
+
+    async complete(lease, result, artifacts = [], extras = {}) {
+      const children = (extras.children ?? []).map((child, i) =>
+        prepareJob({ ...child, parentId: lease.id }, `children[${i}]`),
+      );
+      return tx(async (q) => {
+        const t = now();
+        if (!(await fenced.complete(q, lease, result, artifacts, t, extras.task))) return false;
+        for (const child of children) await enqueueOne(q, child, t);
+        await notifyKinds(
+          q,
+          children.map((c) => c.kind),
+        );
+        return true;
+      });
+    },
+
+    fail: (lease, error, { retryable = true, code = 'INTERNAL' } = {}) =>
+      run(() =>
+        fenced.fail(
+          db,
+          lease,
+          error,
+          retryable,
+          code,
+          backoffDelay(lease.attempt, options.backoff),
+          now(),
+        ),
+      ),
+
+    markCancelled: (lease, reason = 'cancelled while running') =>
+      run(() => fenced.markCancelled(db, lease, reason, now())),
+
+    release: (lease, reason) =>
+      tx(async (q) => {
+        const released = await fenced.release(q, lease, reason, now());
+        if (released)
+          await q.query(`SELECT pg_notify('proctor_jobs', kind) FROM jobs WHERE id = $1`, [
+            lease.id,
+          ]);
+        return released;
+      }),
+
+    cancel: (ids) => tx((q) => cancelJobs(q, ids, now())),
+
+    cancelBatch: (batchId) =>
+      tx(async (q) => {
+        if (!(await getBatch(q, batchId))) {
+          throw new ProctorError('BATCH_NOT_FOUND', `no batch ${batchId}`);
+        }
+        return cancelJobs(q, await batchJobIds(q, batchId), now());
+      }),
+
+    reclaimExpired: () => tx((q) => requeued(q, reclaimExpired(q, now()))),
+    reclaimOwner: (owner) => tx((q) => requeued(q, reclaimOwner(q, owner, now()))),
+    runningOwners: () => run(() => runningOwners(db)),
+
+    getJob: (id) => run(() => getJob(db, id)),
+    getBatch: (id) => run(() => getBatch(db, id)),
+
+    listJobs: (filter = {}, page = {}) =>
+      run(async () => {
+        const { items, nextCursor } = await listJobRows(db, filter, page);
+        return { items: items.map(toJob), nextCursor };
+      }),
+
+    listBatches: (page = {}) =>
+      run(async () => {
+        const { items, nextCursor } = await listBatchRows(db, page);
+        return { items: items.map(toBatch), nextCursor };
+      }),
+
+    countByStatus: (filter = {}) => run(() => countJobs(db, filter)),
+    countByVerdict: (filter = {}) => run(() => verdictCounts(db, filter)),
+
+    batchProgress: (batchId, windowMs = 60_000) =>
+      run(async () => {
+        const batch = await getBatch(db, batchId);
+        if (!batch) throw new ProctorError('BATCH_NOT_FOUND', `no batch ${batchId}`);
+        return {
+          batch,
+          counts: await countJobs(db, { batchId }),
+          ...(await batchTimes(db, batchId, windowMs, now())),
+        };
+      }),
+
+    getArtifact: (id) =>
+      run(async () => {
+        const { rows } = await db.query<RegisteredArtifact>(
+          `SELECT ${ARTIFACT_COLUMNS} FROM artifacts WHERE id = $1`,
+          [id],
+        );
+        return rows[0];
+      }),
+
+    listArtifacts: (jobId) =>
+      run(async () => {
+        const { rows } = await db.query<RegisteredArtifact>(
+          `SELECT ${ARTIFACT_COLUMNS} FROM artifacts WHERE job_id = $1
+           ORDER BY created_at, id COLLATE "C" LIMIT $2`,
+          [jobId, MAX_PAGE],
+        );
+        return rows;
+      }),
+
+    addInputs: (records) => run(() => addInputs(db, records, now())),
+    findInputs: (name, sha256s) => run(() => findInputs(db, name, sha256s)),
+    takeUnreferencedInputs: (olderThan, limit = 100) =>
+      tx((q) => takeUnreferencedInputs(q, olderThan, limit)),
+
+    taskValidity: (limit = DEFAULT_PAGE) => run(() => taskValidity(db, limit)),
+
+    // The WAL insert position moves with every write by any host (and with a few things that
+    // are not job data, which only costs a recomputation).
+    dataVersion: () =>
+      run(async () => {
+        const { rows } = await db.query<{ v: string }>(
+          'SELECT pg_current_wal_insert_lsn()::text AS v',
+        );
+        return rows[0]?.v ?? '';
+      }),
+
+    finishedSince: (since) => run(() => countFinishedSince(db, since)),
+
+    async subscribe(listener) {
+      const stop = await run(() =>
+        listen(() => (driver as typeof Driver).createClient(url, options), listener),
+      );
+      listeners.add(stop);
+      return async () => {
+        listeners.delete(stop);
+        await stop();
+      };
+    },
+
+    pruneFinished: (olderThan, limit = 1000) => run(() => pruneFinished(db, olderThan, limit)),
+
+    async close() {
+      if (closed) return;
+      closed = true;
+      // Let a first connection under way finish (or fail) before ending its pool.
+      await ready?.catch(() => undefined);
+      await Promise.all([...listeners].map((stop) => stop()));
+      listeners.clear();
+      if (pool !== undefined) await pool.end();
+    },
+  };
+}

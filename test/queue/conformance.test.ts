@@ -1,0 +1,19 @@
+// The queue's behaviour, once, against both stores: idempotent batches, claim order, per-kind
+// slots, leases and reclaim, fencing, cancel, backoff, retention, pages, task validity and
+// input artifacts. Each case gets a fresh migrated SQLite file or PostgreSQL database; a
+// PostgreSQL that cannot be started fails the run (test/helpers/postgres.ts), never skips it.
+import { describe } from 'vitest';
+import { STORE_KINDS } from '../helpers/stores.js';
+import { cancelCases } from './conformance/cancel.cases.js';
+import { claimCases } from './conformance/claim.cases.js';
+import { enqueueCases } from './conformance/enqueue.cases.js';
+import { listCases } from './conformance/list.cases.js';
+import { taskCases } from './conformance/tasks.cases.js';
+
+describe.each(STORE_KINDS)('JobStore on $name', (kind) => {
+  enqueueCases(kind);
+  claimCases(kind);
+  cancelCases(kind);
+  listCases(kind);
+  taskCases(kind);
+});
