@@ -4,9 +4,10 @@ export {
   JOB_KINDS,
   JOB_STATUSES,
   FINISHED_STATUSES,
+  OUTCOME_CLASSES,
   isFinished,
 } from './constants.js';
-export type { CancelOutcome, JobKind, JobStatus } from './constants.js';
+export type { CancelOutcome, JobKind, JobStatus, OutcomeClass } from './constants.js';
 export { payloadSchemas, parsePayload, MAX_PAYLOAD_BYTES } from './payloads.js';
 export type { PayloadOf } from './payloads.js';
 export { backoffDelay } from './backoff.js';
