@@ -7,7 +7,7 @@
 // cancelled or finished by someone else. A worker that lost its lease must stop and drop
 // its result.
 import type { ArtifactRecord } from '../store/index.js';
-import type { CancelOutcome, JobKind, JobStatus } from './constants.js';
+import type { CancelOutcome, JobKind, JobStatus, OutcomeClass } from './constants.js';
 
 export type { ArtifactRecord };
 
@@ -36,6 +36,11 @@ export interface Job {
   lastError: string | null;
   /** The code of the last failure (an ErrorCode), or null. */
   errorCode: string | null;
+  /**
+   * The outcome class of a finished grade or solve (src/results/outcome.ts), stored with its
+   * completion or failure; null while queued or running, when cancelled, and for other kinds.
+   */
+  outcome: OutcomeClass | null;
   createdAt: number;
   updatedAt: number;
   startedAt: number | null;
@@ -112,6 +117,8 @@ export interface CompletionExtras {
    * completion does, so they can never run before the artifacts they name are registered.
    */
   children?: EnqueueRequest[];
+  /** The job's outcome class (outcomeOf of the done job), stored with it. Default null. */
+  outcome?: OutcomeClass | null;
 }
 
 /** A baseline's judgement of a task, recorded with the job's completion. */
@@ -209,7 +216,12 @@ export interface JobStore {
   fail(
     lease: Lease,
     error: string,
-    options?: { retryable?: boolean; code?: string },
+    options?: {
+      retryable?: boolean;
+      code?: string;
+      /** The class stored if this failure ends the job (`failed`); never on a retry. */
+      outcome?: OutcomeClass | null;
+    },
   ): Promise<FailOutcome>;
   /** Ends a running job whose cancel was honoured. */
   markCancelled(lease: Lease, reason?: string): Promise<boolean>;
@@ -273,6 +285,11 @@ export interface JobStore {
     tasks: TaskValidity[];
     counts: { valid: number; quarantined: number };
   }>;
+  /**
+   * The judgement of one task id for one bundle content (the latest baseline of exactly that
+   * bundle), or undefined when none judged it: a grade uses it to mark a quarantined task.
+   */
+  taskJudgement(taskId: string, contentHash: string): Promise<TaskValidity | undefined>;
   /** Deletes up to `limit` finished jobs that finished before `olderThan`; returns how many. */
   pruneFinished(olderThan: number, limit?: number): Promise<number>;
 

@@ -23,7 +23,7 @@ import {
 } from './list.js';
 import { pruneFinished } from './prune.js';
 import { reclaimExpired, reclaimOwner, runningOwners } from './reclaim.js';
-import { taskValidity } from './tasks.js';
+import { taskJudgement, taskValidity } from './tasks.js';
 import { toBatch, toJob } from './rows.js';
 import { createWriteBatcher } from './write-batcher.js';
 
@@ -107,13 +107,15 @@ export function openSqliteJobStore(path: string, options: SqliteJobStoreOptions)
       );
       return batcher.run(() => {
         const now = clock.now();
-        if (!fenced.complete(lease, result, artifacts, now, extras.task)) return false;
+        if (!fenced.complete(lease, result, artifacts, now, extras.task, extras.outcome ?? null)) {
+          return false;
+        }
         for (const child of children) enqueueOps.one(child, now);
         return true;
       });
     },
 
-    fail: (lease, error, { retryable = true, code = 'INTERNAL' } = {}) =>
+    fail: (lease, error, { retryable = true, code = 'INTERNAL', outcome = null } = {}) =>
       batcher.run(() =>
         fenced.fail(
           lease,
@@ -122,6 +124,7 @@ export function openSqliteJobStore(path: string, options: SqliteJobStoreOptions)
           code,
           clock.now(),
           backoffDelay(lease.attempt, options.backoff),
+          outcome,
         ),
       ),
 
@@ -198,6 +201,8 @@ export function openSqliteJobStore(path: string, options: SqliteJobStoreOptions)
       batcher.run(() => inputOps.unreferenced(olderThan, limit)),
 
     taskValidity: async (limit = DEFAULT_PAGE) => taskValidity(sqlite, limit),
+
+    taskJudgement: async (taskId, contentHash) => taskJudgement(sqlite, taskId, contentHash),
 
     // total_changes() moves on this connection's own writes, and costs nothing to read.
     // data_version moves on commits by other connections, but reading it starts a read
