@@ -14,7 +14,7 @@ export { backoffDelay } from './backoff.js';
 export type { BackoffOptions } from './backoff.js';
 export { openSqliteJobStore } from './sqlite/store.js';
 export type { SqliteJobStore, SqliteJobStoreOptions } from './sqlite/store.js';
-export { MAX_PAGE, DEFAULT_PAGE } from './store.js';
+export { MAX_PAGE, DEFAULT_PAGE, RETRY_KEY_PREFIX, retryKey } from './store.js';
 export type { Synchronous } from './db.js';
 export type {
   ArtifactRecord,
@@ -33,6 +33,7 @@ export type {
   JobFilter,
   JobStore,
   Lease,
+  OutcomeCounts,
   Page,
   PageRequest,
   ReclaimedJob,

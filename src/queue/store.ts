@@ -67,6 +67,11 @@ export interface EnqueueRequest {
   parentId?: number;
   /** Not claimable before this time. Default now. */
   runAt?: number;
+  /**
+   * Recorded as done at enqueue, with this result and class, without running anything (a
+   * prediction whose patch is empty). Default: the job runs.
+   */
+  finished?: { result: unknown; outcome: OutcomeClass | null };
 }
 
 /**
@@ -94,6 +99,12 @@ export interface BatchRequest {
   /** Replaying the same key with the same request returns the first batch. */
   idempotencyKey?: string;
   label?: string;
+  /**
+   * Adds the jobs to this existing batch (its total grows by those inserted) instead of making
+   * one; BATCH_NOT_FOUND when there is none. Excludes `idempotencyKey` and `label`: job keys
+   * make a replay idempotent.
+   */
+  batchId?: string;
   jobs: EnqueueRequest[];
 }
 
@@ -167,6 +178,22 @@ export interface JobFilter {
   /** The children of one job (a solve's grade). */
   parentId?: number;
 }
+
+/**
+ * The idempotency key of a retry of job N is this prefix and N: retrying a job twice makes one
+ * new job, and a job whose key names it is superseded by that retry.
+ */
+export const RETRY_KEY_PREFIX = 'proctor-retry-of:';
+
+export function retryKey(jobId: number): string {
+  return `${RETRY_KEY_PREFIX}${jobId}`;
+}
+
+/** A batch's current attempts by class (see JobStore.countByOutcome). */
+export type OutcomeCounts = Record<OutcomeClass, number> & {
+  /** Jobs a retry re-ran, which no longer count. */
+  superseded: number;
+};
 
 /** The largest page any listing returns. */
 export const MAX_PAGE = 200;
@@ -249,6 +276,18 @@ export interface JobStore {
    */
   countByVerdict(filter?: Omit<JobFilter, 'status'>): Promise<Record<string, number>>;
   batchProgress(batchId: string, windowMs?: number): Promise<BatchProgress>;
+  /**
+   * A batch's current attempts by outcome class: each job not superseded by a retry, a done
+   * solve counting as its grade. Jobs without a class yet (queued, running, cancelled, a solve
+   * whose grade has not finished) are in none. BATCH_NOT_FOUND for an unknown batch.
+   */
+  countByOutcome(batchId: string): Promise<OutcomeCounts>;
+  /**
+   * The batch's current jobs that a retry re-runs, oldest first: those of class error (a solve
+   * whose grade errored included), and with `cancelled` the cancelled ones (or whose grade was).
+   * BATCH_NOT_FOUND for an unknown batch.
+   */
+  listRetryable(batchId: string, options?: { cancelled?: boolean }): Promise<Job[]>;
   /**
    * A token that changes whenever anything in the store may have changed, by this process or
    * another: readers use it to reuse an answer computed from the same data.

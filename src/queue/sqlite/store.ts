@@ -1,13 +1,13 @@
 // The SQLite JobStore: one better-sqlite3 connection per process, synchronous statements
 // behind the async JobStore interface. Worker writes go through the write batcher (group
 // commit); enqueues and cancels take their own short BEGIN IMMEDIATE transaction.
-import { asc, eq } from 'drizzle-orm';
+import { asc, eq, inArray } from 'drizzle-orm';
 import type { Clock } from '../../clock.js';
 import { ProctorError } from '../../errors.js';
 import { backoffDelay, type BackoffOptions } from '../backoff.js';
 import { openDatabase, type OpenDatabaseOptions, type OpenedDatabase } from '../db.js';
 import { artifacts, batches, jobs } from '../schema.js';
-import { DEFAULT_PAGE, MAX_PAGE, type JobStore } from '../store.js';
+import { DEFAULT_PAGE, MAX_PAGE, type Job, type JobStore } from '../store.js';
 import { batchJobIds, cancelJobs } from './cancel.js';
 import { createClaim } from './claim.js';
 import { createEnqueueOps, prepareBatch, prepareJob } from './enqueue.js';
@@ -21,6 +21,7 @@ import {
   listJobRows,
   verdictCounts,
 } from './list.js';
+import { createOutcomeOps } from './outcomes.js';
 import { pruneFinished } from './prune.js';
 import { reclaimExpired, reclaimOwner, runningOwners } from './reclaim.js';
 import { taskJudgement, taskValidity } from './tasks.js';
@@ -49,6 +50,7 @@ export function openSqliteJobStore(path: string, options: SqliteJobStoreOptions)
   const inputOps = createInputOps(sqlite);
   const claim = createClaim(db);
   const fenced = createFencedOps(db);
+  const outcomeOps = createOutcomeOps(sqlite);
   const immediate = <T>(fn: () => T): T => sqlite.transaction(fn).immediate();
   let closed = false;
 
@@ -81,7 +83,9 @@ export function openSqliteJobStore(path: string, options: SqliteJobStoreOptions)
       const result = immediate(() => {
         const now = clock.now();
         inputOps.register(inputs, reused, now);
-        return enqueueOps.batch(meta, prepared, requestHash, now);
+        return meta.batchId === undefined
+          ? enqueueOps.batch(meta, prepared, requestHash, now)
+          : enqueueOps.append(meta.batchId, prepared, now);
       });
       const { batchId, ...rest } = result;
       return { ...rest, batch: batchId === null ? null : (getBatch(batchId) ?? null) };
@@ -173,6 +177,23 @@ export function openSqliteJobStore(path: string, options: SqliteJobStoreOptions)
         counts: countJobs(db, { batchId }),
         ...batchTimes(db, batchId, clock.now() - windowMs),
       };
+    },
+
+    async countByOutcome(batchId) {
+      if (!getBatch(batchId)) throw new ProctorError('BATCH_NOT_FOUND', `no batch ${batchId}`);
+      return outcomeOps.counts(batchId);
+    },
+
+    async listRetryable(batchId, { cancelled = false } = {}) {
+      if (!getBatch(batchId)) throw new ProctorError('BATCH_NOT_FOUND', `no batch ${batchId}`);
+      const ids = outcomeOps.retryable(batchId, cancelled);
+      const found: Job[] = [];
+      for (let start = 0; start < ids.length; start += 500) {
+        const chunk = ids.slice(start, start + 500);
+        const rows = db.select().from(jobs).where(inArray(jobs.id, chunk)).orderBy(asc(jobs.id));
+        found.push(...rows.all().map(toJob));
+      }
+      return found;
     },
 
     getArtifact: async (id) => db.select().from(artifacts).where(eq(artifacts.id, id)).get(),
