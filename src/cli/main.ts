@@ -243,14 +243,40 @@ function buildProgram(
 
   program
     .command('grade')
-    .description('grade one candidate diff against a task; with --wait, print the gate line last')
-    .argument('<bundle>', 'a task bundle folder')
-    .requiredOption('--patch <file>', 'the candidate diff (git format; - for stdin)')
-    .option('--wait', 'run (or wait for) the job; exit 0 PASS, 1 FAIL')
-    .option('--json', 'with --wait: the result as JSON before the gate line')
+    .description(
+      'grade one candidate diff against a task (--patch; with --wait, the gate line last), or SWE-bench predictions against a suite (--predictions)',
+    )
+    .argument('<path>', 'a task bundle folder (with --predictions: a suite)')
+    .option('--patch <file>', 'the candidate diff (git format; - for stdin)')
+    .option(
+      '--predictions <file>',
+      'SWE-bench predictions (JSON lines or a JSON array): one batch, one grade per prediction',
+    )
+    .option('--wait', 'run (or wait for) the jobs; --patch: exit 0 PASS, 1 FAIL')
+    .option(
+      '--json',
+      '--patch: with --wait, the result as JSON before the gate line; --predictions: the summary as JSON',
+    )
     .exitOverride()
-    .action((bundle: string, options: { patch: string; wait?: boolean; json?: boolean }) =>
-      act(async (context) => (await import('./grade.js')).gradeCommand(context, bundle, options)),
+    .action(
+      (
+        path: string,
+        options: { patch?: string; predictions?: string; wait?: boolean; json?: boolean },
+      ) =>
+        act(async (context) => {
+          const { patch, predictions, ...rest } = options;
+          if ((patch === undefined) === (predictions === undefined)) {
+            throw new ProctorError('USAGE', 'grade: give exactly one of --patch and --predictions');
+          }
+          if (predictions !== undefined) {
+            const { gradePredictionsCommand } = await import('./grade-predictions.js');
+            return gradePredictionsCommand(context, path, { predictions, ...rest });
+          }
+          return (await import('./grade.js')).gradeCommand(context, path, {
+            patch: patch as string,
+            ...rest,
+          });
+        }),
     );
 
   program

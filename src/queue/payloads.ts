@@ -39,7 +39,11 @@ export const payloadSchemas = {
   grade: z
     .object({
       bundle: path,
-      candidate: z.string().min(1).max(200),
+      /**
+       * The candidate artifact. Absent only for a grade recorded finished at enqueue (a
+       * prediction with an empty patch): such a job never runs.
+       */
+      candidate: z.string().min(1).max(200).optional(),
       /** A solve's grade carries its solve's sample. */
       sample,
       retryOf,

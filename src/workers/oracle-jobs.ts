@@ -179,6 +179,12 @@ export function gradeHandler(deps: OracleDeps): JobHandler {
     const payload = context.payload as PayloadOf<'grade'>;
     const startedAt = new Date(deps.clock.now());
     const bundle = await withBundle(payload.bundle);
+    if (payload.candidate === undefined) {
+      throw new ProctorError(
+        'PAYLOAD_INVALID',
+        'a grade without a candidate is recorded when it is enqueued; it cannot run',
+      );
+    }
     let diff: Buffer;
     try {
       const record = await deps.store.getArtifact(payload.candidate);
