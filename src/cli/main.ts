@@ -262,12 +262,13 @@ function buildProgram(
       (
         path: string,
         options: { patch?: string; predictions?: string; wait?: boolean; json?: boolean },
-      ) =>
-        act(async (context) => {
-          const { patch, predictions, ...rest } = options;
-          if ((patch === undefined) === (predictions === undefined)) {
-            throw new ProctorError('USAGE', 'grade: give exactly one of --patch and --predictions');
-          }
+      ) => {
+        const { patch, predictions, ...rest } = options;
+        // Before the action, so the error points at `grade --help` like commander's own.
+        if ((patch === undefined) === (predictions === undefined)) {
+          throw new ProctorError('USAGE', 'give exactly one of --patch and --predictions');
+        }
+        return act(async (context) => {
           if (predictions !== undefined) {
             const { gradePredictionsCommand } = await import('./grade-predictions.js');
             return gradePredictionsCommand(context, path, { predictions, ...rest });
@@ -276,7 +277,8 @@ function buildProgram(
             patch: patch as string,
             ...rest,
           });
-        }),
+        });
+      },
     );
 
   program

@@ -96,9 +96,9 @@ describe('adding jobs to a batch', () => {
     expect(isProctorError(error, 'BATCH_NOT_FOUND')).toBe(true);
     expect((await store.countByStatus()).queued).toBe(0);
     const { batch } = await store.enqueueBatch({ jobs: [grade('a')] });
-    await expect(
-      store.enqueueBatch({ batchId: batch?.id, label: 'x', jobs: [] }),
-    ).rejects.toThrow(/keeps its own key and label/);
+    await expect(store.enqueueBatch({ batchId: batch?.id, label: 'x', jobs: [] })).rejects.toThrow(
+      /keeps its own key and label/,
+    );
   });
 });
 
