@@ -292,13 +292,24 @@ function buildProgram(
         "lower the task's solver_seconds (never raise it)",
       ).argParser(intIn('--timeout', 1, 86_400)),
     )
+    .addOption(
+      new Option('--attempts <k>', 'independent solves per task, each graded (1 to 100)')
+        .default(1)
+        .argParser(intIn('--attempts', 1, 100)),
+    )
     .option('--wait', 'run (or wait for) the solves and their grades; one task: gate line last')
     .option('--json', 'with --wait: the summary as JSON')
     .exitOverride()
     .action(
       (
         paths: string[],
-        options: { solver: string; timeout?: number; wait?: boolean; json?: boolean },
+        options: {
+          solver: string;
+          timeout?: number;
+          attempts: number;
+          wait?: boolean;
+          json?: boolean;
+        },
       ) =>
         act(async (context) => (await import('./solve.js')).solveCommand(context, paths, options)),
     );

@@ -98,6 +98,8 @@ function jobSummary(job: Job) {
     error: job.lastError,
     errorCode: job.errorCode,
     outcome: job.outcome,
+    /** What was asked: bundle, solver, candidate, and sample, retryOf or prediction. */
+    payload: job.payload,
     result: job.result,
   };
 }

@@ -40,6 +40,11 @@ describe('usage errors', () => {
       'proctor grade --help',
     ],
     [['baseline'], "missing required argument 'paths'", 'proctor baseline --help'],
+    [
+      ['solve', TASK, '--solver', 'mini', '--attempts', '0'],
+      '--attempts: expected an integer from 1 to 100',
+      'proctor solve --help',
+    ],
   ])('proctor %j is one line and a pointer to help, exit 2', async (args, first, see) => {
     usageError(await proctor(['--home', tempDir(), ...args]), first, see);
   });
