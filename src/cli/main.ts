@@ -315,6 +315,20 @@ function buildProgram(
     );
 
   program
+    .command('retry')
+    .description(
+      "enqueue again, in the same batch, the batch's jobs that ended in error (never resolved or unresolved ones)",
+    )
+    .requiredOption('--batch <id>', 'the batch')
+    .option('--cancelled', 'also retry its cancelled jobs')
+    .option('--wait', 'run (or wait for) the retried jobs; exit 1 if any ends in error again')
+    .option('--json', 'the retried jobs as JSON')
+    .exitOverride()
+    .action((options: { batch: string; cancelled?: boolean; wait?: boolean; json?: boolean }) =>
+      act(async (context) => (await import('./retry.js')).retryCommand(context, options)),
+    );
+
+  program
     .command('serve')
     .description(
       'the loopback API and status page on 127.0.0.1, with workers, until SIGINT/SIGTERM',
