@@ -130,6 +130,35 @@ describe('proctor solve (flat adapter)', () => {
     expect(await leftovers(dir)).toEqual([]);
   }, 180_000);
 
+  it('retries a solve the provider broke: it solves again and is graded', async () => {
+    const { dir } = await home([
+      { status: 503, body: '{"error": {"message": "overloaded"}}' },
+      { toolCalls: [{ name: 'apply_patch', arguments: { patch: GOLD } }] },
+      { message: 'done' },
+    ]);
+    const first = await solve(dir, ['--json']);
+    expect(first.code).toBe(1);
+    const { batch, tasks } = JSON.parse(
+      first.stdout.slice(0, first.stdout.lastIndexOf('}') + 1),
+    ) as { batch: string; tasks: Array<{ solve: number; reason: string }> };
+    expect(tasks.map((t) => t.reason)).toEqual(['SOLVER_PROVIDER_ERROR']);
+    const status = await proctor(['--home', dir, 'status', '--batch', batch, '--json']);
+    expect(JSON.parse(status.stdout)).toMatchObject({ batch: { outcomes: { error: 1 } } });
+
+    const retried = await proctor(['--home', dir, 'retry', '--batch', batch, '--wait', '--json'], {
+      PROCTOR_SOLVE_KEY: KEY,
+    });
+    expect(retried.code).toBe(0);
+    const rows = (JSON.parse(retried.stdout) as { retried: Array<Record<string, unknown>> })
+      .retried;
+    expect(rows).toMatchObject([{ job: tasks[0]?.solve, kind: 'solve', outcome: 'resolved' }]);
+    const after = await proctor(['--home', dir, 'status', '--batch', batch, '--json']);
+    expect(JSON.parse(after.stdout)).toMatchObject({
+      batch: { total: 2, outcomes: { resolved: 1, error: 0, superseded: 1 } },
+    });
+    expect(await leftovers(dir)).toEqual([]);
+  }, 180_000);
+
   it('grades a wrong fix FAIL, exit 1, with the hidden test named', async () => {
     const wrong = GOLD.replace('echo error', 'echo nope');
     const { dir } = await home([
