@@ -59,6 +59,16 @@ describe('jobs recorded finished at enqueue', () => {
     expect(progressFigures(progress, Date.now())).toMatchObject({ total: 2, finished: 1 });
   });
 
+  it('are the only grades without a candidate', async () => {
+    const store = tempStore();
+    const bare = { kind: 'grade' as const, payload: { bundle: '/b' } };
+    await expect(store.enqueue(bare)).rejects.toThrow(
+      /job\.payload\.candidate: required \(only a grade recorded finished at enqueue has none\)/,
+    );
+    const finished = { result: null, outcome: 'unresolved' as const };
+    expect((await store.enqueue({ ...bare, finished })).job.status).toBe('done');
+  });
+
   it('refuse a class outside the four', async () => {
     const store = tempStore();
     const finished = { result: null, outcome: 'great' } as unknown as EnqueueRequest['finished'];

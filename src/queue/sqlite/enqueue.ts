@@ -75,6 +75,18 @@ export function prepareJob(request: unknown, where = 'job'): PreparedJob {
   const parsed = requestSchema.safeParse(request);
   if (!parsed.success) throw invalid(where, parsed.error);
   const r = parsed.data as unknown as ParsedRequest;
+  // Only a grade recorded finished at enqueue (a prediction without a patch) has no candidate.
+  if (
+    r.kind === 'grade' &&
+    r.finished === undefined &&
+    (r.payload as { candidate?: unknown }).candidate === undefined
+  ) {
+    throw new ProctorError(
+      'PAYLOAD_INVALID',
+      `invalid job request: ${where}.payload.candidate: required (only a grade recorded finished at enqueue has none)`,
+      { data: { path: `${where}.payload.candidate` } },
+    );
+  }
   const payload = JSON.stringify(r.payload);
   // UTF-8 takes at most 3 bytes per UTF-16 unit: count bytes only when it could matter.
   if (payload.length * 3 > MAX_PAYLOAD_BYTES && Buffer.byteLength(payload) > MAX_PAYLOAD_BYTES) {
