@@ -250,14 +250,42 @@ function buildProgram(
 
   program
     .command('grade')
-    .description('grade one candidate diff against a task; with --wait, print the gate line last')
-    .argument('<bundle>', 'a task bundle folder')
-    .requiredOption('--patch <file>', 'the candidate diff (git format; - for stdin)')
-    .option('--wait', 'run (or wait for) the job; exit 0 PASS, 1 FAIL')
-    .option('--json', 'with --wait: the result as JSON before the gate line')
+    .description(
+      'grade one candidate diff against a task (--patch; with --wait, the gate line last), or SWE-bench predictions against a suite (--predictions)',
+    )
+    .argument('<path>', 'a task bundle folder (with --predictions: a suite)')
+    .option('--patch <file>', 'the candidate diff (git format; - for stdin)')
+    .option(
+      '--predictions <file>',
+      'SWE-bench predictions (JSON lines or a JSON array): one batch, one grade per prediction',
+    )
+    .option('--wait', 'run (or wait for) the jobs; --patch: exit 0 PASS, 1 FAIL')
+    .option(
+      '--json',
+      '--patch: with --wait, the result as JSON before the gate line; --predictions: the summary as JSON',
+    )
     .exitOverride()
-    .action((bundle: string, options: { patch: string; wait?: boolean; json?: boolean }) =>
-      act(async (context) => (await import('./grade.js')).gradeCommand(context, bundle, options)),
+    .action(
+      (
+        path: string,
+        options: { patch?: string; predictions?: string; wait?: boolean; json?: boolean },
+      ) => {
+        const { patch, predictions, ...rest } = options;
+        // Before the action, so the error points at `grade --help` like commander's own.
+        if ((patch === undefined) === (predictions === undefined)) {
+          throw new ProctorError('USAGE', 'give exactly one of --patch and --predictions');
+        }
+        return act(async (context) => {
+          if (predictions !== undefined) {
+            const { gradePredictionsCommand } = await import('./grade-predictions.js');
+            return gradePredictionsCommand(context, path, { predictions, ...rest });
+          }
+          return (await import('./grade.js')).gradeCommand(context, path, {
+            patch: patch as string,
+            ...rest,
+          });
+        });
+      },
     );
 
   program
@@ -271,6 +299,11 @@ function buildProgram(
         "lower the task's solver_seconds (never raise it)",
       ).argParser(intIn('--timeout', 1, 86_400)),
     )
+    .addOption(
+      new Option('--attempts <k>', 'independent solves per task, each graded (1 to 100)')
+        .default(1)
+        .argParser(intIn('--attempts', 1, 100)),
+    )
     .option('--wait', 'run (or wait for) the solves and their grades; one task: gate line last')
     .option('--json', 'with --wait: the summary as JSON')
     .option('--max-cost <usd>', "start no solve once the batch's spend reaches this (needs prices)")
@@ -281,6 +314,7 @@ function buildProgram(
         options: {
           solver: string;
           timeout?: number;
+          attempts: number;
           wait?: boolean;
           json?: boolean;
           maxCost?: string;
@@ -320,6 +354,20 @@ function buildProgram(
         (await import('./export.js')).exportCommand(context, ids, options),
       );
     });
+
+  program
+    .command('retry')
+    .description(
+      "enqueue again, in the same batch, the batch's jobs that ended in error (never resolved or unresolved ones)",
+    )
+    .requiredOption('--batch <id>', 'the batch')
+    .option('--cancelled', 'also retry its cancelled jobs')
+    .option('--wait', 'run (or wait for) the retried jobs; exit 1 if any ends in error again')
+    .option('--json', 'the retried jobs as JSON')
+    .exitOverride()
+    .action((options: { batch: string; cancelled?: boolean; wait?: boolean; json?: boolean }) =>
+      act(async (context) => (await import('./retry.js')).retryCommand(context, options)),
+    );
 
   program
     .command('serve')

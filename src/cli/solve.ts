@@ -1,5 +1,6 @@
-// `proctor solve PATH… --solver NAME [--timeout S] [--max-cost USD] [--wait]`: one solve job per
-// bundle of the given bundles and suites (one batch), each of which enqueues its grade. With
+// `proctor solve PATH… --solver NAME [--timeout S] [--attempts K] [--max-cost USD] [--wait]`:
+// K independent solve jobs per bundle of the given bundles and suites (one batch; each carries
+// its `sample`, 1..K, and its grade carries it too), each of which enqueues its grade. With
 // --wait, every solve and then every grade is waited for; with one task, the grade's gate line
 // is printed last (a solve ended by a limit or a rejection is a FAIL whose reason names it).
 // --max-cost goes into every solve's payload; a solve that starts once the batch's spend has
@@ -21,6 +22,8 @@ import { waitForJobs } from './wait.js';
 export interface SolveOptions {
   solver: string;
   timeout?: number;
+  /** Independent solves per task, 1..100. Default 1. */
+  attempts?: number;
   wait?: boolean;
   json?: boolean;
   /** USD, as typed: a decimal number > 0. */
@@ -44,6 +47,7 @@ export function parseMaxCost(text: string): number {
 
 interface Row {
   task: string;
+  sample: number;
   solve: number;
   grade: number | null;
   verdict: 'PASS' | 'FAIL' | 'error';
@@ -83,22 +87,30 @@ export async function solveCommand(
   if (bundles.length === 0) throw new ProctorError('USAGE', 'no valid bundle to solve');
   const runtime = createRuntime(config, context.clock, createLogger({ level: 'warn' }));
   try {
+    const attempts = options.attempts ?? 1;
+    const samples = Array.from({ length: attempts }, (_, i) => i + 1);
     const { batch } = await runtime.store.enqueueBatch({
       label: `solve ${options.solver} ${paths.join(' ')}`.slice(0, 200),
-      jobs: bundles.map((bundle) => ({
-        kind: 'solve',
-        payload: {
-          bundle: bundle.dir,
-          solver: options.solver,
-          ...(options.timeout === undefined ? {} : { timeoutSeconds: options.timeout }),
-          ...(maxCostUsd === undefined ? {} : { maxCostUsd }),
-        },
-      })),
+      // Task by task, each task's samples together. A single attempt names no sample (it is 1).
+      jobs: bundles.flatMap((bundle) =>
+        samples.map((sample) => ({
+          kind: 'solve' as const,
+          payload: {
+            bundle: bundle.dir,
+            solver: options.solver,
+            ...(options.timeout === undefined ? {} : { timeoutSeconds: options.timeout }),
+            ...(attempts > 1 ? { sample } : {}),
+            ...(maxCostUsd === undefined ? {} : { maxCostUsd }),
+          },
+        })),
+      ),
     });
     if (batch === null) throw new ProctorError('INTERNAL', 'the batch was not created');
     if (!options.wait) {
+      const each =
+        attempts > 1 ? ` (${attempts} attempts for each of ${bundles.length} task(s))` : '';
       io.out(
-        `batch ${batch.id}: ${bundles.length} solve job(s) enqueued with solver ${options.solver}`,
+        `batch ${batch.id}: ${bundles.length * attempts} solve job(s) enqueued with solver ${options.solver}${each}`,
       );
       return 0;
     }
@@ -117,9 +129,18 @@ export async function solveCommand(
     else {
       io.out(
         formatTable(
-          ['TASK', 'VERDICT', 'REASON', 'DETAIL', 'SOLVE', 'GRADE'],
+          [
+            'TASK',
+            ...(attempts > 1 ? ['SAMPLE'] : []),
+            'VERDICT',
+            'REASON',
+            'DETAIL',
+            'SOLVE',
+            'GRADE',
+          ],
           rows.map((r) => [
             r.task,
+            ...(attempts > 1 ? [String(r.sample)] : []),
             r.verdict,
             r.reason,
             r.detail.slice(0, 100),
@@ -146,11 +167,14 @@ async function finish(
   job: Job,
   bundles: Bundle[],
 ): Promise<Row> {
-  const task = bundles.find((b) => b.dir === (job.payload as { bundle: string }).bundle)?.id ?? '?';
+  const payload = job.payload as { bundle: string; sample?: number };
+  const task = bundles.find((b) => b.dir === payload.bundle)?.id ?? '?';
+  const sample = payload.sample ?? 1;
   const empty = testsHash([]);
   if (job.status !== 'done') {
     return {
       task,
+      sample,
       solve: job.id,
       grade: null,
       verdict: job.status === 'failed' ? 'error' : 'FAIL',
@@ -164,6 +188,7 @@ async function finish(
   if (solve.verdict !== 'PASS') {
     return {
       task,
+      sample,
       solve: job.id,
       grade: null,
       verdict: 'FAIL',
@@ -176,6 +201,7 @@ async function finish(
   if (!child)
     return {
       task,
+      sample,
       solve: job.id,
       grade: null,
       verdict: 'error',
@@ -193,6 +219,7 @@ async function finish(
   if (!grade || grade.status !== 'done') {
     return {
       task,
+      sample,
       solve: job.id,
       grade: child.id,
       verdict: 'error',
@@ -204,6 +231,7 @@ async function finish(
   const result = grade.result as GradeResult;
   return {
     task,
+    sample,
     solve: job.id,
     grade: grade.id,
     verdict: result.verdict,

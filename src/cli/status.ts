@@ -4,6 +4,8 @@
 import {
   JOB_STATUSES,
   MAX_PAGE,
+  OUTCOME_CLASSES,
+  type OutcomeCounts,
   formatDuration,
   progressFigures,
   type Job,
@@ -103,6 +105,9 @@ function jobSummary(job: Job) {
     finishedAt: job.finishedAt,
     error: job.lastError,
     errorCode: job.errorCode,
+    outcome: job.outcome,
+    /** What was asked: bundle, solver, candidate, and sample, retryOf or prediction. */
+    payload: job.payload,
     result: job.result,
   };
 }
@@ -110,7 +115,24 @@ function jobSummary(job: Job) {
 async function batchSummary(store: JobStore, batchId: string, now: number) {
   const progress = await store.batchProgress(batchId);
   const figures = progressFigures(progress, now);
-  return { id: batchId, label: progress.batch.label, counts: progress.counts, ...figures };
+  const outcomes = await store.countByOutcome(batchId);
+  return {
+    id: batchId,
+    label: progress.batch.label,
+    counts: progress.counts,
+    outcomes,
+    ...figures,
+  };
+}
+
+/** `2 resolved, 1 unresolved, 0 error, 0 invalid_task`, and what is not classed yet. */
+function outcomesLine(outcomes: OutcomeCounts, total: number): string {
+  const classed = OUTCOME_CLASSES.reduce((sum, c) => sum + outcomes[c], 0);
+  const parts = OUTCOME_CLASSES.map((c) => `${outcomes[c]} ${c}`);
+  const current = total - outcomes.superseded;
+  if (classed < current) parts.push(`${current - classed} not classed yet`);
+  const retried = outcomes.superseded > 0 ? ` (${outcomes.superseded} retried, not counted)` : '';
+  return `classes: ${parts.join(', ')}${retried}`;
 }
 
 export async function statusCommand(
@@ -180,6 +202,7 @@ export async function statusCommand(
         io.out(
           `batch ${summary.id}${summary.label ? ` (${summary.label})` : ''}: ${summary.finished}/${summary.total} finished — ${countsLine(summary.counts)}`,
         );
+        io.out(outcomesLine(summary.outcomes, summary.total));
         io.out(
           `rate ${rate(summary.ratePerMinute)}/min, ETA ${formatDuration(summary.etaSeconds)}`,
         );
@@ -188,11 +211,20 @@ export async function statusCommand(
           const shown = instances.some((i) => i !== '-');
           io.out(
             formatTable(
-              ['JOB', 'KIND', 'STATUS', 'ATTEMPT', ...(shown ? ['INSTANCE'] : []), 'DETAIL'],
+              [
+                'JOB',
+                'KIND',
+                'STATUS',
+                'CLASS',
+                'ATTEMPT',
+                ...(shown ? ['INSTANCE'] : []),
+                'DETAIL',
+              ],
               jobs.items.map((j, i) => [
                 String(j.id),
                 j.kind,
                 statusText(j),
+                j.outcome ?? '-',
                 `${j.attempt}/${j.maxAttempts}`,
                 ...(shown ? [instances[i] ?? '-'] : []),
                 outcomeText(j),

@@ -27,6 +27,8 @@ export const REASONS = [
   'CANCELLED',
   'BASELINE_HIDDEN_MISSING',
   'BASELINE_EXISTING_MISSING',
+  /** A prediction whose patch is null or empty: recorded without running anything. */
+  'EMPTY_PATCH',
 ] as const;
 
 export type Reason = (typeof REASONS)[number];

@@ -12,6 +12,13 @@ export type JobStatus = (typeof JOB_STATUSES)[number];
 export const TASK_VALIDITIES = ['valid', 'quarantined'] as const;
 export type TaskValidityKind = (typeof TASK_VALIDITIES)[number];
 
+/**
+ * The class of a finished grade or solve (see src/results/outcome.ts, which decides it): the
+ * `outcome` column's closed set, shared by its CHECK constraint.
+ */
+export const OUTCOME_CLASSES = ['resolved', 'unresolved', 'error', 'invalid_task'] as const;
+export type OutcomeClass = (typeof OUTCOME_CLASSES)[number];
+
 /** What a cancel request did to each job it named. */
 export const CANCEL_OUTCOMES = [
   'cancelled',

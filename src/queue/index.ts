@@ -4,9 +4,10 @@ export {
   JOB_KINDS,
   JOB_STATUSES,
   FINISHED_STATUSES,
+  OUTCOME_CLASSES,
   isFinished,
 } from './constants.js';
-export type { CancelOutcome, JobKind, JobStatus } from './constants.js';
+export type { CancelOutcome, JobKind, JobStatus, OutcomeClass } from './constants.js';
 export { payloadSchemas, parsePayload, MAX_PAYLOAD_BYTES } from './payloads.js';
 export type { PayloadOf } from './payloads.js';
 export { backoffDelay } from './backoff.js';
@@ -18,7 +19,7 @@ export { displayUrl } from './pg/url.js';
 export { openJobStore } from './open.js';
 export type { StoreSelection } from './open.js';
 export type { SqliteJobStore, SqliteJobStoreOptions } from './sqlite/store.js';
-export { MAX_PAGE, DEFAULT_PAGE } from './store.js';
+export { MAX_PAGE, DEFAULT_PAGE, RETRY_KEY_PREFIX, retryKey } from './store.js';
 export type { Synchronous } from './db.js';
 export type {
   ArtifactRecord,
@@ -38,6 +39,7 @@ export type {
   JobFilter,
   JobStore,
   Lease,
+  OutcomeCounts,
   Page,
   PageRequest,
   ReclaimedJob,

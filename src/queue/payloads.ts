@@ -14,6 +14,11 @@ const path = z
   .max(4096)
   .refine((p) => !p.includes('\0'), 'must not contain NUL');
 
+/** The independent attempt number of `--attempts K` (1..K); absent means 1. */
+const sample = z.number().int().min(1).max(1000).optional();
+/** The job a retry re-runs (`proctor retry`): the new job is its attempt anew. */
+const retryOf = z.number().int().positive().optional();
+
 export const payloadSchemas = {
   baseline: z
     .object({
@@ -29,12 +34,26 @@ export const payloadSchemas = {
       timeoutSeconds: z.number().int().positive().optional(),
       /** The batch's cost cap in USD (`--max-cost`): checked as the solve starts. */
       maxCostUsd: z.number().positive().max(1_000_000_000).optional(),
+      sample,
+      retryOf,
     })
     .strict(),
   grade: z
     .object({
       bundle: path,
-      candidate: z.string().min(1).max(200),
+      /**
+       * The candidate artifact. Absent only for a grade recorded finished at enqueue (a
+       * prediction with an empty patch): such a job never runs.
+       */
+      candidate: z.string().min(1).max(200).optional(),
+      /** A solve's grade carries its solve's sample. */
+      sample,
+      retryOf,
+      /** A grade of a SWE-bench prediction (`grade --predictions`): whose, and for which row. */
+      prediction: z
+        .object({ instanceId: z.string().min(1).max(512), model: z.string().min(1).max(200) })
+        .strict()
+        .optional(),
     })
     .strict(),
   /** The full check of one bundle: its image resolved or built, and HEAD in it is base_commit. */

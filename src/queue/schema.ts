@@ -17,7 +17,13 @@ import {
   text,
   uniqueIndex,
 } from 'drizzle-orm/sqlite-core';
-import { FINISHED_STATUSES, JOB_KINDS, JOB_STATUSES, sqlList } from './constants.js';
+import {
+  FINISHED_STATUSES,
+  JOB_KINDS,
+  JOB_STATUSES,
+  OUTCOME_CLASSES,
+  sqlList,
+} from './constants.js';
 
 export const batches = sqliteTable(
   'batches',
@@ -63,6 +69,11 @@ export const jobs = sqliteTable(
     lastError: text('last_error'),
     /** The ProctorError code of the last failure (WORKER_LOST, CANCELLED, …), for reports. */
     errorCode: text('error_code'),
+    /**
+     * The outcome class of a finished grade or solve (src/results/outcome.ts), written in the
+     * same fenced transaction as its completion or failure; null otherwise.
+     */
+    outcome: text('outcome', { enum: OUTCOME_CLASSES }),
     createdAt: integer('created_at').notNull(),
     updatedAt: integer('updated_at').notNull(),
     startedAt: integer('started_at'),
@@ -97,6 +108,15 @@ export const jobs = sqliteTable(
     check(
       'jobs_lease_iff_running',
       sql`(${t.status} = 'running') = (${t.leaseOwner} IS NOT NULL AND ${t.leaseExpiresAt} IS NOT NULL)`,
+    ),
+    check(
+      'jobs_outcome_known',
+      sql.raw(`"outcome" IS NULL OR "outcome" IN (${sqlList(OUTCOME_CLASSES)})`),
+    ),
+    // Only a finished job has a class (a cancelled one never does: it was not scored).
+    check(
+      'jobs_outcome_when_finished',
+      sql`${t.outcome} IS NULL OR ${t.status} IN ('done', 'failed')`,
     ),
     check(
       'jobs_finished_has_time',

@@ -7,7 +7,7 @@
 // cancelled or finished by someone else. A worker that lost its lease must stop and drop
 // its result.
 import type { ArtifactRecord } from '../store/index.js';
-import type { CancelOutcome, JobKind, JobStatus } from './constants.js';
+import type { CancelOutcome, JobKind, JobStatus, OutcomeClass } from './constants.js';
 
 export type { ArtifactRecord };
 
@@ -36,6 +36,11 @@ export interface Job {
   lastError: string | null;
   /** The code of the last failure (an ErrorCode), or null. */
   errorCode: string | null;
+  /**
+   * The outcome class of a finished grade or solve (src/results/outcome.ts), stored with its
+   * completion or failure; null while queued or running, when cancelled, and for other kinds.
+   */
+  outcome: OutcomeClass | null;
   createdAt: number;
   updatedAt: number;
   startedAt: number | null;
@@ -62,6 +67,11 @@ export interface EnqueueRequest {
   parentId?: number;
   /** Not claimable before this time. Default now. */
   runAt?: number;
+  /**
+   * Recorded as done at enqueue, with this result and class, without running anything (a
+   * prediction whose patch is empty). Default: the job runs.
+   */
+  finished?: { result: unknown; outcome: OutcomeClass | null };
 }
 
 /**
@@ -89,6 +99,12 @@ export interface BatchRequest {
   /** Replaying the same key with the same request returns the first batch. */
   idempotencyKey?: string;
   label?: string;
+  /**
+   * Adds the jobs to this existing batch (its total grows by those inserted) instead of making
+   * one; BATCH_NOT_FOUND when there is none. Excludes `idempotencyKey` and `label`: job keys
+   * make a replay idempotent.
+   */
+  batchId?: string;
   jobs: EnqueueRequest[];
 }
 
@@ -112,6 +128,8 @@ export interface CompletionExtras {
    * completion does, so they can never run before the artifacts they name are registered.
    */
   children?: EnqueueRequest[];
+  /** The job's outcome class (outcomeOf of the done job), stored with it. Default null. */
+  outcome?: OutcomeClass | null;
 }
 
 /** A baseline's judgement of a task, recorded with the job's completion. */
@@ -160,6 +178,22 @@ export interface JobFilter {
   /** The children of one job (a solve's grade). */
   parentId?: number;
 }
+
+/**
+ * The idempotency key of a retry of job N is this prefix and N: retrying a job twice makes one
+ * new job, and a job whose key names it is superseded by that retry.
+ */
+export const RETRY_KEY_PREFIX = 'proctor-retry-of:';
+
+export function retryKey(jobId: number): string {
+  return `${RETRY_KEY_PREFIX}${jobId}`;
+}
+
+/** A batch's current attempts by class (see JobStore.countByOutcome). */
+export type OutcomeCounts = Record<OutcomeClass, number> & {
+  /** Jobs a retry re-ran, which no longer count. */
+  superseded: number;
+};
 
 /** The largest page any listing returns. */
 export const MAX_PAGE = 200;
@@ -219,7 +253,12 @@ export interface JobStore {
   fail(
     lease: Lease,
     error: string,
-    options?: { retryable?: boolean; code?: string },
+    options?: {
+      retryable?: boolean;
+      code?: string;
+      /** The class stored if this failure ends the job (`failed`); never on a retry. */
+      outcome?: OutcomeClass | null;
+    },
   ): Promise<FailOutcome>;
   /** Ends a running job whose cancel was honoured. */
   markCancelled(lease: Lease, reason?: string): Promise<boolean>;
@@ -254,6 +293,18 @@ export interface JobStore {
    */
   countByVerdict(filter?: Omit<JobFilter, 'status'>): Promise<Record<string, number>>;
   batchProgress(batchId: string, windowMs?: number): Promise<BatchProgress>;
+  /**
+   * A batch's current attempts by outcome class: each job not superseded by a retry, a done
+   * solve counting as its grade. Jobs without a class yet (queued, running, cancelled, a solve
+   * whose grade has not finished) are in none. BATCH_NOT_FOUND for an unknown batch.
+   */
+  countByOutcome(batchId: string): Promise<OutcomeCounts>;
+  /**
+   * The batch's current jobs that a retry re-runs, oldest first: those of class error (a solve
+   * whose grade errored included), and with `cancelled` the cancelled ones (or whose grade was).
+   * BATCH_NOT_FOUND for an unknown batch.
+   */
+  listRetryable(batchId: string, options?: { cancelled?: boolean }): Promise<Job[]>;
   /**
    * A token that changes whenever anything in the store may have changed, by this process or
    * another: readers use it to reuse an answer computed from the same data.
@@ -298,6 +349,11 @@ export interface JobStore {
    * which stays the backstop either way: a missed wake-up only costs a poll interval.
    */
   subscribe?(listener: (kind: JobKind) => void): Promise<() => Promise<void>>;
+  /**
+   * The judgement of one task id for one bundle content (the latest baseline of exactly that
+   * bundle), or undefined when none judged it: a grade uses it to mark a quarantined task.
+   */
+  taskJudgement(taskId: string, contentHash: string): Promise<TaskValidity | undefined>;
   /** Deletes up to `limit` finished jobs that finished before `olderThan`; returns how many. */
   pruneFinished(olderThan: number, limit?: number): Promise<number>;
 

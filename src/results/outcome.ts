@@ -1,27 +1,72 @@
-// STAND-IN for engineer D's src/results/outcome.ts (issue 13 §3), with the same exports; the
-// lead replaces it with D's at merge. Minimal on purpose: the class of one finished job.
-import type { Job } from '../queue/store.js';
+// The outcome class of one finished grade or solve: whose fault a result is. `resolved` (the
+// candidate passed), `unresolved` (the candidate's or the solver's fault: every FAIL verdict of
+// a grade, solver limits, an empty patch), `error` (the machine's: Docker, an image build, a
+// lost worker, a provider outage, once retries are exhausted) or `invalid_task` (the task itself
+// is broken: its bundle no longer loads, or its baseline quarantined it). Pure: the worker pool
+// computes it when a job ends and the queue stores it in the same fenced transaction; reports
+// read the stored column.
+import type { Job } from '../queue/index.js';
+import { OUTCOME_CLASSES, type OutcomeClass } from '../queue/index.js';
 
-export const OUTCOME_CLASSES = ['resolved', 'unresolved', 'error', 'invalid_task'] as const;
-export type OutcomeClass = (typeof OUTCOME_CLASSES)[number];
+export { OUTCOME_CLASSES };
+export type { OutcomeClass };
 
-const TASK_BROKEN = new Set(['BUNDLE_INVALID', 'IMAGE_INVALID']);
+/** Grade reasons that are the candidate's fault. */
+const CANDIDATE_FAULTS: ReadonlySet<string> = new Set([
+  'APPLY_FAILED',
+  'EXISTING_FAILED',
+  'HIDDEN_FAILED',
+  'TESTS_MISSING',
+  'TIMEOUT',
+  'OOM',
+  'REPORT_INVALID',
+  'PATCH_TOO_LARGE',
+  'PATCH_REJECTED',
+  'EMPTY_PATCH',
+]);
 
-/** The class of one finished grade or solve job; null while queued/running, for a
- *  cancelled job (not scored: reports count it as incomplete) and for other kinds. */
+/** Failure codes (a job in status `failed`) that mean the task itself is broken. */
+const TASK_FAULTS: ReadonlySet<string> = new Set(['BUNDLE_INVALID']);
+
+/** Solve reasons that are the machine's (the provider's), not the solver's. */
+const SOLVE_MACHINE_FAULTS: ReadonlySet<string> = new Set(['SOLVER_PROVIDER_ERROR']);
+
+interface ResultShape {
+  verdict?: unknown;
+  reason?: unknown;
+  /** Set on a grade of a task whose latest baseline (for its bundle content) quarantined it. */
+  quarantined?: unknown;
+}
+
+function shape(result: unknown): ResultShape {
+  return typeof result === 'object' && result !== null ? result : {};
+}
+
+/**
+ * The class of one finished grade or solve job; null while queued/running, for a cancelled
+ * job (not scored: reports count it as incomplete), for other kinds, and for a solve that
+ * finished (PASS, "graded next"): its class is its grade's.
+ */
 export function outcomeOf(
   job: Pick<Job, 'kind' | 'status' | 'result' | 'errorCode'>,
 ): OutcomeClass | null {
   if (job.kind !== 'grade' && job.kind !== 'solve') return null;
   if (job.status === 'failed') {
-    return TASK_BROKEN.has(job.errorCode ?? '') ? 'invalid_task' : 'error';
+    return job.errorCode !== null && TASK_FAULTS.has(job.errorCode) ? 'invalid_task' : 'error';
   }
   if (job.status !== 'done') return null;
-  const result = (job.result ?? {}) as { verdict?: unknown; reason?: unknown };
-  if (job.kind === 'solve') {
-    if (result.verdict === 'PASS') return null;
-    return result.reason === 'SOLVER_PROVIDER_ERROR' ? 'error' : 'unresolved';
+  const r = shape(job.result);
+  if (job.kind === 'grade') {
+    if (r.quarantined !== undefined && r.quarantined !== null && r.quarantined !== false) {
+      return 'invalid_task';
+    }
+    if (r.verdict === 'PASS') return 'resolved';
+    if (typeof r.reason === 'string' && CANDIDATE_FAULTS.has(r.reason)) return 'unresolved';
+    // INFRA_ERROR (the harness lost track of a phase), CANCELLED, or a result without a
+    // known reason: not the candidate's doing.
+    return 'error';
   }
-  if (result.verdict === 'PASS') return 'resolved';
-  return result.reason === 'INFRA_ERROR' ? 'error' : 'unresolved';
+  if (r.verdict === 'PASS') return null;
+  if (typeof r.reason === 'string' && SOLVE_MACHINE_FAULTS.has(r.reason)) return 'error';
+  return 'unresolved';
 }

@@ -18,8 +18,14 @@ export { sandboxRecovery } from './recovery.js';
 export type { PoolSettings } from './settings.js';
 export { createImageCache } from './images.js';
 export type { ImageBundle, ImageCache } from './images.js';
-export { gradeHandler, baselineHandler } from './oracle-jobs.js';
-export type { BaselineResult, GradeResult, ImageSummary, OracleDeps } from './oracle-jobs.js';
+export { gradeHandler, baselineHandler, quarantineOf } from './oracle-jobs.js';
+export type {
+  BaselineResult,
+  GradeResult,
+  ImageSummary,
+  OracleDeps,
+  Quarantine,
+} from './oracle-jobs.js';
 export {
   INPUT_MAX_AGE_MS,
   INPUT_SWEEP_EVERY_MS,

@@ -61,6 +61,28 @@ export interface GradeResult {
   /** The oracle log artifact's id. */
   log: string;
   timings: Record<string, number>;
+  /**
+   * Present when the latest baseline of this exact bundle quarantined the task: the grade is
+   * then of class invalid_task, whatever its verdict.
+   */
+  quarantined?: Quarantine;
+}
+
+/** Why a graded task does not count: its baseline's reason and job. */
+export interface Quarantine {
+  reason: string;
+  job: number | null;
+}
+
+/** The quarantine of a bundle by its latest baseline, if any. */
+export async function quarantineOf(
+  store: Pick<JobStore, 'taskJudgement'>,
+  bundle: Pick<Bundle, 'id' | 'contentHash'>,
+): Promise<Quarantine | undefined> {
+  const judgement = await store.taskJudgement(bundle.id, bundle.contentHash);
+  return judgement?.validity === 'quarantined'
+    ? { reason: judgement.reason, job: judgement.jobId }
+    : undefined;
 }
 
 /** What a baseline job stores as its result. */
@@ -168,6 +190,12 @@ export function gradeHandler(deps: OracleDeps): JobHandler {
     const payload = context.payload as PayloadOf<'grade'>;
     const startedAt = new Date(deps.clock.now());
     const bundle = await withBundle(deps, payload.bundle);
+    if (payload.candidate === undefined) {
+      throw new ProctorError(
+        'PAYLOAD_INVALID',
+        'a grade without a candidate is recorded when it is enqueued; it cannot run',
+      );
+    }
     let diff: Buffer;
     try {
       const record = await deps.store.getArtifact(payload.candidate);
@@ -213,6 +241,9 @@ export function gradeHandler(deps: OracleDeps): JobHandler {
       log: log.id,
       timings: evaluation.timings,
     };
+    // Read when the grade ends, so a baseline that finished meanwhile counts.
+    const quarantined = await quarantineOf(deps.store, bundle);
+    if (quarantined !== undefined) result.quarantined = quarantined;
     return { result, artifacts: [log] };
   };
 }

@@ -23,6 +23,7 @@ import {
   type EnqueueRequest,
   type TaskValidityInput,
 } from '../queue/index.js';
+import { outcomeOf } from '../results/outcome.js';
 import { createOwnerId, isDeadLocalOwner } from './owner.js';
 import { createWakeup, type Wakeup } from './wakeup.js';
 
@@ -196,6 +197,12 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
         await store.fail(lease, redact.text(describeError(error)), {
           retryable: false,
           code: 'PAYLOAD_INVALID',
+          outcome: outcomeOf({
+            kind,
+            status: 'failed',
+            result: null,
+            errorCode: 'PAYLOAD_INVALID',
+          }),
         });
         return;
       }
@@ -214,7 +221,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
           },
         });
       } catch (error) {
-        await settleFailure(lease, controller.signal, error);
+        await settleFailure(kind, lease, controller.signal, error);
         return;
       }
       if (controller.signal.reason === 'lease_lost') {
@@ -225,9 +232,12 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       const records = output?.artifacts ?? [];
       let recorded = false;
       try {
-        recorded = await store.complete(lease, redact.value(output?.result ?? null), records, {
+        const result = redact.value(output?.result ?? null);
+        recorded = await store.complete(lease, result, records, {
           ...(output?.task === undefined ? {} : { task: redact.value(output.task) }),
           ...(output?.children === undefined ? {} : { children: output.children }),
+          // Stored in the completion's own transaction, so a class never outlives its result.
+          outcome: outcomeOf({ kind, status: 'done', result, errorCode: null }),
         });
       } finally {
         if (!recorded && records.length > 0) {
@@ -266,7 +276,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     );
   }
 
-  async function settleFailure(lease: Lease, signal: AbortSignal, error: unknown) {
+  async function settleFailure(kind: JobKind, lease: Lease, signal: AbortSignal, error: unknown) {
     const reason = signal.aborted ? (signal.reason as AbortReason) : undefined;
     if (reason === 'cancel') {
       await store.markCancelled(lease, 'cancelled while running');
@@ -275,9 +285,11 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     } else if (reason === 'lease_lost') {
       logger.warn('job aborted after its lease was lost', { job: lease.id });
     } else {
+      const code = errorCode(error);
       const outcome = await store.fail(lease, redact.text(describeError(error)), {
         retryable: isRetryable(error),
-        code: errorCode(error),
+        code,
+        outcome: outcomeOf({ kind, status: 'failed', result: null, errorCode: code }),
       });
       logger.debug('job failed', { job: lease.id, outcome, error: describeError(error) });
     }

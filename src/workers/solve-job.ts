@@ -298,7 +298,12 @@ export function solveHandler(deps: SolveDeps): JobHandler {
           ? [
               {
                 kind: 'grade' as const,
-                payload: { bundle: bundle.dir, candidate: candidate.artifact },
+                // The attempt a report row is: a grade carries its solve's sample.
+                payload: {
+                  bundle: bundle.dir,
+                  candidate: candidate.artifact,
+                  ...(payload.sample === undefined ? {} : { sample: payload.sample }),
+                },
               },
             ]
           : [];

@@ -59,6 +59,49 @@ describe('proctor status', () => {
     oneLine(missing.stderr);
   });
 
+  it('counts a batch by outcome class, in the table and in --json', async () => {
+    const { dir, store } = home();
+    const grade = (candidate: string) => ({
+      kind: 'grade' as const,
+      payload: { bundle: '/b', candidate },
+    });
+    const { batch, jobIds } = await store.enqueueBatch({
+      label: 'model-x',
+      jobs: [grade('a'), grade('b'), grade('c'), grade('d')],
+    });
+    const claimed = await store.claim('grade', 'w', 3, 60_000);
+    const [a, b, c] = claimed.map((j) => ({ id: j.id, attempt: j.attempt }));
+    await store.complete(a!, { verdict: 'PASS', reason: 'PASS' }, [], { outcome: 'resolved' });
+    await store.complete(b!, { verdict: 'FAIL', reason: 'HIDDEN_FAILED' }, [], {
+      outcome: 'unresolved',
+    });
+    await store.fail(c!, 'docker went away', { retryable: false, outcome: 'error' });
+    const table = await proctor(['--home', dir, 'status', '--batch', batch!.id]);
+    expect(table.stdout).toContain(
+      'classes: 1 resolved, 1 unresolved, 1 error, 0 invalid_task, 1 not classed yet',
+    );
+    expect(table.stdout).toMatch(
+      new RegExp(`\\n${jobIds[1]}\\s+grade\\s+done\\s+unresolved\\s+1/3`),
+    );
+    const json = await proctor(['--home', dir, 'status', '--batch', batch!.id, '--json']);
+    const parsed = JSON.parse(json.stdout) as {
+      batch: { outcomes: Record<string, number> };
+      jobs: Array<{ outcome: string | null }>;
+    };
+    expect(parsed.batch.outcomes).toEqual({
+      resolved: 1,
+      unresolved: 1,
+      error: 1,
+      invalid_task: 0,
+      superseded: 0,
+    });
+    expect(parsed.jobs.map((j) => j.outcome)).toEqual(['resolved', 'unresolved', 'error', null]);
+    const overview = JSON.parse((await proctor(['--home', dir, 'status', '--json'])).stdout) as {
+      batches: Array<{ outcomes: Record<string, number> }>;
+    };
+    expect(overview.batches[0]?.outcomes).toMatchObject({ resolved: 1, error: 1 });
+  });
+
   it('defaults --home to ./.proctor in the working directory', async () => {
     const cwd = tempDir();
     const result = await proctor(['status'], {}, cwd);

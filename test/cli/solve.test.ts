@@ -96,6 +96,84 @@ describe('proctor solve (flat adapter)', () => {
     expect(await leftovers(dir)).toEqual([]);
   }, 120_000);
 
+  it('runs K independent solves of a task with --attempts, each graded and numbered by its sample', async () => {
+    const wrong = GOLD.replace('echo error', 'echo nope');
+    // One solve at a time, so the scripted replies reach the attempts in order.
+    const { dir, server } = await home(
+      [
+        { toolCalls: [{ name: 'apply_patch', arguments: { patch: GOLD } }] },
+        { message: 'done' },
+        { toolCalls: [{ name: 'apply_patch', arguments: { patch: wrong } }] },
+        { message: 'done' },
+      ],
+      '\n[workers]\nsolve = 1\n',
+    );
+    const result = await solve(dir, ['--attempts', '2', '--json']);
+    expect(result.code).toBe(1);
+    const summary = JSON.parse(result.stdout.slice(0, result.stdout.lastIndexOf('}') + 1)) as {
+      batch: string;
+      tasks: Array<{
+        task: string;
+        sample: number;
+        verdict: string;
+        reason: string;
+        grade: number;
+      }>;
+    };
+    expect(summary.tasks.map((t) => [t.task, t.sample, t.verdict, t.reason])).toEqual([
+      ['shell-div-zero', 1, 'PASS', 'PASS'],
+      ['shell-div-zero', 2, 'FAIL', 'HIDDEN_FAILED'],
+    ]);
+    expect(server.requests).toHaveLength(4);
+    const status = await proctor(['--home', dir, 'status', '--batch', summary.batch, '--json']);
+    const listed = JSON.parse(status.stdout) as {
+      batch: { total: number; outcomes: Record<string, number> };
+      jobs: Array<{ kind: string; payload: { sample?: number } }>;
+    };
+    expect(listed.batch).toMatchObject({ total: 2, outcomes: { resolved: 1, unresolved: 1 } });
+    expect(listed.jobs.map((j) => [j.kind, j.payload.sample])).toEqual([
+      ['solve', 1],
+      ['solve', 2],
+    ]);
+    const grades = await Promise.all(
+      summary.tasks.map(async (t) => {
+        const one = await proctor(['--home', dir, 'status', String(t.grade), '--json']);
+        return (JSON.parse(one.stdout) as { jobs: Array<{ outcome: string }> }).jobs[0];
+      }),
+    );
+    expect(grades.map((g) => g?.outcome)).toEqual(['resolved', 'unresolved']);
+    expect(await leftovers(dir)).toEqual([]);
+  }, 180_000);
+
+  it('retries a solve the provider broke: it solves again and is graded', async () => {
+    const { dir } = await home([
+      { status: 503, body: '{"error": {"message": "overloaded"}}' },
+      { toolCalls: [{ name: 'apply_patch', arguments: { patch: GOLD } }] },
+      { message: 'done' },
+    ]);
+    const first = await solve(dir, ['--json']);
+    expect(first.code).toBe(1);
+    const { batch, tasks } = JSON.parse(
+      first.stdout.slice(0, first.stdout.lastIndexOf('}') + 1),
+    ) as { batch: string; tasks: Array<{ solve: number; reason: string }> };
+    expect(tasks.map((t) => t.reason)).toEqual(['SOLVER_PROVIDER_ERROR']);
+    const status = await proctor(['--home', dir, 'status', '--batch', batch, '--json']);
+    expect(JSON.parse(status.stdout)).toMatchObject({ batch: { outcomes: { error: 1 } } });
+
+    const retried = await proctor(['--home', dir, 'retry', '--batch', batch, '--wait', '--json'], {
+      PROCTOR_SOLVE_KEY: KEY,
+    });
+    expect(retried.code).toBe(0);
+    const rows = (JSON.parse(retried.stdout) as { retried: Array<Record<string, unknown>> })
+      .retried;
+    expect(rows).toMatchObject([{ job: tasks[0]?.solve, kind: 'solve', outcome: 'resolved' }]);
+    const after = await proctor(['--home', dir, 'status', '--batch', batch, '--json']);
+    expect(JSON.parse(after.stdout)).toMatchObject({
+      batch: { total: 2, outcomes: { resolved: 1, error: 0, superseded: 1 } },
+    });
+    expect(await leftovers(dir)).toEqual([]);
+  }, 180_000);
+
   it('grades a wrong fix FAIL, exit 1, with the hidden test named', async () => {
     const wrong = GOLD.replace('echo error', 'echo nope');
     const { dir } = await home([

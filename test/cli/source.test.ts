@@ -66,9 +66,9 @@ describe('[source] in results and status', () => {
     expect(one.stdout).not.toContain('try dividing by zero');
 
     const table = await proctor(['--home', home, 'status', '--batch', batch.id]);
-    expect(table.stdout).toMatch(/JOB\s+KIND\s+STATUS\s+ATTEMPT\s+INSTANCE\s+DETAIL/);
+    expect(table.stdout).toMatch(/JOB\s+KIND\s+STATUS\s+CLASS\s+ATTEMPT\s+INSTANCE\s+DETAIL/);
     expect(table.stdout).toMatch(
-      new RegExp(`\\n${sound.id}\\s+baseline\\s+done\\s+1/\\d+\\s+calc__calc-1\\s+valid`),
+      new RegExp(`\\n${sound.id}\\s+baseline\\s+done\\s+-\\s+1/\\d+\\s+calc__calc-1\\s+valid`),
     );
 
     const status = await proctor(['--home', home, 'status']);

@@ -33,8 +33,18 @@ describe('usage errors', () => {
       '--limit: expected an integer from 1 to 200',
       'proctor status --help',
     ],
-    [['grade', TASK], "required option '--patch <file>' not specified", 'proctor grade --help'],
+    [['grade', TASK], 'give exactly one of --patch and --predictions', 'proctor grade --help'],
+    [
+      ['grade', TASK, '--patch', 'a', '--predictions', 'b'],
+      'give exactly one of --patch and --predictions',
+      'proctor grade --help',
+    ],
     [['baseline'], "missing required argument 'paths'", 'proctor baseline --help'],
+    [
+      ['solve', TASK, '--solver', 'mini', '--attempts', '0'],
+      '--attempts: expected an integer from 1 to 100',
+      'proctor solve --help',
+    ],
   ])('proctor %j is one line and a pointer to help, exit 2', async (args, first, see) => {
     usageError(await proctor(['--home', tempDir(), ...args]), first, see);
   });

@@ -103,6 +103,39 @@ describe('migrations', () => {
     }
   });
 
+  it('add the outcome column and its checks without losing a row, a link or the claim index', async () => {
+    const path = join(tempDir(), 'proctor.db');
+    const old = openDatabase(path, { migrationsFolder: previousMigrations('0006_outcome') });
+    const insertJob = old.sqlite.prepare(
+      "INSERT INTO jobs (id, kind, status, payload, parent_id, error_code, run_at, created_at, updated_at, finished_at) VALUES (?, ?, ?, '{}', ?, ?, 1, 1, 1, ?)",
+    );
+    insertJob.run(1, 'solve', 'done', null, null, 5);
+    insertJob.run(2, 'grade', 'failed', 1, 'DOCKER_ERROR', 6);
+    old.close();
+
+    const store = openSqliteJobStore(path, { clock: systemClock });
+    expect(await store.getJob(1)).toMatchObject({ status: 'done', outcome: null });
+    expect(await store.getJob(2)).toMatchObject({
+      parentId: 1,
+      errorCode: 'DOCKER_ERROR',
+      outcome: null,
+    });
+    await store.close();
+    const db = new Database(path);
+    try {
+      expect(db.pragma('foreign_key_check')).toEqual([]);
+      const claimIndex = db
+        .prepare("SELECT sql FROM sqlite_master WHERE name = 'jobs_claim'")
+        .get() as { sql: string } | undefined;
+      expect(claimIndex?.sql).toContain('"priority" DESC');
+      expect(() => db.prepare("UPDATE jobs SET outcome = 'nope' WHERE id = 2").run()).toThrow(
+        /CHECK constraint/,
+      );
+    } finally {
+      db.close();
+    }
+  });
+
   it('refuses a database written by a newer Proctor', () => {
     const path = join(tempDir(), 'proctor.db');
     openDatabase(path).close();

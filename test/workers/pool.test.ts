@@ -56,6 +56,35 @@ describe('worker pool', () => {
     expect(peak).toBe(3);
   });
 
+  it('stores the outcome class of each grade with its completion or its failure', async () => {
+    const store = tempStore();
+    const reasons: Record<string, unknown> = {
+      pass: { verdict: 'PASS', reason: 'PASS' },
+      hidden: { verdict: 'FAIL', reason: 'HIDDEN_FAILED' },
+      infra: { verdict: 'FAIL', reason: 'INFRA_ERROR' },
+    };
+    const handler: JobHandler = async ({ payload }) => {
+      const name = (payload as { candidate: string }).candidate;
+      if (name === 'broken') throw new ProctorError('BUNDLE_INVALID', 'task.toml: gone');
+      if (name === 'docker') throw new ProctorError('IMAGE_INVALID', 'the build failed');
+      return { result: reasons[name] };
+    };
+    const names = ['pass', 'hidden', 'infra', 'broken', 'docker'];
+    const { jobIds } = await store.enqueueBatch({
+      jobs: names.map((candidate) => ({
+        kind: 'grade' as const,
+        payload: { bundle: '/b', candidate },
+      })),
+    });
+    await pool({ store, handlers: { grade: handler }, concurrency: { grade: 2 } }).start();
+    await waitFor(async () => {
+      const c = await store.countByStatus();
+      return c.done + c.failed === names.length;
+    });
+    const outcomes = await Promise.all(jobIds.map(async (id) => (await store.getJob(id))?.outcome));
+    expect(outcomes).toEqual(['resolved', 'unresolved', 'error', 'invalid_task', 'error']);
+  });
+
   it('claims only kinds it has handlers for', async () => {
     const store = tempStore();
     await store.enqueue({ kind: 'baseline', payload: { bundle: '/x' } });

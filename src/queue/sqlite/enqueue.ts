@@ -7,7 +7,7 @@ import type Database from 'better-sqlite3';
 import { z } from 'zod';
 import { ProctorError } from '../../errors.js';
 import { zodProblem } from '../../problems.js';
-import { JOB_KINDS, type JobKind } from '../constants.js';
+import { JOB_KINDS, OUTCOME_CLASSES, type JobKind, type OutcomeClass } from '../constants.js';
 import { MAX_PAYLOAD_BYTES, payloadSchemas } from '../payloads.js';
 import type { BatchRequest, BatchResult } from '../store.js';
 
@@ -17,6 +17,10 @@ const envelope = {
   maxAttempts: z.number().int().min(1).max(100).default(3),
   parentId: z.number().int().positive().optional(),
   runAt: z.number().int().nonnegative().optional(),
+  finished: z
+    .object({ result: z.unknown(), outcome: z.enum(OUTCOME_CLASSES).nullable() })
+    .strict()
+    .optional(),
 };
 
 interface ParsedRequest {
@@ -27,6 +31,7 @@ interface ParsedRequest {
   idempotencyKey?: string;
   parentId?: number;
   runAt?: number;
+  finished?: { result: unknown; outcome: OutcomeClass | null };
 }
 
 /** One schema per kind, its payload included, so that a request is validated in one parse. */
@@ -41,6 +46,7 @@ const batchSchema = z
   .object({
     idempotencyKey: z.string().min(1).max(512).optional(),
     label: z.string().max(200).optional(),
+    batchId: z.string().min(1).max(64).optional(),
     jobs: z.array(z.unknown()).max(100_000),
   })
   .strict();
@@ -54,6 +60,8 @@ export interface PreparedJob {
   maxAttempts: number;
   parentId: number | null;
   runAt: number | null;
+  /** Recorded done at enqueue, with this result (JSON) and class; null for a job to run. */
+  finished: { result: string; outcome: OutcomeClass | null } | null;
 }
 
 function invalid(where: string, error: z.ZodError): ProctorError {
@@ -67,6 +75,18 @@ export function prepareJob(request: unknown, where = 'job'): PreparedJob {
   const parsed = requestSchema.safeParse(request);
   if (!parsed.success) throw invalid(where, parsed.error);
   const r = parsed.data as unknown as ParsedRequest;
+  // Only a grade recorded finished at enqueue (a prediction without a patch) has no candidate.
+  if (
+    r.kind === 'grade' &&
+    r.finished === undefined &&
+    (r.payload as { candidate?: unknown }).candidate === undefined
+  ) {
+    throw new ProctorError(
+      'PAYLOAD_INVALID',
+      `invalid job request: ${where}.payload.candidate: required (only a grade recorded finished at enqueue has none)`,
+      { data: { path: `${where}.payload.candidate` } },
+    );
+  }
   const payload = JSON.stringify(r.payload);
   // UTF-8 takes at most 3 bytes per UTF-16 unit: count bytes only when it could matter.
   if (payload.length * 3 > MAX_PAYLOAD_BYTES && Buffer.byteLength(payload) > MAX_PAYLOAD_BYTES) {
@@ -83,6 +103,10 @@ export function prepareJob(request: unknown, where = 'job'): PreparedJob {
     maxAttempts: r.maxAttempts,
     parentId: r.parentId ?? null,
     runAt: r.runAt ?? null,
+    finished:
+      r.finished === undefined
+        ? null
+        : { result: JSON.stringify(r.finished.result ?? null), outcome: r.finished.outcome },
   };
 }
 
@@ -111,6 +135,14 @@ export function createEnqueueOps(sqlite: Database.Database) {
     'INSERT INTO batches (id, idempotency_key, request_hash, label, total, created_at) VALUES (?, ?, ?, ?, 0, ?)',
   );
   const setBatchTotal = sqlite.prepare('UPDATE batches SET total = ? WHERE id = ?');
+  const growBatch = sqlite.prepare('UPDATE batches SET total = total + ? WHERE id = ?');
+  const batchExists = sqlite.prepare('SELECT 1 FROM batches WHERE id = ?');
+  // A job recorded as finished when it is enqueued (a prediction with an empty patch): inserted
+  // queued like any other, then ended in the same transaction, so no worker ever sees it
+  // queued. A replayed key whose job already ended is left as it is.
+  const finishAtEnqueue = sqlite.prepare(
+    "UPDATE jobs SET status = 'done', result = ?, outcome = ?, finished_at = ?, updated_at = ? WHERE id = ? AND status = 'queued' AND attempt = 0",
+  );
   const batchJobIds = sqlite.prepare('SELECT id FROM jobs WHERE batch_id = ? ORDER BY id');
   const parentExists = sqlite.prepare('SELECT 1 FROM jobs WHERE id = ?');
 
@@ -168,11 +200,53 @@ export function createEnqueueOps(sqlite: Database.Database) {
     }
   }
 
+  function finishAll(jobs: readonly PreparedJob[], ids: readonly number[], now: number): void {
+    jobs.forEach((job, i) => {
+      if (job.finished !== null) {
+        finishAtEnqueue.run(job.finished.result, job.finished.outcome, now, now, ids[i]);
+      }
+    });
+  }
+
   /** Runs inside a write transaction. */
   function one(job: PreparedJob, now: number): { id: number; created: boolean } {
     checkParents([job]);
     const row = insertOne.get(...params(job, null, now)) as { id: number } | undefined;
-    return row ? { id: row.id, created: true } : { id: existing(job), created: false };
+    const done = row ? { id: row.id, created: true } : { id: existing(job), created: false };
+    finishAll([job], [done.id], now);
+    return done;
+  }
+
+  /**
+   * Runs inside a write transaction: adds jobs to an existing batch (a retry's new attempts),
+   * whose total grows by the jobs inserted.
+   */
+  function append(
+    batchId: string,
+    jobs: PreparedJob[],
+    now: number,
+  ): BatchResult & { batchId: string } {
+    if (batchExists.get(batchId) === undefined) {
+      throw new ProctorError('BATCH_NOT_FOUND', `no batch ${batchId}`);
+    }
+    checkParents(jobs);
+    const jobIds: number[] = [];
+    let inserted = 0;
+    for (const job of jobs) {
+      const row = insertOne.get(...params(job, batchId, now)) as { id: number } | undefined;
+      if (row) inserted += 1;
+      jobIds.push(row ? row.id : existing(job));
+    }
+    finishAll(jobs, jobIds, now);
+    if (inserted > 0) growBatch.run(inserted, batchId);
+    return {
+      batch: null,
+      batchId,
+      created: inserted > 0,
+      jobIds,
+      inserted,
+      existing: jobs.length - inserted,
+    };
   }
 
   /** Runs inside a write transaction. */
@@ -254,6 +328,7 @@ export function createEnqueueOps(sqlite: Database.Database) {
     jobs.forEach((job, i) => {
       if (jobIds[i] === -1) jobIds[i] = existing(job);
     });
+    finishAll(jobs, jobIds, now);
     if (inserted === 0 && request.idempotencyKey === undefined) {
       sqlite.prepare('DELETE FROM batches WHERE id = ?').run(batchId);
       return {
@@ -276,7 +351,7 @@ export function createEnqueueOps(sqlite: Database.Database) {
     };
   }
 
-  return { one, batch };
+  return { one, batch, append };
 }
 
 /** Sortable batch ids: creation time (base 36, fixed width), then randomness. */
@@ -285,12 +360,21 @@ export function newBatchId(now: number): string {
 }
 
 export function prepareBatch(request: BatchRequest): {
-  meta: { idempotencyKey?: string; label?: string };
+  meta: { idempotencyKey?: string; label?: string; batchId?: string };
   jobs: PreparedJob[];
   requestHash: string;
 } {
   const parsed = batchSchema.safeParse(request);
   if (!parsed.success) throw invalid('batch', parsed.error);
+  if (
+    parsed.data.batchId !== undefined &&
+    (parsed.data.idempotencyKey !== undefined || parsed.data.label !== undefined)
+  ) {
+    throw new ProctorError(
+      'PAYLOAD_INVALID',
+      'invalid job request: batch: batchId adds to an existing batch, which keeps its own key and label',
+    );
+  }
   const jobs = parsed.data.jobs.map((job, i) => prepareJob(job, `jobs[${i}]`));
   const hash = createHash('sha256');
   hash.update(JSON.stringify([parsed.data.label ?? null]));
@@ -298,11 +382,12 @@ export function prepareBatch(request: BatchRequest): {
   for (let start = 0; start < jobs.length; start += 1000) {
     let text = '';
     for (const job of jobs.slice(start, start + 1000)) {
-      text += `${job.kind}\0${job.payload}\0${job.priority}\0${job.idempotencyKey ?? ''}\0${job.maxAttempts}\0${job.parentId ?? ''}\0${job.runAt ?? ''}\n`;
+      text += `${job.kind}\0${job.payload}\0${job.priority}\0${job.idempotencyKey ?? ''}\0${job.maxAttempts}\0${job.parentId ?? ''}\0${job.runAt ?? ''}${job.finished === null ? '' : `\0${job.finished.result}\0${job.finished.outcome ?? ''}`}\n`;
     }
     hash.update(text);
   }
-  const meta: { idempotencyKey?: string; label?: string } = {};
+  const meta: { idempotencyKey?: string; label?: string; batchId?: string } = {};
+  if (parsed.data.batchId !== undefined) meta.batchId = parsed.data.batchId;
   if (parsed.data.idempotencyKey !== undefined) meta.idempotencyKey = parsed.data.idempotencyKey;
   if (parsed.data.label !== undefined) meta.label = parsed.data.label;
   return { meta, jobs, requestHash: hash.digest('hex') };

@@ -2,6 +2,7 @@
 // status = 'running': a worker whose lease was reclaimed, or whose job was finished or
 // cancelled elsewhere, changes nothing and is told so (River #1302, solid_queue #589).
 import { and, eq, isNotNull, sql } from 'drizzle-orm';
+import type { OutcomeClass } from '../constants.js';
 import type { Db } from '../db.js';
 import { artifacts, jobs, tasks } from '../schema.js';
 import type {
@@ -43,6 +44,7 @@ export function createFencedOps(db: Db) {
       result: sql`${sql.placeholder('result')}`,
       lastError: null,
       errorCode: null,
+      outcome: sql`${sql.placeholder('outcome')}`,
       finishedAt: sql`${sql.placeholder('now')}`,
     })
     .where(held)
@@ -56,6 +58,7 @@ export function createFencedOps(db: Db) {
       status: sql`${sql.placeholder('status')}`,
       lastError: sql`${sql.placeholder('error')}`,
       errorCode: sql`${sql.placeholder('code')}`,
+      outcome: sql`${sql.placeholder('outcome')}`,
       finishedAt: sql`${sql.placeholder('now')}`,
     })
     .where(held)
@@ -118,9 +121,12 @@ export function createFencedOps(db: Db) {
       records: ArtifactRecord[],
       now: number,
       task?: TaskValidityInput,
+      outcome: OutcomeClass | null = null,
     ): boolean {
       const json = JSON.stringify(result ?? null);
-      if (completeStatement.all({ ...lease, now, result: json }).length === 0) return false;
+      if (completeStatement.all({ ...lease, now, result: json, outcome }).length === 0) {
+        return false;
+      }
       if (task !== undefined) {
         const row = { ...task, jobId: lease.id, checkedAt: now };
         db.insert(tasks)
@@ -145,23 +151,39 @@ export function createFencedOps(db: Db) {
       code: string,
       now: number,
       delayMs: number,
+      outcome: OutcomeClass | null = null,
     ): FailOutcome {
       const row = attemptsLeft.get({ id: lease.id, attempt: lease.attempt });
       if (!row) return 'lost';
       if (row.cancelRequestedAt !== null) {
-        finishStatement.all({ ...lease, now, error, code: 'CANCELLED', status: 'cancelled' });
+        finishStatement.all({
+          ...lease,
+          now,
+          error,
+          code: 'CANCELLED',
+          status: 'cancelled',
+          outcome: null,
+        });
         return 'cancelled';
       }
       if (retryable && row.attempt < row.maxAttempts) {
         retryStatement.all({ ...lease, now, error, code, runAt: now + delayMs, extend: 0 });
         return 'retrying';
       }
-      finishStatement.all({ ...lease, now, error, code, status: 'failed' });
+      // The class applies only here: a retried job has none until its last attempt ends.
+      finishStatement.all({ ...lease, now, error, code, status: 'failed', outcome });
       return 'failed';
     },
 
     markCancelled(lease: Lease, reason: string, now: number): boolean {
-      const values = { ...lease, now, error: reason, code: 'CANCELLED', status: 'cancelled' };
+      const values = {
+        ...lease,
+        now,
+        error: reason,
+        code: 'CANCELLED',
+        status: 'cancelled',
+        outcome: null,
+      };
       return finishStatement.all(values).length > 0;
     },
 

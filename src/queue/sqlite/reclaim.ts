@@ -4,6 +4,7 @@
 // the lease is short (60 s by default) and renewed by heartbeats; unlike solid_queue, a
 // hard-killed job is retried, not failed.
 import { and, eq, lt, sql } from 'drizzle-orm';
+import type { OutcomeClass } from '../constants.js';
 import type { Db } from '../db.js';
 import { jobs } from '../schema.js';
 import type { ReclaimedJob } from '../store.js';
@@ -21,6 +22,9 @@ const requeue = (now: number, reason: string) => ({
   updatedAt: now,
   lastError: reason,
   errorCode: sql<string>`CASE WHEN ${jobs.cancelRequestedAt} IS NOT NULL THEN 'CANCELLED' ELSE 'WORKER_LOST' END`,
+  // outcomeOf (src/results/outcome.ts) of a grade or solve failed with WORKER_LOST: the
+  // machine's fault. Cancelled and requeued jobs have no class.
+  outcome: sql<OutcomeClass | null>`CASE WHEN ${outcome} = 'failed' AND ${jobs.kind} IN ('grade', 'solve') THEN 'error' ELSE NULL END`,
 });
 
 const returned = {

@@ -1,13 +1,13 @@
 // The SQLite JobStore: one better-sqlite3 connection per process, synchronous statements
 // behind the async JobStore interface. Worker writes go through the write batcher (group
 // commit); enqueues and cancels take their own short BEGIN IMMEDIATE transaction.
-import { asc, eq } from 'drizzle-orm';
+import { asc, eq, inArray } from 'drizzle-orm';
 import type { Clock } from '../../clock.js';
 import { ProctorError } from '../../errors.js';
 import { backoffDelay, type BackoffOptions } from '../backoff.js';
 import { openDatabase, type OpenDatabaseOptions, type OpenedDatabase } from '../db.js';
 import { artifacts, batches, jobs } from '../schema.js';
-import { DEFAULT_PAGE, MAX_PAGE, type JobStore } from '../store.js';
+import { DEFAULT_PAGE, MAX_PAGE, type Job, type JobStore } from '../store.js';
 import { createBudgetCheck } from './budget.js';
 import { createBatchCounts } from './batch-counts.js';
 import { batchJobIds, cancelJobs } from './cancel.js';
@@ -22,9 +22,10 @@ import {
   listJobRows,
   verdictCounts,
 } from './list.js';
+import { createOutcomeOps } from './outcomes.js';
 import { pruneFinished } from './prune.js';
 import { reclaimExpired, reclaimOwner, runningOwners } from './reclaim.js';
-import { taskValidity } from './tasks.js';
+import { taskJudgement, taskValidity } from './tasks.js';
 import { toBatch, toJob } from './rows.js';
 import { createWriteBatcher } from './write-batcher.js';
 
@@ -52,6 +53,7 @@ export function openSqliteJobStore(path: string, options: SqliteJobStoreOptions)
   const fenced = createFencedOps(db);
   const budgetCheck = createBudgetCheck(sqlite);
   const batchCounts = createBatchCounts(sqlite);
+  const outcomeOps = createOutcomeOps(sqlite);
   const immediate = <T>(fn: () => T): T => sqlite.transaction(fn).immediate();
   let closed = false;
 
@@ -84,7 +86,9 @@ export function openSqliteJobStore(path: string, options: SqliteJobStoreOptions)
       const result = immediate(() => {
         const now = clock.now();
         inputOps.register(inputs, reused, now);
-        return enqueueOps.batch(meta, prepared, requestHash, now);
+        return meta.batchId === undefined
+          ? enqueueOps.batch(meta, prepared, requestHash, now)
+          : enqueueOps.append(meta.batchId, prepared, now);
       });
       const { batchId, ...rest } = result;
       return { ...rest, batch: batchId === null ? null : (getBatch(batchId) ?? null) };
@@ -110,13 +114,15 @@ export function openSqliteJobStore(path: string, options: SqliteJobStoreOptions)
       );
       return batcher.run(() => {
         const now = clock.now();
-        if (!fenced.complete(lease, result, artifacts, now, extras.task)) return false;
+        if (!fenced.complete(lease, result, artifacts, now, extras.task, extras.outcome ?? null)) {
+          return false;
+        }
         for (const child of children) enqueueOps.one(child, now);
         return true;
       });
     },
 
-    fail: (lease, error, { retryable = true, code = 'INTERNAL' } = {}) =>
+    fail: (lease, error, { retryable = true, code = 'INTERNAL', outcome = null } = {}) =>
       batcher.run(() =>
         fenced.fail(
           lease,
@@ -125,6 +131,7 @@ export function openSqliteJobStore(path: string, options: SqliteJobStoreOptions)
           code,
           clock.now(),
           backoffDelay(lease.attempt, options.backoff),
+          outcome,
         ),
       ),
 
@@ -180,6 +187,23 @@ export function openSqliteJobStore(path: string, options: SqliteJobStoreOptions)
       return { batch, ...batchCounts(batchId, clock.now() - windowMs) };
     },
 
+    async countByOutcome(batchId) {
+      if (!getBatch(batchId)) throw new ProctorError('BATCH_NOT_FOUND', `no batch ${batchId}`);
+      return outcomeOps.counts(batchId);
+    },
+
+    async listRetryable(batchId, { cancelled = false } = {}) {
+      if (!getBatch(batchId)) throw new ProctorError('BATCH_NOT_FOUND', `no batch ${batchId}`);
+      const ids = outcomeOps.retryable(batchId, cancelled);
+      const found: Job[] = [];
+      for (let start = 0; start < ids.length; start += 500) {
+        const chunk = ids.slice(start, start + 500);
+        const rows = db.select().from(jobs).where(inArray(jobs.id, chunk)).orderBy(asc(jobs.id));
+        found.push(...rows.all().map(toJob));
+      }
+      return found;
+    },
+
     getArtifact: async (id) => db.select().from(artifacts).where(eq(artifacts.id, id)).get(),
 
     listArtifacts: async (jobId) =>
@@ -206,6 +230,8 @@ export function openSqliteJobStore(path: string, options: SqliteJobStoreOptions)
       batcher.run(() => inputOps.unreferenced(olderThan, limit)),
 
     taskValidity: async (limit = DEFAULT_PAGE) => taskValidity(sqlite, limit),
+
+    taskJudgement: async (taskId, contentHash) => taskJudgement(sqlite, taskId, contentHash),
 
     // total_changes() moves on this connection's own writes, and costs nothing to read.
     // data_version moves on commits by other connections, but reading it starts a read

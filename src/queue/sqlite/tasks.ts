@@ -29,3 +29,17 @@ export function taskValidity(
   for (const { validity, n } of rows) counts[validity] = n;
   return { tasks, counts };
 }
+
+export function taskJudgement(
+  sqlite: Database.Database,
+  taskId: string,
+  contentHash: string,
+): TaskValidity | undefined {
+  return sqlite
+    .prepare(
+      `SELECT task_id AS taskId, content_hash AS contentHash, bundle_path AS bundlePath, validity,
+              reason, detail, job_id AS jobId, checked_at AS checkedAt
+       FROM tasks WHERE task_id = ? AND content_hash = ?`,
+    )
+    .get(taskId, contentHash) as TaskValidity | undefined;
+}

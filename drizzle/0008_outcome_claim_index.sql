@@ -1,0 +1,1 @@
+CREATE INDEX `jobs_claim` ON `jobs` (`kind`,"priority" DESC,`run_at`,`id`) WHERE "jobs"."status" = 'queued';
