@@ -485,7 +485,16 @@ describe("redaction and Proctor's own messages", () => {
   });
 
   it('passes every verdict and quarantine detail through unchanged, for every reason', async () => {
-    const verdicts = [...gradeVerdicts(), ...baselineVerdicts(), ...(await candidateVerdicts())];
+    // EMPTY_PATCH is recorded at enqueue by grade --predictions, with one of these details.
+    const unrun = ['model_patch is null', 'model_patch is empty'].map((detail) =>
+      failVerdict('EMPTY_PATCH', detail),
+    );
+    const verdicts = [
+      ...gradeVerdicts(),
+      ...baselineVerdicts(),
+      ...(await candidateVerdicts()),
+      ...unrun,
+    ];
     // A reason added later must get a sample here.
     expect(new Set(verdicts.map((v) => v.reason))).toEqual(new Set(REASONS));
     for (const verdict of verdicts) {
