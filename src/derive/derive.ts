@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
-import { ProctorError } from '../errors.js';
+import { isProctorError, ProctorError } from '../errors.js';
 import {
   checkImage,
   SOURCE_DATE_EPOCH,
@@ -19,6 +19,7 @@ import type { DockerClient } from '../sandbox/index.js';
 import type { ImageCache } from '../workers/images.js';
 import { classify, STATE_NAMES, type Classified } from './classify.js';
 import { git, gitDirOf, gitText, parentsOf, resolveCommit } from './git.js';
+import { originRepo } from './origin.js';
 import { DISCOVER_ENV, runStates } from './runs.js';
 import { defaultScope } from './scope.js';
 import { writeEnvironment } from './snapshot.js';
@@ -190,7 +191,12 @@ export async function derive(options: DeriveOptions, deps: DeriveDeps): Promise<
     const limits = limitsFor(split.gold, split.goldFiles.length);
     const deny = [...testGlobs];
     if (ecosystem === 'pytest' && !deny.includes('**/conftest.py')) deny.push('**/conftest.py');
-    const source = { base_commit: base, fix_commit: fix };
+    const upstream = await originRepo(options.repo);
+    const source = {
+      ...(upstream !== undefined ? { repo: upstream } : {}),
+      base_commit: base,
+      fix_commit: fix,
+    };
     const task: TaskToml = {
       source,
       id,
@@ -219,7 +225,16 @@ export async function derive(options: DeriveOptions, deps: DeriveDeps): Promise<
     const bundle = probeBundle(staging, task, scopeFile, scope, limits);
 
     began = Date.now();
-    const image = await deps.images.resolve(bundle, deps.signal);
+    note(
+      `building the image: --environment ${options.environment} and the snapshot of ${base.slice(0, 12)} as ${snapshot.commit.slice(0, 12)}`,
+    );
+    let image;
+    try {
+      image = await deps.images.resolve(bundle, deps.signal);
+    } catch (error) {
+      if (!isProctorError(error, 'IMAGE_INVALID')) throw error;
+      fail(`--environment ${options.environment}: the image did not build: ${buildFailure(error)}`);
+    }
     const check = await checkImage(bundle, {
       docker: deps.docker,
       resolve: () => Promise.resolve(image),
@@ -294,6 +309,30 @@ export async function derive(options: DeriveOptions, deps: DeriveDeps): Promise<
     rmSync(staging, { recursive: true, force: true });
     rmSync(scratch, { recursive: true, force: true });
   }
+}
+
+// Docker's own colour codes around a failing step's stderr.
+// eslint-disable-next-line no-control-regex -- ESC is what a colour code starts with
+const ANSI = /\x1b\[[0-9;]*m/g;
+
+/**
+ * Why an image did not build, in a few lines: what Proctor's own stage said (`proctor: …`),
+ * else Docker's reason and the last lines of the build's output.
+ */
+export function buildFailure(error: ProctorError): string {
+  const log = typeof error.data?.['buildLog'] === 'string' ? error.data['buildLog'] : '';
+  const lines = log
+    .replace(ANSI, '')
+    .split('\n')
+    .map((l) => l.trimEnd())
+    .filter((l) => l.trim() !== '');
+  const own = lines
+    .filter((l) => l.startsWith('proctor: ') && !l.startsWith('proctor: note: '))
+    .map((l) => l.slice('proctor: '.length));
+  if (own.length > 0) return [...new Set(own)].join('; ');
+  const reason = error.message.split('\n')[0] ?? error.message;
+  const tail = lines.filter((l) => !/^(?:Step \d+\/\d+ :| ---> |Removing intermediate)/.test(l));
+  return `${reason.replace(/^.*? failed: /, '')}; its last lines:\n  ${tail.slice(-8).join('\n  ')}`;
 }
 
 /** The staged bundle as the evaluator sees it, its two lists replaced by the scope. */

@@ -138,14 +138,16 @@ export function checkRow(raw: unknown): { value?: SwebenchRow; reasons: string[]
 
 /** Reads ROWS: a JSON array, or JSON lines (blank lines ignored). */
 export async function readRows(path: string): Promise<RowResult[]> {
-  let size: number;
+  let info;
   try {
-    size = (await stat(path)).size;
+    info = await stat(path);
   } catch {
     throw new ProctorError('USAGE', `${path}: cannot be read`);
   }
-  if (size > MAX_ROWS_BYTES) throw new ProctorError('USAGE', `${path}: larger than 2 GiB`);
-  const text = await readFile(path, 'utf8');
+  if (!info.isFile()) throw new ProctorError('USAGE', `${path}: not a regular file`);
+  if (info.size > MAX_ROWS_BYTES) throw new ProctorError('USAGE', `${path}: larger than 2 GiB`);
+  // A byte-order mark (some exporters write one) is not part of the first row.
+  const text = (await readFile(path, 'utf8')).replace(/^\uFEFF/, '');
   const results: RowResult[] = [];
   const add = (row: number, raw: unknown) => {
     const { value, reasons } = checkRow(raw);

@@ -1,6 +1,7 @@
 // proctor derive on real repositories built here, with real Docker: the split of the fix, the
 // one-commit snapshot, the four states and what they decide, and the errors that say which.
-import { readdirSync, readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { derive, type DeriveOptions } from '../../src/derive/derive.js';
@@ -163,7 +164,8 @@ describe('proctor derive', () => {
         'lib/div.js': lib.replace('return a / b;', 'return b === 0 ? null : a / b;'),
         'test/old.test.js': null,
         'test/fixtures/zero.json': '{"zero": 0}\n',
-        'test/zero.test.js': `import test from 'node:test';\nimport assert from 'node:assert';\nimport { readdirSync, readFileSync } from 'node:fs';\nimport { div } from '../lib/div.js';\n\ntest('zero gives null', () => {\n  const { zero } = JSON.parse(readFileSync(new URL('./fixtures/zero.json', import.meta.url)));\n  assert.equal(div(1, zero), null);\n});\n`,
+        'test/zero.test.js': `import test from 'node:test';\nimport assert from 'node:assert';\nimport { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';\nimport { div } from '../lib/div.js';\n\ntest('zero gives null', () => {\n  const { zero } = JSON.parse(readFileSync(new URL('./fixtures/zero.json', import.meta.url)));\n  assert.equal(div(1, zero), null);\n});\n`,
       },
       'div: null for a zero divisor\n\nInfinity surprised callers.',
     );
@@ -313,6 +315,71 @@ describe('proctor derive', () => {
       const { error } = await run(options(f, out, more));
       expect((error as Error | undefined)?.message, JSON.stringify(more)).toMatch(message);
       expect(readdirSync(dirname(out)).filter((n) => n.startsWith('.'))).toEqual([]);
+    }
+  });
+
+  it('derives from a bare mirror, installs git into an environment that lacks it, and keeps origin as [source].repo', async () => {
+    const f = pytestProject();
+    const mirror = join(tempDir('proctor-mirror-'), 'calc.git');
+    execFileSync('git', ['clone', '-q', '--mirror', f.repo, mirror]);
+    execFileSync('git', ['remote', 'set-url', 'origin', 'https://github.com/acme/calc.git'], {
+      cwd: mirror,
+    });
+    const environment = tempDir('proctor-env-');
+    writeFileSync(
+      join(environment, 'Dockerfile'),
+      'FROM debian:bookworm-slim\nRUN apt-get update && apt-get install -y --no-install-recommends python3 python3-pytest && rm -rf /var/lib/apt/lists/*\n',
+    );
+    const out = join(tempDir('proctor-out-'), 'mirror');
+    const { result, error, notes } = await run(
+      options({ ...f, repo: mirror }, out, { environment }),
+    );
+    expect(error, notes.join('\n')).toBeUndefined();
+    expect(result?.bundle.hiddenIds).toEqual([
+      'tests/test_calc.py::test_div_zero[1]',
+      'tests/test_calc.py::test_div_zero[2]',
+    ]);
+    expect(result?.bundle.id).toBe(`calc-${f.fix.slice(0, 12)}`);
+    expect(result?.bundle.source).toEqual({
+      repo: 'acme/calc',
+      base_commit: f.base,
+      fix_commit: f.fix,
+    });
+  });
+
+  it('says in one line why the environment did not build (exit 1), and leaves nothing', async () => {
+    const f = pytestProject();
+    const cases: Array<[string, RegExp]> = [
+      // No git and no package manager to install it with.
+      [
+        'FROM debian:bookworm-slim\nRUN rm /usr/bin/apt-get\n',
+        /^proctor: derive: --environment \S+: the image did not build: the environment needs git: install it in the Dockerfile$/,
+      ],
+      // The author's own step fails: Docker's reason and the step's last lines.
+      [
+        'FROM debian:bookworm-slim\nRUN echo "E: Unable to locate package python3-nothing" >&2; exit 100\n',
+        /^proctor: derive: --environment \S+: the image did not build: The command .* returned a non-zero code: 100; its last lines:\n.*E: Unable to locate package python3-nothing/s,
+      ],
+    ];
+    for (const [dockerfile, message] of cases) {
+      const environment = tempDir('proctor-env-');
+      writeFileSync(join(environment, 'Dockerfile'), dockerfile);
+      const home = tempDir('proctor-home-');
+      const parent = tempDir('proctor-out-');
+      const cli = await proctor([
+        ...['--home', home, 'derive', '--repo', f.repo, '--base', f.base, '--fix', f.fix],
+        ...['--environment', environment, '--out', join(parent, 'x'), '--repeat', '1'],
+      ]);
+      expect(cli.code, cli.stderr).toBe(1);
+      expect(
+        cli.stderr
+          .trimEnd()
+          .split('\n')
+          .filter((l) => l.startsWith('proctor: ')),
+      ).toHaveLength(1);
+      expect(cli.stderr.slice(cli.stderr.indexOf('proctor: derive:')).trimEnd()).toMatch(message);
+      expect(readdirSync(parent)).toEqual([]);
+      expect(await leftovers(home)).toEqual([]);
     }
   });
 
