@@ -108,7 +108,8 @@ export function checkRow(raw: unknown): { value?: SwebenchRow; reasons: string[]
   if (!parsed.success) {
     return {
       reasons: parsed.error.issues.map((issue) =>
-        issue.code === 'invalid_type' && issue.input === undefined
+        // zod does not keep the input of an issue, so "missing" is read from the row itself.
+        issue.code === 'invalid_type' && input[String(issue.path[0])] === undefined
           ? `${issue.path.join('.')} is missing`
           : issue.message,
       ),
