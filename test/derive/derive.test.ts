@@ -318,7 +318,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';\nimport { di
     }
   });
 
-  it('derives from a bare mirror, installs git into an environment that lacks it, and keeps origin as [source].repo', async () => {
+  it('derives from a bare mirror with --description, installs git into an environment that lacks it, and keeps origin as [source].repo', async () => {
     const f = pytestProject();
     const mirror = join(tempDir('proctor-mirror-'), 'calc.git');
     execFileSync('git', ['clone', '-q', '--mirror', f.repo, mirror]);
@@ -331,10 +331,16 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';\nimport { di
       'FROM debian:bookworm-slim\nRUN apt-get update && apt-get install -y --no-install-recommends python3 python3-pytest && rm -rf /var/lib/apt/lists/*\n',
     );
     const out = join(tempDir('proctor-out-'), 'mirror');
+    const description = join(tempDir(), 'issue.md');
+    writeFileSync(description, '# div(1, 0) raises\n\nIt should return None.\n');
     const { result, error, notes } = await run(
-      options({ ...f, repo: mirror }, out, { environment }),
+      options({ ...f, repo: mirror }, out, { environment, description }),
     );
     expect(error, notes.join('\n')).toBeUndefined();
+    expect(readFileSync(join(out, 'description.md'), 'utf8')).toBe(
+      '# div(1, 0) raises\n\nIt should return None.\n',
+    );
+    expect(notes.join('\n')).not.toMatch(/warning/);
     expect(result?.bundle.hiddenIds).toEqual([
       'tests/test_calc.py::test_div_zero[1]',
       'tests/test_calc.py::test_div_zero[2]',
