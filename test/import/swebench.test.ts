@@ -73,7 +73,7 @@ const importArgs = (f: ReturnType<typeof fixture>, rows: string, ...more: string
   ...more,
 ];
 
-describe('proctor import swebench', () => {
+describe('proctor import swebench', { timeout: 300_000 }, () => {
   it('writes one bundle per row, with its lists, patches, description and [source]', async () => {
     const f = fixture();
     const lower = {
