@@ -18,7 +18,7 @@ import {
 import type { DockerClient } from '../sandbox/index.js';
 import type { ImageCache } from '../workers/images.js';
 import { classify, STATE_NAMES, type Classified } from './classify.js';
-import { git, gitDirOf, gitText, parentsOf, resolveCommit } from './git.js';
+import { childrenOf, git, gitDirOf, gitText, parentsOf, resolveCommit } from './git.js';
 import { originRepo } from './origin.js';
 import { DISCOVER_ENV, runStates } from './runs.js';
 import { defaultScope } from './scope.js';
@@ -37,7 +37,8 @@ import { isBuiltinRunner, writeRunner } from '../runners/index.js';
 export interface DeriveOptions {
   repo: string;
   base: string;
-  fix: string;
+  /** Default: the one commit (reachable from any ref) whose only parent is `base`. */
+  fix?: string;
   environment: string;
   out: string;
   id?: string;
@@ -95,6 +96,34 @@ function listed(ids: readonly string[], n = 10): string {
   return ids.length > n ? `${shown}, … (${ids.length} in all)` : shown;
 }
 
+/** --fix left out: the one commit whose only parent is --base, or a USAGE error saying why not. */
+async function onlyChild(
+  repo: string,
+  base: string,
+  rev: string,
+  note: (line: string) => void,
+): Promise<string> {
+  const children = await childrenOf(repo, base);
+  const [only] = children;
+  if (only !== undefined && children.length === 1) {
+    note(`--fix ${only.slice(0, 12)}: the one commit whose only parent is --base ${rev}`);
+    return only;
+  }
+  if (children.length === 0) {
+    throw new ProctorError(
+      'USAGE',
+      `--fix: no commit of ${repo} has --base ${rev} as its only parent; pass --fix`,
+    );
+  }
+  throw new ProctorError(
+    'USAGE',
+    `--fix: ${children.length} commits have --base ${rev} as their only parent (${listed(
+      children.map((c) => c.slice(0, 12)),
+      5,
+    )}); pass --fix`,
+  );
+}
+
 async function checkInputs(options: DeriveOptions, note: (line: string) => void) {
   if (!WORKDIR.test(options.workdir) || options.workdir.split('/').includes('..')) {
     throw new ProctorError(
@@ -118,7 +147,10 @@ async function checkInputs(options: DeriveOptions, note: (line: string) => void)
   }
   await gitDirOf(options.repo);
   const base = await resolveCommit(options.repo, options.base, '--base');
-  const fix = await resolveCommit(options.repo, options.fix, '--fix');
+  const fix =
+    options.fix === undefined
+      ? await onlyChild(options.repo, base, options.base, note)
+      : await resolveCommit(options.repo, options.fix, '--fix');
   const parents = await parentsOf(options.repo, fix);
   if (parents.length !== 1 || parents[0] !== base) {
     const had = parents.length === 0 ? 'no parent' : `parent(s) ${parents.join(', ')}`;

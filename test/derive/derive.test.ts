@@ -13,7 +13,7 @@ import { ROOT, spawnTs } from '../helpers/processes.js';
 import { waitFor } from '../helpers/wait.js';
 import { testDocker } from '../helpers/docker.js';
 import { leftovers } from '../helpers/home.js';
-import { commit, newRepo, toolchainEnvironment, pytestRunner } from '../helpers/repos.js';
+import { commit, gitIn, newRepo, toolchainEnvironment, pytestRunner } from '../helpers/repos.js';
 import { tempDir } from '../helpers/temp.js';
 
 const docker = testDocker();
@@ -393,6 +393,31 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';\nimport { di
       expect(readdirSync(parent)).toEqual([]);
       expect(await leftovers(home)).toEqual([]);
     }
+  });
+
+  it('takes the one child of --base when --fix is left out, and says why not when there is none or several', async () => {
+    const f = pytestProject();
+    // Stops right after the inputs are read: the fix it chose is in the note and the diff.
+    const { error, notes } = await run(
+      options(f, join(tempDir('proctor-out-'), 'x'), { fix: undefined, tests: ['nothing/**'] }),
+    );
+    expect(String(error)).toMatch(/the fix changes no test file/);
+    expect(notes).toContain(
+      `--fix ${f.fix.slice(0, 12)}: the one commit whose only parent is --base ${f.base}`,
+    );
+    const none = await run(
+      options({ ...f, base: f.fix }, join(tempDir(), 'x'), { fix: undefined }),
+    );
+    expect((none.error as Error).message).toMatch(
+      /^--fix: no commit of \S+ has --base [0-9a-f]{40} as its only parent; pass --fix$/,
+    );
+    gitIn(f.repo, ['checkout', '-q', '-b', 'other', f.base]);
+    const second = commit(f.repo, { 'calc.py': CALC_FIXED }, 'another fix');
+    const several = await run(options(f, join(tempDir(), 'x'), { fix: undefined }));
+    const short = [f.fix, second].map((c) => c.slice(0, 12)).sort();
+    expect((several.error as Error).message).toBe(
+      `--fix: 2 commits have --base ${f.base} as their only parent (${short.join(', ')}); pass --fix`,
+    );
   });
 
   it('says so when the fix has another parent than --base (and when its message is only a title)', async () => {
