@@ -25,6 +25,7 @@ import { defaultScope } from './scope.js';
 import { writeEnvironment } from './snapshot.js';
 import { DEFAULT_EXCLUDE_GLOBS, DEFAULT_TEST_GLOBS, splitDiff, type Ecosystem } from './split.js';
 import {
+  checkOutParent,
   commitBundle,
   copyRunner,
   limitsFor,
@@ -133,6 +134,7 @@ async function checkInputs(options: DeriveOptions, note: (line: string) => void)
   }
   if (existsSync(options.out))
     throw new ProctorError('USAGE', `--out ${options.out}: already exists`);
+  checkOutParent('--out', options.out);
   if (!isBuiltinRunner(options.runner)) {
     if (!existsSync(options.runner) || !statSync(options.runner).isFile()) {
       throw new ProctorError('USAGE', `--runner ${options.runner}: not pytest, node, or a file`);

@@ -137,6 +137,15 @@ export function checkRow(raw: unknown): { value?: SwebenchRow; reasons: string[]
   };
 }
 
+function parses(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Reads ROWS: a JSON array, or JSON lines (blank lines ignored). */
 export async function readRows(path: string): Promise<RowResult[]> {
   let info;
@@ -173,7 +182,17 @@ export async function readRows(path: string): Promise<RowResult[]> {
     (rows as unknown[]).forEach((raw, index) => add(index + 1, raw));
     return results;
   }
-  text.split('\n').forEach((line, index) => {
+  const lines = text.split('\n');
+  if (lines.length > 1 && text.trimStart().startsWith('{') && !parses(lines[0] ?? '')) {
+    // One row printed over several lines is a JSON document, not JSON lines.
+    if (parses(text)) {
+      throw new ProctorError(
+        'USAGE',
+        `${path}: one JSON object over several lines; expected JSON lines (a row per line) or a JSON array`,
+      );
+    }
+  }
+  lines.forEach((line, index) => {
     if (line.trim() === '') return;
     let raw: unknown;
     try {

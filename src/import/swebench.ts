@@ -17,6 +17,7 @@ import { pathsTouchedBy } from '../oracle/index.js';
 import { resolveCommit } from '../derive/git.js';
 import { SNAPSHOT_FILE, writeEnvironment } from '../derive/snapshot.js';
 import {
+  checkOutParent,
   commitBundle,
   limitsFor,
   stagingDir,
@@ -194,6 +195,7 @@ export async function importSwebench(
   if (existsSync(options.out) && !statSync(options.out).isDirectory()) {
     throw new ProctorError('USAGE', `--out ${options.out}: exists and is not a folder`);
   }
+  checkOutParent('--out', options.out);
   const rows = await readRows(options.rows);
   const only = options.only === undefined ? undefined : new Set(options.only);
   const present = new Set(rows.flatMap((r) => (r.ok ? [r.value.instanceId] : [])));

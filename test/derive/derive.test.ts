@@ -1,7 +1,7 @@
 // proctor derive on real repositories built here, with real Docker: the split of the fix, the
 // one-commit snapshot, the four states and what they decide, and the errors that say which.
 import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { derive, type DeriveOptions } from '../../src/derive/derive.js';
@@ -171,7 +171,7 @@ describe('proctor derive', { timeout: 300_000 }, () => {
         'test/old.test.js': null,
         'test/fixtures/zero.json': '{"zero": 0}\n',
         'test/zero.test.js': `import test from 'node:test';\nimport assert from 'node:assert';\nimport { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';\nimport { div } from '../lib/div.js';\n\ntest('zero gives null', () => {\n  const { zero } = JSON.parse(readFileSync(new URL('./fixtures/zero.json', import.meta.url)));\n  assert.equal(div(1, zero), null);\n});\n`,
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';\nimport { div } from '../lib/div.js';\n\ntest('zero gives null', () => {\n  const { zero } = JSON.parse(readFileSync(new URL('./fixtures/zero.json', import.meta.url)));\n  assert.equal(div(1, zero), null);\n});\n`,
       },
       'div: null for a zero divisor\n\nInfinity surprised callers.',
     );
@@ -304,6 +304,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';\nimport { di
       [{ base: 'nope' }, /^--base nope: no such commit in /],
       [{ fix: 'f'.repeat(40) }, /^--fix f{40}: no such commit in /],
       [{ out: exists }, /^--out .*: already exists$/],
+      [{ out: join(f.repo, 'calc.py', 'task') }, /^--out \S+task: \S+calc.py is not a folder$/],
       [{ runner: join(exists, 'missing') }, /^--runner .*: not pytest, node, or a file$/],
       [{ environment: join(exists, 'missing') }, /^--environment .*: not a folder$/],
       [{ environment: noDockerfile }, /^--environment .*: no Dockerfile in it$/],
@@ -320,7 +321,9 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';\nimport { di
       const out = more.out ?? join(tempDir('proctor-out-'), 'x');
       const { error } = await run(options(f, out, more));
       expect((error as Error | undefined)?.message, JSON.stringify(more)).toMatch(message);
-      expect(readdirSync(dirname(out)).filter((n) => n.startsWith('.'))).toEqual([]);
+      if (statSync(dirname(out), { throwIfNoEntry: false })?.isDirectory()) {
+        expect(readdirSync(dirname(out)).filter((n) => n.startsWith('.'))).toEqual([]);
+      }
     }
   });
 

@@ -213,7 +213,7 @@ describe('proctor import swebench', { timeout: 300_000 }, () => {
     expect(readdirSync(shared).sort()).toEqual(['Dockerfile', 'proctor-base.bundle', 'shared.txt']);
   });
 
-  it('refuses a ROWS, --repos, --environment or --out that cannot be one, in one line (exit 2)', async () => {
+  it('refuses a ROWS, --repos, --environment or --out that cannot be one, and a pretty-printed row, in one line (exit 2)', async () => {
     const f = fixture();
     const rows = rowsFile(f.root, jsonl([f.row]));
     const file = rowsFile(f.root, 'not a folder\n', 'file.txt');
@@ -232,6 +232,14 @@ describe('proctor import swebench', { timeout: 300_000 }, () => {
         [...importArgs(f, rows), '--out', file],
         /^proctor: --out \S+file.txt: exists and is not a folder$/,
       ],
+      [
+        [...importArgs(f, rows), '--out', join(file, 'suite')],
+        /^proctor: --out \S+file.txt\/suite: \S+file.txt is not a folder$/,
+      ],
+      [
+        importArgs(f, rowsFile(f.root, JSON.stringify(f.row, null, 2), 'row.json')),
+        /^proctor: \S+row.json: one JSON object over several lines; expected JSON lines \(a row per line\) or a JSON array$/,
+      ],
     ];
     for (const [args, message] of cases) {
       const result = await proctor(args);
@@ -239,7 +247,7 @@ describe('proctor import swebench', { timeout: 300_000 }, () => {
       expect(result.stderr.trimEnd()).toMatch(message);
       expect(result.stdout).toBe('');
     }
-    expect(readdirSync(f.root).sort()).toEqual(['file.txt', 'repos', 'rows.jsonl']);
+    expect(readdirSync(f.root).sort()).toEqual(['file.txt', 'repos', 'row.json', 'rows.jsonl']);
   });
 
   it('names the rest of the malformed fields, and reads a file that starts with a byte-order mark', async () => {
