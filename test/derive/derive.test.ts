@@ -151,7 +151,7 @@ describe('proctor derive', { timeout: 300_000 }, () => {
     expect(await leftovers(home)).toEqual([]);
   });
 
-  it('derives a node project with the built-in node runner, IDs keyed by test name path', async () => {
+  it('derives a node project with the built-in node runner: IDs keyed by name path, a flaky test dropped, a todo and a deleted test left out', async () => {
     const repo = newRepo();
     const lib = `export function div(a, b) {\n  return a / b;\n}\n`;
     const base = commit(
@@ -161,6 +161,8 @@ describe('proctor derive', { timeout: 300_000 }, () => {
         'lib/div.js': lib,
         'test/div.test.js': `import test, { describe } from 'node:test';\nimport assert from 'node:assert';\nimport { div } from '../lib/div.js';\n\ndescribe('div', () => {\n  test('divides', () => assert.equal(div(6, 3), 2));\n});\n`,
         'test/old.test.js': `import test from 'node:test';\ntest('old', () => {});\n`,
+        'test/later.test.js': `import test from 'node:test';\ntest('later', () => {});\n`,
+        'test/coin.test.js': `import test from 'node:test';\nimport assert from 'node:assert';\nimport { randomInt } from 'node:crypto';\ntest('coin', () => assert.equal(randomInt(2), 0));\n`,
       },
       'base',
     );
@@ -169,19 +171,29 @@ describe('proctor derive', { timeout: 300_000 }, () => {
       {
         'lib/div.js': lib.replace('return a / b;', 'return b === 0 ? null : a / b;'),
         'test/old.test.js': null,
+        'test/later.test.js': `import test from 'node:test';\ntest('later', { todo: 'after the fix' }, () => {});\n`,
         'test/fixtures/zero.json': '{"zero": 0}\n',
-        'test/zero.test.js': `import test from 'node:test';\nimport assert from 'node:assert';\nimport { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';\nimport { div } from '../lib/div.js';\n\ntest('zero gives null', () => {\n  const { zero } = JSON.parse(readFileSync(new URL('./fixtures/zero.json', import.meta.url)));\n  assert.equal(div(1, zero), null);\n});\n`,
+        'test/zero.test.js': `import test from 'node:test';\nimport assert from 'node:assert';\nimport { readdirSync, readFileSync } from 'node:fs';\nimport { div } from '../lib/div.js';\n\ntest('zero gives null', () => {\n  const { zero } = JSON.parse(readFileSync(new URL('./fixtures/zero.json', import.meta.url)));\n  assert.equal(div(1, zero), null);\n});\n`,
       },
       'div: null for a zero divisor\n\nInfinity surprised callers.',
     );
     const out = join(tempDir('proctor-out-'), 'node');
-    const { result, error } = await run(options({ repo, base, fix }, out, { runner: 'node' }));
+    const { result, error } = await run(
+      options({ repo, base, fix }, out, { runner: 'node', repeat: 4 }),
+    );
     expect(error).toBeUndefined();
+    // The random test is dropped as flaky; the one the fix marks todo, and the deleted one,
+    // are left out of both lists.
+    expect(result?.classified.flaky.map((t) => t.id)).toEqual(['test/coin.test.js::coin']);
+    expect(result?.classified.leftOut.map((t) => t.id)).toEqual([
+      'test/later.test.js::later',
+      'test/old.test.js::old',
+    ]);
     expect(result?.bundle.hiddenIds).toEqual(['test/zero.test.js::zero gives null']);
     expect(result?.bundle.existingIds).toEqual(['test/div.test.js::div > divides']);
     expect(result?.hiddenFiles.sort()).toEqual([
       'test/fixtures/zero.json',
+      'test/later.test.js',
       'test/old.test.js',
       'test/zero.test.js',
     ]);
