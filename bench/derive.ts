@@ -14,7 +14,9 @@
 //                  hardening, no assets, no report checks.
 // and prints the medians and their ratios. derive() is the command's core; the CLI then runs
 // `baseline --gold` on the bundle, which is the oracle's own cost (bench:oracle).
-// Usage: npm run bench:derive [-- --files 2000 --mb 35 --runs 3]
+// The base has --commits commits of history (default 20,000, as the speed issue's generated
+// repository), which derive never reads: the snapshot holds the base tree alone.
+// Usage: npm run bench:derive [-- --files 2000 --mb 35 --runs 3 --commits 20000]
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -29,11 +31,13 @@ const { values } = parseArgs({
     files: { type: 'string', default: '2000' },
     mb: { type: 'string', default: '35' },
     runs: { type: 'string', default: '3' },
+    commits: { type: 'string', default: '20000' },
   },
 });
 const FILES = Number(values.files);
 const BYTES = Number(values.mb) * 1024 * 1024;
 const RUNS = Number(values.runs);
+const COMMITS = Number(values.commits);
 
 const docker = createDockerClient(process.env['DOCKER_HOST']);
 await requireDocker(docker, process.env['DOCKER_HOST'] ?? '/var/run/docker.sock');
@@ -43,8 +47,9 @@ const repo = join(root, 'repo');
 const env = join(root, 'env');
 const images = new Set<string>();
 
-const git = (args: string[]) =>
+const git = (args: string[], input?: string) =>
   execFileSync('git', args, {
+    ...(input !== undefined ? { input } : {}),
     cwd: repo,
     env: {
       ...process.env,
@@ -89,9 +94,30 @@ function write(path: string, text: string) {
 }
 
 const TESTS = 40;
+/** --commits commits of history before the base (as the speed issue's repository has), each
+ * changing one small file, written by `git fast-import` in one go. */
+function history() {
+  const parts: string[] = [];
+  const data = (text: string) => `data ${Buffer.byteLength(text)}\n${text}\n`;
+  for (let i = 1; i <= COMMITS; i++) {
+    parts.push(
+      'commit refs/heads/main\n',
+      `mark :${i}\n`,
+      `committer bench <bench@example.invalid> ${1_600_000_000 + i} +0000\n`,
+      data(`history ${i}`),
+      i > 1 ? `from :${i - 1}\n` : '',
+      'M 100644 inline history.txt\n',
+      data(`${i}\n`),
+    );
+  }
+  git(['fast-import', '--quiet'], parts.join(''));
+  git(['reset', '-q', '--hard', 'main']);
+}
+
 function generate() {
   mkdirSync(repo, { recursive: true });
   git(['init', '-q', '-b', 'main']);
+  if (COMMITS > 0) history();
   const per = Math.floor(BYTES / FILES);
   for (let i = 0; i < FILES - TESTS - 2; i++) write(`pkg/sub${i % 50}/mod${i}.py`, module(per));
   write('pkg/__init__.py', '');
@@ -184,7 +210,10 @@ try {
   );
   const commits = generate();
   const du = execFileSync('du', ['-sm', '--exclude=.git', repo], { encoding: 'utf8' });
-  console.log(`repository: ${FILES} files, ${du.split('\t')[0]} MB (work tree) in ${repo}`);
+  const gitMb = execFileSync('du', ['-sm', join(repo, '.git')], { encoding: 'utf8' });
+  console.log(
+    `repository: ${FILES} files, ${du.split('\t')[0]} MB (work tree), ${git(['rev-list', '--count', 'HEAD'])} commits (.git ${gitMb.split('\t')[0]} MB) in ${repo}`,
+  );
   const warmHome = join(root, 'warm-home');
   const first = await runDerive(warmHome, join(root, 'out-first'), commits);
   console.log(

@@ -5,6 +5,7 @@
 import { join } from 'node:path';
 import { dockerHost } from '../config.js';
 import { isProctorError, ProctorError } from '../errors.js';
+import { STATE_NAMES, STATES } from '../derive/classify.js';
 import { derive, type DeriveOptions } from '../derive/derive.js';
 import { createDockerClient, requireDocker } from '../sandbox/docker.js';
 import { createImageCache } from '../workers/images.js';
@@ -76,10 +77,16 @@ export async function deriveCommand(
     io.out(`  dropped ${c.flaky.length} flaky test(s):`);
     for (const f of c.flaky) io.out(`    ${f.id} (${f.state}: ${f.outcomes.join(' / ')})`);
   }
-  if (c.dropped > 0)
+  if (c.dropped > 0) {
     io.out(
-      `  left out ${c.dropped} test(s) that do not pass in every state (skipped, xfail, failing)`,
+      `  left out ${c.dropped} test(s) that do not pass in every state (skipped, xfail, failing, deleted):`,
     );
+    for (const t of c.leftOut) {
+      const seen = STATES.map((s) => `${STATE_NAMES[s]} ${t.outcomes[s]}`).join(', ');
+      io.out(`    ${t.id} (${seen})`);
+    }
+    if (c.dropped > c.leftOut.length) io.out(`    … and ${c.dropped - c.leftOut.length} more`);
+  }
   io.out(
     `  timings: snapshot ${seconds(timings['snapshot'])}, image ${seconds(timings['image'])}, four states ${seconds(timings['runs'])} (runner ${seconds(timings['runner'])}), total ${seconds(timings['total'])}`,
   );

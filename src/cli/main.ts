@@ -149,7 +149,10 @@ function buildProgram(
     .description('write a task bundle from a fix commit: split diff, snapshot, four-state ID lists')
     .requiredOption('--repo <path>', 'a local git repository (a clone or a bare mirror)')
     .requiredOption('--base <rev>', 'the commit the task starts from')
-    .requiredOption('--fix <rev>', 'the fix; normally a commit whose only parent is --base')
+    .option(
+      '--fix <rev>',
+      'the fix; normally a commit whose only parent is --base (default: the one such commit)',
+    )
     .requiredOption(
       '--environment <dir>',
       'a build context whose Dockerfile installs the dependencies',
@@ -197,7 +200,7 @@ function buildProgram(
         (await import('./derive.js')).deriveCommand(context, {
           repo: options['repo'] as string,
           base: options['base'] as string,
-          fix: options['fix'] as string,
+          ...(options['fix'] !== undefined ? { fix: options['fix'] as string } : {}),
           environment: options['environment'] as string,
           out: options['out'] as string,
           runner: options['runner'] as string,

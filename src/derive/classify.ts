@@ -34,7 +34,12 @@ export interface Classified {
   broken: Array<{ id: string; state: State; status: string }>;
   /** Tests seen somewhere that are in neither list and neither flaky nor broken. */
   dropped: number;
+  /** The first of those (at most LEFT_OUT_SHOWN), each with its outcome in every state. */
+  leftOut: Array<{ id: string; outcomes: Record<State, string> }>;
 }
+
+/** How many left-out tests a result names (the count covers them all). */
+export const LEFT_OUT_SHOWN = 20;
 
 const byteOrder = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
 
@@ -42,7 +47,24 @@ export function classify(reports: StateReports): Classified {
   const ids = new Set<string>();
   for (const state of STATES)
     for (const run of reports[state]) for (const id of run.keys()) ids.add(id);
-  const result: Classified = { existing: [], hidden: [], flaky: [], broken: [], dropped: 0 };
+  const result: Classified = {
+    existing: [],
+    hidden: [],
+    flaky: [],
+    broken: [],
+    dropped: 0,
+    leftOut: [],
+  };
+  const leave = (id: string, outcome: Partial<Record<State, string>>) => {
+    result.dropped += 1;
+    if (result.leftOut.length < LEFT_OUT_SHOWN) {
+      const outcomes = Object.fromEntries(STATES.map((s) => [s, outcome[s] ?? 'absent'])) as Record<
+        State,
+        string
+      >;
+      result.leftOut.push({ id, outcomes });
+    }
+  };
   for (const id of [...ids].sort(byteOrder)) {
     const outcome: Partial<Record<State, string>> = {};
     let flaky = false;
@@ -65,8 +87,8 @@ export function classify(reports: StateReports): Classified {
         (s) => outcome[s] === 'failed' || outcome[s] === 'error',
       );
       if (bad !== undefined) result.broken.push({ id, state: bad, status: outcome[bad] ?? '' });
-      else result.dropped += 1;
-    } else result.dropped += 1;
+      else leave(id, outcome);
+    } else leave(id, outcome);
   }
   return result;
 }

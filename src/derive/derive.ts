@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
-import { ProctorError } from '../errors.js';
+import { isProctorError, ProctorError } from '../errors.js';
 import {
   checkImage,
   SOURCE_DATE_EPOCH,
@@ -18,12 +18,14 @@ import {
 import type { DockerClient } from '../sandbox/index.js';
 import type { ImageCache } from '../workers/images.js';
 import { classify, STATE_NAMES, type Classified } from './classify.js';
-import { git, gitDirOf, gitText, parentsOf, resolveCommit } from './git.js';
+import { childrenOf, git, gitDirOf, gitText, parentsOf, resolveCommit } from './git.js';
+import { originRepo } from './origin.js';
 import { DISCOVER_ENV, runStates } from './runs.js';
 import { defaultScope } from './scope.js';
 import { writeEnvironment } from './snapshot.js';
 import { DEFAULT_EXCLUDE_GLOBS, DEFAULT_TEST_GLOBS, splitDiff, type Ecosystem } from './split.js';
 import {
+  checkOutParent,
   commitBundle,
   copyRunner,
   limitsFor,
@@ -36,7 +38,8 @@ import { isBuiltinRunner, writeRunner } from '../runners/index.js';
 export interface DeriveOptions {
   repo: string;
   base: string;
-  fix: string;
+  /** Default: the one commit (reachable from any ref) whose only parent is `base`. */
+  fix?: string;
   environment: string;
   out: string;
   id?: string;
@@ -94,6 +97,34 @@ function listed(ids: readonly string[], n = 10): string {
   return ids.length > n ? `${shown}, … (${ids.length} in all)` : shown;
 }
 
+/** --fix left out: the one commit whose only parent is --base, or a USAGE error saying why not. */
+async function onlyChild(
+  repo: string,
+  base: string,
+  rev: string,
+  note: (line: string) => void,
+): Promise<string> {
+  const children = await childrenOf(repo, base);
+  const [only] = children;
+  if (only !== undefined && children.length === 1) {
+    note(`--fix ${only.slice(0, 12)}: the one commit whose only parent is --base ${rev}`);
+    return only;
+  }
+  if (children.length === 0) {
+    throw new ProctorError(
+      'USAGE',
+      `--fix: no commit of ${repo} has --base ${rev} as its only parent; pass --fix`,
+    );
+  }
+  throw new ProctorError(
+    'USAGE',
+    `--fix: ${children.length} commits have --base ${rev} as their only parent (${listed(
+      children.map((c) => c.slice(0, 12)),
+      5,
+    )}); pass --fix`,
+  );
+}
+
 async function checkInputs(options: DeriveOptions, note: (line: string) => void) {
   if (!WORKDIR.test(options.workdir) || options.workdir.split('/').includes('..')) {
     throw new ProctorError(
@@ -103,6 +134,7 @@ async function checkInputs(options: DeriveOptions, note: (line: string) => void)
   }
   if (existsSync(options.out))
     throw new ProctorError('USAGE', `--out ${options.out}: already exists`);
+  checkOutParent('--out', options.out);
   if (!isBuiltinRunner(options.runner)) {
     if (!existsSync(options.runner) || !statSync(options.runner).isFile()) {
       throw new ProctorError('USAGE', `--runner ${options.runner}: not pytest, node, or a file`);
@@ -117,7 +149,10 @@ async function checkInputs(options: DeriveOptions, note: (line: string) => void)
   }
   await gitDirOf(options.repo);
   const base = await resolveCommit(options.repo, options.base, '--base');
-  const fix = await resolveCommit(options.repo, options.fix, '--fix');
+  const fix =
+    options.fix === undefined
+      ? await onlyChild(options.repo, base, options.base, note)
+      : await resolveCommit(options.repo, options.fix, '--fix');
   const parents = await parentsOf(options.repo, fix);
   if (parents.length !== 1 || parents[0] !== base) {
     const had = parents.length === 0 ? 'no parent' : `parent(s) ${parents.join(', ')}`;
@@ -190,7 +225,12 @@ export async function derive(options: DeriveOptions, deps: DeriveDeps): Promise<
     const limits = limitsFor(split.gold, split.goldFiles.length);
     const deny = [...testGlobs];
     if (ecosystem === 'pytest' && !deny.includes('**/conftest.py')) deny.push('**/conftest.py');
-    const source = { base_commit: base, fix_commit: fix };
+    const upstream = await originRepo(options.repo);
+    const source = {
+      ...(upstream !== undefined ? { repo: upstream } : {}),
+      base_commit: base,
+      fix_commit: fix,
+    };
     const task: TaskToml = {
       source,
       id,
@@ -219,7 +259,16 @@ export async function derive(options: DeriveOptions, deps: DeriveDeps): Promise<
     const bundle = probeBundle(staging, task, scopeFile, scope, limits);
 
     began = Date.now();
-    const image = await deps.images.resolve(bundle, deps.signal);
+    note(
+      `building the image: --environment ${options.environment} and the snapshot of ${base.slice(0, 12)} as ${snapshot.commit.slice(0, 12)}`,
+    );
+    let image;
+    try {
+      image = await deps.images.resolve(bundle, deps.signal);
+    } catch (error) {
+      if (!isProctorError(error, 'IMAGE_INVALID')) throw error;
+      fail(`--environment ${options.environment}: the image did not build: ${buildFailure(error)}`);
+    }
     const check = await checkImage(bundle, {
       docker: deps.docker,
       resolve: () => Promise.resolve(image),
@@ -294,6 +343,30 @@ export async function derive(options: DeriveOptions, deps: DeriveDeps): Promise<
     rmSync(staging, { recursive: true, force: true });
     rmSync(scratch, { recursive: true, force: true });
   }
+}
+
+// Docker's own colour codes around a failing step's stderr.
+// eslint-disable-next-line no-control-regex -- ESC is what a colour code starts with
+const ANSI = /\x1b\[[0-9;]*m/g;
+
+/**
+ * Why an image did not build, in a few lines: what Proctor's own stage said (`proctor: …`),
+ * else Docker's reason and the last lines of the build's output.
+ */
+export function buildFailure(error: ProctorError): string {
+  const log = typeof error.data?.['buildLog'] === 'string' ? error.data['buildLog'] : '';
+  const lines = log
+    .replace(ANSI, '')
+    .split('\n')
+    .map((l) => l.trimEnd())
+    .filter((l) => l.trim() !== '');
+  const own = lines
+    .filter((l) => l.startsWith('proctor: ') && !l.startsWith('proctor: note: '))
+    .map((l) => l.slice('proctor: '.length));
+  if (own.length > 0) return [...new Set(own)].join('; ');
+  const reason = error.message.split('\n')[0] ?? error.message;
+  const tail = lines.filter((l) => !/^(?:Step \d+\/\d+ :| ---> |Removing intermediate)/.test(l));
+  return `${reason.replace(/^.*? failed: /, '')}; its last lines:\n  ${tail.slice(-8).join('\n  ')}`;
 }
 
 /** The staged bundle as the evaluator sees it, its two lists replaced by the scope. */

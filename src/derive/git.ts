@@ -76,3 +76,14 @@ export async function gitDirOf(repo: string): Promise<string> {
     throw new ProctorError('USAGE', `--repo ${repo}: not a git repository`);
   }
 }
+
+/** Every commit reachable from a ref of `repo` whose only parent is `parent`. */
+export async function childrenOf(repo: string, parent: string): Promise<string[]> {
+  const text = await gitText(repo, ['rev-list', '--all', '--parents']);
+  const children = new Set<string>();
+  for (const line of text.split('\n')) {
+    const [commit, ...parents] = line.split(' ');
+    if (commit !== undefined && parents.length === 1 && parents[0] === parent) children.add(commit);
+  }
+  return [...children].sort();
+}

@@ -79,16 +79,31 @@ export async function makeSnapshot(
 }
 
 // The block appended to the author's Dockerfile. `USER root` because the author's image may
-// end as another user; the sandbox sets its own uid for every container anyway.
+// end as another user; the sandbox sets its own uid for every container anyway. Git is
+// Proctor's need, not the project's (the snapshot is unpacked with it here, and every
+// workspace is made with the image's git), so an image without it gets Debian's or Alpine's
+// package, in a layer of its own that the engine reuses for every snapshot of the same
+// environment; an image with neither package manager is refused with one line saying why.
 function snapshotStage(workdir: string, commit: string): string {
   const dir = `'${workdir}'`;
   return [
     '',
     '# ---- added by Proctor: the base commit as one commit (see proctor derive --help) ----',
     'USER root',
+    'RUN if ! command -v git >/dev/null; then \\',
+    '      if command -v apt-get >/dev/null; then \\',
+    '        echo "proctor: note: the environment has no git; installing Debian\'s" \\',
+    '        && apt-get update -qq \\',
+    '        && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends git >/dev/null \\',
+    '        && rm -rf /var/lib/apt/lists/*; \\',
+    '      elif command -v apk >/dev/null; then \\',
+    '        echo "proctor: note: the environment has no git; installing Alpine\'s" && apk add -q --no-cache git; \\',
+    '      else \\',
+    '        echo "proctor: the environment needs git: install it in the Dockerfile" >&2; exit 1; \\',
+    '      fi; \\',
+    '    fi',
     `COPY ${SNAPSHOT_FILE} /${SNAPSHOT_FILE}`,
     'RUN set -e; export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null HOME=/tmp; \\',
-    '    command -v git >/dev/null || { echo "proctor: the environment needs git installed" >&2; exit 1; }; \\',
     `    mkdir -p ${dir}; cd ${dir}; git init -q; \\`,
     `    git fetch -q /${SNAPSHOT_FILE} ${SNAPSHOT_REF}; git reset -q --hard FETCH_HEAD; \\`,
     `    rm /${SNAPSHOT_FILE}; head=$(git rev-parse HEAD); \\`,

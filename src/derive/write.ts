@@ -10,6 +10,7 @@ import {
   mkdirSync,
   renameSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
@@ -19,6 +20,18 @@ import { loadBundle, type Bundle } from '../oracle/index.js';
 
 /** Staging folders this process made and has not yet renamed into place or removed. */
 const staged = new Set<string>();
+
+/**
+ * Refuses, as a usage error naming `option`, a target whose nearest existing ancestor is not a
+ * folder (a file in the way): the folders up to it are made later, and that would fail there.
+ */
+export function checkOutParent(option: string, target: string): void {
+  let dir = dirname(resolve(target));
+  while (!existsSync(dir)) dir = dirname(dir);
+  if (!statSync(dir).isDirectory()) {
+    throw new ProctorError('USAGE', `${option} ${target}: ${dir} is not a folder`);
+  }
+}
 
 /** A fresh temporary folder beside `target`, on the same file system, so rename is atomic. */
 export function stagingDir(target: string): string {

@@ -108,7 +108,8 @@ export function checkRow(raw: unknown): { value?: SwebenchRow; reasons: string[]
   if (!parsed.success) {
     return {
       reasons: parsed.error.issues.map((issue) =>
-        issue.code === 'invalid_type' && issue.input === undefined
+        // zod does not keep the input of an issue, so "missing" is read from the row itself.
+        issue.code === 'invalid_type' && input[String(issue.path[0])] === undefined
           ? `${issue.path.join('.')} is missing`
           : issue.message,
       ),
@@ -136,16 +137,27 @@ export function checkRow(raw: unknown): { value?: SwebenchRow; reasons: string[]
   };
 }
 
+function parses(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Reads ROWS: a JSON array, or JSON lines (blank lines ignored). */
 export async function readRows(path: string): Promise<RowResult[]> {
-  let size: number;
+  let info;
   try {
-    size = (await stat(path)).size;
+    info = await stat(path);
   } catch {
     throw new ProctorError('USAGE', `${path}: cannot be read`);
   }
-  if (size > MAX_ROWS_BYTES) throw new ProctorError('USAGE', `${path}: larger than 2 GiB`);
-  const text = await readFile(path, 'utf8');
+  if (!info.isFile()) throw new ProctorError('USAGE', `${path}: not a regular file`);
+  if (info.size > MAX_ROWS_BYTES) throw new ProctorError('USAGE', `${path}: larger than 2 GiB`);
+  // A byte-order mark (some exporters write one) is not part of the first row.
+  const text = (await readFile(path, 'utf8')).replace(/^\uFEFF/, '');
   const results: RowResult[] = [];
   const add = (row: number, raw: unknown) => {
     const { value, reasons } = checkRow(raw);
@@ -170,7 +182,17 @@ export async function readRows(path: string): Promise<RowResult[]> {
     (rows as unknown[]).forEach((raw, index) => add(index + 1, raw));
     return results;
   }
-  text.split('\n').forEach((line, index) => {
+  const lines = text.split('\n');
+  if (lines.length > 1 && text.trimStart().startsWith('{') && !parses(lines[0] ?? '')) {
+    // One row printed over several lines is a JSON document, not JSON lines.
+    if (parses(text)) {
+      throw new ProctorError(
+        'USAGE',
+        `${path}: one JSON object over several lines; expected JSON lines (a row per line) or a JSON array`,
+      );
+    }
+  }
+  lines.forEach((line, index) => {
     if (line.trim() === '') return;
     let raw: unknown;
     try {

@@ -12,11 +12,12 @@
 // bytes aside: base_commit pins its content) and rewritten only with `force`.
 import { existsSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { describeError, isProctorError } from '../errors.js';
+import { describeError, isProctorError, ProctorError } from '../errors.js';
 import { pathsTouchedBy } from '../oracle/index.js';
 import { resolveCommit } from '../derive/git.js';
 import { SNAPSHOT_FILE, writeEnvironment } from '../derive/snapshot.js';
 import {
+  checkOutParent,
   commitBundle,
   limitsFor,
   stagingDir,
@@ -183,6 +184,18 @@ export async function importSwebench(
   options: ImportOptions,
   onOutcome: (outcome: RowOutcome) => void = () => {},
 ): Promise<ImportResult> {
+  for (const [option, dir] of [
+    ['--repos', options.repos],
+    ['--environment', options.environment],
+  ] as const) {
+    if (!existsSync(dir) || !statSync(dir).isDirectory()) {
+      throw new ProctorError('USAGE', `${option} ${dir}: not a folder`);
+    }
+  }
+  if (existsSync(options.out) && !statSync(options.out).isDirectory()) {
+    throw new ProctorError('USAGE', `--out ${options.out}: exists and is not a folder`);
+  }
+  checkOutParent('--out', options.out);
   const rows = await readRows(options.rows);
   const only = options.only === undefined ? undefined : new Set(options.only);
   const present = new Set(rows.flatMap((r) => (r.ok ? [r.value.instanceId] : [])));

@@ -71,6 +71,8 @@ describe('usage errors', () => {
     for (const glob of DEFAULT_TEST_GLOBS.pytest) expect(help).toContain(glob);
     expect(help).toMatch(/--exclude <glob\.\.\.> files left out .*\(default: changelogs/);
     expect(help).toMatch(/--scope <path\.\.\.> .*\(default: pytest: every test_\*\.py/);
+    expect(help).toMatch(/--repeat <n> .*\(default: 2\)/);
+    expect(help).toMatch(/--runner <name> .*\(default: "pytest"\)/);
   });
 
   it('exits 2 for the status of a job that does not exist, after showing the ones that do', async () => {

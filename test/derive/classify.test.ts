@@ -34,6 +34,10 @@ describe('classify', () => {
       ),
     );
     expect(r).toMatchObject({ existing: [], hidden: [], broken: [], dropped: 2 });
+    expect(r.leftOut).toEqual([
+      { id: 'd', outcomes: { base: 'passed', gold: 'passed', hidden: 'absent', both: 'absent' } },
+      { id: 'x', outcomes: { base: 'passed', gold: 'passed', hidden: 'skipped', both: 'skipped' } },
+    ]);
   });
 
   it('drops a test whose outcome varies between runs of a state, and names the state', () => {

@@ -1,6 +1,7 @@
 // proctor derive on real repositories built here, with real Docker: the split of the fix, the
 // one-commit snapshot, the four states and what they decide, and the errors that say which.
-import { readdirSync, readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { derive, type DeriveOptions } from '../../src/derive/derive.js';
@@ -12,7 +13,7 @@ import { ROOT, spawnTs } from '../helpers/processes.js';
 import { waitFor } from '../helpers/wait.js';
 import { testDocker } from '../helpers/docker.js';
 import { leftovers } from '../helpers/home.js';
-import { commit, newRepo, toolchainEnvironment, pytestRunner } from '../helpers/repos.js';
+import { commit, gitIn, newRepo, toolchainEnvironment, pytestRunner } from '../helpers/repos.js';
 import { tempDir } from '../helpers/temp.js';
 
 const docker = testDocker();
@@ -91,7 +92,8 @@ async function run(opts: DeriveOptions) {
   }
 }
 
-describe('proctor derive', () => {
+// Each test builds and runs real containers; on a loaded shared machine that takes minutes.
+describe('proctor derive', { timeout: 300_000 }, () => {
   it('writes a bundle whose lists come from the four states and which passes baseline --gold', async () => {
     const f = pytestProject({ coin: true });
     const home = tempDir('proctor-home-');
@@ -131,6 +133,11 @@ describe('proctor derive', () => {
     ]);
     expect(cli.stdout).toMatch(/dropped 1 flaky test\(s\):\n\s+tests\/test_coin.py::test_coin/);
     expect(cli.stdout).toContain('excluded CHANGELOG.md');
+    expect(cli.stdout).toContain(
+      '  left out 2 test(s) that do not pass in every state (skipped, xfail, failing, deleted):\n' +
+        '    tests/test_calc.py::test_legacy (base passed, base + gold passed, base + hidden skipped, base + hidden + gold skipped)\n' +
+        '    tests/test_old.py::test_old (base passed, base + gold passed, base + hidden absent, base + hidden + gold absent)\n',
+    );
     expect(cli.stdout).toMatch(/1 valid, 0 quarantined/);
     const hidden = readFileSync(bundle.paths.hiddenPatch, 'utf8');
     expect(hidden).toContain('deleted file mode 100644');
@@ -144,7 +151,7 @@ describe('proctor derive', () => {
     expect(await leftovers(home)).toEqual([]);
   });
 
-  it('derives a node project with the built-in node runner, IDs keyed by test name path', async () => {
+  it('derives a node project with the built-in node runner: IDs keyed by name path, a flaky test dropped, a todo and a deleted test left out', async () => {
     const repo = newRepo();
     const lib = `export function div(a, b) {\n  return a / b;\n}\n`;
     const base = commit(
@@ -154,6 +161,8 @@ describe('proctor derive', () => {
         'lib/div.js': lib,
         'test/div.test.js': `import test, { describe } from 'node:test';\nimport assert from 'node:assert';\nimport { div } from '../lib/div.js';\n\ndescribe('div', () => {\n  test('divides', () => assert.equal(div(6, 3), 2));\n});\n`,
         'test/old.test.js': `import test from 'node:test';\ntest('old', () => {});\n`,
+        'test/later.test.js': `import test from 'node:test';\ntest('later', () => {});\n`,
+        'test/coin.test.js': `import test from 'node:test';\nimport assert from 'node:assert';\nimport { randomInt } from 'node:crypto';\ntest('coin', () => assert.equal(randomInt(2), 0));\n`,
       },
       'base',
     );
@@ -162,18 +171,29 @@ describe('proctor derive', () => {
       {
         'lib/div.js': lib.replace('return a / b;', 'return b === 0 ? null : a / b;'),
         'test/old.test.js': null,
+        'test/later.test.js': `import test from 'node:test';\ntest('later', { todo: 'after the fix' }, () => {});\n`,
         'test/fixtures/zero.json': '{"zero": 0}\n',
         'test/zero.test.js': `import test from 'node:test';\nimport assert from 'node:assert';\nimport { readdirSync, readFileSync } from 'node:fs';\nimport { div } from '../lib/div.js';\n\ntest('zero gives null', () => {\n  const { zero } = JSON.parse(readFileSync(new URL('./fixtures/zero.json', import.meta.url)));\n  assert.equal(div(1, zero), null);\n});\n`,
       },
       'div: null for a zero divisor\n\nInfinity surprised callers.',
     );
     const out = join(tempDir('proctor-out-'), 'node');
-    const { result, error } = await run(options({ repo, base, fix }, out, { runner: 'node' }));
+    const { result, error } = await run(
+      options({ repo, base, fix }, out, { runner: 'node', repeat: 4 }),
+    );
     expect(error).toBeUndefined();
+    // The random test is dropped as flaky; the one the fix marks todo, and the deleted one,
+    // are left out of both lists.
+    expect(result?.classified.flaky.map((t) => t.id)).toEqual(['test/coin.test.js::coin']);
+    expect(result?.classified.leftOut.map((t) => t.id)).toEqual([
+      'test/later.test.js::later',
+      'test/old.test.js::old',
+    ]);
     expect(result?.bundle.hiddenIds).toEqual(['test/zero.test.js::zero gives null']);
     expect(result?.bundle.existingIds).toEqual(['test/div.test.js::div > divides']);
     expect(result?.hiddenFiles.sort()).toEqual([
       'test/fixtures/zero.json',
+      'test/later.test.js',
       'test/old.test.js',
       'test/zero.test.js',
     ]);
@@ -296,6 +316,7 @@ describe('proctor derive', () => {
       [{ base: 'nope' }, /^--base nope: no such commit in /],
       [{ fix: 'f'.repeat(40) }, /^--fix f{40}: no such commit in /],
       [{ out: exists }, /^--out .*: already exists$/],
+      [{ out: join(f.repo, 'calc.py', 'task') }, /^--out \S+task: \S+calc.py is not a folder$/],
       [{ runner: join(exists, 'missing') }, /^--runner .*: not pytest, node, or a file$/],
       [{ environment: join(exists, 'missing') }, /^--environment .*: not a folder$/],
       [{ environment: noDockerfile }, /^--environment .*: no Dockerfile in it$/],
@@ -312,8 +333,106 @@ describe('proctor derive', () => {
       const out = more.out ?? join(tempDir('proctor-out-'), 'x');
       const { error } = await run(options(f, out, more));
       expect((error as Error | undefined)?.message, JSON.stringify(more)).toMatch(message);
-      expect(readdirSync(dirname(out)).filter((n) => n.startsWith('.'))).toEqual([]);
+      if (statSync(dirname(out), { throwIfNoEntry: false })?.isDirectory()) {
+        expect(readdirSync(dirname(out)).filter((n) => n.startsWith('.'))).toEqual([]);
+      }
     }
+  });
+
+  it('derives from a bare mirror with --description, installs git into an environment that lacks it, and keeps origin as [source].repo', async () => {
+    const f = pytestProject();
+    const mirror = join(tempDir('proctor-mirror-'), 'calc.git');
+    execFileSync('git', ['clone', '-q', '--mirror', f.repo, mirror]);
+    execFileSync('git', ['remote', 'set-url', 'origin', 'https://github.com/acme/calc.git'], {
+      cwd: mirror,
+    });
+    const environment = tempDir('proctor-env-');
+    writeFileSync(
+      join(environment, 'Dockerfile'),
+      'FROM debian:bookworm-slim\nRUN apt-get update && apt-get install -y --no-install-recommends python3 python3-pytest && rm -rf /var/lib/apt/lists/*\n',
+    );
+    const out = join(tempDir('proctor-out-'), 'mirror');
+    const description = join(tempDir(), 'issue.md');
+    writeFileSync(description, '# div(1, 0) raises\n\nIt should return None.\n');
+    const { result, error, notes } = await run(
+      options({ ...f, repo: mirror }, out, { environment, description }),
+    );
+    expect(error, notes.join('\n')).toBeUndefined();
+    expect(readFileSync(join(out, 'description.md'), 'utf8')).toBe(
+      '# div(1, 0) raises\n\nIt should return None.\n',
+    );
+    expect(notes.join('\n')).not.toMatch(/warning/);
+    expect(result?.bundle.hiddenIds).toEqual([
+      'tests/test_calc.py::test_div_zero[1]',
+      'tests/test_calc.py::test_div_zero[2]',
+    ]);
+    expect(result?.bundle.id).toBe(`calc-${f.fix.slice(0, 12)}`);
+    expect(result?.bundle.source).toEqual({
+      repo: 'acme/calc',
+      base_commit: f.base,
+      fix_commit: f.fix,
+    });
+  });
+
+  it('says in one line why the environment did not build (exit 1), and leaves nothing', async () => {
+    const f = pytestProject();
+    const cases: Array<[string, RegExp]> = [
+      // No git and no package manager to install it with.
+      [
+        'FROM debian:bookworm-slim\nRUN rm /usr/bin/apt-get\n',
+        /^proctor: derive: --environment \S+: the image did not build: the environment needs git: install it in the Dockerfile$/,
+      ],
+      // The author's own step fails: Docker's reason and the step's last lines.
+      [
+        'FROM debian:bookworm-slim\nRUN echo "E: Unable to locate package python3-nothing" >&2; exit 100\n',
+        /^proctor: derive: --environment \S+: the image did not build: The command .* returned a non-zero code: 100; its last lines:\n.*E: Unable to locate package python3-nothing/s,
+      ],
+    ];
+    for (const [dockerfile, message] of cases) {
+      const environment = tempDir('proctor-env-');
+      writeFileSync(join(environment, 'Dockerfile'), dockerfile);
+      const home = tempDir('proctor-home-');
+      const parent = tempDir('proctor-out-');
+      const cli = await proctor([
+        ...['--home', home, 'derive', '--repo', f.repo, '--base', f.base, '--fix', f.fix],
+        ...['--environment', environment, '--out', join(parent, 'x'), '--repeat', '1'],
+      ]);
+      expect(cli.code, cli.stderr).toBe(1);
+      expect(
+        cli.stderr
+          .trimEnd()
+          .split('\n')
+          .filter((l) => l.startsWith('proctor: ')),
+      ).toHaveLength(1);
+      expect(cli.stderr.slice(cli.stderr.indexOf('proctor: derive:')).trimEnd()).toMatch(message);
+      expect(readdirSync(parent)).toEqual([]);
+      expect(await leftovers(home)).toEqual([]);
+    }
+  });
+
+  it('takes the one child of --base when --fix is left out, and says why not when there is none or several', async () => {
+    const f = pytestProject();
+    // Stops right after the inputs are read: the fix it chose is in the note and the diff.
+    const { error, notes } = await run(
+      options(f, join(tempDir('proctor-out-'), 'x'), { fix: undefined, tests: ['nothing/**'] }),
+    );
+    expect(String(error)).toMatch(/the fix changes no test file/);
+    expect(notes).toContain(
+      `--fix ${f.fix.slice(0, 12)}: the one commit whose only parent is --base ${f.base}`,
+    );
+    const none = await run(
+      options({ ...f, base: f.fix }, join(tempDir(), 'x'), { fix: undefined }),
+    );
+    expect((none.error as Error).message).toMatch(
+      /^--fix: no commit of \S+ has --base [0-9a-f]{40} as its only parent; pass --fix$/,
+    );
+    gitIn(f.repo, ['checkout', '-q', '-b', 'other', f.base]);
+    const second = commit(f.repo, { 'calc.py': CALC_FIXED }, 'another fix');
+    const several = await run(options(f, join(tempDir(), 'x'), { fix: undefined }));
+    const short = [f.fix, second].map((c) => c.slice(0, 12)).sort();
+    expect((several.error as Error).message).toBe(
+      `--fix: 2 commits have --base ${f.base} as their only parent (${short.join(', ')}); pass --fix`,
+    );
   });
 
   it('says so when the fix has another parent than --base (and when its message is only a title)', async () => {

@@ -3,7 +3,7 @@
 // re-runs and --force, and a written bundle that passes baseline --gold in real Docker.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadBundle } from '../../src/oracle/index.js';
@@ -73,7 +73,7 @@ const importArgs = (f: ReturnType<typeof fixture>, rows: string, ...more: string
   ...more,
 ];
 
-describe('proctor import swebench', () => {
+describe('proctor import swebench', { timeout: 300_000 }, () => {
   it('writes one bundle per row, with its lists, patches, description and [source]', async () => {
     const f = fixture();
     const lower = {
@@ -174,6 +174,112 @@ describe('proctor import swebench', () => {
     expect(out).toContain('skipped row 18: is not a JSON object');
     expect(out).toMatch(/written\s+acme__calc-3 {2}row 16/);
     expect(out).toContain('1 written, 0 rewritten, 0 unchanged, 17 skipped');
+  });
+
+  it("finds a bare <owner>__<name>.git and prefers that repository's own Dockerfile", async () => {
+    const f = fixture();
+    const bare = join(f.repos, 'acme__calc.git');
+    execFileSync('git', ['clone', '-q', '--bare', join(f.repos, 'acme__calc'), bare]);
+    rmSync(join(f.repos, 'acme__calc'), { recursive: true, force: true });
+    // A shared context holding one repository's own folder, and one for another repository.
+    const envs = tempDir('proctor-envs-');
+    writeFileSync(join(envs, 'Dockerfile'), 'FROM debian:bookworm-slim\n# shared\n');
+    writeFileSync(join(envs, 'shared.txt'), 'for every repository\n');
+    mkdirSync(join(envs, 'acme__calc'));
+    writeFileSync(join(envs, 'acme__calc', 'Dockerfile'), 'FROM debian:bookworm-slim\n# calc\n');
+    mkdirSync(join(envs, 'acme__other'));
+    writeFileSync(join(envs, 'acme__other', 'Dockerfile'), 'FROM debian:bookworm-slim\n# other\n');
+    const other = newRepo(join(f.repos, 'acme__web'));
+    const otherBase = commit(other, { 'web.py': 'x = 1\n' }, 'base');
+    const rows = [
+      f.row,
+      { ...f.row, instance_id: 'acme__web-1', repo: 'acme/web', base_commit: otherBase },
+    ];
+    const result = await proctor([
+      ...['import', 'swebench', rowsFile(f.root, jsonl(rows))],
+      ...['--repos', f.repos, '--environment', envs, '--out', f.out],
+    ]);
+    expect(result.code, result.stdout + result.stderr).toBe(0);
+    const own = join(f.out, 'acme__calc-1', 'environment');
+    expect(readFileSync(join(own, 'Dockerfile'), 'utf8')).toMatch(
+      /^FROM debian:bookworm-slim\n# calc\n/,
+    );
+    expect(readdirSync(own).sort()).toEqual(['Dockerfile', 'proctor-base.bundle']);
+    // The shared context, without the folders that are other repositories' own contexts.
+    const shared = join(f.out, 'acme__web-1', 'environment');
+    expect(readFileSync(join(shared, 'Dockerfile'), 'utf8')).toMatch(
+      /^FROM debian:bookworm-slim\n# shared\n/,
+    );
+    expect(readdirSync(shared).sort()).toEqual(['Dockerfile', 'proctor-base.bundle', 'shared.txt']);
+  });
+
+  it('refuses a ROWS, --repos, --environment or --out that cannot be one, and a pretty-printed row, in one line (exit 2)', async () => {
+    const f = fixture();
+    const rows = rowsFile(f.root, jsonl([f.row]));
+    const file = rowsFile(f.root, 'not a folder\n', 'file.txt');
+    const cases: Array<[string[], RegExp]> = [
+      [importArgs(f, f.root), /^proctor: \S+: not a regular file$/],
+      [importArgs(f, join(f.root, 'none.jsonl')), /^proctor: \S+none.jsonl: cannot be read$/],
+      [
+        [...importArgs(f, rows), '--repos', join(f.root, 'nowhere')],
+        /^proctor: --repos \S+nowhere: not a folder$/,
+      ],
+      [
+        [...importArgs(f, rows), '--environment', file],
+        /^proctor: --environment \S+file.txt: not a folder$/,
+      ],
+      [
+        [...importArgs(f, rows), '--out', file],
+        /^proctor: --out \S+file.txt: exists and is not a folder$/,
+      ],
+      [
+        [...importArgs(f, rows), '--out', join(file, 'suite')],
+        /^proctor: --out \S+file.txt\/suite: \S+file.txt is not a folder$/,
+      ],
+      [
+        importArgs(f, rowsFile(f.root, JSON.stringify(f.row, null, 2), 'row.json')),
+        /^proctor: \S+row.json: one JSON object over several lines; expected JSON lines \(a row per line\) or a JSON array$/,
+      ],
+    ];
+    for (const [args, message] of cases) {
+      const result = await proctor(args);
+      expect(result.code, result.stderr).toBe(2);
+      expect(result.stderr.trimEnd()).toMatch(message);
+      expect(result.stdout).toBe('');
+    }
+    expect(readdirSync(f.root).sort()).toEqual(['file.txt', 'repos', 'row.json', 'rows.jsonl']);
+  });
+
+  it('names the rest of the malformed fields, and reads a file that starts with a byte-order mark', async () => {
+    const f = fixture();
+    const rows = [
+      { ...f.row, instance_id: 'r-hints', hints_text: 3 },
+      { ...f.row, instance_id: 'r-created', created_at: 20240101 },
+      { ...f.row, instance_id: 'r-f2p-items', FAIL_TO_PASS: ['ok', 4] },
+      { ...f.row, instance_id: 'r-f2p-line', FAIL_TO_PASS: ['a\nb'] },
+      { ...f.row, instance_id: 'r-p2p-object', PASS_TO_PASS: '{"a": 1}' },
+      { ...f.row, instance_id: 'r-none', test_patch: 'not a diff at all\n' },
+      { ...f.row, instance_id: 'r-patch-type', patch: 12 },
+      { ...f.row, instance_id: 'r-nulls', version: null, hints_text: null },
+    ];
+    const result = await proctor(importArgs(f, rowsFile(f.root, '\uFEFF' + jsonl(rows))));
+    expect(result.code).toBe(1);
+    const out = result.stdout;
+    expect(out).toContain('skipped row 1 (r-hints): hints_text must be a string');
+    expect(out).toContain('skipped row 2 (r-created): created_at must be a string');
+    expect(out).toContain(
+      'skipped row 3 (r-f2p-items): FAIL_TO_PASS must be a list of non-empty strings',
+    );
+    expect(out).toContain(
+      'skipped row 4 (r-f2p-line): FAIL_TO_PASS has an ID with a line break or NUL: "a\\nb"',
+    );
+    expect(out).toContain(
+      'skipped row 5 (r-p2p-object): PASS_TO_PASS must be a list of non-empty strings',
+    );
+    expect(out).toMatch(/skipped row 6 \(r-none\): test_patch is not a git diff/);
+    expect(out).toContain('skipped row 7 (r-patch-type): patch must be a string');
+    expect(out).toMatch(/written\s+r-nulls {2}row 8/);
+    expect(out).toContain('1 written, 0 rewritten, 0 unchanged, 7 skipped');
   });
 
   it('reads a JSON array, imports only the rows asked for, and its bundle passes baseline --gold', async () => {
