@@ -5,6 +5,7 @@
 // PostgreSQL that cannot be started fails the run (test/helpers/postgres.ts), never skips it.
 import { describe } from 'vitest';
 import { STORE_KINDS } from '../helpers/stores.js';
+import { batchCountCases } from './conformance/batch-counts.cases.js';
 import { cancelCases } from './conformance/cancel.cases.js';
 import { claimCases } from './conformance/claim.cases.js';
 import { enqueueCases } from './conformance/enqueue.cases.js';
@@ -21,4 +22,5 @@ describe.each(STORE_KINDS)('JobStore on $name', (kind) => {
   taskCases(kind);
   outcomeCases(kind);
   retryCases(kind);
+  batchCountCases(kind);
 });

@@ -1,7 +1,7 @@
 // PostgreSQL-only behaviour: database time for leases (the conformance suite runs the PG store
 // on a test clock), claims racing across connections, migrations racing across processes, and
 // what a user sees when the database is not there.
-import { writeFileSync } from 'node:fs';
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
@@ -185,12 +185,13 @@ describe('wake-ups across hosts (LISTEN/NOTIFY)', () => {
       expect(cut.rowCount).toBe(1);
       await waitFor(
         async () =>
+          // Listening, not only connected: a NOTIFY committed before its LISTEN is not heard.
           (
             await admin.query(
-              "SELECT 1 FROM pg_stat_activity WHERE application_name = 'proctor-listen' AND datname = current_database()",
+              "SELECT 1 FROM pg_stat_activity WHERE application_name = 'proctor-listen' AND datname = current_database() AND state = 'idle' AND query ILIKE 'LISTEN %'",
             )
           ).rowCount === 1,
-        { what: 'the listener to reconnect' },
+        { what: 'the listener to reconnect and listen' },
       );
     } finally {
       await admin.end();
@@ -201,5 +202,39 @@ describe('wake-ups across hosts (LISTEN/NOTIFY)', () => {
     });
     await waitFor(() => heard.includes('grade'), { what: 'an enqueue after the reconnect' });
     await stop();
+  });
+});
+
+describe('the PostgreSQL batch_counts migration', () => {
+  it('counts the jobs a database already had', async () => {
+    const folder = join(tempDir(), 'drizzle-pg');
+    cpSync(DEFAULT_PG_MIGRATIONS_FOLDER, folder, { recursive: true });
+    const journalPath = join(folder, 'meta', '_journal.json');
+    const journal = JSON.parse(readFileSync(journalPath, 'utf8')) as {
+      entries: Array<{ tag: string }>;
+    };
+    journal.entries = journal.entries.filter((e) => !e.tag.endsWith('_batch_counts'));
+    writeFileSync(journalPath, JSON.stringify(journal));
+    const url = await emptyPgDatabase();
+    const old = await tempPgStore({ url, migrationsFolder: folder });
+    const pool = await old.pool();
+    await pool.query(
+      "INSERT INTO batches (id, request_hash, total, created_at) VALUES ('b1', 'h', 3, 1)",
+    );
+    const insert = `INSERT INTO jobs (batch_id, kind, status, payload, run_at, created_at,
+      updated_at, started_at, finished_at) VALUES ('b1', 'noop', $1, '{}', 1, 1, 1, $2, $3)`;
+    await pool.query(insert, ['queued', null, null]);
+    await pool.query(insert, ['done', 10, 20]);
+    await pool.query(insert, ['done', 5, 30]);
+    await old.close();
+    const store = await tempPgStore({ url });
+    expect(await store.migrate()).toBe(1);
+    const progress = await store.batchProgress('b1');
+    expect(progress.counts).toMatchObject({ queued: 1, done: 2, running: 0 });
+    expect(progress).toMatchObject({ firstStartedAt: 5, lastFinishedAt: 30 });
+    // And the triggers keep them from there on.
+    const [claimed] = await store.claim('noop', 'w', 1, 60_000);
+    expect(claimed?.batchId).toBe('b1');
+    expect((await store.batchProgress('b1')).counts).toMatchObject({ queued: 0, running: 1 });
   });
 });
