@@ -238,3 +238,35 @@ describe('the PostgreSQL batch_counts migration', () => {
     expect((await store.batchProgress('b1')).counts).toMatchObject({ queued: 0, running: 1 });
   });
 });
+
+describe('PgJobStore batches across hosts', () => {
+  it('adds up concurrent appends to one batch, and a heartbeat leaves its counts row alone', async () => {
+    const url = await tempPgDatabase();
+    const [a, b] = [await tempPgStore({ url }), await tempPgStore({ url })];
+    const noop = (tag: string) => ({ kind: 'noop' as const, payload: { tag } });
+    const { batch } = await a.enqueueBatch({ jobs: [noop('first')] });
+    const id = batch!.id;
+    await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        (i % 2 === 0 ? a : b).enqueueBatch({ batchId: id, jobs: [noop(`${i}a`), noop(`${i}b`)] }),
+      ),
+    );
+    expect((await a.getBatch(id))?.total).toBe(13);
+    expect((await b.batchProgress(id)).counts.queued).toBe(13);
+
+    const [job] = await a.claim('noop', 'w', 1, 60_000);
+    const pool = await a.pool();
+    const version = async () =>
+      (
+        await pool.query<{ v: string }>(
+          'SELECT xmin::text AS v FROM batch_counts WHERE batch_id = $1',
+          [id],
+        )
+      ).rows[0]?.v;
+    const before = await version();
+    expect(await a.heartbeat([{ id: job!.id, attempt: job!.attempt }], 60_000)).toMatchObject([
+      { alive: true },
+    ]);
+    expect(await version()).toBe(before);
+  });
+});
