@@ -76,48 +76,28 @@ export async function countJobs(
   return counts;
 }
 
-/**
- * A batch's progress from the `batch_counts` row that triggers keep (drizzle-pg's
- * batch_counts migration): counts by status, first start and last finish in one primary-key
- * read however large the batch; only the recent-finish count reads jobs, those finished in the
- * window.
- */
-export async function batchCounts(
+export async function batchTimes(
   db: Queryable,
   batchId: string,
   windowMs: number,
   now: number | null,
 ) {
-  const { rows } = await db.query<
-    StatusCounts & {
-      firstStartedAt: number | null;
-      lastFinishedAt: number | null;
-    }
-  >(
-    `SELECT queued, running, done, failed, cancelled, first_started_at AS "firstStartedAt",
-       last_finished_at AS "lastFinishedAt"
-     FROM batch_counts WHERE batch_id = $1`,
-    [batchId],
-  );
-  const { rows: recent } = await db.query<{ n: number }>(
-    `SELECT count(*) AS n FROM jobs WHERE batch_id = $2
-       AND finished_at >= coalesce($1::bigint, floor(extract(epoch from now()) * 1000)::bigint) - $3`,
+  const { rows } = await db.query<{
+    firstStartedAt: number | null;
+    lastFinishedAt: number | null;
+    finishedInWindow: number;
+  }>(
+    `SELECT min(started_at) AS "firstStartedAt", max(finished_at) AS "lastFinishedAt",
+       count(*) FILTER (WHERE finished_at >= coalesce($1::bigint,
+         floor(extract(epoch from now()) * 1000)::bigint) - $3) AS "finishedInWindow"
+     FROM jobs WHERE batch_id = $2`,
     [now, batchId, windowMs],
   );
   const row = rows[0];
-  const counts = emptyCounts();
-  if (row) {
-    counts.queued = row.queued;
-    counts.running = row.running;
-    counts.done = row.done;
-    counts.failed = row.failed;
-    counts.cancelled = row.cancelled;
-  }
   return {
-    counts,
     firstStartedAt: row?.firstStartedAt ?? null,
     lastFinishedAt: row?.lastFinishedAt ?? null,
-    finishedInWindow: recent[0]?.n ?? 0,
+    finishedInWindow: row?.finishedInWindow ?? 0,
   };
 }
 

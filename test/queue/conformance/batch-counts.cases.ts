@@ -1,7 +1,7 @@
-// The batch counts the triggers keep (SQLite: drizzle/0009_batch_counts.sql; PostgreSQL:
-// drizzle-pg/0002_batch_counts.sql) stay exactly what counting the jobs gives, on both stores,
-// through every transition a job can make: enqueue, claim, complete, fail, retry, cancel,
-// reclaim, prune.
+// A batch's progress counts (SQLite: the batch_counts row its triggers keep,
+// drizzle/0009_batch_counts.sql; PostgreSQL: counted over the batch's jobs) stay exactly what
+// counting the jobs gives, on both stores, through every transition a job can make: enqueue,
+// claim, complete, fail, retry, cancel, reclaim, prune.
 import { describe, expect, it } from 'vitest';
 import { manualClock } from '../../../src/clock.js';
 import type { StoreKind } from '../../helpers/stores.js';
