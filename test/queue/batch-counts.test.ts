@@ -1,102 +1,10 @@
-// The batch counts the triggers keep stay exactly what counting the jobs gives, through every
-// transition a job can make: enqueue, claim, complete, fail, retry, cancel, reclaim, prune.
+// The SQLite batch_counts migration counts the jobs a database already had (the counts' cases
+// run on both stores in test/queue/conformance/batch-counts.cases.ts).
 import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { manualClock } from '../../src/clock.js';
 import { DEFAULT_MIGRATIONS_FOLDER, openDatabase } from '../../src/queue/db.js';
 import { tempDir, tempStore } from '../helpers/temp.js';
-
-const LEASE = 60_000;
-
-describe('batch counts', () => {
-  it('stay exact through every job transition', async () => {
-    const clock = manualClock();
-    const store = tempStore({ clock, backoff: { baseMs: 1, capMs: 1 } });
-    const { batch } = await store.enqueueBatch({
-      label: 'counts',
-      jobs: Array.from({ length: 8 }, (_, i) => ({
-        kind: 'noop' as const,
-        payload: { tag: `j${i}` },
-        maxAttempts: 2,
-      })),
-    });
-    const batchId = batch!.id;
-    const sqlite = store.database.sqlite;
-    const counted = () =>
-      Object.fromEntries(
-        ['queued', 'running', 'done', 'failed', 'cancelled'].map((s) => [
-          s,
-          sqlite
-            .prepare('SELECT count(*) FROM jobs WHERE batch_id = ? AND status = ?')
-            .pluck()
-            .get(batchId, s),
-        ]),
-      );
-    const check = async (expected: Record<string, number>) => {
-      const progress = await store.batchProgress(batchId);
-      expect(progress.counts).toEqual(counted());
-      expect(progress.counts).toEqual(expected);
-    };
-    await check({ queued: 8, running: 0, done: 0, failed: 0, cancelled: 0 });
-
-    const claimed = await store.claim('noop', 'w1', 5, LEASE);
-    await check({ queued: 3, running: 5, done: 0, failed: 0, cancelled: 0 });
-    const [a, b, c, d, e] = claimed.map((j) => ({ id: j.id, attempt: j.attempt }));
-    clock.advance(1_000);
-    expect(await store.complete(a!, { verdict: 'PASS' })).toBe(true);
-    expect(await store.fail(b!, 'boom', { retryable: false, code: 'DOCKER_ERROR' })).toBe('failed');
-    expect(await store.fail(c!, 'hiccup', { retryable: true })).toBe('retrying');
-    await check({ queued: 4, running: 2, done: 1, failed: 1, cancelled: 0 });
-
-    // A queued job cancelled at once, a running one asked to and then honouring it.
-    const queuedIds = (await store.listJobs({ batchId, status: 'queued' })).items.map((j) => j.id);
-    await store.cancel([queuedIds[0]!, d!.id]);
-    await check({ queued: 3, running: 2, done: 1, failed: 1, cancelled: 1 });
-    expect(await store.markCancelled(d!)).toBe(true);
-    await check({ queued: 3, running: 1, done: 1, failed: 1, cancelled: 2 });
-
-    // e's worker dies: its lease expires and it is reclaimed (back to the queue).
-    clock.advance(LEASE + 1);
-    const reclaimed = await store.reclaimExpired();
-    expect(reclaimed.map((r) => r.id)).toEqual([e!.id]);
-    await check({ queued: 4, running: 0, done: 1, failed: 1, cancelled: 2 });
-
-    // Finish the rest, then prune what finished before now.
-    const rest = await store.claim('noop', 'w2', 10, LEASE);
-    for (const job of rest) await store.complete({ id: job.id, attempt: job.attempt }, {});
-    await check({ queued: 0, running: 0, done: 5, failed: 1, cancelled: 2 });
-    const progress = await store.batchProgress(batchId);
-    expect(progress.firstStartedAt).toBe(1_700_000_000_000);
-    expect(progress.lastFinishedAt).toBe(clock.now());
-    expect(progress.finishedInWindow).toBe(rest.length);
-
-    clock.advance(1);
-    expect(await store.pruneFinished(clock.now(), 3)).toBe(3);
-    // Which three go is the prune's choice; the counts must follow whichever it was.
-    const left = (await store.batchProgress(batchId)).counts;
-    expect(left).toEqual(counted());
-    expect(left.done + left.failed + left.cancelled).toBe(5);
-    expect(await store.pruneFinished(clock.now())).toBe(5);
-    await check({ queued: 0, running: 0, done: 0, failed: 0, cancelled: 0 });
-  });
-
-  it('keep batches apart, and read zeros for a batch with no jobs left', async () => {
-    const store = tempStore();
-    const one = await store.enqueueBatch({ jobs: [{ kind: 'noop', payload: {} }] });
-    const two = await store.enqueueBatch({
-      jobs: [
-        { kind: 'noop', payload: { tag: 'x' } },
-        { kind: 'noop', payload: { tag: 'y' } },
-      ],
-    });
-    expect((await store.batchProgress(one.batch!.id)).counts.queued).toBe(1);
-    expect((await store.batchProgress(two.batch!.id)).counts.queued).toBe(2);
-    // A job enqueued outside any batch touches no batch's counts.
-    await store.enqueue({ kind: 'noop', payload: { tag: 'loose' } });
-    expect((await store.batchProgress(two.batch!.id)).counts.queued).toBe(2);
-  });
-});
 
 describe('the batch_counts migration', () => {
   it('counts the jobs a database already had', async () => {

@@ -185,12 +185,13 @@ describe('wake-ups across hosts (LISTEN/NOTIFY)', () => {
       expect(cut.rowCount).toBe(1);
       await waitFor(
         async () =>
+          // Listening, not only connected: a NOTIFY committed before its LISTEN is not heard.
           (
             await admin.query(
-              "SELECT 1 FROM pg_stat_activity WHERE application_name = 'proctor-listen' AND datname = current_database()",
+              "SELECT 1 FROM pg_stat_activity WHERE application_name = 'proctor-listen' AND datname = current_database() AND state = 'idle' AND query ILIKE 'LISTEN %'",
             )
           ).rowCount === 1,
-        { what: 'the listener to reconnect' },
+        { what: 'the listener to reconnect and listen' },
       );
     } finally {
       await admin.end();
@@ -201,5 +202,22 @@ describe('wake-ups across hosts (LISTEN/NOTIFY)', () => {
     });
     await waitFor(() => heard.includes('grade'), { what: 'an enqueue after the reconnect' });
     await stop();
+  });
+});
+
+describe('PgJobStore batches across hosts', () => {
+  it('adds up concurrent appends to one batch', async () => {
+    const url = await tempPgDatabase();
+    const [a, b] = [await tempPgStore({ url }), await tempPgStore({ url })];
+    const noop = (tag: string) => ({ kind: 'noop' as const, payload: { tag } });
+    const { batch } = await a.enqueueBatch({ jobs: [noop('first')] });
+    const id = batch!.id;
+    await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        (i % 2 === 0 ? a : b).enqueueBatch({ batchId: id, jobs: [noop(`${i}a`), noop(`${i}b`)] }),
+      ),
+    );
+    expect((await a.getBatch(id))?.total).toBe(13);
+    expect((await b.batchProgress(id)).counts.queued).toBe(13);
   });
 });

@@ -110,7 +110,34 @@ async function place(
     const id = ids[i] as number;
     return inserted.has(id) ? id : (found.get(job.idempotencyKey as string) as number);
   });
+  await finishAll(db, jobs, jobIds, now);
   return { jobIds, inserted: inserted.size };
+}
+
+// A job recorded as finished when it is enqueued (a prediction with an empty patch): inserted
+// queued like any other, then ended in the same transaction, so no worker ever sees it
+// queued. A replayed key whose job already ended is left as it is.
+const FINISH = `UPDATE jobs j SET status = 'done', result = f.result, outcome = f.outcome,
+    finished_at = ${NOW}, updated_at = ${NOW}
+  FROM unnest($2::bigint[], $3::text[], $4::text[]) AS f(id, result, outcome)
+  WHERE j.id = f.id AND j.status = 'queued' AND j.attempt = 0`;
+
+async function finishAll(
+  db: Queryable,
+  jobs: PreparedJob[],
+  jobIds: number[],
+  now: TimeParam,
+): Promise<void> {
+  const ended = jobs.flatMap((job, i) =>
+    job.finished === null ? [] : [{ id: jobIds[i] as number, ...job.finished }],
+  );
+  if (ended.length === 0) return;
+  await db.query(FINISH, [
+    now,
+    ended.map((e) => e.id),
+    ended.map((e) => e.result),
+    ended.map((e) => e.outcome),
+  ]);
 }
 
 /** Runs inside a transaction. */
@@ -123,14 +150,42 @@ export async function enqueueOne(
   return { id: jobIds[0] as number, created: inserted === 1 };
 }
 
+/**
+ * Runs inside a transaction: adds jobs to an existing batch (a retry's new attempts), whose
+ * total grows by the jobs inserted. The batch row is locked first, so concurrent appends to
+ * one batch add up.
+ */
+export async function appendToBatch(
+  db: Queryable,
+  batchId: string,
+  jobs: PreparedJob[],
+  now: TimeParam,
+): Promise<BatchResult & { batchId: string }> {
+  const { rows } = await db.query('SELECT 1 FROM batches WHERE id = $1 FOR UPDATE', [batchId]);
+  if (rows.length === 0) throw new ProctorError('BATCH_NOT_FOUND', `no batch ${batchId}`);
+  const { jobIds, inserted } = await place(db, jobs, batchId, now);
+  if (inserted > 0) {
+    await db.query('UPDATE batches SET total = total + $1 WHERE id = $2', [inserted, batchId]);
+  }
+  return {
+    batch: null,
+    batchId,
+    created: inserted > 0,
+    jobIds,
+    inserted,
+    existing: jobs.length - inserted,
+  };
+}
+
 /** Runs inside a transaction. */
 export async function enqueueBatch(
   db: Queryable,
-  request: { idempotencyKey?: string; label?: string },
+  request: { idempotencyKey?: string; label?: string; batchId?: string },
   jobs: PreparedJob[],
   requestHash: string,
   now: TimeParam,
 ): Promise<BatchResult & { batchId: string | null }> {
+  if (request.batchId !== undefined) return appendToBatch(db, request.batchId, jobs, now);
   const clockNow = await db.query<{ now: number }>(`SELECT ${NOW} AS now`, [now]);
   const batchId = newBatchId(clockNow.rows[0]?.now ?? Date.now());
   const created = await db.query<{ id: string }>(

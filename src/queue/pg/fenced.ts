@@ -4,6 +4,7 @@
 // reclaimed, or whose job was finished or cancelled elsewhere, changes nothing and is told so.
 // A write that touches several rows locks them in id order first, so two of them never
 // deadlock.
+import type { OutcomeClass } from '../constants.js';
 import type { ArtifactRecord, FailOutcome, HeartbeatResult, Lease } from '../store.js';
 import type { TaskValidityInput } from '../store.js';
 import { NOW, type Queryable, type TimeParam } from './sql.js';
@@ -58,12 +59,13 @@ export async function complete(
   records: ArtifactRecord[],
   now: TimeParam,
   task?: TaskValidityInput,
+  outcome: OutcomeClass | null = null,
 ): Promise<boolean> {
   const done = await db.query(
     `UPDATE jobs SET ${ENDED}, status = 'done', result = $4, last_error = NULL,
-       error_code = NULL, finished_at = ${NOW}
+       error_code = NULL, outcome = $5, finished_at = ${NOW}
      WHERE ${HELD} RETURNING id`,
-    [now, lease.id, lease.attempt, JSON.stringify(result ?? null)],
+    [now, lease.id, lease.attempt, JSON.stringify(result ?? null), outcome],
   );
   if (done.rows.length === 0) return false;
   if (task !== undefined) {
@@ -122,21 +124,25 @@ export async function fail(
   code: string,
   delayMs: number,
   now: TimeParam,
+  outcome: OutcomeClass | null = null,
 ): Promise<FailOutcome> {
-  const outcome = `CASE WHEN cancel_requested_at IS NOT NULL THEN 'cancelled'
+  const status = `CASE WHEN cancel_requested_at IS NOT NULL THEN 'cancelled'
     WHEN $4::boolean AND attempt < max_attempts THEN 'queued' ELSE 'failed' END`;
+  // The class applies only when this failure ends the job: a retried job has none until its
+  // last attempt ends, and a cancelled one none at all.
   const { rows } = await db.query<{ status: 'queued' | 'failed' | 'cancelled' }>(
-    `UPDATE jobs SET ${ENDED}, status = ${outcome},
-       run_at = CASE WHEN ${outcome} = 'queued' THEN ${NOW} + $5 ELSE run_at END,
-       finished_at = CASE WHEN ${outcome} = 'queued' THEN NULL ELSE ${NOW} END,
+    `UPDATE jobs SET ${ENDED}, status = ${status},
+       run_at = CASE WHEN ${status} = 'queued' THEN ${NOW} + $5 ELSE run_at END,
+       finished_at = CASE WHEN ${status} = 'queued' THEN NULL ELSE ${NOW} END,
        last_error = $6,
-       error_code = CASE WHEN cancel_requested_at IS NOT NULL THEN 'CANCELLED' ELSE $7 END
+       error_code = CASE WHEN cancel_requested_at IS NOT NULL THEN 'CANCELLED' ELSE $7 END,
+       outcome = CASE WHEN ${status} = 'failed' THEN $8::text ELSE NULL END
      WHERE ${HELD} RETURNING status`,
-    [now, lease.id, lease.attempt, retryable, delayMs, error, code],
+    [now, lease.id, lease.attempt, retryable, delayMs, error, code, outcome],
   );
-  const status = rows[0]?.status;
-  if (status === undefined) return 'lost';
-  return status === 'queued' ? 'retrying' : status;
+  const ended = rows[0]?.status;
+  if (ended === undefined) return 'lost';
+  return ended === 'queued' ? 'retrying' : ended;
 }
 
 export async function markCancelled(

@@ -8,7 +8,9 @@ import { NOW, type Queryable, type TimeParam } from './sql.js';
 const CHUNK = 500;
 
 // Back to the queue; or failed when out of attempts; or cancelled when a cancel was asked for
-// while its worker was dying.
+// while its worker was dying. A grade or solve failed this way has outcome class 'error'
+// (outcomeOf, src/results/outcome.ts, of WORKER_LOST: the machine's fault); cancelled and
+// requeued jobs have none.
 const OUTCOME = `CASE WHEN j.cancel_requested_at IS NOT NULL THEN 'cancelled'
   WHEN j.attempt < j.max_attempts THEN 'queued' ELSE 'failed' END`;
 
@@ -19,7 +21,8 @@ const requeue = (where: string) => `WITH lost AS (
     finished_at = CASE WHEN ${OUTCOME} = 'queued' THEN NULL ELSE ${NOW} END,
     run_at = ${NOW}, lease_owner = NULL, lease_expires_at = NULL, updated_at = ${NOW},
     last_error = $2,
-    error_code = CASE WHEN j.cancel_requested_at IS NOT NULL THEN 'CANCELLED' ELSE 'WORKER_LOST' END
+    error_code = CASE WHEN j.cancel_requested_at IS NOT NULL THEN 'CANCELLED' ELSE 'WORKER_LOST' END,
+    outcome = CASE WHEN ${OUTCOME} = 'failed' AND j.kind IN ('grade', 'solve') THEN 'error' END
   FROM lost WHERE j.id = lost.id
   RETURNING j.id, j.attempt, j.status, lost.lease_owner AS owner`;
 

@@ -26,6 +26,7 @@ import {
   FINISHED_STATUSES,
   JOB_KINDS,
   JOB_STATUSES,
+  OUTCOME_CLASSES,
   TASK_VALIDITIES,
   sqlList,
 } from '../constants.js';
@@ -77,6 +78,11 @@ export const jobs = pgTable(
     lastError: text('last_error'),
     /** The ProctorError code of the last failure (WORKER_LOST, CANCELLED, …), for reports. */
     errorCode: text('error_code'),
+    /**
+     * The outcome class of a finished grade or solve (src/results/outcome.ts), written in the
+     * same fenced transaction as its completion or failure; null otherwise.
+     */
+    outcome: text('outcome', { enum: OUTCOME_CLASSES }),
     createdAt: millis('created_at').notNull(),
     updatedAt: millis('updated_at').notNull(),
     startedAt: millis('started_at'),
@@ -110,6 +116,15 @@ export const jobs = pgTable(
     check(
       'jobs_lease_iff_running',
       sql`(${t.status} = 'running') = (${t.leaseOwner} IS NOT NULL AND ${t.leaseExpiresAt} IS NOT NULL)`,
+    ),
+    check(
+      'jobs_outcome_known',
+      sql.raw(`"outcome" IS NULL OR "outcome" IN (${sqlList(OUTCOME_CLASSES)})`),
+    ),
+    // Only a finished job has a class (a cancelled one never does: it was not scored).
+    check(
+      'jobs_outcome_when_finished',
+      sql`${t.outcome} IS NULL OR ${t.status} IN ('done', 'failed')`,
     ),
     check(
       'jobs_finished_has_time',

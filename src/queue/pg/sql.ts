@@ -7,7 +7,7 @@
 // graphile-worker's useNodeTime) passes that clock's time instead.
 import type pg from 'pg';
 import type { Clock } from '../../clock.js';
-import type { JobKind, JobStatus } from '../constants.js';
+import type { JobKind, JobStatus, OutcomeClass } from '../constants.js';
 import type { Batch, Job } from '../store.js';
 
 /** The time of the statement, in ms: `$1`, or the transaction's now(). */
@@ -24,7 +24,7 @@ export const JOB_COLUMNS = `id, batch_id AS "batchId", parent_id AS "parentId", 
   payload, idempotency_key AS "idempotencyKey", attempt, max_attempts AS "maxAttempts",
   run_at AS "runAt", lease_owner AS "leaseOwner", lease_expires_at AS "leaseExpiresAt",
   heartbeat_at AS "heartbeatAt", cancel_requested_at AS "cancelRequestedAt", result,
-  last_error AS "lastError", error_code AS "errorCode", created_at AS "createdAt",
+  last_error AS "lastError", error_code AS "errorCode", outcome, created_at AS "createdAt",
   updated_at AS "updatedAt", started_at AS "startedAt", finished_at AS "finishedAt"`;
 
 /** The same columns, qualified by a table alias (for UPDATE … FROM … RETURNING). */
@@ -56,6 +56,7 @@ export interface JobRecord {
   result: string | null;
   lastError: string | null;
   errorCode: string | null;
+  outcome: OutcomeClass | null;
   createdAt: number;
   updatedAt: number;
   startedAt: number | null;

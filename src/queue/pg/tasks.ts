@@ -39,3 +39,18 @@ export async function pruneFinished(
   );
   return rowCount ?? 0;
 }
+
+/** The judgement of one task id for exactly one bundle content, or undefined. */
+export async function taskJudgement(
+  db: Queryable,
+  taskId: string,
+  contentHash: string,
+): Promise<TaskValidity | undefined> {
+  const { rows } = await db.query<TaskValidity>(
+    `SELECT task_id AS "taskId", content_hash AS "contentHash", bundle_path AS "bundlePath",
+       validity, reason, detail, job_id AS "jobId", checked_at AS "checkedAt"
+     FROM tasks WHERE task_id = $1 AND content_hash = $2`,
+    [taskId, contentHash],
+  );
+  return rows[0];
+}
