@@ -157,7 +157,7 @@ export function listCases(kind: StoreKind): void {
     it("pages a batch's jobs of one status as compact rows, in id order", async () => {
       const store = await kind.open();
       const { batch, jobIds } = await store.enqueueBatch({
-        jobs: Array.from({ length: 7 }, (_, i) => ({
+        jobs: Array.from({ length: 7 }, () => ({
           kind: 'noop' as const,
           payload: {},
         })),
