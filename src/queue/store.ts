@@ -208,6 +208,25 @@ export interface PageRequest {
   order?: 'asc' | 'desc';
 }
 
+/**
+ * One job of a batch as a report reads it (`listBatchJobs`): only the columns a report needs,
+ * payload and result as their stored JSON text (the reader parses them once).
+ */
+export interface BatchJobRow {
+  id: number;
+  kind: JobKind;
+  status: JobStatus;
+  parentId: number | null;
+  payload: string;
+  result: string | null;
+  errorCode: string | null;
+  startedAt: number | null;
+  finishedAt: number | null;
+}
+
+/** The largest page of `listBatchJobs`. */
+export const MAX_BATCH_JOB_PAGE = 10_000;
+
 export interface Page<T> {
   items: T[];
   nextCursor: string | null;
@@ -286,6 +305,17 @@ export interface JobStore {
   getBatch(id: string): Promise<Batch | undefined>;
   listJobs(filter?: JobFilter, page?: PageRequest): Promise<Page<Job>>;
   listBatches(page?: PageRequest): Promise<Page<Batch>>;
+  /**
+   * The jobs of a batch in one status, in id order, as compact rows: keyset pages of up to
+   * `limit` (1..MAX_BATCH_JOB_PAGE, default MAX_BATCH_JOB_PAGE) after job id `after` (default
+   * 0), each one query that walks the (batch_id, status) index in id order, with no sort.
+   * Empty for an unknown batch. What `proctor report` reads.
+   */
+  listBatchJobs(
+    batchId: string,
+    status: JobStatus,
+    page?: { after?: number; limit?: number },
+  ): Promise<BatchJobRow[]>;
   countByStatus(filter?: Omit<JobFilter, 'status'>): Promise<StatusCounts>;
   /**
    * Done jobs by their result's `verdict` (PASS, FAIL), else its `validity` (a validate job's

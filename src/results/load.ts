@@ -4,7 +4,13 @@
 // JobStore serves.
 import { ProctorError } from '../errors.js';
 import { JOB_STATUSES } from '../queue/constants.js';
-import { MAX_PAGE, type Batch, type Job, type JobStore } from '../queue/store.js';
+import {
+  MAX_BATCH_JOB_PAGE,
+  type Batch,
+  type BatchJobRow,
+  type Job,
+  type JobStore,
+} from '../queue/store.js';
 import { attemptRows, type AttemptJob, type ReportRow } from './rows.js';
 import { summarise, type BatchSummary } from './summary.js';
 
@@ -26,24 +32,47 @@ const slim = (job: Job): AttemptJob => ({
   parentId: job.parentId,
 });
 
+function json(row: BatchJobRow, column: 'payload' | 'result', text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new ProctorError(
+      'DB_UNREADABLE',
+      `job ${row.id}: its stored ${column} is not JSON (${JSON.stringify(text.slice(0, 40))})`,
+    );
+  }
+}
+
 /**
- * Every job of a batch, one status at a time: each page then walks the (batch_id, status)
- * index in id order (its implicit rowid column), where a page over the whole batch would
- * sort the batch once per page. Statuses go in the order jobs move through them, so a job
- * that moves on while the pages are read is seen again rather than missed (kept once, by id).
+ * Every job of a batch, one status at a time: keyset pages of compact rows (`listBatchJobs`:
+ * each page walks the (batch_id, status) index in id order, with no sort), each payload and
+ * result parsed once here. Statuses go in the order jobs move through them, so a job that
+ * moves on while the pages are read is seen again rather than missed (kept once, by id). A
+ * row whose stored JSON does not parse fails the report with DB_UNREADABLE naming the job.
  */
 export async function batchJobs(store: JobStore, batchId: string): Promise<AttemptJob[]> {
   const jobs = new Map<number, AttemptJob>();
   for (const status of JOB_STATUSES) {
-    let cursor: string | undefined;
-    do {
-      const page = await store.listJobs(
-        { batchId, status },
-        { limit: MAX_PAGE, order: 'asc', ...(cursor === undefined ? {} : { cursor }) },
-      );
-      for (const job of page.items) jobs.set(job.id, slim(job));
-      cursor = page.nextCursor ?? undefined;
-    } while (cursor !== undefined);
+    let after = 0;
+    for (;;) {
+      const page = await store.listBatchJobs(batchId, status, { after, limit: MAX_BATCH_JOB_PAGE });
+      for (const row of page) {
+        jobs.set(row.id, {
+          id: row.id,
+          kind: row.kind,
+          status: row.status,
+          payload: json(row, 'payload', row.payload),
+          result: row.result === null ? null : json(row, 'result', row.result),
+          errorCode: row.errorCode,
+          startedAt: row.startedAt,
+          finishedAt: row.finishedAt,
+          parentId: row.parentId,
+        });
+      }
+      const last = page.at(-1);
+      if (last === undefined || page.length < MAX_BATCH_JOB_PAGE) break;
+      after = last.id;
+    }
   }
   return [...jobs.values()];
 }

@@ -28,6 +28,7 @@ import {
   listJobRows,
   verdictCounts,
 } from './list.js';
+import { listBatchJobRows } from './batch-jobs.js';
 import { reclaimExpired, reclaimOwner, runningOwners } from './reclaim.js';
 import {
   ARTIFACT_COLUMNS,
@@ -298,6 +299,8 @@ export function openPgJobStore(url: string, options: PgJobStoreOptions = {}): Pg
         return { items: items.map(toJob), nextCursor };
       }),
 
+    listBatchJobs: (batchId, status, page = {}) =>
+      run(() => listBatchJobRows(db, batchId, status, page)),
     listBatches: (page = {}) =>
       run(async () => {
         const { items, nextCursor } = await listBatchRows(db, page);

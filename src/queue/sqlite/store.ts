@@ -10,6 +10,7 @@ import { artifacts, batches, jobs } from '../schema.js';
 import { DEFAULT_PAGE, MAX_PAGE, type Job, type JobStore } from '../store.js';
 import { createBudgetCheck } from './budget.js';
 import { createBatchCounts } from './batch-counts.js';
+import { createBatchJobs } from './batch-jobs.js';
 import { batchJobIds, cancelJobs } from './cancel.js';
 import { createClaim } from './claim.js';
 import { createEnqueueOps, prepareBatch, prepareJob } from './enqueue.js';
@@ -52,6 +53,7 @@ export function openSqliteJobStore(path: string, options: SqliteJobStoreOptions)
   const claim = createClaim(db);
   const fenced = createFencedOps(db);
   const budgetCheck = createBudgetCheck(sqlite);
+  const batchJobs = createBatchJobs(sqlite);
   const batchCounts = createBatchCounts(sqlite);
   const outcomeOps = createOutcomeOps(sqlite);
   const immediate = <T>(fn: () => T): T => sqlite.transaction(fn).immediate();
@@ -170,6 +172,8 @@ export function openSqliteJobStore(path: string, options: SqliteJobStoreOptions)
       const { items, nextCursor } = listJobRows(db, filter, page);
       return { items: items.map(toJob), nextCursor };
     },
+
+    listBatchJobs: async (batchId, status, page = {}) => batchJobs(batchId, status, page),
 
     async listBatches(page = {}) {
       const { items, nextCursor } = listBatchRows(db, page);

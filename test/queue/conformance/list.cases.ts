@@ -153,5 +153,59 @@ export function listCases(kind: StoreKind): void {
       expect(await store.pruneFinished(clock.now() - 5_000, 3)).toBe(0);
       expect(await store.countByStatus()).toMatchObject({ done: 1, queued: 1, running: 0 });
     });
+
+    it("pages a batch's jobs of one status as compact rows, in id order", async () => {
+      const store = await kind.open();
+      const { batch, jobIds } = await store.enqueueBatch({
+        jobs: Array.from({ length: 7 }, () => ({
+          kind: 'noop' as const,
+          payload: {},
+        })),
+      });
+      const other = await store.enqueueBatch({ jobs: [{ kind: 'noop' as const, payload: {} }] });
+      const [first] = await store.claim('noop', 'w', 1, 60_000);
+      await store.complete({ id: first!.id, attempt: 1 }, { verdict: 'PASS', n: 1 });
+      const id = batch!.id;
+
+      const done = await store.listBatchJobs(id, 'done');
+      expect(done).toEqual([
+        {
+          id: jobIds[0],
+          kind: 'noop',
+          status: 'done',
+          parentId: null,
+          payload: expect.any(String) as unknown,
+          result: expect.any(String) as unknown,
+          errorCode: null,
+          startedAt: expect.any(Number) as unknown,
+          finishedAt: expect.any(Number) as unknown,
+        },
+      ]);
+      expect(JSON.parse(done[0]!.payload)).toEqual({ sleepMs: 0, failAttempts: 0 });
+      expect(JSON.parse(done[0]!.result!)).toEqual({ verdict: 'PASS', n: 1 });
+
+      const seen: number[] = [];
+      let after = 0;
+      for (;;) {
+        const page = await store.listBatchJobs(id, 'queued', { after, limit: 4 });
+        seen.push(...page.map((row) => row.id));
+        if (page.length < 4) break;
+        after = page.at(-1)!.id;
+      }
+      expect(seen).toEqual(jobIds.slice(1));
+      const queued = await store.listBatchJobs(id, 'queued', { after: jobIds[1]!, limit: 2 });
+      expect(queued.map((row) => [row.result, row.startedAt])).toEqual([
+        [null, null],
+        [null, null],
+      ]);
+      expect(await store.listBatchJobs(other.batch!.id, 'done')).toEqual([]);
+      expect(await store.listBatchJobs('b_none', 'queued')).toEqual([]);
+      await expect(store.listBatchJobs(id, 'queued', { limit: 0 })).rejects.toThrow(
+        /page limit must be an integer from 1 to 10000, got 0/,
+      );
+      await expect(store.listBatchJobs(id, 'queued', { after: -1 })).rejects.toThrow(
+        /after must be a job id >= 0/,
+      );
+    });
   });
 }
