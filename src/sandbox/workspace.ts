@@ -97,7 +97,9 @@ export async function createWorkspace(docker: DockerClient, spec: WorkspaceSpec)
             workspace: { volume: name, target: STAGING },
             mounts: [{ volume: template.volume, target: TEMPLATE_MOUNT, readOnly: true }],
             tmpfs: [{ path: '/tmp', sizeMb: 16 }],
-            limits: { cpus: 1, memoryMb: 512, pids: 64 },
+            // pids as for the preparation: under gVisor (runsc) the sandbox's own threads
+            // count toward the limit, and 64 stopped a plain `cp -a` there, silently (exit 2).
+            limits: { cpus: 1, memoryMb: 512, pids: 256 },
             ...(spec.runtime ? { runtime: spec.runtime } : {}),
           },
           { timeoutMs: COPY_TIMEOUT_MS },

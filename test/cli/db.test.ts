@@ -13,7 +13,7 @@ describe('proctor --db', () => {
     const first = await proctor(['--home', home, '--db', url, 'db', 'migrate']);
     expect(first).toMatchObject({ code: 0, stderr: '' });
     expect(first.stdout).toMatch(
-      /^postgres:\/\/\*\*\*@localhost:\d+\/proctor_t_\w+.*: up to date \(1 migration\(s\) applied\)/,
+      /^postgres:\/\/\*\*\*@localhost:\d+\/proctor_t_\w+.*: up to date \(\d+ migration\(s\) applied\)/,
     );
     const again = await proctor(['--home', home, 'db', 'migrate'], { PROCTOR_DB: url });
     expect(again.stdout).toContain('(0 migration(s) applied)');
