@@ -25,6 +25,7 @@ import { parseArgs } from 'node:util';
 import { derive, type DeriveOptions } from '../src/derive/derive.js';
 import { createDockerClient, removeOwned, requireDocker } from '../src/sandbox/index.js';
 import { createImageCache } from '../src/workers/index.js';
+import { createGenerator } from './generate.js';
 
 const { values } = parseArgs({
   options: {
@@ -66,27 +67,7 @@ const git = (args: string[], input?: string) =>
     maxBuffer: 64 * 1024 * 1024,
   }).trim();
 
-// A small deterministic generator (mulberry32), so every run builds the same repository.
-let seed = 12345;
-const random = () => {
-  seed = (seed + 0x6d2b79f5) | 0;
-  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-};
-const WORDS = ['alpha', 'beta', 'gamma', 'delta', 'total', 'count', 'value', 'item', 'key'];
-const word = () => `${WORDS[Math.floor(random() * WORDS.length)]}${Math.floor(random() * 1000)}`;
-
-function module(bytes: number): string {
-  const parts: string[] = ['"""Generated module."""\n'];
-  let size = parts[0]?.length ?? 0;
-  while (size < bytes) {
-    const fn = `\n\ndef ${word()}_${word()}(${word()}, ${word()}):\n    return ${Math.floor(random() * 1e6)}\n`;
-    parts.push(fn);
-    size += fn.length;
-  }
-  return parts.join('');
-}
+const { module } = createGenerator(12345);
 
 function write(path: string, text: string) {
   mkdirSync(join(repo, path, '..'), { recursive: true });

@@ -31,6 +31,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { createGenerator } from './generate.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const BIN = join(ROOT, 'bin/proctor.js');
@@ -76,26 +77,7 @@ const git = (cwd: string, args: string[], input?: string | Buffer) =>
     ...(input === undefined ? {} : { input }),
   }).trim();
 
-// A small deterministic generator (mulberry32), so every run builds the same repository.
-let seed = 4242;
-const random = () => {
-  seed = (seed + 0x6d2b79f5) | 0;
-  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-};
-const WORDS = ['alpha', 'beta', 'gamma', 'delta', 'total', 'count', 'value', 'item', 'key'];
-const word = () => `${WORDS[Math.floor(random() * WORDS.length)]}${Math.floor(random() * 1000)}`;
-function module(bytes: number): string {
-  const parts = ['"""Generated module."""\n'];
-  let size = parts[0]?.length ?? 0;
-  while (size < bytes) {
-    const fn = `\n\ndef ${word()}_${word()}(${word()}, ${word()}):\n    return ${Math.floor(random() * 1e6)}\n`;
-    parts.push(fn);
-    size += fn.length;
-  }
-  return parts.join('');
-}
+const { random, module } = createGenerator(4242);
 /** One version of a history file: 6 KB of numbers, different in every commit. */
 const noise = () =>
   Array.from({ length: 96 }, () => Math.floor(random() * 1e16).toString(36)).join('\n') + '\n';

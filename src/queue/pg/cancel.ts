@@ -3,6 +3,7 @@
 // heartbeat or cancel poll. The rows are locked in id order first, so that a claim, a
 // heartbeat or another cancel cannot change them between the read and the writes.
 import type { CancelOutcome } from '../constants.js';
+import { planCancel } from '../cancel-plan.js';
 import { NOW, type Queryable, type TimeParam } from './sql.js';
 
 const CHUNK = 500;
@@ -25,22 +26,7 @@ export async function cancelJobs(
        WHERE id = ANY($1) ORDER BY id FOR UPDATE`,
       [chunk],
     );
-    const queued: number[] = [];
-    const running: number[] = [];
-    for (const row of rows) {
-      if (row.status === 'queued') queued.push(row.id);
-      else if (row.status === 'running' && row.cancelRequestedAt === null) running.push(row.id);
-      outcomes.set(
-        row.id,
-        row.status === 'queued'
-          ? 'cancelled'
-          : row.status === 'running'
-            ? row.cancelRequestedAt === null
-              ? 'cancel_requested'
-              : 'already_requested'
-            : 'already_finished',
-      );
-    }
+    const { queued, running } = planCancel(rows, outcomes);
     if (queued.length > 0) {
       await db.query(
         `UPDATE jobs SET status = 'cancelled', finished_at = ${NOW}, updated_at = ${NOW},

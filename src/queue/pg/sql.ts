@@ -7,7 +7,6 @@
 // graphile-worker's useNodeTime) passes that clock's time instead.
 import type pg from 'pg';
 import type { Clock } from '../../clock.js';
-import type { JobKind, JobStatus, OutcomeClass } from '../constants.js';
 import type { Batch, Job } from '../store.js';
 
 /** The time of the statement, in ms: `$1`, or the transaction's now(). */
@@ -37,31 +36,11 @@ export const BATCH_COLUMNS = `id, idempotency_key AS "idempotencyKey", label, to
 export const ARTIFACT_COLUMNS = `id, job_id AS "jobId", attempt, name, media_type AS "mediaType",
   sha256, size, rel_path AS "relPath", created_at AS "createdAt"`;
 
-export interface JobRecord {
-  id: number;
-  batchId: string | null;
-  parentId: number | null;
-  kind: JobKind;
-  status: JobStatus;
-  priority: number;
+/** A jobs row as the driver returns it: a Job whose payload and result are still JSON text. */
+export type JobRecord = Omit<Job, 'payload' | 'result'> & {
   payload: string;
-  idempotencyKey: string | null;
-  attempt: number;
-  maxAttempts: number;
-  runAt: number;
-  leaseOwner: string | null;
-  leaseExpiresAt: number | null;
-  heartbeatAt: number | null;
-  cancelRequestedAt: number | null;
   result: string | null;
-  lastError: string | null;
-  errorCode: string | null;
-  outcome: OutcomeClass | null;
-  createdAt: number;
-  updatedAt: number;
-  startedAt: number | null;
-  finishedAt: number | null;
-}
+};
 
 export function toJob(row: JobRecord): Job {
   return {

@@ -5,6 +5,7 @@ import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { Db } from '../db.js';
 import { jobs } from '../schema.js';
 import type { CancelOutcome } from '../constants.js';
+import { planCancel } from '../cancel-plan.js';
 
 export function cancelJobs(db: Db, ids: number[], now: number): Map<number, CancelOutcome> {
   const outcomes = new Map<number, CancelOutcome>();
@@ -15,22 +16,7 @@ export function cancelJobs(db: Db, ids: number[], now: number): Map<number, Canc
       .from(jobs)
       .where(inArray(jobs.id, chunk))
       .all();
-    const queued: number[] = [];
-    const running: number[] = [];
-    for (const row of rows) {
-      if (row.status === 'queued') queued.push(row.id);
-      else if (row.status === 'running' && row.cancelRequestedAt === null) running.push(row.id);
-      outcomes.set(
-        row.id,
-        row.status === 'queued'
-          ? 'cancelled'
-          : row.status === 'running'
-            ? row.cancelRequestedAt === null
-              ? 'cancel_requested'
-              : 'already_requested'
-            : 'already_finished',
-      );
-    }
+    const { queued, running } = planCancel(rows, outcomes);
     if (queued.length > 0) {
       db.update(jobs)
         .set({
