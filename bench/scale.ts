@@ -19,7 +19,8 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { systemClock } from '../src/clock.js';
-import { openPgJobStore, openSqliteJobStore, type JobStore } from '../src/queue/index.js';
+import { openSqliteJobStore, type JobStore } from '../src/queue/index.js';
+import { openPgJobStore } from '../src/queue/pg/store.js';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,

@@ -1,7 +1,8 @@
 // `proctor db migrate`: applies the schema migrations the job database lacks, and says where.
 // Every command migrates on first use anyway (PostgreSQL under an advisory lock, so hosts
 // starting at once do not race); this lets an operator do it once, before starting hosts.
-import { displayUrl, openPgJobStore, openSqliteJobStore } from '../queue/index.js';
+import { displayUrl, openSqliteJobStore } from '../queue/index.js';
+import { openPgJobStore } from '../queue/pg/store.js';
 import type { CommandContext } from './context.js';
 
 export async function migrateCommand(context: CommandContext): Promise<number> {

@@ -13,7 +13,6 @@ export type { PayloadOf } from './payloads.js';
 export { backoffDelay } from './backoff.js';
 export type { BackoffOptions } from './backoff.js';
 export { openSqliteJobStore } from './sqlite/store.js';
-export { openPgJobStore } from './pg/store.js';
 export type { PgJobStore, PgJobStoreOptions } from './pg/store.js';
 export { displayUrl } from './pg/url.js';
 export { openJobStore } from './open.js';

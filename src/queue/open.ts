@@ -3,7 +3,7 @@
 // a user who never names a database.
 import type { Clock } from '../clock.js';
 import type { Synchronous } from './db.js';
-import { openPgJobStore } from './pg/store.js';
+import { openLazyPgJobStore } from './pg/lazy.js';
 import { openSqliteJobStore } from './sqlite/store.js';
 import type { JobStore } from './store.js';
 
@@ -15,6 +15,6 @@ export interface StoreSelection {
 
 export function openJobStore(config: StoreSelection, clock: Clock): JobStore {
   // PostgreSQL keeps time itself (leases use its now()); the clock is SQLite's.
-  if (config.dbUrl !== undefined) return openPgJobStore(config.dbUrl);
+  if (config.dbUrl !== undefined) return openLazyPgJobStore(config.dbUrl);
   return openSqliteJobStore(config.dbPath, { clock, synchronous: config.queue.synchronous });
 }
