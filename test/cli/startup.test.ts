@@ -60,6 +60,9 @@ const HEAVY = [
   pkg('fast-xml-parser'),
   pkg('tar-stream'),
   pkg('p-queue'),
+  pkg('pg'),
+  // The PostgreSQL store loads on its first call, and only for a database URL.
+  pathToFileURL(join(ROOT, 'dist/queue/pg/store.js')).href,
   area('sandbox'),
   area('oracle'),
   area('solvers'),
