@@ -4,6 +4,8 @@
 // alone, in the same run (this machine is shared and noisy: compare ratios, not absolutes).
 // Target: ≤ 200 ms for both commands (median).
 //
+// It also runs both commands from tsc's unbundled dist/, to show what the bin's bundle saves.
+//
 // Each case is spawned --runs times, interleaved round by round after --warmup rounds, like
 // hyperfine; each status run gets a fresh empty home, so it pays what a first `status` pays
 // (creating and migrating the database).
@@ -12,6 +14,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 
 const ROOT = join(import.meta.dirname, '..');
@@ -58,7 +61,22 @@ const cases: Case[] = [
     args: () => [BIN, '--home', emptyHome(), 'status'],
     target: true,
   },
+  // The same two commands from tsc's dist/ (one file per module), as the bin ran before it ran
+  // the bundle (scripts/bundle.ts): what the bundle saves.
+  { name: '  unbundled dist/: --help', args: () => unbundled(['--help']) },
+  { name: '  unbundled dist/: status', args: () => unbundled(['--home', emptyHome(), 'status']) },
 ];
+
+function unbundled(args: string[]): string[] {
+  const main = JSON.stringify(pathToFileURL(join(ROOT, 'dist', 'cli', 'main.js')).href);
+  return [
+    '--input-type=module',
+    '-e',
+    `const { main } = await import(${main}); process.exitCode = await main(process.argv.slice(1));`,
+    '--',
+    ...args,
+  ];
+}
 
 function timed(args: string[]): number {
   const started = performance.now();

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// The `proctor` entry point. The TypeScript sources compile to dist/ on `npm ci` (prepare).
-import { main } from '../dist/cli/main.js';
+// The `proctor` entry point. The TypeScript sources compile to dist/ and bundle to dist/bundle/
+// on `npm ci` (prepare; scripts/bundle.ts says why the bin runs a bundle).
+import { main } from '../dist/bundle/main.js';
 
 // A stray rejection (a library's late socket error, say) is a bug to report, not a reason to
 // kill a worker holding other jobs: say it on stderr and keep going.

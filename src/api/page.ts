@@ -1,21 +1,20 @@
 // The status page's three static files, for the API to serve at `/`, `/app.js` and
 // `/style.css`. They are plain files with no build step, kept in src/api/page/. tsc copies
 // nothing but TypeScript, so rather than copy them into dist/ (a second, possibly stale copy)
-// this module always reads them from src/api/page/: src/api/ and dist/api/ both sit two
-// levels below the repository root, so one relative URL finds the folder from either, as
-// DEFAULT_MIGRATIONS_FOLDER finds drizzle/ in src/queue/db.ts.
+// this module always reads them from src/api/page/ under the project root (src/paths.ts),
+// whether it runs from src/, dist/ or the bin's bundle.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { ProctorError, describeError } from '../errors.js';
+import { projectPath } from '../paths.js';
 
 export interface PageAsset {
   body: string;
   contentType: string;
 }
 
-/** `<repo>/src/api/page/`, whether this module runs as src/api/page.ts or dist/api/page.js. */
-export const PAGE_FOLDER = fileURLToPath(new URL('../../src/api/page/', import.meta.url));
+/** `<project>/src/api/page/`. */
+export const PAGE_FOLDER = projectPath('src', 'api', 'page') + '/';
 
 /** Route → file name and content type. */
 const FILES: ReadonlyArray<readonly [route: string, file: string, contentType: string]> = [

@@ -14,12 +14,12 @@
 // - journal_size_limit=64 MiB: the WAL file shrinks back after a burst.
 import { mkdirSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { readMigrationFiles } from 'drizzle-orm/migrator';
 import { ProctorError, describeError } from '../errors.js';
 import * as schema from './schema.js';
+import { projectPath } from '../paths.js';
 
 export type Synchronous = 'full' | 'normal';
 
@@ -41,8 +41,8 @@ export interface OpenedDatabase {
   close(): void;
 }
 
-/** drizzle/ sits two levels above both src/queue/ and dist/queue/. */
-export const DEFAULT_MIGRATIONS_FOLDER = fileURLToPath(new URL('../../drizzle', import.meta.url));
+/** The migrations of the SQLite schema, `<project>/drizzle`. */
+export const DEFAULT_MIGRATIONS_FOLDER = projectPath('drizzle');
 
 const MIGRATIONS_TABLE = '__drizzle_migrations';
 

@@ -10,7 +10,7 @@
 // folder before `node --test` loads it.
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { projectPath } from '../paths.js';
 
 export const BUILTIN_RUNNERS = ['pytest', 'node'] as const;
 export type BuiltinRunner = (typeof BUILTIN_RUNNERS)[number];
@@ -24,7 +24,7 @@ export function isBuiltinRunner(name: string): name is BuiltinRunner {
 
 // From src/runners/ (tsx, tests) and from dist/runners/ alike, the runners are read from src/:
 // they are not TypeScript, so the build does not copy them.
-const RUNNERS_FOLDER = fileURLToPath(new URL('../../src/runners/', import.meta.url));
+const RUNNERS_FOLDER = projectPath('src', 'runners') + '/';
 
 /** The bytes of a built-in runner's tests/run. */
 export async function runnerSource(name: BuiltinRunner): Promise<Buffer> {

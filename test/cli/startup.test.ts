@@ -1,10 +1,12 @@
 // Start-up is paid by every command: main.ts loads each command's module only when its action
 // runs (issue 11). These tests record every module the real bin resolves (an ESM loader hook
 // given to node with --import) and fail if `--help` or `status` loads what they do not use, so
-// that a later static import cannot silently undo the laziness. Timing is bench:startup's.
+// that a later static import cannot silently undo the laziness. The bin runs the bundle
+// (scripts/bundle.ts): each chunk it loads stands for the modules esbuild put in it, read from
+// dist/bundle/meta.json. Timing is bench:startup's.
 import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from '../helpers/processes.js';
@@ -45,7 +47,29 @@ async function loadedModules(args: string[]): Promise<{ code: number | null; url
     child.on('exit', resolve);
   });
   const urls = readFileSync(record, 'utf8').split('\n').filter(Boolean);
-  return { code, urls };
+  return { code, urls: urls.flatMap(bundled) };
+}
+
+const BUNDLE = pathToFileURL(join(ROOT, 'dist', 'bundle')).href + '/';
+let chunks: Map<string, string[]> | undefined;
+
+/** A bundle chunk's URL as the URLs of its inputs (and itself); any other URL as it is. */
+function bundled(url: string): string[] {
+  if (!url.startsWith(BUNDLE)) return [url];
+  if (!chunks) {
+    const meta = JSON.parse(readFileSync(join(ROOT, 'dist', 'bundle', 'meta.json'), 'utf8')) as {
+      outputs: Record<string, { inputs: Record<string, unknown> }>;
+    };
+    chunks = new Map(
+      Object.entries(meta.outputs).map(([output, { inputs }]) => [
+        pathToFileURL(resolve(ROOT, output)).href,
+        Object.keys(inputs).map((input) => pathToFileURL(resolve(ROOT, input)).href),
+      ]),
+    );
+  }
+  const inputs = chunks.get(url);
+  if (!inputs) throw new Error(`${url} is not in dist/bundle/meta.json: rebuild (npm run build)`);
+  return [url, ...inputs];
 }
 
 /** The loaded modules of a package under node_modules, or of an area of dist/. */
@@ -76,6 +100,8 @@ describe('start-up loads only what the command uses', () => {
   it('status on an empty home loads no Docker, HTTP, model client, MCP, oracle or solver module', async () => {
     const { code, urls } = await loadedModules(['--home', tempDir(), 'status']);
     expect(code).toBe(0);
+    // The bin runs the bundle.
+    expect(urls.filter((url) => url.startsWith(BUNDLE))).not.toEqual([]);
     // The recorder works: the command's own module and the store's driver are in the list.
     expect(urls).toContain(pathToFileURL(join(ROOT, 'dist/cli/status.js')).href);
     expect(within(urls, [pkg('better-sqlite3')])).not.toEqual([]);

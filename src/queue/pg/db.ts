@@ -8,16 +8,14 @@
 // - A URL is never printed as given: errors name it by `displayUrl`, without its password.
 // - Only the PostgreSQL store loads this module (and so `pg`), on its first use: a SQLite
 //   user's commands never load the driver.
-import { fileURLToPath } from 'node:url';
 import { readMigrationFiles } from 'drizzle-orm/migrator';
 import pg from 'pg';
 import { ProctorError, describeError } from '../../errors.js';
 import { displayUrl, isPostgresUrl, unreadable } from './url.js';
+import { projectPath } from '../../paths.js';
 
-/** drizzle-pg/ sits three levels above both src/queue/pg/ and dist/queue/pg/. */
-export const DEFAULT_PG_MIGRATIONS_FOLDER = fileURLToPath(
-  new URL('../../../drizzle-pg', import.meta.url),
-);
+/** The migrations of the PostgreSQL schema, `<project>/drizzle-pg`. */
+export const DEFAULT_PG_MIGRATIONS_FOLDER = projectPath('drizzle-pg');
 
 const MIGRATIONS_TABLE = '__drizzle_migrations';
 /** The advisory lock key of migrations ("proctor" in ASCII, as a bigint). */
