@@ -9,9 +9,12 @@
 // run time. The MCP bridge is a second entry point, because codex starts it as its own process
 // from the file beside the adapter (src/solvers/codex/binary.ts).
 // dist/bundle/meta.json maps every chunk to its inputs (test/cli/startup.test.ts reads it).
+// Run as `tsx scripts/bundle.ts` by `npm run build`; test/helpers/global-setup.ts calls
+// bundleBin() after its own tsc.
 import { build, type Plugin } from 'esbuild';
 import { rmSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 const ROOT = join(import.meta.dirname, '..');
 const OUT = join(ROOT, 'dist', 'bundle');
@@ -47,24 +50,31 @@ const englishOnlyZod: Plugin = {
   },
 };
 
-rmSync(OUT, { recursive: true, force: true });
-const result = await build({
-  absWorkingDir: ROOT,
-  entryPoints: { main: 'dist/cli/main.js', bridge: 'dist/solvers/codex/bridge.js' },
-  outdir: OUT,
-  bundle: true,
-  splitting: true,
-  format: 'esm',
-  platform: 'node',
-  target: 'node20',
-  external: EXTERNAL,
-  // Bundled CommonJS packages call require(); ESM output has none, so give them node's.
-  banner: {
-    js: "import { createRequire as __proctorCreateRequire } from 'node:module';\nconst require = __proctorCreateRequire(import.meta.url);",
-  },
-  chunkNames: 'chunk-[hash]',
-  metafile: true,
-  plugins: [englishOnlyZod],
-  logLevel: 'warning',
-});
-writeFileSync(join(OUT, 'meta.json'), JSON.stringify(result.metafile));
+/** Writes dist/bundle/ from tsc's dist/ (which must be current). */
+export async function bundleBin(): Promise<void> {
+  rmSync(OUT, { recursive: true, force: true });
+  const result = await build({
+    absWorkingDir: ROOT,
+    entryPoints: { main: 'dist/cli/main.js', bridge: 'dist/solvers/codex/bridge.js' },
+    outdir: OUT,
+    bundle: true,
+    splitting: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    external: EXTERNAL,
+    // Bundled CommonJS packages call require(); ESM output has none, so give them node's.
+    banner: {
+      js: "import { createRequire as __proctorCreateRequire } from 'node:module';\nconst require = __proctorCreateRequire(import.meta.url);",
+    },
+    chunkNames: 'chunk-[hash]',
+    metafile: true,
+    plugins: [englishOnlyZod],
+    logLevel: 'warning',
+  });
+  writeFileSync(join(OUT, 'meta.json'), JSON.stringify(result.metafile));
+}
+
+if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  await bundleBin();
+}

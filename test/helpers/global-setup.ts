@@ -1,5 +1,5 @@
-// Builds dist/ once before the tests, so that CLI tests run the real `bin/proctor.js`
-// against the current sources, never a stale build; and starts the throw-away PostgreSQL
+// Builds dist/ and the bin's bundle once before the tests, so that CLI tests run the real
+// `bin/proctor.js` against the current sources, never a stale build; and starts the throw-away PostgreSQL
 // cluster (.ci/postgres) unless PROCTOR_TEST_PG_URL already names one, so that `npm test`
 // alone works as well as `.ci/run`. The URL reaches the test workers through the environment.
 // After the run, removes the workspace templates of the test homes (temp dirs and
@@ -11,14 +11,16 @@ import { fileURLToPath } from 'node:url';
 import { createDockerClient } from '../../src/sandbox/docker.js';
 import { LABEL } from '../../src/sandbox/labels.js';
 import { removeTemplate } from '../../src/sandbox/template.js';
+import { bundleBin } from '../../scripts/bundle.js';
 import { startTestPostgres } from './postgres-server.js';
 
-export default function setup(): () => Promise<void> {
+export default async function setup(): Promise<() => Promise<void>> {
   const root = fileURLToPath(new URL('../..', import.meta.url));
   execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], {
     cwd: root,
     stdio: 'inherit',
   });
+  await bundleBin();
   process.env.PROCTOR_TEST_PG_URL ||= startTestPostgres();
   return async () => {
     const docker = createDockerClient(process.env['DOCKER_HOST']);
