@@ -11,7 +11,9 @@ import { createPgArtifactStore, MAX_BLOB_BYTES } from '../../src/queue/pg/artifa
 import type { PgJobStore } from '../../src/queue/pg/store.js';
 import { createRedactor, type ArtifactStore } from '../../src/store/index.js';
 import { sweepInputs } from '../../src/workers/input-sweep.js';
+import { holdBlobs } from '../../src/queue/pg/blobs.js';
 import { tempPgStore } from '../helpers/postgres.js';
+import { waitFor } from '../helpers/wait.js';
 
 const LEASE = 60_000;
 const sha256 = (bytes: Buffer | string) => createHash('sha256').update(bytes).digest('hex');
@@ -92,6 +94,58 @@ describe('artifacts in PostgreSQL', () => {
     expect(await store.getArtifact(late.id)).toBeUndefined();
     // Discarding what was never stored is harmless.
     await artifacts.discard(late);
+  });
+
+  it('stores no byte when the finish transaction fails after storing them', async () => {
+    const { store, artifacts, count } = await setup();
+    const lease = await claimed(store);
+    const record = await log(artifacts, 'first\n');
+    const twin = { ...(await log(artifacts, 'second\n')), id: record.id };
+    // The second row has the first one's id: the rows' insert fails after the bytes went in.
+    await expect(store.complete(lease, null, [record, twin])).rejects.toThrow(/duplicate key/);
+    expect(await count('artifact_blobs')).toBe(0);
+    expect(await count('artifacts')).toBe(0);
+    expect(await store.getJob(lease.id)).toMatchObject({ status: 'running' });
+    expect(await store.complete(lease, null, [record])).toBe(true);
+    expect(await count('artifact_blobs')).toBe(1);
+  });
+
+  it('never removes bytes that a registration in flight found present but has not named yet', async () => {
+    const { store, artifacts, count } = await setup();
+    const lease = await claimed(store);
+    const record = await log(artifacts, 'raced\n');
+    const pool = await store.pool();
+    // A registration, by hand: its bytes are in, the row that names them is not yet.
+    const client = await pool.connect();
+    try {
+      await client.query('BEGIN');
+      await holdBlobs(client);
+      await client.query(
+        `INSERT INTO artifact_blobs (sha256, size, bytes, created_at) VALUES ($1, $2, $3, 0)`,
+        [record.sha256, record.size, record.content],
+      );
+      const sweeping = artifacts.sweep(store);
+      await waitFor(
+        async () =>
+          (
+            await pool.query<{ n: number }>(
+              `SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`,
+            )
+          ).rows[0]?.n === 1,
+        { what: 'the sweep to wait for the registration' },
+      );
+      await client.query(
+        `INSERT INTO artifacts (id, job_id, attempt, name, media_type, sha256, size, rel_path,
+           created_at) VALUES ($1, $2, $3, 'oracle.log', 'text/plain', $4, $5, $6, 0)`,
+        [record.id, lease.id, lease.attempt, record.sha256, record.size, record.relPath],
+      );
+      await client.query('COMMIT');
+      expect(await sweeping).toBe(0);
+    } finally {
+      client.release();
+    }
+    expect(await count('artifact_blobs')).toBe(1);
+    expect((await artifacts.read(record)).toString()).toBe('raced\n');
   });
 
   it('refuses an artifact over 16 MiB with one clear error, and a larger cap', async () => {
