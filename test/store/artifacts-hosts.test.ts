@@ -2,7 +2,8 @@
 // have) on one real PostgreSQL. Home A runs a solve with the flat adapter against a scripted
 // model (the real binary, the real Docker engine); home B, which never ran anything, reads the
 // grade's oracle log with `status --log`, the transcript, candidate and log with `export`, and
-// downloads them byte-identical through its own loopback API. Neither home keeps a file.
+// downloads them byte-identical through its own loopback API. And a patch handed to `grade` in
+// one home is graded by a worker in the other. Neither home keeps a file.
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -139,5 +140,46 @@ describe('artifacts in PostgreSQL, across hosts', () => {
     noArtifactFiles(a);
     noArtifactFiles(b);
     expect(await leftovers(a)).toEqual([]);
+  }, 240_000);
+
+  it('a patch handed to grade in home A is graded by a worker in home B, and read back in A', async () => {
+    const url = await tempPgDatabase();
+    const a = tempDir();
+    const b = tempDir();
+    const enqueued = await proctor([
+      '--home',
+      a,
+      '--db',
+      url,
+      'grade',
+      TASK,
+      '--patch',
+      join(TASK, 'solution/gold.patch'),
+    ]);
+    expect(enqueued.stderr).toBe('');
+    expect(enqueued.code).toBe(0);
+    const worker = spawnTs(join(ROOT, 'bin/proctor.js'), ['--home', b, '--db', url, 'worker']);
+    await waitFor(
+      async () => {
+        const status = await proctor(['--home', a, '--db', url, 'status', '1', '--json']);
+        const [job] = (JSON.parse(status.stdout) as { jobs: Array<{ status: string }> }).jobs;
+        return job?.status === 'done';
+      },
+      { what: 'the grade to be done by the worker in home B', timeoutMs: 180_000, intervalMs: 500 },
+    );
+    worker.process.kill('SIGTERM');
+    expect((await worker.exited).code).toBe(0);
+
+    const logged = await proctor(['--home', a, '--db', url, 'status', '1', '--log']);
+    expect(logged.stdout).toMatch(/verdict: PASS/);
+    const out = join(tempDir(), 'grade.tar.gz');
+    const exported = await proctor(['--home', a, '--db', url, 'export', '1', '--out', out]);
+    expect(exported.code).toBe(0);
+    const files = await untar(readFileSync(out));
+    const candidate = [...files].find(([path]) => path.endsWith('-candidate.diff'));
+    expect(candidate?.[1].equals(readFileSync(join(TASK, 'solution/gold.patch')))).toBe(true);
+    noArtifactFiles(a);
+    noArtifactFiles(b);
+    expect(await leftovers(b)).toEqual([]);
   }, 240_000);
 });
