@@ -13,12 +13,12 @@ import { NOW, type Queryable, type TimeParam } from './sql.js';
 const invalid = (message: string) => new ProctorError('ARTIFACT_INVALID', message);
 
 /** The advisory lock key of blob removal ("blobs" in ASCII). */
-const BLOBS_LOCK = 422478950259;
+const BLOBS_LOCK = 422726034035;
 
 /**
- * The first statement of a transaction that will register artifact rows: no removal runs until
- * it ends. First, so that the transaction waits for a removal holding nothing else (and a
- * removal, which takes its lock first too, never waits on it): the two cannot deadlock.
+ * Taken by a transaction that will register artifact rows, before it locks any row: no removal
+ * runs until it ends. Before any row lock, so that it waits for a removal while holding none
+ * (and a removal, which takes its lock first too, never waits on it): the two cannot deadlock.
  */
 export async function holdBlobs(db: Queryable): Promise<void> {
   await db.query(`SELECT pg_advisory_xact_lock_shared(${BLOBS_LOCK})`);
