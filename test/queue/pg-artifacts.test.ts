@@ -148,6 +148,20 @@ describe('artifacts in PostgreSQL', () => {
     expect((await artifacts.read(record)).toString()).toBe('raced\n');
   });
 
+  it('refuses a record whose bytes are not its registered size, and stores nothing', async () => {
+    const { store, artifacts, count } = await setup();
+    const lease = await claimed(store);
+    const record = await log(artifacts, 'twelve bytes');
+    await expect(
+      store.complete(lease, null, [{ ...record, content: Buffer.from('eleven byte') }]),
+    ).rejects.toMatchObject({
+      code: 'ARTIFACT_INVALID',
+      message: `artifact ${record.id}: 11 bytes, registered as 12`,
+    });
+    expect(await count('artifact_blobs')).toBe(0);
+    expect(await count('artifacts')).toBe(0);
+  });
+
   it('refuses an artifact over 16 MiB with one clear error, and a larger cap', async () => {
     const { artifacts } = await setup();
     const big = Buffer.alloc(MAX_BLOB_BYTES + 1, 0x61);
