@@ -8,9 +8,15 @@ import { rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { knownSecrets } from '../config.js';
 import { ProctorError } from '../errors.js';
-import { JOB_STATUSES, MAX_PAGE, type Job, type JobStore } from '../queue/index.js';
+import {
+  JOB_STATUSES,
+  MAX_PAGE,
+  openArtifactStore,
+  type Job,
+  type JobStore,
+} from '../queue/index.js';
 import { MAX_EXPORT_JOBS, exportJobs } from '../results/index.js';
-import { createArtifactStore, createRedactor } from '../store/index.js';
+import { createRedactor } from '../store/index.js';
 import type { CommandContext } from './context.js';
 
 export interface ExportOptions {
@@ -87,11 +93,7 @@ export async function exportCommand(
       }
     }
     const redactor = createRedactor({ home: homedir(), secrets: knownSecrets(context.config) });
-    const artifacts = createArtifactStore({
-      root: join(context.config.home, 'artifacts'),
-      redactor,
-      clock: context.clock,
-    });
+    const artifacts = openArtifactStore(context.config, store, { redactor, clock: context.clock });
     const result = await exportJobs(
       { store, artifacts, redactor },
       jobs,

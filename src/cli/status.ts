@@ -11,9 +11,9 @@ import {
   type Job,
   type JobStore,
   type StatusCounts,
+  openArtifactStore,
 } from '../queue/index.js';
-import { join } from 'node:path';
-import { createArtifactStore, createRedactor } from '../store/index.js';
+import { createRedactor } from '../store/index.js';
 import type { CommandContext } from './context.js';
 import { sourceOfResult, sourceText } from './source.js';
 import { spendOf, spendText } from './spend.js';
@@ -30,8 +30,7 @@ export interface StatusOptions {
 const MAX_LOG_BYTES = 1024 * 1024;
 
 async function printLogs(context: CommandContext, store: JobStore, ids: number[]) {
-  const artifacts = createArtifactStore({
-    root: join(context.config.home, 'artifacts'),
+  const artifacts = openArtifactStore(context.config, store, {
     redactor: createRedactor(),
     clock: context.clock,
   });

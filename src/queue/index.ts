@@ -15,7 +15,7 @@ export type { BackoffOptions } from './backoff.js';
 export { openSqliteJobStore } from './sqlite/store.js';
 export type { PgJobStore, PgJobStoreOptions } from './pg/store.js';
 export { displayUrl } from './pg/url.js';
-export { openJobStore } from './open.js';
+export { openArtifactStore, openJobStore } from './open.js';
 export type { StoreSelection } from './open.js';
 export type { SqliteJobStore, SqliteJobStoreOptions } from './sqlite/store.js';
 export { MAX_PAGE, DEFAULT_PAGE, RETRY_KEY_PREFIX, retryKey } from './store.js';

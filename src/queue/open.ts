@@ -1,9 +1,14 @@
 // Opens the job store a configuration names: PostgreSQL when it has a database URL (several
 // hosts share the queue there), else the SQLite file in the home — the default, unchanged for
-// a user who never names a database.
+// a user who never names a database. The artifact store follows the same choice: files under
+// `<home>/artifacts` beside SQLite, the database's own `artifact_blobs` table beside
+// PostgreSQL, so that every host reads what any host stored.
+import { join } from 'node:path';
 import type { Clock } from '../clock.js';
+import { createArtifactStore, type ArtifactStore, type Redactor } from '../store/index.js';
 import type { Synchronous } from './db.js';
 import { openLazyPgJobStore } from './pg/lazy.js';
+import type { PgJobStore } from './pg/store.js';
 import { openSqliteJobStore } from './sqlite/store.js';
 import type { JobStore } from './store.js';
 
@@ -17,4 +22,35 @@ export function openJobStore(config: StoreSelection, clock: Clock): JobStore {
   // PostgreSQL keeps time itself (leases use its now()); the clock is SQLite's.
   if (config.dbUrl !== undefined) return openLazyPgJobStore(config.dbUrl);
   return openSqliteJobStore(config.dbPath, { clock, synchronous: config.queue.synchronous });
+}
+
+/**
+ * The artifact store that goes with `store`, which must be the one openJobStore opened for the
+ * same configuration: on PostgreSQL it shares that store's connections (and its migrations).
+ * Its module loads on first use, as the PostgreSQL store's does.
+ */
+export function openArtifactStore(
+  config: { home: string; dbUrl: string | undefined },
+  store: JobStore,
+  deps: { redactor: Redactor; clock: Clock },
+): ArtifactStore {
+  if (config.dbUrl === undefined) {
+    return createArtifactStore({ root: join(config.home, 'artifacts'), ...deps });
+  }
+  // A store opened from a URL is a PgJobStore (behind openLazyPgJobStore's loader).
+  const pool = () => (store as PgJobStore).pool();
+  let opened: Promise<ArtifactStore> | undefined;
+  const load = () =>
+    (opened ??= import('./pg/artifacts.js').then((m) =>
+      m.createPgArtifactStore({ pool, redactor: deps.redactor }),
+    ));
+  return {
+    root: 'postgresql',
+    write: async (input) => (await load()).write(input),
+    discard: async (record) => (await load()).discard(record),
+    read: async (record, options) => (await load()).read(record, options),
+    open: async (record) => (await load()).open(record),
+    readSlice: async (record, slice) => (await load()).readSlice(record, slice),
+    sweep: async (index, options) => (await load()).sweep(index, options),
+  };
 }

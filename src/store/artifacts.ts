@@ -1,5 +1,9 @@
-// The artifact store: files Proctor keeps for a job (patches, logs, transcripts, reports) under
-// `<home>/artifacts/`. Each artifact gets a fresh directory named by a random UUID, so a new
+// The artifact store: what Proctor keeps for a job (patches, logs, transcripts, reports). One
+// interface, ArtifactStore, with two implementations: this file's, which keeps files under
+// `<home>/artifacts/` (a SQLite home), and the PostgreSQL one (src/queue/pg/artifacts.ts),
+// which keeps the bytes in the database, content-addressed, so that every host reads them.
+//
+// The file store gives each artifact a fresh directory named by a random UUID, so a new
 // artifact can never replace or alias an earlier one, whatever its name or content:
 //
 //   <root>/<uuid>/<safe file name>      directories 0700, files 0600
@@ -33,6 +37,13 @@ export interface ArtifactRecord {
   size: number;
   /** `<id>/<safe file name>`, relative to the store's root. */
   relPath: string;
+  /**
+   * The bytes themselves, on a record a database-backed store wrote and has not yet
+   * registered: the JobStore that registers the record (a completion, an enqueue's inputs)
+   * stores them in the same transaction, content-addressed. Never set by the file store, and
+   * never on a record read back from a JobStore.
+   */
+  content?: Buffer;
 }
 
 export interface ArtifactInput {
@@ -72,6 +83,7 @@ export interface ArtifactStoreOptions {
 }
 
 export interface ArtifactStore {
+  /** Where the bytes live: the file store's directory, or `postgresql` for the database. */
   readonly root: string;
   write(input: ArtifactInput): Promise<ArtifactRecord>;
   /** Deletes this artifact's own file and directory, nothing else; missing is not an error. */
@@ -109,6 +121,35 @@ const MEDIA_TYPE = /^[a-z0-9][\w!#$&^.+-]*\/[a-z0-9][\w!#$&^.+-]*(?:[ \t]*;[\x20
 
 const invalid = (message: string) => new ProctorError('ARTIFACT_INVALID', message);
 
+/**
+ * What every store does before it keeps an input: checks its name and media type, redacts it
+ * (text by default), and refuses it with ARTIFACT_INVALID when the stored bytes would exceed
+ * `maxBytes`. Returns the bytes to store and their SHA-256.
+ */
+export function prepareArtifact(
+  input: ArtifactInput,
+  redactor: Redactor,
+  maxBytes: number,
+): { name: string; bytes: Buffer; sha256: string } {
+  const name = validateArtifactName(input.name);
+  const { mediaType } = input;
+  if (typeof mediaType !== 'string' || mediaType.length > 200 || !MEDIA_TYPE.test(mediaType)) {
+    throw invalid(
+      `Expected artifact \`mediaType\` to be type/subtype, got \`${String(mediaType).slice(0, 80)}\``,
+    );
+  }
+  const redact = input.redact ?? isTextMediaType(mediaType);
+  const bytes = redact
+    ? Buffer.from(redactDocument(redactor, mediaType, input.bytes), 'utf8')
+    : Buffer.isBuffer(input.bytes)
+      ? input.bytes
+      : Buffer.from(input.bytes, 'utf8');
+  if (bytes.length > maxBytes) {
+    throw invalid(`artifact ${name} is ${bytes.length} bytes, more than the limit of ${maxBytes}`);
+  }
+  return { name, bytes, sha256: createHash('sha256').update(bytes).digest('hex') };
+}
+
 /** Throws ARTIFACT_INVALID unless `name` is an acceptable artifact name. */
 export function validateArtifactName(name: unknown): string {
   const shown = JSON.stringify(name)?.slice(0, 80) ?? String(name);
@@ -133,7 +174,7 @@ export function safeFileName(name: string): string {
 }
 
 /** The record's directory and file, or ARTIFACT_INVALID when it could point anywhere else. */
-function locate(record: ArtifactRecord): { id: string; file: string } {
+export function locate(record: ArtifactRecord): { id: string; file: string } {
   const { id, relPath, sha256, size } = record;
   if (typeof id !== 'string' || !UUID.test(id)) {
     throw invalid(`artifact id \`${String(id).slice(0, 80)}\` is not a UUID`);
@@ -182,24 +223,8 @@ export function createArtifactStore(options: ArtifactStoreOptions): ArtifactStor
   }
 
   async function write(input: ArtifactInput): Promise<ArtifactRecord> {
-    const name = validateArtifactName(input.name);
+    const { name, bytes, sha256 } = prepareArtifact(input, redactor, maxBytes);
     const { mediaType } = input;
-    if (typeof mediaType !== 'string' || mediaType.length > 200 || !MEDIA_TYPE.test(mediaType)) {
-      throw invalid(
-        `Expected artifact \`mediaType\` to be type/subtype, got \`${String(mediaType).slice(0, 80)}\``,
-      );
-    }
-    const redact = input.redact ?? isTextMediaType(mediaType);
-    const bytes = redact
-      ? Buffer.from(redactDocument(redactor, mediaType, input.bytes), 'utf8')
-      : Buffer.isBuffer(input.bytes)
-        ? input.bytes
-        : Buffer.from(input.bytes, 'utf8');
-    if (bytes.length > maxBytes) {
-      throw invalid(
-        `artifact ${name} is ${bytes.length} bytes, more than the limit of ${maxBytes}`,
-      );
-    }
     const id = randomUUID();
     const file = safeFileName(name);
     const dir = join(root, id);
@@ -233,7 +258,6 @@ export function createArtifactStore(options: ArtifactStoreOptions): ArtifactStor
         },
       );
     }
-    const sha256 = createHash('sha256').update(bytes).digest('hex');
     return { id, name, mediaType, sha256, size: bytes.length, relPath: `${id}/${file}` };
   }
 

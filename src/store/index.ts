@@ -3,7 +3,9 @@
 export {
   createArtifactStore,
   DEFAULT_MAX_ARTIFACT_BYTES,
+  locate as locateArtifact,
   MAX_ARTIFACT_NAME_LENGTH,
+  prepareArtifact,
   registerOrDiscard,
   safeFileName,
   utf8Cut,

@@ -7,7 +7,7 @@ import type { Clock } from '../clock.js';
 import { describeError } from '../errors.js';
 import { dockerHost, knownSecrets, type ProctorConfig } from '../config.js';
 import type { Logger } from '../logger.js';
-import { openJobStore, type JobKind, type JobStore } from '../queue/index.js';
+import { openArtifactStore, openJobStore, type JobKind, type JobStore } from '../queue/index.js';
 import {
   createDockerClient,
   createTemplateStore,
@@ -16,12 +16,7 @@ import {
 } from '../sandbox/index.js';
 import { createFileDigests, type FileDigests } from '../oracle/file-digests.js';
 import { createModelCatalog } from '../solvers/codex/catalog.js';
-import {
-  createArtifactStore,
-  createRedactor,
-  type ArtifactStore,
-  type Redactor,
-} from '../store/index.js';
+import { createRedactor, type ArtifactStore, type Redactor } from '../store/index.js';
 import { createImageCache } from './images.js';
 import { INPUT_SWEEP_EVERY_MS, sweepInputs } from './input-sweep.js';
 import { baselineHandler, gradeHandler, type OracleDeps } from './oracle-jobs.js';
@@ -54,7 +49,8 @@ export function createRuntime(config: ProctorConfig, clock: Clock, logger: Logge
   const store = openJobStore(config, clock);
   const secrets = knownSecrets(config);
   const redactor = createRedactor({ home: homedir(), secrets });
-  const artifacts = createArtifactStore({ root: join(config.home, 'artifacts'), redactor, clock });
+  // Files in the home on SQLite; in the database on PostgreSQL, where every host reads them.
+  const artifacts = openArtifactStore(config, store, { redactor, clock });
   // Read by the first codex solve of this runtime and shared by its pools' later ones.
   const codexCatalog = createModelCatalog();
   // Shared by every pool of this runtime, and by its own bundle loads (a --wait command's).

@@ -85,8 +85,9 @@ const HEAVY = [
   pkg('tar-stream'),
   pkg('p-queue'),
   pkg('pg'),
-  // The PostgreSQL store loads on its first call, and only for a database URL.
+  // The PostgreSQL stores (jobs, artifacts) load on their first call, and only for a database URL.
   pathToFileURL(join(ROOT, 'dist/queue/pg/store.js')).href,
+  pathToFileURL(join(ROOT, 'dist/queue/pg/artifacts.js')).href,
   area('sandbox'),
   area('oracle'),
   area('solvers'),

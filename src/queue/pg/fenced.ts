@@ -7,6 +7,7 @@
 import type { OutcomeClass } from '../constants.js';
 import type { ArtifactRecord, FailOutcome, HeartbeatResult, Lease } from '../store.js';
 import type { TaskValidityInput } from '../store.js';
+import { holdBlobs, storeContents } from './blobs.js';
 import { NOW, type Queryable, type TimeParam } from './sql.js';
 
 const HELD = `id = $2 AND attempt = $3 AND status = 'running'`;
@@ -61,6 +62,7 @@ export async function complete(
   task?: TaskValidityInput,
   outcome: OutcomeClass | null = null,
 ): Promise<boolean> {
+  if (records.length > 0) await holdBlobs(db);
   const done = await db.query(
     `UPDATE jobs SET ${ENDED}, status = 'done', result = $4, last_error = NULL,
        error_code = NULL, outcome = $5, finished_at = ${NOW}
@@ -89,6 +91,8 @@ export async function complete(
     );
   }
   if (records.length > 0) {
+    // After the fence: a late finish stores no bytes. Before the rows that name them.
+    await storeContents(db, records, now);
     await db.query(
       `INSERT INTO artifacts (id, job_id, attempt, name, media_type, sha256, size, rel_path,
          created_at)

@@ -4,6 +4,7 @@
 // deletes an input that a job being enqueued at that moment is about to name.
 import { ProctorError } from '../../errors.js';
 import type { ArtifactRecord, RegisteredArtifact } from '../store.js';
+import { holdBlobs, storeContents } from './blobs.js';
 import { ARTIFACT_COLUMNS, NOW, type Queryable, type TimeParam } from './sql.js';
 
 /** The advisory lock key of input registration ("inputs" in ASCII). */
@@ -18,6 +19,7 @@ export async function registerInputs(
 ): Promise<void> {
   if (inputs.length === 0 && reused.length === 0) return;
   await db.query(`SELECT pg_advisory_xact_lock_shared(${INPUTS_LOCK})`);
+  if (inputs.length > 0) await holdBlobs(db);
   if (reused.length > 0) {
     const { rows } = await db.query<{ id: string }>(
       'SELECT id FROM artifacts WHERE id = ANY($1) AND job_id IS NULL AND attempt IS NULL',
@@ -36,12 +38,14 @@ export async function registerInputs(
   await addInputs(db, inputs, now);
 }
 
+/** Inside a transaction that holds the blobs (holdBlobs): the rows and the bytes they carry. */
 export async function addInputs(
   db: Queryable,
   records: readonly ArtifactRecord[],
   now: TimeParam,
 ): Promise<void> {
   if (records.length === 0) return;
+  await storeContents(db, records, now);
   await db.query(
     `INSERT INTO artifacts (id, job_id, attempt, name, media_type, sha256, size, rel_path,
        created_at)

@@ -15,6 +15,7 @@ import {
   type AnyPgColumn,
   bigint,
   check,
+  customType,
   index,
   integer,
   pgTable,
@@ -154,12 +155,44 @@ export const artifacts = pgTable(
   },
   (t) => [
     index('artifacts_job').on(t.jobId),
+    // PostgreSQL only (no twin in SQLite, which keeps files): finds the rows that still name
+    // a blob, for retention and for the discard of one artifact's bytes.
+    index('artifacts_sha256').on(t.sha256),
     check('artifacts_sha256_hex', sql`${t.sha256} ~ '^[0-9a-f]{64}$'`),
     check('artifacts_size_nonnegative', sql`${t.size} >= 0`),
   ],
 );
 
 export type ArtifactRow = typeof artifacts.$inferSelect;
+
+const bytea = customType<{ data: Buffer; driverData: Buffer }>({ dataType: () => 'bytea' });
+
+/** The largest blob the table accepts: the PostgreSQL store's per-artifact cap (16 MiB). */
+export const MAX_BLOB_BYTES = 16 * 1024 * 1024;
+
+/**
+ * PostgreSQL only: the bytes of every artifact, content-addressed by their SHA-256, so that any
+ * host reads any job's artifacts and the same bytes stored twice (two jobs with the same log)
+ * are one row. Written in the transaction that registers the `artifacts` rows naming them (a
+ * fenced completion, an enqueue's inputs), so a late or failed finish stores nothing; removed
+ * by retention once no row names them (src/queue/pg/artifacts.ts).
+ */
+export const artifactBlobs = pgTable(
+  'artifact_blobs',
+  {
+    sha256: text('sha256').primaryKey(),
+    size: integer('size').notNull(),
+    bytes: bytea('bytes').notNull(),
+    createdAt: millis('created_at').notNull(),
+  },
+  (t) => [
+    check('artifact_blobs_sha256_hex', sql`${t.sha256} ~ '^[0-9a-f]{64}$'`),
+    check(
+      'artifact_blobs_size_bounded',
+      sql.raw(`"size" >= 0 AND "size" <= ${MAX_BLOB_BYTES} AND octet_length("bytes") = "size"`),
+    ),
+  ],
+);
 
 /** Task validity, kept by baseline jobs: one row per task id and bundle content. */
 export const tasks = pgTable(

@@ -19,6 +19,7 @@ import type { PgConnectOptions } from './db.js';
 import { displayUrl, isPostgresUrl, unreadable } from './url.js';
 import { enqueueBatch, enqueueOne } from './enqueue.js';
 import * as fenced from './fenced.js';
+import { holdBlobs } from './blobs.js';
 import { addInputs, findInputs, registerInputs, takeUnreferencedInputs } from './inputs.js';
 import {
   batchTimes,
@@ -359,7 +360,11 @@ export function openPgJobStore(url: string, options: PgJobStoreOptions = {}): Pg
         return rows;
       }),
 
-    addInputs: (records) => run(() => addInputs(db, records, now())),
+    addInputs: (records) =>
+      tx(async (q) => {
+        if (records.length > 0) await holdBlobs(q);
+        await addInputs(q, records, now());
+      }),
     findInputs: (name, sha256s) => run(() => findInputs(db, name, sha256s)),
     takeUnreferencedInputs: (olderThan, limit = 100) =>
       tx((q) => takeUnreferencedInputs(q, olderThan, limit)),
@@ -391,7 +396,7 @@ export function openPgJobStore(url: string, options: PgJobStoreOptions = {}): Pg
 
     taskJudgement: (taskId, contentHash) => run(() => taskJudgement(db, taskId, contentHash)),
 
-    pruneFinished: (olderThan, limit = 1000) => run(() => pruneFinished(db, olderThan, limit)),
+    pruneFinished: (olderThan, limit = 1000) => tx((q) => pruneFinished(q, olderThan, limit)),
 
     async close() {
       if (closed) return;

@@ -1,5 +1,6 @@
 // Task validity on PostgreSQL: the latest judgement of each task id (see the SQLite twin).
 import { MAX_PAGE, type TaskValidity } from '../store.js';
+import { lockBlobs, pruneArtifacts } from './blobs.js';
 import type { Queryable } from './sql.js';
 
 const LATEST = `SELECT DISTINCT ON (task_id) task_id AS "taskId", content_hash AS "contentHash",
@@ -24,12 +25,17 @@ export async function taskValidity(
   return { tasks, counts };
 }
 
-/** Deletes up to `limit` jobs that finished before `olderThan`; returns how many. */
+/**
+ * Inside a transaction: deletes up to `limit` jobs that finished before `olderThan`, then their
+ * artifacts that nothing still names, and the bytes of those (see pruneArtifacts); returns how
+ * many jobs.
+ */
 export async function pruneFinished(
   db: Queryable,
   olderThan: number,
   limit: number,
 ): Promise<number> {
+  await lockBlobs(db);
   const { rowCount } = await db.query(
     `DELETE FROM jobs WHERE id IN (
        SELECT id FROM jobs
@@ -37,6 +43,8 @@ export async function pruneFinished(
        LIMIT $2 FOR UPDATE SKIP LOCKED)`,
     [olderThan, limit],
   );
+  // Also what earlier prunes left (a candidate whose grade has gone since): a few per job.
+  await pruneArtifacts(db, 4 * limit);
   return rowCount ?? 0;
 }
 
