@@ -211,7 +211,9 @@ describe('the results and comparison views', () => {
       redactor: createRedactor(),
       clock: systemClock,
     });
-    // Two tasks of three attempts: t1 resolved 2 of 3, t2 1 of 3 with one machine error.
+    // Two tasks of three solves each, every solve graded by its child grade: t1 resolved 2
+    // of 3, t2 1 of 3 with one machine error. Each solve used 1,000 input tokens (200 of
+    // them cached) and 300 output tokens, at $0.0125.
     const attempts: Array<[string, number, 'PASS' | 'FAIL' | 'ERROR']> = [
       ['t1', 1, 'PASS'],
       ['t1', 2, 'FAIL'],
@@ -223,18 +225,39 @@ describe('the results and comparison views', () => {
     const { batch, jobIds } = await store.enqueueBatch({
       label: 'attempts',
       jobs: attempts.map(([task, sample]) => ({
-        kind: 'grade' as const,
-        payload: { bundle: `/suite/${task}`, candidate: 'cand', sample },
+        kind: 'solve' as const,
+        payload: { bundle: `/suite/${task}`, solver: 'mini', sample },
         maxAttempts: 1,
       })),
     });
-    const claimed = await store.claim('grade', 'w', attempts.length, 60_000);
-    for (const job of claimed) {
-      const [task, , verdict] = attempts[jobIds.indexOf(job.id)]!;
-      const lease = { id: job.id, attempt: job.attempt };
-      if (verdict === 'ERROR')
+    const solves = await store.claim('solve', 'w', attempts.length, 60_000);
+    for (const solve of solves) {
+      const [task, sample, verdict] = attempts[jobIds.indexOf(solve.id)]!;
+      await store.complete(
+        { id: solve.id, attempt: solve.attempt },
+        {
+          verdict: 'PASS',
+          reason: 'SOLVER_DONE',
+          task: { id: task },
+          usage: { inputTokens: 1000, cachedInputTokens: 200, outputTokens: 300 },
+          costUsd: 0.0125,
+          turns: 4,
+          toolCalls: 6,
+          solveMs: 1500,
+        },
+      );
+      const { job: grade } = await store.enqueue({
+        kind: 'grade',
+        payload: { bundle: `/suite/${task}`, candidate: 'cand', sample },
+        parentId: solve.id,
+        maxAttempts: 1,
+      });
+      const [claimed] = await store.claim('grade', 'w', 1, 60_000);
+      expect(claimed?.id).toBe(grade.id);
+      const lease = { id: grade.id, attempt: claimed!.attempt };
+      if (verdict === 'ERROR') {
         await store.fail(lease, 'the engine went away', { code: 'DOCKER_ERROR' });
-      else await store.complete(lease, gradeResult({ task, verdict }, job.id));
+      } else await store.complete(lease, gradeResult({ task, verdict }, grade.id));
     }
     const url = await listen({ store, artifacts, clock: systemClock });
     const { page, problems } = await openPage(url);
@@ -269,6 +292,12 @@ describe('the results and comparison views', () => {
     expect(rows[2]).toEqual(['3', '100.0%', '0.0%', '1', '1']);
     expect(await figure(page, 'results-figures', 'attempts')).toBe('6');
     expect(await figure(page, 'results-figures', 'error')).toBe('0');
+    expect(summary.tokens).toEqual({ input: 6000, cachedInput: 1200, output: 1800 });
+    expect(await figure(page, 'results-figures', 'tokens')).toBe(
+      '6000 input (1200 cached), 1800 output',
+    );
+    expect(summary.costUsd).toBeCloseTo(0.075, 10);
+    expect(await figure(page, 'results-figures', 'cost')).toBe('$0.0750');
     await shot(page, tempDir(), 'attempts');
     expect(problems).toEqual([]);
   }, 60_000);

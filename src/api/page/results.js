@@ -6,7 +6,7 @@
 import { api, query, segment } from './client.js';
 import { rateChart } from './chart.js';
 import { openCompare } from './compare.js';
-import { byId, clear, el, figureRows, render } from './dom.js';
+import { byId, clear, el, errorText, figureRows, render } from './dom.js';
 import { msText, pct, rateText } from './format.js';
 import { labelOf, refresh, state } from './state.js';
 
@@ -82,8 +82,10 @@ function passRow(f) {
   return row;
 }
 
-/** The class bar: one segment per outcome class, its width the class's share of the tasks. */
-/** @param {any} s */
+/**
+ * The class bar: one segment per outcome class, its width the class's share of the tasks.
+ * @param {any} s a batch summary
+ */
 function classBar(s) {
   const bar = el('div', null, 'class-bar');
   const total = Math.max(s.tasks, 1);
@@ -98,32 +100,11 @@ function classBar(s) {
   return bar;
 }
 
-export async function loadResults() {
-  const batchId = state.results;
-  if (batchId === null) return;
-  const view = state.view;
-  const chartIds = state.batchList.slice(0, MAX_CHART_BATCHES).map((b) => b.id);
-  if (!chartIds.includes(batchId)) chartIds.splice(MAX_CHART_BATCHES - 1, 1, batchId);
-  const key = JSON.stringify([batchId, chartIds]);
-  if (loaded.key === key && Date.now() - loaded.at < RELOAD_MS) return;
-  const [report, chart] = await Promise.all([
-    api('/api/batches/' + segment(batchId) + '/report'),
-    api('/api/report' + query({ batch: chartIds })),
-  ]);
-  if (view !== state.view) return;
-  loaded = { key, at: Date.now() };
-  const s = report.batches[0];
-  byId('results-title').textContent = 'Results of ' + (s.label || s.batch);
-  byId('results-note').textContent = s.incomplete
-    ? 'INCOMPLETE: ' + s.incompleteBecause.join('; ')
-    : 'Complete.';
-  byId('results-note').classList.toggle('warn', s.incomplete);
-  render(byId('results-figures').tBodies[0], s, () => figureRows(figures(s)));
-  render(byId('class-bar'), s.classes, () => [classBar(s)]);
-  const passAtK = s.passAtK || [];
-  byId('passk-section').hidden = passAtK.length === 0;
-  render(byId('passk').tBodies[0], passAtK, () => passAtK.map(passRow));
-
+/**
+ * @param {any} chart the report of the charted batches
+ * @param {string} batchId the batch shown
+ */
+function drawChart(chart, batchId) {
   const points = /** @type {any[]} */ (chart.batches)
     .filter((b) => b.resolvedRateScored !== null)
     .map((b) => ({
@@ -139,6 +120,40 @@ export async function loadResults() {
       ? [el('p', 'No batch has scored tasks yet.', 'note')]
       : [rateChart(points, batchId)],
   );
+}
+
+export async function loadResults() {
+  const batchId = state.results;
+  if (batchId === null) return;
+  const view = state.view;
+  const chartIds = state.batchList.slice(0, MAX_CHART_BATCHES).map((b) => b.id);
+  if (!chartIds.includes(batchId)) chartIds.splice(MAX_CHART_BATCHES - 1, 1, batchId);
+  const key = JSON.stringify([batchId, chartIds]);
+  if (loaded.key === key && Date.now() - loaded.at < RELOAD_MS) return;
+  // The chart is an extra: batches too large to report together leave it out, not the view.
+  const [report, chart] = await Promise.all([
+    api('/api/batches/' + segment(batchId) + '/report'),
+    api('/api/report' + query({ batch: chartIds })).catch((/** @type {unknown} */ error) => ({
+      error: errorText(error),
+    })),
+  ]);
+  if (view !== state.view) return;
+  loaded = { key, at: Date.now() };
+  const s = report.batches[0];
+  byId('results-title').textContent = 'Results of ' + (s.label || s.batch);
+  byId('results-note').textContent = s.incomplete
+    ? 'INCOMPLETE: ' + s.incompleteBecause.join('; ')
+    : 'Complete.';
+  byId('results-note').classList.toggle('warn', s.incomplete);
+  render(byId('results-figures').tBodies[0], s, () => figureRows(figures(s)));
+  render(byId('class-bar'), s.classes, () => [classBar(s)]);
+  const passAtK = s.passAtK || [];
+  byId('passk-section').hidden = passAtK.length === 0;
+  render(byId('passk').tBodies[0], passAtK, () => passAtK.map(passRow));
+
+  if (chart.error) {
+    render(byId('rate-chart'), chart.error, () => [el('p', 'No chart: ' + chart.error, 'note')]);
+  } else drawChart(chart, batchId);
 
   const others = state.batchList.filter((b) => b.id !== batchId);
   render(byId('compare-with'), others, () =>
@@ -148,7 +163,7 @@ export async function loadResults() {
       return option;
     }),
   );
-  byId('compare-open').disabled = others.length === 0;
+  byId('compare-controls').hidden = others.length === 0;
 }
 
 export function startResults() {
