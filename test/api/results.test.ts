@@ -17,6 +17,7 @@ import { proctor } from '../helpers/cli.js';
 import { httpCaller, type HttpAnswer } from '../helpers/http.js';
 import { ROOT } from '../helpers/processes.js';
 import { gradeResult, seedGrades } from '../helpers/results.js';
+import { STORE_KINDS } from '../helpers/stores.js';
 import { onCleanup, tempDir, tempStore } from '../helpers/temp.js';
 
 const SECRET = 'sk-proj-APIEXPORTplanted0123456789abcdefABCDEF';
@@ -151,6 +152,39 @@ describe('GET /api/batches/:id/report and /api/report', () => {
       incomplete: false,
       classes: { resolved: 2 },
     });
+  });
+
+  it('answer the same over the SQLite and the PostgreSQL store', async () => {
+    const answers: unknown[] = [];
+    for (const kind of STORE_KINDS) {
+      const store = await kind.open();
+      const server = await startServer({
+        port: 0,
+        store,
+        artifacts: createArtifactStore({
+          root: join(tempDir(), 'artifacts'),
+          redactor: createRedactor(),
+          clock: systemClock,
+        }),
+        config: loadConfig(tempDir()),
+        secrets: [],
+      });
+      onCleanup(() => server.close());
+      const { before, after } = await twoBatches(store);
+      const answer = await httpCaller(server.port)(
+        'GET',
+        `/api/report?batch=${after}&compare=${before}`,
+      );
+      expect(answer.status, kind.name).toBe(200);
+      // Batch ids and times differ between the two homes; the figures must not.
+      const { batches, comparisons } = report.parse(answer.json());
+      answers.push({
+        classes: batches.map((b) => b.classes),
+        rates: batches.map((b) => [b.resolvedRateScored, b.resolvedRateAll]),
+        comparisons: comparisons!.map(({ batch: _b, reference: _r, ...rest }) => rest),
+      });
+    }
+    expect(answers[1]).toEqual(answers[0]);
   });
 
   it('refuses bad input with a one-line 4xx', async () => {
