@@ -156,6 +156,9 @@ describe('the status page', () => {
     const href = await link.getAttribute('href');
     expect(href).toBe(`/api/artifacts/${encodeURIComponent(fx.log.id)}`);
     expect(await (await fetch(new URL(href!, fx.url))).text()).toBe(fx.logText);
+    expect(await page.locator('#job-export').getAttribute('href')).toBe(
+      `/api/jobs/${fx.ids.hidden}/export?includeHidden=false`,
+    );
     await waitFor(async () => (await page.locator('#log').textContent())?.length === LOG_SLICE, {
       what: 'the first log slice',
     });

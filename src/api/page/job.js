@@ -18,6 +18,8 @@ export function openJob(id) {
   byId('job-panel').hidden = false;
   byId('job-title').textContent = 'Job #' + id;
   for (const container of [byId('job-fields'), byId('artifacts')]) clear(container);
+  // The job's debug export (`proctor export ID`), without hidden tests.
+  byId('job-export').href = '/api/jobs/' + segment(id) + '/export?includeHidden=false';
   byId('log').textContent = '';
   byId('log-note').textContent = 'Loading…';
   byId('log-more').hidden = true;
