@@ -7,9 +7,9 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { openApiDocument } from '../../src/api/openapi.js';
-import { MAX_REPORT_BATCHES, report } from '../../src/api/results-schemas.js';
+import { MAX_REPORT_BATCHES, REPORT_TIME_LIMIT_MS, report } from '../../src/api/results-schemas.js';
 import { startServer } from '../../src/api/server.js';
-import { systemClock } from '../../src/clock.js';
+import { manualClock, systemClock } from '../../src/clock.js';
 import { loadConfig } from '../../src/config.js';
 import { enqueueWithCandidates } from '../../src/queue/index.js';
 import { createArtifactStore, createRedactor } from '../../src/store/index.js';
@@ -185,6 +185,49 @@ describe('GET /api/batches/:id/report and /api/report', () => {
       });
     }
     expect(answers[1]).toEqual(answers[0]);
+  });
+
+  it('gives up past its time limit, between batches', async () => {
+    const clock = manualClock();
+    const store = tempStore({ clock });
+    const { before, after } = await twoBatches(store);
+    // The real store, with every page read taking 61 s on the API's clock.
+    const slow = new Proxy(store, {
+      get(target, name, receiver) {
+        const value: unknown = Reflect.get(target, name, receiver);
+        if (name !== 'listBatchJobs' || typeof value !== 'function') {
+          return typeof value === 'function'
+            ? ((value as (...a: unknown[]) => unknown).bind(target) as unknown)
+            : value;
+        }
+        return (...args: unknown[]) => {
+          clock.advance(REPORT_TIME_LIMIT_MS + 1000);
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    });
+    const server = await startServer({
+      port: 0,
+      store: slow,
+      clock,
+      artifacts: createArtifactStore({
+        root: join(tempDir(), 'artifacts'),
+        redactor: createRedactor(),
+        clock,
+      }),
+      config: loadConfig(tempDir()),
+      secrets: [],
+    });
+    onCleanup(() => server.close());
+    const call = httpCaller(server.port);
+    refused(
+      await call('GET', `/api/report?batch=${after}&batch=${before}`),
+      413,
+      'LIMIT_EXCEEDED',
+      /^the report took over 60 s; ask for fewer batches$/,
+    );
+    // One batch is read whole whatever the clock says: the limit is checked between batches.
+    expect((await call('GET', `/api/batches/${after}/report`)).status).toBe(200);
   });
 
   it('refuses bad input with a one-line 4xx', async () => {
