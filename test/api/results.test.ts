@@ -3,6 +3,7 @@
 // the reports are the very objects `proctor report --format json` prints for the same home,
 // the exports the very bytes `proctor export` writes, and every bad input a one-line 4xx.
 import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
@@ -19,6 +20,7 @@ import { ROOT } from '../helpers/processes.js';
 import { gradeResult, seedGrades } from '../helpers/results.js';
 import { STORE_KINDS } from '../helpers/stores.js';
 import { onCleanup, tempDir, tempStore } from '../helpers/temp.js';
+import { waitFor } from '../helpers/wait.js';
 
 const SECRET = 'sk-proj-APIEXPORTplanted0123456789abcdefABCDEF';
 
@@ -376,6 +378,75 @@ describe('GET /api/batches/:id/export and /api/jobs/:id/export', () => {
     for (const [path, status, code, message] of cases) {
       refused(await call('GET', path), status, code, message);
     }
+  });
+});
+
+describe('the line of reports and exports', () => {
+  it('runs one at a time, and drops a waiting request whose client left', async () => {
+    const store = tempStore();
+    const { before, after } = await twoBatches(store);
+    // The real store; a report's first page read waits for the gate, and export reads
+    // (listJobs of a batch) are counted.
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    let reading = false;
+    let exportReads = 0;
+    const gated = new Proxy(store, {
+      get(target, name, receiver) {
+        const value: unknown = Reflect.get(target, name, receiver);
+        if (typeof value !== 'function') return value;
+        const method = value as (...a: unknown[]) => Promise<unknown>;
+        if (name === 'listBatchJobs') {
+          return async (...args: unknown[]) => {
+            reading = true;
+            await gate;
+            return method.apply(target, args);
+          };
+        }
+        if (name === 'listJobs') {
+          return (...args: unknown[]) => {
+            if ((args[0] as { batchId?: string } | undefined)?.batchId) exportReads++;
+            return method.apply(target, args);
+          };
+        }
+        return method.bind(target) as unknown;
+      },
+    });
+    const server = await startServer({
+      port: 0,
+      store: gated,
+      artifacts: createArtifactStore({
+        root: join(tempDir(), 'artifacts'),
+        redactor: createRedactor(),
+        clock: systemClock,
+      }),
+      config: loadConfig(tempDir()),
+      secrets: [],
+    });
+    onCleanup(() => server.close());
+    const call = httpCaller(server.port);
+
+    const first = call('GET', `/api/batches/${after}/report`);
+    await waitFor(() => reading, { what: 'the report to read its batch' });
+    // An export asked for meanwhile waits; its client leaves before its turn.
+    const waiting = request({
+      host: '127.0.0.1',
+      port: server.port,
+      path: `/api/batches/${before}/export`,
+      headers: { host: `127.0.0.1:${server.port}` },
+    });
+    waiting.on('error', () => undefined);
+    waiting.end();
+    await waitFor(() => server.busy() === 2, { what: 'the export to wait in line' });
+    expect(exportReads).toBe(0);
+    waiting.destroy();
+    await waitFor(() => server.busy() === 1, { what: 'the export to leave the line' });
+    open();
+    expect((await first).status).toBe(200);
+    expect(exportReads).toBe(0);
+    // The next export runs as usual.
+    expect((await call('GET', `/api/batches/${before}/export`)).status).toBe(200);
+    expect(exportReads).toBeGreaterThan(0);
   });
 });
 
