@@ -16,7 +16,7 @@ import { createArtifactStore, createRedactor } from '../../src/store/index.js';
 import { leftovers } from '../helpers/home.js';
 import { listen, openPage, waitForText } from '../helpers/page.js';
 import { ROOT } from '../helpers/processes.js';
-import { gradeResult } from '../helpers/results.js';
+import { gradeResult, seedGrades } from '../helpers/results.js';
 import { onCleanup, tempDir, tempStore } from '../helpers/temp.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -300,5 +300,36 @@ describe('the results and comparison views', () => {
     expect(await figure(page, 'results-figures', 'cost')).toBe('$0.0750');
     await shot(page, tempDir(), 'attempts');
     expect(problems).toEqual([]);
+  }, 60_000);
+
+  it('leave the chart out, saying why, when the listed batches are too large to report together', async () => {
+    const store = tempStore();
+    const artifacts = createArtifactStore({
+      root: join(tempDir(), 'artifacts'),
+      redactor: createRedactor(),
+      clock: systemClock,
+    });
+    const grades = ['t1', 't2', 't3'].map((task) => ({ task, verdict: 'PASS' as const }));
+    await seedGrades(store, 'first', grades);
+    await seedGrades(store, 'second', grades);
+    // One batch (3 jobs) reports; both together (6) are over the bound.
+    const url = await listen({ store, artifacts, clock: systemClock, maxReportJobs: 4 });
+    const { page, problems } = await openPage(url);
+    await page
+      .locator('#batches tbody tr', { hasText: 'second' })
+      .getByRole('button', { name: 'Results' })
+      .click();
+    await waitForText(page.locator('#results-figures tr[data-key="resolved"] td'), '3');
+    await waitForText(
+      page.locator('#rate-chart p'),
+      'No chart: LIMIT_EXCEEDED: the batches hold 6 jobs; one report reads at most 4: ask for fewer batches',
+    );
+    expect(await page.locator('#rate-chart svg').count()).toBe(0);
+    expect(await page.locator('#status').textContent()).toMatch(/^Updated /);
+    // The refused chart request is the only complaint.
+    expect(problems.length).toBeGreaterThan(0);
+    for (const problem of problems) {
+      expect(problem).toMatch(/413|\/api\/report\?batch=/);
+    }
   }, 60_000);
 });

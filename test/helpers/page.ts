@@ -29,6 +29,8 @@ export async function listen(deps: {
   logOffsets?: number[];
   /** Default: a fresh home's configuration. */
   home?: string;
+  /** Lowers the API's bound on the jobs of one report. */
+  maxReportJobs?: number;
 }): Promise<string> {
   let port = 0;
   const app = createApp({
@@ -38,6 +40,7 @@ export async function listen(deps: {
     config: loadConfig(deps.home ?? tempDir()),
     secrets: [],
     port: () => port,
+    ...(deps.maxReportJobs === undefined ? {} : { maxReportJobs: deps.maxReportJobs }),
   });
   const watch = async (request: Request, env: unknown) => {
     const url = new URL(request.url);
