@@ -56,8 +56,8 @@ export default tseslint.config(
     },
   },
   {
-    // The status page's script runs in the browser, with no build step.
+    // The status page's scripts run in the browser as ES modules, with no build step.
     files: ['src/api/page/**/*.js'],
-    languageOptions: { globals: { ...globals.browser }, sourceType: 'script' },
+    languageOptions: { globals: { ...globals.browser }, sourceType: 'module' },
   },
 );

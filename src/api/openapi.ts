@@ -13,6 +13,15 @@ import {
   pageQuery,
   validateRequest,
 } from './schemas.js';
+import {
+  MAX_REPORT_BATCHES,
+  MAX_REPORT_JOBS,
+  batchId,
+  batchReportQuery,
+  exportQuery,
+  report,
+  reportQuery,
+} from './results-schemas.js';
 
 const schema = (s: z.ZodType) => z.toJSONSchema(s, { io: 'input', unrepresentable: 'any' });
 const answerSchema = (s: z.ZodType) => z.toJSONSchema(s, { io: 'output', unrepresentable: 'any' });
@@ -41,6 +50,14 @@ const ok = (description: string, answer: z.ZodType) => ({
   content: { 'application/json': { schema: answerSchema(answer) } },
 });
 const id = { name: 'id', in: 'path', required: true, schema: { type: 'string' } };
+const batchIdParameter = { name: 'id', in: 'path', required: true, schema: schema(batchId) };
+const gzip = (description: string) => ({
+  description,
+  content: { 'application/gzip': { schema: { type: 'string', format: 'binary' } } },
+});
+const reportLimits = `at most ${MAX_REPORT_BATCHES} batches; together (the reference included) at most ${MAX_REPORT_JOBS} jobs, else 413 LIMIT_EXCEEDED before any job is read; an unknown batch is 404 BATCH_NOT_FOUND`;
+const exportDescription =
+  'The reproducible archive `proctor export` writes (sorted entries, fixed mtimes and owners), every byte through the redactor; hidden tests, runner and ID lists only with `includeHidden=true`. At most 2,000 jobs and 512 MiB of content (413 LIMIT_EXCEEDED).';
 const jobIdParameter = { name: 'id', in: 'path', required: true, schema: schema(jobId) };
 
 export function openApiDocument() {
@@ -129,14 +146,48 @@ export function openApiDocument() {
       '/api/batches/{id}': {
         get: {
           summary: 'batch progress: counts, verdicts, rate, ETA',
-          parameters: [id],
+          parameters: [batchIdParameter],
           responses: { 200: ok('progress', answers.batchProgress), default: error },
+        },
+      },
+      '/api/batches/{id}/report': {
+        get: {
+          summary: 'the report of one batch: `proctor report ID --format json`',
+          description: reportLimits,
+          parameters: [batchIdParameter, ...parameters(batchReportQuery)],
+          responses: { 200: ok('the report', report), default: error },
+        },
+      },
+      '/api/report': {
+        get: {
+          summary:
+            'the report of several batches, and with `compare` their comparison: `proctor report A B --compare C --format json`',
+          description: `Repeat \`batch\` for each batch (${reportLimits}).`,
+          parameters: parameters(reportQuery),
+          responses: { 200: ok('the report', report), default: error },
+        },
+      },
+      '/api/batches/{id}/export': {
+        get: {
+          summary:
+            "the debug export of a batch (its solves' grades included): `proctor export --batch ID`",
+          description: exportDescription,
+          parameters: [batchIdParameter, ...parameters(exportQuery)],
+          responses: { 200: gzip('the .tar.gz, as an attachment'), default: error },
+        },
+      },
+      '/api/jobs/{id}/export': {
+        get: {
+          summary: 'the debug export of one job: `proctor export ID`',
+          description: exportDescription,
+          parameters: [jobIdParameter, ...parameters(exportQuery)],
+          responses: { 200: gzip('the .tar.gz, as an attachment'), default: error },
         },
       },
       '/api/batches/{id}/cancel': {
         post: {
           summary: 'cancel every unfinished job of a batch',
-          parameters: [id],
+          parameters: [batchIdParameter],
           requestBody: json(emptyRequest),
           responses: { 200: ok('outcomes', answers.batchCancelled), default: error },
         },

@@ -1,5 +1,6 @@
-// The status page's three static files, for the API to serve at `/`, `/app.js` and
-// `/style.css`. They are plain files with no build step, kept in src/api/page/. tsc copies
+// The status page's static files, for the API to serve at `/`, `/style.css` and `/<module>.js`
+// (the page's ES modules, each importing the others by relative URL, so all from the same
+// origin as the CSP requires). They are plain files with no build step, kept in src/api/page/. tsc copies
 // nothing but TypeScript, so rather than copy them into dist/ (a second, possibly stale copy)
 // this module always reads them from src/api/page/ under the project root (src/paths.ts),
 // whether it runs from src/, dist/ or the bin's bundle.
@@ -16,15 +17,31 @@ export interface PageAsset {
 /** `<project>/src/api/page/`. */
 export const PAGE_FOLDER = projectPath('src', 'api', 'page') + '/';
 
+/** The page's ES modules: app.js is the entry point, the others are what it imports. */
+export const PAGE_MODULES = [
+  'app.js',
+  'batches.js',
+  'chart.js',
+  'client.js',
+  'compare.js',
+  'dom.js',
+  'format.js',
+  'job.js',
+  'jobs.js',
+  'results.js',
+  'state.js',
+  'verdict.js',
+] as const;
+
 /** Route → file name and content type. */
 const FILES: ReadonlyArray<readonly [route: string, file: string, contentType: string]> = [
   ['/', 'index.html', 'text/html; charset=utf-8'],
-  ['/app.js', 'app.js', 'text/javascript; charset=utf-8'],
   ['/style.css', 'style.css', 'text/css; charset=utf-8'],
+  ...PAGE_MODULES.map((file) => [`/${file}`, file, 'text/javascript; charset=utf-8'] as const),
 ];
 
 /**
- * The page's three files keyed by route ('/', '/app.js', '/style.css'), read now: call it
+ * The page's files keyed by route ('/', '/style.css', '/app.js', …), read now: call it
  * once when building the app. `folder` defaults to PAGE_FOLDER. A missing file is an
  * INTERNAL error naming it (a broken checkout), raised at start-up rather than per request.
  */

@@ -8,14 +8,8 @@ import { rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { knownSecrets } from '../config.js';
 import { ProctorError } from '../errors.js';
-import {
-  JOB_STATUSES,
-  MAX_PAGE,
-  openArtifactStore,
-  type Job,
-  type JobStore,
-} from '../queue/index.js';
-import { MAX_EXPORT_JOBS, exportJobs } from '../results/index.js';
+import { openArtifactStore, type Job } from '../queue/index.js';
+import { MAX_EXPORT_JOBS, exportBatchJobs, exportJobs } from '../results/index.js';
 import { createRedactor } from '../store/index.js';
 import type { CommandContext } from './context.js';
 
@@ -23,40 +17,6 @@ export interface ExportOptions {
   batch?: string;
   out: string;
   includeHidden?: boolean;
-}
-
-async function batchJobs(store: JobStore, batchId: string): Promise<Job[]> {
-  if (!(await store.getBatch(batchId))) {
-    throw new ProctorError('BATCH_NOT_FOUND', `no batch ${batchId}`);
-  }
-  const jobs = new Map<number, Job>();
-  const take = (job: Job) => {
-    jobs.set(job.id, job);
-    if (jobs.size > MAX_EXPORT_JOBS) {
-      throw new ProctorError(
-        'LIMIT_EXCEEDED',
-        `batch ${batchId} has more than ${MAX_EXPORT_JOBS} jobs; export some of them by id`,
-      );
-    }
-  };
-  for (const status of JOB_STATUSES) {
-    let cursor: string | undefined;
-    do {
-      const page = await store.listJobs(
-        { batchId, status },
-        { limit: MAX_PAGE, order: 'asc', ...(cursor === undefined ? {} : { cursor }) },
-      );
-      for (const job of page.items) take(job);
-      cursor = page.nextCursor ?? undefined;
-    } while (cursor !== undefined);
-  }
-  for (const job of [...jobs.values()]) {
-    if (job.kind !== 'solve') continue;
-    for (const child of (await store.listJobs({ parentId: job.id }, { limit: MAX_PAGE })).items) {
-      take(child);
-    }
-  }
-  return [...jobs.values()];
 }
 
 export async function exportCommand(
@@ -83,7 +43,7 @@ export async function exportCommand(
   const store = context.openStore();
   try {
     let jobs: Job[];
-    if (options.batch !== undefined) jobs = await batchJobs(store, options.batch);
+    if (options.batch !== undefined) jobs = await exportBatchJobs(store, options.batch);
     else {
       jobs = [];
       for (const id of [...new Set(ids)]) {

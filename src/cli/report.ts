@@ -14,6 +14,7 @@ import {
   instanceReport,
   instanceRows,
   loadBatch,
+  reportObject,
   ROW_COLUMNS,
   summaryLines,
   swebenchSummary,
@@ -129,14 +130,7 @@ export async function reportCommand(
           .replace(/\n+$/, '\n');
         break;
       case 'json':
-        text = `${JSON.stringify(
-          {
-            batches: loaded.map((b) => b.summary),
-            ...(reference === null ? {} : { comparisons }),
-          },
-          null,
-          2,
-        )}\n`;
+        text = `${JSON.stringify(reportObject(loaded, reference), null, 2)}\n`;
         break;
       case 'jsonl':
         text = jsonlText(loaded);

@@ -49,3 +49,6 @@ export { ARCHIVE_MTIME, reproducibleTarGz } from './archive.js';
 export type { ArchiveEntry } from './archive.js';
 export { MAX_EXPORT_BYTES, MAX_EXPORT_JOBS, exportJobs } from './export.js';
 export type { ExportDeps, ExportOptions, ExportResult } from './export.js';
+export { exportBatchJobs } from './export-batch.js';
+export { reportObject } from './report.js';
+export type { ReportObject } from './report.js';

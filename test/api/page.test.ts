@@ -1,37 +1,47 @@
 // The status page in a real headless Chromium, served by the real API (createApp, with its
 // guards and CSP) over a real SQLite job store and artifact store on 127.0.0.1. The test only
 // watches the requests go by (the cancel POSTs, the log offsets); it answers none of them.
-import { existsSync, mkdirSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
+import { mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { serve } from '@hono/node-server';
-import { chromium, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { createApp } from '../../src/api/app.js';
-import { CONTENT_SECURITY_POLICY } from '../../src/api/guards.js';
-import { PAGE_FOLDER, pageAssets } from '../../src/api/page.js';
-import { manualClock, type Clock } from '../../src/clock.js';
-import { loadConfig } from '../../src/config.js';
+import { PAGE_FOLDER, PAGE_MODULES, pageAssets } from '../../src/api/page.js';
+import { manualClock } from '../../src/clock.js';
 import { isProctorError } from '../../src/errors.js';
-import type { SqliteJobStore } from '../../src/queue/index.js';
-import { createArtifactStore, createRedactor, type ArtifactStore } from '../../src/store/index.js';
-import { onCleanup, tempDir, tempStore } from '../helpers/temp.js';
+import { createArtifactStore, createRedactor } from '../../src/store/index.js';
+import { listen, openPage, waitForText } from '../helpers/page.js';
+import { tempDir, tempStore } from '../helpers/temp.js';
 import { waitFor } from '../helpers/wait.js';
-
-const CHROMIUM = '/usr/bin/chromium';
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const SCREENSHOT = join(REPO, 'test-artifacts', 'page.png');
 /** The real API's default log slice. */
 const LOG_SLICE = 64 * 1024;
 
 describe('pageAssets', () => {
-  it('reads the three page files with their content types', () => {
+  it('reads the page files with their content types: every module the page imports', () => {
     const assets = pageAssets();
-    expect([...assets.keys()]).toEqual(['/', '/app.js', '/style.css']);
+    expect([...assets.keys()]).toEqual([
+      '/',
+      '/style.css',
+      ...PAGE_MODULES.map((file) => `/${file}`),
+    ]);
     expect(assets.get('/')?.contentType).toBe('text/html; charset=utf-8');
     expect(assets.get('/app.js')?.contentType).toBe('text/javascript; charset=utf-8');
     expect(assets.get('/style.css')?.contentType).toBe('text/css; charset=utf-8');
+    // Every module is listed, every import names a listed module, and each is type-checked.
+    const onDisk = readdirSync(PAGE_FOLDER).filter((name) => name.endsWith('.js'));
+    expect([...PAGE_MODULES].sort()).toEqual(onDisk.sort());
+    for (const file of PAGE_MODULES) {
+      const body = assets.get(`/${file}`)?.body ?? '';
+      expect(body.startsWith('// @ts-check\n'), file).toBe(true);
+      for (const [, target] of body.matchAll(/^import .* from '\.\/([a-z-]+\.js)';$/gm)) {
+        expect(PAGE_MODULES, `${file} imports ${target}`).toContain(target);
+      }
+      expect(body, file).not.toMatch(
+        /\.innerHTML\b|\.outerHTML\b|insertAdjacentHTML|\beval\(|https?:\/\/(?!www\.w3\.org\/2000\/svg)/,
+      );
+    }
   });
 
   it('serves HTML that loads only its own script and stylesheet, with nothing inline', () => {
@@ -146,6 +156,9 @@ describe('the status page', () => {
     const href = await link.getAttribute('href');
     expect(href).toBe(`/api/artifacts/${encodeURIComponent(fx.log.id)}`);
     expect(await (await fetch(new URL(href!, fx.url))).text()).toBe(fx.logText);
+    expect(await page.locator('#job-export').getAttribute('href')).toBe(
+      `/api/jobs/${fx.ids.hidden}/export?includeHidden=false`,
+    );
     await waitFor(async () => (await page.locator('#log').textContent())?.length === LOG_SLICE, {
       what: 'the first log slice',
     });
@@ -360,96 +373,10 @@ async function fixture() {
   };
 }
 
-/**
- * Serves the real API on 127.0.0.1 and records, on their way in, the POSTs the page sends and
- * the offsets of the log slices it asks for.
- */
-async function listen(deps: {
-  store: SqliteJobStore;
-  artifacts: ArtifactStore;
-  clock: Clock;
-  posts: Array<{ path: string; contentType: string | undefined; body: string }>;
-  logOffsets: number[];
-}): Promise<string> {
-  let port = 0;
-  const app = createApp({
-    store: deps.store,
-    artifacts: deps.artifacts,
-    clock: deps.clock,
-    config: loadConfig(tempDir()),
-    secrets: [],
-    port: () => port,
-  });
-  const watch = async (request: Request, env: unknown) => {
-    const url = new URL(request.url);
-    if (request.method === 'POST') {
-      deps.posts.push({
-        path: url.pathname,
-        contentType: request.headers.get('content-type') ?? undefined,
-        body: await request.clone().text(),
-      });
-    }
-    if (/^\/api\/jobs\/\d+\/log$/.test(url.pathname)) {
-      deps.logOffsets.push(Number(url.searchParams.get('offset') ?? 0));
-    }
-    return app.fetch(request, env);
-  };
-  const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
-    const s = serve({ fetch: watch, hostname: '127.0.0.1', port: 0 }, () => resolve(s));
-  });
-  onCleanup(
-    () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        if ('closeAllConnections' in server) server.closeAllConnections();
-      }),
-  );
-  port = (server.address() as AddressInfo).port;
-  return `http://127.0.0.1:${port}/`;
-}
-
-/** A headless Chromium page at `url`; `problems` collects console errors, page errors,
- * CSP violations and failed requests. */
-async function openPage(url: string): Promise<{ page: Page; problems: string[] }> {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`the page tests need Chromium at ${CHROMIUM} (apt-get install chromium)`);
-  }
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
-  onCleanup(() => browser.close());
-  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-  page.setDefaultTimeout(10_000);
-  const problems: string[] = [];
-  page.on('console', (message) => {
-    if (message.type() === 'error' || message.type() === 'warning') {
-      problems.push(`console ${message.type()}: ${message.text()} at ${message.location().url}`);
-    }
-  });
-  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-  page.on('requestfailed', (request) => problems.push(`request failed: ${request.url()}`));
-  page.on('response', (response) => {
-    if (response.status() >= 400) problems.push(`HTTP ${response.status()}: ${response.url()}`);
-  });
-  // Runs outside the page's CSP (injected by the browser, not the document).
-  await page.addInitScript({
-    content: `document.addEventListener('securitypolicyviolation', (e) =>
-      console.error('CSP violation: ' + e.violatedDirective + ' ' + e.blockedURI));`,
-  });
-  const response = await page.goto(url);
-  expect(response?.headers()['content-security-policy']).toBe(CONTENT_SECURITY_POLICY);
-  return { page, problems };
-}
-
 function jobRow(page: Page, id: number) {
   return page.locator(`#jobs tbody tr[data-job-id="${id}"]`);
 }
 
 async function rowCells(page: Page, id: number): Promise<string[]> {
   return jobRow(page, id).locator('td').allTextContents();
-}
-
-async function waitForText(locator: ReturnType<Page['locator']>, expected: string): Promise<void> {
-  await waitFor(async () => (await locator.textContent()) === expected, {
-    timeoutMs: 8_000,
-    what: `text ${JSON.stringify(expected)}`,
-  });
 }

@@ -1,0 +1,165 @@
+// The schemas of the results routes: their queries (validated on the way in) and the report
+// they answer, which is `proctor report --format json` (src/results/report.ts) field for
+// field. The OpenAPI document is generated from these, and tests parse real answers with them.
+import { z } from 'zod';
+import { OUTCOME_CLASSES } from '../results/index.js';
+
+/**
+ * A batch id in a path or query. Proctor makes `b_` and base-36 and hex characters; anything
+ * outside this alphabet is refused as malformed (400) rather than looked up (404).
+ */
+export const batchId = z
+  .string()
+  .regex(/^[A-Za-z0-9_.-]{1,100}$/, 'expected a batch id such as b_0mi4k2h3a1f2e3d4c5b')
+  .describe('a batch id (b_…)');
+
+/** The most batches one report request names (compared batch not counted). */
+export const MAX_REPORT_BATCHES = 10;
+/**
+ * The most jobs the batches of one report request may hold together, the reference batch
+ * included: a report reads every job of its batches, so this bounds its memory and time (a
+ * 100,000-job batch reports in about 2 s). A larger request is refused with 413
+ * LIMIT_EXCEEDED before any job is read.
+ */
+export const MAX_REPORT_JOBS = 250_000;
+/** A report that has not finished loading its batches by then is abandoned (413). */
+export const REPORT_TIME_LIMIT_MS = 60_000;
+
+export const batchReportQuery = z
+  .object({
+    compare: batchId.optional().describe('a reference batch: adds the task-by-task comparison'),
+  })
+  .strict();
+
+export const reportQuery = z
+  .object({
+    batch: z
+      .array(batchId)
+      .min(1, 'name at least one batch: ?batch=ID')
+      .max(MAX_REPORT_BATCHES, `at most ${MAX_REPORT_BATCHES} batches per report`)
+      .refine((ids) => new Set(ids).size === ids.length, 'a batch is named twice')
+      .describe(`the batches, in order: repeat the parameter (at most ${MAX_REPORT_BATCHES})`),
+    compare: batchId.optional().describe('a reference batch: each batch is compared with it'),
+  })
+  .strict();
+
+const flag = z
+  .enum(['true', 'false'])
+  .transform((v) => v === 'true')
+  .meta({ type: 'boolean' });
+
+export const exportQuery = z
+  .object({
+    includeHidden: flag
+      .default(false)
+      .describe(
+        "`true` adds the bundles' hidden tests, runner and ID lists (`proctor export --include-hidden`): leave it off for an archive you share",
+      ),
+  })
+  .strict();
+
+// ---------------------------------------------------------------------------------------
+// The report
+
+const int = z.number().int();
+const ms = int.nullable().describe('milliseconds; null when nothing finished');
+
+const rate = z
+  .object({
+    rate: z.number().describe('successes / n'),
+    successes: int,
+    n: int,
+    low: z.number().describe('the Wilson 95 % interval'),
+    high: z.number(),
+  })
+  .strict();
+
+const classCounts = z
+  .object(
+    Object.fromEntries(OUTCOME_CLASSES.map((name) => [name, int])) as Record<
+      (typeof OUTCOME_CLASSES)[number],
+      typeof int
+    >,
+  )
+  .strict();
+
+const tokens = z.object({ input: int, cachedInput: int, output: int }).strict();
+
+export const batchSummary = z
+  .object({
+    batch: z.string(),
+    label: z.string().nullable(),
+    tasks: int.describe("the suite's tasks when known, else the distinct tasks of the batch"),
+    suiteKnown: z.boolean(),
+    submitted: int,
+    notSubmitted: int,
+    classes: classCounts.describe('tasks by outcome class'),
+    pending: int.describe('tasks with every attempt queued, running or cancelled'),
+    attempts: int,
+    attemptClasses: classCounts.describe('attempts by outcome class'),
+    unfinishedAttempts: int,
+    cancelledAttempts: int,
+    resolvedRateScored: rate.nullable().describe('resolved / (resolved + unresolved) tasks'),
+    resolvedRateAll: rate.nullable().describe('resolved / every task'),
+    passAtK: z
+      .array(
+        z
+          .object({
+            k: int,
+            passAtK: z.number().nullable(),
+            passHatK: z.number().nullable(),
+            tasks: int.describe('tasks with at least k scored attempts'),
+            short: int.describe('tasks with fewer than k scored attempts'),
+          })
+          .strict(),
+      )
+      .nullable()
+      .describe('only when some task has more than one scored attempt'),
+    tokens: tokens.nullable(),
+    costUsd: z.number().nullable(),
+    wallMs: ms,
+    jobMsP50: ms,
+    jobMsP95: ms,
+    incomplete: z.boolean(),
+    incompleteBecause: z.array(z.string()),
+  })
+  .strict();
+
+export const comparison = z
+  .object({
+    batch: z.string(),
+    reference: z.string().describe('the batch compared with (`compare`)'),
+    bothPass: int,
+    passToFail: int.describe('resolved in the reference, not in the batch'),
+    failToPass: int,
+    bothFail: int,
+    paired: int.describe('tasks scored in both batches'),
+    unpaired: int,
+    mcnemarP: z.number().describe('exact McNemar two-sided p on the discordant pairs'),
+    difference: z
+      .object({
+        difference: z.number().describe('rate(batch) − rate(reference) over the paired tasks'),
+        n: int,
+        low: z.number(),
+        high: z.number(),
+        method: z.literal('newcombe-paired-score'),
+      })
+      .strict()
+      .nullable(),
+    tasks: z.array(
+      z
+        .object({
+          task: z.string(),
+          flip: z.enum(['pass_to_fail', 'fail_to_pass', 'both_pass', 'both_fail']),
+        })
+        .strict(),
+    ),
+  })
+  .strict();
+
+export const report = z
+  .object({
+    batches: z.array(batchSummary),
+    comparisons: z.array(comparison).optional().describe('present when `compare` was given'),
+  })
+  .strict();

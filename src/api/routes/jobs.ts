@@ -1,0 +1,102 @@
+// The job routes: enqueue one job, list jobs in bounded pages, read one with its artifacts,
+// cancel one, and read a bounded slice of its oracle log or transcript.
+import type { Hono } from 'hono';
+import { ProctorError } from '../../errors.js';
+import { jsonOf, parse, queryOf } from '../parse.js';
+import {
+  emptyRequest,
+  jobId,
+  jobListQuery,
+  jobRequest,
+  logQuery,
+  type Answer,
+} from '../schemas.js';
+import { jobView } from '../views.js';
+import type { RouteContext } from './context.js';
+
+export function jobRoutes(app: Hono, ctx: RouteContext): void {
+  const { store, artifacts } = ctx;
+
+  app.post('/api/jobs', async (c) => {
+    const request = parse(jobRequest, await jsonOf(c), 'body');
+    const { job: made, created } = await ctx.abandonable(c, (signal) =>
+      ctx.enqueuePrepared([request], signal, ([job], inputs) => {
+        if (!job) throw new ProctorError('INTERNAL', 'nothing to enqueue');
+        return store.enqueue(job, inputs);
+      }),
+    );
+    ctx.onEnqueued?.();
+    return c.json(
+      { job: jobView(made), created } satisfies Answer<'enqueued'>,
+      created ? 201 : 200,
+    );
+  });
+
+  app.get('/api/jobs', (c) =>
+    ctx.fresh(c, async () => {
+      const q = parse(jobListQuery, queryOf(c), 'query');
+      const page = await store.listJobs(
+        {
+          ...(q.batch ? { batchId: q.batch } : {}),
+          ...(q.status ? { status: q.status } : {}),
+          ...(q.kind ? { kind: q.kind } : {}),
+        },
+        { limit: q.limit, ...(q.cursor ? { cursor: q.cursor } : {}) },
+      );
+      return {
+        items: page.items.map(jobView),
+        nextCursor: page.nextCursor,
+      } satisfies Answer<'jobPage'>;
+    }),
+  );
+
+  app.get('/api/jobs/:id', async (c) => {
+    const id = parse(jobId, c.req.param('id'), 'id');
+    const job = await store.getJob(id);
+    if (!job) throw new ProctorError('JOB_NOT_FOUND', `no job ${id}`);
+    const list = await store.listArtifacts(id);
+    return c.json({
+      job: jobView(job),
+      artifacts: list.map((a) => ({
+        id: a.id,
+        name: a.name,
+        mediaType: a.mediaType,
+        size: a.size,
+        sha256: a.sha256,
+      })),
+    } satisfies Answer<'job'>);
+  });
+
+  app.post('/api/jobs/:id/cancel', async (c) => {
+    const id = parse(jobId, c.req.param('id'), 'id');
+    parse(emptyRequest, await jsonOf(c), 'body');
+    const outcome = (await store.cancel([id])).get(id);
+    if (outcome === undefined || outcome === 'not_found') {
+      throw new ProctorError('JOB_NOT_FOUND', `no job ${id}`);
+    }
+    return c.json({ id, outcome } satisfies Answer<'jobCancelled'>);
+  });
+
+  app.get('/api/jobs/:id/log', async (c) => {
+    const id = parse(jobId, c.req.param('id'), 'id');
+    const { offset, limit } = parse(logQuery, queryOf(c), 'query');
+    const job = await store.getJob(id);
+    if (!job) throw new ProctorError('JOB_NOT_FOUND', `no job ${id}`);
+    const log = (await store.listArtifacts(id)).find(
+      (a) => a.name === 'oracle.log' || a.name === 'transcript.json',
+    );
+    if (!log) throw new ProctorError('ARTIFACT_NOT_FOUND', `job ${id} has no log`);
+    // Only the slice is kept in memory, though the whole file is verified; it ends on a
+    // character boundary, so that the next slice starts with a whole character.
+    const bytes = await artifacts.readSlice(log, { offset, length: limit, utf8: true });
+    const start = Math.min(offset, log.size);
+    const end = start + bytes.length;
+    return c.json({
+      artifact: log.id,
+      size: log.size,
+      offset: start,
+      text: bytes.toString('utf8'),
+      nextOffset: end < log.size ? end : null,
+    } satisfies Answer<'logSlice'>);
+  });
+}
