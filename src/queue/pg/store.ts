@@ -12,6 +12,7 @@ import { ProctorError, describeError } from '../../errors.js';
 import { backoffDelay, type BackoffOptions } from '../backoff.js';
 import { prepareBatch, prepareJob } from '../sqlite/enqueue.js';
 import { DEFAULT_PAGE, MAX_PAGE, type JobStore } from '../store.js';
+import { readBatchCounts } from './batch-counts.js';
 import { batchJobIds, cancelJobs } from './cancel.js';
 import { claimJobs } from './claim.js';
 import { createCoalescer } from './coalesce.js';
@@ -22,7 +23,6 @@ import { enqueueBatch, enqueueOne } from './enqueue.js';
 import * as fenced from './fenced.js';
 import { addInputs, findInputs, registerInputs, takeUnreferencedInputs } from './inputs.js';
 import {
-  batchTimes,
   countFinishedSince,
   countJobs,
   listBatchRows,
@@ -338,14 +338,7 @@ export function openPgJobStore(url: string, options: PgJobStoreOptions = {}): Pg
       run(async () => {
         const batch = await getBatch(db, batchId);
         if (!batch) throw new ProctorError('BATCH_NOT_FOUND', `no batch ${batchId}`);
-        // Counted over the batch's jobs, not kept by triggers as on SQLite: a counts row per
-        // batch that every claim and completion updates is one hot row that all hosts' workers
-        // queue on (bench:scale (a), one loaded run each: 327 jobs/s with it, 661 without).
-        return {
-          batch,
-          counts: await countJobs(db, { batchId }),
-          ...(await batchTimes(db, batchId, windowMs, now())),
-        };
+        return { batch, ...(await readBatchCounts(db, batchId, windowMs, now())) };
       }),
 
     countByOutcome: (batchId) =>
