@@ -51,7 +51,8 @@ export interface Runtime {
 }
 
 export function createRuntime(config: ProctorConfig, clock: Clock, logger: Logger): Runtime {
-  const store = openJobStore(config, clock);
+  // With the logger: a worker or server on PostgreSQL rides out a database outage.
+  const store = openJobStore(config, clock, logger);
   const secrets = knownSecrets(config);
   const redactor = createRedactor({ home: homedir(), secrets });
   const artifacts = createArtifactStore({ root: join(config.home, 'artifacts'), redactor, clock });

@@ -46,6 +46,7 @@ import { pruneFinished, taskJudgement, taskValidity } from './tasks.js';
 import * as budget from './budget.js';
 import { countByOutcome, listRetryable } from './outcomes.js';
 import { listen, notifyKinds } from './notify.js';
+import { createOutageGate, type OutageOptions } from './outage.js';
 import type { Batch, Job, ReclaimedJob, RegisteredArtifact } from '../store.js';
 
 export interface PgJobStoreOptions extends PgConnectOptions {
@@ -60,6 +61,11 @@ export interface PgJobStoreOptions extends PgConnectOptions {
   migrate?: boolean;
   /** The drizzle-pg migrations folder; defaults to the one shipped with Proctor. */
   migrationsFolder?: string;
+  /**
+   * Long-running processes: once connected, wait through an outage (retrying with backoff) and
+   * report it, instead of failing every call at once (outage.ts). Default: calls fail at once.
+   */
+  outages?: OutageOptions;
 }
 
 export interface PgJobStore extends JobStore {
@@ -75,7 +81,14 @@ export interface PgJobStore extends JobStore {
 const RETRIED = new Set(['40P01', '40001']);
 // Connection failures (class 08, server shutdown 57P0x) and a socket that is not there.
 const CONNECTION = /^(08|57P0)/;
-const SYSTEM = new Set(['ECONNREFUSED', 'ENOENT', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH']);
+const SYSTEM = new Set([
+  'ECONNREFUSED',
+  'ENOENT',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+]);
 
 function errorCode(error: unknown): string | undefined {
   const code = (error as { code?: unknown } | null)?.code;
@@ -106,10 +119,41 @@ export function openPgJobStore(url: string, options: PgJobStoreOptions = {}): Pg
     if (pool === undefined) throw new ProctorError('INTERNAL', 'the job store is not connected');
     return pool;
   };
-  // Statements outside a transaction run on the pool, which is there once `run` awaited ready.
+  const gate = options.outages
+    ? createOutageGate(connected, isConnectionError, options.outages)
+    : undefined;
+  // Every connection is taken through the gate, when there is one. While a connection is
+  // checked out, the pool no longer listens for its errors, and a connection cut between two
+  // statements (a terminated backend, a restarted server) would emit one that kills the
+  // process: it is heard here instead, and the next statement on it fails with it.
+  const connections = {
+    connect: async () => {
+      const client = await (gate ? gate.connect() : connected().connect());
+      const heard = () => {};
+      client.on('error', heard);
+      const release = client.release.bind(client);
+      client.release = (error?: Error | boolean) => {
+        client.removeListener('error', heard);
+        release(error);
+      };
+      return client;
+    },
+  };
+  // Statements outside a transaction run on a pooled connection, there once `run` awaited
+  // ready. As pg's pool.query does, a connection whose statement failed is not reused.
   const db = {
-    query: (text: string, values?: unknown[]) => connected().query(text, values),
-  } as Queryable;
+    query: async (config: unknown, values?: unknown[]) => {
+      const client = await connections.connect();
+      try {
+        const result = await client.query(config as string, values);
+        client.release();
+        return result;
+      } catch (error) {
+        client.release(error instanceof Error ? error : true);
+        throw error;
+      }
+    },
+  } as unknown as Queryable;
 
   const connect = async () => {
     driver ??= await import('./db.js');
@@ -141,7 +185,7 @@ export function openPgJobStore(url: string, options: PgJobStoreOptions = {}): Pg
     }
   }
   const tx = <T>(fn: (db: Queryable) => Promise<T>) =>
-    run(() => (driver as typeof Driver).inTransaction(connected(), fn));
+    run(() => (driver as typeof Driver).inTransaction(connections, fn));
 
   /** Tells listeners about the kinds of the reclaimed jobs that went back to the queue. */
   const requeued = async (q: Queryable, reclaiming: Promise<ReclaimedJob[]>) => {
@@ -305,7 +349,7 @@ export function openPgJobStore(url: string, options: PgJobStoreOptions = {}): Pg
       run(async () => {
         const below = await budget.spent(db, batchId);
         if (below < capUsd) return { spentUsd: below, stopped: false, cancelled: 0 };
-        return (driver as typeof Driver).inTransaction(connected(), (q) =>
+        return (driver as typeof Driver).inTransaction(connections, (q) =>
           budget.stop(q, batchId, capUsd, lease, now()),
         );
       }),
@@ -413,6 +457,7 @@ export function openPgJobStore(url: string, options: PgJobStoreOptions = {}): Pg
     async close() {
       if (closed) return;
       closed = true;
+      gate?.close();
       // Let a first connection under way finish (or fail) before ending its pool.
       await ready?.catch(() => undefined);
       await Promise.all([...listeners].map((stop) => stop()));
