@@ -38,11 +38,12 @@ export function startTestCluster(): TestCluster {
       : execFileSync(cmd, args, { stdio: 'pipe' });
   const data = join(dir, 'data');
   as(`${bin}/initdb`, ['-D', data, '-A', 'trust', '-U', 'postgres', '-E', 'UTF8', '--no-sync']);
-  // A port from the pid: clusters of parallel test files must not collide.
-  const port = 56000 + (process.pid % 4000);
-  const options = `-p ${port} -k ${dir} -c listen_addresses='' -c fsync=off -c max_connections=100`;
   const ctl = (...args: string[]) =>
     as(`${bin}/pg_ctl`, ['-D', data, '-w', '-t', '60', '-l', join(dir, 'log'), ...args]);
+  // Unix socket only, in the cluster's own folder: the port only names the socket file there,
+  // so no two clusters (nor the shared one) can collide on it.
+  const port = 56000 + Math.floor(Math.random() * 4000);
+  const options = `-p ${port} -k ${dir} -c listen_addresses='' -c fsync=off -c max_connections=100`;
   const start = () => ctl('-o', options, 'start');
   start();
   let running = true;
