@@ -1,6 +1,7 @@
 // Claims and plain completions that arrive together on one PostgreSQL store share one
 // statement (src/queue/pg/coalesce.ts): each request still gets exactly its own answer.
 import { describe, expect, it } from 'vitest';
+import type { OutcomeClass } from '../../src/queue/index.js';
 import { tempPgStore } from '../helpers/postgres.js';
 
 describe('PgJobStore coalescing', () => {
@@ -53,5 +54,29 @@ describe('PgJobStore coalescing', () => {
     expect(await store.getJob(c!.id)).toMatchObject({ status: 'cancelled', result: null });
     expect((await store.getJob(d!.id))?.result).toEqual({ n: 'd1' });
     expect(await store.countByStatus()).toMatchObject({ done: 3, cancelled: 1, running: 0 });
+  });
+
+  it('fails only the completion PostgreSQL refuses, and records the others that came with it', async () => {
+    const store = await tempPgStore();
+    await store.enqueueBatch({
+      jobs: Array.from({ length: 3 }, (_, i) => ({
+        kind: 'noop' as const,
+        payload: { tag: `t${i}` },
+      })),
+    });
+    const [a, b, c] = (await store.claim('noop', 'w', 3, 60_000)).map((j) => ({
+      id: j.id,
+      attempt: j.attempt,
+    }));
+    const answers = await Promise.allSettled([
+      store.complete(a!, { n: 'a' }),
+      // Not one of the outcome classes: the table's CHECK refuses it.
+      store.complete(b!, { n: 'b' }, [], { outcome: 'bogus' as OutcomeClass }),
+      store.complete(c!, { n: 'c' }),
+    ]);
+    expect(answers.map((x) => x.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect((answers[1] as PromiseRejectedResult).reason).toMatchObject({ code: '23514' });
+    expect(await store.countByStatus()).toMatchObject({ done: 2, running: 1 });
+    expect(await store.complete(b!, { n: 'b' })).toBe(true);
   });
 });

@@ -7,8 +7,10 @@
 // one commit for many jobs instead of one each. Keys keep apart requests that cannot share a
 // statement (another kind, owner or lease; another test-clock time).
 //
-// A batch that fails fails every request in it, with the same error: the statement is
-// atomic, so none of them was written.
+// A batch that fails wrote nothing (the statement is atomic). When `isolate` says the error
+// may be one request's own (PostgreSQL refused a value), the batch is run again one request
+// at a time, so that request fails alone; otherwise (a connection lost mid-statement, when
+// running it again could apply it twice) every request in it fails with the same error.
 
 /** Most requests in one statement; more wait for the next one. */
 export const MAX_COALESCED = 256;
@@ -34,6 +36,7 @@ export interface Coalescer<A, R> {
  */
 export function createCoalescer<A, R>(
   execute: (key: string, args: A[]) => Promise<R[]>,
+  isolate: (error: unknown) => boolean = () => false,
 ): Coalescer<A, R> {
   const lanes = new Map<string, Lane<A, R>>();
 
@@ -52,8 +55,17 @@ export function createCoalescer<A, R>(
         batch.forEach((w, i) => w.resolve(results[i] as R));
         flush(key, lane);
       },
-      (error: unknown) => {
-        for (const w of batch) w.reject(error);
+      async (error: unknown) => {
+        if (batch.length > 1 && isolate(error)) {
+          for (const w of batch) {
+            await execute(key, [w.arg]).then(
+              ([result]) => w.resolve(result as R),
+              (alone: unknown) => w.reject(alone),
+            );
+          }
+        } else {
+          for (const w of batch) w.reject(error);
+        }
         flush(key, lane);
       },
     );

@@ -135,7 +135,8 @@ const COMPLETE_MANY = `WITH l AS (
 
 export interface PlainCompletion {
   lease: Lease;
-  result: unknown;
+  /** The result as JSON text (encoded by its caller, so that a value JSON refuses fails alone). */
+  result: string;
   outcome: OutcomeClass | null;
 }
 
@@ -164,7 +165,7 @@ export async function completeMany(
       now,
       sent.map((c) => c.lease.id),
       sent.map((c) => c.lease.attempt),
-      sent.map((c) => JSON.stringify(c.result ?? null)),
+      sent.map((c) => c.result),
       sent.map((c) => c.outcome),
     ],
   });

@@ -210,8 +210,11 @@ export function openPgJobStore(url: string, options: PgJobStoreOptions = {}): Pg
     let next = 0;
     return limits.map((limit) => jobs.slice(next, (next += limit)));
   });
-  const completions = createCoalescer<fenced.PlainCompletion, boolean>((key, batch) =>
-    run(() => fenced.completeMany(db, batch, key === 'null' ? null : Number(key))),
+  const completions = createCoalescer<fenced.PlainCompletion, boolean>(
+    (key, batch) => run(() => fenced.completeMany(db, batch, key === 'null' ? null : Number(key))),
+    // PostgreSQL refused a value (a result with a NUL character): each completion alone. Not
+    // after a lost connection, when the statement may have committed.
+    (error) => !(error instanceof ProctorError),
   );
 
   const getJob = async (q: Queryable, id: number) => {
@@ -290,7 +293,8 @@ export function openPgJobStore(url: string, options: PgJobStoreOptions = {}): Pg
       // trips of a job's claim and finish; and completions that arrive together share it.
       if (children.length === 0 && artifacts.length === 0 && extras.task === undefined) {
         const t = now();
-        return completions.submit(String(t), { lease, result, outcome });
+        const text = JSON.stringify(result ?? null);
+        return completions.submit(String(t), { lease, result: text, outcome });
       }
       return tx(async (q) => {
         const t = now();
