@@ -1,7 +1,9 @@
 // npm run bench:scale — (a) the claim race: P processes × S slots drain N no-op jobs from one
 // queue, each job claimed and completed exactly once; jobs/s for the PostgreSQL store, for a
-// raw SQL loop on the same PostgreSQL (the floor: the same claim CTE and fenced update without
-// the store around them), and for the SQLite store (P processes on one file), in one run.
+// raw SQL loop on the same PostgreSQL (the same claim CTE and fenced update, one claim and one
+// finish per job, without the store around them), and for the SQLite store (P processes on
+// one file), in one run; with --compare-counts also for the PostgreSQL store without its
+// batch_counts triggers, to price them.
 // (c) wake-up latency: one store listens (LISTEN), another enqueues one job at a time; the
 // time from the enqueue call to the listener hearing its kind, p50 and p99, beside the
 // enqueue's own round trip (the part of it that is not NOTIFY).
@@ -9,7 +11,8 @@
 //
 // PostgreSQL is the throw-away cluster of .ci/postgres (fsync=off: compare ratios, and the
 // SQLite figure, which fsyncs with synchronous=FULL, only as a shape). Each case gets a fresh
-// database. Usage: npm run bench:scale [-- --jobs 20000 --processes 3 --slots 8 --samples 200]
+// database. Usage: npm run bench:scale [-- --jobs 20000 --processes 3 --slots 8 --samples 200
+// --compare-counts]
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -29,11 +32,13 @@ const { values, positionals } = parseArgs({
     processes: { type: 'string', default: '3' },
     slots: { type: 'string', default: '8' },
     samples: { type: 'string', default: '200' },
+    // Also race the PostgreSQL store with its batch_counts triggers dropped, to price them.
+    'compare-counts': { type: 'boolean', default: false },
   },
 });
 const SELF = fileURLToPath(import.meta.url);
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-type Case = 'postgres' | 'raw-postgres' | 'sqlite';
+type Case = 'postgres' | 'raw-postgres' | 'sqlite' | 'postgres-no-counts';
 
 // ---- child: drain the queue with S slots, print the ids it completed --------------------
 async function child(kind: Case, target: string, slots: number): Promise<void> {
@@ -64,7 +69,7 @@ async function child(kind: Case, target: string, slots: number): Promise<void> {
     close = () => pool.end();
   } else {
     const store: JobStore =
-      kind === 'postgres'
+      kind === 'postgres' || kind === 'postgres-no-counts'
         ? openPgJobStore(target, { maxConnections: slots, migrate: false })
         : openSqliteJobStore(target, { clock: systemClock });
     drain = async () => {
@@ -117,6 +122,13 @@ async function prepare(
   if (jobs > 0) await store.enqueueBatch({ jobs: jobsList });
   else await store.migrate();
   await store.close();
+  if (kind === 'postgres-no-counts') {
+    const client = new pg.Client({ connectionString: url.toString() });
+    await client.connect();
+    for (const t of ['insert', 'update', 'delete'])
+      await client.query(`DROP TRIGGER batch_counts_${t} ON jobs`);
+    await client.end();
+  }
   return {
     target: url.toString(),
     cleanup: () => admin(`DROP DATABASE ${name} WITH (FORCE)`),
@@ -208,17 +220,24 @@ async function main(): Promise<void> {
   const slots = Number(values.slots);
   console.log(`(a) claim race: ${processes} processes x ${slots} slots drain ${jobs} no-op jobs`);
   const results: Array<[Case, { seconds: number; perSec: number }]> = [];
-  for (const kind of ['raw-postgres', 'postgres', 'sqlite'] as const) {
+  const cases: Case[] = ['raw-postgres', 'postgres', 'sqlite'];
+  if (values['compare-counts']) cases.push('postgres-no-counts');
+  for (const kind of cases) {
     const result = await race(kind, jobs, processes, slots);
     results.push([kind, result]);
     console.log(
-      `  ${kind.padEnd(13)} ${result.seconds.toFixed(2).padStart(7)} s  ${Math.round(result.perSec).toString().padStart(6)} jobs/s  (each job exactly once)`,
+      `  ${kind.padEnd(18)} ${result.seconds.toFixed(2).padStart(7)} s  ${Math.round(result.perSec).toString().padStart(6)} jobs/s  (each job exactly once)`,
     );
   }
   const by = Object.fromEntries(results) as unknown as Record<Case, { perSec: number }>;
   console.log(
     `  PostgreSQL store / raw SQL: ${(by.postgres.perSec / by['raw-postgres'].perSec).toFixed(2)}x; PostgreSQL store / SQLite store: ${(by.postgres.perSec / by.sqlite.perSec).toFixed(2)}x; target >= 1000 jobs/s: ${by.postgres.perSec >= 1000 ? 'met' : 'NOT met'}`,
   );
+  if (values['compare-counts']) {
+    console.log(
+      `  batch_counts triggers: PostgreSQL store with / without them: ${(by.postgres.perSec / by['postgres-no-counts'].perSec).toFixed(2)}x`,
+    );
+  }
   await wakeupLatency(Number(values.samples));
 }
 

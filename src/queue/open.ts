@@ -6,6 +6,7 @@
 import { join } from 'node:path';
 import type { Clock } from '../clock.js';
 import { createArtifactStore, type ArtifactStore, type Redactor } from '../store/index.js';
+import type { Logger } from '../logger.js';
 import type { Synchronous } from './db.js';
 import { openLazyPgJobStore } from './pg/lazy.js';
 import type { PgJobStore } from './pg/store.js';
@@ -18,9 +19,13 @@ export interface StoreSelection {
   queue: { synchronous: Synchronous };
 }
 
-export function openJobStore(config: StoreSelection, clock: Clock): JobStore {
+/**
+ * `logger`: for long-running processes (worker, serve). On PostgreSQL they then wait through
+ * a database outage, retrying with backoff, and say so there in one line per retry.
+ */
+export function openJobStore(config: StoreSelection, clock: Clock, logger?: Logger): JobStore {
   // PostgreSQL keeps time itself (leases use its now()); the clock is SQLite's.
-  if (config.dbUrl !== undefined) return openLazyPgJobStore(config.dbUrl);
+  if (config.dbUrl !== undefined) return openLazyPgJobStore(config.dbUrl, logger);
   return openSqliteJobStore(config.dbPath, { clock, synchronous: config.queue.synchronous });
 }
 

@@ -46,7 +46,8 @@ export interface Runtime {
 }
 
 export function createRuntime(config: ProctorConfig, clock: Clock, logger: Logger): Runtime {
-  const store = openJobStore(config, clock);
+  // With the logger: a worker or server on PostgreSQL rides out a database outage.
+  const store = openJobStore(config, clock, logger);
   const secrets = knownSecrets(config);
   const redactor = createRedactor({ home: homedir(), secrets });
   // Files in the home on SQLite; in the database on PostgreSQL, where every host reads them.

@@ -3,12 +3,16 @@
 // Every execution start is appended to EXEC_LOG ("job attempt pid"), so tests can tell
 // a re-run (allowed after a crash) from a double completion (never allowed).
 //
-// usage: worker-child.ts DB_PATH CONCURRENCY [LEASE_MS] [--no-dead-owner-check]
+// usage: worker-child.ts DB_PATH|POSTGRES_URL CONCURRENCY [LEASE_MS] [--no-dead-owner-check]
+// (a postgres:// URL opens the PostgreSQL store, as `proctor worker --db URL` does)
 import { appendFileSync } from 'node:fs';
 import { createHash, randomUUID } from 'node:crypto';
 import { systemClock } from '../../src/clock.js';
 import { createLogger } from '../../src/logger.js';
 import { openSqliteJobStore } from '../../src/queue/index.js';
+import { openPgJobStore } from '../../src/queue/pg/store.js';
+import { loggedOutages } from '../../src/queue/pg/outage.js';
+import { displayUrl, isPostgresUrl } from '../../src/queue/pg/url.js';
 import {
   createWorkerPool,
   drainOnSignals,
@@ -23,7 +27,10 @@ if (!dbPath || !concurrencyArg || !execLog)
 const noDeadOwnerCheck = process.argv.includes('--no-dead-owner-check');
 
 const logger = createLogger({ level: 'info' });
-const store = openSqliteJobStore(dbPath, { clock: systemClock });
+// On PostgreSQL as `proctor worker` opens it (src/workers/runtime.ts): riding out outages.
+const store = isPostgresUrl(dbPath)
+  ? openPgJobStore(dbPath, { outages: { report: loggedOutages(logger, displayUrl(dbPath)) } })
+  : openSqliteJobStore(dbPath, { clock: systemClock });
 
 const handler: JobHandler = async (context) => {
   appendFileSync(execLog, `${context.job.id} ${context.job.attempt} ${process.pid}\n`);

@@ -3,6 +3,9 @@
 // so hosts claiming at once each get different rows without waiting for one another; the
 // UPDATE then takes them, with the lease counted from the database's now(). The attempt it
 // increments is the fencing token of every later write.
+//
+// A named (prepared) statement: each pooled connection parses and plans it once, not on every
+// claim (it is the statement every slot of every host runs, bench:scale (a)).
 import { NOW, jobColumnsOf, toJob, type JobRecord, type Queryable, type TimeParam } from './sql.js';
 import type { Job } from '../store.js';
 
@@ -26,7 +29,11 @@ export async function claimJobs(
   leaseMs: number,
   now: TimeParam,
 ): Promise<Job[]> {
-  const { rows } = await db.query<JobRecord>(CLAIM, [now, kind, limit, owner, leaseMs]);
+  const { rows } = await db.query<JobRecord>({
+    name: 'proctor_claim',
+    text: CLAIM,
+    values: [now, kind, limit, owner, leaseMs],
+  });
   // RETURNING has no order: give the claim order back.
   return rows
     .sort((a, b) => b.priority - a.priority || a.runAt - b.runAt || a.id - b.id)

@@ -59,7 +59,7 @@ export function createClient(url: string, options: PgConnectOptions = {}): pg.Cl
 
 /** Runs `fn` in one transaction on one connection; rolls back when it throws. */
 export async function inTransaction<T>(
-  pool: pg.Pool,
+  pool: Pick<pg.Pool, 'connect'>,
   fn: (client: pg.PoolClient) => Promise<T>,
 ): Promise<T> {
   const client = await pool.connect();

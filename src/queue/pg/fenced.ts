@@ -52,7 +52,14 @@ export async function cancelRequested(db: Queryable, owner: string): Promise<Lea
   return rows;
 }
 
-/** Runs inside the completion's transaction; false when the lease is lost. */
+const COMPLETE = `UPDATE jobs SET ${ENDED}, status = 'done', result = $4, last_error = NULL,
+    error_code = NULL, outcome = $5, finished_at = ${NOW}
+  WHERE ${HELD} RETURNING id`;
+
+/**
+ * Runs inside the completion's transaction, or alone when it writes nothing but the job's row
+ * (one statement is atomic by itself); false when the lease is lost.
+ */
 export async function complete(
   db: Queryable,
   lease: Lease,
@@ -63,12 +70,12 @@ export async function complete(
   outcome: OutcomeClass | null = null,
 ): Promise<boolean> {
   if (records.length > 0) await holdBlobs(db);
-  const done = await db.query(
-    `UPDATE jobs SET ${ENDED}, status = 'done', result = $4, last_error = NULL,
-       error_code = NULL, outcome = $5, finished_at = ${NOW}
-     WHERE ${HELD} RETURNING id`,
-    [now, lease.id, lease.attempt, JSON.stringify(result ?? null), outcome],
-  );
+  // Named (prepared): with the claim, the one statement every no-op job's round trip costs.
+  const done = await db.query({
+    name: 'proctor_complete',
+    text: COMPLETE,
+    values: [now, lease.id, lease.attempt, JSON.stringify(result ?? null), outcome],
+  });
   if (done.rows.length === 0) return false;
   if (task !== undefined) {
     await db.query(
@@ -113,6 +120,61 @@ export async function complete(
     );
   }
   return true;
+}
+
+// Many plain completions in one statement (coalesce.ts): the held rows are locked in id order,
+// like every write that touches several rows, then each gets its own result and class.
+const COMPLETE_MANY = `WITH l AS (
+    SELECT * FROM unnest($2::bigint[], $3::int[], $4::text[], $5::text[])
+      AS l(id, attempt, result, outcome)),
+  held AS (
+    SELECT j.id, j.attempt FROM jobs j JOIN l ON j.id = l.id AND j.attempt = l.attempt
+    WHERE j.status = 'running'
+    ORDER BY j.id FOR UPDATE OF j)
+  UPDATE jobs j SET ${ENDED}, status = 'done', result = l.result, last_error = NULL,
+    error_code = NULL, outcome = l.outcome, finished_at = ${NOW}
+  FROM held JOIN l ON l.id = held.id AND l.attempt = held.attempt
+  WHERE j.id = held.id
+  RETURNING j.id, j.attempt`;
+
+export interface PlainCompletion {
+  lease: Lease;
+  /** The result as JSON text (encoded by its caller, so that a value JSON refuses fails alone). */
+  result: string;
+  outcome: OutcomeClass | null;
+}
+
+/**
+ * Completions that write nothing but their job's row, in one statement (atomic by itself);
+ * one answer per completion, false when its lease is lost. A lease named twice is answered by
+ * its first completion only.
+ */
+export async function completeMany(
+  db: Queryable,
+  completions: PlainCompletion[],
+  now: TimeParam,
+): Promise<boolean[]> {
+  const key = (l: Lease) => `${l.id}:${l.attempt}`;
+  const seen = new Set<string>();
+  const first = completions.map((c) => {
+    if (seen.has(key(c.lease))) return false;
+    seen.add(key(c.lease));
+    return true;
+  });
+  const sent = completions.filter((_, i) => first[i]);
+  const { rows } = await db.query<Lease>({
+    name: 'proctor_complete_many',
+    text: COMPLETE_MANY,
+    values: [
+      now,
+      sent.map((c) => c.lease.id),
+      sent.map((c) => c.lease.attempt),
+      sent.map((c) => c.result),
+      sent.map((c) => c.outcome),
+    ],
+  });
+  const done = new Set(rows.map(key));
+  return completions.map((c, i) => (first[i] ?? false) && done.has(key(c.lease)));
 }
 
 /**

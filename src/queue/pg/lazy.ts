@@ -3,13 +3,24 @@
 // (the default) should not pay for loading the PostgreSQL store's modules at start-up (about
 // 20-30 ms). Every JobStore method is async, so deferring the load changes no call's shape.
 import type { JobStore } from '../store.js';
-import { isPostgresUrl, unreadable } from './url.js';
+import type { Logger } from '../../logger.js';
+import { displayUrl, isPostgresUrl, unreadable } from './url.js';
 
-export function openLazyPgJobStore(url: string): JobStore {
+/**
+ * With a logger (a long-running process), the store rides out outages and reports them there
+ * (outage.ts); without one, a call fails at once when the database is unreachable.
+ */
+export function openLazyPgJobStore(url: string, logger?: Pick<Logger, 'warn' | 'info'>): JobStore {
   // Checked now, as openPgJobStore does, so a bad URL is still refused when the store is opened.
   if (!isPostgresUrl(url)) throw unreadable(url, 'not a postgres:// URL');
   let opened: Promise<JobStore> | undefined;
-  const open = () => (opened ??= import('./store.js').then((m) => m.openPgJobStore(url)));
+  const open = () =>
+    (opened ??= Promise.all([import('./store.js'), import('./outage.js')]).then(([m, outage]) =>
+      m.openPgJobStore(
+        url,
+        logger ? { outages: { report: outage.loggedOutages(logger, displayUrl(url)) } } : {},
+      ),
+    ));
   return new Proxy({} as JobStore, {
     get(_target, name) {
       // Not a thenable: `await store` must give the store, not call a method.

@@ -76,31 +76,6 @@ export async function countJobs(
   return counts;
 }
 
-export async function batchTimes(
-  db: Queryable,
-  batchId: string,
-  windowMs: number,
-  now: number | null,
-) {
-  const { rows } = await db.query<{
-    firstStartedAt: number | null;
-    lastFinishedAt: number | null;
-    finishedInWindow: number;
-  }>(
-    `SELECT min(started_at) AS "firstStartedAt", max(finished_at) AS "lastFinishedAt",
-       count(*) FILTER (WHERE finished_at >= coalesce($1::bigint,
-         floor(extract(epoch from now()) * 1000)::bigint) - $3) AS "finishedInWindow"
-     FROM jobs WHERE batch_id = $2`,
-    [now, batchId, windowMs],
-  );
-  const row = rows[0];
-  return {
-    firstStartedAt: row?.firstStartedAt ?? null,
-    lastFinishedAt: row?.lastFinishedAt ?? null,
-    finishedInWindow: row?.finishedInWindow ?? 0,
-  };
-}
-
 export async function countFinishedSince(db: Queryable, since: number): Promise<number> {
   const { rows } = await db.query<{ n: number }>(
     'SELECT count(*) AS n FROM jobs WHERE finished_at >= $1',

@@ -1,9 +1,11 @@
 // A batch's progress counts (SQLite: the batch_counts row its triggers keep,
-// drizzle/0009_batch_counts.sql; PostgreSQL: counted over the batch's jobs) stay exactly what
-// counting the jobs gives, on both stores, through every transition a job can make: enqueue,
-// claim, complete, fail, retry, cancel, reclaim, prune.
+// drizzle/0009_batch_counts.sql; PostgreSQL: the striped batch_counts rows its statement
+// triggers keep, drizzle-pg/0003_batch_counts.sql) stay exactly what counting the jobs gives,
+// on both stores, through every transition a job can make: enqueue, claim, complete, fail,
+// retry, cancel, reclaim, release, children, the cost cap, prune, and two hosts racing.
 import { describe, expect, it } from 'vitest';
 import { manualClock } from '../../../src/clock.js';
+import { retryKey, type JobStore } from '../../../src/queue/index.js';
 import type { StoreKind } from '../../helpers/stores.js';
 
 const LEASE = 60_000;
@@ -74,6 +76,76 @@ export function batchCountCases(kind: StoreKind): void {
       expect(left.done + left.failed + left.cancelled).toBe(5);
       expect(await store.pruneFinished(clock.now())).toBe(5);
       await check({ queued: 0, running: 0, done: 0, failed: 0, cancelled: 0 });
+    });
+
+    it('stay exact through release, children, appended retries, the cost cap and two hosts racing', async () => {
+      const [a, b] = await kind.pair();
+      const solve = (n: number) => ({
+        kind: 'solve' as const,
+        payload: { bundle: `/t/${n}`, solver: 'm' },
+      });
+      const { batch, jobIds } = await a.enqueueBatch({
+        jobs: [
+          ...Array.from({ length: 40 }, (_, i) => ({
+            kind: 'noop' as const,
+            payload: { tag: `n${i}` },
+          })),
+          ...Array.from({ length: 4 }, (_, i) => solve(i)),
+          {
+            kind: 'grade' as const,
+            payload: { bundle: '/b' },
+            finished: { result: null, outcome: 'unresolved' as const },
+          },
+        ],
+      });
+      const batchId = batch!.id;
+      const exact = async (store: JobStore) => {
+        const progress = await store.batchProgress(batchId);
+        expect(progress.counts).toEqual(await store.countByStatus({ batchId }));
+        return progress.counts;
+      };
+      expect(await exact(b)).toEqual({ queued: 44, running: 0, done: 1, failed: 0, cancelled: 0 });
+
+      // Two hosts drain the noop jobs at once, each in many small concurrent claims (compared
+      // once they are done: two reads during the race would see different moments).
+      const drain = async (store: JobStore, owner: string) => {
+        for (;;) {
+          const [job] = await store.claim('noop', owner, 1, LEASE);
+          if (!job) return;
+          const lease = { id: job.id, attempt: job.attempt };
+          if (job.id % 3 === 0 && job.attempt === 1)
+            expect(await store.release(lease, 'shutting down')).toBe(true);
+          else if (job.id % 3 === 1) expect(await store.complete(lease, null)).toBe(true);
+          else expect(await store.fail(lease, 'boom', { retryable: false })).toBe('failed');
+        }
+      };
+      await Promise.all([
+        ...Array.from({ length: 4 }, () => drain(a, 'h1')),
+        ...Array.from({ length: 4 }, () => drain(b, 'h2')),
+      ]);
+      expect(await exact(a)).toMatchObject({ queued: 4, running: 0 });
+
+      // A solve whose completion enqueues its grade as a child; one spends the whole cap.
+      const [s1] = await a.claim('solve', 'w', 1, LEASE);
+      expect(
+        await a.complete({ id: s1!.id, attempt: 1 }, { verdict: 'PASS', costUsd: 2 }, [], {
+          children: [{ kind: 'grade', payload: { bundle: '/b', candidate: 'c' } }],
+        }),
+      ).toBe(true);
+      await exact(b);
+      const [s2] = await b.claim('solve', 'w', 1, LEASE);
+      const check = await b.checkBudget(batchId, 1, { id: s2!.id, attempt: 1 });
+      expect(check).toMatchObject({ stopped: true, cancelled: 3 });
+      await exact(a);
+
+      // A failed job retried by appending its retry to the batch.
+      const failed = jobIds.find((id) => id % 3 === 2)!;
+      const appended = await b.enqueueBatch({
+        batchId,
+        jobs: [{ kind: 'noop', payload: { tag: 'again' }, idempotencyKey: retryKey(failed) }],
+      });
+      expect(appended.inserted).toBe(1);
+      await exact(a);
     });
 
     it('keep batches apart, and read zeros for a batch with no jobs left', async () => {

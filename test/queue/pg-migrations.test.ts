@@ -1,0 +1,62 @@
+// The PostgreSQL batch_counts migration (drizzle-pg/*_batch_counts.sql) on a database that
+// already has batches: the counts it starts from are what counting the jobs gives, and the
+// triggers keep them so from there on.
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_PG_MIGRATIONS_FOLDER } from '../../src/queue/pg/db.js';
+import { openPgJobStore } from '../../src/queue/pg/store.js';
+import { emptyPgDatabase } from '../helpers/postgres.js';
+import { onCleanup, tempDir } from '../helpers/temp.js';
+
+/** The shipped migrations up to (without) the one whose tag ends with `suffix`. */
+function migrationsBefore(suffix: string): string {
+  const folder = join(tempDir(), 'drizzle-pg');
+  cpSync(DEFAULT_PG_MIGRATIONS_FOLDER, folder, { recursive: true });
+  const journalPath = join(folder, 'meta', '_journal.json');
+  const journal = JSON.parse(readFileSync(journalPath, 'utf8')) as {
+    entries: Array<{ tag: string }>;
+  };
+  const cut = journal.entries.findIndex((e) => e.tag.endsWith(suffix));
+  expect(cut).toBeGreaterThan(0);
+  journal.entries = journal.entries.slice(0, cut);
+  writeFileSync(journalPath, JSON.stringify(journal));
+  return folder;
+}
+
+describe('PostgreSQL migrations', () => {
+  it('start batch_counts from the jobs already there, then keep them', async () => {
+    const url = await emptyPgDatabase();
+    const old = openPgJobStore(url, { migrationsFolder: migrationsBefore('_batch_counts') });
+    const { batch } = await old.enqueueBatch({
+      jobs: Array.from({ length: 6 }, (_, i) => ({
+        kind: 'noop' as const,
+        payload: { tag: `${i}` },
+      })),
+    });
+    const other = await old.enqueueBatch({ jobs: [{ kind: 'noop', payload: { tag: 'x' } }] });
+    const [a, b, c] = await old.claim('noop', 'w', 3, 60_000);
+    expect(await old.complete({ id: a!.id, attempt: 1 }, null)).toBe(true);
+    expect(await old.fail({ id: b!.id, attempt: 1 }, 'boom', { retryable: false })).toBe('failed');
+    await old.close();
+
+    const store = openPgJobStore(url);
+    onCleanup(() => store.close());
+    expect(await store.migrate()).toBeGreaterThanOrEqual(1);
+    const batchId = batch!.id;
+    const progress = await store.batchProgress(batchId);
+    expect(progress.counts).toEqual(await store.countByStatus({ batchId }));
+    expect(progress.counts).toEqual({ queued: 3, running: 1, done: 1, failed: 1, cancelled: 0 });
+    expect(progress.firstStartedAt).toBe(a!.startedAt);
+    expect((await store.batchProgress(other.batch!.id)).counts.queued).toBe(1);
+
+    expect(await store.complete({ id: c!.id, attempt: 1 }, null)).toBe(true);
+    expect((await store.batchProgress(batchId)).counts).toEqual({
+      queued: 3,
+      running: 0,
+      done: 2,
+      failed: 1,
+      cancelled: 0,
+    });
+  });
+});
