@@ -7,7 +7,8 @@
 //     directory gets the sandbox uid:gid (an archive's directory entry applies its owner to
 //     a directory that exists, and the volume's root is the mount point, so the entry names
 //     it from the mount's parent), and the assets their root-owned 0444/0555 files. No
-//     process runs; the engine does the chown, so no container needs CHOWN or root;
+//     process runs; the engine does the chown, so no container needs CHOWN or root. The
+//     archive goes in while the container of step 2 is created and started;
 //  2. the container: created through the isolation profile as the spec asks (it is the
 //     solver's or the evaluator's own, with nothing added but the template, mounted
 //     read-only at TEMPLATE_MOUNT, a Proctor path);
@@ -106,8 +107,8 @@ function volumeName(owner: Owner, what: string): string {
   );
 }
 
-/** Makes the volumes (recorded in `made` as they exist) and loads them in one archive. */
-async function load(
+/** Makes the volumes, each recorded in `made` once it exists. */
+async function createVolumes(
   docker: DockerClient,
   spec: WorkspaceContainerSpec,
   made: string[],
@@ -124,6 +125,16 @@ async function load(
           .createVolume({ Name: assets, Labels: labelsFor(spec.owner, 'init') })
           .then(() => made.push(assets)),
   ]);
+  return assets === undefined ? { workspace } : { workspace, assets };
+}
+
+/** Loads the volumes in one archive: the workspace root's owner, and the assets. */
+async function fill(
+  docker: DockerClient,
+  spec: WorkspaceContainerSpec,
+  volumes: { workspace: string; assets?: string },
+): Promise<void> {
+  const { workspace, assets } = volumes;
   const archive = await assetArchive(spec.assets?.files ?? [], {
     prefix: 'assets',
     dirs: [{ name: 'workspace', uid: spec.uid, gid: spec.gid, mode: 0o755 }],
@@ -157,7 +168,6 @@ async function load(
       { cause: error },
     );
   }
-  return assets === undefined ? { workspace } : { workspace, assets };
 }
 
 /**
@@ -174,6 +184,7 @@ export async function startWithWorkspace(
   const templateSpec = { ...spec, history };
   const made: string[] = [];
   let container: Docker.Container | undefined;
+  let filling: Promise<{ error: unknown } | undefined> | undefined;
   const timed = async <T>(step: 'load' | 'container' | 'copy', work: () => Promise<T>) => {
     const started = Date.now();
     try {
@@ -186,13 +197,18 @@ export async function startWithWorkspace(
     // The first use of an image prepares its template meanwhile.
     const avoid = new Set<string>();
     // Settled both, so that no volume is still being made when a failure cleans up.
-    const [loaded, acquired] = await Promise.allSettled([
-      timed('load', () => load(docker, spec, made)),
+    const [created, acquired] = await Promise.allSettled([
+      timed('load', () => createVolumes(docker, spec, made)),
       templates.acquire(docker, templateSpec, avoid),
     ]);
     if (acquired.status === 'rejected') throw acquired.reason;
-    if (loaded.status === 'rejected') throw loaded.reason;
-    const volumes = loaded.value;
+    if (created.status === 'rejected') throw created.reason;
+    const volumes = created.value;
+    // The archive goes in while the container is created and started: the copy waits for it.
+    filling = timed('load', () => fill(docker, spec, volumes)).then(
+      () => undefined,
+      (error: unknown) => ({ error }),
+    );
     let template = acquired.value;
     for (let attempt = 1; ; attempt++) {
       if (template.preparedMs > 0) spec.onPrepared?.(template.preparedMs);
@@ -220,6 +236,8 @@ export async function startWithWorkspace(
           }),
         );
         const id = container.id;
+        const failed = await filling;
+        if (failed) throw failed.error;
         copied = await timed('copy', () =>
           execInContainer(docker, id, {
             cmd: [
@@ -266,6 +284,7 @@ export async function startWithWorkspace(
       return { container, ...volumes };
     }
   } catch (error) {
+    await filling;
     if (container) await removeContainer(container).catch(() => undefined);
     await Promise.all(made.map((v) => removeVolume(docker, v).catch(() => undefined)));
     throw error;
