@@ -30,7 +30,7 @@ import { PREPARE_SCRIPT } from './template-scripts.js';
 
 export type History = 'full' | 'none';
 
-/** Where preparation and copy containers mount a template; never a repository's path. */
+/** Where a preparation, and each job container that copies one, mounts a template. */
 export const TEMPLATE_MOUNT = '/proctor-init/template';
 
 export interface TemplateSpec {
