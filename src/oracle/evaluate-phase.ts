@@ -66,7 +66,13 @@ export function checkAborted(signal: AbortSignal | undefined, result?: ExecResul
   }
 }
 
-async function requireRunning(docker: DockerClient, id: string): Promise<void> {
+/**
+ * Throws when the container stopped. Asked only after an exit that a dying container gives
+ * (none, or by a signal: everything in it is SIGKILLed); any other exit came from a process
+ * that ran to its end in a running container, so no inspect is spent on the common path.
+ */
+async function requireRunning(docker: DockerClient, id: string, result: ExecResult) {
+  if (result.exitCode !== null && result.exitCode < 128) return;
   let running = false;
   try {
     running = (await docker.getContainer(id).inspect()).State.Running;
@@ -112,7 +118,7 @@ export async function runPhase(
   checkAborted(signal, run);
   // A container that died under the run (removed, the engine restarted) says nothing
   // about the candidate: an exit 137 then is not an OOM kill.
-  await requireRunning(docker, id);
+  await requireRunning(docker, id, run);
   const maxBytes = DEFAULT_REPORT_LIMITS.maxBytes;
   const collected = await timed('collect', () =>
     exec(
@@ -123,7 +129,7 @@ export async function runPhase(
     ),
   );
   checkAborted(signal, collected);
-  await requireRunning(docker, id);
+  await requireRunning(docker, id, collected);
   const size = Number(/proctor-report-size (\d+)/.exec(collected.stderr)?.[1] ?? NaN);
   const record: PhaseRecord = {
     name,

@@ -4,14 +4,15 @@
 //  1. host-side: the candidate's size, its files through allow/deny and the hidden-test paths
 //     (every dropped file logged), its file count, and no symlinks or submodules unless the
 //     task allows symlinks;
-//  2. a fresh workspace volume, copied from the image's workspace template (made on first
-//     use): the clean tracked tree at the base commit and its index, no history at all;
-//  3. an asset volume with the runner, the ID lists, the hidden test patch and the filtered
-//     diff, root-owned and 0444/0555, mounted read-only: written before any candidate code
-//     exists, never in an image;
-//  4. one idle evaluator container (isolation profile; its idle process runs as another uid
+//  2. a fresh workspace volume and an asset volume (the runner, the ID lists, the hidden test
+//     patch and the filtered diff, root-owned and 0444/0555, mounted read-only: written
+//     before any candidate code exists, never in an image), loaded at once through the
+//     engine's archive API (sandbox/workspace-start.ts);
+//  3. one idle evaluator container (isolation profile; its idle process runs as another uid
 //     than the task, so that `kill -9 -1` as the task uid ends every task process but not
-//     the container), driven by exec:
+//     the container), with the image's workspace template (made on first use) mounted
+//     read-only; an exec as the task uid copies the template into the workspace: the clean
+//     tracked tree at the base commit and its index, no history at all. Then, by exec:
 //     - `git apply --check`, then `git apply` of the filtered diff (outside any repository:
 //       the checkout's .git config, hooks and attributes play no part);
 //     - the existing suite: `RUNNER existing.txt REPORT` under test_seconds, at the base
@@ -20,7 +21,7 @@
 //       the report (a regular file, not a symlink, at most the report limit);
 //     - the hidden test patch, from the assets, never from the diff;
 //     - the hidden tests, then collect again;
-//  5. remove the container and both volumes, whatever happened (or, with leaveForOwner, leave
+//  4. remove the container and both volumes, whatever happened (or, with leaveForOwner, leave
 //     them to the job's cleanup after its verdict is recorded).
 //
 // The verdict comes from the reports alone (decideGrade); the runner's exit status and prose
@@ -28,15 +29,14 @@
 import { readFile } from 'node:fs/promises';
 import { describeError } from '../errors.js';
 import {
-  createAssetVolume,
-  createWorkspace,
   execInContainer,
   removeContainer,
   removeVolume,
-  startIdleContainer,
+  startWithWorkspace,
   type DockerClient,
   type Owner,
   type TemplateStore,
+  type WorkspaceContainer,
   workTmpfs,
 } from '../sandbox/index.js';
 import type { Bundle } from './bundle.js';
@@ -157,64 +157,40 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
   const { limits } = bundle;
   let workspace: string | undefined;
   let assets: string | undefined;
-  let container: Awaited<ReturnType<typeof startIdleContainer>> | undefined;
+  let container: WorkspaceContainer['container'] | undefined;
   try {
-    // The clean checkout and the assets are independent: make both at once.
-    const [made, loaded] = await Promise.allSettled([
-      timed('workspace', () =>
-        createWorkspace(docker, {
-          owner,
-          role: 'evaluator',
-          image: input.imageId,
-          repoPath: bundle.workdir,
-          baseCommit: bundle.baseCommit,
-          // The evaluator applies the diff with GIT_DIR pointing nowhere: history is dead weight.
-          history: 'none',
-          uid: sandbox.uid,
-          gid: sandbox.gid,
-          timeoutMs: SETUP_TIMEOUT_MS,
-          ...(input.templates ? { templates: input.templates } : {}),
-          onPrepared: (ms) => {
-            // Reported apart: the first use of an image pays it once, later jobs never.
-            timings['template'] = (timings['template'] ?? 0) + ms;
-            timings['workspace'] = (timings['workspace'] ?? 0) - ms;
-          },
-          ...runtime,
-        }),
-      ),
-      timed('assets', () =>
-        createAssetVolume(docker, {
-          owner,
-          image: input.imageId,
-          files: [
-            { name: ASSET.runner, bytes: runner, executable: true },
-            { name: ASSET.existing, bytes: existingList },
-            { name: ASSET.hidden, bytes: hiddenList },
-            { name: ASSET.hiddenPatch, bytes: hiddenPatch },
-            ...(patch !== null && patch.length > 0
-              ? [{ name: ASSET.candidate, bytes: patch }]
-              : []),
-          ],
-        }),
-      ),
-    ]);
-    if (made.status === 'fulfilled') workspace = made.value;
-    if (loaded.status === 'fulfilled') assets = loaded.value;
-    if (made.status === 'rejected') throw made.reason;
-    if (loaded.status === 'rejected') throw loaded.reason;
-    checkAborted(signal);
-    const workspaceVolume = made.value;
-    const assetVolume = loaded.value;
-    container = await timed('container', () =>
-      startIdleContainer(docker, {
-        owner,
-        role: 'evaluator',
-        image: input.imageId,
-        uid: sandbox.uid,
-        gid: sandbox.gid,
+    // The workspace and the assets are loaded at once, the container started, and the
+    // template copied in by an exec as the task uid before anything of the task runs.
+    const started = await startWithWorkspace(docker, {
+      owner,
+      role: 'evaluator',
+      image: input.imageId,
+      repoPath: bundle.workdir,
+      baseCommit: bundle.baseCommit,
+      // The evaluator applies the diff with GIT_DIR pointing nowhere: history is dead weight.
+      history: 'none',
+      uid: sandbox.uid,
+      gid: sandbox.gid,
+      timeoutMs: SETUP_TIMEOUT_MS,
+      ...(input.templates ? { templates: input.templates } : {}),
+      // Reported apart: the first use of an image pays it once, later jobs never.
+      onPrepared: (ms) => (timings['template'] = (timings['template'] ?? 0) + ms),
+      onStep: (step, ms) => {
+        const name = step === 'container' ? 'container' : 'workspace';
+        timings[name] = (timings[name] ?? 0) + ms;
+      },
+      assets: {
+        target: EVALUATOR_PATHS.assets,
+        files: [
+          { name: ASSET.runner, bytes: runner, executable: true },
+          { name: ASSET.existing, bytes: existingList },
+          { name: ASSET.hidden, bytes: hiddenList },
+          { name: ASSET.hiddenPatch, bytes: hiddenPatch },
+          ...(patch !== null && patch.length > 0 ? [{ name: ASSET.candidate, bytes: patch }] : []),
+        ],
+      },
+      container: {
         workdir: bundle.workdir,
-        workspace: { volume: workspaceVolume, target: bundle.workdir },
-        mounts: [{ volume: assetVolume, target: EVALUATOR_PATHS.assets, readOnly: true }],
         tmpfs: [
           workTmpfs(limits.memoryMb),
           { path: EVALUATOR_PATHS.out, sizeMb: 64 },
@@ -222,9 +198,12 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
         ],
         env: { ...bundle.testsEnv, ...DETERMINISTIC_ENV },
         limits: { cpus: limits.cpus, memoryMb: limits.memoryMb, pids: limits.pids },
-        ...runtime,
-      }),
-    );
+      },
+      ...(signal ? { signal } : {}),
+      ...runtime,
+    });
+    ({ container, workspace, assets } = started);
+    checkAborted(signal);
     const id = container.id;
     const exec = (cmd: string[], timeoutMs: number, outputBytes = 64 * 1024) =>
       execInContainer(docker, id, {

@@ -10,7 +10,7 @@ import { ProctorError, describeError } from '../errors.js';
 import { isNotFound, type DockerClient } from './docker.js';
 import { labelsFor, type Owner } from './labels.js';
 import { hardenedContainerOptions } from './profile.js';
-import { removeVolume } from './workspace.js';
+import { removeVolume } from './volumes.js';
 
 export interface AssetFile {
   /** A plain file name: no `/`, no `..`. */
@@ -32,7 +32,24 @@ const LOAD_AT = '/proctor-assets';
 /** A fixed mtime, so that nothing about the host's clock leaks into a run. */
 const MTIME = new Date(0);
 
-async function tarOf(files: readonly AssetFile[]): Promise<Buffer> {
+/** A directory entry of a loading archive: its ownership is applied to what is there. */
+export interface ArchiveDir {
+  /** Relative to the archive's root; no `..`. */
+  name: string;
+  uid: number;
+  gid: number;
+  mode: number;
+}
+
+/**
+ * The archive the engine extracts into a loading container: `dirs` first (their owner and
+ * mode, applied to directories that already exist, a volume's root included), then `files`
+ * under `prefix` (root-owned, 0444 or 0555).
+ */
+export async function assetArchive(
+  files: readonly AssetFile[],
+  options: { prefix?: string; dirs?: readonly ArchiveDir[] } = {},
+): Promise<Buffer> {
   const archive = pack();
   const chunks: Buffer[] = [];
   archive.on('data', (chunk: unknown) => chunks.push(chunk as Buffer));
@@ -40,6 +57,17 @@ async function tarOf(files: readonly AssetFile[]): Promise<Buffer> {
     archive.on('end', resolve);
     archive.on('error', reject);
   });
+  for (const dir of options.dirs ?? []) {
+    archive.entry({
+      name: `${dir.name}/`,
+      type: 'directory',
+      mode: dir.mode,
+      uid: dir.uid,
+      gid: dir.gid,
+      mtime: MTIME,
+    });
+  }
+  const prefix = options.prefix === undefined ? '' : `${options.prefix}/`;
   for (const file of files) {
     if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/.test(file.name)) {
       throw new ProctorError(
@@ -49,7 +77,7 @@ async function tarOf(files: readonly AssetFile[]): Promise<Buffer> {
     }
     archive.entry(
       {
-        name: file.name,
+        name: `${prefix}${file.name}`,
         type: 'file',
         size: file.bytes.length,
         mode: file.executable ? 0o555 : 0o444,
@@ -70,7 +98,7 @@ export async function createAssetVolume(
   docker: DockerClient,
   spec: AssetVolumeSpec,
 ): Promise<string> {
-  const archive = await tarOf(spec.files);
+  const archive = await assetArchive(spec.files);
   const name =
     `proctor-${spec.owner.job}-${spec.owner.attempt}-assets-${randomBytes(4).toString('hex')}`.replace(
       /[^a-zA-Z0-9_.-]/g,

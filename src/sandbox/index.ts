@@ -35,6 +35,8 @@ export type {
   TemplateStore,
 } from './template.js';
 export type { WorkspaceSpec } from './workspace.js';
+export { startWithWorkspace } from './workspace-start.js';
+export type { WorkspaceContainer, WorkspaceContainerSpec } from './workspace-start.js';
 export { runToCompletion } from './run.js';
 export type { RunOptions, RunResult } from './run.js';
 export { execInContainer, EXEC_DEFAULTS } from './exec.js';

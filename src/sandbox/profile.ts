@@ -2,8 +2,8 @@
 // is created through, so that no call site can forget a field.
 //
 // network none; read-only root; bounded tmpfs; a numeric non-zero uid:gid (the init
-// container alone runs as root, with only CHOWN, DAC_OVERRIDE and FOWNER, to copy the tree
-// and hand it over); all capabilities dropped; no-new-privileges; CPU, memory (swap equal to
+// container alone runs as root, with only CHOWN, DAC_OVERRIDE and FOWNER, to prepare a
+// workspace template and hand it over; jobs copy templates as the sandbox user); all capabilities dropped; no-new-privileges; CPU, memory (swap equal to
 // memory) and PID limits; named volumes only (no bind mounts, so no Docker socket and no
 // host paths); no devices; never privileged; no credential-like environment; labels that name
 // the job; an optional OCI runtime (gVisor's runsc).

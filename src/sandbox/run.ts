@@ -19,6 +19,11 @@ export interface RunOptions {
    */
   rawStdoutBytes?: number;
   signal?: AbortSignal;
+  /**
+   * The container's name: a name the engine already holds makes the create fail with a
+   * DOCKER_ERROR whose data has `nameTaken` (template.ts uses this as a lock between processes).
+   */
+  name?: string;
 }
 
 export interface RunResult {
@@ -67,8 +72,17 @@ export async function runToCompletion(
     options.rawStdoutBytes === undefined ? undefined : createPrefixBuffer(options.rawStdoutBytes);
   let container;
   try {
-    container = await docker.createContainer(hardenedContainerOptions(spec));
+    container = await docker.createContainer({
+      ...hardenedContainerOptions(spec),
+      ...(options.name === undefined ? {} : { name: options.name }),
+    });
   } catch (error) {
+    if (options.name !== undefined && (error as { statusCode?: number }).statusCode === 409) {
+      throw new ProctorError('DOCKER_ERROR', `container ${options.name} exists`, {
+        cause: error,
+        data: { nameTaken: options.name },
+      });
+    }
     throw new ProctorError(
       'DOCKER_ERROR',
       `cannot create the ${spec.role} container: ${describeError(error)}`,

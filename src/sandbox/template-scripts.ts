@@ -1,5 +1,6 @@
-// The shell scripts of workspace templates, run as root (CHOWN, DAC_OVERRIDE, FOWNER only) in
-// networkless, read-only init containers.
+// The shell scripts of workspace templates: PREPARE runs as root (CHOWN, DAC_OVERRIDE, FOWNER
+// only) in a networkless, read-only init container, once per template; USER_COPY as the
+// sandbox user in every job's first container (workspace-start.ts).
 //
 // PREPARE makes what the init container used to make on every job, once: in the template
 // volume, `tree/` holds the clean tracked tree and a .git with the base commit's history and
@@ -10,9 +11,9 @@
 // uid:gid; `ready` holds the template's key and is written last, by a rename, so a template
 // whose preparation crashed is never copied from.
 //
-// COPY fills a job's fresh volume from a ready template mounted read-only: one `cp -a`, which
-// measured faster here than Docker's own population of a volume from an image layer (about
-// 0.6 s against 1.1-3.1 s for a 48 MB, 2,000-file tree, container start included).
+// USER_COPY fills a job's fresh volume from a ready template mounted read-only: one `cp -a`,
+// which measured faster here than Docker's own population of a volume from an image layer
+// (about 0.6 s against 1.1-3.1 s for a 48 MB, 2,000-file tree, container start included).
 
 /** Exit status of COPY when the template's `ready` file is missing or names another key. */
 export const NOT_READY_EXIT = 7;
@@ -46,9 +47,10 @@ printf '%s\n' "$key" > "$tpl/ready.new"
 mv "$tpl/ready.new" "$tpl/ready"
 `;
 
-export const COPY_SCRIPT = String.raw`set -eu
-tpl=$1 dst=$2 key=$3 owner=$4
+// $1 the template's mount, $2 the workspace (its root already the sandbox user's), $3 the key.
+// Run as the sandbox uid:gid in the job's own container, before anything of the task.
+export const USER_COPY_SCRIPT = String.raw`set -eu
+tpl=$1 dst=$2 key=$3
 [ "$(cat "$tpl/ready" 2>/dev/null || true)" = "$key" ] || { echo "the template is not ready" >&2; exit ${NOT_READY_EXIT}; }
 cp -a "$tpl/tree/." "$dst/"
-chown "$owner" "$dst"
 `;

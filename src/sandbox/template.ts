@@ -12,19 +12,25 @@
 // prepared by another process, survives a prune.
 //
 // Within a process, jobs that need the same missing template at once wait for one
-// preparation. Two processes may each prepare one; both are valid, and the LRU removes the
-// spare. A preparation that crashed leaves a volume without `ready`: it is never copied from,
-// and goes with the LRU or a prune.
+// preparation. Between processes on one engine, the preparation container's name is the lock:
+// it is derived from the template key, so a second process's create fails, and that process
+// waits for the first one's container to end, then takes its template. A preparation whose
+// process died goes on in its container and leaves a ready template (the next process to need
+// it takes it; the reaper removes the container by its job's labels); one whose container died
+// too leaves a volume without `ready`: it is never copied from, the next preparation takes
+// over its stale lock, and the reaper and `proctor prune` remove it once it is older than
+// HALF_MADE_AGE_MS and no container uses it.
 import { createHash, randomBytes } from 'node:crypto';
-import { ProctorError, describeError } from '../errors.js';
+import { ProctorError, describeError, isProctorError } from '../errors.js';
 import { isNotFound, type DockerClient } from './docker.js';
 import { LABEL, type Owner } from './labels.js';
+import { hardenedContainerOptions } from './profile.js';
 import { runToCompletion } from './run.js';
 import { PREPARE_SCRIPT } from './template-scripts.js';
 
 export type History = 'full' | 'none';
 
-/** Where preparation and copy containers mount a template; never a repository's path. */
+/** Where a preparation, and each job container that copies one, mounts a template. */
 export const TEMPLATE_MOUNT = '/proctor-init/template';
 
 export interface TemplateSpec {
@@ -136,7 +142,67 @@ async function imageState(
   }
 }
 
-async function prepare(docker: DockerClient, spec: TemplateSpec, key: string): Promise<string> {
+/** The name of a template's preparation container: the lock between processes. */
+export function preparationName(key: string): string {
+  return `proctor-template-prepare-${key.slice(0, 32)}`;
+}
+
+/** A template volume this old that is not ready, and that no container uses, is half-made. */
+export const HALF_MADE_AGE_MS = 60_000;
+
+/**
+ * Waits while another process's preparation of `key` runs: `none` when there is no
+ * preparation container, `waited` when this call waited for it to end, `ended` when it had
+ * ended before (its process died, or is about to remove it).
+ */
+async function settlePreparation(
+  docker: DockerClient,
+  key: string,
+  timeoutMs: number,
+): Promise<'none' | 'waited' | 'ended'> {
+  const lock = docker.getContainer(preparationName(key));
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const running = (await lock.inspect()).State.Running;
+    if (running) {
+      const expired = new Promise<'expired'>((resolve) => {
+        timer = setTimeout(() => resolve('expired'), timeoutMs);
+      });
+      const waited = (lock.wait() as Promise<unknown>).then(() => 'ended' as const);
+      if ((await Promise.race([waited, expired])) === 'expired') {
+        throw new ProctorError(
+          'DOCKER_ERROR',
+          `another process's preparation of template ${key.slice(0, 16)} ran over ${timeoutMs} ms`,
+        );
+      }
+      return 'waited';
+    }
+    return 'ended';
+  } catch (error) {
+    if (isNotFound(error)) return 'none';
+    throw error;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Removes a preparation container that is not running (its process died, or it failed). */
+async function removeStaleLock(docker: DockerClient, key: string): Promise<void> {
+  const lock = docker.getContainer(preparationName(key));
+  try {
+    if ((await lock.inspect()).State.Running) return;
+    await lock.remove({ force: true, v: false });
+  } catch (error) {
+    if (!isNotFound(error)) throw error;
+  }
+}
+
+/** A new template, or null when another process holds the preparation lock. */
+async function prepare(
+  docker: DockerClient,
+  spec: TemplateSpec,
+  key: string,
+): Promise<string | null> {
   const name = `proctor-template-${key.slice(0, 16)}-${randomBytes(4).toString('hex')}`;
   await docker.createVolume({
     Name: name,
@@ -175,7 +241,7 @@ async function prepare(docker: DockerClient, spec: TemplateSpec, key: string): P
         limits: { cpus: 1, memoryMb: 1024, pids: 256 },
         ...(spec.runtime ? { runtime: spec.runtime } : {}),
       },
-      { timeoutMs },
+      { timeoutMs, name: preparationName(key) },
     );
     if (result.exitCode !== 0) {
       const reason = result.timedOut
@@ -190,6 +256,7 @@ async function prepare(docker: DockerClient, spec: TemplateSpec, key: string): P
     return name;
   } catch (error) {
     await removeTemplate(docker, name).catch(() => false);
+    if (isProctorError(error) && error.data?.['nameTaken'] !== undefined) return null;
     throw error;
   }
 }
@@ -250,13 +317,29 @@ export function createTemplateStore(options: TemplateOptions = {}): TemplateStor
       if (!pending) {
         const started = now();
         pending = (async () => {
-          const found = (await listTemplates(docker, spec.owner.home)).filter(
-            (t) => t.key === key && !avoid.has(t.name),
-          );
-          // A template of another process is trusted only through its `ready` file, which the
-          // copy checks; the newest is the likeliest to be ready.
-          if (found[0]) return found[0].name;
-          const name = await prepare(docker, spec, key);
+          const timeoutMs = spec.timeoutMs ?? 600_000;
+          let name: string | null = null;
+          for (let round = 1; name === null; round++) {
+            // Another process preparing this template: wait for it, then take what it made.
+            const lock = await settlePreparation(docker, key, timeoutMs);
+            // One that proved not ready before this call waited may be ready now.
+            const skip = lock === 'waited' ? new Set<string>() : avoid;
+            const found = (await listTemplates(docker, spec.owner.home)).filter(
+              (t) => t.key === key && !skip.has(t.name),
+            );
+            // A template of another process is trusted only through its `ready` file, which
+            // the copy checks; the newest is the likeliest to be ready.
+            if (found[0]) return found[0].name;
+            // Its preparation ended and left nothing ready: its lock is stale.
+            if (lock === 'ended') await removeStaleLock(docker, key);
+            name = await prepare(docker, spec, key);
+            if (name === null && round >= 5) {
+              throw new ProctorError(
+                'DOCKER_ERROR',
+                `template ${key.slice(0, 16)}: another process holds its preparation lock`,
+              );
+            }
+          }
           preparedMs = now() - started;
           lastUsed.set(name, now());
           await tidy(docker, spec.owner.home, {
@@ -295,11 +378,85 @@ export function createTemplateStore(options: TemplateOptions = {}): TemplateStor
   };
 }
 
-/** At worker start: removes the templates of a home whose image is gone from the engine. */
-export async function reapTemplates(docker: DockerClient, home: string): Promise<string[]> {
+export interface ReapOptions {
+  /** A template not ready at this age (ms since its volume was made) is half-made. Default HALF_MADE_AGE_MS. */
+  halfMadeAgeMs?: number;
+  now?: () => number;
+}
+
+/**
+ * True when the template's `ready` file exists, looked up through a container of its image
+ * that is created and never started (the engine's archive API); the copy still checks the key
+ * it holds. A template whose image is gone is of no use: false.
+ */
+async function isReady(docker: DockerClient, home: string, t: TemplateVolume): Promise<boolean> {
+  let checker;
+  try {
+    checker = await docker.createContainer(
+      hardenedContainerOptions({
+        owner: { job: `template-check-${randomBytes(4).toString('hex')}`, attempt: 1, home },
+        role: 'init',
+        image: t.image,
+        cmd: ['true'],
+        uid: 0,
+        gid: 0,
+        workdir: '/',
+        mounts: [{ volume: t.name, target: TEMPLATE_MOUNT, readOnly: true }],
+      }),
+    );
+  } catch (error) {
+    if (isNotFound(error) || (isProctorError(error) && error.code === 'SANDBOX_INVALID')) {
+      return false;
+    }
+    throw error;
+  }
+  try {
+    await checker.infoArchive({ path: `${TEMPLATE_MOUNT}/ready` });
+    return true;
+  } catch (error) {
+    if (isNotFound(error)) return false;
+    throw error;
+  } finally {
+    await checker.remove({ force: true, v: false }).catch(() => undefined);
+  }
+}
+
+/** The templates of a home that are half-made: older than the age, and not ready. */
+async function halfMade(
+  docker: DockerClient,
+  home: string,
+  templates: readonly TemplateVolume[],
+  options: ReapOptions,
+): Promise<TemplateVolume[]> {
+  const age = options.halfMadeAgeMs ?? HALF_MADE_AGE_MS;
+  const now = (options.now ?? Date.now)();
+  const found: TemplateVolume[] = [];
+  for (const t of templates) {
+    if (now - t.createdAt < age) continue;
+    if (!(await isReady(docker, home, t))) found.push(t);
+  }
+  return found;
+}
+
+/**
+ * At worker start (after the reaper of dead jobs): removes the templates of a home whose image
+ * is gone from the engine, and the half-made ones a crash left (with their stale preparation
+ * container, if any).
+ */
+export async function reapTemplates(
+  docker: DockerClient,
+  home: string,
+  options: ReapOptions = {},
+): Promise<string[]> {
   const removed: string[] = [];
-  for (const t of await listTemplates(docker, home)) {
-    if ((await imageState(docker, t.image)) !== 'gone') continue;
+  const all = await listTemplates(docker, home);
+  const left: TemplateVolume[] = [];
+  for (const t of all) {
+    if ((await imageState(docker, t.image)) !== 'gone') left.push(t);
+    else if (await removeTemplate(docker, t.name)) removed.push(t.name);
+  }
+  for (const t of await halfMade(docker, home, left, options)) {
+    await removeStaleLock(docker, t.key);
     if (await removeTemplate(docker, t.name)) removed.push(t.name);
   }
   return removed;
@@ -311,14 +468,22 @@ export interface PruneResult {
   busy: string[];
 }
 
-/** Removes the templates of a home, but the `keep` most recently made. */
+/**
+ * Removes the templates of a home, but the `keep` most recently made; half-made ones (a crash
+ * left them) are never kept, and go with their stale preparation container.
+ */
 export async function pruneTemplates(
   docker: DockerClient,
   home: string,
   keep = 0,
+  options: ReapOptions = {},
 ): Promise<PruneResult> {
   const result: PruneResult = { removed: [], busy: [] };
-  for (const t of (await listTemplates(docker, home)).slice(keep)) {
+  const all = await listTemplates(docker, home);
+  const half = await halfMade(docker, home, all, options);
+  for (const t of half) await removeStaleLock(docker, t.key).catch(() => undefined);
+  const whole = all.filter((t) => !half.includes(t));
+  for (const t of [...half, ...whole.slice(keep)]) {
     try {
       if (await removeTemplate(docker, t.name)) result.removed.push(t.name);
       else result.busy.push(t.name);

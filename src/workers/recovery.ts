@@ -1,7 +1,8 @@
 // Recovery of Docker resources at worker start: everything labelled for this home whose job
 // attempt is not running (its worker crashed, or it already finished) is removed. The job
 // table decides what is live, so a restarted worker never touches the containers of jobs
-// other live workers hold. Workspace templates whose image is gone from the engine go too.
+// other live workers hold. Workspace templates whose image is gone from the engine go too, and
+// half-made ones (a crash took their preparation) once no container uses them.
 import type { Logger } from '../logger.js';
 import type { JobStore } from '../queue/index.js';
 import { reapOrphans } from '../sandbox/cleanup.js';
@@ -27,7 +28,9 @@ export function sandboxRecovery(
     );
     const templates = await reapTemplates(docker, home);
     if (templates.length > 0) {
-      logger.warn(`removed ${templates.length} workspace template(s) whose image is gone`);
+      logger.warn(
+        `removed ${templates.length} workspace template(s) whose image is gone or that a crash left half-made`,
+      );
     }
   };
 }

@@ -1,6 +1,6 @@
-// The handler of the `solve` kind: a fresh workspace from the clean commit (copied from the
-// image's workspace template; its history as [environment].history says), a long-lived
-// solver container (isolation profile), the adapter's model loop host-side with description.md
+// The handler of the `solve` kind: a long-lived solver container (isolation profile) with a
+// fresh workspace from the clean commit (copied from the image's workspace template by the
+// container itself; its history as [environment].history says), the adapter's model loop host-side with description.md
 // as the only prompt and one deadline (solver_seconds, lowered by the request's timeout), then
 // the container is paused and the candidate captured with git (sandbox/capture.ts), stored as
 // an artifact with the redacted transcript, and — when the solver finished — its grade job is
@@ -27,11 +27,10 @@ import {
 import type { JobStore, PayloadOf } from '../queue/index.js';
 import {
   capturePatch,
-  createWorkspace,
   effectiveSeconds,
   removeContainer,
+  startWithWorkspace,
   workTmpfs,
-  startIdleContainer,
   type DockerClient,
   type TemplateStore,
 } from '../sandbox/index.js';
@@ -155,7 +154,8 @@ export function solveHandler(deps: SolveDeps): JobHandler {
     const meter = createSolveMeter();
     const started = performance.now();
     return asOwner(deps, context, async (owner) => {
-      const volume = await createWorkspace(deps.docker, {
+      // The solver's own container copies the template in (no init container on the path).
+      const { container, workspace: volume } = await startWithWorkspace(deps.docker, {
         owner,
         role: 'solver',
         image: image.localId,
@@ -166,23 +166,17 @@ export function solveHandler(deps: SolveDeps): JobHandler {
         gid,
         ...runtime,
         ...(deps.templates ? { templates: deps.templates } : {}),
-      });
-      const container = await startIdleContainer(deps.docker, {
-        owner,
-        role: 'solver',
-        image: image.localId,
-        uid,
-        gid,
-        workdir: bundle.workdir,
-        workspace: { volume, target: bundle.workdir },
-        tmpfs: [workTmpfs(bundle.limits.memoryMb)],
-        env: { HOME: '/tmp' },
-        limits: {
-          cpus: bundle.limits.cpus,
-          memoryMb: bundle.limits.memoryMb,
-          pids: bundle.limits.pids,
+        signal: context.signal,
+        container: {
+          workdir: bundle.workdir,
+          tmpfs: [workTmpfs(bundle.limits.memoryMb)],
+          env: { HOME: '/tmp' },
+          limits: {
+            cpus: bundle.limits.cpus,
+            memoryMb: bundle.limits.memoryMb,
+            pids: bundle.limits.pids,
+          },
         },
-        ...runtime,
       });
       const deadline = createDeadline(seconds * 1000);
       let end: SolveEnd;

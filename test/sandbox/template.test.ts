@@ -11,10 +11,14 @@ import {
   pruneTemplates,
   reapTemplates,
   templateKey,
+  TEMPLATE_MOUNT,
   type History,
   type TemplateStore,
 } from '../../src/sandbox/template.js';
 import { createWorkspace } from '../../src/sandbox/workspace.js';
+import { startWithWorkspace } from '../../src/sandbox/workspace-start.js';
+import { execInContainer } from '../../src/sandbox/exec.js';
+import { removeContainer } from '../../src/sandbox/container.js';
 import {
   dockerScope,
   execFileAsync,
@@ -146,6 +150,46 @@ describe('workspace templates', () => {
     expect(made).toHaveLength(1);
     const fresh = await workspace(image, o, createTemplateStore());
     expect(await inWorkspace(image, fresh.volume, o, SUMMARY)).toEqual(clean);
+  });
+
+  it('are mounted read-only into the container that copies them: its task cannot write to the template', async () => {
+    const image = await fixtureImage('git-history');
+    const o = owner();
+    const templates = createTemplateStore();
+    const base = await readFromImage(image, '/base_commit');
+    const started = await startWithWorkspace(docker, {
+      owner: o,
+      role: 'solver',
+      image,
+      repoPath: '/repo',
+      baseCommit: base,
+      uid: 1000,
+      gid: 1000,
+      templates,
+      container: { workdir: '/repo', env: { HOME: '/tmp' } },
+    });
+    const result = await execInContainer(docker, started.container.id, {
+      cmd: [
+        'sh',
+        '-c',
+        [
+          `cd ${TEMPLATE_MOUNT}/tree`,
+          'stat -c %u:%g .',
+          'touch x 2>/dev/null && echo wrote || echo refused',
+          'rm -rf .git 2>/dev/null; test -d .git && echo kept || echo removed',
+          'echo later >> /repo/a.txt && git -C /repo rev-parse HEAD',
+        ].join('; '),
+      ],
+      user: '1000:1000',
+      timeoutMs: 30_000,
+      outputBytes: 4096,
+    });
+    await removeContainer(started.container);
+    expect(result.stdout.trim().split('\n')).toEqual(['1000:1000', 'refused', 'kept', base]);
+    const next = await workspace(image, o, templates);
+    expect((await inWorkspace(image, next.volume, o, 'git status --porcelain | wc -l'))[0]).toBe(
+      '0',
+    );
   });
 
   it('are made once for jobs that need the same missing template at once', async () => {

@@ -1,0 +1,302 @@
+// A job's first container with its workspace, copied from the workspace template by the
+// container itself: no init container on a job's path (issue 11).
+//
+//  1. load: the fresh workspace volume (and, when asked, an asset volume) is made, and one
+//     archive is extracted into both through a container that is created and never started
+//     (the engine's archive API, as asset volumes were always loaded): the workspace's root
+//     directory gets the sandbox uid:gid (an archive's directory entry applies its owner to
+//     a directory that exists, and the volume's root is the mount point, so the entry names
+//     it from the mount's parent), and the assets their root-owned 0444/0555 files. No
+//     process runs; the engine does the chown, so no container needs CHOWN or root. The
+//     archive goes in while the container of step 2 is created and started;
+//  2. the container: created through the isolation profile as the spec asks (it is the
+//     solver's or the evaluator's own, with nothing added but the template, mounted
+//     read-only at TEMPLATE_MOUNT, a Proctor path);
+//  3. the copy: one exec as the sandbox uid:gid, before anything of the task runs, checks the
+//     template's `ready` file and copies its tree into the workspace. The template's files
+//     are the sandbox user's already, so the copy needs no privilege, and nothing can write
+//     to the template: its mount is read-only, and no container has the capability to
+//     remount it.
+//
+// A template that proves not ready (another process's half-made one, or one pruned under us:
+// the engine then made an empty, unlabelled volume of that name) is avoided: the container
+// goes, and a new one is made with another template, the workspace still empty.
+import { randomBytes } from 'node:crypto';
+import type Docker from 'dockerode';
+import { ProctorError, describeError } from '../errors.js';
+import { assetArchive, type AssetFile } from './assets.js';
+import { removeContainer, startIdleContainer } from './container.js';
+import { isNotFound, type DockerClient } from './docker.js';
+import { execInContainer } from './exec.js';
+import { LABEL, labelsFor, type Owner, type Role } from './labels.js';
+import { hardenedContainerOptions, type SandboxSpec, type VolumeMount } from './profile.js';
+import { NOT_READY_EXIT, USER_COPY_SCRIPT } from './template-scripts.js';
+import { removeVolume } from './volumes.js';
+import {
+  TEMPLATE_MOUNT,
+  createTemplateStore,
+  type History,
+  type TemplateStore,
+} from './template.js';
+
+/** Where the loading container mounts what it loads; never a repository's path. */
+const LOAD_ROOT = '/proctor-init';
+const COPY_TIMEOUT_MS = 300_000;
+/** Attempts at a ready template before giving up. */
+const NOT_READY_ATTEMPTS = 3;
+
+export interface WorkspaceSpec {
+  owner: Owner;
+  role: Extract<Role, 'solver' | 'evaluator'>;
+  /** Daemon-local image id. */
+  image: string;
+  /** The repository inside the image ([environment].workdir): where the workspace is mounted. */
+  repoPath: string;
+  baseCommit: string;
+  uid: number;
+  gid: number;
+  /** Default `full`: the base commit's history. The evaluator asks for `none`. */
+  history?: History;
+  runtime?: string;
+  /** For a preparation; the copy itself has its own bound. Default 600_000. */
+  timeoutMs?: number;
+  /** The process's templates; default a store of this call's own (no sharing, no LRU). */
+  templates?: TemplateStore;
+  /** Told the wall time of a first-use preparation this call waited for, ms. */
+  onPrepared?: (ms: number) => void;
+}
+
+export interface WorkspaceContainerSpec extends WorkspaceSpec {
+  /** The container's own settings; its workspace is the new volume at repoPath. */
+  container: Omit<
+    SandboxSpec,
+    'owner' | 'role' | 'image' | 'uid' | 'gid' | 'cmd' | 'workspace' | 'runtime'
+  >;
+  /** Files for an asset volume, loaded with the workspace and mounted read-only at `target`. */
+  assets?: { files: readonly AssetFile[]; target: string };
+  signal?: AbortSignal;
+  /** Wall times, ms: `load` (volumes and archive), `container` (create and start), `copy`. */
+  onStep?: (step: 'load' | 'container' | 'copy', ms: number) => void;
+}
+
+export interface WorkspaceContainer {
+  container: Docker.Container;
+  workspace: string;
+  assets?: string;
+}
+
+export function checkWorkspaceSpec(spec: Pick<WorkspaceSpec, 'baseCommit' | 'repoPath'>): void {
+  if (!/^[0-9a-f]{40}$/.test(spec.baseCommit)) {
+    throw new ProctorError(
+      'SANDBOX_INVALID',
+      `base commit must be 40 hex digits, got ${JSON.stringify(spec.baseCommit)}`,
+    );
+  }
+  if (spec.repoPath === LOAD_ROOT || spec.repoPath.startsWith(`${LOAD_ROOT}/`)) {
+    throw new ProctorError(
+      'SANDBOX_INVALID',
+      `workdir ${spec.repoPath} collides with Proctor's staging path`,
+    );
+  }
+}
+
+function volumeName(owner: Owner, what: string): string {
+  return `proctor-${owner.job}-${owner.attempt}-${what}-${randomBytes(4).toString('hex')}`.replace(
+    /[^a-zA-Z0-9_.-]/g,
+    '_',
+  );
+}
+
+/** Makes the volumes, each recorded in `made` once it exists. */
+async function createVolumes(
+  docker: DockerClient,
+  spec: WorkspaceContainerSpec,
+  made: string[],
+): Promise<{ workspace: string; assets?: string }> {
+  const workspace = volumeName(spec.owner, spec.role);
+  const assets = spec.assets ? volumeName(spec.owner, 'assets') : undefined;
+  await Promise.all([
+    docker
+      .createVolume({ Name: workspace, Labels: labelsFor(spec.owner, spec.role) })
+      .then(() => made.push(workspace)),
+    assets === undefined
+      ? undefined
+      : docker
+          .createVolume({ Name: assets, Labels: labelsFor(spec.owner, 'init') })
+          .then(() => made.push(assets)),
+  ]);
+  return assets === undefined ? { workspace } : { workspace, assets };
+}
+
+/** Loads the volumes in one archive: the workspace root's owner, and the assets. */
+async function fill(
+  docker: DockerClient,
+  spec: WorkspaceContainerSpec,
+  volumes: { workspace: string; assets?: string },
+): Promise<void> {
+  const { workspace, assets } = volumes;
+  const archive = await assetArchive(spec.assets?.files ?? [], {
+    prefix: 'assets',
+    dirs: [{ name: 'workspace', uid: spec.uid, gid: spec.gid, mode: 0o755 }],
+  });
+  const mounts: VolumeMount[] = [{ volume: workspace, target: `${LOAD_ROOT}/workspace` }];
+  if (assets !== undefined) mounts.push({ volume: assets, target: `${LOAD_ROOT}/assets` });
+  const options = hardenedContainerOptions({
+    owner: spec.owner,
+    role: 'init',
+    image: spec.image,
+    cmd: ['true'],
+    uid: 0,
+    gid: 0,
+    workdir: '/',
+    mounts,
+  });
+  // Never started, so no process ever sees its root; the engine extracts only into a
+  // writable root (the `workspace` entry sits on the mount's parent, outside any volume).
+  options.HostConfig = { ...options.HostConfig, ReadonlyRootfs: false };
+  try {
+    const loader = await docker.createContainer(options);
+    try {
+      await loader.putArchive(archive, { path: LOAD_ROOT });
+    } finally {
+      await removeContainer(loader);
+    }
+  } catch (error) {
+    throw new ProctorError(
+      'DOCKER_ERROR',
+      `cannot load the ${spec.role}'s volumes: ${describeError(error)}`,
+      { cause: error },
+    );
+  }
+}
+
+/**
+ * Starts the spec's idle container with a fresh workspace copied from the template (made on
+ * first use). On failure, everything this call made is removed again.
+ */
+export async function startWithWorkspace(
+  docker: DockerClient,
+  spec: WorkspaceContainerSpec,
+): Promise<WorkspaceContainer> {
+  checkWorkspaceSpec(spec);
+  const templates = spec.templates ?? createTemplateStore();
+  const history = spec.history ?? 'full';
+  const templateSpec = { ...spec, history };
+  const made: string[] = [];
+  let container: Docker.Container | undefined;
+  let filling: Promise<{ error: unknown } | undefined> | undefined;
+  const timed = async <T>(step: 'load' | 'container' | 'copy', work: () => Promise<T>) => {
+    const started = Date.now();
+    try {
+      return await work();
+    } finally {
+      spec.onStep?.(step, Date.now() - started);
+    }
+  };
+  try {
+    // The first use of an image prepares its template meanwhile.
+    const avoid = new Set<string>();
+    // Settled both, so that no volume is still being made when a failure cleans up.
+    const [created, acquired] = await Promise.allSettled([
+      timed('load', () => createVolumes(docker, spec, made)),
+      templates.acquire(docker, templateSpec, avoid),
+    ]);
+    if (acquired.status === 'rejected') throw acquired.reason;
+    if (created.status === 'rejected') throw created.reason;
+    const volumes = created.value;
+    // The archive goes in while the container is created and started: the copy waits for it.
+    filling = timed('load', () => fill(docker, spec, volumes)).then(
+      () => undefined,
+      (error: unknown) => ({ error }),
+    );
+    let template = acquired.value;
+    for (let attempt = 1; ; attempt++) {
+      if (template.preparedMs > 0) spec.onPrepared?.(template.preparedMs);
+      const done = templates.use(template.volume);
+      let copied;
+      try {
+        const mounts: VolumeMount[] = [
+          ...(spec.container.mounts ?? []),
+          { volume: template.volume, target: TEMPLATE_MOUNT, readOnly: true },
+        ];
+        if (volumes.assets !== undefined && spec.assets) {
+          mounts.push({ volume: volumes.assets, target: spec.assets.target, readOnly: true });
+        }
+        container = await timed('container', () =>
+          startIdleContainer(docker, {
+            ...spec.container,
+            owner: spec.owner,
+            role: spec.role,
+            image: spec.image,
+            uid: spec.uid,
+            gid: spec.gid,
+            workspace: { volume: volumes.workspace, target: spec.repoPath },
+            mounts,
+            ...(spec.runtime ? { runtime: spec.runtime } : {}),
+          }),
+        );
+        const id = container.id;
+        const failed = await filling;
+        if (failed) throw failed.error;
+        copied = await timed('copy', () =>
+          execInContainer(docker, id, {
+            cmd: [
+              'sh',
+              '-c',
+              USER_COPY_SCRIPT,
+              'proctor-copy',
+              TEMPLATE_MOUNT,
+              spec.repoPath,
+              template.key,
+            ],
+            user: `${spec.uid}:${spec.gid}`,
+            workdir: '/',
+            timeoutMs: COPY_TIMEOUT_MS,
+            outputBytes: 16 * 1024,
+            ...(spec.signal ? { signal: spec.signal } : {}),
+          }),
+        );
+      } finally {
+        done();
+      }
+      if (copied.aborted) {
+        throw new ProctorError('CANCELLED', 'cancelled while copying the workspace');
+      }
+      if (copied.exitCode === NOT_READY_EXIT && attempt < NOT_READY_ATTEMPTS) {
+        templates.forget(template.volume);
+        avoid.add(template.volume);
+        await removeContainer(container);
+        container = undefined;
+        await dropIfUnlabelled(docker, template.volume);
+        template = await templates.acquire(docker, templateSpec, avoid);
+        continue;
+      }
+      if (copied.exitCode !== 0) {
+        const reason = copied.timedOut
+          ? `timed out after ${COPY_TIMEOUT_MS} ms`
+          : copied.stderr.trim().split('\n').slice(-3).join('; ') ||
+            `exit code ${String(copied.exitCode)}`;
+        throw new ProctorError(
+          'SANDBOX_INVALID',
+          `cannot copy the workspace template of ${spec.repoPath}: ${reason}`,
+        );
+      }
+      return { container, ...volumes };
+    }
+  } catch (error) {
+    await filling;
+    if (container) await removeContainer(container).catch(() => undefined);
+    await Promise.all(made.map((v) => removeVolume(docker, v).catch(() => undefined)));
+    throw error;
+  }
+}
+
+/** A template name the engine re-made as an empty volume (pruned under us) goes again. */
+async function dropIfUnlabelled(docker: DockerClient, volume: string): Promise<void> {
+  try {
+    const info = await docker.getVolume(volume).inspect();
+    if (info.Labels?.[LABEL.template] === undefined) await removeVolume(docker, volume);
+  } catch (error) {
+    if (!isNotFound(error)) throw error;
+  }
+}
