@@ -222,6 +222,19 @@ export interface BatchJobRow {
   errorCode: string | null;
   startedAt: number | null;
   finishedAt: number | null;
+  /** The stored outcome class (null until a grade or solve finished with one). */
+  outcome: OutcomeClass | null;
+  /**
+   * A solve's newest grade child, joined in the same read (children carry no batch id): all
+   * null for a grade, and for a solve without a grade yet.
+   */
+  childId: number | null;
+  childStatus: JobStatus | null;
+  childResult: string | null;
+  childErrorCode: string | null;
+  childStartedAt: number | null;
+  childFinishedAt: number | null;
+  childOutcome: OutcomeClass | null;
 }
 
 /** The largest page of `listBatchJobs`. */
