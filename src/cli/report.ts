@@ -146,7 +146,10 @@ export async function reportCommand(
         break;
       case 'swebench': {
         const only = loaded[0] as LoadedBatch;
-        text = `${JSON.stringify(swebenchSummary(only.rows, null), null, 2)}\n`;
+        // The suite's tasks without a row have no instance id on record: keyed by task id.
+        const keyOfTask = new Map(only.rows.map((row) => [row.task, instanceKey(row)]));
+        const suite = only.suiteTasks?.map((task) => keyOfTask.get(task) ?? task) ?? null;
+        text = `${JSON.stringify(swebenchSummary(only.rows, suite), null, 2)}\n`;
         if (target?.kind === 'dir') {
           await writeInstanceReports(target.path, only);
           await writeFile(join(target.path, 'summary.json'), text);

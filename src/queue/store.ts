@@ -343,6 +343,14 @@ export interface JobStore {
    */
   countByOutcome(batchId: string): Promise<OutcomeCounts>;
   /**
+   * Records the task ids of the suite a batch was enqueued from (at most MAX_SUITE_TASKS,
+   * each 1..200 characters; USAGE otherwise), once: a second record keeps the first.
+   * BATCH_NOT_FOUND for an unknown batch.
+   */
+  recordBatchSuite(batchId: string, tasks: readonly string[]): Promise<void>;
+  /** The task ids recorded for a batch's suite, or null when none was (a batch of loose jobs). */
+  batchSuite(batchId: string): Promise<string[] | null>;
+  /**
    * The batch's current jobs that a retry re-runs, oldest first: those of class error (a solve
    * whose grade errored included), and with `cancelled` the cancelled ones (or whose grade was).
    * BATCH_NOT_FOUND for an unknown batch.

@@ -13,6 +13,8 @@ export interface LoadedBatch {
   batch: Batch;
   rows: ReportRow[];
   summary: BatchSummary;
+  /** The task ids of the suite the batch was enqueued from, when it recorded them. */
+  suiteTasks: string[] | null;
 }
 
 function json(id: number, column: string, text: string): unknown {
@@ -101,13 +103,14 @@ export async function loadBatch(store: JobStore, batchId: string): Promise<Loade
   const progress = await store.batchProgress(batchId);
   // A solve's grade is not in the batch: its queued or running state counts here too.
   const unfinished = progress.counts.queued + progress.counts.running + unfinishedChildren;
+  const suiteTasks = await store.batchSuite(batchId);
   const summary = summarise({
     batch: batchId,
     label: batch.label,
     rows,
-    // The batch's suite is not recorded on this branch: tasks are counted from its jobs.
-    suiteTasks: null,
+    // Recorded by `solve` and grade --predictions; else tasks are counted from the jobs.
+    suiteTasks,
     unfinishedJobs: unfinished,
   });
-  return { batch, rows, summary };
+  return { batch, rows, summary, suiteTasks };
 }

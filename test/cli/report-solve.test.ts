@@ -1,8 +1,9 @@
 // `proctor report` over real solves: the flat adapter through the real `openai` SDK against a
 // scripted provider on 127.0.0.1, the real Docker engine and a real baseline. A solve that
 // fails on a task its baseline quarantined is the task's fault (invalid_task), not the
-// solver's, in the stored class and in the report.
-import { writeFileSync } from 'node:fs';
+// solver's, in the stored class and in the report; a task of the suite that was never
+// enqueued (its bundle does not load) is not submitted.
+import { cpSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { proctor } from '../helpers/cli.js';
@@ -14,10 +15,15 @@ import { tempDir } from '../helpers/temp.js';
 const KEY = 'sk-reportsolveplanted0123456789abcd';
 
 describe('proctor report of a solve batch', () => {
-  it('classes a failed solve of a quarantined task invalid_task, stored and reported', async () => {
+  it('classes a failed solve of a quarantined task invalid_task, and counts a task never enqueued as not submitted', async () => {
     // Only the hidden test that already passes without the fix: baseline quarantines it.
     const bundle = copyBundle();
     writeFileSync(join(bundle, 'tests/hidden.txt'), 't_div\n');
+    // A suite of it and a bundle that does not load: the batch's suite has two tasks.
+    const suite = tempDir();
+    cpSync(bundle, join(suite, 'quarantined'), { recursive: true });
+    cpSync(bundle, join(suite, 'broken'), { recursive: true });
+    writeFileSync(join(suite, 'broken/task.toml'), 'schema = 1\nbogus = true\n');
     const server = await startModelServer([
       { toolCalls: [{ name: 'run_command', arguments: { command: 'ls', timeout_s: null } }] },
       { toolCalls: [{ name: 'run_command', arguments: { command: 'ls', timeout_s: null } }] },
@@ -32,10 +38,11 @@ describe('proctor report of a solve batch', () => {
     expect(baseline.stdout).toMatch(/quarantined\s+BASELINE_HIDDEN_PASSED/);
 
     const solved = await proctor(
-      ['--home', dir, 'solve', bundle, '--solver', 'mini', '--wait', '--json'],
+      ['--home', dir, 'solve', suite, '--solver', 'mini', '--wait', '--json'],
       { PROCTOR_SOLVE_KEY: KEY },
     );
     expect(solved.code).toBe(1);
+    expect(solved.stderr).toMatch(/skipped .*broken/);
     const summary = JSON.parse(solved.stdout.slice(0, solved.stdout.lastIndexOf('}') + 1)) as {
       batch: string;
       tasks: Array<{ solve: number; verdict: string; reason: string }>;
@@ -70,6 +77,8 @@ describe('proctor report of a solve batch', () => {
       invalid_task: 1,
     });
     expect(batches[0]!.resolvedRateScored).toBeNull();
+    // The bundle that did not load was never enqueued: not submitted, and the batch incomplete.
+    expect(batches[0]).toMatchObject({ tasks: 2, submitted: 1, notSubmitted: 1, incomplete: true });
     expect(await leftovers(dir)).toEqual([]);
   }, 180_000);
 });

@@ -43,6 +43,7 @@ import {
 import { pruneFinished, taskJudgement, taskValidity } from './tasks.js';
 import * as budget from './budget.js';
 import { countByOutcome, listRetryable } from './outcomes.js';
+import { batchSuite, recordBatchSuite } from './batch-suites.js';
 import { listen, notifyKinds } from './notify.js';
 import type { Batch, ReclaimedJob, RegisteredArtifact } from '../store.js';
 
@@ -323,6 +324,9 @@ export function openPgJobStore(url: string, options: PgJobStoreOptions = {}): Pg
           ...(await batchTimes(db, batchId, windowMs, now())),
         };
       }),
+
+    recordBatchSuite: (batchId, tasks) => run(() => recordBatchSuite(db, batchId, tasks)),
+    batchSuite: (batchId) => run(() => batchSuite(db, batchId)),
 
     countByOutcome: (batchId) =>
       run(async () => {

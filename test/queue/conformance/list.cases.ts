@@ -216,6 +216,29 @@ export function listCases(kind: StoreKind): void {
       );
     });
 
+    it("records a batch's suite once, and reads it back", async () => {
+      const store = await kind.open();
+      const { batch } = await store.enqueueBatch({
+        jobs: [{ kind: 'noop' as const, payload: {} }],
+      });
+      const id = batch!.id;
+      expect(await store.batchSuite(id)).toBeNull();
+      await store.recordBatchSuite(id, ['t-a', 't-b', 't-a']);
+      await store.recordBatchSuite(id, ['other']);
+      expect(await store.batchSuite(id)).toEqual(['t-a', 't-b']);
+      await expect(store.recordBatchSuite('b_none', ['t'])).rejects.toThrow(/no batch b_none/);
+      await expect(store.recordBatchSuite(id, [''])).rejects.toThrow(
+        /suite task id must be 1 to 200 characters, got ""/,
+      );
+      await expect(
+        store.recordBatchSuite(
+          id,
+          Array.from({ length: 100_001 }, (_, i) => `t${i}`),
+        ),
+      ).rejects.toThrow(/at most 100000 tasks, got 100001/);
+      expect(await store.batchSuite('b_none')).toBeNull();
+    });
+
     it("joins each solve's newest grade child into its row, in the same read", async () => {
       const store = await kind.open();
       const solve = { kind: 'solve' as const, payload: { bundle: '/b', solver: 'mini' } };
