@@ -8,7 +8,7 @@
 //   raw scan       SELECT id, status, payload, result FROM jobs WHERE batch_id = ? (iterate)
 //   report (lib)   loadBatch + summary + table text, in-process through the JobStore
 //   report (cli)   the real binary, `proctor report BATCH` and `--format jsonl --out FILE`,
-//                  start-up included (the 2 s target is for this)
+//                  start-up included (the 2 s target is for both)
 //   progress       batchProgress (the trigger-kept row) against counting the batch's jobs
 // Usage: npm run bench:report [-- --jobs 100000 --runs 3]
 import { spawnSync } from 'node:child_process';
@@ -189,13 +189,21 @@ try {
   console.log(
     `batchProgress (trigger-kept row)  ${progress.toFixed(3).padStart(10)} ms; counting the batch: ${counted.toFixed(1)} ms (${(counted / progress).toFixed(0)}× slower)`,
   );
-  const cli = median(figures.table);
-  console.log(
-    cli <= 2000
-      ? `target met: ${cli.toFixed(0)} ms <= 2000 ms`
-      : `TARGET MISSED: ${cli.toFixed(0)} ms > 2000 ms`,
-  );
-  if (cli > 2000) process.exitCode = 1;
+  // The target (issue 13 §6): a report of a 100,000-job batch in <= 2 s, end to end through
+  // the CLI, for the table and for the jsonl rows alike.
+  const missed: string[] = [];
+  for (const [name, ms] of [
+    ['table', median(figures.table)],
+    ['jsonl', median(extra.jsonl)],
+  ] as const) {
+    console.log(
+      ms <= 2000
+        ? `target met (${name}): ${ms.toFixed(0)} ms <= 2000 ms`
+        : `TARGET MISSED (${name}): ${ms.toFixed(0)} ms > 2000 ms`,
+    );
+    if (ms > 2000) missed.push(name);
+  }
+  if (missed.length > 0) process.exitCode = 1;
 } finally {
   rmSync(home, { recursive: true, force: true });
 }

@@ -101,7 +101,7 @@ export async function gradePredictionsCommand(
   const file = options.predictions;
   const parsed = parsePredictions(await readPredictions(file));
   if (typeof parsed === 'string') throw refuse(file, parsed);
-  const { bundles } = await loadBundles(io, [suitePath]);
+  const { bundles, suiteTasks } = await loadBundles(io, [suitePath]);
   if (bundles.length === 0) throw new ProctorError('USAGE', `${suitePath}: no valid bundle`);
   const tasks = bundles.map((bundle) => ({
     id: bundle.id,
@@ -199,6 +199,8 @@ export async function gradePredictionsCommand(
     );
     const batch = enqueued.batch;
     if (batch === null) throw new ProctorError('INTERNAL', 'the batch was not created');
+    // What `proctor report` counts "not submitted" against: tasks without a prediction.
+    await runtime.store.recordBatchSuite(batch.id, suiteTasks);
     const rows: Row[] = [...toStore, ...unrun].map((e, i) => ({
       line: e.prediction.line,
       instanceId: e.prediction.instanceId,

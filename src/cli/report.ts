@@ -1,7 +1,7 @@
 // `proctor report BATCH… [--compare BATCH] [--format table|json|jsonl|csv|swebench] [--out
 // FILE]`: the results of batches (see src/results/). Bad input — an unknown batch or format,
 // --out into a folder that does not exist — is one line and exit 2, before anything is written.
-import { mkdir, stat, writeFile } from 'node:fs/promises';
+import { mkdir, open, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { stringify } from 'csv-stringify/sync';
 import { ProctorError } from '../errors.js';
@@ -69,10 +69,29 @@ function csvText(loaded: readonly LoadedBatch[]): string {
   return stringify(records, { header: true, columns: [...ROW_COLUMNS], quoted_match: /^\s|\s$/ });
 }
 
-function jsonlText(loaded: readonly LoadedBatch[]): string {
-  const lines: string[] = [];
-  for (const b of loaded) for (const row of b.rows) lines.push(JSON.stringify(flatRow(row)));
-  return lines.length === 0 ? '' : `${lines.join('\n')}\n`;
+/** The jsonl rows in chunks of 1,000 lines: a 100,000-row report is never one string. */
+function* jsonlChunks(loaded: readonly LoadedBatch[]): Generator<string> {
+  let lines: string[] = [];
+  for (const b of loaded) {
+    for (const row of b.rows) {
+      lines.push(JSON.stringify(flatRow(row)));
+      if (lines.length === 1000) {
+        yield `${lines.join('\n')}\n`;
+        lines = [];
+      }
+    }
+  }
+  if (lines.length > 0) yield `${lines.join('\n')}\n`;
+}
+
+/** Writes `chunks` to a new file at `path`, replacing what was there. */
+async function writeChunks(path: string, chunks: Iterable<string>) {
+  const file = await open(path, 'w');
+  try {
+    for (const chunk of chunks) await file.write(chunk);
+  } finally {
+    await file.close();
+  }
 }
 
 /** One report.json per instance, as SWE-bench lays them out: DIR/<instance_id>/report.json. */
@@ -133,14 +152,21 @@ export async function reportCommand(
         text = `${JSON.stringify(reportObject(loaded, reference), null, 2)}\n`;
         break;
       case 'jsonl':
-        text = jsonlText(loaded);
+        if (target !== null) {
+          await writeChunks(target.path, jsonlChunks(loaded));
+          return 0;
+        }
+        text = [...jsonlChunks(loaded)].join('');
         break;
       case 'csv':
         text = csvText(loaded);
         break;
       case 'swebench': {
         const only = loaded[0] as LoadedBatch;
-        text = `${JSON.stringify(swebenchSummary(only.rows, null), null, 2)}\n`;
+        // The suite's tasks without a row have no instance id on record: keyed by task id.
+        const keyOfTask = new Map(only.rows.map((row) => [row.task, instanceKey(row)]));
+        const suite = only.suiteTasks?.map((task) => keyOfTask.get(task) ?? task) ?? null;
+        text = `${JSON.stringify(swebenchSummary(only.rows, suite), null, 2)}\n`;
         if (target?.kind === 'dir') {
           await writeInstanceReports(target.path, only);
           await writeFile(join(target.path, 'summary.json'), text);

@@ -83,7 +83,7 @@ export async function solveCommand(
       `--max-cost: solver ${options.solver} has no prices (set price_input_per_mtok and price_output_per_mtok in its profile)`,
     );
   }
-  const { bundles } = await loadBundles(io, paths);
+  const { bundles, suiteTasks } = await loadBundles(io, paths);
   if (bundles.length === 0) throw new ProctorError('USAGE', 'no valid bundle to solve');
   const runtime = createRuntime(config, context.clock, createLogger({ level: 'warn' }));
   try {
@@ -106,6 +106,8 @@ export async function solveCommand(
       ),
     });
     if (batch === null) throw new ProctorError('INTERNAL', 'the batch was not created');
+    // What `proctor report` counts "not submitted" against (a bundle that did not load).
+    await runtime.store.recordBatchSuite(batch.id, suiteTasks);
     if (!options.wait) {
       const each =
         attempts > 1 ? ` (${attempts} attempts for each of ${bundles.length} task(s))` : '';

@@ -19,6 +19,7 @@ export { openArtifactStore, openJobStore } from './open.js';
 export type { StoreSelection } from './open.js';
 export type { SqliteJobStore, SqliteJobStoreOptions } from './sqlite/store.js';
 export { MAX_PAGE, DEFAULT_PAGE, RETRY_KEY_PREFIX, retryKey } from './store.js';
+export { MAX_SUITE_TASKS } from './suites.js';
 export type { Synchronous } from './db.js';
 export type {
   ArtifactRecord,

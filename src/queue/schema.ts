@@ -181,3 +181,15 @@ export const tasks = sqliteTable(
     check('tasks_validity', sql`${t.validity} IN ('valid', 'quarantined')`),
   ],
 );
+
+/**
+ * The task ids of the suite a batch was enqueued from (`proctor solve|grade SUITE`, grade
+ * --predictions), as a JSON array: a report counts the suite's tasks that have no job in the
+ * batch as "not submitted". One row per batch, written once; none for a batch of loose jobs.
+ */
+export const batchSuites = sqliteTable('batch_suites', {
+  batchId: text('batch_id')
+    .primaryKey()
+    .references(() => batches.id, { onDelete: 'cascade' }),
+  tasks: text('tasks').notNull(),
+});

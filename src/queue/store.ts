@@ -222,6 +222,19 @@ export interface BatchJobRow {
   errorCode: string | null;
   startedAt: number | null;
   finishedAt: number | null;
+  /** The stored outcome class (null until a grade or solve finished with one). */
+  outcome: OutcomeClass | null;
+  /**
+   * A solve's newest grade child, joined in the same read (children carry no batch id): all
+   * null for a grade, and for a solve without a grade yet.
+   */
+  childId: number | null;
+  childStatus: JobStatus | null;
+  childResult: string | null;
+  childErrorCode: string | null;
+  childStartedAt: number | null;
+  childFinishedAt: number | null;
+  childOutcome: OutcomeClass | null;
 }
 
 /** The largest page of `listBatchJobs`. */
@@ -329,6 +342,14 @@ export interface JobStore {
    * whose grade has not finished) are in none. BATCH_NOT_FOUND for an unknown batch.
    */
   countByOutcome(batchId: string): Promise<OutcomeCounts>;
+  /**
+   * Records the task ids of the suite a batch was enqueued from (at most MAX_SUITE_TASKS,
+   * each 1..200 characters; USAGE otherwise), once: a second record keeps the first.
+   * BATCH_NOT_FOUND for an unknown batch.
+   */
+  recordBatchSuite(batchId: string, tasks: readonly string[]): Promise<void>;
+  /** The task ids recorded for a batch's suite, or null when none was (a batch of loose jobs). */
+  batchSuite(batchId: string): Promise<string[] | null>;
   /**
    * The batch's current jobs that a retry re-runs, oldest first: those of class error (a solve
    * whose grade errored included), and with `cancelled` the cancelled ones (or whose grade was).

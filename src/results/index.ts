@@ -20,13 +20,13 @@ export type {
   Rate,
   TaskAttempts,
 } from './stats.js';
-export { attemptRows } from './rows.js';
+export { AttemptCollector, attemptRows } from './rows.js';
 export type { AttemptJob, ReportRow, Tokens } from './rows.js';
 export { emptyClasses, summarise, taskClasses } from './summary.js';
 export type { BatchSummary, ClassCounts, SummaryInput } from './summary.js';
 export { compareBatches } from './compare.js';
 export type { Comparison, Flip } from './compare.js';
-export { batchJobs, loadBatch } from './load.js';
+export { loadBatch } from './load.js';
 export type { LoadedBatch } from './load.js';
 export {
   instanceKey,

@@ -34,7 +34,10 @@ const SOLVE_MACHINE_FAULTS: ReadonlySet<string> = new Set(['SOLVER_PROVIDER_ERRO
 interface ResultShape {
   verdict?: unknown;
   reason?: unknown;
-  /** Set on a grade of a task whose latest baseline (for its bundle content) quarantined it. */
+  /**
+   * Set on a grade, or a failed solve, of a task whose latest baseline (for its bundle
+   * content) quarantined it.
+   */
   quarantined?: unknown;
 }
 
@@ -67,6 +70,10 @@ export function outcomeOf(
     return 'error';
   }
   if (r.verdict === 'PASS') return null;
+  // A solve that failed on a quarantined task says nothing about the solver.
+  if (r.quarantined !== undefined && r.quarantined !== null && r.quarantined !== false) {
+    return 'invalid_task';
+  }
   if (typeof r.reason === 'string' && SOLVE_MACHINE_FAULTS.has(r.reason)) return 'error';
   return 'unresolved';
 }

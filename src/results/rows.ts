@@ -72,7 +72,10 @@ export type AttemptJob = Pick<
   | 'startedAt'
   | 'finishedAt'
   | 'parentId'
->;
+> & {
+  /** The stored class; absent or null falls back to outcomeOf (rows written before it). */
+  outcome?: OutcomeClass | null;
+};
 
 interface Attempt {
   job: AttemptJob;
@@ -81,6 +84,10 @@ interface Attempt {
   /** The job's own result, parsed once (a grade's for a grade, a solve's for a solve). */
   grade: StoredGrade | null;
   solve: StoredSolve | null;
+  /** A solve's grade child, if any. */
+  child: AttemptJob | undefined;
+  /** The order it was added in: of two sightings of one job, the later wins. */
+  seq: number;
 }
 
 function jobMs(jobs: ReadonlyArray<AttemptJob | undefined>): number | null {
@@ -103,6 +110,95 @@ function span(jobs: ReadonlyArray<AttemptJob | undefined>) {
   return { startedAt, finishedAt };
 }
 
+interface Chosen {
+  /** The newest job of the attempt so far, and its row. */
+  id: number;
+  seq: number;
+  row: ReportRow;
+  earlier: number[];
+}
+
+/**
+ * Builds a batch's attempt rows as its jobs arrive, one at a time (`add`), so that a report
+ * of 100,000 jobs never holds their parsed results at once: each job's row is made when it
+ * comes in and only the newest job of each attempt is kept. A job that has no task id yet
+ * (queued, failed: no result) waits to the end (`rows`), when every bundle's task id that
+ * another job recorded is known; grades and solves only, other kinds are ignored.
+ */
+export class AttemptCollector {
+  private readonly chosen = new Map<string, Chosen>();
+  private readonly waiting: Attempt[] = [];
+  private readonly taskOfBundle = new Map<string, string>();
+  private readonly instanceOfBundle = new Map<string, string>();
+  private seq = 0;
+
+  constructor(private readonly batch: string) {}
+
+  /** One job of the batch; `child` is a solve's (newest) grade child. */
+  add(job: AttemptJob, child?: AttemptJob): void {
+    if (job.kind !== 'grade' && job.kind !== 'solve') return;
+    const payload = payloadOf(job.payload);
+    const grade = job.kind === 'grade' ? gradeOf(job.result) : null;
+    const solve = job.kind === 'solve' ? solveOf(job.result) : null;
+    const childGrade = child ? gradeOf(child.result) : null;
+    const task = (grade ?? solve)?.task ?? childGrade?.task;
+    const taskId = task?.id ?? null;
+    const bundle = payload.bundle;
+    if (bundle !== undefined) {
+      if (taskId !== null) this.taskOfBundle.set(bundle, taskId);
+      const instance = task?.source?.instance_id;
+      if (instance !== undefined) this.instanceOfBundle.set(bundle, instance);
+    }
+    const attempt: Attempt = { job, payload, taskId, grade, solve, child, seq: this.seq++ };
+    if (taskId === null) this.waiting.push(attempt);
+    else this.keep(taskId, attempt, childGrade);
+  }
+
+  private keep(task: string, attempt: Attempt, childGrade: StoredGrade | null) {
+    const key = `${task}\0${attempt.payload.sample ?? 1}`;
+    const { id } = attempt.job;
+    const seen = this.chosen.get(key);
+    if (seen && (seen.id > id || (seen.id === id && seen.seq > attempt.seq))) {
+      if (seen.id !== id) seen.earlier.push(id);
+      return;
+    }
+    const row = rowOf(this.batch, task, attempt, childGrade);
+    if (!seen) this.chosen.set(key, { id, seq: attempt.seq, row, earlier: [] });
+    else {
+      // The same job seen again (it moved on while the pages were read) is no earlier job.
+      if (seen.id !== id) seen.earlier.push(seen.id);
+      seen.id = id;
+      seen.seq = attempt.seq;
+      seen.row = row;
+    }
+  }
+
+  /** The rows, sorted by task then attempt; the collector is spent after this. */
+  rows(): ReportRow[] {
+    for (const attempt of this.waiting) {
+      const bundle = attempt.payload.bundle;
+      const task =
+        bundle === undefined
+          ? `job-${attempt.job.id}`
+          : (this.taskOfBundle.get(bundle) ?? basename(bundle));
+      this.keep(task, attempt, attempt.child ? gradeOf(attempt.child.result) : null);
+    }
+    this.waiting.length = 0;
+    const rows: ReportRow[] = [];
+    for (const { row, earlier } of this.chosen.values()) {
+      row.supersededJobIds = [...new Set(earlier)].sort((a, b) => a - b);
+      // A job without a result yet (queued, failed) names its instance through its bundle's twin.
+      if (row.instanceId === null && row.bundle !== null) {
+        row.instanceId = this.instanceOfBundle.get(row.bundle) ?? null;
+      }
+      rows.push(row);
+    }
+    return rows.sort(
+      (a, b) => (a.task < b.task ? -1 : a.task > b.task ? 1 : 0) || a.attempt - b.attempt,
+    );
+  }
+}
+
 /**
  * The attempts of a batch's jobs (grades and solves; other kinds are ignored). `children`
  * gives each solve's grade (the newest when there are several). A job without a result yet
@@ -114,76 +210,24 @@ export function attemptRows(
   jobs: Iterable<AttemptJob>,
   children: ReadonlyMap<number, AttemptJob>,
 ): ReportRow[] {
-  const attempts: Attempt[] = [];
-  const taskOfBundle = new Map<string, string>();
-  const instanceOfBundle = new Map<string, string>();
-  for (const job of jobs) {
-    if (job.kind !== 'grade' && job.kind !== 'solve') continue;
-    const payload = payloadOf(job.payload);
-    const grade = job.kind === 'grade' ? gradeOf(job.result) : null;
-    const solve = job.kind === 'solve' ? solveOf(job.result) : null;
-    const task = (grade ?? solve)?.task;
-    const taskId =
-      task?.id ?? (job.kind === 'solve' ? (childTask(children, job.id)?.id ?? null) : null);
-    if (taskId !== null && payload.bundle !== undefined) taskOfBundle.set(payload.bundle, taskId);
-    const instance = task?.source?.instance_id;
-    if (instance !== undefined && payload.bundle !== undefined) {
-      instanceOfBundle.set(payload.bundle, instance);
-    }
-    attempts.push({ job, payload, taskId, grade, solve });
-  }
-  const chosen = new Map<string, { latest: Attempt; earlier: number[] }>();
-  for (const attempt of attempts) {
-    const bundle = attempt.payload.bundle;
-    const task =
-      attempt.taskId ??
-      (bundle === undefined ? null : (taskOfBundle.get(bundle) ?? basename(bundle))) ??
-      `job-${attempt.job.id}`;
-    attempt.taskId = task;
-    const key = `${task}\0${attempt.payload.sample ?? 1}`;
-    const seen = chosen.get(key);
-    if (!seen) chosen.set(key, { latest: attempt, earlier: [] });
-    else if (attempt.job.id > seen.latest.job.id) {
-      seen.earlier.push(seen.latest.job.id);
-      seen.latest = attempt;
-    } else seen.earlier.push(attempt.job.id);
-  }
-  const rows: ReportRow[] = [];
-  for (const { latest, earlier } of chosen.values()) {
-    const row = rowOf(
-      batch,
-      latest,
-      children,
-      earlier.sort((a, b) => a - b),
-    );
-    // A job without a result yet (queued, failed) names its instance through its bundle's twin.
-    if (row.instanceId === null && row.bundle !== null) {
-      row.instanceId = instanceOfBundle.get(row.bundle) ?? null;
-    }
-    rows.push(row);
-  }
-  return rows.sort(
-    (a, b) => (a.task < b.task ? -1 : a.task > b.task ? 1 : 0) || a.attempt - b.attempt,
-  );
+  const collector = new AttemptCollector(batch);
+  for (const job of jobs) collector.add(job, children.get(job.id));
+  return collector.rows();
 }
 
-function childTask(children: ReadonlyMap<number, AttemptJob>, id: number) {
-  const child = children.get(id);
-  return child ? gradeOf(child.result)?.task : undefined;
-}
+const classOf = (job: AttemptJob) => job.outcome ?? outcomeOf(job);
 
 function rowOf(
   batch: string,
+  taskId: string,
   attempt: Attempt,
-  children: ReadonlyMap<number, AttemptJob>,
-  superseded: number[],
+  childGrade: StoredGrade | null,
 ): ReportRow {
   const { job, payload } = attempt;
   const solveJob = job.kind === 'solve' ? job : undefined;
-  const gradeJob = job.kind === 'grade' ? job : children.get(job.id);
+  const gradeJob = job.kind === 'grade' ? job : attempt.child;
   const solve: StoredSolve | null = attempt.solve;
-  const grade: StoredGrade | null =
-    job.kind === 'grade' ? attempt.grade : gradeJob ? gradeOf(gradeJob.result) : null;
+  const grade: StoredGrade | null = job.kind === 'grade' ? attempt.grade : childGrade;
   // A solve that passed is judged by its grade; one that failed (or is unfinished) by itself.
   const judged = solveJob && !(solve?.verdict === 'PASS' && gradeJob) ? solveJob : gradeJob;
   const judgedResult = judged === solveJob ? solve : grade;
@@ -191,13 +235,13 @@ function rowOf(
   const usage = solve?.usage;
   return {
     batch,
-    task: attempt.taskId ?? `job-${job.id}`,
+    task: taskId,
     instanceId: task?.source?.instance_id ?? payload.prediction?.instanceId ?? null,
     attempt: payload.sample ?? 1,
     jobIds: [solveJob?.id, gradeJob?.id].filter((id): id is number => id !== undefined),
-    supersededJobIds: superseded,
+    supersededJobIds: [],
     status: (judged ?? job).status,
-    class: judged ? outcomeOf(judged) : null,
+    class: judged ? classOf(judged) : null,
     verdict: judgedResult?.verdict ?? null,
     reason: judgedResult?.reason ?? (judged ?? job).errorCode ?? null,
     errorCode: (judged ?? job).errorCode ?? null,

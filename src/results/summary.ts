@@ -66,20 +66,27 @@ const scored = (c: OutcomeClass | null) => c === 'resolved' || c === 'unresolved
 
 /** Each task's class by the rule of the module comment; null for a pending task. */
 export function taskClasses(rows: readonly ReportRow[]): Map<string, OutcomeClass | null> {
-  const byTask = new Map<string, ReportRow[]>();
+  // One pass, one small record per task (no per-task lists to sort): a batch of 100,000.
+  const byTask = new Map<
+    string,
+    { invalid: boolean; error: boolean; scored: OutcomeClass | null; scoredAttempt: number }
+  >();
   for (const row of rows) {
-    const list = byTask.get(row.task);
-    if (list) list.push(row);
-    else byTask.set(row.task, [row]);
+    let t = byTask.get(row.task);
+    if (!t) {
+      t = { invalid: false, error: false, scored: null, scoredAttempt: Infinity };
+      byTask.set(row.task, t);
+    }
+    if (row.class === 'invalid_task') t.invalid = true;
+    else if (row.class === 'error') t.error = true;
+    else if (scored(row.class) && row.attempt < t.scoredAttempt) {
+      t.scored = row.class;
+      t.scoredAttempt = row.attempt;
+    }
   }
   const classes = new Map<string, OutcomeClass | null>();
-  for (const [task, list] of byTask) {
-    list.sort((a, b) => a.attempt - b.attempt);
-    let cls: OutcomeClass | null = null;
-    if (list.some((r) => r.class === 'invalid_task')) cls = 'invalid_task';
-    else cls = list.find((r) => scored(r.class))?.class ?? null;
-    if (cls === null && list.some((r) => r.class === 'error')) cls = 'error';
-    classes.set(task, cls);
+  for (const [task, t] of byTask) {
+    classes.set(task, t.invalid ? 'invalid_task' : (t.scored ?? (t.error ? 'error' : null)));
   }
   return classes;
 }

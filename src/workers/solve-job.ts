@@ -42,14 +42,14 @@ import { createTranscript, type SolveEnd } from '../solvers/transcript.js';
 import { costUsd, createSolveMeter, type TokenUsage } from '../solvers/usage.js';
 import { containsSecret, type ArtifactRecord, type ArtifactStore } from '../store/index.js';
 import type { ImageCache } from './images.js';
-import { asOwner } from './oracle-jobs.js';
+import { asOwner, quarantineOf, type Quarantine } from './oracle-jobs.js';
 import type { EvaluatorSandbox } from '../oracle/index.js';
 import type { HandlerOutput, JobHandler } from './pool.js';
 
 export interface SolveDeps {
   docker: DockerClient;
-  /** For the batch's cost cap. */
-  store: Pick<JobStore, 'checkBudget'>;
+  /** For the batch's cost cap, and a failed solve's task quarantine. */
+  store: Pick<JobStore, 'checkBudget' | 'taskJudgement'>;
   artifacts: ArtifactStore;
   images: ImageCache;
   sandbox: EvaluatorSandbox;
@@ -87,6 +87,11 @@ export interface SolveResult {
   toolCalls: number;
   /** USD at the profile's prices; null without prices or without usage. */
   costUsd: number | null;
+  /**
+   * On a FAIL, when the latest baseline of this exact bundle quarantined the task: the solve
+   * is then of class invalid_task (a PASS is judged by its grade, which records the same).
+   */
+  quarantined?: Quarantine;
 }
 
 const REASON_OF_END: Record<SolveEnd['reason'], string> = {
@@ -287,6 +292,10 @@ export function solveHandler(deps: SolveDeps): JobHandler {
         ...totals,
         costUsd: prices === null || totals.usage === null ? null : costUsd(totals.usage, prices),
       };
+      if (verdict === 'FAIL') {
+        const quarantined = await quarantineOf(deps.store, bundle);
+        if (quarantined !== undefined) result.quarantined = quarantined;
+      }
       const grade =
         verdict === 'PASS' && candidate !== null
           ? [

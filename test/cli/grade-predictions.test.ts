@@ -140,6 +140,27 @@ describe('proctor grade --predictions', () => {
     const quarantined = listed.jobs.find((j) => j.id === summary.jobs[3]?.job);
     expect(quarantined?.result.quarantined).toMatchObject({ reason: 'BASELINE_HIDDEN_PASSED' });
 
+    // The report counts the suite's tasks without a prediction as not submitted (issue 13 §1),
+    // and the swebench form lists them among the incomplete ones.
+    const report = await proctor(['--home', home, 'report', summary.batch]);
+    expect(report.code).toBe(0);
+    expect(report.stdout).toMatch(/INCOMPLETE\n\s+incomplete\s+2 tasks not submitted\n/);
+    expect(report.stdout).toMatch(/\n\s+tasks\s+6\n\s+submitted\s+4 \(2 not submitted\)\n/);
+    expect(report.stdout).toMatch(/resolved rate \(all\)\s+16\.7% \[[^\]]+\] \(1\/6\)/);
+    const swebench = await proctor([
+      '--home',
+      home,
+      'report',
+      summary.batch,
+      '--format',
+      'swebench',
+    ]);
+    expect(JSON.parse(swebench.stdout)).toMatchObject({
+      total_instances: 6,
+      submitted_instances: 4,
+      incomplete_ids: ['shell-d', 'shell-e'],
+    });
+
     // Without --json: a table, the classes, and the tasks not submitted.
     const again = await proctor([
       '--home',

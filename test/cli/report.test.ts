@@ -97,6 +97,21 @@ describe('proctor report', () => {
       phase_ms: { image: 12, workspace: 230, apply: 40, existing: 1200, hidden: 900, cleanup: 80 },
     });
     expect(rows[3]).toMatchObject({ status: 'failed', error_code: 'DOCKER_ERROR' });
+    // --out FILE writes the same lines (in chunks), replacing what the file held.
+    const file = join(dir, 'rows.jsonl');
+    writeFileSync(file, 'old content that is longer than nothing\n'.repeat(1000));
+    const written = await proctor([
+      '--home',
+      dir,
+      'report',
+      after,
+      '--format',
+      'jsonl',
+      '--out',
+      file,
+    ]);
+    expect(written.code).toBe(0);
+    expect(readFileSync(file, 'utf8')).toBe(`${jsonl.stdout.trimEnd()}\n`);
 
     const out = join(tempDir(), 'rows.csv');
     const csv = await proctor(['--home', dir, 'report', after, '--format', 'csv', '--out', out]);

@@ -83,6 +83,18 @@ describe('outcomeOf', () => {
     expect(solve({ verdict: 'PASS', reason: 'SOLVED' })).toBeNull();
   });
 
+  it('classes a failed solve of a quarantined task as invalid_task, whatever its reason', () => {
+    const quarantined = { reason: 'BASELINE_HIDDEN_PASSED', job: 4 };
+    for (const reason of ['SOLVER_TURN_LIMIT', 'EMPTY_PATCH', 'SOLVER_PROVIDER_ERROR']) {
+      expect(solve({ verdict: 'FAIL', reason, quarantined })).toBe('invalid_task');
+    }
+    expect(solve({ verdict: 'FAIL', reason: 'SOLVER_TURN_LIMIT', quarantined: null })).toBe(
+      'unresolved',
+    );
+    // A solve that finished is still judged by its grade (which records the quarantine too).
+    expect(solve({ verdict: 'PASS', reason: 'SOLVED', quarantined })).toBeNull();
+  });
+
   it('classes a failed grade or solve as error, or invalid_task when the bundle is invalid', () => {
     for (const kind of ['grade', 'solve'] as const) {
       for (const code of ERROR_CODES) {

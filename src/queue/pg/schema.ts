@@ -215,3 +215,11 @@ export const tasks = pgTable(
     check('tasks_validity', sql.raw(`"validity" IN (${sqlList(TASK_VALIDITIES)})`)),
   ],
 );
+
+/** The task ids of the suite a batch was enqueued from, as a JSON array (see SQLite's). */
+export const batchSuites = pgTable('batch_suites', {
+  batchId: text('batch_id')
+    .primaryKey()
+    .references(() => batches.id, { onDelete: 'cascade' }),
+  tasks: text('tasks').notNull(),
+});

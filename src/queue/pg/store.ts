@@ -46,6 +46,7 @@ import {
 import { pruneFinished, taskJudgement, taskValidity } from './tasks.js';
 import * as budget from './budget.js';
 import { countByOutcome, listRetryable } from './outcomes.js';
+import { batchSuite, recordBatchSuite } from './batch-suites.js';
 import { listen, notifyKinds } from './notify.js';
 import { createOutageGate, type OutageOptions } from './outage.js';
 import type { Batch, Job, ReclaimedJob, RegisteredArtifact } from '../store.js';
@@ -389,6 +390,9 @@ export function openPgJobStore(url: string, options: PgJobStoreOptions = {}): Pg
         if (!batch) throw new ProctorError('BATCH_NOT_FOUND', `no batch ${batchId}`);
         return { batch, ...(await readBatchCounts(db, batchId, windowMs, now())) };
       }),
+
+    recordBatchSuite: (batchId, tasks) => run(() => recordBatchSuite(db, batchId, tasks)),
+    batchSuite: (batchId) => run(() => batchSuite(db, batchId)),
 
     countByOutcome: (batchId) =>
       run(async () => {

@@ -11,6 +11,7 @@ import { DEFAULT_PAGE, MAX_PAGE, type Job, type JobStore } from '../store.js';
 import { createBudgetCheck } from './budget.js';
 import { createBatchCounts } from './batch-counts.js';
 import { createBatchJobs } from './batch-jobs.js';
+import { createBatchSuites } from './batch-suites.js';
 import { batchJobIds, cancelJobs } from './cancel.js';
 import { createClaim } from './claim.js';
 import { createEnqueueOps, prepareBatch, prepareJob } from './enqueue.js';
@@ -54,6 +55,7 @@ export function openSqliteJobStore(path: string, options: SqliteJobStoreOptions)
   const fenced = createFencedOps(db);
   const budgetCheck = createBudgetCheck(sqlite);
   const batchJobs = createBatchJobs(sqlite);
+  const suites = createBatchSuites(sqlite);
   const batchCounts = createBatchCounts(sqlite);
   const outcomeOps = createOutcomeOps(sqlite);
   const immediate = <T>(fn: () => T): T => sqlite.transaction(fn).immediate();
@@ -190,6 +192,9 @@ export function openSqliteJobStore(path: string, options: SqliteJobStoreOptions)
       // Kept by triggers (batch-counts.ts): one row, whatever the batch's size.
       return { batch, ...batchCounts(batchId, clock.now() - windowMs) };
     },
+
+    recordBatchSuite: async (batchId, tasks) => suites.record(batchId, tasks),
+    batchSuite: async (batchId) => suites.get(batchId),
 
     async countByOutcome(batchId) {
       if (!getBatch(batchId)) throw new ProctorError('BATCH_NOT_FOUND', `no batch ${batchId}`);

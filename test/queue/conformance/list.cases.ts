@@ -179,6 +179,14 @@ export function listCases(kind: StoreKind): void {
           errorCode: null,
           startedAt: expect.any(Number) as unknown,
           finishedAt: expect.any(Number) as unknown,
+          outcome: null,
+          childId: null,
+          childStatus: null,
+          childResult: null,
+          childErrorCode: null,
+          childStartedAt: null,
+          childFinishedAt: null,
+          childOutcome: null,
         },
       ]);
       expect(JSON.parse(done[0]!.payload)).toEqual({ sleepMs: 0, failAttempts: 0 });
@@ -206,6 +214,68 @@ export function listCases(kind: StoreKind): void {
       await expect(store.listBatchJobs(id, 'queued', { after: -1 })).rejects.toThrow(
         /after must be a job id >= 0/,
       );
+    });
+
+    it("records a batch's suite once, and reads it back", async () => {
+      const store = await kind.open();
+      const { batch } = await store.enqueueBatch({
+        jobs: [{ kind: 'noop' as const, payload: {} }],
+      });
+      const id = batch!.id;
+      expect(await store.batchSuite(id)).toBeNull();
+      await store.recordBatchSuite(id, ['t-a', 't-b', 't-a']);
+      await store.recordBatchSuite(id, ['other']);
+      expect(await store.batchSuite(id)).toEqual(['t-a', 't-b']);
+      await expect(store.recordBatchSuite('b_none', ['t'])).rejects.toThrow(/no batch b_none/);
+      await expect(store.recordBatchSuite(id, [''])).rejects.toThrow(
+        /suite task id must be 1 to 200 characters, got ""/,
+      );
+      await expect(
+        store.recordBatchSuite(
+          id,
+          Array.from({ length: 100_001 }, (_, i) => `t${i}`),
+        ),
+      ).rejects.toThrow(/at most 100000 tasks, got 100001/);
+      expect(await store.batchSuite('b_none')).toBeNull();
+    });
+
+    it("joins each solve's newest grade child into its row, in the same read", async () => {
+      const store = await kind.open();
+      const solve = { kind: 'solve' as const, payload: { bundle: '/b', solver: 'mini' } };
+      const { batch, jobIds } = await store.enqueueBatch({ jobs: [solve, solve] });
+      const child = { kind: 'grade' as const, payload: { bundle: '/b', candidate: 'c' } };
+      const claimed = await store.claim('solve', 'w', 2, 60_000);
+      expect(claimed.map((j) => j.id)).toEqual(jobIds);
+      // The first solve passed and its grade ran (and was retried once: two children).
+      await store.complete({ id: jobIds[0]!, attempt: 1 }, { verdict: 'PASS' }, [], {
+        children: [child, child],
+      });
+      await store.complete(
+        { id: jobIds[1]!, attempt: 1 },
+        { verdict: 'FAIL', reason: 'SOLVER_LIMIT' },
+        [],
+        { outcome: 'unresolved' },
+      );
+      const grades = await store.claim('grade', 'w', 2, 60_000);
+      const newest = Math.max(...grades.map((g) => g.id));
+      await store.complete(
+        { id: newest, attempt: 1 },
+        { verdict: 'FAIL', reason: 'HIDDEN_FAILED' },
+        [],
+        { outcome: 'unresolved' },
+      );
+      const rows = await store.listBatchJobs(batch!.id, 'done');
+      expect(rows.map((r) => [r.id, r.outcome, r.childId, r.childStatus, r.childOutcome])).toEqual([
+        [jobIds[0], null, newest, 'done', 'unresolved'],
+        [jobIds[1], 'unresolved', null, null, null],
+      ]);
+      expect(JSON.parse(rows[0]!.childResult!)).toEqual({
+        verdict: 'FAIL',
+        reason: 'HIDDEN_FAILED',
+      });
+      expect(rows[0]!.childStartedAt).toEqual(expect.any(Number));
+      // The grade children are not the batch's own jobs.
+      expect(await store.listBatchJobs(batch!.id, 'running')).toEqual([]);
     });
   });
 }
