@@ -21,6 +21,8 @@ const parity: {
   artifactsInsert: Eq<typeof pg.artifacts.$inferInsert, typeof lite.artifacts.$inferInsert>;
   tasksRow: Eq<typeof pg.tasks.$inferSelect, typeof lite.tasks.$inferSelect>;
   tasksInsert: Eq<typeof pg.tasks.$inferInsert, typeof lite.tasks.$inferInsert>;
+  batchSuitesRow: Eq<typeof pg.batchSuites.$inferSelect, typeof lite.batchSuites.$inferSelect>;
+  batchSuitesInsert: Eq<typeof pg.batchSuites.$inferInsert, typeof lite.batchSuites.$inferInsert>;
 } = {
   jobsRow: true,
   jobsInsert: true,
@@ -30,6 +32,8 @@ const parity: {
   artifactsInsert: true,
   tasksRow: true,
   tasksInsert: true,
+  batchSuitesRow: true,
+  batchSuitesInsert: true,
 };
 
 const pairs = [
@@ -37,6 +41,7 @@ const pairs = [
   ['batches', pg.batches, lite.batches],
   ['artifacts', pg.artifacts, lite.artifacts],
   ['tasks', pg.tasks, lite.tasks],
+  ['batch_suites', pg.batchSuites, lite.batchSuites],
 ] as const;
 
 /**
