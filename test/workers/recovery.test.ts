@@ -1,3 +1,4 @@
+import { machineHost } from '../../src/config.js';
 import { describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.js';
 import { silentLogger } from '../../src/logger.js';
@@ -43,7 +44,12 @@ describe('sandbox recovery at worker start', () => {
       logger: silentLogger,
       handlers: { noop: noopHandler },
       concurrency: { noop: 1 },
-      recover: sandboxRecovery(docker, store, home, silentLogger),
+      recover: sandboxRecovery(
+        docker,
+        store,
+        { home, host: machineHost(), unlabelled: true },
+        silentLogger,
+      ),
     });
     onCleanup(() => pool.stop({ graceMs: 0 }));
     await pool.start();
