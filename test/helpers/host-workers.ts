@@ -1,13 +1,12 @@
 // Starts test/helpers/host-worker-child.ts on a namespace host: inside the host's network
-// namespace, against its engine (DOCKER_HOST), with its own home and host identity. Killed
-// after the test if still running.
+// namespace, against its engine (DOCKER_HOST), with its own home and host identity. Free of
+// vitest, so benches use it too: a test passes `onCleanup` to have it killed afterwards.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { NamespaceHost } from './namespace-hosts.js';
-import { ROOT } from './processes.js';
-import { onCleanup } from './temp.js';
 
-export const HOST_WORKER_CHILD = join(ROOT, 'test/helpers/host-worker-child.ts');
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+export const HOST_WORKER_CHILD = fileURLToPath(new URL('./host-worker-child.ts', import.meta.url));
 
 export interface HostWorkerOptions {
   home: string;
@@ -17,8 +16,8 @@ export interface HostWorkerOptions {
   db: string;
   execLog: string;
   slots: number;
-  /** Default: kill after the test (a bench passes false and stops it itself). */
-  killAfterTest?: boolean;
+  /** Registers a teardown (a test's onCleanup): the worker is SIGKILLed then if still alive. */
+  onCleanup?: (fn: () => Promise<void>) => void;
 }
 
 export interface HostWorker {
@@ -69,8 +68,8 @@ export function spawnHostWorker(host: NamespaceHost, options: HostWorkerOptions)
   // A rejection nobody awaits (the worker killed after ready) must not fail the run.
   ready.catch(() => {});
   child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-  if (options.killAfterTest !== false) {
-    onCleanup(async () => {
+  if (options.onCleanup) {
+    options.onCleanup(async () => {
       if (child.exitCode === null && child.signalCode === null) {
         child.kill('SIGKILL');
         await exited;

@@ -73,6 +73,7 @@ describe('several hosts on one machine', () => {
         db: url,
         execLog,
         slots: 2,
+        onCleanup,
       });
     // Three hosts starting at once also race the automatic migration (an advisory lock).
     const workers = [start(0), start(1), start(2)];
@@ -190,6 +191,7 @@ describe('several hosts on one machine', () => {
       db: url,
       execLog,
       slots: 1,
+      onCleanup,
     });
     const owner = await worker.ready;
     const store = openPgJobStore(url, { maxConnections: 1 });
