@@ -10,7 +10,7 @@
 // Every case checks that each job finished exactly once and that no container or volume is
 // left. Needs root (namespaces, dockerd).
 //
-// Usage: npx tsx bench/scale-hosts.ts [-- --container-jobs 200 --host-slots 4 --hosts 3];
+// Usage: npx tsx bench/scale-hosts.ts [--container-jobs 200 --host-slots 4 --hosts 3];
 // npm run bench:scale runs it after parts (a) and (c).
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';

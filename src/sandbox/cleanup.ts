@@ -57,20 +57,27 @@ async function removeAll(
   return removed;
 }
 
-/** Removes every container, then every volume, of one job attempt on this host. */
+/**
+ * Removes every container, then every volume, of one job attempt: those labelled with the
+ * owner's host, and those with no host label (made before host labels); never another host's.
+ */
 export async function removeOwned(docker: DockerClient, owner: Owner): Promise<Removed> {
   const filters = [
     `${LABEL.home}=${owner.home}`,
-    `${LABEL.host}=${ownerHost(owner)}`,
     `${LABEL.job}=${owner.job}`,
     `${LABEL.attempt}=${owner.attempt}`,
   ];
+  const host = ownerHost(owner);
+  const ours = (labels: Record<string, string> | undefined) => {
+    const label = labels?.[LABEL.host];
+    return label === undefined || label === host;
+  };
   const containers = await docker.listContainers({ all: true, filters: { label: filters } });
   const { Volumes } = await docker.listVolumes({ filters: { label: filters } });
   return removeAll(
     docker,
-    containers.map((c) => c.Id),
-    (Volumes ?? []).map((v) => v.Name),
+    containers.filter((c) => ours(c.Labels)).map((c) => c.Id),
+    (Volumes ?? []).filter((v) => ours(v.Labels ?? undefined)).map((v) => v.Name),
   );
 }
 
