@@ -18,7 +18,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { ProctorError, describeError } from '../errors.js';
 import { isNotFound, type DockerClient } from './docker.js';
-import { LABEL, type Owner } from './labels.js';
+import { LABEL, ownerHost, type Owner } from './labels.js';
 import { runToCompletion } from './run.js';
 import { PREPARE_SCRIPT } from './template-scripts.js';
 
@@ -142,6 +142,7 @@ async function prepare(docker: DockerClient, spec: TemplateSpec, key: string): P
     Name: name,
     Labels: {
       [LABEL.home]: spec.owner.home,
+      [LABEL.host]: ownerHost(spec.owner),
       [LABEL.role]: 'template',
       [LABEL.template]: key,
       [LABEL.templateImage]: spec.image,
