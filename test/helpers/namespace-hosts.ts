@@ -250,7 +250,7 @@ export async function startNamespaceHosts(
     (closed ??= (async () => {
       const results = await Promise.allSettled(made.map((m) => teardown(m)));
       const failed = results.find((r) => r.status === 'rejected');
-      if (failed) throw (failed).reason;
+      if (failed) throw failed.reason;
     })());
   try {
     await Promise.all(made.map((m) => startOne(m, options.startTimeoutMs ?? 60_000)));
