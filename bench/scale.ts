@@ -7,7 +7,8 @@
 // (c) wake-up latency: one store listens (LISTEN), another enqueues one job at a time; the
 // time from the enqueue call to the listener hearing its kind, p50 and p99, beside the
 // enqueue's own round trip (the part of it that is not NOTIFY).
-// Part (b) (container jobs across namespace hosts, each with its own dockerd) is not built yet.
+// (b) container jobs on 1 and on 3 namespace hosts, each with its own dockerd: bench/scale-hosts.ts,
+// run last (it needs root; `tsx bench/scale-hosts.ts` runs it alone, with its own options).
 //
 // PostgreSQL is the throw-away cluster of .ci/postgres (fsync=off: compare ratios, and the
 // SQLite figure, which fsyncs with synchronous=FULL, only as a shape). Each case gets a fresh
@@ -24,6 +25,7 @@ import pg from 'pg';
 import { systemClock } from '../src/clock.js';
 import { openSqliteJobStore, type JobStore } from '../src/queue/index.js';
 import { openPgJobStore } from '../src/queue/pg/store.js';
+import { benchScaleHosts } from './scale-hosts.js';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -239,6 +241,7 @@ async function main(): Promise<void> {
     );
   }
   await wakeupLatency(Number(values.samples));
+  await benchScaleHosts({ jobs: 200, slots: 4, hosts: 3 });
 }
 
 if (positionals[0] === 'child') {

@@ -9,6 +9,8 @@
 //   grade = 2
 //   solve = 2
 //   validate = 2                    # bundle checks (image, HEAD); default 2, or 1 on a small host
+//   [worker]
+//   host = "gpu-box-1"              # this host's identity (labels, lease owners); default: hostname
 //   [queue]
 //   lease_seconds = 60              # a worker that stops heartbeating loses its jobs after this
 //   max_attempts = 3                # tries per job, crashes included
@@ -25,7 +27,7 @@
 //   price_output_per_mtok = 8.0     # neither; cached input defaults to the input price
 //   price_cached_input_per_mtok = 0.5
 import { lstatSync, readFileSync, realpathSync, statSync, statfsSync } from 'node:fs';
-import { cpus, totalmem } from 'node:os';
+import { cpus, hostname, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { tomlProblem, zodProblems } from './problems.js';
@@ -38,6 +40,14 @@ const POSTGRES_URL = /^postgres(ql)?:\/\/[^\s]*$/i;
 export const DB_FILE = 'proctor.db';
 
 const slots = z.number().int().min(1).max(256);
+
+/**
+ * A host identity: it names the host in every container's `proctor.host` label and starts
+ * every lease owner id (`<host>/<pid>/<random>`), so it holds no `/`.
+ */
+const HOST = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;
+const HOST_RULE =
+  "must be 1 to 63 letters, digits, '.', '_' or '-', starting with a letter or digit";
 
 /** USD per million tokens: finite and >= 0 (TOML's inf and nan are refused). */
 const PRICE = 'must be a finite number of USD per million tokens, from 0 to 1000000';
@@ -84,6 +94,10 @@ const fileSchema = z
         solve: slots.optional(),
         validate: slots.optional(),
       })
+      .strict()
+      .default({}),
+    worker: z
+      .object({ host: z.string().regex(HOST, HOST_RULE).optional() })
       .strict()
       .default({}),
     queue: z
@@ -136,6 +150,13 @@ export interface ProctorConfig {
    * the queue lives there, shared by every host that names it. Undefined: SQLite at dbPath.
    */
   dbUrl: string | undefined;
+  /**
+   * This host's identity: $PROCTOR_HOST, else `[worker] host`, else the machine's hostname.
+   * Labels every container and volume (`proctor.host`) and starts every lease owner id, so
+   * that each host's reaper removes only its own, and hosts that share a machine or an engine
+   * (network namespaces) are told apart.
+   */
+  host: string;
   tasksRoot: string;
   workers: { baseline: number; grade: number; solve: number; validate: number };
   queue: z.output<typeof fileSchema>['queue'];
@@ -301,6 +322,31 @@ function chooseDbUrl(flag: string | undefined, fromFile: string | undefined): st
   return value;
 }
 
+/**
+ * The machine's hostname as a host identity: any character one cannot hold made `-`. The
+ * default of ProctorConfig.host, and of everything that labels or names owners without it.
+ */
+export function machineHost(): string {
+  const name = hostname()
+    .replace(/[^A-Za-z0-9._-]/g, '-')
+    .replace(/^[._-]+/, '')
+    .slice(0, 63);
+  return name === '' ? 'localhost' : name;
+}
+
+/**
+ * The host identity: $PROCTOR_HOST (checked), else `[worker] host` (checked by the schema),
+ * else machineHost().
+ */
+function chooseHost(fromFile: string | undefined): string {
+  const env = process.env['PROCTOR_HOST'];
+  if (env !== undefined && env !== '') {
+    if (!HOST.test(env)) throw new ProctorError('CONFIG_INVALID', `PROCTOR_HOST: ${HOST_RULE}`);
+    return env;
+  }
+  return fromFile ?? machineHost();
+}
+
 export function loadConfig(home: string, overrides: ConfigOverrides = {}): ProctorConfig {
   checkHome(home);
   const file = join(home, CONFIG_FILE);
@@ -337,6 +383,7 @@ export function loadConfig(home: string, overrides: ConfigOverrides = {}): Proct
     home,
     dbPath: join(home, DB_FILE),
     dbUrl: chooseDbUrl(overrides.db, c.queue.url),
+    host: chooseHost(c.worker.host),
     tasksRoot: resolve(home, '..', c.tasks_root),
     workers: {
       baseline: c.workers.baseline ?? slotsDefault,

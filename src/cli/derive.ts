@@ -44,6 +44,7 @@ export async function deriveCommand(
         now: () => context.clock.now(),
       }),
       home: config.home,
+      host: config.host,
       sandbox: {
         uid: sandbox.uid,
         gid: sandbox.gid,

@@ -33,6 +33,7 @@ export async function validateCommand(
     {
       ...(docker ? { docker } : {}),
       home: config.home,
+      host: config.host,
       uid: config.sandbox.uid,
       gid: config.sandbox.gid,
       ...(config.sandbox.runtime !== 'runc' ? { runtime: config.sandbox.runtime } : {}),

@@ -107,7 +107,7 @@ export async function waitForJobs(
     pool = created;
     withdraw = release;
   };
-  if (liveWorkers(home).length === 0) await runHere();
+  if (liveWorkers(home, runtime.config.host).length === 0) await runHere();
   let checked = context.clock.now();
   let interrupted = false;
   let wake: (() => void) | undefined;
@@ -136,7 +136,7 @@ export async function waitForJobs(
       if (s.finished === s.total || interrupted) break;
       if (pool === undefined && now - checked >= PRESENCE_MS) {
         checked = now;
-        if (liveWorkers(home).length === 0) {
+        if (liveWorkers(home, runtime.config.host).length === 0) {
           context.io.err(
             'proctor: no live worker serves this home any more; running the jobs here',
           );

@@ -58,6 +58,8 @@ export interface DeriveDeps {
   docker: DockerClient;
   images: ImageCache;
   home: string;
+  /** The host identity its containers are labelled with; default the hostname. */
+  host?: string;
   sandbox: EvaluatorSandbox;
   /** Progress and warnings, one line each. */
   note: (line: string) => void;
@@ -272,7 +274,12 @@ export async function derive(options: DeriveOptions, deps: DeriveDeps): Promise<
     const check = await checkImage(bundle, {
       docker: deps.docker,
       resolve: () => Promise.resolve(image),
-      owner: { job: `derive-probe-${snapshot.commit.slice(0, 12)}`, attempt: 1, home: deps.home },
+      owner: {
+        job: `derive-probe-${snapshot.commit.slice(0, 12)}`,
+        attempt: 1,
+        home: deps.home,
+        ...(deps.host !== undefined ? { host: deps.host } : {}),
+      },
       uid: deps.sandbox.uid,
       gid: deps.sandbox.gid,
       ...(deps.sandbox.runtime ? { runtime: deps.sandbox.runtime } : {}),
@@ -291,6 +298,7 @@ export async function derive(options: DeriveOptions, deps: DeriveDeps): Promise<
       gold: split.gold,
       repeat: options.repeat,
       home: deps.home,
+      ...(deps.host !== undefined ? { host: deps.host } : {}),
       sandbox: deps.sandbox,
       ...(deps.signal ? { signal: deps.signal } : {}),
       onProgress: (states, repeat, ms, counts) =>

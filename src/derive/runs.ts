@@ -31,6 +31,8 @@ export interface RunStatesInput {
   gold: Buffer;
   repeat: number;
   home: string;
+  /** The host identity its containers are labelled with; default the hostname. */
+  host?: string;
   sandbox: EvaluatorSandbox;
   signal?: AbortSignal;
   /** Called after each evaluation: which states, which repeat, how long. */
@@ -100,6 +102,7 @@ export async function runStates(input: RunStatesInput): Promise<RunStatesResult>
         job: `derive-${randomBytes(6).toString('hex')}`,
         attempt: 1,
         home: input.home,
+        ...(input.host !== undefined ? { host: input.host } : {}),
       };
       const seen: Partial<Record<'existing' | 'hidden', ReadonlyMap<string, TestStatus>>> = {};
       const began = Date.now();

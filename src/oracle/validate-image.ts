@@ -76,6 +76,8 @@ export interface ValidationDeps {
   /** Without a client only the static checks run. */
   docker?: DockerClient;
   home: string;
+  /** The host identity its probe containers are labelled with; default the hostname. */
+  host?: string;
   uid: number;
   gid: number;
   runtime?: string;
@@ -118,7 +120,12 @@ async function fullCheck(
   try {
     const check = await checkImage(bundle, {
       docker,
-      owner: { job: `validate-${randomUUID()}`, attempt: 1, home: deps.home },
+      owner: {
+        job: `validate-${randomUUID()}`,
+        attempt: 1,
+        home: deps.home,
+        ...(deps.host !== undefined ? { host: deps.host } : {}),
+      },
       uid: deps.uid,
       gid: deps.gid,
       ...(deps.runtime ? { runtime: deps.runtime } : {}),

@@ -2,7 +2,7 @@
 // cleanup. It runs containers; it knows no jobs and no grading.
 export { createDockerClient, requireDocker, isNotFound } from './docker.js';
 export type { DockerClient } from './docker.js';
-export { LABEL, ROLES, labelsFor } from './labels.js';
+export { LABEL, ROLES, labelsFor, ownerHost } from './labels.js';
 export type { Owner, Role } from './labels.js';
 export { hardenedContainerOptions, INIT_CAPABILITIES, workTmpfs } from './profile.js';
 export type { Limits, SandboxSpec, TmpfsMount, VolumeMount } from './profile.js';
@@ -46,7 +46,7 @@ export type { OutputBuffer } from './output-buffer.js';
 export { capturePatch } from './capture.js';
 export type { CaptureSpec, CapturedPatch } from './capture.js';
 export { removeOwned, reapOrphans } from './cleanup.js';
-export type { Removed } from './cleanup.js';
+export type { ReapScope, Removed } from './cleanup.js';
 export { effectiveSeconds } from './limits.js';
 export { createAssetVolume } from './assets.js';
 export type { AssetFile, AssetVolumeSpec } from './assets.js';

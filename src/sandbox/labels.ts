@@ -1,11 +1,15 @@
 // Every container and volume Proctor makes carries these labels, so that a restarted Proctor
-// (or a test's afterEach) finds and removes what a crashed one left behind.
+// (or a test's afterEach) finds and removes what a crashed one left behind; the host label
+// lets each host's reaper touch only what that host made (hosts may share an engine).
+import { machineHost } from '../config.js';
 
 export const LABEL = {
   job: 'proctor.job',
   attempt: 'proctor.attempt',
   role: 'proctor.role',
   home: 'proctor.home',
+  /** The host identity of the process that made it (config.ts: PROCTOR_HOST, [worker] host). */
+  host: 'proctor.host',
   /** Workspace templates (workspace-template.ts): the hash of what the template holds. */
   template: 'proctor.template',
   /** The daemon-local image id a template was made from. */
@@ -29,6 +33,16 @@ export interface Owner {
   attempt: number;
   /** The Proctor home, so that two homes on one engine never reap each other's resources. */
   home: string;
+  /**
+   * The host identity of the worker that runs the attempt (ProctorConfig.host). Default: the
+   * machine's hostname (commands that make containers outside jobs, such as `proctor derive`).
+   */
+  host?: string;
+}
+
+/** The host an owner's resources are labelled with. */
+export function ownerHost(owner: Owner): string {
+  return owner.host ?? machineHost();
 }
 
 export function labelsFor(owner: Owner, role: Role): Record<string, string> {
@@ -37,5 +51,6 @@ export function labelsFor(owner: Owner, role: Role): Record<string, string> {
     [LABEL.attempt]: String(owner.attempt),
     [LABEL.role]: role,
     [LABEL.home]: owner.home,
+    [LABEL.host]: ownerHost(owner),
   };
 }

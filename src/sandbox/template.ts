@@ -23,7 +23,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { ProctorError, describeError, isProctorError } from '../errors.js';
 import { isNotFound, type DockerClient } from './docker.js';
-import { LABEL, type Owner } from './labels.js';
+import { LABEL, ownerHost, type Owner } from './labels.js';
 import { hardenedContainerOptions } from './profile.js';
 import { runToCompletion } from './run.js';
 import { PREPARE_SCRIPT } from './template-scripts.js';
@@ -208,6 +208,7 @@ async function prepare(
     Name: name,
     Labels: {
       [LABEL.home]: spec.owner.home,
+      [LABEL.host]: ownerHost(spec.owner),
       [LABEL.role]: 'template',
       [LABEL.template]: key,
       [LABEL.templateImage]: spec.image,

@@ -41,6 +41,8 @@ export interface OracleDeps {
   sandbox: EvaluatorSandbox;
   /** The Proctor home: labels every container, so two homes never reap each other's. */
   home: string;
+  /** This host's identity (ProctorConfig.host): labels every container; default hostname. */
+  host?: string;
   clock: Clock;
   /** Workspace templates, shared by every job of the process (LRU-bounded). */
   templates?: TemplateStore;
@@ -141,7 +143,7 @@ async function withImage(deps: OracleDeps, bundle: Bundle, signal: AbortSignal) 
  * end is recorded (context.defer), whatever happened.
  */
 export async function asOwner<T>(
-  deps: Pick<OracleDeps, 'docker' | 'home'>,
+  deps: Pick<OracleDeps, 'docker' | 'home' | 'host'>,
   context: JobContext,
   work: (owner: Owner) => Promise<T>,
 ): Promise<T> {
@@ -149,6 +151,7 @@ export async function asOwner<T>(
     job: String(context.job.id),
     attempt: context.job.attempt,
     home: deps.home,
+    ...(deps.host !== undefined ? { host: deps.host } : {}),
   };
   try {
     return await work(owner);

@@ -9,10 +9,11 @@
 //
 // SQLite is used here only as a portable holder of that lock (no table of the queue, no
 // migration): it is host-local by nature, whatever store holds the jobs. Files of other hosts
-// are left alone, as their locks cannot be judged from here.
+// (owner ids that start with another host identity) are left alone, as their locks cannot be
+// judged from here.
 import Database from 'better-sqlite3';
 import { mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
-import { hostname } from 'node:os';
+import { machineHost } from '../config.js';
 import { join } from 'node:path';
 
 /** `worker` serves the home until stopped; `pool` runs a `--wait` command's jobs and stops. */
@@ -99,8 +100,8 @@ interface Entry {
   role: PresenceRole;
 }
 
-/** The presence files of this host in `home`, and the names of old pid-named ones. */
-function entries(home: string): { current: Entry[]; legacy: string[] } {
+/** The presence files of `host` in `home`, and the names of old pid-named ones. */
+function entries(home: string, host: string): { current: Entry[]; legacy: string[] } {
   let names: string[];
   try {
     names = readdirSync(dirOf(home));
@@ -112,24 +113,25 @@ function entries(home: string): { current: Entry[]; legacy: string[] } {
   for (const name of names) {
     const match = NAME.exec(name);
     if (!match) {
-      if (LEGACY.exec(name)?.[1] === hostname()) legacy.push(name);
+      if (LEGACY.exec(name)?.[1] === host) legacy.push(name);
       continue;
     }
     const owner = decodeOwner(match[2] as string);
-    if (owner !== undefined && ownerHost(owner) === hostname())
+    if (owner !== undefined && ownerHost(owner) === host)
       current.push({ name, owner, role: match[1] as PresenceRole });
   }
   return { current, legacy };
 }
 
 /**
- * The owners of live workers (role `worker`) of `home` on this host. Only reads: a dead
+ * The owners of live workers (role `worker`) of `home` on `host` (this host's identity,
+ * ProctorConfig.host; default the machine's hostname). Only reads: a dead
  * owner's file stays until its jobs are reclaimed (see sweepPresence), so that the lock can
  * still prove it dead when its pid has been reused. A `--wait` command calls this every
  * second or two; it costs a directory read and one open per file.
  */
-export function liveWorkers(home: string): string[] {
-  return entries(home)
+export function liveWorkers(home: string, host: string = machineHost()): string[] {
+  return entries(home, host)
     .current.filter((e) => e.role === 'worker' && probe(join(dirOf(home), e.name)) === 'held')
     .map((e) => e.owner)
     .sort();
@@ -152,11 +154,15 @@ export function ownerPresence(home: string, owner: string): 'alive' | 'dead' | '
 /**
  * Removes the files of dead owners that hold no running job any more (`running`: the owners
  * that still do, read after the dead ones' jobs were reclaimed), and old pid-named files,
- * which prove nothing. A pool runs it at start.
+ * which prove nothing; only those of `host`. A pool runs it at start.
  */
-export function sweepPresence(home: string, running: ReadonlySet<string>): void {
+export function sweepPresence(
+  home: string,
+  running: ReadonlySet<string>,
+  host: string = machineHost(),
+): void {
   const dir = dirOf(home);
-  const { current, legacy } = entries(home);
+  const { current, legacy } = entries(home, host);
   for (const name of legacy) rmSync(join(dir, name), { force: true });
   for (const entry of current) {
     if (running.has(entry.owner)) continue;

@@ -22,7 +22,7 @@ import { INPUT_SWEEP_EVERY_MS, sweepInputs } from './input-sweep.js';
 import { baselineHandler, gradeHandler, type OracleDeps } from './oracle-jobs.js';
 import { createWorkerPool, type JobHandler, type WorkerPool } from './pool.js';
 import { listenForWork } from './wakeup.js';
-import { isDeadLocalOwner } from './owner.js';
+import { createOwnerId, isDeadLocalOwner } from './owner.js';
 import { sweepPresence } from './presence.js';
 import { sandboxRecovery } from './recovery.js';
 import { poolSettings } from './settings.js';
@@ -40,8 +40,17 @@ export interface Runtime {
   digests: FileDigests;
   /** Opened on first use: commands that only enqueue never need an engine. */
   docker(): Promise<DockerClient>;
-  /** A pool with the handlers of every kind that can run here. */
-  createPool(options?: { kinds?: readonly JobKind[]; pollMs?: number }): Promise<WorkerPool>;
+  /**
+   * A pool with the handlers of every kind that can run here. `handlers` adds or replaces
+   * some (tests and benches run hardened no-op container jobs as `noop` this way); their
+   * slots come from `concurrency`, else [workers] for the four kinds, else 1.
+   */
+  createPool(options?: {
+    kinds?: readonly JobKind[];
+    pollMs?: number;
+    handlers?: Partial<Record<JobKind, JobHandler>>;
+    concurrency?: Partial<Record<JobKind, number>>;
+  }): Promise<WorkerPool>;
   close(): Promise<void>;
 }
 
@@ -90,6 +99,7 @@ export function createRuntime(config: ProctorConfig, clock: Clock, logger: Logge
           ...(sandbox.runtime !== 'runc' ? { runtime: sandbox.runtime } : {}),
         },
         home: config.home,
+        host: config.host,
         clock,
         // One per pool: jobs that need the same missing template wait for one preparation.
         templates: createTemplateStore({ limit: sandbox.templates }),
@@ -100,23 +110,33 @@ export function createRuntime(config: ProctorConfig, clock: Clock, logger: Logge
         grade: gradeHandler(deps),
         solve: solveHandler({ ...deps, solvers: config.solvers, secrets, codexCatalog }),
         validate: validateHandler(deps),
+        ...options.handlers,
       };
       const kinds = options.kinds ?? (Object.keys(all) as JobKind[]);
       const handlers = Object.fromEntries(kinds.flatMap((k) => (all[k] ? [[k, all[k]]] : [])));
       const settings = poolSettings(config);
-      const reapSandboxes = sandboxRecovery(client, store, config.home, logger);
+      const concurrency = { ...settings.concurrency, ...options.concurrency };
+      // A SQLite home serves one machine, so what it made before host labels is its own.
+      const scope = {
+        home: config.home,
+        host: config.host,
+        unlabelled: config.dbUrl === undefined,
+      };
+      const reapSandboxes = sandboxRecovery(client, store, scope, logger);
       const pool = createWorkerPool({
+        owner: createOwnerId(config.host),
         store,
         clock,
         logger,
         handlers,
         ...settings,
+        concurrency,
         ...(options.pollMs !== undefined ? { pollMs: options.pollMs } : {}),
         // A dead owner is proved by its presence lock, which outlives a reused pid.
-        isOwnerDead: (owner) => isDeadLocalOwner(owner, config.home),
+        isOwnerDead: (owner) => isDeadLocalOwner(owner, config.home, config.host),
         recover: async () => {
           // After the start's reclaim: the dead owners still running jobs keep their files.
-          sweepPresence(config.home, new Set(await store.runningOwners()));
+          sweepPresence(config.home, new Set(await store.runningOwners()), config.host);
           await reapSandboxes();
         },
         redact: redactor,

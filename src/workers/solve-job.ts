@@ -54,6 +54,8 @@ export interface SolveDeps {
   images: ImageCache;
   sandbox: EvaluatorSandbox;
   home: string;
+  /** This host's identity (ProctorConfig.host): labels every container; default hostname. */
+  host?: string;
   clock: Clock;
   solvers: Record<string, SolverProfile>;
   /** Provider keys: a candidate holding one is rejected rather than stored. */

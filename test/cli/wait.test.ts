@@ -3,6 +3,7 @@
 import { spawn } from 'node:child_process';
 import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { machineHost } from '../../src/config.js';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.js';
@@ -47,7 +48,7 @@ function dockerHome(): string {
   const home = tempDir();
   // Registered before any process starts, so it runs after they are killed.
   onCleanup(async () => {
-    await reapOrphans(testDocker(), home, () => false);
+    await reapOrphans(testDocker(), { home, host: machineHost(), unlabelled: true }, () => false);
   });
   return home;
 }

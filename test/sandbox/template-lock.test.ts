@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { machineHost } from '../../src/config.js';
 import { reapOrphans, removeOwned } from '../../src/sandbox/cleanup.js';
 import { runToCompletion } from '../../src/sandbox/run.js';
 import {
@@ -167,7 +168,11 @@ describe('workspace templates between processes', () => {
     expect(await headOf(image, volume, h)).toBe(base);
     expect(await listTemplates(docker, h)).toHaveLength(1);
     // The dead process's preparation container goes with the reaper of dead jobs.
-    const reaped = await reapOrphans(docker, h, () => false);
+    const reaped = await reapOrphans(
+      docker,
+      { home: h, host: machineHost(), unlabelled: true },
+      () => false,
+    );
     expect(reaped.containers.length).toBeGreaterThanOrEqual(1);
     expect(await listTemplates(docker, h)).toHaveLength(1);
   });

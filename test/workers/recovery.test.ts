@@ -1,3 +1,4 @@
+import { machineHost } from '../../src/config.js';
 import { describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.js';
 import { silentLogger } from '../../src/logger.js';
@@ -43,7 +44,12 @@ describe('sandbox recovery at worker start', () => {
       logger: silentLogger,
       handlers: { noop: noopHandler },
       concurrency: { noop: 1 },
-      recover: sandboxRecovery(docker, store, home, silentLogger),
+      recover: sandboxRecovery(
+        docker,
+        store,
+        { home, host: machineHost(), unlabelled: true },
+        silentLogger,
+      ),
     });
     onCleanup(() => pool.stop({ graceMs: 0 }));
     await pool.start();
@@ -52,5 +58,55 @@ describe('sandbox recovery at worker start', () => {
         (v) => v.Name,
       ) ?? [];
     expect(left).toEqual([volumes['live']]);
+  });
+
+  it("leaves another host's leftovers on a shared engine, even of jobs that are over", async () => {
+    const store = tempStore();
+    const home = `/proctor-tests/recovery-hosts-${Date.now()}`;
+    const { jobIds } = await store.enqueueBatch({
+      jobs: [{ kind: 'grade', payload: { bundle: '/b', candidate: 'c' } }],
+    });
+    const [job] = jobIds as [number];
+    const volumes: Record<string, string> = {};
+    for (const [name, host] of [
+      ['mine', 'rec-h1'],
+      ['theirs', 'rec-h2'],
+      ['their-probe', 'rec-h2'],
+    ] as const) {
+      const owner = {
+        job: name === 'their-probe' ? 'validate-x' : String(job),
+        attempt: 1,
+        home,
+        host,
+      };
+      onCleanup(async () => void (await removeOwned(docker, owner)));
+      volumes[name] = (
+        await docker.createVolume({
+          Name: `proctor-test-rec-${name}-${Date.now()}`,
+          Labels: labelsFor(owner, 'solver'),
+        })
+      ).name;
+    }
+    // Host rec-h1 starts on a shared queue: only its own volume of the job (not running) goes.
+    const pool = createWorkerPool({
+      store,
+      clock: systemClock,
+      logger: silentLogger,
+      handlers: { noop: noopHandler },
+      concurrency: { noop: 1 },
+      recover: sandboxRecovery(
+        docker,
+        store,
+        { home, host: 'rec-h1', unlabelled: false },
+        silentLogger,
+      ),
+    });
+    onCleanup(() => pool.stop({ graceMs: 0 }));
+    await pool.start();
+    const left =
+      (await docker.listVolumes({ filters: { label: [`proctor.home=${home}`] } })).Volumes?.map(
+        (v) => v.Name,
+      ) ?? [];
+    expect(left.sort()).toEqual([volumes['their-probe'], volumes['theirs']].sort());
   });
 });
