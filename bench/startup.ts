@@ -7,14 +7,17 @@
 // It also runs both commands from tsc's unbundled dist/, to show what the bin's bundle saves.
 //
 // Each case is spawned --runs times, interleaved round by round after --warmup rounds, like
-// hyperfine; each status run gets a fresh empty home, so it pays what a first `status` pays
-// (creating and migrating the database).
+// hyperfine; each status run gets a fresh empty home (which has no database: status answers
+// without creating one or loading the store). For comparison, not a target: `status` on a
+// home whose database holds 1,000 jobs in 10 batches (made once, before the runs).
 // Usage: npm run bench:startup [-- --runs 30 --warmup 3]
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { systemClock } from '../src/clock.js';
+import { openSqliteJobStore } from '../src/queue/index.js';
 import { parseArgs } from 'node:util';
 
 const ROOT = join(import.meta.dirname, '..');
@@ -45,6 +48,27 @@ function emptyHome(): string {
   return dir;
 }
 
+/** A home with 1,000 queued jobs in 10 batches, made with the real store. */
+async function populatedHome(): Promise<string> {
+  const home = emptyHome();
+  const store = openSqliteJobStore(join(home, 'proctor.db'), { clock: systemClock });
+  try {
+    for (let b = 0; b < 10; b++) {
+      await store.enqueueBatch({
+        label: `batch ${b}`,
+        jobs: Array.from({ length: 100 }, (_, i) => ({
+          kind: 'noop' as const,
+          payload: { tag: `${b}-${i}` },
+        })),
+      });
+    }
+  } finally {
+    await store.close();
+  }
+  return home;
+}
+const populated = await populatedHome();
+
 interface Case {
   name: string;
   /** The arguments of `node`, made afresh for every run. */
@@ -60,6 +84,10 @@ const cases: Case[] = [
     name: 'proctor --home <empty> status',
     args: () => [BIN, '--home', emptyHome(), 'status'],
     target: true,
+  },
+  {
+    name: 'proctor --home <1,000 jobs> status',
+    args: () => [BIN, '--home', populated, 'status'],
   },
   // The same two commands from tsc's dist/ (one file per module), as the bin ran before it ran
   // the bundle (scripts/bundle.ts): what the bundle saves.

@@ -1,9 +1,11 @@
 // What every command gets: its output streams, the resolved configuration, and a way to open
 // the job store (opened lazily, so usage errors found by the command never touch the
-// database). main.ts loads this module only once a command's action runs, never for `--help`.
+// database: the store's modules load and its database opens on its first call). main.ts loads
+// this module only once a command's action runs, never for `--help`.
 import { systemClock, type Clock } from '../clock.js';
 import { loadConfig, resolveHome, type ProctorConfig } from '../config.js';
-import { openJobStore, type JobStore } from '../queue/index.js';
+import { lazyJobStore } from '../queue/lazy.js';
+import type { JobStore } from '../queue/store.js';
 import type { Io } from './io.js';
 
 export interface CommandContext {
@@ -24,6 +26,7 @@ export function createContext(
     io,
     clock,
     config,
-    openStore: () => openJobStore(config, clock),
+    openStore: () =>
+      lazyJobStore(async () => (await import('../queue/open.js')).openJobStore(config, clock)),
   };
 }

@@ -1,19 +1,12 @@
 // `proctor status [JOB…] [--batch ID] [--json]`: counts by status, recent batches with rate
 // and ETA, or the named jobs. Always bounded: at most MAX_PAGE jobs or batches. A named job or
 // batch that does not exist is exit 2.
-import {
-  JOB_STATUSES,
-  MAX_PAGE,
-  OUTCOME_CLASSES,
-  type OutcomeCounts,
-  formatDuration,
-  progressFigures,
-  type Job,
-  type JobStore,
-  type StatusCounts,
-  openArtifactStore,
-} from '../queue/index.js';
-import { createRedactor } from '../store/index.js';
+import { existsSync } from 'node:fs';
+import { ProctorError } from '../errors.js';
+import { JOB_STATUSES, OUTCOME_CLASSES } from '../queue/constants.js';
+import type { Job, JobStore, OutcomeCounts, StatusCounts } from '../queue/index.js';
+import { formatDuration, progressFigures } from '../queue/progress.js';
+import { MAX_PAGE } from '../queue/store.js';
 import type { CommandContext } from './context.js';
 import { sourceOfResult, sourceText } from './source.js';
 import { spendOf, spendText } from './spend.js';
@@ -29,7 +22,48 @@ export interface StatusOptions {
 
 const MAX_LOG_BYTES = 1024 * 1024;
 
+/** What status reads of the job store. */
+type StatusStore = Pick<
+  JobStore,
+  | 'getJob'
+  | 'listJobs'
+  | 'listBatches'
+  | 'batchProgress'
+  | 'countByOutcome'
+  | 'countByStatus'
+  | 'finishedSince'
+  | 'taskValidity'
+  | 'listArtifacts'
+  | 'close'
+>;
+
+const NO_COUNTS = { queued: 0, running: 0, done: 0, failed: 0, cancelled: 0 };
+
+/**
+ * A SQLite home whose database does not exist yet has no jobs: status says so as it would from
+ * an empty database (test/cli/status-empty.test.ts compares the two), without creating one or
+ * loading the store. Reading is not a reason to make a database.
+ */
+const NO_DATABASE: StatusStore = {
+  getJob: () => Promise.resolve(undefined),
+  listJobs: () => Promise.resolve({ items: [], nextCursor: null }),
+  listBatches: () => Promise.resolve({ items: [], nextCursor: null }),
+  batchProgress: (batchId) =>
+    Promise.reject(new ProctorError('BATCH_NOT_FOUND', `no batch ${batchId}`)),
+  countByOutcome: (batchId) =>
+    Promise.reject(new ProctorError('BATCH_NOT_FOUND', `no batch ${batchId}`)),
+  countByStatus: () => Promise.resolve({ ...NO_COUNTS }),
+  finishedSince: () => Promise.resolve(0),
+  taskValidity: () => Promise.resolve({ tasks: [], counts: { valid: 0, quarantined: 0 } }),
+  listArtifacts: () => Promise.resolve([]),
+  close: () => Promise.resolve(),
+};
+
 async function printLogs(context: CommandContext, store: JobStore, ids: number[]) {
+  const [{ openArtifactStore }, { createRedactor }] = await Promise.all([
+    import('../queue/open.js'),
+    import('../store/index.js'),
+  ]);
   const artifacts = openArtifactStore(context.config, store, {
     redactor: createRedactor(),
     clock: context.clock,
@@ -111,7 +145,7 @@ function jobSummary(job: Job) {
   };
 }
 
-async function batchSummary(store: JobStore, batchId: string, now: number) {
+async function batchSummary(store: StatusStore, batchId: string, now: number) {
   const progress = await store.batchProgress(batchId);
   const figures = progressFigures(progress, now);
   const outcomes = await store.countByOutcome(batchId);
@@ -140,7 +174,10 @@ export async function statusCommand(
   options: StatusOptions,
 ): Promise<number> {
   const { io, clock } = context;
-  const store = context.openStore();
+  const { config } = context;
+  const absent = config.dbUrl === undefined && !existsSync(config.dbPath);
+  const opened = absent ? undefined : context.openStore();
+  const store: StatusStore = opened ?? NO_DATABASE;
   try {
     const now = clock.now();
     if (ids.length > 0) {
@@ -173,10 +210,10 @@ export async function statusCommand(
         }
         for (const id of missing) io.err(`proctor: no job ${id}`);
       }
-      if (options.log)
+      if (options.log && opened)
         await printLogs(
           context,
-          store,
+          opened,
           found.map((j) => j.id),
         );
       // Like a missing batch: asking about a job that does not exist is the caller's mistake.

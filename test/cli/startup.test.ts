@@ -9,6 +9,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { systemClock } from '../../src/clock.js';
+import { openSqliteJobStore } from '../../src/queue/index.js';
 import { ROOT } from '../helpers/processes.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -98,13 +100,22 @@ const within = (urls: string[], prefixes: string[]) =>
   urls.filter((url) => prefixes.some((prefix) => url.includes(prefix)));
 
 describe('start-up loads only what the command uses', () => {
-  it('status on an empty home loads no Docker, HTTP, model client, MCP, oracle or solver module', async () => {
+  it('status on an empty home loads no Docker, HTTP, model client, MCP, oracle or solver module, nor the store', async () => {
     const { code, urls } = await loadedModules(['--home', tempDir(), 'status']);
     expect(code).toBe(0);
     // The bin runs the bundle.
     expect(urls.filter((url) => url.startsWith(BUNDLE))).not.toEqual([]);
-    // The recorder works: the command's own module and the store's driver are in the list.
+    // The recorder works: the command's own module is in the list.
     expect(urls).toContain(pathToFileURL(join(ROOT, 'dist/cli/status.js')).href);
+    // No database yet: nothing to read, so neither drizzle nor the driver (status-empty.test.ts).
+    expect(within(urls, [...HEAVY, pkg('better-sqlite3'), pkg('drizzle-orm')])).toEqual([]);
+  });
+
+  it('status on a home with a database loads the store, and still no Docker, HTTP or model client', async () => {
+    const home = tempDir();
+    await openSqliteJobStore(join(home, 'proctor.db'), { clock: systemClock }).close();
+    const { code, urls } = await loadedModules(['--home', home, 'status']);
+    expect(code).toBe(0);
     expect(within(urls, [pkg('better-sqlite3')])).not.toEqual([]);
     expect(within(urls, HEAVY)).toEqual([]);
   });

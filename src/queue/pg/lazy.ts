@@ -1,7 +1,8 @@
 // The PostgreSQL store as `openJobStore` hands it out: the same JobStore, whose modules load on
 // its first call. Every command opens a store through src/queue/index.ts, and a SQLite home
 // (the default) should not pay for loading the PostgreSQL store's modules at start-up (about
-// 20-30 ms). Every JobStore method is async, so deferring the load changes no call's shape.
+// 20-30 ms). src/queue/lazy.ts defers the load.
+import { lazyJobStore } from '../lazy.js';
 import type { JobStore } from '../store.js';
 import type { Logger } from '../../logger.js';
 import { displayUrl, isPostgresUrl, unreadable } from './url.js';
@@ -13,24 +14,12 @@ import { displayUrl, isPostgresUrl, unreadable } from './url.js';
 export function openLazyPgJobStore(url: string, logger?: Pick<Logger, 'warn' | 'info'>): JobStore {
   // Checked now, as openPgJobStore does, so a bad URL is still refused when the store is opened.
   if (!isPostgresUrl(url)) throw unreadable(url, 'not a postgres:// URL');
-  let opened: Promise<JobStore> | undefined;
-  const open = () =>
-    (opened ??= Promise.all([import('./store.js'), import('./outage.js')]).then(([m, outage]) =>
+  return lazyJobStore(() =>
+    Promise.all([import('./store.js'), import('./outage.js')]).then(([m, outage]) =>
       m.openPgJobStore(
         url,
         logger ? { outages: { report: outage.loggedOutages(logger, displayUrl(url)) } } : {},
       ),
-    ));
-  return new Proxy({} as JobStore, {
-    get(_target, name) {
-      // Not a thenable: `await store` must give the store, not call a method.
-      if (typeof name === 'symbol' || name === 'then') return undefined;
-      // Closing a store that was never used has nothing to close (and loads nothing).
-      if (name === 'close') return async () => (opened ? (await opened).close() : undefined);
-      return async (...args: unknown[]) => {
-        const store = (await open()) as unknown as Record<string, (...a: unknown[]) => unknown>;
-        return store[name]?.(...args);
-      };
-    },
-  });
+    ),
+  );
 }
