@@ -10,7 +10,8 @@
 //   report (cli)   the real binary, `proctor report BATCH` and `--format jsonl --out FILE`,
 //                  start-up included (the 2 s target is for both)
 //   progress       batchProgress (the trigger-kept row) against counting the batch's jobs
-// Usage: npm run bench:report [-- --jobs 100000 --runs 3]
+// Usage: npm run bench:report [-- --jobs 100000 --runs 3 --keep]  (--keep: leave the seeded
+// home in place and print its path, for `node --cpu-prof bin/proctor.js --home DIR report …`)
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,6 +25,8 @@ const { values } = parseArgs({
   options: {
     jobs: { type: 'string', default: '100000' },
     runs: { type: 'string', default: '3' },
+    // Keeps the seeded home and prints its path, to profile the bin against it.
+    keep: { type: 'boolean', default: false },
   },
 });
 const N = Number(values.jobs);
@@ -205,5 +208,6 @@ try {
   }
   if (missed.length > 0) process.exitCode = 1;
 } finally {
-  rmSync(home, { recursive: true, force: true });
+  if (values.keep) console.log(`kept ${home} (batch b_bench00000000000000)`);
+  else rmSync(home, { recursive: true, force: true });
 }

@@ -90,24 +90,20 @@ interface Attempt {
   seq: number;
 }
 
-function jobMs(jobs: ReadonlyArray<AttemptJob | undefined>): number | null {
-  let total: number | null = null;
-  for (const job of jobs) {
-    if (job?.startedAt != null && job.finishedAt != null) {
-      total = (total ?? 0) + Math.max(0, job.finishedAt - job.startedAt);
-    }
-  }
-  return total;
-}
-
-function span(jobs: ReadonlyArray<AttemptJob | undefined>) {
+/** started → finished of `a` and `b` summed (null until one finished), and their span. */
+function times(a: AttemptJob | undefined, b: AttemptJob | undefined) {
+  let jobMs: number | null = null;
   let startedAt: number | null = null;
   let finishedAt: number | null = null;
-  for (const job of jobs) {
-    if (job?.startedAt != null) startedAt = Math.min(startedAt ?? Infinity, job.startedAt);
-    if (job?.finishedAt != null) finishedAt = Math.max(finishedAt ?? -Infinity, job.finishedAt);
+  for (const job of a === undefined ? [b] : b === undefined ? [a] : [a, b]) {
+    if (job === undefined) continue;
+    if (job.startedAt != null && job.finishedAt != null) {
+      jobMs = (jobMs ?? 0) + Math.max(0, job.finishedAt - job.startedAt);
+    }
+    if (job.startedAt != null) startedAt = Math.min(startedAt ?? Infinity, job.startedAt);
+    if (job.finishedAt != null) finishedAt = Math.max(finishedAt ?? -Infinity, job.finishedAt);
   }
-  return { startedAt, finishedAt };
+  return { jobMs, startedAt, finishedAt };
 }
 
 interface Chosen {
@@ -233,12 +229,16 @@ function rowOf(
   const judgedResult = judged === solveJob ? solve : grade;
   const task = grade?.task ?? solve?.task;
   const usage = solve?.usage;
+  const { jobMs, startedAt, finishedAt } = times(solveJob, gradeJob);
+  const jobIds: number[] = [];
+  if (solveJob) jobIds.push(solveJob.id);
+  if (gradeJob) jobIds.push(gradeJob.id);
   return {
     batch,
     task: taskId,
     instanceId: task?.source?.instance_id ?? payload.prediction?.instanceId ?? null,
     attempt: payload.sample ?? 1,
-    jobIds: [solveJob?.id, gradeJob?.id].filter((id): id is number => id !== undefined),
+    jobIds,
     supersededJobIds: [],
     status: (judged ?? job).status,
     class: judged ? classOf(judged) : null,
@@ -260,8 +260,9 @@ function rowOf(
     toolCalls: solve?.toolCalls ?? null,
     solveMs: solve?.solveMs ?? null,
     phaseMs: grade?.timings ?? {},
-    jobMs: jobMs([solveJob, gradeJob]),
-    ...span([solveJob, gradeJob]),
+    jobMs,
+    startedAt,
+    finishedAt,
     model: payload.prediction?.model ?? null,
     bundle: payload.bundle ?? null,
     detail: judgedResult?.detail ?? null,
