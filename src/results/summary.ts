@@ -111,10 +111,13 @@ export function summarise(input: SummaryInput): BatchSummary {
   let unfinishedAttempts = 0;
   let cancelledAttempts = 0;
   // Every task that is not invalid has an entry, so one whose attempts all errored counts as
-  // short of every k rather than vanishing from pass@k.
+  // short of every k rather than vanishing from pass@k. With one row a task no task has
+  // several attempts, so pass@k is not shown and the per-task counts are not kept.
   const perTask = new Map<string, { n: number; c: number }>();
-  for (const [task, cls] of classesOfTasks) {
-    if (cls !== 'invalid_task') perTask.set(task, { n: 0, c: 0 });
+  if (rows.length > classesOfTasks.size) {
+    for (const [task, cls] of classesOfTasks) {
+      if (cls !== 'invalid_task') perTask.set(task, { n: 0, c: 0 });
+    }
   }
   let firstStartedAt: number | null = null;
   let lastFinishedAt: number | null = null;
