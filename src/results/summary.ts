@@ -66,12 +66,22 @@ const scored = (c: OutcomeClass | null) => c === 'resolved' || c === 'unresolved
 
 /** Each task's class by the rule of the module comment; null for a pending task. */
 export function taskClasses(rows: readonly ReportRow[]): Map<string, OutcomeClass | null> {
-  // One pass, one small record per task (no per-task lists to sort): a batch of 100,000.
+  // A task of one row has that row's class; only the tasks with several rows (a Set of them,
+  // usually empty) go through the rule. One map entry per task: a batch of 100,000.
+  const classes = new Map<string, OutcomeClass | null>();
+  let several: Set<string> | null = null;
+  for (const row of rows) {
+    if (classes.get(row.task) === undefined && !classes.has(row.task)) {
+      classes.set(row.task, row.class);
+    } else (several ??= new Set()).add(row.task);
+  }
+  if (several === null) return classes;
   const byTask = new Map<
     string,
     { invalid: boolean; error: boolean; scored: OutcomeClass | null; scoredAttempt: number }
   >();
   for (const row of rows) {
+    if (!several.has(row.task)) continue;
     let t = byTask.get(row.task);
     if (!t) {
       t = { invalid: false, error: false, scored: null, scoredAttempt: Infinity };
@@ -84,7 +94,6 @@ export function taskClasses(rows: readonly ReportRow[]): Map<string, OutcomeClas
       t.scoredAttempt = row.attempt;
     }
   }
-  const classes = new Map<string, OutcomeClass | null>();
   for (const [task, t] of byTask) {
     classes.set(task, t.invalid ? 'invalid_task' : (t.scored ?? (t.error ? 'error' : null)));
   }
