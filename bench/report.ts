@@ -10,9 +10,10 @@
 //   report (cli)   the real binary, `proctor report BATCH` and `--format jsonl --out FILE`,
 //                  start-up included (the 2 s target is for both)
 //   progress       batchProgress (the trigger-kept row) against counting the batch's jobs
-// Usage: npm run bench:report [-- --jobs 100000 --runs 3]
+// Usage: npm run bench:report [-- --jobs 100000 --runs 3 --keep]  (--keep: leave the seeded
+// home in place and print its path, for `node --cpu-prof bin/proctor.js --home DIR report …`)
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -24,6 +25,8 @@ const { values } = parseArgs({
   options: {
     jobs: { type: 'string', default: '100000' },
     runs: { type: 'string', default: '3' },
+    // Keeps the seeded home and prints its path, to profile the bin against it.
+    keep: { type: 'boolean', default: false },
   },
 });
 const N = Number(values.jobs);
@@ -104,6 +107,33 @@ function seed(home: string): string {
   return batchId;
 }
 
+// The CPU time (user + sys) of the CLI runs, from the waited-for children's times in
+// /proc/self/stat (Linux; null elsewhere): on a shared, loaded machine it says more than wall
+// time does.
+const TICK_MS =
+  1000 / (Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout) || 100);
+function childrenCpuMs(): number | null {
+  try {
+    const stat = readFileSync('/proc/self/stat', 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // Fields 16 and 17 of proc(5), cutime and cstime; this array starts at field 3.
+    return (Number(fields[13]) + Number(fields[14])) * TICK_MS;
+  } catch {
+    return null;
+  }
+}
+
+/** Runs the bin, pushing its CPU time onto `cpu` when known. */
+function cli(args: string[], cpu: number[]) {
+  const before = childrenCpuMs();
+  const r = spawnSync(process.execPath, [join(ROOT, 'bin/proctor.js'), ...args], {
+    encoding: 'utf8',
+  });
+  if (r.status !== 0) throw new Error(r.stderr);
+  const after = childrenCpuMs();
+  if (before !== null && after !== null) cpu.push(after - before);
+}
+
 const median = (xs: number[]) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 
 async function time(fn: () => unknown): Promise<number> {
@@ -122,6 +152,7 @@ try {
     'SELECT status, count(*) AS n FROM jobs WHERE batch_id = ? GROUP BY status',
   );
   const figures = { raw: [] as number[], lib: [] as number[], table: [] as number[] };
+  const cpu = { table: [] as number[], jsonl: [] as number[] };
   const extra = { jsonl: [] as number[], progress: [] as number[], countScan: [] as number[] };
   let lines = 0;
   for (let run = 0; run < RUNS; run++) {
@@ -138,22 +169,11 @@ try {
         lines = summaryLines(loaded.summary).length;
       }),
     );
-    figures.table.push(
-      await time(() => {
-        const r = spawnSync(
-          process.execPath,
-          [join(ROOT, 'bin/proctor.js'), '--home', home, 'report', batchId],
-          { encoding: 'utf8' },
-        );
-        if (r.status !== 0) throw new Error(r.stderr);
-      }),
-    );
+    figures.table.push(await time(() => cli(['--home', home, 'report', batchId], cpu.table)));
     extra.jsonl.push(
-      await time(() => {
-        const r = spawnSync(
-          process.execPath,
+      await time(() =>
+        cli(
           [
-            join(ROOT, 'bin/proctor.js'),
             '--home',
             home,
             'report',
@@ -163,10 +183,9 @@ try {
             '--out',
             join(home, 'rows.jsonl'),
           ],
-          { encoding: 'utf8' },
-        );
-        if (r.status !== 0) throw new Error(r.stderr);
-      }),
+          cpu.jsonl,
+        ),
+      ),
     );
     extra.progress.push(await time(() => store.batchProgress(batchId)));
     extra.countScan.push(await time(() => countScan.all(batchId)));
@@ -184,6 +203,11 @@ try {
   row('report, in-process (load + summary)', median(figures.lib));
   row('proctor report (cli, table)', median(figures.table));
   row('proctor report --format jsonl --out', median(extra.jsonl));
+  if (cpu.table.length > 0 && cpu.jsonl.length > 0) {
+    console.log(
+      `cpu (user+sys) of the cli runs: table ${median(cpu.table).toFixed(0)} ms, jsonl ${median(cpu.jsonl).toFixed(0)} ms`,
+    );
+  }
   const progress = median(extra.progress);
   const counted = median(extra.countScan);
   console.log(
@@ -205,5 +229,6 @@ try {
   }
   if (missed.length > 0) process.exitCode = 1;
 } finally {
-  rmSync(home, { recursive: true, force: true });
+  if (values.keep) console.log(`kept ${home} (batch b_bench00000000000000)`);
+  else rmSync(home, { recursive: true, force: true });
 }

@@ -10,6 +10,7 @@ import {
   compareBatches,
   csvCell,
   flatRow,
+  jsonlChunks,
   instanceKey,
   instanceReport,
   instanceRows,
@@ -69,19 +70,9 @@ function csvText(loaded: readonly LoadedBatch[]): string {
   return stringify(records, { header: true, columns: [...ROW_COLUMNS], quoted_match: /^\s|\s$/ });
 }
 
-/** The jsonl rows in chunks of 1,000 lines: a 100,000-row report is never one string. */
-function* jsonlChunks(loaded: readonly LoadedBatch[]): Generator<string> {
-  let lines: string[] = [];
-  for (const b of loaded) {
-    for (const row of b.rows) {
-      lines.push(JSON.stringify(flatRow(row)));
-      if (lines.length === 1000) {
-        yield `${lines.join('\n')}\n`;
-        lines = [];
-      }
-    }
-  }
-  if (lines.length > 0) yield `${lines.join('\n')}\n`;
+/** The rows of every batch, in order. */
+function* rowsOf(loaded: readonly LoadedBatch[]) {
+  for (const b of loaded) yield* b.rows;
 }
 
 /** Writes `chunks` to a new file at `path`, replacing what was there. */
@@ -153,10 +144,10 @@ export async function reportCommand(
         break;
       case 'jsonl':
         if (target !== null) {
-          await writeChunks(target.path, jsonlChunks(loaded));
+          await writeChunks(target.path, jsonlChunks(rowsOf(loaded)));
           return 0;
         }
-        text = [...jsonlChunks(loaded)].join('');
+        text = [...jsonlChunks(rowsOf(loaded))].join('');
         break;
       case 'csv':
         text = csvText(loaded);

@@ -143,6 +143,28 @@ export function flatRow(row: ReportRow): FlatRow {
   };
 }
 
+/**
+ * The jsonl lines of `rows` (each ending in a newline) in chunks of 1,000: a 100,000-row
+ * report is never one string. A chunk is one JSON.stringify of its 1,000 flat rows (a third
+ * cheaper than 1,000 calls and a join, bench:report) split into lines at the row boundaries:
+ * `},{"batch":` occurs nowhere else, since a flat row's only nested values are arrays of
+ * numbers and phase_ms (numbers), and inside a JSON string every `"` is escaped, so `{"`
+ * cannot occur in one.
+ */
+export function* jsonlChunks(rows: Iterable<ReportRow>): Generator<string> {
+  let flats: FlatRow[] = [];
+  const chunk = () =>
+    `${JSON.stringify(flats).slice(1, -1).replaceAll('},{"batch":', '}\n{"batch":')}\n`;
+  for (const row of rows) {
+    flats.push(flatRow(row));
+    if (flats.length === 1000) {
+      yield chunk();
+      flats = [];
+    }
+  }
+  if (flats.length > 0) yield chunk();
+}
+
 /** A cell of the csv: lists joined by spaces, phase times as `step=ms` pairs, null empty. */
 export function csvCell(value: unknown): string {
   if (value === null || value === undefined) return '';

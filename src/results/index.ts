@@ -41,6 +41,7 @@ export {
   comparisonLines,
   csvCell,
   flatRow,
+  jsonlChunks,
   rateText,
   summaryLines,
 } from './format.js';

@@ -90,24 +90,20 @@ interface Attempt {
   seq: number;
 }
 
-function jobMs(jobs: ReadonlyArray<AttemptJob | undefined>): number | null {
-  let total: number | null = null;
-  for (const job of jobs) {
-    if (job?.startedAt != null && job.finishedAt != null) {
-      total = (total ?? 0) + Math.max(0, job.finishedAt - job.startedAt);
-    }
-  }
-  return total;
-}
-
-function span(jobs: ReadonlyArray<AttemptJob | undefined>) {
+/** started → finished of `a` and `b` summed (null until one finished), and their span. */
+function times(a: AttemptJob | undefined, b: AttemptJob | undefined) {
+  let jobMs: number | null = null;
   let startedAt: number | null = null;
   let finishedAt: number | null = null;
-  for (const job of jobs) {
-    if (job?.startedAt != null) startedAt = Math.min(startedAt ?? Infinity, job.startedAt);
-    if (job?.finishedAt != null) finishedAt = Math.max(finishedAt ?? -Infinity, job.finishedAt);
+  for (const job of a === undefined ? [b] : b === undefined ? [a] : [a, b]) {
+    if (job === undefined) continue;
+    if (job.startedAt != null && job.finishedAt != null) {
+      jobMs = (jobMs ?? 0) + Math.max(0, job.finishedAt - job.startedAt);
+    }
+    if (job.startedAt != null) startedAt = Math.min(startedAt ?? Infinity, job.startedAt);
+    if (job.finishedAt != null) finishedAt = Math.max(finishedAt ?? -Infinity, job.finishedAt);
   }
-  return { startedAt, finishedAt };
+  return { jobMs, startedAt, finishedAt };
 }
 
 interface Chosen {
@@ -115,7 +111,8 @@ interface Chosen {
   id: number;
   seq: number;
   row: ReportRow;
-  earlier: number[];
+  /** Null until a retry superseded one (most attempts have none: no array for them). */
+  earlier: number[] | null;
 }
 
 /**
@@ -126,7 +123,9 @@ interface Chosen {
  * another job recorded is known; grades and solves only, other kinds are ignored.
  */
 export class AttemptCollector {
+  /** Sample 1 by task id; other samples by `task\0sample` (two maps: keys never collide). */
   private readonly chosen = new Map<string, Chosen>();
+  private readonly chosenSamples = new Map<string, Chosen>();
   private readonly waiting: Attempt[] = [];
   private readonly taskOfBundle = new Map<string, string>();
   private readonly instanceOfBundle = new Map<string, string>();
@@ -155,18 +154,20 @@ export class AttemptCollector {
   }
 
   private keep(task: string, attempt: Attempt, childGrade: StoredGrade | null) {
-    const key = `${task}\0${attempt.payload.sample ?? 1}`;
+    const sample = attempt.payload.sample ?? 1;
+    const map = sample === 1 ? this.chosen : this.chosenSamples;
+    const key = sample === 1 ? task : `${task}\0${sample}`;
     const { id } = attempt.job;
-    const seen = this.chosen.get(key);
+    const seen = map.get(key);
     if (seen && (seen.id > id || (seen.id === id && seen.seq > attempt.seq))) {
-      if (seen.id !== id) seen.earlier.push(id);
+      if (seen.id !== id) (seen.earlier ??= []).push(id);
       return;
     }
     const row = rowOf(this.batch, task, attempt, childGrade);
-    if (!seen) this.chosen.set(key, { id, seq: attempt.seq, row, earlier: [] });
+    if (!seen) map.set(key, { id, seq: attempt.seq, row, earlier: null });
     else {
       // The same job seen again (it moved on while the pages were read) is no earlier job.
-      if (seen.id !== id) seen.earlier.push(seen.id);
+      if (seen.id !== id) (seen.earlier ??= []).push(seen.id);
       seen.id = id;
       seen.seq = attempt.seq;
       seen.row = row;
@@ -185,13 +186,15 @@ export class AttemptCollector {
     }
     this.waiting.length = 0;
     const rows: ReportRow[] = [];
-    for (const { row, earlier } of this.chosen.values()) {
-      row.supersededJobIds = [...new Set(earlier)].sort((a, b) => a - b);
-      // A job without a result yet (queued, failed) names its instance through its bundle's twin.
-      if (row.instanceId === null && row.bundle !== null) {
-        row.instanceId = this.instanceOfBundle.get(row.bundle) ?? null;
+    for (const map of [this.chosen, this.chosenSamples]) {
+      for (const { row, earlier } of map.values()) {
+        if (earlier !== null) row.supersededJobIds = [...new Set(earlier)].sort((a, b) => a - b);
+        // A job without a result yet (queued, failed) names its instance through its bundle's twin.
+        if (row.instanceId === null && row.bundle !== null) {
+          row.instanceId = this.instanceOfBundle.get(row.bundle) ?? null;
+        }
+        rows.push(row);
       }
-      rows.push(row);
     }
     return rows.sort(
       (a, b) => (a.task < b.task ? -1 : a.task > b.task ? 1 : 0) || a.attempt - b.attempt,
@@ -233,12 +236,16 @@ function rowOf(
   const judgedResult = judged === solveJob ? solve : grade;
   const task = grade?.task ?? solve?.task;
   const usage = solve?.usage;
+  const { jobMs, startedAt, finishedAt } = times(solveJob, gradeJob);
+  const jobIds: number[] = [];
+  if (solveJob) jobIds.push(solveJob.id);
+  if (gradeJob) jobIds.push(gradeJob.id);
   return {
     batch,
     task: taskId,
     instanceId: task?.source?.instance_id ?? payload.prediction?.instanceId ?? null,
     attempt: payload.sample ?? 1,
-    jobIds: [solveJob?.id, gradeJob?.id].filter((id): id is number => id !== undefined),
+    jobIds,
     supersededJobIds: [],
     status: (judged ?? job).status,
     class: judged ? classOf(judged) : null,
@@ -260,8 +267,9 @@ function rowOf(
     toolCalls: solve?.toolCalls ?? null,
     solveMs: solve?.solveMs ?? null,
     phaseMs: grade?.timings ?? {},
-    jobMs: jobMs([solveJob, gradeJob]),
-    ...span([solveJob, gradeJob]),
+    jobMs,
+    startedAt,
+    finishedAt,
     model: payload.prediction?.model ?? null,
     bundle: payload.bundle ?? null,
     detail: judgedResult?.detail ?? null,

@@ -66,12 +66,22 @@ const scored = (c: OutcomeClass | null) => c === 'resolved' || c === 'unresolved
 
 /** Each task's class by the rule of the module comment; null for a pending task. */
 export function taskClasses(rows: readonly ReportRow[]): Map<string, OutcomeClass | null> {
-  // One pass, one small record per task (no per-task lists to sort): a batch of 100,000.
+  // A task of one row has that row's class; only the tasks with several rows (a Set of them,
+  // usually empty) go through the rule. One map entry per task: a batch of 100,000.
+  const classes = new Map<string, OutcomeClass | null>();
+  let several: Set<string> | null = null;
+  for (const row of rows) {
+    if (classes.get(row.task) === undefined && !classes.has(row.task)) {
+      classes.set(row.task, row.class);
+    } else (several ??= new Set()).add(row.task);
+  }
+  if (several === null) return classes;
   const byTask = new Map<
     string,
     { invalid: boolean; error: boolean; scored: OutcomeClass | null; scoredAttempt: number }
   >();
   for (const row of rows) {
+    if (!several.has(row.task)) continue;
     let t = byTask.get(row.task);
     if (!t) {
       t = { invalid: false, error: false, scored: null, scoredAttempt: Infinity };
@@ -84,7 +94,6 @@ export function taskClasses(rows: readonly ReportRow[]): Map<string, OutcomeClas
       t.scoredAttempt = row.attempt;
     }
   }
-  const classes = new Map<string, OutcomeClass | null>();
   for (const [task, t] of byTask) {
     classes.set(task, t.invalid ? 'invalid_task' : (t.scored ?? (t.error ? 'error' : null)));
   }
@@ -111,10 +120,13 @@ export function summarise(input: SummaryInput): BatchSummary {
   let unfinishedAttempts = 0;
   let cancelledAttempts = 0;
   // Every task that is not invalid has an entry, so one whose attempts all errored counts as
-  // short of every k rather than vanishing from pass@k.
+  // short of every k rather than vanishing from pass@k. With one row a task no task has
+  // several attempts, so pass@k is not shown and the per-task counts are not kept.
   const perTask = new Map<string, { n: number; c: number }>();
-  for (const [task, cls] of classesOfTasks) {
-    if (cls !== 'invalid_task') perTask.set(task, { n: 0, c: 0 });
+  if (rows.length > classesOfTasks.size) {
+    for (const [task, cls] of classesOfTasks) {
+      if (cls !== 'invalid_task') perTask.set(task, { n: 0, c: 0 });
+    }
   }
   let firstStartedAt: number | null = null;
   let lastFinishedAt: number | null = null;
