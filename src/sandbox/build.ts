@@ -30,7 +30,8 @@ export async function buildDockerfile(
       {
         dockerfile,
         ...(options.tag ? { t: options.tag } : {}),
-        labels: { 'proctor.build': '1' },
+        // Given at build time, they win over any LABEL of the same key the Dockerfile sets.
+        labels: { ...options.labels, 'proctor.build': '1' },
         // The build alone gets the network (apt-get, pip); no task container ever does.
         networkmode: 'host',
         rm: true,

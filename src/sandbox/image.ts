@@ -38,6 +38,8 @@ export interface ResolveImageOptions {
   signal?: AbortSignal;
   /** A tag for a built image, for humans and cache pruning only; never used to address it. */
   tag?: string;
+  /** More labels for a built image (the build's own label, `proctor.build`, always goes on). */
+  labels?: Record<string, string>;
   /** Bytes of build output kept, half from the start and half from the end. Default 65_536. */
   buildLogBytes?: number;
   /** Most entries a build context may hold. Default 50_000. */

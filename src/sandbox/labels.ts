@@ -14,6 +14,10 @@ export const LABEL = {
   template: 'proctor.template',
   /** The daemon-local image id a template was made from. */
   templateImage: 'proctor.template.image',
+  /** On a built image: the content hash of the build context it was built from (images.ts). */
+  context: 'proctor.context',
+  /** On a built image: the Dockerfile's path in that context. */
+  dockerfile: 'proctor.dockerfile',
 } as const;
 
 export const ROLES = [

@@ -8,8 +8,17 @@
 // a stat of its files alone (src/sandbox/context-cache.ts). A pinned image's key is its
 // reference. The image is looked up again before each use, so one removed behind Proctor's
 // back is resolved afresh rather than failing every later job.
+//
+// A built image carries its context's hash and Dockerfile as labels (`proctor.context`,
+// `proctor.dockerfile`, set at build time, so they win over any the Dockerfile sets), and a
+// home with no record for a hash takes an image of the engine that carries them: one built by
+// another home on this engine, or built elsewhere and moved here with `docker save | docker
+// load` (a host without the network its build needs). The label names the bytes it was
+// built from, as the record does; whoever can put an image in the engine can run anything
+// there anyway.
 import type { Bundle } from '../oracle/index.js';
 import {
+  LABEL,
   createContextCache,
   resolveImage,
   type ContextCacheOptions,
@@ -39,20 +48,40 @@ export function createImageCache(docker: DockerClient, contexts: ContextCacheOpt
     }
   };
 
+  /** The newest image of the engine labelled as built from this context and Dockerfile. */
+  const labelled = async (hash: string, dockerfile: string) => {
+    const images = await docker.listImages({
+      filters: { label: [`${LABEL.context}=${hash}`] },
+    });
+    const found = images
+      .filter((i) => i.Labels?.[LABEL.dockerfile] === dockerfile)
+      .filter((i) => /^sha256:[0-9a-f]{64}$/.test(i.Id))
+      .sort((a, b) => b.Created - a.Created || (a.Id < b.Id ? -1 : 1));
+    return found[0]?.Id;
+  };
+
   const fresh = async (bundle: ImageBundle, hash: string | undefined, signal?: AbortSignal) => {
     const env = bundle.environment;
     if (hash !== undefined && env.kind === 'dockerfile') {
       const recorded = await records.image(hash, env.dockerfile);
-      if (recorded !== undefined && (await stillThere(recorded))) {
+      const known =
+        recorded !== undefined && (await stillThere(recorded))
+          ? recorded
+          : await labelled(hash, env.dockerfile);
+      if (known !== undefined) {
+        if (known !== recorded) await records.rememberImage(hash, env.dockerfile, known);
         const image: ResolvedImage = {
-          localId: recorded,
-          identity: { portable: false, kind: 'local_build', imageId: recorded },
+          localId: known,
+          identity: { portable: false, kind: 'local_build', imageId: known },
         };
         return image;
       }
     }
     const image = await resolveImage(docker, env, {
       tag: `proctor-task:${bundle.id.slice(0, 100)}-${bundle.contentHash.slice(0, 12)}`,
+      ...(hash !== undefined && env.kind === 'dockerfile'
+        ? { labels: { [LABEL.context]: hash, [LABEL.dockerfile]: env.dockerfile } }
+        : {}),
       ...(signal ? { signal } : {}),
     });
     if (hash !== undefined && env.kind === 'dockerfile') {

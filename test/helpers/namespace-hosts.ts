@@ -3,7 +3,8 @@
 // its own), one dockerd per namespace with its own data-root, exec-root, socket, pidfile and
 // containerd namespace (dockerd starts a containerd of its own under the exec-root), and an
 // image (default debian:bookworm-slim) saved once from the machine's engine and loaded into
-// each. Needs root, iproute2 and nsenter.
+// each (`load` moves more, e.g. a task image built on the machine's engine, since a host has
+// no network to build one). Needs root, iproute2 and nsenter.
 //
 // dockerd is entered with `nsenter --net=/run/netns/NAME`, never `ip netns exec`, which
 // remounts /sys and leaves dockerd dying on "Devices cgroup isn't mounted".
@@ -56,6 +57,11 @@ export interface NamespaceHosts {
   hosts: NamespaceHost[];
   /** Tears everything down; safe to call twice. Throws the first problem after trying all. */
   close(): Promise<void>;
+  /**
+   * Saves an image (a name or id) from the machine's engine (or `from`) and loads it into
+   * every host, labels and id unchanged; returns the id.
+   */
+  load(image: string, from?: DockerClient): Promise<string>;
 }
 
 export interface NamespaceHostsOptions {
@@ -236,6 +242,32 @@ async function startOne(made: Made, timeoutMs: number): Promise<void> {
   }
 }
 
+/** `docker save` once from `source`, `docker load` into every host at the same time. */
+async function loadInto(made: Made[], source: DockerClient, image: string): Promise<string> {
+  const tar = join(made[0]?.root as string, `image-${randomBytes(4).toString('hex')}.tar`);
+  try {
+    const sourceImage = source.getImage(image);
+    const { Id: imageId } = await sourceImage.inspect();
+    await pipeline(await sourceImage.get(), createWriteStream(tar));
+    await Promise.all(
+      made.map(async (m) => {
+        const docker = m.docker as DockerClient;
+        const stream = await docker.loadImage(createReadStream(tar));
+        await new Promise<void>((resolve, reject) =>
+          docker.modem.followProgress(stream, (error: Error | null) =>
+            error ? reject(error) : resolve(),
+          ),
+        );
+        const loaded = await docker.getImage(imageId).inspect();
+        if (loaded.Id !== imageId) throw new Error(`host ${m.index}: loaded ${loaded.Id}`);
+      }),
+    );
+    return imageId;
+  } finally {
+    rmSync(tar, { force: true });
+  }
+}
+
 /** Starts `count` namespace hosts, each with its own dockerd and the image loaded. */
 export async function startNamespaceHosts(
   count: number,
@@ -254,25 +286,7 @@ export async function startNamespaceHosts(
     })());
   try {
     await Promise.all(made.map((m) => startOne(m, options.startTimeoutMs ?? 60_000)));
-    // Saved once, loaded into every host at the same time (docker save | docker load).
-    const tar = join(made[0]?.root as string, 'image.tar');
-    const sourceImage = source.getImage(image);
-    const { Id: imageId } = await sourceImage.inspect();
-    await pipeline(await sourceImage.get(), createWriteStream(tar));
-    await Promise.all(
-      made.map(async (m) => {
-        const docker = m.docker as DockerClient;
-        const stream = await docker.loadImage(createReadStream(tar));
-        await new Promise<void>((resolve, reject) =>
-          docker.modem.followProgress(stream, (error: Error | null) =>
-            error ? reject(error) : resolve(),
-          ),
-        );
-        const loaded = await docker.getImage(image).inspect();
-        if (loaded.Id !== imageId) throw new Error(`host ${m.index}: loaded ${loaded.Id}`);
-      }),
-    );
-    rmSync(tar, { force: true });
+    const imageId = await loadInto(made, source, image);
     const hosts = made.map((m) => ({
       index: m.index,
       netns: m.netns as string,
@@ -283,7 +297,8 @@ export async function startNamespaceHosts(
       imageId,
       enter: ['nsenter', `--net=/run/netns/${m.netns as string}`],
     }));
-    return { hosts, close };
+    const load = (name: string, from: DockerClient = source) => loadInto(made, from, name);
+    return { hosts, close, load };
   } catch (error) {
     await close().catch(() => {});
     throw error;

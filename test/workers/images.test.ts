@@ -1,11 +1,14 @@
 // The worker's image cache against the real engine: a Dockerfile image is built once, found
 // again by a later cache (a later process) from the stat record without reading the context or
 // building, and rebuilt when the context's bytes change; a change of stat alone costs a hash,
-// not a build.
+// not a build. A home with no record takes an image its engine holds that is labelled with
+// the context's hash (another home's build, or an image moved in by docker save | load), and a
+// Dockerfile cannot claim another context's label.
 import { randomUUID } from 'node:crypto';
 import { chmodSync, mkdirSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { LABEL } from '../../src/sandbox/index.js';
 import { createImageCache, type ImageBundle } from '../../src/workers/images.js';
 import { testDocker } from '../helpers/docker.js';
 import { dockerCli } from '../helpers/registry.js';
@@ -43,8 +46,10 @@ function setup() {
     built.add(image.localId);
     return image;
   };
-  return { contextDir, hashed, cache, resolve };
+  return { root, bundle, built, contextDir, hashed, cache, resolve };
 }
+
+const labelsOf = async (id: string) => (await docker.getImage(id).inspect()).Config.Labels ?? {};
 
 describe('the image cache', () => {
   it(
@@ -112,6 +117,62 @@ describe('the image cache', () => {
       // The rebuilt image (a new id: its creation time differs) is the one now recorded.
       const third = await resolve();
       expect([third.localId, third.buildLog]).toEqual([again.localId, undefined]);
+    },
+    SLOW,
+  );
+
+  it(
+    'takes an image labelled with the context from the engine in a home with no record: no build',
+    async () => {
+      const { root, bundle, hashed, resolve } = setup();
+      const first = await resolve();
+      const labels = await labelsOf(first.localId);
+      expect(labels[LABEL.context]).toMatch(/^[0-9a-f]{64}$/);
+      expect(labels[LABEL.dockerfile]).toBe('Dockerfile');
+      // Another home: an empty record folder, so only the engine's labels can vouch.
+      const other = createImageCache(docker, {
+        dir: join(root, 'other-home-cache'),
+        now: () => Date.now() + 10_000,
+        onHash: (dir) => hashed.push(dir),
+      });
+      const found = await other.resolve(bundle);
+      expect([found.localId, found.buildLog]).toEqual([first.localId, undefined]);
+      expect(found.identity).toEqual({
+        portable: false,
+        kind: 'local_build',
+        imageId: first.localId,
+      });
+      // And it is now this home's record too.
+      const again = createImageCache(docker, { dir: join(root, 'other-home-cache') });
+      expect((await again.resolve(bundle)).localId).toBe(first.localId);
+    },
+    SLOW,
+  );
+
+  it(
+    'a Dockerfile’s own LABEL cannot claim another context: the build’s labels win',
+    async () => {
+      const victim = setup();
+      const first = await victim.resolve();
+      const hash = (await labelsOf(first.localId))[LABEL.context] as string;
+      // A second context whose Dockerfile claims the first one's hash and Dockerfile.
+      const attacker = setup();
+      writeFileSync(
+        join(attacker.contextDir, 'Dockerfile'),
+        `FROM scratch\nLABEL ${LABEL.context}=${hash} ${LABEL.dockerfile}=Dockerfile\nCOPY marker /marker\n`,
+      );
+      const claimed = await attacker.resolve();
+      expect(claimed.localId).not.toBe(first.localId);
+      const labels = await labelsOf(claimed.localId);
+      expect(labels[LABEL.context]).toMatch(/^[0-9a-f]{64}$/);
+      expect(labels[LABEL.context]).not.toBe(hash);
+      await dockerCli('rmi', '-f', first.localId);
+      // The first context, in a home with no record and its image gone: built, not taken.
+      const fresh = createImageCache(docker, { dir: join(victim.root, 'fresh-cache') });
+      const rebuilt = await fresh.resolve(victim.bundle);
+      victim.built.add(rebuilt.localId);
+      expect(rebuilt.buildLog).toBeDefined();
+      expect(rebuilt.localId).not.toBe(claimed.localId);
     },
     SLOW,
   );
