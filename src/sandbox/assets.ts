@@ -1,16 +1,11 @@
-// Asset volumes: evaluator-only files (the runner, the ID lists, the hidden test patch, the
-// filtered candidate diff) written into a fresh named volume before any container that runs
-// task code exists, owned by root and mode 0444/0555, and mounted read-only into the
-// evaluator. The bytes go in as a tar archive through the engine's archive API into a
-// container that is created and never started, so nothing from the host is bind-mounted and
-// no image or build cache ever holds them.
-import { randomBytes } from 'node:crypto';
+// Asset archives: evaluator-only files (the runner, the ID lists, the hidden test patch, the
+// filtered candidate diff), owned by root and mode 0444/0555, as the tar archive that
+// startWithWorkspace (workspace-start.ts) puts through the engine's archive API into a fresh
+// volume, by a container that is created and never started, before any container that runs
+// task code exists: nothing from the host is bind-mounted and no image or build cache ever
+// holds them. The evaluator mounts that volume read-only.
 import { pack } from 'tar-stream';
-import { ProctorError, describeError } from '../errors.js';
-import { isNotFound, type DockerClient } from './docker.js';
-import { labelsFor, type Owner } from './labels.js';
-import { hardenedContainerOptions } from './profile.js';
-import { removeVolume } from './volumes.js';
+import { ProctorError } from '../errors.js';
 
 export interface AssetFile {
   /** A plain file name: no `/`, no `..`. */
@@ -20,15 +15,6 @@ export interface AssetFile {
   executable?: boolean;
 }
 
-export interface AssetVolumeSpec {
-  owner: Owner;
-  /** Any daemon-local image id: the loading container is never started. */
-  image: string;
-  files: readonly AssetFile[];
-}
-
-/** Where the loading container mounts the volume; the evaluator may mount it anywhere. */
-const LOAD_AT = '/proctor-assets';
 /** A fixed mtime, so that nothing about the host's clock leaks into a run. */
 const MTIME = new Date(0);
 
@@ -91,49 +77,4 @@ export async function assetArchive(
   archive.finalize();
   await done;
   return Buffer.concat(chunks);
-}
-
-/** Makes a labelled volume holding `files`; removes it again if loading fails. */
-export async function createAssetVolume(
-  docker: DockerClient,
-  spec: AssetVolumeSpec,
-): Promise<string> {
-  const archive = await assetArchive(spec.files);
-  const name =
-    `proctor-${spec.owner.job}-${spec.owner.attempt}-assets-${randomBytes(4).toString('hex')}`.replace(
-      /[^a-zA-Z0-9_.-]/g,
-      '_',
-    );
-  await docker.createVolume({ Name: name, Labels: labelsFor(spec.owner, 'init') });
-  try {
-    const loader = await docker.createContainer(
-      hardenedContainerOptions({
-        owner: spec.owner,
-        role: 'init',
-        image: spec.image,
-        cmd: ['true'],
-        uid: 0,
-        gid: 0,
-        workdir: '/',
-        mounts: [{ volume: name, target: LOAD_AT }],
-      }),
-    );
-    try {
-      await loader.putArchive(archive, { path: LOAD_AT });
-    } finally {
-      await loader.remove({ force: true, v: false }).catch((error: unknown) => {
-        if (!isNotFound(error)) throw error;
-      });
-    }
-    return name;
-  } catch (error) {
-    await removeVolume(docker, name);
-    throw new ProctorError(
-      'DOCKER_ERROR',
-      `cannot load the evaluator's assets: ${describeError(error)}`,
-      {
-        cause: error,
-      },
-    );
-  }
 }

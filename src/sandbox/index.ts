@@ -48,6 +48,5 @@ export type { CaptureSpec, CapturedPatch } from './capture.js';
 export { removeOwned, reapOrphans } from './cleanup.js';
 export type { ReapScope, Removed } from './cleanup.js';
 export { effectiveSeconds } from './limits.js';
-export { createAssetVolume } from './assets.js';
-export type { AssetFile, AssetVolumeSpec } from './assets.js';
+export type { AssetFile } from './assets.js';
 export { startIdleContainer, removeContainer } from './container.js';
