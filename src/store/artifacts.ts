@@ -150,6 +150,21 @@ export function prepareArtifact(
   return { name, bytes, sha256: createHash('sha256').update(bytes).digest('hex') };
 }
 
+/** A slice request's offset and length, both integers >= 0; USAGE otherwise. */
+export function checkSlice(slice: { offset: number; length: number }): {
+  offset: number;
+  length: number;
+} {
+  const { offset, length } = slice;
+  if (!Number.isSafeInteger(offset) || offset < 0 || !Number.isSafeInteger(length) || length < 0) {
+    throw new ProctorError(
+      'USAGE',
+      `Expected a slice with integer offset and length >= 0, got ${String(offset)} and ${String(length)}`,
+    );
+  }
+  return { offset, length };
+}
+
 /** Throws ARTIFACT_INVALID unless `name` is an acceptable artifact name. */
 export function validateArtifactName(name: unknown): string {
   const shown = JSON.stringify(name)?.slice(0, 80) ?? String(name);
@@ -399,18 +414,7 @@ export function createArtifactStore(options: ArtifactStoreOptions): ArtifactStor
     record: ArtifactRecord,
     slice: { offset: number; length: number; utf8?: boolean },
   ): Promise<Buffer> {
-    const { offset, length } = slice;
-    if (
-      !Number.isSafeInteger(offset) ||
-      offset < 0 ||
-      !Number.isSafeInteger(length) ||
-      length < 0
-    ) {
-      throw new ProctorError(
-        'USAGE',
-        `Expected a slice with integer offset and length >= 0, got ${String(offset)} and ${String(length)}`,
-      );
-    }
+    const { offset, length } = checkSlice(slice);
     const kept = await verifiedRange(record, offset, length);
     const end = Math.min(offset, record.size) + kept.length;
     return slice.utf8 === true && end < record.size ? kept.subarray(0, utf8Cut(kept)) : kept;

@@ -5,6 +5,7 @@ export {
   DEFAULT_MAX_ARTIFACT_BYTES,
   locate as locateArtifact,
   MAX_ARTIFACT_NAME_LENGTH,
+  checkSlice,
   prepareArtifact,
   registerOrDiscard,
   safeFileName,

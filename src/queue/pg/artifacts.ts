@@ -21,6 +21,7 @@ import { Readable } from 'node:stream';
 import type pg from 'pg';
 import { ProctorError } from '../../errors.js';
 import {
+  checkSlice,
   locateArtifact,
   prepareArtifact,
   safeFileName,
@@ -118,18 +119,7 @@ export function createPgArtifactStore(options: PgArtifactStoreOptions): Artifact
 
     // A blob is at most 16 MiB, so the whole of it is fetched and verified, and the slice cut.
     async readSlice(record, slice) {
-      const { offset, length } = slice;
-      if (
-        !Number.isSafeInteger(offset) ||
-        offset < 0 ||
-        !Number.isSafeInteger(length) ||
-        length < 0
-      ) {
-        throw new ProctorError(
-          'USAGE',
-          `Expected a slice with integer offset and length >= 0, got ${String(offset)} and ${String(length)}`,
-        );
-      }
+      const { offset, length } = checkSlice(slice);
       const bytes = await verified(record);
       const start = Math.min(offset, bytes.length);
       const kept = Buffer.from(bytes.subarray(start, Math.min(bytes.length, start + length)));

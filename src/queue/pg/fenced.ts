@@ -7,7 +7,8 @@
 import type { OutcomeClass } from '../constants.js';
 import type { ArtifactRecord, FailOutcome, HeartbeatResult, Lease } from '../store.js';
 import type { TaskValidityInput } from '../store.js';
-import { holdBlobs, storeContents } from './blobs.js';
+import { holdBlobs } from './blobs.js';
+import { storeArtifacts } from './inputs.js';
 import { NOW, type Queryable, type TimeParam } from './sql.js';
 
 const HELD = `id = $2 AND attempt = $3 AND status = 'running'`;
@@ -97,28 +98,8 @@ export async function complete(
       ],
     );
   }
-  if (records.length > 0) {
-    // After the fence: a late finish stores no bytes. Before the rows that name them.
-    await storeContents(db, records, now);
-    await db.query(
-      `INSERT INTO artifacts (id, job_id, attempt, name, media_type, sha256, size, rel_path,
-         created_at)
-       SELECT r.id, $2, $3, r.name, r.media_type, r.sha256, r.size, r.rel_path, ${NOW}
-       FROM unnest($4::text[], $5::text[], $6::text[], $7::text[], $8::bigint[], $9::text[])
-         AS r(id, name, media_type, sha256, size, rel_path)`,
-      [
-        now,
-        lease.id,
-        lease.attempt,
-        records.map((r) => r.id),
-        records.map((r) => r.name),
-        records.map((r) => r.mediaType),
-        records.map((r) => r.sha256),
-        records.map((r) => r.size),
-        records.map((r) => r.relPath),
-      ],
-    );
-  }
+  // After the fence: a late finish stores no bytes.
+  await storeArtifacts(db, records, lease, now);
   return true;
 }
 

@@ -44,16 +44,32 @@ export async function addInputs(
   records: readonly ArtifactRecord[],
   now: TimeParam,
 ): Promise<void> {
+  await storeArtifacts(db, records, null, now);
+}
+
+/**
+ * Inside a transaction that holds the blobs: the bytes `records` carry, then their rows, owned
+ * by a job's attempt or (inputs) by none. The bytes go first, so no row names missing ones.
+ */
+export async function storeArtifacts(
+  db: Queryable,
+  records: readonly ArtifactRecord[],
+  owner: { id: number; attempt: number } | null,
+  now: TimeParam,
+): Promise<void> {
   if (records.length === 0) return;
   await storeContents(db, records, now);
   await db.query(
     `INSERT INTO artifacts (id, job_id, attempt, name, media_type, sha256, size, rel_path,
        created_at)
-     SELECT r.id, NULL, NULL, r.name, r.media_type, r.sha256, r.size, r.rel_path, ${NOW}
-     FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[])
+     SELECT r.id, $2::bigint, $3::integer, r.name, r.media_type, r.sha256, r.size, r.rel_path,
+       ${NOW}
+     FROM unnest($4::text[], $5::text[], $6::text[], $7::text[], $8::bigint[], $9::text[])
        AS r(id, name, media_type, sha256, size, rel_path)`,
     [
       now,
+      owner?.id ?? null,
+      owner?.attempt ?? null,
       records.map((r) => r.id),
       records.map((r) => r.name),
       records.map((r) => r.mediaType),
