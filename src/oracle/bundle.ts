@@ -66,6 +66,8 @@ export interface Bundle {
    * evaluator never has any.
    */
   history?: 'full' | 'none';
+  /** [environment].workspace: where the evaluator's workspace lives, `memory` when absent. */
+  workspace?: 'memory' | 'disk';
   grading: { allow: string[]; deny: string[]; allowSymlinks: boolean };
   /** [tests].env: extra variables for the runner, on top of Proctor's deterministic ones. */
   testsEnv: Record<string, string>;
@@ -263,6 +265,7 @@ export async function loadBundle(dir: string, options: LoadBundleOptions = {}): 
     workdir: task.environment.workdir,
     baseCommit: task.environment.base_commit,
     ...(task.environment.history === 'none' ? { history: 'none' as const } : {}),
+    ...(task.environment.workspace === 'disk' ? { workspace: 'disk' as const } : {}),
     grading: {
       allow: [...task.grading.allow],
       deny: [...task.grading.deny],

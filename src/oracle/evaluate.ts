@@ -37,6 +37,7 @@ import {
   type Owner,
   type TemplateStore,
   type WorkspaceContainer,
+  type WorkspaceMedium,
   workTmpfs,
 } from '../sandbox/index.js';
 import type { Bundle } from './bundle.js';
@@ -111,6 +112,8 @@ export interface Evaluation {
   phaseRecords: PhaseRecord[];
   /** Wall time of each step, in ms; `total` is the evaluation's own wall time. */
   timings: Record<string, number>;
+  /** Where the workspace was (memory: its tree's MiB, added to the memory limit); unset before one was made. */
+  workspace?: { medium: WorkspaceMedium; treeMb?: number };
   /** Set when removing the container or a volume failed (the job's cleanup retries). */
   cleanupError?: string;
 }
@@ -169,6 +172,8 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
       baseCommit: bundle.baseCommit,
       // The evaluator applies the diff with GIT_DIR pointing nowhere: history is dead weight.
       history: 'none',
+      // One container from the copy to the last phase: the workspace may live in memory.
+      medium: bundle.workspace ?? 'memory',
       uid: sandbox.uid,
       gid: sandbox.gid,
       timeoutMs: SETUP_TIMEOUT_MS,
@@ -203,6 +208,10 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
       ...runtime,
     });
     ({ container, workspace, assets } = started);
+    evaluation.workspace = {
+      medium: started.medium,
+      ...(started.treeMb === undefined ? {} : { treeMb: started.treeMb }),
+    };
     checkAborted(signal);
     const id = container.id;
     const exec = (cmd: string[], timeoutMs: number, outputBytes = 64 * 1024) =>

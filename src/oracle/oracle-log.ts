@@ -91,6 +91,14 @@ function evaluationLines(title: string, evaluation: Evaluation): string[] {
     .map(([step, ms]) => `${step} ${ms} ms`)
     .join(', ');
   lines.push(`timings: ${timings}`);
+  if (evaluation.workspace) {
+    const { medium, treeMb } = evaluation.workspace;
+    lines.push(
+      medium === 'memory'
+        ? `workspace: in memory (a tmpfs volume; its ${String(treeMb)} MiB tree added to the memory limit)`
+        : 'workspace: on disk',
+    );
+  }
   if (evaluation.cleanupError) lines.push(`cleanup: ${evaluation.cleanupError}`);
   lines.push(
     `result: ${evaluation.verdict.verdict} (${evaluation.verdict.reason}) — ${evaluation.verdict.detail}`,

@@ -97,6 +97,15 @@ const environmentSchema = z
      * history (a tracked tree and its index).
      */
     history: z.enum(['full', 'none'], { error: 'must be "full" or "none"' }).default('full'),
+    /**
+     * Where the evaluator's fresh workspace lives: `memory` (the default) a tmpfs volume, whose
+     * tree is added to the memory limit and whose new files count against it, as /tmp's do;
+     * `disk` a volume on the engine's disk, for test suites that write far more than their
+     * memory into the checkout (a large build's outputs, say). The solver's is always on disk.
+     */
+    workspace: z
+      .enum(['memory', 'disk'], { error: 'must be "memory" or "disk"' })
+      .default('memory'),
   })
   .strict();
 

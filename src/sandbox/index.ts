@@ -36,7 +36,11 @@ export type {
 } from './template.js';
 export type { WorkspaceSpec } from './workspace.js';
 export { startWithWorkspace } from './workspace-start.js';
-export type { WorkspaceContainer, WorkspaceContainerSpec } from './workspace-start.js';
+export type {
+  WorkspaceContainer,
+  WorkspaceContainerSpec,
+  WorkspaceMedium,
+} from './workspace-start.js';
 export { runToCompletion } from './run.js';
 export type { RunOptions, RunResult } from './run.js';
 export { execInContainer, EXEC_DEFAULTS } from './exec.js';

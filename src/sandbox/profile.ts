@@ -17,6 +17,15 @@ export interface VolumeMount {
   readOnly?: boolean;
 }
 
+export interface WorkspaceMount extends VolumeMount {
+  /**
+   * A memory-backed workspace (a tmpfs volume) starts with this many MiB of tree, which its
+   * pages charge to the container: they are added to the memory limit (and swap), so that the
+   * task's processes keep all of `limits.memoryMb`, as with a disk-backed one. Default 0.
+   */
+  memoryMb?: number;
+}
+
 export interface TmpfsMount {
   path: string;
   sizeMb: number;
@@ -45,7 +54,7 @@ export interface SandboxSpec {
   /** The working directory, normally the workspace mount. */
   workdir: string;
   /** The one volume holding the checkout; its path must be disjoint from every other mount. */
-  workspace?: VolumeMount;
+  workspace?: WorkspaceMount;
   /** Harness-owned volumes (capture's candidate mount, say). */
   mounts?: VolumeMount[];
   /** tmpfs mounts. Default one: /tmp, 64 MiB, noexec. */
@@ -149,8 +158,13 @@ export function hardenedContainerOptions(spec: SandboxSpec): ContainerCreateOpti
     }
   }
 
+  const workspaceMb = spec.workspace?.memoryMb ?? 0;
+  if (!(Number.isInteger(workspaceMb) && workspaceMb >= 0)) {
+    throw invalid(`a workspace's memory must be a whole number of MiB, got ${workspaceMb}`);
+  }
+
   const volumes = [...(spec.workspace ? [spec.workspace] : []), ...(spec.mounts ?? [])];
-  const memory = memoryMb * 1024 * 1024;
+  const memory = (memoryMb + workspaceMb) * 1024 * 1024;
   return {
     Image: spec.image,
     Cmd: spec.cmd,
@@ -174,7 +188,7 @@ export function hardenedContainerOptions(spec: SandboxSpec): ContainerCreateOpti
       Devices: [],
       Binds: [],
       // NoCopy: a fresh volume must not be seeded with whatever the image has at that path.
-      Mounts: volumes.map((m) => ({
+      Mounts: volumes.map((m: VolumeMount) => ({
         Type: 'volume' as const,
         Source: m.volume,
         Target: m.target,

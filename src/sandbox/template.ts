@@ -26,7 +26,8 @@ import { isNotFound, type DockerClient } from './docker.js';
 import { LABEL, ownerHost, type Owner } from './labels.js';
 import { hardenedContainerOptions } from './profile.js';
 import { runToCompletion } from './run.js';
-import { PREPARE_SCRIPT } from './template-scripts.js';
+import { extract } from 'tar-stream';
+import { PREPARE_SCRIPT, parseReady } from './template-scripts.js';
 
 export type History = 'full' | 'none';
 
@@ -58,6 +59,11 @@ export interface AcquiredTemplate {
   key: string;
   /** Wall time of this call's own preparation, ms; 0 when a ready template was found. */
   preparedMs: number;
+  /**
+   * The tree's size in KiB, from its `ready` file; absent when it could not be read (a
+   * template of an earlier Proctor, or one not ready yet: the copy then checks again).
+   */
+  sizeKb?: number;
 }
 
 export interface TemplateStore {
@@ -115,6 +121,49 @@ export async function listTemplates(docker: DockerClient, home: string): Promise
       };
     })
     .sort((a, b) => b.createdAt - a.createdAt || a.name.localeCompare(b.name));
+}
+
+/** A template volume and, when known, its tree's size in KiB. */
+interface Ready {
+  name: string;
+  sizeKb?: number;
+}
+
+function acquired(ready: Ready, key: string, preparedMs: number): AcquiredTemplate {
+  return {
+    volume: ready.name,
+    key,
+    preparedMs,
+    ...(ready.sizeKb !== undefined ? { sizeKb: ready.sizeKb } : {}),
+  };
+}
+
+/** The first file of a tar stream, at most `limit` bytes of it; the stream is read to its end. */
+async function firstFile(archive: NodeJS.ReadableStream, limit: number): Promise<Buffer> {
+  const entries = extract();
+  let first: Buffer | undefined;
+  const done = new Promise<void>((resolve, reject) => {
+    entries.on('entry', (_header, stream, next) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      stream.on('data', (chunk: unknown) => {
+        const bytes = chunk as Buffer;
+        if (first === undefined && size < limit) chunks.push(bytes);
+        size += bytes.length;
+      });
+      stream.on('end', () => {
+        first ??= Buffer.concat(chunks).subarray(0, limit);
+        next();
+      });
+      stream.on('error', reject);
+    });
+    entries.on('finish', resolve);
+    entries.on('error', reject);
+    archive.on('error', reject);
+  });
+  archive.pipe(entries);
+  await done;
+  return first ?? Buffer.alloc(0);
 }
 
 /** Removes a volume unless a container uses it; true when it is gone. */
@@ -202,7 +251,7 @@ async function prepare(
   docker: DockerClient,
   spec: TemplateSpec,
   key: string,
-): Promise<string | null> {
+): Promise<Ready | null> {
   const name = `proctor-template-${key.slice(0, 16)}-${randomBytes(4).toString('hex')}`;
   await docker.createVolume({
     Name: name,
@@ -254,7 +303,12 @@ async function prepare(
         `cannot initialise the workspace from ${spec.repoPath}: ${reason}`,
       );
     }
-    return name;
+    // The script's last line is the `ready` file it wrote.
+    const ready = parseReady(result.stdout.trim().split('\n').at(-1) ?? '');
+    return {
+      name,
+      ...(ready?.key === key && ready.sizeKb !== undefined ? { sizeKb: ready.sizeKb } : {}),
+    };
   } catch (error) {
     await removeTemplate(docker, name).catch(() => false);
     if (isProctorError(error) && error.data?.['nameTaken'] !== undefined) return null;
@@ -269,8 +323,8 @@ export function createTemplateStore(options: TemplateOptions = {}): TemplateStor
   }
   const now = options.now ?? Date.now;
   /** key -> the template volume this process knows to be ready. */
-  const known = new Map<string, string>();
-  const preparing = new Map<string, Promise<string>>();
+  const known = new Map<string, Ready>();
+  const preparing = new Map<string, Promise<Ready>>();
   const lastUsed = new Map<string, number>();
   const inUse = new Map<string, number>();
 
@@ -303,7 +357,7 @@ export function createTemplateStore(options: TemplateOptions = {}): TemplateStor
     for (const t of drop) {
       if (await removeTemplate(docker, t.name)) {
         lastUsed.delete(t.name);
-        for (const [k, v] of known) if (v === t.name) known.delete(k);
+        for (const [k, v] of known) if (v.name === t.name) known.delete(k);
       }
     }
   }
@@ -312,15 +366,15 @@ export function createTemplateStore(options: TemplateOptions = {}): TemplateStor
     async acquire(docker, spec, avoid = new Set()) {
       const key = templateKey(spec);
       const mine = known.get(key);
-      if (mine !== undefined && !avoid.has(mine)) return { volume: mine, key, preparedMs: 0 };
+      if (mine !== undefined && !avoid.has(mine.name)) return acquired(mine, key, 0);
       let pending = preparing.get(key);
       let preparedMs = 0;
       if (!pending) {
         const started = now();
         pending = (async () => {
           const timeoutMs = spec.timeoutMs ?? 600_000;
-          let name: string | null = null;
-          for (let round = 1; name === null; round++) {
+          let made: Ready | null = null;
+          for (let round = 1; made === null; round++) {
             // Another process preparing this template: wait for it, then take what it made.
             const lock = await settlePreparation(docker, key, timeoutMs);
             // One that proved not ready before this call waited may be ready now.
@@ -329,12 +383,21 @@ export function createTemplateStore(options: TemplateOptions = {}): TemplateStor
               (t) => t.key === key && !skip.has(t.name),
             );
             // A template of another process is trusted only through its `ready` file, which
-            // the copy checks; the newest is the likeliest to be ready.
-            if (found[0]) return found[0].name;
+            // the copy checks again; the newest is the likeliest to be ready. Its size is
+            // read once, here (a memory-backed workspace is sized by it).
+            if (found[0]) {
+              const ready = await readReady(docker, spec.owner.home, found[0]);
+              return {
+                name: found[0].name,
+                ...(ready?.key === key && ready.sizeKb !== undefined
+                  ? { sizeKb: ready.sizeKb }
+                  : {}),
+              };
+            }
             // Its preparation ended and left nothing ready: its lock is stale.
             if (lock === 'ended') await removeStaleLock(docker, key);
-            name = await prepare(docker, spec, key);
-            if (name === null && round >= 5) {
+            made = await prepare(docker, spec, key);
+            if (made === null && round >= 5) {
               throw new ProctorError(
                 'DOCKER_ERROR',
                 `template ${key.slice(0, 16)}: another process holds its preparation lock`,
@@ -342,27 +405,27 @@ export function createTemplateStore(options: TemplateOptions = {}): TemplateStor
             }
           }
           preparedMs = now() - started;
-          lastUsed.set(name, now());
+          lastUsed.set(made.name, now());
           await tidy(docker, spec.owner.home, {
-            name,
+            name: made.name,
             key,
             image: spec.image,
             createdAt: now(),
           }).catch(() => undefined);
-          return name;
+          return made;
         })();
         preparing.set(key, pending);
       }
       try {
-        const volume = await pending;
-        known.set(key, volume);
-        return { volume, key, preparedMs };
+        const ready = await pending;
+        known.set(key, ready);
+        return acquired(ready, key, preparedMs);
       } finally {
         if (preparing.get(key) === pending) preparing.delete(key);
       }
     },
     forget(volume) {
-      for (const [k, v] of known) if (v === volume) known.delete(k);
+      for (const [k, v] of known) if (v.name === volume) known.delete(k);
     },
     use(volume) {
       lastUsed.set(volume, now());
@@ -386,11 +449,15 @@ export interface ReapOptions {
 }
 
 /**
- * True when the template's `ready` file exists, looked up through a container of its image
- * that is created and never started (the engine's archive API); the copy still checks the key
- * it holds. A template whose image is gone is of no use: false.
+ * The template's `ready` line, read through a container of its image that is created and
+ * never started (the engine's archive API); undefined when there is none yet. A template
+ * whose image is gone is of no use: undefined. The copy still checks the key it holds.
  */
-async function isReady(docker: DockerClient, home: string, t: TemplateVolume): Promise<boolean> {
+async function readReady(
+  docker: DockerClient,
+  home: string,
+  t: TemplateVolume,
+): Promise<ReturnType<typeof parseReady>> {
   let checker;
   try {
     checker = await docker.createContainer(
@@ -407,15 +474,17 @@ async function isReady(docker: DockerClient, home: string, t: TemplateVolume): P
     );
   } catch (error) {
     if (isNotFound(error) || (isProctorError(error) && error.code === 'SANDBOX_INVALID')) {
-      return false;
+      return undefined;
     }
     throw error;
   }
   try {
-    await checker.infoArchive({ path: `${TEMPLATE_MOUNT}/ready` });
-    return true;
+    // Read to the end: a HEAD (infoArchive) left its socket open, and a CLI that made one
+    // never exited.
+    const archive = await checker.getArchive({ path: `${TEMPLATE_MOUNT}/ready` });
+    return parseReady((await firstFile(archive, 4096)).toString('utf8'));
   } catch (error) {
-    if (isNotFound(error)) return false;
+    if (isNotFound(error)) return undefined;
     throw error;
   } finally {
     await checker.remove({ force: true, v: false }).catch(() => undefined);
@@ -434,7 +503,7 @@ async function halfMade(
   const found: TemplateVolume[] = [];
   for (const t of templates) {
     if (now - t.createdAt < age) continue;
-    if (!(await isReady(docker, home, t))) found.push(t);
+    if ((await readReady(docker, home, t)) === undefined) found.push(t);
   }
   return found;
 }

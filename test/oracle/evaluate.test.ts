@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadBundle, type Bundle } from '../../src/oracle/bundle.js';
 import { evaluate, type Evaluation, type PhaseRecord } from '../../src/oracle/evaluate.js';
+import { renderOracleLog } from '../../src/oracle/oracle-log.js';
 import { DEFAULT_REPORT_LIMITS } from '../../src/oracle/report.js';
 import { testsHash } from '../../src/oracle/verdict.js';
 import { LABEL, requireDocker, resolveImage, type Owner } from '../../src/sandbox/index.js';
@@ -833,5 +834,85 @@ describe("evaluate: the runner's environment", () => {
     // A failed check shows up as an undeclared `env:<check>` ID.
     expect(evaluation.phaseRecords.map((r) => r.report.undeclared)).toEqual([[], []]);
     expect(evaluation.verdict).toMatchObject({ verdict: 'PASS', reason: 'PASS' });
+  });
+});
+
+describe('evaluate: where the workspace lives', () => {
+  /**
+   * A runner whose every test passes when the checkout is the clean tree, owned by the
+   * sandbox user, on the file system the task expects (EXPECT_FS: `tmpfs` or `disk`), with the
+   * container's memory limit at EXPECT_MEMORY bytes; a failed check is an undeclared ID.
+   */
+  const probe = runner(
+    [
+      'list=$1 report=$2',
+      'fs=$(awk -v d="$(pwd)" \'$2 == d { print $3 }\' /proc/mounts)',
+      '[ "$fs" = tmpfs ] || fs=disk',
+      'problems=',
+      '[ "$fs" = "$EXPECT_FS" ] || problems="$problems fs-$fs"',
+      // cgroup v2, or v1.
+      'memory=$(cat /sys/fs/cgroup/memory.max 2>/dev/null || cat /sys/fs/cgroup/memory/memory.limit_in_bytes)',
+      '[ "$memory" = "$EXPECT_MEMORY" ] || problems="$problems memory-$memory"',
+      '[ "$(stat -c %u:%g . lib.sh | sort -u)" = 1000:1000 ] || problems="$problems owner"',
+      '[ -z "$(git status --porcelain --untracked-files=no 2>&1 | grep -v "^ M lib.sh")" ] || problems="$problems tree"',
+      'status=passed; [ -z "$problems" ] || status=failed',
+      '{',
+      `  printf '{"schema":1,"tests":['`,
+      '  sep=',
+      '  while IFS= read -r id; do',
+      '    [ -n "$id" ] || continue',
+      `    printf '%s{"id":"%s","status":"%s"}' "$sep" "$id" "$status"; sep=,`,
+      '  done < "$list"',
+      `  for p in $problems; do printf '%s{"id":"ws:%s","status":"failed"}' "$sep" "$p"; sep=,; done`,
+      `  printf ']}\\n'`,
+      '} > "$report"',
+    ].join('\n'),
+  );
+
+  it('is a memory-backed volume by default, its tree added to the memory limit', async () => {
+    const first = await smallTask({ runner: probe });
+    const treeMb = (await grade(first, null)).evaluation.workspace?.treeMb ?? 0;
+    // The tree's MiB (the template's size, with slack) is on top of memory_mb (128).
+    expect(treeMb).toBeGreaterThan(0);
+    const bundle = await smallTask({
+      runner: probe,
+      appendToml: `[tests]\nenv = { EXPECT_FS = "tmpfs", EXPECT_MEMORY = "${(128 + treeMb) * 2 ** 20}" }\n`,
+    });
+    const { evaluation } = await grade(bundle, gold);
+    expect(evaluation.workspace).toEqual({ medium: 'memory', treeMb });
+    expect(evaluation.phaseRecords.map((r) => r.report.undeclared)).toEqual([[], []]);
+    expect(evaluation.verdict).toMatchObject({ verdict: 'PASS', reason: 'PASS' });
+    const log = renderOracleLog({
+      kind: 'grade',
+      bundle,
+      image: { portable: false, kind: 'local_build', imageId, localId: imageId },
+      runs: [{ title: 'grade', evaluation }],
+      verdict: evaluation.verdict,
+      startedAt: new Date(0),
+      finishedAt: new Date(1),
+    });
+    expect(log).toContain(
+      `workspace: in memory (a tmpfs volume; its ${treeMb} MiB tree added to the memory limit)`,
+    );
+  });
+
+  it('is on disk, with the memory limit as the task set it, for [environment] workspace = "disk"', async () => {
+    const bundle = await smallTask({
+      runner: probe,
+      appendToml: `[tests]\nenv = { EXPECT_FS = "disk", EXPECT_MEMORY = "${128 * 2 ** 20}" }\n`,
+      editToml: (toml) => toml.replace(/^\[environment\]$/m, '[environment]\nworkspace = "disk"'),
+    });
+    expect(bundle.workspace).toBe('disk');
+    const { evaluation } = await grade(bundle, gold);
+    expect(evaluation.workspace).toEqual({ medium: 'disk' });
+    expect(evaluation.phaseRecords.map((r) => r.report.undeclared)).toEqual([[], []]);
+    expect(evaluation.verdict).toMatchObject({ verdict: 'PASS', reason: 'PASS' });
+  });
+
+  it('refuses any other [environment] workspace, naming the key', async () => {
+    const error = await smallTask({
+      editToml: (toml) => toml.replace(/^\[environment\]$/m, '[environment]\nworkspace = "ssd"'),
+    }).catch((e: unknown) => e);
+    expect(String((error as Error).message)).toMatch(/workspace.*must be "memory" or "disk"/);
   });
 });
