@@ -8,6 +8,7 @@ import { promisify } from 'node:util';
 import { afterAll, expect } from 'vitest';
 import { createDockerClient, isNotFound, type DockerClient } from '../../src/sandbox/docker.js';
 import { removeOwned } from '../../src/sandbox/cleanup.js';
+import { pruneTemplates } from '../../src/sandbox/template.js';
 import { createWorkspace } from '../../src/sandbox/workspace.js';
 import { LABEL, type Owner } from '../../src/sandbox/labels.js';
 import { ROOT } from './processes.js';
@@ -43,6 +44,11 @@ export interface DockerScope {
   readonly home: string;
   /** A fresh owner in this scope; everything it labels is removed after the test. */
   owner(): Owner;
+  /**
+   * A fresh owner in a home of its own under the scope's, whose workspace templates are pruned
+   * after the test (templates are per home, and carry no job label).
+   */
+  templateOwner(): Owner;
 }
 
 /**
@@ -55,6 +61,17 @@ export function dockerScope(docker: DockerClient, name: string): DockerScope {
     prefix: `${name}-${randomBytes(3).toString('hex')}`,
     home: `${SHARED_HOME}/${name}`,
     owner: () => testOwner(docker, scope.prefix, scope.home),
+    templateOwner: () => {
+      const owner = testOwner(
+        docker,
+        scope.prefix,
+        `${scope.home}/${randomBytes(4).toString('hex')}`,
+      );
+      onCleanup(async () => {
+        await pruneTemplates(docker, owner.home);
+      });
+      return owner;
+    },
   };
   afterAll(async () => {
     expect(await removeScope(docker, scope)).toEqual([]);

@@ -106,6 +106,31 @@ function libCandidate(parts: Parameters<typeof shellLib>[0]): Buffer {
 /** A tests/run: a shell script with `body`. */
 const runner = (body: string) => `#!/bin/sh\n${body}\n`;
 
+/**
+ * A runner whose every declared test passes when the shell `checks` add nothing to
+ * `$problems`; each problem is reported as an undeclared, failed `<prefix>:<problem>` ID.
+ */
+function checkingRunner(prefix: string, checks: string[]): string {
+  return runner(
+    [
+      'list=$1 report=$2',
+      'problems=',
+      ...checks,
+      'status=passed; [ -z "$problems" ] || status=failed',
+      '{',
+      `  printf '{"schema":1,"tests":['`,
+      '  sep=',
+      '  while IFS= read -r id; do',
+      '    [ -n "$id" ] || continue',
+      `    printf '%s{"id":"%s","status":"%s"}' "$sep" "$id" "$status"; sep=,`,
+      '  done < "$list"',
+      `  for p in $problems; do printf '%s{"id":"${prefix}:%s","status":"failed"}' "$sep" "$p"; sep=,; done`,
+      `  printf ']}\\n'`,
+      '} > "$report"',
+    ].join('\n'),
+  );
+}
+
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 
 describe('evaluate: baseline and gold', () => {
@@ -804,25 +829,9 @@ describe("evaluate: the runner's environment", () => {
     ];
     const bundle = await smallTask({
       appendToml: '[tests]\nenv = { FIXTURE_GREETING = "hello from task.toml" }\n',
-      runner: runner(
-        [
-          'list=$1 report=$2',
-          'problems=',
-          ...checks.map(
-            ([name, test]) => `if ! { ${test}; }; then problems="$problems ${name}"; fi`,
-          ),
-          'status=passed; [ -z "$problems" ] || status=failed',
-          '{',
-          `  printf '{"schema":1,"tests":['`,
-          '  sep=',
-          '  while IFS= read -r id; do',
-          '    [ -n "$id" ] || continue',
-          `    printf '%s{"id":"%s","status":"%s"}' "$sep" "$id" "$status"; sep=,`,
-          '  done < "$list"',
-          `  for p in $problems; do printf '%s{"id":"env:%s","status":"failed"}' "$sep" "$p"; sep=,; done`,
-          `  printf ']}\\n'`,
-          '} > "$report"',
-        ].join('\n'),
+      runner: checkingRunner(
+        'env',
+        checks.map(([name, test]) => `if ! { ${test}; }; then problems="$problems ${name}"; fi`),
       ),
     });
     expect(bundle.testsEnv).toEqual({ FIXTURE_GREETING: 'hello from task.toml' });
@@ -843,31 +852,16 @@ describe('evaluate: where the workspace lives', () => {
    * sandbox user, on the file system the task expects (EXPECT_FS: `tmpfs` or `disk`), with the
    * container's memory limit at EXPECT_MEMORY bytes; a failed check is an undeclared ID.
    */
-  const probe = runner(
-    [
-      'list=$1 report=$2',
-      'fs=$(awk -v d="$(pwd)" \'$2 == d { print $3 }\' /proc/mounts)',
-      '[ "$fs" = tmpfs ] || fs=disk',
-      'problems=',
-      '[ "$fs" = "$EXPECT_FS" ] || problems="$problems fs-$fs"',
-      // cgroup v2, or v1.
-      'memory=$(cat /sys/fs/cgroup/memory.max 2>/dev/null || cat /sys/fs/cgroup/memory/memory.limit_in_bytes)',
-      '[ "$memory" = "$EXPECT_MEMORY" ] || problems="$problems memory-$memory"',
-      '[ "$(stat -c %u:%g . lib.sh | sort -u)" = 1000:1000 ] || problems="$problems owner"',
-      '[ -z "$(git status --porcelain --untracked-files=no 2>&1 | grep -v "^ M lib.sh")" ] || problems="$problems tree"',
-      'status=passed; [ -z "$problems" ] || status=failed',
-      '{',
-      `  printf '{"schema":1,"tests":['`,
-      '  sep=',
-      '  while IFS= read -r id; do',
-      '    [ -n "$id" ] || continue',
-      `    printf '%s{"id":"%s","status":"%s"}' "$sep" "$id" "$status"; sep=,`,
-      '  done < "$list"',
-      `  for p in $problems; do printf '%s{"id":"ws:%s","status":"failed"}' "$sep" "$p"; sep=,; done`,
-      `  printf ']}\\n'`,
-      '} > "$report"',
-    ].join('\n'),
-  );
+  const probe = checkingRunner('ws', [
+    'fs=$(awk -v d="$(pwd)" \'$2 == d { print $3 }\' /proc/mounts)',
+    '[ "$fs" = tmpfs ] || fs=disk',
+    '[ "$fs" = "$EXPECT_FS" ] || problems="$problems fs-$fs"',
+    // cgroup v2, or v1.
+    'memory=$(cat /sys/fs/cgroup/memory.max 2>/dev/null || cat /sys/fs/cgroup/memory/memory.limit_in_bytes)',
+    '[ "$memory" = "$EXPECT_MEMORY" ] || problems="$problems memory-$memory"',
+    '[ "$(stat -c %u:%g . lib.sh | sort -u)" = 1000:1000 ] || problems="$problems owner"',
+    '[ -z "$(git status --porcelain --untracked-files=no 2>&1 | grep -v "^ M lib.sh")" ] || problems="$problems tree"',
+  ]);
 
   it('is a memory-backed volume by default, its tree added to the memory limit', async () => {
     const first = await smallTask({ runner: probe });

@@ -25,7 +25,6 @@ import {
   fixtureImage,
   readFromImage,
   testDocker,
-  testOwner,
 } from '../helpers/docker.js';
 import { onCleanup } from '../helpers/temp.js';
 
@@ -33,13 +32,7 @@ const docker = testDocker();
 const scope = dockerScope(docker, 'template');
 
 /** An owner in a home of the test's own, whose templates are pruned after the test. */
-function owner() {
-  const o = testOwner(docker, scope.prefix, `${scope.home}/${randomBytes(4).toString('hex')}`);
-  onCleanup(async () => {
-    await pruneTemplates(docker, o.home);
-  });
-  return o;
-}
+const owner = () => scope.templateOwner();
 
 async function workspace(
   image: string,

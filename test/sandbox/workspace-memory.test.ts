@@ -4,7 +4,6 @@
 // unknown (an earlier Proctor's `ready` file) or a tree too big goes on disk; the same under
 // gVisor. And the template reader those sizes come from lets a process exit (it once held a
 // socket to the engine open, and `proctor prune` never ended).
-import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { removeContainer } from '../../src/sandbox/container.js';
 import { execInContainer } from '../../src/sandbox/exec.js';
@@ -12,7 +11,6 @@ import { runToCompletion } from '../../src/sandbox/run.js';
 import {
   createTemplateStore,
   listTemplates,
-  pruneTemplates,
   TEMPLATE_MOUNT,
   type TemplateStore,
 } from '../../src/sandbox/template.js';
@@ -29,7 +27,6 @@ import {
   hasRunsc,
   readFromImage,
   testDocker,
-  testOwner,
 } from '../helpers/docker.js';
 import { spawnTs } from '../helpers/processes.js';
 import { onCleanup } from '../helpers/temp.js';
@@ -39,13 +36,7 @@ const scope = dockerScope(docker, 'ws-memory');
 const MiB = 2 ** 20;
 
 /** An owner in a home of the test's own, whose templates are pruned after the test. */
-function owner(home = `${scope.home}/${randomBytes(4).toString('hex')}`) {
-  const o = testOwner(docker, scope.prefix, home);
-  onCleanup(async () => {
-    await pruneTemplates(docker, o.home);
-  });
-  return o;
-}
+const owner = () => scope.templateOwner();
 
 async function start(
   o: ReturnType<typeof owner>,
