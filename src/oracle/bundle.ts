@@ -21,6 +21,7 @@ import {
   type BundleProblem,
 } from './bundle-paths.js';
 import { imageReferenceProblem } from '../sandbox/image-reference.js';
+import { contextEntry, contextListing, type ContextListing } from '../sandbox/context-cache.js';
 import { parseTask, type TaskFile } from './task-schema.js';
 import type { TaskSource } from './task-source.js';
 
@@ -210,7 +211,21 @@ async function readTask(
  * (`data.problems`: `{ file, key?, message }[]`, files relative to the bundle).
  */
 export async function loadBundle(dir: string, options: LoadBundleOptions = {}): Promise<Bundle> {
+  return (await loadBundleWithListing(dir, options)).bundle;
+}
+
+/**
+ * loadBundle, and for a Dockerfile bundle the lstat listing of its build context that the
+ * walk took: the image cache takes it (ImageCache.resolve) instead of walking environment/
+ * again, so a job lists its bundle once.
+ */
+export async function loadBundleWithListing(
+  dir: string,
+  options: LoadBundleOptions = {},
+): Promise<{ bundle: Bundle; listing?: ContextListing }> {
   const root = await resolveDir(dir, options.tasksRoot);
+  // Before the first lstat, as ContextListing requires.
+  const listedAt = Date.now();
   const walk = await walkBundle(root);
   const problems = [...walk.problems];
   if (!walk.complete) throw bundleInvalid(root, problems);
@@ -250,7 +265,7 @@ export async function loadBundle(dir: string, options: LoadBundleOptions = {}): 
     if (problems.length === 0) problems.push({ file: FILES.task, message: 'is not valid' });
     throw bundleInvalid(root, problems);
   }
-  return {
+  const bundle: Bundle = {
     dir: root,
     id: task.id,
     // parseTask has made sure that exactly one of the two is set.
@@ -286,6 +301,24 @@ export async function loadBundle(dir: string, options: LoadBundleOptions = {}): 
     hiddenIds: ids.hidden,
     contentHash: await hashBundle(root, entries.values(), options.digests),
   };
+  if (bundle.environment.kind !== 'dockerfile') return { bundle };
+  return { bundle, listing: listingOf(bundle.environment.contextDir, listedAt, entries) };
+}
+
+/** The walk's entries under environment/, as the build context's own listing. */
+function listingOf(
+  contextDir: string,
+  listedAt: number,
+  entries: Map<string, BundleEntry>,
+): ContextListing {
+  const prefix = 'environment/';
+  const listed = [];
+  for (const entry of entries.values()) {
+    if (entry.path.startsWith(prefix)) {
+      listed.push(contextEntry(entry.path.slice(prefix.length), entry.stats));
+    }
+  }
+  return contextListing(contextDir, listedAt, listed);
 }
 
 function toLimits(l: TaskFile['limits']): BundleLimits {

@@ -1,9 +1,10 @@
 // File digests remembered by a process (a worker's runtime): the content hash of a bundle is
 // taken on every job, and a bundle whose environment/ holds a large repository would be read
 // whole each time. A file whose device, inode, size, mtime and ctime (nanoseconds) are those
-// recorded is taken as unchanged and not read again; a file written in the last RACY_NS when
-// recorded is not remembered, since a second write within the clock's granularity would keep
-// its mtime. Bounded: past `limit` entries the record starts afresh.
+// recorded is taken as unchanged and not read again (the bundle walk's lstat is what is looked
+// up, so such a file is not even opened); a file written in the last RACY_NS when recorded is
+// not remembered, since a second write within the clock's granularity would keep its mtime.
+// Bounded: past `limit` entries the record starts afresh.
 import type { BigIntStats } from 'node:fs';
 
 const RACY_NS = 2_000_000_000n;

@@ -1,6 +1,6 @@
 // The oracle: task bundles, candidate diff filtering, runner reports and verdicts, and
 // validation. Grading knows no HTTP and no terminal.
-export { loadBundle, loadSuite, readDescription } from './bundle.js';
+export { loadBundle, loadBundleWithListing, loadSuite, readDescription } from './bundle.js';
 export { createFileDigests } from './file-digests.js';
 export type { FileDigests } from './file-digests.js';
 export type { Bundle, BundleLimits, LoadBundleOptions, Suite } from './bundle.js';

@@ -16,8 +16,11 @@
 // entry's ctime is at least RACY_MS older than the listing, so a later change always moves a
 // ctime past the recorded one. (ctime rather than mtime: it is always the kernel's time,
 // while an mtime can be anything a tar or `touch -d` set, future ones included.)
+//
+// A caller that has just listed the folder itself (a bundle load walks environment/ with
+// lstat anyway) hands that listing to state(), so that a job walks its context once.
 import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { createReadStream, type BigIntStats } from 'node:fs';
 import { lstat, mkdir, open, readdir, readlink, rename, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describeError } from '../errors.js';
@@ -50,20 +53,65 @@ export interface ContextState {
 }
 
 export interface ContextCache {
-  /** The context's hash, from its stat record when the folder is unchanged. */
-  state(contextDir: string): Promise<ContextState>;
+  /**
+   * The context's hash, from its stat record when the folder is unchanged. `listing`, when
+   * it is of `contextDir`, stands for the folder's own listing (see ContextListing).
+   */
+  state(contextDir: string, listing?: ContextListing): Promise<ContextState>;
   /** The image last built from a context of this hash with this Dockerfile, if recorded. */
   image(hash: string, dockerfile: string): Promise<string | undefined>;
   /** Records that `imageId` was built from a context of this hash with this Dockerfile. */
   rememberImage(hash: string, dockerfile: string, imageId: string): Promise<void>;
 }
 
-interface Entry {
+/** One entry of a context's listing: its path (relative, `/`-separated), kind and lstat. */
+export interface ContextEntry {
   path: string;
   kind: 'dir' | 'file' | 'symlink' | 'other';
   stat: string;
   ctimeMs: number;
 }
+
+/**
+ * Every entry under `dir` (symlinks not followed), each with its lstat, sorted by path (see
+ * contextListing): a listing taken by the caller is trusted as the cache's own listing taken
+ * at `listedAt` would be, so `listedAt` must be read before the first lstat.
+ */
+export interface ContextListing {
+  dir: string;
+  /** Wall-clock ms, read before the first lstat of the listing. */
+  listedAt: number;
+  entries: readonly ContextEntry[];
+}
+
+/** The entry of `path` (relative to the context) with its lstat. */
+export function contextEntry(path: string, s: BigIntStats): ContextEntry {
+  const kind = s.isDirectory()
+    ? 'dir'
+    : s.isFile()
+      ? 'file'
+      : s.isSymbolicLink()
+        ? 'symlink'
+        : 'other';
+  return {
+    path,
+    kind,
+    stat: `${s.mode} ${s.size} ${s.mtimeNs} ${s.ctimeNs} ${s.ino} ${s.dev}`,
+    ctimeMs: Number(s.ctimeNs / 1_000_000n),
+  };
+}
+
+/** A listing of `entries` (in any order; sorted here by path, as the fingerprint needs). */
+export function contextListing(
+  dir: string,
+  listedAt: number,
+  entries: ContextEntry[],
+): ContextListing {
+  return { dir, listedAt, entries: entries.sort(byPath) };
+}
+
+const byPath = (a: ContextEntry, b: ContextEntry) =>
+  a.path < b.path ? -1 : a.path > b.path ? 1 : 0;
 
 export function createContextCache(options: ContextCacheOptions): ContextCache {
   const now = options.now ?? Date.now;
@@ -85,10 +133,17 @@ export function createContextCache(options: ContextCacheOptions): ContextCache {
   };
 
   return {
-    async state(contextDir) {
-      const listedAt = now();
+    async state(contextDir, given) {
       const file = statFile(contextDir);
-      const [entries, record] = await Promise.all([scan(contextDir, maxEntries), readRecord(file)]);
+      const list = async (): Promise<ContextListing> => {
+        if (given?.dir === contextDir) {
+          if (given.entries.length > maxEntries) throw tooMany(contextDir, maxEntries);
+          return given;
+        }
+        const listedAt = now();
+        return contextListing(contextDir, listedAt, await scan(contextDir, maxEntries));
+      };
+      const [{ entries, listedAt }, record] = await Promise.all([list(), readRecord(file)]);
       const fingerprint = fingerprintOf(entries);
       if (
         record?.['format'] === FORMAT &&
@@ -125,34 +180,23 @@ export function createContextCache(options: ContextCacheOptions): ContextCache {
   };
 }
 
-/** Every entry under `root`, sorted by path, with its stat as a string; bounded. */
-async function scan(root: string, maxEntries: number): Promise<Entry[]> {
-  const entries: Entry[] = [];
+const tooMany = (root: string, maxEntries: number) =>
+  imageInvalid(`the build context ${root} holds more than ${maxEntries} entries`);
+
+/** Every entry under `root` with its stat as a string, in no order; bounded. */
+async function scan(root: string, maxEntries: number): Promise<ContextEntry[]> {
+  const entries: ContextEntry[] = [];
   const visit = async (dir: string): Promise<void> => {
     const children = await readdir(join(root, dir), { withFileTypes: true });
-    if (entries.length + children.length > maxEntries) {
-      throw imageInvalid(`the build context ${root} holds more than ${maxEntries} entries`);
-    }
+    if (entries.length + children.length > maxEntries) throw tooMany(root, maxEntries);
     const subdirs: string[] = [];
     // Every lstat and folder in parallel: the thread pool overlaps them (2x on 2,000 files).
     await Promise.all(
       children.map(async (child) => {
         const path = dir === '' ? child.name : `${dir}/${child.name}`;
-        const s = await lstat(join(root, path), { bigint: true });
-        const kind = s.isDirectory()
-          ? 'dir'
-          : s.isFile()
-            ? 'file'
-            : s.isSymbolicLink()
-              ? 'symlink'
-              : 'other';
-        if (kind === 'dir') subdirs.push(path);
-        entries.push({
-          path,
-          kind,
-          stat: `${s.mode} ${s.size} ${s.mtimeNs} ${s.ctimeNs} ${s.ino} ${s.dev}`,
-          ctimeMs: Number(s.ctimeNs / 1_000_000n),
-        });
+        const entry = contextEntry(path, await lstat(join(root, path), { bigint: true }));
+        if (entry.kind === 'dir') subdirs.push(path);
+        entries.push(entry);
       }),
     );
     await Promise.all(subdirs.map(visit));
@@ -165,17 +209,17 @@ async function scan(root: string, maxEntries: number): Promise<Entry[]> {
     }
     throw error;
   }
-  return entries.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  return entries;
 }
 
-function fingerprintOf(entries: readonly Entry[]): string {
+function fingerprintOf(entries: readonly ContextEntry[]): string {
   const hash = createHash('sha256');
   for (const e of entries) hash.update(`${e.path}\0${e.kind} ${e.stat}\0`);
   return hash.digest('hex');
 }
 
 /** The content hash, over the listed entries (not a second listing, so it matches the stat). */
-async function hashEntries(root: string, entries: readonly Entry[]): Promise<string> {
+async function hashEntries(root: string, entries: readonly ContextEntry[]): Promise<string> {
   const hash = createHash('sha256').update(`${FORMAT}\0`);
   for (const e of entries) {
     const mode = e.stat.slice(0, e.stat.indexOf(' '));

@@ -16,7 +16,12 @@ export type {
   ResolvedImage,
 } from './image.js';
 export { createContextCache, RACY_MS } from './context-cache.js';
-export type { ContextCache, ContextCacheOptions, ContextState } from './context-cache.js';
+export type {
+  ContextCache,
+  ContextCacheOptions,
+  ContextListing,
+  ContextState,
+} from './context-cache.js';
 export { createWorkspace, removeVolume } from './workspace.js';
 export {
   createTemplateStore,

@@ -22,6 +22,7 @@ import {
   createContextCache,
   resolveImage,
   type ContextCacheOptions,
+  type ContextListing,
   type DockerClient,
   type ResolvedImage,
 } from '../sandbox/index.js';
@@ -31,7 +32,15 @@ import { isNotFound } from '../sandbox/index.js';
 export type ImageBundle = Pick<Bundle, 'id' | 'contentHash' | 'environment'>;
 
 export interface ImageCache {
-  resolve(bundle: ImageBundle, signal?: AbortSignal): Promise<ResolvedImage>;
+  /**
+   * The bundle's image. `listing`: the walk of its build context that loaded the bundle
+   * (loadBundleWithListing), taken instead of listing the context again.
+   */
+  resolve(
+    bundle: ImageBundle,
+    signal?: AbortSignal,
+    listing?: ContextListing,
+  ): Promise<ResolvedImage>;
 }
 
 export function createImageCache(docker: DockerClient, contexts: ContextCacheOptions): ImageCache {
@@ -91,10 +100,10 @@ export function createImageCache(docker: DockerClient, contexts: ContextCacheOpt
   };
 
   return {
-    async resolve(bundle, signal) {
+    async resolve(bundle, signal, listing) {
       const env = bundle.environment;
       const hash =
-        env.kind === 'dockerfile' ? (await records.state(env.contextDir)).hash : undefined;
+        env.kind === 'dockerfile' ? (await records.state(env.contextDir, listing)).hash : undefined;
       const key =
         env.kind === 'image' ? `image:${env.reference}` : `build:${hash}:${env.dockerfile}`;
       const pending = resolved.get(key);

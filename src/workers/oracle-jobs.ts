@@ -10,7 +10,7 @@ import { ProctorError, describeError, withContext } from '../errors.js';
 import {
   decideBaseline,
   evaluate,
-  loadBundle,
+  loadBundleWithListing,
   renderOracleLog,
   testsHash,
   type Bundle,
@@ -24,6 +24,7 @@ import {
 import type { JobStore, PayloadOf, TaskValidityInput } from '../queue/index.js';
 import {
   removeOwned,
+  type ContextListing,
   type DockerClient,
   type Owner,
   type ResolvedImage,
@@ -122,17 +123,25 @@ function permanent(error: unknown, what: string): never {
   throw withContext(error, what);
 }
 
-async function withBundle(deps: Pick<OracleDeps, 'digests'>, path: string): Promise<Bundle> {
+/** The bundle, and the listing of its build context for withImage (one walk per job). */
+async function withBundle(
+  deps: Pick<OracleDeps, 'digests'>,
+  path: string,
+): Promise<{ bundle: Bundle; listing?: ContextListing }> {
   try {
-    return await loadBundle(path, deps.digests ? { digests: deps.digests } : {});
+    return await loadBundleWithListing(path, deps.digests ? { digests: deps.digests } : {});
   } catch (error) {
     permanent(error, 'cannot load the bundle');
   }
 }
 
-async function withImage(deps: OracleDeps, bundle: Bundle, signal: AbortSignal) {
+async function withImage(
+  deps: OracleDeps,
+  loaded: { bundle: Bundle; listing?: ContextListing },
+  signal: AbortSignal,
+) {
   try {
-    return await deps.images.resolve(bundle, signal);
+    return await deps.images.resolve(loaded.bundle, signal, loaded.listing);
   } catch (error) {
     permanent(error, 'cannot resolve the image');
   }
@@ -188,28 +197,52 @@ async function writeLog(deps: OracleDeps, text: string) {
   });
 }
 
+/**
+ * The job's own steps around the evaluation, ms, beside the evaluator's in `timings`:
+ * `bundle` (load and hash), `candidate` (read the artifact), `image` (resolve), `record`
+ * (the oracle log and the quarantine look-up).
+ */
+function stepTimer(clock: Clock) {
+  const steps: Record<string, number> = {};
+  return {
+    steps,
+    async time<T>(step: string, work: () => Promise<T>): Promise<T> {
+      const started = clock.now();
+      try {
+        return await work();
+      } finally {
+        steps[step] = (steps[step] ?? 0) + clock.now() - started;
+      }
+    },
+  };
+}
+
 export function gradeHandler(deps: OracleDeps): JobHandler {
   return async (context): Promise<HandlerOutput> => {
     const payload = context.payload as PayloadOf<'grade'>;
     const startedAt = new Date(deps.clock.now());
-    const bundle = await withBundle(deps, payload.bundle);
+    const timer = stepTimer(deps.clock);
+    const loaded = await timer.time('bundle', () => withBundle(deps, payload.bundle));
+    const { bundle } = loaded;
     if (payload.candidate === undefined) {
       throw new ProctorError(
         'PAYLOAD_INVALID',
         'a grade without a candidate is recorded when it is enqueued; it cannot run',
       );
     }
-    let diff: Buffer;
-    try {
-      const record = await deps.store.getArtifact(payload.candidate);
-      if (!record) {
-        throw new ProctorError('ARTIFACT_NOT_FOUND', `no candidate artifact ${payload.candidate}`);
+    const candidate = payload.candidate;
+    const diff = await timer.time('candidate', async () => {
+      try {
+        const record = await deps.store.getArtifact(candidate);
+        if (!record) {
+          throw new ProctorError('ARTIFACT_NOT_FOUND', `no candidate artifact ${candidate}`);
+        }
+        return await deps.artifacts.read(record);
+      } catch (error) {
+        permanent(error, 'cannot read the candidate');
       }
-      diff = await deps.artifacts.read(record);
-    } catch (error) {
-      permanent(error, 'cannot read the candidate');
-    }
-    const image = await withImage(deps, bundle, context.signal);
+    });
+    const image = await timer.time('image', () => withImage(deps, loaded, context.signal));
     const evaluation = await asOwner(deps, context, (owner) =>
       evaluateOrExplain(deps, {
         bundle,
@@ -223,18 +256,22 @@ export function gradeHandler(deps: OracleDeps): JobHandler {
       }),
     );
     const verdict = evaluation.verdict;
-    const log = await writeLog(
-      deps,
-      renderOracleLog({
-        kind: 'grade',
-        bundle,
-        image: { ...image.identity, localId: image.localId },
-        runs: [{ title: 'grade', evaluation }],
-        verdict,
-        startedAt,
-        finishedAt: new Date(deps.clock.now()),
-      }),
+    const log = await timer.time('record', () =>
+      writeLog(
+        deps,
+        renderOracleLog({
+          kind: 'grade',
+          bundle,
+          image: { ...image.identity, localId: image.localId },
+          runs: [{ title: 'grade', evaluation }],
+          verdict,
+          startedAt,
+          finishedAt: new Date(deps.clock.now()),
+        }),
+      ),
     );
+    // Read when the grade ends, so a baseline that finished meanwhile counts.
+    const quarantined = await timer.time('record', () => quarantineOf(deps.store, bundle));
     const result: GradeResult = {
       ...summary(verdict),
       testsHash: verdict.testsHash ?? testsHash([]),
@@ -242,11 +279,9 @@ export function gradeHandler(deps: OracleDeps): JobHandler {
       image: imageSummary(image),
       diffSha256: evaluation.candidate?.sha256 ?? null,
       log: log.id,
-      timings: evaluation.timings,
+      timings: { ...evaluation.timings, ...timer.steps },
+      ...(quarantined === undefined ? {} : { quarantined }),
     };
-    // Read when the grade ends, so a baseline that finished meanwhile counts.
-    const quarantined = await quarantineOf(deps.store, bundle);
-    if (quarantined !== undefined) result.quarantined = quarantined;
     return { result, artifacts: [log] };
   };
 }
@@ -255,12 +290,15 @@ export function baselineHandler(deps: OracleDeps): JobHandler {
   return async (context): Promise<HandlerOutput> => {
     const payload = context.payload as PayloadOf<'baseline'>;
     const startedAt = new Date(deps.clock.now());
-    const bundle = await withBundle(deps, payload.bundle);
+    const timer = stepTimer(deps.clock);
+    const loaded = await timer.time('bundle', () => withBundle(deps, payload.bundle));
+    const { bundle } = loaded;
     let gold: Buffer | null = null;
     if (payload.gold && bundle.paths.goldPatch !== undefined) {
-      gold = await readFile(bundle.paths.goldPatch);
+      const path = bundle.paths.goldPatch;
+      gold = await timer.time('candidate', () => readFile(path));
     }
-    const image = await withImage(deps, bundle, context.signal);
+    const image = await timer.time('image', () => withImage(deps, loaded, context.signal));
     const runs: Array<{ title: string; evaluation: Evaluation }> = [];
     await asOwner(deps, context, async (owner) => {
       const input = {
@@ -294,17 +332,19 @@ export function baselineHandler(deps: OracleDeps): JobHandler {
     const baselineRuns = runs.filter((r) => r.title !== 'gold patch').map((r) => r.evaluation);
     const goldRun = gold === null ? undefined : runs.at(-1)?.evaluation;
     const verdict = decideTask(baselineRuns, goldRun);
-    const log = await writeLog(
-      deps,
-      renderOracleLog({
-        kind: 'baseline',
-        bundle,
-        image: { ...image.identity, localId: image.localId },
-        runs,
-        verdict,
-        startedAt,
-        finishedAt: new Date(deps.clock.now()),
-      }),
+    const log = await timer.time('record', () =>
+      writeLog(
+        deps,
+        renderOracleLog({
+          kind: 'baseline',
+          bundle,
+          image: { ...image.identity, localId: image.localId },
+          runs,
+          verdict,
+          startedAt,
+          finishedAt: new Date(deps.clock.now()),
+        }),
+      ),
     );
     const validity = verdict.verdict === 'PASS' ? 'valid' : 'quarantined';
     const result: BaselineResult = {
@@ -316,7 +356,7 @@ export function baselineHandler(deps: OracleDeps): JobHandler {
       runs: baselineRuns.map((e) => summary(e.verdict)),
       gold: goldRun ? summary(goldRun.verdict) : null,
       log: log.id,
-      timings: sumTimings(runs.map((r) => r.evaluation.timings)),
+      timings: { ...sumTimings(runs.map((r) => r.evaluation.timings)), ...timer.steps },
     };
     const task: TaskValidityInput = {
       taskId: bundle.id,

@@ -28,6 +28,10 @@ const write = (dir: string, file: string, text: string) => writeFileSync(join(di
 const edit = (dir: string, file: string, from: string | RegExp, to: string) =>
   write(dir, file, readFileSync(join(dir, file), 'utf8').replace(from, to));
 
+interface GradeTimings {
+  timings: Record<string, number>;
+}
+
 function lastLine(text: string): string {
   return text.trimEnd().split('\n').at(-1) ?? '';
 }
@@ -276,6 +280,12 @@ describe('proctor grade', () => {
     expect(log.stdout).toMatch(/image: local_build sha256:/);
     expect(log.stdout).toMatch(/reason: HIDDEN_FAILED/);
     expect(log.stdout).toMatch(/kept lib\.sh/);
+    // The job's own steps around the evaluation are timed beside the evaluator's.
+    const status = await proctor(['--home', home, 'status', id, '--json']);
+    const [row] = (JSON.parse(status.stdout) as { jobs: Array<{ result: GradeTimings }> }).jobs;
+    for (const step of ['bundle', 'candidate', 'image', 'record', 'total']) {
+      expect(row?.result.timings[step]).toBeGreaterThanOrEqual(0);
+    }
     expect(await leftovers(home)).toEqual([]);
   }, 180_000);
 

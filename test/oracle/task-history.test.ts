@@ -1,11 +1,11 @@
 // [environment].history in task.toml, and bundle loads that remember file digests.
-import { utimesSync, writeFileSync } from 'node:fs';
+import { renameSync, utimesSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isProctorError } from '../../src/errors.js';
 import { loadBundle } from '../../src/oracle/bundle.js';
-import { createFileDigests } from '../../src/oracle/file-digests.js';
+import { createFileDigests, type FileDigests } from '../../src/oracle/file-digests.js';
 import { copyBundle } from '../helpers/bundles.js';
 
 async function withHistory(line: string) {
@@ -48,6 +48,47 @@ describe('bundle loads with remembered digests', () => {
     const changed = await loadBundle(dir, { digests });
     expect(changed.contentHash).not.toBe(first.contentHash);
     expect(changed.contentHash).toBe((await loadBundle(dir)).contentHash);
+  });
+
+  it('read no file of an unchanged bundle again, and only a rewritten or replaced one', async () => {
+    const dir = copyBundle();
+    // Past the racy window: as if the loads came 10 s after the bundle was written.
+    const remembered = createFileDigests({ nowNs: () => BigInt(Date.now() + 10_000) * 1_000_000n });
+    const read: string[] = [];
+    // Each digest recorded is a file read whole: set is called after every read, and only then.
+    const digests: FileDigests = {
+      get: (path, stat) => remembered.get(path, stat),
+      set: (path, stat, digest) => {
+        read.push(path.slice(dir.length + 1));
+        remembered.set(path, stat, digest);
+      },
+    };
+    const first = await loadBundle(dir, { digests });
+    expect(read).toContain('environment/repo/lib.sh');
+    read.length = 0;
+    expect((await loadBundle(dir, { digests })).contentHash).toBe(first.contentHash);
+    expect(read).toEqual([]);
+
+    const old = new Date(Date.now() - 60_000);
+    const lib = join(dir, 'environment/repo/lib.sh');
+    const text = await readFile(lib, 'utf8');
+    const flipped = text.replace(/.$/s, text.endsWith('X') ? 'Y' : 'X');
+    utimesSync(lib, old, old);
+    // In place, same size, mtime restored: only the ctime moves.
+    writeFileSync(lib, flipped);
+    utimesSync(lib, old, old);
+    const rewritten = await loadBundle(dir, { digests });
+    expect(read).toEqual(['environment/repo/lib.sh']);
+    expect(rewritten.contentHash).not.toBe(first.contentHash);
+    expect(rewritten.contentHash).toBe((await loadBundle(dir)).contentHash);
+
+    // Write-and-rename of the old bytes, same size and mtime: a new inode.
+    read.length = 0;
+    writeFileSync(`${lib}.new`, text);
+    utimesSync(`${lib}.new`, old, old);
+    renameSync(`${lib}.new`, lib);
+    expect((await loadBundle(dir, { digests })).contentHash).toBe(first.contentHash);
+    expect(read).toEqual(['environment/repo/lib.sh']);
   });
 
   it('remember nothing written in the last two seconds, and start afresh past the bound', async () => {

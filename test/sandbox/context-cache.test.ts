@@ -1,9 +1,11 @@
 // The build context's stat record, on real files: an unchanged folder is not read again, in
 // this cache or another over the same records; any change of bytes, paths, mode or symlink
-// target is hashed again; a racy, corrupt or unwritable record only ever costs a hash.
+// target is hashed again; a racy, corrupt or unwritable record only ever costs a hash. A
+// caller's own listing of the folder stands for the cache's, under the same rules.
 import { randomUUID } from 'node:crypto';
 import {
   chmodSync,
+  lstatSync,
   mkdirSync,
   readdirSync,
   readFileSync,
@@ -16,7 +18,14 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createContextCache, type ContextCacheOptions } from '../../src/sandbox/context-cache.js';
+import {
+  contextEntry,
+  contextListing,
+  createContextCache,
+  type ContextCacheOptions,
+  type ContextEntry,
+  type ContextListing,
+} from '../../src/sandbox/context-cache.js';
 import { tempDir } from '../helpers/temp.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -35,6 +44,22 @@ function setup(files: Record<string, string> = { Dockerfile: 'FROM scratch\n', '
   const cache = (options: Partial<ContextCacheOptions> = {}) =>
     createContextCache({ dir, now: later, onHash: (d) => hashed.push(d), ...options });
   return { context, dir, hashed, cache };
+}
+
+/** The caller's listing of `context` (as a bundle load takes it), taken at `listedAt`. */
+function listingOf(context: string, listedAt = later()): ContextListing {
+  const entries: ContextEntry[] = [];
+  const visit = (dir: string) => {
+    // Reversed: the listing sorts what it is given.
+    for (const name of readdirSync(join(context, dir)).reverse()) {
+      const path = dir === '' ? name : `${dir}/${name}`;
+      const entry = contextEntry(path, lstatSync(join(context, path), { bigint: true }));
+      entries.push(entry);
+      if (entry.kind === 'dir') visit(path);
+    }
+  };
+  visit('');
+  return contextListing(context, listedAt, entries);
 }
 
 /** Waits until the kernel's timestamp tick has moved past `file`'s ctime. */
@@ -176,6 +201,48 @@ describe('the build context stat record', () => {
       await cache({ maxRecords: 2 }).state(other.context);
     }
     expect(readdirSync(dir)).toHaveLength(2);
+  });
+
+  it("takes a caller's listing for its own: one record either way, a changed entry hashed again", async () => {
+    const { context, hashed, cache } = setup({
+      Dockerfile: 'FROM scratch\n',
+      'sub/b.txt': 'b',
+      'a.txt': 'a',
+    });
+    const scanned = await cache().state(context);
+    // The record the cache's own listing wrote vouches for the caller's listing, and back.
+    const before = listingOf(context);
+    expect(await cache().state(context, before)).toEqual({ hash: scanned.hash, hashed: false });
+    writeFileSync(join(context, 'sub/b.txt'), 'c');
+    // The listing stands for the folder: one taken before the change answers as of then.
+    expect(await cache().state(context, before)).toEqual({ hash: scanned.hash, hashed: false });
+    const changed = await cache().state(context, listingOf(context));
+    expect(changed.hashed).toBe(true);
+    expect(changed.hash).not.toBe(scanned.hash);
+    expect(await cache().state(context)).toEqual({ hash: changed.hash, hashed: false });
+    expect(hashed).toEqual([context, context]);
+  });
+
+  it("lists the folder itself when the listing is of another folder, and bounds a caller's", async () => {
+    const { context, hashed, cache } = setup();
+    const other = setup({ Dockerfile: 'FROM scratch\n# other\n' });
+    const own = await cache().state(context);
+    // The other folder's listing is ignored: the answer is this folder's recorded hash.
+    expect(await cache().state(context, listingOf(other.context))).toEqual({
+      hash: own.hash,
+      hashed: false,
+    });
+    expect(hashed).toEqual([context]);
+    await expect(cache({ maxEntries: 1 }).state(context, listingOf(context))).rejects.toThrow(
+      /holds more than 1 entries/,
+    );
+  });
+
+  it("does not record a caller's listing taken within the racy-clean window", async () => {
+    const { context, hashed, cache } = setup();
+    await cache().state(context, listingOf(context, Date.now()));
+    expect((await cache().state(context, listingOf(context, Date.now()))).hashed).toBe(true);
+    expect(hashed).toHaveLength(2);
   });
 
   it('remembers the image built from a hash and Dockerfile, and refuses a corrupt one', async () => {

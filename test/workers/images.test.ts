@@ -5,9 +5,18 @@
 // the context's hash (another home's build, or an image moved in by docker save | load), and a
 // Dockerfile cannot claim another context's label.
 import { randomUUID } from 'node:crypto';
-import { chmodSync, mkdirSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  unlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { contextEntry, contextListing } from '../../src/sandbox/context-cache.js';
 import { LABEL } from '../../src/sandbox/index.js';
 import { createImageCache, type ImageBundle } from '../../src/workers/images.js';
 import { testDocker } from '../helpers/docker.js';
@@ -49,6 +58,16 @@ function setup() {
   return { root, bundle, built, contextDir, hashed, cache, resolve };
 }
 
+/** A caller's listing of a flat context (as a bundle load takes it), past the racy window. */
+const listingOf = (contextDir: string) =>
+  contextListing(
+    contextDir,
+    Date.now() + 10_000,
+    readdirSync(contextDir).map((name) =>
+      contextEntry(name, lstatSync(join(contextDir, name), { bigint: true })),
+    ),
+  );
+
 const labelsOf = async (id: string) => (await docker.getImage(id).inspect()).Config.Labels ?? {};
 
 describe('the image cache', () => {
@@ -89,6 +108,27 @@ describe('the image cache', () => {
       chmodSync(join(contextDir, 'marker'), 0o600);
       expect((await resolve()).buildLog).toBeDefined();
       expect(hashed).toHaveLength(5);
+    },
+    SLOW,
+  );
+
+  it(
+    'goes by the listing it is handed: no hash when it matches the record, a build on new bytes',
+    async () => {
+      const { bundle, built, contextDir, hashed, cache, resolve } = setup();
+      const first = await resolve();
+      const before = listingOf(contextDir);
+      const again = await cache().resolve(bundle, undefined, before);
+      expect([again.localId, again.buildLog]).toEqual([first.localId, undefined]);
+      expect(hashed).toHaveLength(1);
+      writeFileSync(join(contextDir, 'marker'), randomUUID());
+      // Not listed again: the listing taken before the change still answers for the folder.
+      expect((await cache().resolve(bundle, undefined, before)).localId).toBe(first.localId);
+      const changed = await cache().resolve(bundle, undefined, listingOf(contextDir));
+      built.add(changed.localId);
+      expect(changed.buildLog).toBeDefined();
+      expect(changed.localId).not.toBe(first.localId);
+      expect(hashed).toHaveLength(2);
     },
     SLOW,
   );
