@@ -14,6 +14,8 @@ export const LABEL = {
   template: 'proctor.template',
   /** The daemon-local image id a template was made from. */
   templateImage: 'proctor.template.image',
+  /** What a template's files are laid out as (template.ts: TEMPLATE_LAYOUT); absent: layout 1. */
+  templateLayout: 'proctor.template.layout',
   /** On a built image: the content hash of the build context it was built from (images.ts). */
   context: 'proctor.context',
   /** On a built image: the Dockerfile's path in that context. */

@@ -84,9 +84,19 @@ export interface TemplateStore {
 
 export const DEFAULT_TEMPLATE_LIMIT = 8;
 
+/**
+ * The layout of a template's files, part of its key: 2 since its `ready` file holds the tree's
+ * size (a memory-backed workspace is sized by it). A template of another layout is never
+ * found, so an upgraded Proctor prepares each template once more, and then removes the
+ * older-layout template of the same image (tidy), rather than copying into disk volumes for
+ * ever from templates whose size it cannot know.
+ */
+export const TEMPLATE_LAYOUT = '2';
+
 /** The template key: everything a template's bytes depend on. */
 export function templateKey(spec: TemplateSpec): string {
   const parts = [
+    `layout ${TEMPLATE_LAYOUT}`,
     spec.owner.home,
     spec.image,
     spec.repoPath,
@@ -101,6 +111,8 @@ interface TemplateVolume {
   name: string;
   key: string;
   image: string;
+  /** TEMPLATE_LAYOUT when it was made; '1' for a template from before layouts. */
+  layout: string;
   createdAt: number;
 }
 
@@ -117,6 +129,7 @@ export async function listTemplates(docker: DockerClient, home: string): Promise
         name: v.Name,
         key: labels[LABEL.template] ?? '',
         image: labels[LABEL.templateImage] ?? '',
+        layout: labels[LABEL.templateLayout] ?? '1',
         createdAt: Number.isFinite(created) ? created : 0,
       };
     })
@@ -261,6 +274,7 @@ async function prepare(
       [LABEL.role]: 'template',
       [LABEL.template]: key,
       [LABEL.templateImage]: spec.image,
+      [LABEL.templateLayout]: TEMPLATE_LAYOUT,
     },
   });
   const timeoutMs = spec.timeoutMs ?? 600_000;
@@ -348,7 +362,9 @@ export function createTemplateStore(options: TemplateOptions = {}): TemplateStor
       // Same repository, commit and user as the fresh one, from an image that lost its tags:
       // the image was rebuilt, and this template will not be asked for again.
       const replaced = state === 'untagged' && t.image !== fresh.image;
-      if (state === 'gone' || replaced || t.key === fresh.key) drop.push(t);
+      // Of the same image, an older layout's: never found again (its key differs).
+      const outdated = t.image === fresh.image && t.layout !== TEMPLATE_LAYOUT;
+      if (state === 'gone' || replaced || outdated || t.key === fresh.key) drop.push(t);
       else kept.push(t);
     }
     const order = (t: TemplateVolume) => lastUsed.get(t.name) ?? t.createdAt;
@@ -410,6 +426,7 @@ export function createTemplateStore(options: TemplateOptions = {}): TemplateStor
             name: made.name,
             key,
             image: spec.image,
+            layout: TEMPLATE_LAYOUT,
             createdAt: now(),
           }).catch(() => undefined);
           return made;

@@ -4,6 +4,7 @@
 // unknown (an earlier Proctor's `ready` file) or a tree too big goes on disk; the same under
 // gVisor. And the template reader those sizes come from lets a process exit (it once held a
 // socket to the engine open, and `proctor prune` never ended).
+import { createHash, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { removeContainer } from '../../src/sandbox/container.js';
 import { execInContainer } from '../../src/sandbox/exec.js';
@@ -11,9 +12,11 @@ import { runToCompletion } from '../../src/sandbox/run.js';
 import {
   createTemplateStore,
   listTemplates,
+  TEMPLATE_LAYOUT,
   TEMPLATE_MOUNT,
   type TemplateStore,
 } from '../../src/sandbox/template.js';
+import { LABEL, ownerHost } from '../../src/sandbox/labels.js';
 import {
   MEMORY_TREE_MAX_MB,
   startWithWorkspace,
@@ -181,6 +184,55 @@ describe('a memory-backed workspace', () => {
     expect(started.medium).toBe('disk');
     const clean = await sh(started, SUMMARY);
     expect(clean.stdout.trim().split('\n')).toEqual(['0', 'one', '1000:1000', 'clean']);
+  });
+
+  it('never copies from a template of the layout before sizes, and removes it once the new one is made', async () => {
+    const o = owner();
+    const image = await fixtureImage('git-history');
+    const base = await readFromImage(image, '/base_commit');
+    // A ready template as an earlier Proctor made it: its key without the layout, no layout
+    // label, and a `ready` file holding the key alone.
+    const oldKey = createHash('sha256')
+      .update([o.home, image, '/repo', base, '1000:1000', 'none'].join('\0'))
+      .digest('hex');
+    const old = `proctor-template-${oldKey.slice(0, 16)}-${randomBytes(4).toString('hex')}`;
+    await docker.createVolume({
+      Name: old,
+      Labels: {
+        [LABEL.home]: o.home,
+        [LABEL.host]: ownerHost(o),
+        [LABEL.role]: 'template',
+        [LABEL.template]: oldKey,
+        [LABEL.templateImage]: image,
+      },
+    });
+    onCleanup(async () => {
+      await removeVolume(docker, old).catch(() => undefined);
+    });
+    const made = await runToCompletion(
+      docker,
+      {
+        owner: o,
+        role: 'init',
+        image,
+        cmd: [
+          'sh',
+          '-c',
+          `mkdir ${TEMPLATE_MOUNT}/tree && cp -a /repo/. ${TEMPLATE_MOUNT}/tree/ && chown -R 1000:1000 ${TEMPLATE_MOUNT}/tree && printf '%s\\n' ${oldKey} > ${TEMPLATE_MOUNT}/ready`,
+        ],
+        uid: 0,
+        gid: 0,
+        workdir: '/',
+        workspace: { volume: old, target: TEMPLATE_MOUNT },
+      },
+      { timeoutMs: 60_000 },
+    );
+    expect(made.exitCode).toBe(0);
+    const started = await start(o, createTemplateStore(), { medium: 'memory' });
+    expect(started.medium).toBe('memory');
+    const templates = await listTemplates(docker, o.home);
+    expect(templates.map((t) => t.name)).not.toContain(old);
+    expect(templates.map((t) => [t.key === oldKey, t.layout])).toEqual([[false, TEMPLATE_LAYOUT]]);
   });
 
   it.runIf(hasRunsc)('works under gVisor (runsc)', async () => {
