@@ -27,6 +27,7 @@
 // The verdict comes from the reports alone (decideGrade); the runner's exit status and prose
 // are only logged.
 import { readFile } from 'node:fs/promises';
+import { stepTimer } from '../clock.js';
 import { describeError } from '../errors.js';
 import {
   execInContainer,
@@ -121,15 +122,9 @@ export interface Evaluation {
 export async function evaluate(docker: DockerClient, input: EvaluateInput): Promise<Evaluation> {
   const { bundle, owner, sandbox, signal } = input;
   const startedAt = Date.now();
-  const timings: Record<string, number> = {};
-  const timed = async <T>(step: string, work: () => Promise<T>): Promise<T> => {
-    const started = Date.now();
-    try {
-      return await work();
-    } finally {
-      timings[step] = (timings[step] ?? 0) + Date.now() - started;
-    }
-  };
+  const timer = stepTimer();
+  const timings = timer.steps;
+  const timed = timer.time;
   const [runner, existingList, hiddenList, hiddenPatch] = await Promise.all(
     [bundle.paths.runner, bundle.paths.existing, bundle.paths.hidden, bundle.paths.hiddenPatch].map(
       (path) => readFile(path),
@@ -179,11 +174,8 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
       timeoutMs: SETUP_TIMEOUT_MS,
       ...(input.templates ? { templates: input.templates } : {}),
       // Reported apart: the first use of an image pays it once, later jobs never.
-      onPrepared: (ms) => (timings['template'] = (timings['template'] ?? 0) + ms),
-      onStep: (step, ms) => {
-        const name = step === 'container' ? 'container' : 'workspace';
-        timings[name] = (timings[name] ?? 0) + ms;
-      },
+      onPrepared: (ms) => timer.add('template', ms),
+      onStep: (step, ms) => timer.add(step === 'container' ? 'container' : 'workspace', ms),
       assets: {
         target: EVALUATOR_PATHS.assets,
         files: [

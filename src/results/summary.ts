@@ -71,7 +71,7 @@ export function taskClasses(rows: readonly ReportRow[]): Map<string, OutcomeClas
   const classes = new Map<string, OutcomeClass | null>();
   let several: Set<string> | null = null;
   for (const row of rows) {
-    if (classes.get(row.task) === undefined && !classes.has(row.task)) {
+    if (!classes.has(row.task)) {
       classes.set(row.task, row.class);
     } else (several ??= new Set()).add(row.task);
   }

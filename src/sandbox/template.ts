@@ -142,6 +142,18 @@ interface Ready {
   sizeKb?: number;
 }
 
+/** The volume, with the size its `ready` line (text, or parsed) gives when it names `key`. */
+function readyVolume(
+  name: string,
+  key: string,
+  ready: string | ReturnType<typeof parseReady>,
+): Ready {
+  const parsed = typeof ready === 'string' ? parseReady(ready) : ready;
+  return parsed?.key === key && parsed.sizeKb !== undefined
+    ? { name, sizeKb: parsed.sizeKb }
+    : { name };
+}
+
 function acquired(ready: Ready, key: string, preparedMs: number): AcquiredTemplate {
   return {
     volume: ready.name,
@@ -318,11 +330,7 @@ async function prepare(
       );
     }
     // The script's last line is the `ready` file it wrote.
-    const ready = parseReady(result.stdout.trim().split('\n').at(-1) ?? '');
-    return {
-      name,
-      ...(ready?.key === key && ready.sizeKb !== undefined ? { sizeKb: ready.sizeKb } : {}),
-    };
+    return readyVolume(name, key, result.stdout.trim().split('\n').at(-1) ?? '');
   } catch (error) {
     await removeTemplate(docker, name).catch(() => false);
     if (isProctorError(error) && error.data?.['nameTaken'] !== undefined) return null;
@@ -403,12 +411,7 @@ export function createTemplateStore(options: TemplateOptions = {}): TemplateStor
             // read once, here (a memory-backed workspace is sized by it).
             if (found[0]) {
               const ready = await readReady(docker, spec.owner.home, found[0]);
-              return {
-                name: found[0].name,
-                ...(ready?.key === key && ready.sizeKb !== undefined
-                  ? { sizeKb: ready.sizeKb }
-                  : {}),
-              };
+              return readyVolume(found[0].name, key, ready);
             }
             // Its preparation ended and left nothing ready: its lock is stale.
             if (lock === 'ended') await removeStaleLock(docker, key);

@@ -5,7 +5,7 @@
 // A bad bundle, a missing candidate or an image that cannot be built fails the job for good
 // (retrying cannot help); anything else thrown (the engine went away) is retried.
 import { readFile } from 'node:fs/promises';
-import type { Clock } from '../clock.js';
+import { stepTimer, type Clock } from '../clock.js';
 import { ProctorError, describeError, withContext } from '../errors.js';
 import {
   decideBaseline,
@@ -197,30 +197,12 @@ async function writeLog(deps: OracleDeps, text: string) {
   });
 }
 
-/**
- * The job's own steps around the evaluation, ms, beside the evaluator's in `timings`:
- * `bundle` (load and hash), `candidate` (read the artifact), `image` (resolve), `record`
- * (the oracle log and the quarantine look-up).
- */
-function stepTimer(clock: Clock) {
-  const steps: Record<string, number> = {};
-  return {
-    steps,
-    async time<T>(step: string, work: () => Promise<T>): Promise<T> {
-      const started = clock.now();
-      try {
-        return await work();
-      } finally {
-        steps[step] = (steps[step] ?? 0) + clock.now() - started;
-      }
-    },
-  };
-}
-
 export function gradeHandler(deps: OracleDeps): JobHandler {
   return async (context): Promise<HandlerOutput> => {
     const payload = context.payload as PayloadOf<'grade'>;
     const startedAt = new Date(deps.clock.now());
+    // The job's own steps, beside the evaluator's in `timings`: `bundle` (load and hash),
+    // `candidate` (read the diff), `image` (resolve), `record` (the log, the quarantine).
     const timer = stepTimer(deps.clock);
     const loaded = await timer.time('bundle', () => withBundle(deps, payload.bundle));
     const { bundle } = loaded;

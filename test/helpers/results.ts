@@ -1,6 +1,40 @@
 // Batches of finished grade jobs with realistic results, written through the real store, for
 // report tests and the report benchmark.
 import type { JobStore } from '../../src/queue/index.js';
+import type { ReportRow } from '../../src/results/index.js';
+
+/** A report row of task `t`, attempt 1, done and resolved, every measure null; `fields` win. */
+export function reportRow(fields: Partial<ReportRow> = {}): ReportRow {
+  return {
+    batch: 'b',
+    task: 't',
+    instanceId: null,
+    attempt: 1,
+    jobIds: [1],
+    supersededJobIds: [],
+    status: 'done',
+    class: 'resolved',
+    verdict: 'PASS',
+    reason: 'PASS',
+    errorCode: null,
+    testsHash: null,
+    image: null,
+    candidateSha256: null,
+    tokens: null,
+    costUsd: null,
+    turns: null,
+    toolCalls: null,
+    solveMs: null,
+    phaseMs: {},
+    jobMs: null,
+    startedAt: null,
+    finishedAt: null,
+    model: null,
+    bundle: null,
+    detail: null,
+    ...fields,
+  };
+}
 
 export interface SeededGrade {
   task: string;

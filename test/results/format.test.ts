@@ -2,36 +2,10 @@
 // row, however its strings read.
 import { describe, expect, it } from 'vitest';
 import { flatRow, jsonlChunks, type ReportRow } from '../../src/results/index.js';
+import { reportRow } from '../helpers/results.js';
 
 function row(task: string, model: string | null): ReportRow {
-  return {
-    batch: 'b',
-    task,
-    instanceId: null,
-    attempt: 1,
-    jobIds: [1, 2],
-    supersededJobIds: [],
-    status: 'done',
-    class: 'resolved',
-    verdict: 'PASS',
-    reason: 'PASS',
-    errorCode: null,
-    testsHash: null,
-    image: null,
-    candidateSha256: null,
-    tokens: null,
-    costUsd: null,
-    turns: null,
-    toolCalls: null,
-    solveMs: null,
-    phaseMs: { batch: 1, hidden: 2 },
-    jobMs: null,
-    startedAt: null,
-    finishedAt: null,
-    model,
-    bundle: null,
-    detail: null,
-  };
+  return reportRow({ task, jobIds: [1, 2], phaseMs: { batch: 1, hidden: 2 }, model });
 }
 
 describe('jsonlChunks', () => {

@@ -3,36 +3,18 @@
 // then error, else pending).
 import { describe, expect, it } from 'vitest';
 import { taskClasses, type OutcomeClass, type ReportRow } from '../../src/results/index.js';
+import { reportRow } from '../helpers/results.js';
 
 function row(task: string, attempt: number, cls: OutcomeClass | null): ReportRow {
-  return {
-    batch: 'b',
+  return reportRow({
     task,
-    instanceId: null,
     attempt,
     jobIds: [attempt],
-    supersededJobIds: [],
     status: cls === null ? 'queued' : 'done',
     class: cls,
     verdict: null,
     reason: null,
-    errorCode: null,
-    testsHash: null,
-    image: null,
-    candidateSha256: null,
-    tokens: null,
-    costUsd: null,
-    turns: null,
-    toolCalls: null,
-    solveMs: null,
-    phaseMs: {},
-    jobMs: null,
-    startedAt: null,
-    finishedAt: null,
-    model: null,
-    bundle: null,
-    detail: null,
-  };
+  });
 }
 
 describe('taskClasses', () => {

@@ -1,38 +1,18 @@
 // SWE-bench's per-instance report from a row and the declared IDs.
 import { describe, expect, it } from 'vitest';
 import { instanceReport, type ReportRow } from '../../src/results/index.js';
+import { reportRow } from '../helpers/results.js';
 
 const declared = { existing: ['e1', 'e2'], hidden: ['h1', 'h2', 'h3'] };
 
 function row(verdict: 'PASS' | 'FAIL', reason: string, detail = ''): ReportRow {
-  return {
-    batch: 'b',
-    task: 't',
+  return reportRow({
     instanceId: 'org__t',
-    attempt: 1,
-    jobIds: [1],
-    supersededJobIds: [],
-    status: 'done',
     class: verdict === 'PASS' ? 'resolved' : 'unresolved',
     verdict,
     reason,
-    errorCode: null,
-    testsHash: null,
-    image: null,
-    candidateSha256: null,
-    tokens: null,
-    costUsd: null,
-    turns: null,
-    toolCalls: null,
-    solveMs: null,
-    phaseMs: {},
-    jobMs: null,
-    startedAt: null,
-    finishedAt: null,
-    model: null,
-    bundle: null,
     detail,
-  };
+  });
 }
 
 describe('instanceReport', () => {
