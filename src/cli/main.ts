@@ -29,7 +29,8 @@ function intIn(flag: string, min: number, max: number) {
   };
 }
 
-function buildProgram(
+/** The commander program; exported for the tests that check the documented command lines. */
+export function buildProgram(
   io: Io,
   run: (action: () => Promise<number>) => Promise<void>,
   parsing: { command?: string },
