@@ -29,6 +29,41 @@ function intIn(flag: string, min: number, max: number) {
   };
 }
 
+/**
+ * The page of the documentation each command's help ends with, by command path (`import
+ * swebench`). Paths into the repository, as the README links them; only strings here, so that
+ * `--help` reads no file (test/docs/help.test.ts checks that every one resolves).
+ */
+export const HELP_DOCS: Readonly<Record<string, string>> = {
+  '': 'README.md and docs/ (every command: docs/commands.md)',
+  validate: 'docs/bundles.md',
+  status: 'docs/commands.md',
+  cancel: 'docs/commands.md',
+  baseline: 'docs/oracle.md#baseline',
+  derive: 'docs/suites.md#proctor-derive',
+  import: 'docs/suites.md',
+  'import swebench': 'docs/suites.md#proctor-import-swebench',
+  grade: 'docs/oracle.md#a-grade-step-by-step; --predictions: docs/results.md#grading-predictions',
+  solve: 'docs/solvers.md',
+  report: 'docs/results.md#reports',
+  export: 'docs/results.md#debug-exports-proctor-export',
+  retry: 'docs/results.md#retrying-what-the-machine-broke',
+  serve: 'docs/api.md',
+  db: 'docs/configuration.md#the-database',
+  'db migrate': 'docs/configuration.md#the-database',
+  worker: 'docs/configuration.md#how-a-job-runs; several machines: docs/hosts.md',
+  prune: 'docs/sandbox.md#workspace-templates',
+};
+
+/** Ends each command's help (the program's included) with the page to read on. */
+function addDocLinks(command: Command, path: string): void {
+  const doc = HELP_DOCS[path];
+  if (doc !== undefined) command.addHelpText('after', `\nSee ${doc}`);
+  for (const sub of command.commands) {
+    addDocLinks(sub, path === '' ? sub.name() : `${path} ${sub.name()}`);
+  }
+}
+
 /** The commander program; exported for the tests that check the documented command lines. */
 export function buildProgram(
   io: Io,
@@ -436,6 +471,7 @@ export function buildProgram(
       act(async (context) => (await import('./prune.js')).pruneCommand(context, options)),
     );
 
+  addDocLinks(program, '');
   return program;
 }
 
