@@ -72,6 +72,18 @@ describe('the documentation', () => {
       .filter((result) => result.problem !== null);
     expect(problems).toEqual([]);
   });
+  it('names only real commands, options and scripts in the shell blocks of docs/', () => {
+    const problems = docs().flatMap((page) =>
+      shellCommands(readFileSync(join(ROOT, page), 'utf8'))
+        .map((line) => ({
+          page,
+          line,
+          problem: documentedCommandProblem(program(), scripts, line),
+        }))
+        .filter((result) => result.problem !== null),
+    );
+    expect(problems).toEqual([]);
+  });
 });
 
 describe('the link checker', () => {
