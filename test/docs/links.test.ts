@@ -1,7 +1,8 @@
-// The documentation holds together: every relative link of README.md and docs/*.md resolves
-// (the file exists; a #anchor names a heading of it, by GitHub's slug rules), and every
-// command line of the README's code blocks names a real command, real options and real npm
-// scripts. The checker itself is tested on temporary folders, so a broken link must fail.
+// The documentation holds together: every relative link of README.md, docs/*.md and
+// examples/README.md resolves (the file exists; a #anchor names a heading of it, by GitHub's
+// slug rules), and every command line of the shell blocks of the README and docs/ names a real
+// command, real options and real npm scripts. The checker itself is tested on temporary
+// folders, so a broken link must fail.
 import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
