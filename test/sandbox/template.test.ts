@@ -8,13 +8,13 @@ import { LABEL } from '../../src/sandbox/labels.js';
 import {
   createTemplateStore,
   listTemplates,
-  pruneTemplates,
   reapTemplates,
   templateKey,
   TEMPLATE_MOUNT,
   type History,
   type TemplateStore,
 } from '../../src/sandbox/template.js';
+import { pruneTemplates } from '../../src/sandbox/template-prune.js';
 import { createWorkspace } from '../../src/sandbox/workspace.js';
 import { startWithWorkspace } from '../../src/sandbox/workspace-start.js';
 import { execInContainer } from '../../src/sandbox/exec.js';
