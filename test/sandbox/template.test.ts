@@ -289,8 +289,12 @@ describe('workspace templates', () => {
         Mounts: [{ Type: 'volume', Source: last?.name ?? '', Target: '/t', ReadOnly: true }],
       },
     });
+    const holderName = (await holder.inspect()).Name.replace(/^\//, '');
     const busy = await pruneTemplates(docker, o.home);
-    expect(busy).toEqual({ removed: [], busy: [last?.name] });
+    expect(busy).toMatchObject({ removed: [], busy: [last?.name] });
+    expect(busy.templates).toMatchObject([
+      { name: last?.name, action: 'kept', reason: 'in-use', container: holderName },
+    ]);
     await holder.remove({ force: true });
     expect((await pruneTemplates(docker, o.home)).removed).toEqual([last?.name]);
     expect(await listTemplates(docker, o.home)).toEqual([]);
