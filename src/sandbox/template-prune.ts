@@ -190,6 +190,9 @@ async function judgeOtherHome(
   if (home.state === 'exists') return kept(t, 'home-exists', home.detail);
   if (home.state === 'unknown') return kept(t, 'home-unknown', home.detail);
   const sizeKb = sizes ? readySize(t, await readReady(docker, t.home, t)) : undefined;
+  // A preparation container a crash left (stopped) would hold it for ever: no reaper of that
+  // home will come. A running one is left, and holds it.
+  await removeStaleLock(docker, t.key).catch(() => undefined);
   return removeOrKeep(docker, t, 'home-gone', home.detail, sizeKb);
 }
 

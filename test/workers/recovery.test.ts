@@ -5,9 +5,9 @@ import { describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.js';
 import { silentLogger } from '../../src/logger.js';
 import { LABEL, labelsFor } from '../../src/sandbox/labels.js';
-import { removeTemplate } from '../../src/sandbox/template.js';
+import { listTemplates, preparationName, removeTemplate } from '../../src/sandbox/template.js';
 import { createWorkerPool, noopHandler, sandboxRecovery } from '../../src/workers/index.js';
-import { testDocker } from '../helpers/docker.js';
+import { fixtureImage, testDocker } from '../helpers/docker.js';
 import { onCleanup, tempDir, tempStore } from '../helpers/temp.js';
 import { holdTemplate, makeTemplate } from '../helpers/templates.js';
 import { removeOwned } from '../../src/sandbox/cleanup.js';
@@ -152,6 +152,15 @@ describe('workspace templates of gone homes, at worker start', () => {
     });
     onCleanup(async () => void (await removeTemplate(docker, unlabelled)));
     const holder = await holdTemplate(docker, t.busy);
+    // A preparation container a crash left, stopped: it goes with its gone home's template.
+    const [gone] = await listTemplates(docker, homes.gone);
+    const lock = await docker.createContainer({
+      name: preparationName(gone?.key ?? ''),
+      Image: await fixtureImage('git-history'),
+      Cmd: ['true'],
+      HostConfig: { Binds: [`${t.gone}:/t:ro`], NetworkMode: 'none' },
+    });
+    onCleanup(() => lock.remove({ force: true }).catch(() => undefined));
     for (const home of [homes.gone, homes.file, homes.busy, homes.foreign, homes.unlabelled]) {
       rmSync(home, { recursive: true, force: true });
     }
@@ -164,6 +173,7 @@ describe('workspace templates of gone homes, at worker start', () => {
     // A shared queue's worker: an unlabelled template could be any host's.
     await sandboxRecovery(docker, tempStore(), { home: own, host, unlabelled: false }, logger)();
     expect(await exists(t.gone)).toBe(false);
+    await expect(lock.inspect()).rejects.toMatchObject({ statusCode: 404 });
     expect(await exists(t.file)).toBe(false);
     expect(await exists(t.live)).toBe(true);
     expect(await exists(t.busy)).toBe(true);
