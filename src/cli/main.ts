@@ -459,7 +459,9 @@ export function buildProgram(
 
   program
     .command('prune')
-    .description("remove this home's workspace templates (remade when a job needs one)")
+    .description(
+      "remove this home's workspace templates and those of gone homes (remade when a job needs one)",
+    )
     .addOption(
       new Option('--keep <n>', 'keep the n most recently made')
         .default(0)

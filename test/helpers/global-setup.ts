@@ -2,8 +2,8 @@
 // `bin/proctor.js` against the current sources, never a stale build; and starts the throw-away PostgreSQL
 // cluster (.ci/postgres) unless PROCTOR_TEST_PG_URL already names one, so that `npm test`
 // alone works as well as `.ci/run`. The URL reaches the test workers through the environment.
-// After the run, removes the workspace templates of the test homes (temp dirs and
-// /proctor-tests…): they carry no job label, so no test's own cleanup takes them, and a temp
+// After the run, removes the workspace templates of the test homes (temp dirs, and
+// /proctor-tests… of earlier runs): they carry no job label, so no test's own cleanup takes them, and a temp
 // home is never used again.
 import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
