@@ -4,7 +4,6 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { hasRunsc } from '../helpers/docker.js';
 import { ROOT } from '../helpers/processes.js';
 
 const run = promisify(execFile);
@@ -46,7 +45,7 @@ describe('docker set-up', () => {
   });
 });
 
-describe.skipIf(!hasRunsc)('gVisor (runsc installed; .ci/run installs it)', () => {
+describe('gVisor (.ci/test-tools installs and registers runsc)', () => {
   it('is registered with the engine and runs a networkless container under its own kernel', async () => {
     const { stdout: runtimes } = await run('docker', ['info', '--format', '{{json .Runtimes}}']);
     expect(Object.keys(JSON.parse(runtimes) as object)).toContain('runsc');

@@ -8,7 +8,6 @@ import type { SandboxSpec } from '../../src/sandbox/profile.js';
 import {
   fixtureImage,
   fixtureWorkspace,
-  hasRunsc,
   testDocker,
   testOwner,
 } from '../helpers/docker.js';
@@ -74,7 +73,7 @@ describe('isolation', () => {
   });
 });
 
-describe.skipIf(!hasRunsc)('the runsc runtime (gVisor; .ci/run installs it)', () => {
+describe('the runsc runtime (gVisor; .ci/test-tools installs and registers it)', () => {
   it('initialises a workspace and runs the profile under gVisor', async () => {
     const { image, base, owner, volume } = await fixtureWorkspace(docker, 'runsc', {
       runtime: 'runsc',
