@@ -1,15 +1,18 @@
 // The machine set-up that .ci/run and the README rely on: a Docker engine answers, the
 // set-up scripts are idempotent (and quick once done), and the base image runs a container
 // under the flags Proctor's isolation profile uses. A missing engine fails here, loudly.
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { pathWithout } from '../helpers/fake-path.js';
 import { startNamespaceHosts, type NamespaceHost } from '../helpers/namespace-hosts.js';
 import { ROOT } from '../helpers/processes.js';
 
 const run = promisify(execFile);
+
+const RUNSC = execFileSync('sh', ['-c', 'command -v runsc'], { encoding: 'utf8' }).trim();
 
 describe('docker set-up', () => {
   it('finds a running engine and the base image, and changes nothing on a second run', async () => {
@@ -124,5 +127,36 @@ describe('setup-engine.sh with an engine already running without runsc', () => {
     } finally {
       await machine.close();
     }
+  });
+});
+
+describe('setup-engine.sh without runsc', () => {
+  it('installs runsc with apt-get before it looks at the engine', async () => {
+    const { bin, path } = pathWithout(
+      ['runsc'],
+      `case "$*" in "install -y -qq runsc") ln -s ${JSON.stringify(RUNSC)} "$BIN/runsc" ;; esac`,
+    );
+    const { stderr } = await run('bash', ['docker/setup-engine.sh'], {
+      cwd: ROOT,
+      env: { ...process.env, PATH: path },
+    });
+    expect(stderr.trim()).toBe("setup-engine: installing Debian's runsc");
+    expect(readFileSync(join(bin, 'apt.log'), 'utf8')).toBe('update -qq\ninstall -y -qq runsc\n');
+  });
+
+  it('goes on without it, saying so, when apt-get cannot install it (only runsc tasks need it)', async () => {
+    const { path } = pathWithout(
+      ['runsc'],
+      'case "$1" in install) echo "E: Unable to locate package runsc" >&2; exit 100 ;; esac',
+    );
+    const { stderr } = await run('bash', ['docker/setup-engine.sh'], {
+      cwd: ROOT,
+      env: { ...process.env, PATH: path },
+    });
+    expect(stderr.trim().split('\n')).toEqual([
+      "setup-engine: installing Debian's runsc",
+      'setup-engine: could not install runsc with apt-get: E: Unable to locate package runsc',
+      'setup-engine: note: continuing without runsc; [sandbox] runtime = "runsc" will not be available',
+    ]);
   });
 });

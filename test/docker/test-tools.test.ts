@@ -5,18 +5,12 @@
 // uninstalled here: the "missing" cases run the real script with a PATH that lacks it and an
 // apt-get in front that stands in for Debian's.
 import { execFile } from 'node:child_process';
-import {
-  chmodSync,
-  existsSync,
-  readdirSync,
-  readFileSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs';
-import { delimiter, join } from 'node:path';
+import { chmodSync, existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { chromium } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
+import { pathWithout } from '../helpers/fake-path.js';
 import { findChromium } from '../helpers/page.js';
 import { ROOT } from '../helpers/processes.js';
 import { tempDir } from '../helpers/temp.js';
@@ -35,29 +29,6 @@ function reportOf(stdout: string): Record<string, string> {
         return [line.slice(0, at), line.slice(at + 2)];
       }),
   );
-}
-
-/**
- * A PATH of one folder holding links to every program of this PATH except `without`, and an
- * `apt-get` that logs its arguments to `apt.log` there and then runs `aptBody` (sh, with the
- * folder as $BIN).
- */
-function pathWithout(without: string[], aptBody: string): { bin: string; path: string } {
-  const bin = tempDir('proctor-path-');
-  const skip = new Set([...without, 'apt-get']);
-  for (const dir of (process.env['PATH'] ?? '').split(delimiter)) {
-    if (dir === '' || !existsSync(dir)) continue;
-    for (const name of readdirSync(dir)) {
-      if (skip.has(name) || existsSync(join(bin, name))) continue;
-      symlinkSync(join(dir, name), join(bin, name));
-    }
-  }
-  writeFileSync(
-    join(bin, 'apt-get'),
-    `#!/bin/sh\nBIN=${JSON.stringify(bin)}\necho "$*" >> "$BIN/apt.log"\n${aptBody}\n`,
-  );
-  chmodSync(join(bin, 'apt-get'), 0o755);
-  return { bin, path: bin };
 }
 
 async function script(env: NodeJS.ProcessEnv) {
