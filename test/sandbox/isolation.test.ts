@@ -5,12 +5,7 @@ import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { runToCompletion } from '../../src/sandbox/run.js';
 import type { SandboxSpec } from '../../src/sandbox/profile.js';
-import {
-  fixtureImage,
-  fixtureWorkspace,
-  testDocker,
-  testOwner,
-} from '../helpers/docker.js';
+import { fixtureImage, fixtureWorkspace, testDocker, testOwner } from '../helpers/docker.js';
 import { onCleanup } from '../helpers/temp.js';
 
 const docker = testDocker();
