@@ -194,7 +194,10 @@ export function buildProgram(
       'a build context whose Dockerfile installs the dependencies',
     )
     .requiredOption('--out <dir>', 'the new bundle folder (must not exist)')
-    .option('--id <id>', 'the task id (default: <repository name>-<fix, 12 digits>)')
+    .option(
+      '--id <id>',
+      "the task id (default: <project>-<fix, 12 digits>, the project named by origin's URL, else by the --repo folder)",
+    )
     .addOption(
       // Commander prints a default only when it has a value; these defaults depend on the
       // runner, so they are part of the description.

@@ -1,7 +1,7 @@
 // The real Docker engine for tests: a client that fails loudly when no engine answers,
 // fixture images built once (and cached by the engine), and label-based cleanup so that no
 // test leaves a container or volume behind: per test (testOwner) and per file (dockerScope).
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -143,16 +143,6 @@ export async function readFromImage(image: string, path: string): Promise<string
 }
 
 export { run as execFileAsync };
-
-/** True when gVisor's runsc is installed (.ci/run installs it). */
-export const hasRunsc = (() => {
-  try {
-    execFileSync('sh', ['-c', 'command -v runsc'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
 
 /**
  * The git-history fixture checked out into a fresh solver workspace for one test: its image,
