@@ -30,8 +30,11 @@ export const ASSET = {
 
 export const asset = (name: string) => `${EVALUATOR_PATHS.assets}/${name}`;
 
-/** Git with no system or global config, no hooks, and no repository (GIT_DIR points nowhere). */
-const GIT_ENV = String.raw`export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null GIT_TERMINAL_PROMPT=0 GIT_DIR=/nonexistent/proctor-no-repository`;
+/**
+ * Git with no system or global config, no hooks, and no repository (GIT_DIR points nowhere).
+ * HOME and XDG_CONFIG_HOME point nowhere too: git before 2.32 ignores GIT_CONFIG_GLOBAL.
+ */
+const GIT_ENV = String.raw`export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null GIT_TERMINAL_PROMPT=0 GIT_DIR=/nonexistent/proctor-no-repository HOME=/nonexistent/proctor-no-home XDG_CONFIG_HOME=/nonexistent/proctor-no-home`;
 
 // $1 is the patch. `--check` first, so that a diff that does not apply leaves the tree alone.
 export const APPLY_SCRIPT = String.raw`${GIT_ENV}

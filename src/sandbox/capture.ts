@@ -22,9 +22,12 @@ const CAPTURE_SCRIPT = String.raw`set -eu
 repo=$1 base=$2 max_files=$3 max_bytes=$4 allow_symlinks=$5
 work=/tmp/capture
 mkdir -p "$work"
-export HOME=/tmp GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null GIT_TERMINAL_PROMPT=0
+export HOME=/nonexistent/proctor-no-home XDG_CONFIG_HOME=/nonexistent/proctor-no-home GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null GIT_TERMINAL_PROMPT=0
 unset GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE GIT_EXTERNAL_DIFF GIT_OBJECT_DIRECTORY GIT_ALTERNATE_OBJECT_DIRECTORIES
-common=$(git -c safe.directory='*' -C "$repo" rev-parse --path-format=absolute --git-common-dir) ||
+# Git 2.20 or newer (template-scripts.ts says why each choice): an explicit GIT_DIR is never
+# refused for its owner (-c safe.directory is not honoured by older git), and the common dir,
+# which may be printed relative (--path-format=absolute is git 2.31), is made absolute by cd.
+common=$(cd "$repo" 2>/dev/null && cd "$(GIT_DIR=.git git rev-parse --git-common-dir)" && pwd -P) ||
   { echo "no git repository at $repo in the image" >&2; exit 20; }
 export GIT_DIR="$work/git" GIT_INDEX_FILE="$work/index"
 git init -q --bare "$GIT_DIR"

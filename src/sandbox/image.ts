@@ -156,13 +156,15 @@ export async function readRepositoryHead(
         owner: options.owner,
         role: 'probe',
         image: localId,
-        // safe.directory: the tree belongs to the image's owner, not to the probe's uid.
+        // The tree belongs to the image's owner, not to the probe's uid: safe.directory for
+        // git 2.36+, and an explicit GIT_DIR (below), which no git refuses for its owner, for
+        // the older ones whose security updates check ownership but ignore -c safe.directory.
         cmd: ['git', '-c', 'safe.directory=*', '-C', workdir, 'rev-parse', '--verify', 'HEAD'],
         uid: options.uid,
         gid: options.gid,
         workdir: '/',
         // LC_ALL=C keeps git's messages in the English that headFrom classifies.
-        env: { HOME: '/tmp', LC_ALL: 'C', GIT_CONFIG_NOSYSTEM: '1' },
+        env: { HOME: '/tmp', LC_ALL: 'C', GIT_CONFIG_NOSYSTEM: '1', GIT_DIR: '.git' },
         ...(options.runtime ? { runtime: options.runtime } : {}),
       },
       {

@@ -2,6 +2,15 @@
 // only) in a networkless, read-only init container, once per template; USER_COPY as the
 // sandbox user in every job's first container (workspace-start.ts).
 //
+// Every git command here (and in capture.ts, the HEAD probe, the oracle's apply script and the
+// snapshot stage of derive and import) works with git 2.20 or newer (Debian buster and
+// bullseye, Ubuntu 20.04 and 22.04): no option newer than that, no reliance on
+// GIT_CONFIG_GLOBAL (2.32) or on `-c safe.directory` (honoured from the command line only since
+// 2.36; the security updates of older git check ownership all the same). Refs are
+// deleted one by one with --no-deref before the remote is dropped: `git remote remove` of older
+// git (2.30 here) leaves the clone's refs/remotes/origin/HEAD behind as a symref to nothing ("warning: ignoring
+// broken ref", then "fatal: bad object" from every command that walks all refs).
+//
 // PREPARE makes what the init container used to make on every job, once: in the template
 // volume, `tree/` holds the clean tracked tree and a .git with the base commit's history and
 // nothing later (a fresh clone of HEAD's branch only, no tags, no remote, no other refs, no
@@ -32,7 +41,11 @@ export const NOT_READY_EXIT = 7;
 export const PREPARE_SCRIPT = String.raw`set -eu
 src=$1 tpl=$2 commit=$3 owner=$4 history=$5 key=$6
 dst=$tpl/tree
-export HOME=/tmp GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null GIT_TERMINAL_PROMPT=0
+# A global config of one line: git before 2.32 reads $HOME/.gitconfig whatever GIT_CONFIG_GLOBAL
+# says, and Debian's and Ubuntu's git before 2.36 honour safe.directory only there, not in -c.
+mkdir -p /tmp/proctor-home && printf '[safe]\n\tdirectory = *\n' > /tmp/proctor-home/.gitconfig
+export HOME=/tmp/proctor-home XDG_CONFIG_HOME=/nonexistent/proctor-no-config GIT_CONFIG_NOSYSTEM=1 GIT_TERMINAL_PROMPT=0
+unset GIT_CONFIG_GLOBAL
 git() { command git -c safe.directory='*' -c core.hooksPath=/dev/null -c advice.detachedHead=false "$@"; }
 head=$(git -C "$src" rev-parse --verify HEAD) || { echo "no git work tree at $src" >&2; exit 3; }
 [ "$head" = "$commit" ] || { echo "HEAD of $src is $head, not the base commit $commit" >&2; exit 4; }
@@ -43,8 +56,8 @@ else
   git clone -q --depth 1 --no-tags --single-branch --no-checkout "file://$src" "$dst"
 fi
 cd "$dst"
-git remote remove origin
-git for-each-ref --format='%(refname)' | while read -r ref; do git update-ref -d "$ref"; done
+git for-each-ref --format='%(refname)' | while read -r ref; do git update-ref --no-deref -d "$ref"; done
+git config --remove-section remote.origin 2>/dev/null || true
 git update-ref --no-deref HEAD "$commit"
 git reflog expire --expire=now --all
 git gc -q --prune=now

@@ -57,6 +57,7 @@ describe('.ci/test-tools', () => {
         'ip',
         'docker engine',
         'base image',
+        'older base image',
       ]);
       for (const tool of ['chromium', 'runsc', 'docker-registry', 'ip']) {
         expect(report[tool], tool).toMatch(new RegExp(`^/.*/${tool}$`));

@@ -34,3 +34,23 @@ export function prepareTestTools(env: NodeJS.ProcessEnv = process.env): string {
   failure.stack = `Error: ${failure.message}`;
   throw failure;
 }
+
+export const BASE_IMAGE_SCRIPT = fileURLToPath(
+  new URL('../../docker/base-image.sh', import.meta.url),
+);
+
+/**
+ * `debian:<suite>-slim` in the local engine (docker/base-image.sh SUITE; .ci/test-tools makes
+ * bullseye too, this covers a run without the global set-up); returns the image name.
+ */
+export function baseImage(suite: string): string {
+  const result = spawnSync('bash', [BASE_IMAGE_SCRIPT, suite], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  if (result.status !== 0) {
+    const reason = (result.stderr ?? '').trim().split('\n')[0] ?? `exit status ${result.status}`;
+    throw new Error(`no debian:${suite}-slim (docker/base-image.sh ${suite}): ${reason}`);
+  }
+  return `debian:${suite}-slim`;
+}
