@@ -1,6 +1,7 @@
 // `proctor import swebench`: each SWE-bench row becomes SUITE/<id>/, a bundle of format 1:
-// environment/ = the build context (DIR/<owner>__<name>/ when it holds a Dockerfile, else
-// DIR itself) plus a one-commit snapshot of base_commit at /testbed (as derive makes it);
+// environment/ = the build context (the first of DIR/<owner>__<name>/<version>/,
+// DIR/<owner>__<name>/ and DIR that holds a Dockerfile; findEnvironment) plus a one-commit
+// snapshot of base_commit at /testbed (as derive makes it);
 // tests/run = the built-in pytest runner; hidden.patch = test_patch; gold.patch = patch;
 // hidden.txt = FAIL_TO_PASS; existing.txt = PASS_TO_PASS; description.md = problem_statement;
 // [source] keeps where it came from. Nothing runs here: `proctor baseline SUITE --gold --wait`
@@ -11,7 +12,7 @@
 // A bundle already there is left alone when it matches what would be written (the snapshot's
 // bytes aside: base_commit pins its content) and rewritten only with `force`.
 import { existsSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { describeError, isProctorError, ProctorError } from '../errors.js';
 import { pathsTouchedBy } from '../oracle/index.js';
 import { resolveCommit } from '../derive/git.js';
@@ -40,7 +41,14 @@ export interface ImportOptions {
 }
 
 export type RowOutcome =
-  | { row: number; instanceId?: string; id: string; status: 'written' | 'rewritten' | 'unchanged' }
+  | {
+      row: number;
+      instanceId?: string;
+      id: string;
+      status: 'written' | 'rewritten' | 'unchanged';
+      /** The environment folder the bundle's build context came from. */
+      environment: string;
+    }
   | { row: number; instanceId?: string; id?: string; status: 'skipped'; reasons: string[] };
 
 export interface ImportResult {
@@ -65,16 +73,69 @@ function sameBundle(a: string, b: string): boolean {
   return files.every((f) => readFileSync(join(a, f)).equals(readFileSync(join(b, f))));
 }
 
+const hasDockerfile = (dir: string) => existsSync(join(dir, 'Dockerfile'));
+
+/**
+ * The entries of `context` that are other environments: in DIR, each folder with a Dockerfile
+ * and each <owner>__<name> folder of versions; in DIR/<owner>__<name>, each version folder.
+ */
+function otherContexts(context: string, dir: string): string[] {
+  const folders = readdirSync(context).filter((n) => statSync(join(context, n)).isDirectory());
+  if (context === dir) {
+    return folders.filter((name) => {
+      const path = join(context, name);
+      if (hasDockerfile(path)) return true;
+      return name.includes('__') && readdirSync(path).some((v) => hasDockerfile(join(path, v)));
+    });
+  }
+  if (dirname(context) === dir) return folders.filter((name) => hasDockerfile(join(context, name)));
+  return [];
+}
+
 function findRepo(dir: string, repo: string): string | undefined {
   const name = repoFolder(repo);
   return [join(dir, name), join(dir, `${name}.git`)].find((p) => existsSync(p));
 }
 
+/**
+ * The build context of a row: DIR/<owner>__<name>/<version>/, then DIR/<owner>__<name>/, then
+ * DIR, the first that holds a Dockerfile (SWE-bench pins Python and packages per repository
+ * and version). A version folder that exists without a Dockerfile is a mistake, not a reason
+ * to fall back: the row would silently build with another version's packages.
+ */
+export function findEnvironment(
+  dir: string,
+  row: Pick<SwebenchRow, 'repo' | 'version'>,
+): { context: string } | { reason: string } {
+  const own = join(dir, repoFolder(row.repo));
+  const version = row.version !== undefined && safeName(row.version) ? row.version : undefined;
+  if (version !== undefined) {
+    const versioned = join(own, version);
+    if (existsSync(versioned)) {
+      if (hasDockerfile(versioned)) return { context: versioned };
+      return {
+        reason: `${versioned} exists but holds no Dockerfile (the environment of version ${version})`,
+      };
+    }
+  }
+  if (hasDockerfile(own)) return { context: own };
+  if (hasDockerfile(dir)) return { context: dir };
+  const tried =
+    version !== undefined ? `${join(own, version)}, ${own} or ${dir}` : `${own} or ${dir}`;
+  return { reason: `no Dockerfile in ${tried}` };
+}
+
+/** A version usable as one folder name: no separators, not `.` or `..`. */
+const safeName = (name: string) =>
+  name !== '' && name !== '.' && name !== '..' && !/[/\\\0]/.test(name);
+
 async function importRow(
   row: SwebenchRow,
   id: string,
   options: ImportOptions,
-): Promise<{ status: 'written' | 'rewritten' | 'unchanged' } | { reasons: string[] }> {
+): Promise<
+  { status: 'written' | 'rewritten' | 'unchanged'; environment: string } | { reasons: string[] }
+> {
   const repo = findRepo(options.repos, row.repo);
   if (repo === undefined) {
     const name = repoFolder(row.repo);
@@ -87,11 +148,9 @@ async function importRow(
   } catch {
     return { reasons: [`base_commit ${row.baseCommit} is not in ${repo}`] };
   }
-  const own = join(options.environment, repoFolder(row.repo));
-  const context = existsSync(join(own, 'Dockerfile')) ? own : options.environment;
-  if (!existsSync(join(context, 'Dockerfile'))) {
-    return { reasons: [`no Dockerfile in ${own} or ${options.environment}`] };
-  }
+  const found = findEnvironment(options.environment, row);
+  if ('reason' in found) return { reasons: [found.reason] };
+  const { context } = found;
   let hiddenPaths: string[];
   const reasons: string[] = [];
   const gold = Buffer.from(row.patch);
@@ -113,11 +172,9 @@ async function importRow(
   const target = join(options.out, id);
   const staging = stagingDir(target);
   try {
-    // The other repositories' contexts inside a shared one are theirs, not this bundle's.
-    const skip =
-      context === options.environment
-        ? readdirSync(context).filter((name) => existsSync(join(context, name, 'Dockerfile')))
-        : [];
+    // The other repositories' and versions' contexts inside a shared one are theirs, not
+    // this bundle's.
+    const skip = otherContexts(context, options.environment);
     const snapshot = await writeEnvironment(
       context,
       join(staging, 'environment'),
@@ -160,17 +217,17 @@ async function importRow(
     if (existsSync(target)) {
       if (sameBundle(staging, target)) {
         rmSync(staging, { recursive: true, force: true });
-        return { status: 'unchanged' };
+        return { status: 'unchanged', environment: context };
       }
       if (!options.force) {
         rmSync(staging, { recursive: true, force: true });
         return { reasons: [`${target} exists and differs; --force rewrites it`] };
       }
       await commitBundle(staging, target, true);
-      return { status: 'rewritten' };
+      return { status: 'rewritten', environment: context };
     }
     await commitBundle(staging, target);
-    return { status: 'written' };
+    return { status: 'written', environment: context };
   } catch (error) {
     rmSync(staging, { recursive: true, force: true });
     if (isProctorError(error, 'BUNDLE_INVALID') || isProctorError(error, 'USAGE')) {
@@ -244,7 +301,7 @@ export async function importSwebench(
     }
     const done = await importRow(r.value, id, options);
     if ('reasons' in done) skip(done.reasons);
-    else emit({ row: r.row, instanceId, id, status: done.status });
+    else emit({ row: r.row, instanceId, id, status: done.status, environment: done.environment });
   }
   return { outcomes, unknownOnly };
 }

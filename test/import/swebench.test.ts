@@ -213,6 +213,100 @@ describe('proctor import swebench', { timeout: 300_000 }, () => {
     expect(readdirSync(shared).sort()).toEqual(['Dockerfile', 'proctor-base.bundle', 'shared.txt']);
   });
 
+  it("takes the environment of the row's version, then of its repository, then DIR, and says which", async () => {
+    const f = fixture();
+    const envs = tempDir('proctor-envs-');
+    const dockerfile = (dir: string, tag: string) => {
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(join(dir, 'Dockerfile'), `FROM debian:bookworm-slim\n# ${tag}\n`);
+    };
+    dockerfile(envs, 'shared');
+    dockerfile(join(envs, 'acme__calc'), 'calc');
+    writeFileSync(join(envs, 'acme__calc', 'calc.txt'), 'for every version of calc\n');
+    dockerfile(join(envs, 'acme__calc', '1.0'), 'calc 1.0');
+    dockerfile(join(envs, 'acme__calc', '1.11'), 'calc 1.11');
+    // Versions only, no Dockerfile of the repository's own: a version not there takes DIR's.
+    dockerfile(join(envs, 'acme__other', '0.1'), 'other 0.1');
+    const other = newRepo(join(f.repos, 'acme__other'));
+    const otherBase = commit(other, { 'o.py': 'x = 1\n' }, 'base');
+    const rows = [
+      f.row,
+      { ...f.row, instance_id: 'acme__calc-2', version: '1.11' },
+      { ...f.row, instance_id: 'acme__calc-3', version: '2.0' },
+      { ...f.row, instance_id: 'acme__calc-4', version: undefined },
+      {
+        ...f.row,
+        instance_id: 'acme__other-1',
+        repo: 'acme/other',
+        base_commit: otherBase,
+        version: '0.2',
+      },
+    ];
+    const result = await proctor([
+      ...['import', 'swebench', rowsFile(f.root, jsonl(rows))],
+      ...['--repos', f.repos, '--environment', envs, '--out', f.out],
+    ]);
+    expect(result.code, result.stdout + result.stderr).toBe(0);
+    const used = (id: string) =>
+      new RegExp(`^written\\s+${id} .*  environment (\\S+)$`, 'm').exec(result.stdout)?.[1];
+    expect(used('acme__calc-1')).toBe(join(envs, 'acme__calc', '1.0'));
+    expect(used('acme__calc-2')).toBe(join(envs, 'acme__calc', '1.11'));
+    expect(used('acme__calc-3')).toBe(join(envs, 'acme__calc'));
+    expect(used('acme__calc-4')).toBe(join(envs, 'acme__calc'));
+    expect(used('acme__other-1')).toBe(envs);
+    const context = (id: string) => join(f.out, id, 'environment');
+    expect(readFileSync(join(context('acme__calc-2'), 'Dockerfile'), 'utf8')).toMatch(
+      /^FROM debian:bookworm-slim\n# calc 1.11\n/,
+    );
+    expect(readdirSync(context('acme__calc-1')).sort()).toEqual([
+      'Dockerfile',
+      'proctor-base.bundle',
+    ]);
+    // The repository's own context, without its version folders; DIR's, without any
+    // repository's folder.
+    expect(readdirSync(context('acme__calc-3')).sort()).toEqual([
+      'Dockerfile',
+      'calc.txt',
+      'proctor-base.bundle',
+    ]);
+    expect(readdirSync(context('acme__other-1')).sort()).toEqual([
+      'Dockerfile',
+      'proctor-base.bundle',
+    ]);
+    const json = await proctor([
+      ...['import', 'swebench', rowsFile(f.root, jsonl(rows.slice(0, 1))), '--json'],
+      ...['--repos', f.repos, '--environment', envs, '--out', f.out],
+    ]);
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      rows: [
+        { id: 'acme__calc-1', status: 'unchanged', environment: join(envs, 'acme__calc', '1.0') },
+      ],
+    });
+  });
+
+  it('refuses a row whose version folder has no Dockerfile, naming the folder, and one with no Dockerfile anywhere', async () => {
+    const f = fixture();
+    const envs = tempDir('proctor-envs-');
+    writeFileSync(join(envs, 'README'), 'no Dockerfile here\n');
+    mkdirSync(join(envs, 'acme__calc', '1.0'), { recursive: true });
+    writeFileSync(join(envs, 'acme__calc', '1.0', 'install.sh'), 'true\n');
+    const rows = [f.row, { ...f.row, instance_id: 'acme__calc-2', version: '3.0' }];
+    const result = await proctor([
+      ...['import', 'swebench', rowsFile(f.root, jsonl(rows))],
+      ...['--repos', f.repos, '--environment', envs, '--out', f.out],
+    ]);
+    expect(result.code).toBe(1);
+    const versioned = join(envs, 'acme__calc', '1.0');
+    expect(result.stdout).toContain(
+      `skipped row 1 (acme__calc-1): ${versioned} exists but holds no Dockerfile (the environment of version 1.0)\n`,
+    );
+    const own = join(envs, 'acme__calc');
+    expect(result.stdout).toContain(
+      `skipped row 2 (acme__calc-2): no Dockerfile in ${join(own, '3.0')}, ${own} or ${envs}\n`,
+    );
+    expect(result.stdout).toContain('0 written, 0 rewritten, 0 unchanged, 2 skipped');
+  });
+
   it('refuses a ROWS, --repos, --environment or --out that cannot be one, and a pretty-printed row, in one line (exit 2)', async () => {
     const f = fixture();
     const rows = rowsFile(f.root, jsonl([f.row]));
