@@ -266,11 +266,15 @@ export function buildProgram(
     .requiredOption('--repos <dir>', 'local repositories, as DIR/<owner>__<name> (or .git)')
     .requiredOption(
       '--environment <dir>',
-      'a build context with a Dockerfile; DIR/<owner>__<name>/Dockerfile wins for its repository',
+      'build contexts: DIR/<owner>__<name>/<version>/, else DIR/<owner>__<name>/, else DIR itself (the first with a Dockerfile)',
     )
     .requiredOption('--out <suite>', 'the suite folder (created if missing)')
     .option('--only <instance_id...>', 'import only these rows')
     .option('--force', 'rewrite bundles that exist and differ')
+    .option(
+      '--install <command>',
+      "[environment] install for every row (else an install.sh or install file beside each row's Dockerfile)",
+    )
     .option('--json', 'machine-readable output')
     .exitOverride()
     .action(
@@ -282,6 +286,7 @@ export function buildProgram(
           out: string;
           only?: string[];
           force?: boolean;
+          install?: string;
           json?: boolean;
         },
       ) =>

@@ -61,6 +61,8 @@ export interface TaskToml {
   workdir: string;
   baseCommit: string;
   deny: string[];
+  /** [environment] install: the repository's own build, run in the work tree in the image. */
+  install?: string;
   limits?: Record<string, number>;
   /** [source]: where the task came from (informational). */
   source?: Record<string, string>;
@@ -74,6 +76,7 @@ export function taskTomlText(task: TaskToml): string {
       dockerfile: 'environment/Dockerfile',
       workdir: task.workdir,
       base_commit: task.baseCommit,
+      ...(task.install !== undefined ? { install: task.install } : {}),
     },
     grading: { deny: task.deny },
     ...(task.limits && Object.keys(task.limits).length > 0 ? { limits: task.limits } : {}),

@@ -4,7 +4,8 @@
 // snapshot of base_commit at /testbed (as derive makes it);
 // tests/run = the built-in pytest runner; hidden.patch = test_patch; gold.patch = patch;
 // hidden.txt = FAIL_TO_PASS; existing.txt = PASS_TO_PASS; description.md = problem_statement;
-// [source] keeps where it came from. Nothing runs here: `proctor baseline SUITE --gold --wait`
+// [source] keeps where it came from; [environment] install = --install, else the text of an
+// install.sh or install file beside the Dockerfile (not copied into environment/). Nothing runs here: `proctor baseline SUITE --gold --wait`
 // then tells which tasks are sound on this machine.
 //
 // A row that cannot become a bundle (malformed, colliding id, missing repository, commit or
@@ -38,6 +39,8 @@ export interface ImportOptions {
   out: string;
   only?: string[];
   force?: boolean;
+  /** [environment] install for every row; else each environment folder's install(.sh) file. */
+  install?: string;
 }
 
 export type RowOutcome =
@@ -74,6 +77,25 @@ function sameBundle(a: string, b: string): boolean {
 }
 
 const hasDockerfile = (dir: string) => existsSync(join(dir, 'Dockerfile'));
+
+/** Names of the file beside a Dockerfile that holds its install command. */
+export const INSTALL_FILES = ['install.sh', 'install'] as const;
+
+/**
+ * The install command of an environment folder: the text of its install.sh or install file
+ * (one of them), run with `sh -c` in the work tree ([environment] install); none without.
+ */
+function installIn(context: string): string | undefined | { reason: string } {
+  const present = INSTALL_FILES.map((name) => join(context, name)).filter((p) => existsSync(p));
+  if (present.length === 0) return undefined;
+  if (present.length > 1) return { reason: `${present.join(' and ')}: keep one install file` };
+  const [file = ''] = present;
+  if (!statSync(file).isFile()) return { reason: `${file} is not a file` };
+  const text = readFileSync(file, 'utf8').trim();
+  if (text === '') return { reason: `${file} is empty; remove it, or write the install command` };
+  if (text.includes('\0')) return { reason: `${file} holds a NUL byte` };
+  return text;
+}
 
 /**
  * The entries of `context` that are other environments: in DIR, each folder with a Dockerfile
@@ -151,6 +173,8 @@ async function importRow(
   const found = findEnvironment(options.environment, row);
   if ('reason' in found) return { reasons: [found.reason] };
   const { context } = found;
+  const install = options.install ?? installIn(context);
+  if (typeof install === 'object') return { reasons: [install.reason] };
   let hiddenPaths: string[];
   const reasons: string[] = [];
   const gold = Buffer.from(row.patch);
@@ -174,7 +198,7 @@ async function importRow(
   try {
     // The other repositories' and versions' contexts inside a shared one are theirs, not
     // this bundle's.
-    const skip = otherContexts(context, options.environment);
+    const skip = [...otherContexts(context, options.environment), ...INSTALL_FILES];
     const snapshot = await writeEnvironment(
       context,
       join(staging, 'environment'),
@@ -202,6 +226,7 @@ async function importRow(
       // The test patch's own files, exactly: broad globs would also drop source folders
       // that some projects name test/ or testing/ (django/test/, sympy/testing/).
       deny: [...hiddenPaths, '**/conftest.py'],
+      ...(install !== undefined ? { install } : {}),
       limits: limitsFor(gold, goldFiles),
       source,
     };
@@ -253,6 +278,12 @@ export async function importSwebench(
     throw new ProctorError('USAGE', `--out ${options.out}: exists and is not a folder`);
   }
   checkOutParent('--out', options.out);
+  if (
+    options.install !== undefined &&
+    (options.install.trim() === '' || options.install.includes('\0'))
+  ) {
+    throw new ProctorError('USAGE', '--install: must be a shell command, not empty');
+  }
   const rows = await readRows(options.rows);
   const only = options.only === undefined ? undefined : new Set(options.only);
   const present = new Set(rows.flatMap((r) => (r.ok ? [r.value.instanceId] : [])));

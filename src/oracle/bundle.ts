@@ -22,6 +22,7 @@ import {
 } from './bundle-paths.js';
 import { imageReferenceProblem } from '../sandbox/image-reference.js';
 import { contextEntry, contextListing, type ContextListing } from '../sandbox/context-cache.js';
+import type { InstallSpec } from '../sandbox/install.js';
 import { parseTask, type TaskFile } from './task-schema.js';
 import type { TaskSource } from './task-source.js';
 
@@ -58,8 +59,8 @@ export interface Bundle {
   id: string;
   /** The shape the sandbox's resolveImage takes; `dockerfile` is relative to `contextDir`. */
   environment:
-    | { kind: 'dockerfile'; contextDir: string; dockerfile: string }
-    | { kind: 'image'; reference: string };
+    | { kind: 'dockerfile'; contextDir: string; dockerfile: string; install?: InstallSpec }
+    | { kind: 'image'; reference: string; install?: InstallSpec };
   workdir: string;
   baseCommit: string;
   /**
@@ -269,14 +270,24 @@ export async function loadBundleWithListing(
     dir: root,
     id: task.id,
     // parseTask has made sure that exactly one of the two is set.
-    environment:
-      task.environment.image !== undefined
-        ? { kind: 'image', reference: task.environment.image }
+    environment: {
+      ...(task.environment.image !== undefined
+        ? { kind: 'image' as const, reference: task.environment.image }
         : {
-            kind: 'dockerfile',
+            kind: 'dockerfile' as const,
             contextDir: join(root, 'environment'),
             dockerfile: (task.environment.dockerfile ?? '').slice('environment/'.length),
-          },
+          }),
+      ...(task.environment.install !== undefined
+        ? {
+            install: {
+              command: task.environment.install,
+              workdir: task.environment.workdir,
+              baseCommit: task.environment.base_commit,
+            },
+          }
+        : {}),
+    },
     workdir: task.environment.workdir,
     baseCommit: task.environment.base_commit,
     ...(task.environment.history === 'none' ? { history: 'none' as const } : {}),

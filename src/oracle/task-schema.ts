@@ -106,6 +106,21 @@ const environmentSchema = z
     workspace: z
       .enum(['memory', 'disk'], { error: 'must be "memory" or "disk"' })
       .default('memory'),
+    /**
+     * A shell command run with `sh -c` in the work tree, in the image build, after the work
+     * tree is made (`python3 -m pip install --no-deps --no-build-isolation -e .`): a layer of
+     * its own on top of the image (src/sandbox/install.ts). What it leaves must be ignored by
+     * git or outside the tree.
+     */
+    install: checked(
+      (command) =>
+        command.trim() === ''
+          ? 'must be a shell command, not empty'
+          : command.includes('\0')
+            ? 'must not contain NUL'
+            : undefined,
+      16_384,
+    ).optional(),
   })
   .strict();
 

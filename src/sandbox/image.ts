@@ -10,14 +10,16 @@ import { deadline, dockerFailure, followJson, imageInvalid, inspectImage } from 
 import type { DockerClient } from './docker.js';
 import type { Owner } from './labels.js';
 import { parseImageReference } from './image-reference.js';
+import { buildInstallLayer, type InstallSpec } from './install.js';
 import { runToCompletion, type RunResult } from './run.js';
 
 export { parseImageReference };
 export type { ImageReference } from './image-reference.js';
 
+/** `install`: [environment] install, a generated layer on top of the image (install.ts). */
 export type ImageSource =
-  | { kind: 'image'; reference: string }
-  | { kind: 'dockerfile'; contextDir: string; dockerfile: string };
+  | { kind: 'image'; reference: string; install?: InstallSpec }
+  | { kind: 'dockerfile'; contextDir: string; dockerfile: string; install?: InstallSpec };
 
 export type ImageIdentity =
   | { portable: true; digest: string; reference: string }
@@ -79,9 +81,21 @@ export async function resolveImage(
   source: ImageSource,
   options: ResolveImageOptions = {},
 ): Promise<ResolvedImage> {
-  return source.kind === 'image'
-    ? resolveReference(docker, source.reference, options)
-    : buildDockerfile(docker, source, options);
+  if (source.install === undefined) {
+    return source.kind === 'image'
+      ? resolveReference(docker, source.reference, options)
+      : buildDockerfile(docker, source, options);
+  }
+  // The labels and tag name the image jobs run, the install layer; the image under it is the
+  // engine's to cache like any other parent.
+  const plain: ResolveImageOptions = { ...options };
+  delete plain.labels;
+  delete plain.tag;
+  const base =
+    source.kind === 'image'
+      ? await resolveReference(docker, source.reference, plain)
+      : await buildDockerfile(docker, source, plain);
+  return buildInstallLayer(docker, base, source.install, options);
 }
 
 async function resolveReference(

@@ -21,6 +21,8 @@
 // memory-backed workspace needs), and is written last, by a rename, so a template whose
 // preparation crashed is never copied from. The script's last line of output is the same
 // `ready` line, so the process that prepared a template knows its size without reading it.
+// The tree is the image's work tree as built: the tracked files at the base commit, plus the
+// files git ignores there (build output; see [environment] install), never other changes.
 //
 // USER_COPY fills a job's fresh volume from a ready template mounted read-only: one `cp -a`,
 // which measured faster here than Docker's own population of a volume from an image layer
@@ -62,6 +64,13 @@ git update-ref --no-deref HEAD "$commit"
 git reflog expire --expire=now --all
 git gc -q --prune=now
 git reset -q --hard "$commit"
+# The image's work tree as built: its ignored files too (an [environment] install's output, an
+# egg-info, a compiled extension, a generated version file), never an untracked file that is
+# not ignored nor a change to a tracked one. Skipped, tar and all, when there are none.
+git -C "$src" ls-files -z --others --ignored --exclude-standard --directory > /tmp/ignored
+if [ -s /tmp/ignored ]; then
+  tar -C "$src" --null -T /tmp/ignored -cf - | tar -C "$dst" -xpf -
+fi
 if [ "$history" = full ]; then git rev-list "$commit" > /tmp/allowed; else echo "$commit" > /tmp/allowed; fi
 extra=$(git rev-list --all | grep -vxF -f /tmp/allowed || true)
 [ -z "$extra" ] || { echo "history beyond the base commit survived: $extra" >&2; exit 5; }

@@ -13,9 +13,12 @@
 // `proctor.dockerfile`, set at build time, so they win over any the Dockerfile sets), and a
 // home with no record for a hash takes an image of the engine that carries them: one built by
 // another home on this engine, or built elsewhere and moved here with `docker save | docker
-// load` (a host without the network its build needs). The label names the bytes it was
+// load` (a host without the network its build needs). With [environment] install the image
+// is the install layer on top (src/sandbox/install.ts), recorded and labelled under the
+// Dockerfile's path plus a digest of the install (installSuffix). The label names the bytes it was
 // built from, as the record does; whoever can put an image in the engine can run anything
 // there anyway.
+import { createHash } from 'node:crypto';
 import type { Bundle } from '../oracle/index.js';
 import {
   LABEL,
@@ -42,6 +45,21 @@ export interface ImageCache {
     listing?: ContextListing,
   ): Promise<ResolvedImage>;
 }
+
+/**
+ * With [environment] install, what runs is the install layer: the command, work tree and base
+ * commit it was made with are part of the name it is recorded and labelled under, beside the
+ * Dockerfile's path (`environment/Dockerfile` alone names the image without it).
+ */
+function installSuffix(env: ImageBundle['environment']): string {
+  if (env.install === undefined) return '';
+  const { command, workdir, baseCommit } = env.install;
+  const digest = createHash('sha256').update([command, workdir, baseCommit].join('\0'));
+  return `+install-${digest.digest('hex').slice(0, 16)}`;
+}
+
+const builtName = (env: ImageBundle['environment']) =>
+  env.kind === 'dockerfile' ? `${env.dockerfile}${installSuffix(env)}` : installSuffix(env);
 
 export function createImageCache(docker: DockerClient, contexts: ContextCacheOptions): ImageCache {
   const resolved = new Map<string, Promise<ResolvedImage>>();
@@ -71,14 +89,15 @@ export function createImageCache(docker: DockerClient, contexts: ContextCacheOpt
 
   const fresh = async (bundle: ImageBundle, hash: string | undefined, signal?: AbortSignal) => {
     const env = bundle.environment;
+    const built = builtName(env);
     if (hash !== undefined && env.kind === 'dockerfile') {
-      const recorded = await records.image(hash, env.dockerfile);
+      const recorded = await records.image(hash, built);
       const known =
         recorded !== undefined && (await stillThere(recorded))
           ? recorded
-          : await labelled(hash, env.dockerfile);
+          : await labelled(hash, built);
       if (known !== undefined) {
-        if (known !== recorded) await records.rememberImage(hash, env.dockerfile, known);
+        if (known !== recorded) await records.rememberImage(hash, built, known);
         const image: ResolvedImage = {
           localId: known,
           identity: { portable: false, kind: 'local_build', imageId: known },
@@ -89,12 +108,12 @@ export function createImageCache(docker: DockerClient, contexts: ContextCacheOpt
     const image = await resolveImage(docker, env, {
       tag: `proctor-task:${bundle.id.slice(0, 100)}-${bundle.contentHash.slice(0, 12)}`,
       ...(hash !== undefined && env.kind === 'dockerfile'
-        ? { labels: { [LABEL.context]: hash, [LABEL.dockerfile]: env.dockerfile } }
+        ? { labels: { [LABEL.context]: hash, [LABEL.dockerfile]: built } }
         : {}),
       ...(signal ? { signal } : {}),
     });
     if (hash !== undefined && env.kind === 'dockerfile') {
-      await records.rememberImage(hash, env.dockerfile, image.localId);
+      await records.rememberImage(hash, built, image.localId);
     }
     return image;
   };
@@ -105,7 +124,9 @@ export function createImageCache(docker: DockerClient, contexts: ContextCacheOpt
       const hash =
         env.kind === 'dockerfile' ? (await records.state(env.contextDir, listing)).hash : undefined;
       const key =
-        env.kind === 'image' ? `image:${env.reference}` : `build:${hash}:${env.dockerfile}`;
+        env.kind === 'image'
+          ? `image:${env.reference}${installSuffix(env)}`
+          : `build:${hash}:${builtName(env)}`;
       const pending = resolved.get(key);
       if (pending) {
         const image = await pending.catch(() => undefined);

@@ -1,0 +1,127 @@
+// [environment] install: the repository's own build (`pip install -e .`, a C extension built in
+// place, a generated version file) as one more image layer on top of the task's image, so
+// that every workspace starts from the work tree as that build leaves it.
+//
+// The layer is a generated build of its own: `FROM <the task image's id>`, then one RUN (exec
+// form, the script and the command as arguments, so no file is added to the image) that runs
+// the command with `sh -c` in the work tree and then checks what it left. The engine's build
+// cache keys that RUN by its parent image and its arguments, so an unchanged task image and
+// command are built once; the caller labels the result like any built image (images.ts).
+//
+// It runs as root, as every other build step does, not as the sandbox uid: `pip install` into
+// the image's Python must write outside the tree (site-packages; a non-root pip falls back to
+// ~/.local of a HOME no job has), and the layer must not depend on a host's [sandbox] uid.
+// Jobs still run as the sandbox uid: the template hands the whole tree to it.
+//
+// Refused, each with one line: a command that fails (its exit status and last lines of
+// output), a HEAD that moved off the base commit, and a tree git does not see as clean (a
+// tracked file changed, or an untracked file that is not ignored: each named). What it leaves
+// must be ignored by git or outside the tree; workspace templates carry the ignored files.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ProctorError, describeError } from '../errors.js';
+import { buildDockerfile } from './build.js';
+import type { DockerClient } from './docker.js';
+import type { ResolvedImage, ResolveImageOptions } from './image.js';
+
+export interface InstallSpec {
+  /** The shell command, run with `sh -c` in `workdir`. */
+  command: string;
+  workdir: string;
+  /** HEAD must still be this commit after the command. */
+  baseCommit: string;
+}
+
+/** Lines of the command's output kept in the refusal. */
+export const INSTALL_TAIL_LINES = 15;
+const MARK = 'proctor-install-refused: ';
+
+// $1 the base commit, $2 the command. Git as in template-scripts.ts (2.20+): an explicit
+// GIT_DIR (never refused for its owner by any git), no system or global config.
+const INSTALL_SCRIPT = String.raw`set -u
+commit=$1 install=$2
+log=/tmp/proctor-install.log
+echo "proctor-install: sh -c $install"
+status=0
+sh -c "$install" >"$log" 2>&1 </dev/null || status=$?
+cat "$log"
+refuse() { printf '${MARK}%s\n' "$@"; exit 1; }
+if [ "$status" -ne 0 ]; then
+  printf '${MARK}the install command failed (exit %s); its last lines:\n' "$status"
+  tail -n ${INSTALL_TAIL_LINES} "$log" | sed 's/^/${MARK}  /'
+  exit 1
+fi
+rm -f "$log"
+g() { HOME=/nonexistent/proctor-no-home XDG_CONFIG_HOME=/nonexistent/proctor-no-home GIT_CONFIG_NOSYSTEM=1 GIT_DIR=.git command git --no-optional-locks -c core.quotePath=false "$@"; }
+head=$(g rev-parse --verify HEAD) || refuse "no git work tree at $PWD after the install"
+[ "$head" = "$commit" ] || refuse "the install moved HEAD to $head; it must stay at the base commit $commit"
+dirty=$(g status --porcelain --untracked-files=all) || refuse "git status failed in $PWD after the install"
+if [ -n "$dirty" ]; then
+  count=$(printf '%s\n' "$dirty" | wc -l)
+  names=$(printf '%s\n' "$dirty" | head -n 20 | sed 's/^?? /untracked /; s/^ *M /modified /; s/^ *D /deleted /; s/^ *A /added /' | tr '\n' ',' | sed 's/,$//; s/,/, /g')
+  refuse "the install left $count file(s) that git does not ignore (its output must be ignored by git or outside the tree): $names"
+fi
+echo "proctor-install: HEAD is the base commit and the work tree is clean"
+`;
+
+/** The generated Dockerfile of the install layer on `image` (a daemon-local id). */
+export function installDockerfile(image: string, spec: InstallSpec): string {
+  const run = ['/bin/sh', '-c', INSTALL_SCRIPT, 'proctor-install', spec.baseCommit, spec.command];
+  return [
+    `FROM ${image}`,
+    'USER root',
+    `WORKDIR ${JSON.stringify(spec.workdir).slice(1, -1)}`,
+    `RUN ${JSON.stringify(run)}`,
+    '',
+  ].join('\n');
+}
+
+/** The refusal's lines from a failed install build's output, when it got that far. */
+function refusalOf(buildLog: string): string | undefined {
+  const lines = buildLog
+    .split('\n')
+    .filter((line) => line.startsWith(MARK))
+    .map((line) => line.slice(MARK.length));
+  return lines.length > 0 ? lines.join('\n') : undefined;
+}
+
+/** Builds the install layer on `base`; its own output is appended to the base's build log. */
+export async function buildInstallLayer(
+  docker: DockerClient,
+  base: ResolvedImage,
+  spec: InstallSpec,
+  options: ResolveImageOptions,
+): Promise<ResolvedImage> {
+  const context = mkdtempSync(join(tmpdir(), 'proctor-install-'));
+  try {
+    writeFileSync(join(context, 'Dockerfile'), installDockerfile(base.localId, spec));
+    const built = await buildDockerfile(
+      docker,
+      { contextDir: context, dockerfile: 'Dockerfile' },
+      options,
+    ).catch((error: unknown) => {
+      const log = (error as { data?: { buildLog?: unknown } }).data?.buildLog;
+      const refusal = typeof log === 'string' ? refusalOf(log) : undefined;
+      if (refusal === undefined) throw error;
+      const [first = '', ...rest] = refusal.split('\n');
+      const tail = rest.map((line) => line.trim()).filter((line) => line !== '');
+      throw new ProctorError(
+        'IMAGE_INVALID',
+        `[environment] install: ${first}${tail.length > 0 ? ` ${tail.join(' | ')}` : ''}`,
+        { cause: error, data: { buildLog: log, refusal } },
+      );
+    });
+    return {
+      ...built,
+      buildLog: [base.buildLog, built.buildLog].filter((l) => l !== undefined).join('\n'),
+    };
+  } catch (error) {
+    if (error instanceof ProctorError) throw error;
+    throw new ProctorError('DOCKER_ERROR', `building the install layer: ${describeError(error)}`, {
+      cause: error,
+    });
+  } finally {
+    rmSync(context, { recursive: true, force: true });
+  }
+}
