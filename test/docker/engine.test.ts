@@ -24,6 +24,26 @@ describe('docker set-up', () => {
     }
   });
 
+  it('makes debian:<suite>-slim for another suite, idempotently, and refuses a suite that is no name in one line', async () => {
+    const started = Date.now();
+    const { stderr } = await run('bash', ['docker/base-image.sh', 'bullseye'], { cwd: ROOT });
+    expect(stderr).toBe('');
+    expect(Date.now() - started).toBeLessThan(15_000);
+    const { stdout } = await run(
+      'docker',
+      ['run', '--rm', '--network', 'none', 'debian:bullseye-slim', 'cat', '/etc/debian_version'],
+      { cwd: ROOT },
+    );
+    expect(stdout).toMatch(/^11\./);
+    const bad = await run('bash', ['docker/base-image.sh', 'Bullseye;rm'], { cwd: ROOT }).catch(
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect('code' in bad ? bad.code : 0).toBe(2);
+    expect(bad.stderr.trim()).toBe(
+      'base-image: a Debian suite is lowercase letters (bullseye, bookworm, trixie), got Bullseye\\;rm',
+    );
+  });
+
   it('runs the base image with no network, a read-only root and no capabilities', async () => {
     const { stdout } = await run('docker', [
       'run',
