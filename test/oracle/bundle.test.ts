@@ -341,6 +341,29 @@ describe('loadBundle: task.toml problems name the key', () => {
     }
   });
 
+  it('takes [environment] install with the work tree and base commit it runs at, and refuses an empty or non-string one', async () => {
+    const command = 'python3 -m pip install --no-deps --no-build-isolation -e .';
+    const dir = withToml(['workdir = "/repo"', `workdir = "/repo"\ninstall = "${command}"`]);
+    const bundle = await loadBundle(dir);
+    expect(bundle.environment).toMatchObject({
+      kind: 'dockerfile',
+      install: { command, workdir: '/repo', baseCommit: COMMIT },
+    });
+    const cases: Array<[string, RegExp]> = [
+      ['" "', /must be a shell command, not empty/],
+      ['7', /expected a string, got 7/],
+      [`"${'x'.repeat(16_385)}"`, /16384/],
+    ];
+    for (const [value, message] of cases) {
+      await expectOnly(
+        withToml(['workdir = "/repo"', `workdir = "/repo"\ninstall = ${value}`]),
+        'task.toml',
+        'environment.install',
+        message,
+      );
+    }
+  });
+
   it('refuses limits out of bounds or of the wrong type', async () => {
     const dir = withToml([
       /$/,
