@@ -84,6 +84,9 @@ export async function makeSnapshot(
 // workspace is made with the image's git), so an image without it gets Debian's or Alpine's
 // package, in a layer of its own that the engine reuses for every snapshot of the same
 // environment; an image with neither package manager is refused with one line saying why.
+// The global config of one line lets root's git work in a tree the Dockerfile gave another
+// user: git with the ownership check refuses it otherwise, and older git (bullseye's 2.30)
+// honours safe.directory only there, and reads HOME's config whatever GIT_CONFIG_GLOBAL says.
 function snapshotStage(workdir: string, commit: string): string {
   const dir = `'${workdir}'`;
   return [
@@ -103,10 +106,11 @@ function snapshotStage(workdir: string, commit: string): string {
     '      fi; \\',
     '    fi',
     `COPY ${SNAPSHOT_FILE} /${SNAPSHOT_FILE}`,
-    'RUN set -e; export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null HOME=/tmp; \\',
+    'RUN set -e; export GIT_CONFIG_NOSYSTEM=1 HOME=/tmp/proctor-home; \\',
+    `    mkdir -p "$HOME"; printf '[safe]\\n\\tdirectory = *\\n' > "$HOME/.gitconfig"; \\`,
     `    mkdir -p ${dir}; cd ${dir}; git init -q; \\`,
     `    git fetch -q /${SNAPSHOT_FILE} ${SNAPSHOT_REF}; git reset -q --hard FETCH_HEAD; \\`,
-    `    rm /${SNAPSHOT_FILE}; head=$(git rev-parse HEAD); \\`,
+    `    rm /${SNAPSHOT_FILE}; head=$(git rev-parse HEAD); rm -r "$HOME"; \\`,
     `    [ "$head" = ${commit} ] || { echo "proctor: HEAD is $head, expected ${commit}" >&2; exit 1; }`,
     `WORKDIR ${dir}`,
     '',

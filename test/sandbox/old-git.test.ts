@@ -1,7 +1,8 @@
 // Proctor's git inside an image with an older git than bookworm's: Debian bullseye's 2.30
 // (every script must work with git 2.20 or newer). A repository cloned into /testbed by the
 // Dockerfile, as SWE-bench's images do, with refs/remotes/origin/HEAD naming a branch that
-// exists, or naming nothing (a single-branch clone whose remote was removed): the row imports,
+// exists, or naming nothing (a single-branch clone whose remote was removed), or owned by
+// another user (older git checks ownership but ignores -c safe.directory): the row imports,
 // baseline --gold finds it valid (HEAD probe, snapshot stage, template, the oracle's git apply
 // and the built-in pytest runner on Python 3.9 and pytest 6.0), a grade of the gold patch
 // passes, and a workspace made from the image's template is captured from.
@@ -80,6 +81,10 @@ const CLONES: Array<[string, string]> = [
     'origin/HEAD names nothing (a single-branch clone whose remote was removed)',
     'git clone -q --depth 1 file:///src /testbed && git -C /testbed remote remove origin' +
       ' && test "$(cat /testbed/.git/refs/remotes/origin/HEAD)" = "ref: refs/remotes/origin/main"',
+  ],
+  [
+    'the work tree belongs to a user that is neither root nor the sandbox uid',
+    'git clone -q /src /testbed && chown -R 1234:1234 /testbed',
   ],
 ];
 
