@@ -56,7 +56,11 @@ rm -f "$log"
 g() { HOME=/nonexistent/proctor-no-home XDG_CONFIG_HOME=/nonexistent/proctor-no-home GIT_CONFIG_NOSYSTEM=1 GIT_DIR=.git command git --no-optional-locks -c core.quotePath=false "$@"; }
 head=$(g rev-parse --verify HEAD) || refuse "no git work tree at $PWD after the install"
 [ "$head" = "$commit" ] || refuse "the install moved HEAD to $head; it must stay at the base commit $commit"
-dirty=$(g status --porcelain --untracked-files=all) || refuse "git status failed in $PWD after the install"
+# Untracked files are judged by the tree's .gitignore files alone, as workspace templates
+# copy them (template-scripts.ts): .git/info/exclude does not reach a workspace.
+changed=$(g status --porcelain --untracked-files=no) || refuse "git status failed in $PWD after the install"
+untracked=$(g ls-files --others --exclude-per-directory=.gitignore | sed 's/^/?? /') || refuse "git ls-files failed in $PWD after the install"
+dirty=$(printf '%s\n%s\n' "$changed" "$untracked" | grep -v '^$' || true)
 if [ -n "$dirty" ]; then
   count=$(printf '%s\n' "$dirty" | wc -l)
   names=$(printf '%s\n' "$dirty" | head -n 20 | sed 's/^?? /untracked /; s/^ *M /modified /; s/^ *D /deleted /; s/^ *A /added /' | tr '\n' ',' | sed 's/,$//; s/,/, /g')

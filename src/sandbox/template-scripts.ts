@@ -66,8 +66,11 @@ git gc -q --prune=now
 git reset -q --hard "$commit"
 # The image's work tree as built: its ignored files too (an [environment] install's output, an
 # egg-info, a compiled extension, a generated version file), never an untracked file that is
-# not ignored nor a change to a tracked one. Skipped, tar and all, when there are none.
-git -C "$src" ls-files -z --others --ignored --exclude-standard --directory > /tmp/ignored
+# not ignored nor a change to a tracked one. Ignored by the tree's own .gitignore files only:
+# the workspace's fresh .git has no info/exclude, and capture reads no other, so a file
+# ignored by the image's .git/info/exclude would come back as the candidate's addition.
+# Skipped, tar and all, when there are none.
+git -C "$src" ls-files -z --others --ignored --exclude-per-directory=.gitignore --directory > /tmp/ignored
 if [ -s /tmp/ignored ]; then
   tar -C "$src" --null -T /tmp/ignored -cf - | tar -C "$dst" -xpf -
 fi

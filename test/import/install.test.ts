@@ -128,13 +128,14 @@ describe('[environment] install', { timeout: 600_000 }, () => {
       '[environment] install: the install command failed (exit 3); its last lines: step 1 | error: no compiler found',
     );
 
-    const dirty = `${PIP} && echo '# edited' >> setup.py && touch stray.txt build.log`;
+    // .git/info/exclude does not reach a workspace, so it does not make a file ignored here.
+    const dirty = `${PIP} && echo '# edited' >> setup.py && touch stray.txt build.log local.txt && echo local.txt >> .git/info/exclude`;
     const again = await proctor(f.args('--install', dirty, '--force'));
     expect(again.code, again.stdout + again.stderr).toBe(0);
     const refused = await proctor(['--home', home, 'validate', f.suite]);
     expect(refused.code).toBe(1);
     expect(refused.stdout).toContain(
-      '[environment] install: the install left 3 file(s) that git does not ignore (its output must be ignored by git or outside the tree): modified setup.py, untracked build.log, untracked stray.txt',
+      '[environment] install: the install left 4 file(s) that git does not ignore (its output must be ignored by git or outside the tree): modified setup.py, untracked build.log, untracked local.txt, untracked stray.txt',
     );
     expect(await leftovers(home)).toEqual([]);
   });

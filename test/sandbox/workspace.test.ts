@@ -87,6 +87,46 @@ describe('workspace init', () => {
     ]);
   });
 
+  it("carries the files the tree's .gitignore ignores, and no other untracked file or change", async () => {
+    const image = await fixtureImage('git-ignored');
+    const base = await readFromImage(image, '/base_commit');
+    const owner = testOwner(docker, 'ws');
+    for (const history of ['full', 'none'] as const) {
+      const volume = await createWorkspace(docker, {
+        owner,
+        role: 'evaluator',
+        image,
+        repoPath: '/repo',
+        baseCommit: base,
+        uid: 1000,
+        gid: 1000,
+        history,
+      });
+      const report = await inWorkspace(
+        image,
+        volume,
+        owner,
+        [
+          'cat a.txt a.out build/lib/ext.so',
+          'stat -c %u:%g a.out build/lib/ext.so',
+          'test -e untracked.txt && echo UNTRACKED || echo no-untracked',
+          'test -e local.txt && echo LOCAL || echo no-local',
+          'git status --porcelain | wc -l',
+        ].join('; '),
+      );
+      expect(report.split('\n'), history).toEqual([
+        'one',
+        'built',
+        'compiled',
+        '1000:1000',
+        '1000:1000',
+        'no-untracked',
+        'no-local',
+        '0',
+      ]);
+    }
+  });
+
   it('refuses a base commit that is not the image HEAD, and leaves no volume', async () => {
     const image = await fixtureImage('git-history');
     const future = await readFromImage(image, '/future_commit');
