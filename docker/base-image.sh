@@ -66,6 +66,9 @@ log "building $IMAGE with debootstrap --variant=minbase $SUITE from $mirror (abo
 logfile=/tmp/proctor-debootstrap-$SUITE.log
 as_root debootstrap --variant=minbase "$SUITE" "$root" "$mirror" >"$logfile" 2>&1 || {
   reason=$(grep -E '^E:' "$logfile" | head -n 1 || true)
+  case "$reason" in
+    *"Failed getting release file"*) reason="$reason (the mirror does not serve $SUITE; an archived suite is on archive.debian.org: PROCTOR_DEBIAN_MIRROR=http://archive.debian.org/debian)" ;;
+  esac
   log "debootstrap $SUITE from $mirror failed${reason:+: $reason}; last lines of $logfile:"
   tail -n 20 "$logfile" >&2
   exit 2

@@ -233,6 +233,10 @@ export function buildProgram(
     )
     .option('--description <file>', 'description.md (default: the fix commit message)')
     .addOption(new Option('--workdir <path>', 'the work tree inside the image').default('/repo'))
+    .option(
+      '--install <command>',
+      "[environment] install: the repository's own build, run in the work tree in the image (pip install -e .)",
+    )
     .exitOverride()
     .action((options: Record<string, unknown>) =>
       act(async (context) =>
@@ -246,6 +250,7 @@ export function buildProgram(
           ...(options['scope'] !== undefined ? { scope: options['scope'] as string[] } : {}),
           repeat: options['repeat'] as number,
           workdir: options['workdir'] as string,
+          ...(options['install'] !== undefined ? { install: options['install'] as string } : {}),
           ...(options['id'] !== undefined ? { id: options['id'] as string } : {}),
           ...(options['tests'] !== undefined ? { tests: options['tests'] as string[] } : {}),
           ...(options['exclude'] !== undefined ? { exclude: options['exclude'] as string[] } : {}),

@@ -52,6 +52,8 @@ export interface DeriveOptions {
   repeat: number;
   description?: string;
   workdir: string;
+  /** [environment] install: the repository's own build, run in the work tree in the image. */
+  install?: string;
 }
 
 export interface DeriveDeps {
@@ -143,6 +145,12 @@ async function checkInputs(options: DeriveOptions, note: (line: string) => void)
       'USAGE',
       `--workdir ${options.workdir}: expected an absolute path of letters, digits, . _ - /`,
     );
+  }
+  if (
+    options.install !== undefined &&
+    (options.install.trim() === '' || options.install.includes('\0'))
+  ) {
+    throw new ProctorError('USAGE', '--install: must be a shell command, not empty');
   }
   if (existsSync(options.out))
     throw new ProctorError('USAGE', `--out ${options.out}: already exists`);
@@ -250,6 +258,7 @@ export async function derive(options: DeriveOptions, deps: DeriveDeps): Promise<
       baseCommit: snapshot.commit,
       deny,
       limits,
+      ...(options.install !== undefined ? { install: options.install } : {}),
     };
     const files = {
       task,
@@ -372,6 +381,8 @@ const ANSI = /\x1b\[[0-9;]*m/g;
  * else Docker's reason and the last lines of the build's output.
  */
 export function buildFailure(error: ProctorError): string {
+  // The install layer's refusal is its own one line (src/sandbox/install.ts).
+  if (error.message.startsWith('[environment] install: ')) return error.message;
   const log = typeof error.data?.['buildLog'] === 'string' ? error.data['buildLog'] : '';
   const lines = log
     .replace(ANSI, '')
@@ -412,6 +423,9 @@ function probeBundle(
       kind: 'dockerfile',
       contextDir: join(dir, 'environment'),
       dockerfile: 'Dockerfile',
+      ...(task.install !== undefined
+        ? { install: { command: task.install, workdir: task.workdir, baseCommit: task.baseCommit } }
+        : {}),
     },
     workdir: task.workdir,
     baseCommit: task.baseCommit,

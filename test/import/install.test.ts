@@ -86,7 +86,7 @@ function fixture(installs: Record<string, string | undefined>) {
     ...['import', 'swebench', rowsFile, '--repos', join(root, 'repos')],
     ...['--environment', join(root, 'env'), '--out', join(root, 'suite'), ...more],
   ];
-  return { root, args, suite: join(root, 'suite') };
+  return { root, args, suite: join(root, 'suite'), repo, base, fix };
 }
 
 describe('[environment] install', { timeout: 600_000 }, () => {
@@ -136,6 +136,34 @@ describe('[environment] install', { timeout: 600_000 }, () => {
     expect(refused.code).toBe(1);
     expect(refused.stdout).toContain(
       '[environment] install: the install left 4 file(s) that git does not ignore (its output must be ignored by git or outside the tree): modified setup.py, untracked build.log, untracked local.txt, untracked stray.txt',
+    );
+    expect(await leftovers(home)).toEqual([]);
+  });
+
+  it('derives a bundle with --install: its four states run on the installed tree, and a failing install stops derive in one line', async () => {
+    const f = fixture({ '1.0': undefined });
+    const env = join(f.root, 'env', 'acme__calc', '1.0');
+    const home = tempDir('proctor-home-');
+    const derive = (out: string, install: string) =>
+      proctor([
+        ...['--home', home, 'derive', '--repo', f.repo, '--base', f.base, '--fix', f.fix],
+        ...['--environment', env, '--out', join(f.root, out), '--workdir', '/testbed'],
+        ...['--install', install, '--repeat', '1'],
+      ]);
+    const derived = await derive('derived', PIP);
+    expect(derived.code, derived.stdout + derived.stderr).toBe(0);
+    const bundle = join(f.root, 'derived');
+    expect(readFileSync(join(bundle, 'task.toml'), 'utf8')).toContain(`install = "${PIP}"`);
+    expect(readFileSync(join(bundle, 'tests', 'hidden.txt'), 'utf8')).toBe(
+      'tests/test_calc.py::test_zero\n',
+    );
+    expect(readFileSync(join(bundle, 'tests', 'existing.txt'), 'utf8')).toBe(
+      'tests/test_calc.py::test_div\n',
+    );
+    const failed = await derive('failed', 'echo building; exit 4');
+    expect(failed.code).toBe(1);
+    expect(failed.stderr.trimEnd().split('\n').at(-1)).toMatch(
+      /^proctor: derive: --environment \S+: the image did not build: \[environment\] install: the install command failed \(exit 4\); its last lines: building$/,
     );
     expect(await leftovers(home)).toEqual([]);
   });
