@@ -8,12 +8,24 @@ import type { DockerClient, ExecResult } from '../sandbox/index.js';
 import type { Bundle } from './bundle.js';
 import {
   ASSET,
+  CHANNEL_SCRIPT,
   COLLECT_SCRIPT,
   COLLECT_TIMEOUT_MS,
+  COLLECTOR_GRACE_MS,
+  COLLECTOR_SCRIPT,
+  COLLECTOR_TIMEOUT_MS,
   EVALUATOR_PATHS,
+  KILL_TASK_SCRIPT,
   PHASE_SCRIPT,
   asset,
 } from './evaluate-scripts.js';
+import {
+  checkIntegrity,
+  integritySchema,
+  sentinelRequest,
+  type Integrity,
+  type SentinelRequest,
+} from './integrity.js';
 import { DEFAULT_REPORT_LIMITS, excerpt, parseReport, type TestStatus } from './report.js';
 import { checkPhase, type PhaseName, type PhaseOutcome } from './verdict.js';
 
@@ -41,6 +53,13 @@ export interface PhaseRecord {
     /** Reported IDs that were not declared (logged and ignored), first 50. */
     undeclared: string[];
     undeclaredCount: number;
+  };
+  /** For a protocol-2 runner: its collector's run, and what the integrity checks found. */
+  integrity?: {
+    collector: CommandRecord | null;
+    /** The sentinels' names and statuses, for the oracle log only (never stored elsewhere). */
+    sentinels: Array<{ name: string; expect: string; status: string | null }>;
+    tampered: string | null;
   };
 }
 
@@ -88,12 +107,28 @@ export function lastLines(text: string, n = 5): string {
   return excerpt(text.trim().split('\n').slice(-n).join('; '));
 }
 
+export interface PhaseExecOptions {
+  /** Another user than the task's (`uid:gid`): the protocol-2 collector's. */
+  user?: string;
+  stdin?: Buffer;
+}
+
 /** What a phase needs of its evaluation. */
 export interface PhaseContext {
   docker: DockerClient;
   bundle: Bundle;
   containerId: string;
-  exec: (cmd: string[], timeoutMs: number, outputBytes?: number) => Promise<ExecResult>;
+  exec: (
+    cmd: string[],
+    timeoutMs: number,
+    outputBytes?: number,
+    options?: PhaseExecOptions,
+  ) => Promise<ExecResult>;
+  /**
+   * Present when the runner speaks protocol 2 (integrity.ts): the collector's user, and the
+   * folder where the first phase's collector keeps the base commit's test configuration.
+   */
+  protocol?: { collectorUser: string; configDir: string };
   timed: <T>(step: string, work: () => Promise<T>) => Promise<T>;
   signal?: AbortSignal;
   evaluation: { phaseRecords: PhaseRecord[] };
@@ -108,13 +143,28 @@ export async function runPhase(
   const { docker, bundle, containerId: id, exec, timed, signal, evaluation } = phase;
   const { limits } = bundle;
   const dir = `${EVALUATOR_PATHS.out}/${name}-${randomBytes(8).toString('hex')}`;
+  const request = phase.protocol
+    ? sentinelRequest(phase.protocol.configDir, name === 'existing')
+    : null;
+  const collector =
+    phase.protocol && request
+      ? startCollector(phase, phase.protocol.collectorUser, dir, list, request)
+      : null;
   const run = await timed(name, () =>
-    exec(
-      ['sh', '-c', PHASE_SCRIPT, 'proctor-phase', dir, asset(ASSET.runner), asset(list)],
-      limits.testSeconds * 1000,
-      limits.outputBytes,
-    ),
+    request === null
+      ? exec(
+          ['sh', '-c', PHASE_SCRIPT, 'proctor-phase', dir, asset(ASSET.runner), asset(list)],
+          limits.testSeconds * 1000,
+          limits.outputBytes,
+        )
+      : exec(
+          ['sh', '-c', CHANNEL_SCRIPT, 'proctor-phase', dir, asset(ASSET.runner), asset(list)],
+          limits.testSeconds * 1000,
+          limits.outputBytes,
+          { stdin: requestBytes(request) },
+        ),
   );
+  const collectorRun = collector === null ? null : await finishCollector(phase, collector);
   checkAborted(signal, run);
   // A container that died under the run (removed, the engine restarted) says nothing
   // about the candidate: an exit 137 then is not an OOM kill.
@@ -144,6 +194,9 @@ export async function runPhase(
       undeclaredCount: 0,
     },
   };
+  if (request !== null) {
+    record.integrity = { collector: collectorRun, sentinels: [], tampered: null };
+  }
   evaluation.phaseRecords.push(record);
   const declared = name === 'existing' ? bundle.existingIds : bundle.hiddenIds;
   const outcome: PhaseOutcome = {
@@ -152,7 +205,9 @@ export async function runPhase(
     reportError: null,
     check: null,
   };
-  if (collected.exitCode === 6) {
+  if (collectorRun !== null && collectorRun.exitCode !== 0 && collected.exitCode !== 0) {
+    outcome.reportError = `the runner's collector failed (exit ${String(collectorRun.exitCode)}): ${lastLines(collectorRun.stderr) || lastLines(collectorRun.stdout) || 'no output'}`;
+  } else if (collected.exitCode === 6) {
     outcome.reportError = `the report is ${size} bytes; at most ${maxBytes} are read`;
   } else if (collected.exitCode !== 0) {
     outcome.reportError =
@@ -168,6 +223,23 @@ export async function runPhase(
         );
       }
       const parsed = parseReport(bytes);
+      if (request !== null && record.integrity) {
+        const integrity = readIntegrity(parsed.integrity);
+        const checked = checkIntegrity(integrity, request);
+        record.integrity.sentinels = request.sentinels.map((s) => ({
+          ...s,
+          status: integrity?.sentinels.find((r) => r.name === s.name)?.status ?? null,
+        }));
+        record.integrity.tampered = checked.tampered;
+        outcome.tampered = checked.tampered;
+        if (checked.invalid !== null) {
+          const cause = lastLines(run.stderr) || lastLines(run.stdout);
+          throw new ProctorError(
+            'REPORT_INVALID',
+            cause ? `${checked.invalid}; the runner's last lines: ${cause}` : checked.invalid,
+          );
+        }
+      }
       phase.onReport?.(name, parsed.tests);
       record.report.format = parsed.format;
       record.report.problems = parsed.problems;
@@ -180,4 +252,59 @@ export async function runPhase(
   }
   record.report.error = outcome.reportError;
   return outcome;
+}
+
+function requestBytes(request: SentinelRequest): Buffer {
+  return Buffer.from(`${JSON.stringify(request)}\n`, 'utf8');
+}
+
+/** A protocol-2 report's `integrity` object, or undefined when it is absent or malformed. */
+function readIntegrity(raw: unknown): Integrity | undefined {
+  const parsed = integritySchema.safeParse(raw);
+  return parsed.success ? parsed.data : undefined;
+}
+
+/**
+ * Starts the phase's collector (as another uid; see COLLECTOR_SCRIPT) without waiting for it:
+ * it makes its folder and socket, then waits for the tests' one connection. Never rejects.
+ */
+function startCollector(
+  phase: PhaseContext,
+  user: string,
+  dir: string,
+  list: string,
+  request: SentinelRequest,
+): Promise<ExecResult | Error> {
+  const timeoutMs = phase.bundle.limits.testSeconds * 1000 + COLLECTOR_TIMEOUT_MS;
+  return phase
+    .exec(
+      ['sh', '-c', COLLECTOR_SCRIPT, 'proctor-collector', dir, asset(ASSET.runner), asset(list)],
+      timeoutMs,
+      16 * 1024,
+      { user, stdin: requestBytes(request) },
+    )
+    .catch((error: unknown) => (error instanceof Error ? error : new Error(String(error))));
+}
+
+/**
+ * Waits for the collector once the tests ended. It ends by itself when the tests' session
+ * ends; when something the tests left still holds the channel open, the task uid's processes
+ * are killed and it gets a little longer. Its run goes into the oracle log.
+ */
+async function finishCollector(
+  phase: PhaseContext,
+  collector: Promise<ExecResult | Error>,
+): Promise<CommandRecord | null> {
+  let timer: NodeJS.Timeout | undefined;
+  const grace = new Promise<null>((resolve) => {
+    timer = setTimeout(() => resolve(null), COLLECTOR_GRACE_MS);
+  });
+  let result = await Promise.race([collector, grace]);
+  clearTimeout(timer);
+  if (result === null) {
+    await phase.exec(['sh', '-c', KILL_TASK_SCRIPT], COLLECT_TIMEOUT_MS);
+    result = await collector;
+  }
+  if (result instanceof Error) throw result;
+  return commandRecord(result);
 }

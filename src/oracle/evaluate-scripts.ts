@@ -58,6 +58,31 @@ exec base64 -- "$r"
 export const PHASE_SCRIPT = String.raw`mkdir -m 700 -- "$1" || exit 125
 exec "$2" "$3" "$1/report"`;
 
+// Protocol 2 (integrity.ts), the collector: as the idle uid, with an environment of PATH and
+// the locale alone, so that nothing the task's environment names (PYTHONPATH, NODE_OPTIONS…)
+// can bring the checkout's code into the one process that writes the report. $1 its folder
+// (it makes it), $2 the runner, $3 the ID list; the request arrives on stdin.
+export const COLLECTOR_SCRIPT = String.raw`exec env -i PATH="$PATH" LC_ALL=C.UTF-8 PYTHONNOUSERSITE=1 PYTHONDONTWRITEBYTECODE=1 "$2" --proctor-collect "$3" "$1"`;
+
+// Protocol 2, the test side, as the task uid: $1 the collector's folder, $2 the runner, $3 the
+// ID list; the request on stdin. HOME is emptied first (a file an earlier phase's tests left
+// there, a Python usercustomize say, must not run in this one), and the variables that can put
+// the checkout ahead of a language's standard library are kept from the runner's own process
+// under PROCTOR_KEEP_<name>: the runner gives them back to the tests.
+export const CHANNEL_SCRIPT = String.raw`rm -rf -- "$HOME"/* "$HOME"/.[!.]* "$HOME"/..?* 2>/dev/null
+for v in PYTHONPATH PYTHONSTARTUP NODE_OPTIONS NODE_PATH; do
+  eval "if [ -n \"\${$v+x}\" ]; then export PROCTOR_KEEP_$v=\"\$$v\"; unset $v; fi"
+done
+exec "$2" --proctor-channel "$1/channel" "$3"`;
+
+// Ends every process of the task uid (what a phase's tests left holding the collector's
+// channel open), as COLLECT_SCRIPT does first.
+export const KILL_TASK_SCRIPT = 'kill -9 -1 2>/dev/null; exit 0';
+
+/** How long after the tests a collector may take to write its report. */
+export const COLLECTOR_GRACE_MS = 1_000;
+export const COLLECTOR_TIMEOUT_MS = 30_000;
+
 export const APPLY_TIMEOUT_MS = 120_000;
 export const COLLECT_TIMEOUT_MS = 60_000;
 export const SETUP_TIMEOUT_MS = 300_000;

@@ -26,11 +26,13 @@
 //
 // The verdict comes from the reports alone (decideGrade); the runner's exit status and prose
 // are only logged.
+import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { stepTimer } from '../clock.js';
 import { describeError } from '../errors.js';
 import {
   execInContainer,
+  idleUid,
   removeContainer,
   removeVolume,
   startWithWorkspace,
@@ -50,6 +52,7 @@ import {
   runPhase,
   type CommandRecord,
   type PhaseContext,
+  type PhaseExecOptions,
   type PhaseRecord,
 } from './evaluate-phase.js';
 import {
@@ -61,6 +64,7 @@ import {
   SETUP_TIMEOUT_MS,
   asset,
 } from './evaluate-scripts.js';
+import { runnerProtocol } from './integrity.js';
 import type { TestStatus } from './report.js';
 import {
   decideGrade,
@@ -206,13 +210,19 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
     };
     checkAborted(signal);
     const id = container.id;
-    const exec = (cmd: string[], timeoutMs: number, outputBytes = 64 * 1024) =>
+    const exec = (
+      cmd: string[],
+      timeoutMs: number,
+      outputBytes = 64 * 1024,
+      options: PhaseExecOptions = {},
+    ) =>
       execInContainer(docker, id, {
         cmd,
-        user,
+        user: options.user ?? user,
         workdir: bundle.workdir,
         timeoutMs,
         outputBytes,
+        ...(options.stdin ? { stdin: options.stdin } : {}),
         ...(signal ? { signal } : {}),
       });
 
@@ -242,6 +252,14 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
       evaluation,
       ...(signal ? { signal } : {}),
       ...(input.onReport ? { onReport: input.onReport } : {}),
+      ...(runnerProtocol(runner) === 2
+        ? {
+            protocol: {
+              collectorUser: `${idleUid(sandbox.uid)}:${idleUid(sandbox.uid)}`,
+              configDir: `${EVALUATOR_PATHS.out}/base-config-${randomBytes(8).toString('hex')}`,
+            },
+          }
+        : {}),
     };
     const existing = await runPhase(phase, 'existing', ASSET.existing);
     const phases: GradePhases = { existing };

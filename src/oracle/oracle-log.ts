@@ -79,6 +79,20 @@ function evaluationLines(title: string, evaluation: Evaluation): string[] {
         `  ${report.undeclaredCount} reported IDs were not declared (ignored): ${report.undeclared.join(', ')}${report.undeclaredCount > report.undeclared.length ? ', …' : ''}`,
       );
     }
+    const integrity = phase.integrity;
+    if (integrity) {
+      if (integrity.collector && integrity.collector.exitCode !== 0) {
+        command(lines, 'collector', integrity.collector);
+      }
+      const sentinels = integrity.sentinels
+        .map((s) => `${s.name} (must be ${s.expect}): ${s.status ?? 'not reported'}`)
+        .join(', ');
+      lines.push(
+        integrity.tampered === null
+          ? `  integrity: sentinels and tripwires held${sentinels ? ` (${sentinels})` : ''}`
+          : `  integrity: TAMPERED: ${integrity.tampered}${sentinels ? `; sentinels: ${sentinels}` : ''}`,
+      );
+    }
   }
   if (
     evaluation.hiddenApply &&

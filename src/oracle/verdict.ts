@@ -29,6 +29,11 @@ export const REASONS = [
   'BASELINE_EXISTING_MISSING',
   /** A prediction whose patch is null or empty: recorded without running anything. */
   'EMPTY_PATCH',
+  /**
+   * The run's integrity checks failed (integrity.ts): a sentinel test with the wrong status, or
+   * a tripwire of the runner fired. The candidate's code forged, or tried to forge, outcomes.
+   */
+  'TAMPERED',
 ] as const;
 
 export type Reason = (typeof REASONS)[number];
@@ -173,6 +178,11 @@ export interface PhaseOutcome {
   oom: boolean;
   /** Why the report could not be used (absent, too large, malformed), else null. */
   reportError: string | null;
+  /**
+   * Why the run counts as forged (a sentinel with the wrong status, a tripwire), else null.
+   * Only runners that speak protocol 2 are checked; for others it is always null.
+   */
+  tampered?: string | null;
   /** checkPhase of the parsed report against the declared IDs; null without a usable report. */
   check: PhaseCheck | null;
 }
@@ -203,7 +213,13 @@ function plural(n: number, word: string): string {
 // leaves at best a partial report, so those come before anything read from the report; an
 // unusable report comes before its contents; a declared test that never reported (renamed,
 // deleted, collection broke) before tests that ran and failed.
+//
+// TAMPERED comes first: a forged run's timing, memory and report say nothing true.
 const RULES: readonly Rule[] = [
+  (name, p) =>
+    p.tampered !== undefined && p.tampered !== null
+      ? { reason: 'TAMPERED', detail: `${name} phase: ${p.tampered}` }
+      : null,
   (name, p) =>
     p.timedOut ? { reason: 'TIMEOUT', detail: `${name} phase exceeded its time limit` } : null,
   (name, p) => (p.oom ? { reason: 'OOM', detail: `${name} phase ran out of memory` } : null),
@@ -257,7 +273,7 @@ function runHash(run: GradePhases): string | null {
 
 /**
  * The verdict of a grade from its two phases. Precedence, first match wins, existing before
- * hidden within a rule: TIMEOUT, OOM, REPORT_INVALID (INFRA_ERROR if a phase has neither a
+ * hidden within a rule: TAMPERED, TIMEOUT, OOM, REPORT_INVALID (INFRA_ERROR if a phase has neither a
  * report nor a report error), TESTS_MISSING, EXISTING_FAILED, HIDDEN_FAILED; then INFRA_ERROR
  * if the hidden phase did not run; else PASS. Reasons decided before the phases
  * (APPLY_FAILED, PATCH_TOO_LARGE, PATCH_REJECTED, CANCELLED, …) are the caller's failVerdict.
@@ -373,6 +389,9 @@ export function decideBaseline(input: BaselineInput): Verdict {
       const detail = missingDetail('existing', run.existing.check, where);
       return failVerdict('BASELINE_EXISTING_MISSING', detail, hash);
     }
+    if (existing?.reason === 'TAMPERED') {
+      return failVerdict('TAMPERED', `without a diff${where}: ${existing.detail}`, hash);
+    }
     if (existing !== null) {
       return failVerdict(
         'BASELINE_EXISTING_FAILED',
@@ -385,6 +404,11 @@ export function decideBaseline(input: BaselineInput): Verdict {
     }
     const hidden = firstFailure([['hidden', run.hidden]]);
     if (hidden?.reason === 'INFRA_ERROR') return failVerdict('INFRA_ERROR', hidden.detail, hash);
+    // Without a diff nothing can forge: a failed integrity check means the runner does not
+    // keep its protocol in this image, and every grade would fail the same way.
+    if (hidden?.reason === 'TAMPERED') {
+      return failVerdict('TAMPERED', `without a diff${where}: ${hidden.detail}`, hash);
+    }
     if (hidden?.reason === 'TESTS_MISSING' && run.hidden.check !== null) {
       const detail = missingDetail('hidden', run.hidden.check, where);
       return failVerdict('BASELINE_HIDDEN_MISSING', detail, hash);
