@@ -128,6 +128,14 @@ function writeIds(dir: string, name: 'existing' | 'hidden', ids: string[]): void
   writeFileSync(join(dir, 'tests', `${name}.txt`), ids.map((id) => `${id}\n`).join(''));
 }
 
+/**
+ * A candidate diff for a bundle made by makeRepoBundle: `changes` on top of its base commit,
+ * as a full-index binary diff (the repository it was made from stays beside the bundle).
+ */
+export function candidateDiff(bundleDir: string, changes: Files): Buffer {
+  return Buffer.from(diffFrom(join(dirname(bundleDir), 'work'), changes));
+}
+
 /** A copy of a bundle (removed after the test) with other ID lists; environment/ unchanged. */
 export function withIds(dir: string, lists: { existing?: string[]; hidden?: string[] }): string {
   const copy = join(tempDir('proctor-runner-copy-'), 'bundle');
