@@ -164,7 +164,8 @@ export async function runPhase(
           { stdin: requestBytes(request) },
         ),
   );
-  const collectorRun = collector === null ? null : await finishCollector(phase, collector);
+  const collectorRun =
+    collector === null ? null : await timed('collector', () => finishCollector(phase, collector));
   checkAborted(signal, run);
   // A container that died under the run (removed, the engine restarted) says nothing
   // about the candidate: an exit 137 then is not an OOM kill.

@@ -187,6 +187,21 @@ def pytest_runtest_makereport(item, call):
 `,
   },
   exitAtImport: forged('import os\nos._exit(0)\n'),
+  // A plugin "installed" in the checkout: python -m pytest puts the checkout on sys.path, and
+  // pytest autoloads the pytest11 entry points of every distribution it finds there.
+  distInfoPlugin: {
+    'calc_tools-1.0.dist-info/METADATA': 'Metadata-Version: 2.1\nName: calc-tools\nVersion: 1.0\n',
+    'calc_tools-1.0.dist-info/entry_points.txt': '[pytest11]\ncalc_tools = calc_tools_plugin\n',
+    'calc_tools_plugin.py': `import pytest
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    if "sentinel" not in item.nodeid:
+        outcome.get_result().outcome = "passed"
+`,
+  },
 };
 
 let dir: string;
@@ -273,6 +288,7 @@ describe('forgeries through the built-in pytest runner', () => {
     ['iniPlugin', 'HIDDEN_FAILED', /not passed/],
     ['conftest', 'TAMPERED', /sentinel \w+ \(must be (failed|error)\) reported passed/],
     ['exitAtImport', 'REPORT_INVALID', /ended before the end of its session/],
+    ['distInfoPlugin', 'HIDDEN_FAILED', /not passed/],
   ];
   it.each(cases)(
     'fails the %s forgery: %s',
