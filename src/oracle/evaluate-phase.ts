@@ -11,11 +11,9 @@ import {
   CHANNEL_SCRIPT,
   COLLECT_SCRIPT,
   COLLECT_TIMEOUT_MS,
-  COLLECTOR_GRACE_MS,
   COLLECTOR_SCRIPT,
-  COLLECTOR_TIMEOUT_MS,
+  COLLECTOR_WAIT_ROUNDS,
   EVALUATOR_PATHS,
-  KILL_TASK_SCRIPT,
   PHASE_SCRIPT,
   asset,
 } from './evaluate-scripts.js';
@@ -113,6 +111,11 @@ export interface PhaseExecOptions {
   stdin?: Buffer;
 }
 
+export interface Protocol {
+  phases: Record<PhaseName, { dir: string; request: SentinelRequest }>;
+  collector: Promise<ExecResult | Error>;
+}
+
 /** What a phase needs of its evaluation. */
 export interface PhaseContext {
   docker: DockerClient;
@@ -125,10 +128,10 @@ export interface PhaseContext {
     options?: PhaseExecOptions,
   ) => Promise<ExecResult>;
   /**
-   * Present when the runner speaks protocol 2 (integrity.ts): the collector's user, and the
-   * folder where the first phase's collector keeps the base commit's test configuration.
+   * Present when the runner speaks protocol 2 (integrity.ts): each phase's folder and request,
+   * and the collector serving them all (startCollector), started before the first phase.
    */
-  protocol?: { collectorUser: string; configDir: string };
+  protocol?: Protocol;
   timed: <T>(step: string, work: () => Promise<T>) => Promise<T>;
   signal?: AbortSignal;
   evaluation: { phaseRecords: PhaseRecord[] };
@@ -142,14 +145,9 @@ export async function runPhase(
 ): Promise<PhaseOutcome> {
   const { docker, bundle, containerId: id, exec, timed, signal, evaluation } = phase;
   const { limits } = bundle;
-  const dir = `${EVALUATOR_PATHS.out}/${name}-${randomBytes(8).toString('hex')}`;
-  const request = phase.protocol
-    ? sentinelRequest(phase.protocol.configDir, name === 'existing')
-    : null;
-  const collector =
-    phase.protocol && request
-      ? startCollector(phase, phase.protocol.collectorUser, dir, list, request)
-      : null;
+  const planned = phase.protocol?.phases[name];
+  const dir = planned?.dir ?? phaseDir(name);
+  const request = planned?.request ?? null;
   const run = await timed(name, () =>
     request === null
       ? exec(
@@ -161,11 +159,9 @@ export async function runPhase(
           ['sh', '-c', CHANNEL_SCRIPT, 'proctor-phase', dir, asset(ASSET.runner), asset(list)],
           limits.testSeconds * 1000,
           limits.outputBytes,
-          { stdin: requestBytes(request) },
+          { stdin: requestBytes([request]) },
         ),
   );
-  const collectorRun =
-    collector === null ? null : await timed('collector', () => finishCollector(phase, collector));
   checkAborted(signal, run);
   // A container that died under the run (removed, the engine restarted) says nothing
   // about the candidate: an exit 137 then is not an OOM kill.
@@ -173,7 +169,15 @@ export async function runPhase(
   const maxBytes = DEFAULT_REPORT_LIMITS.maxBytes;
   const collected = await timed('collect', () =>
     exec(
-      ['sh', '-c', COLLECT_SCRIPT, 'proctor-collect', `${dir}/report`, String(maxBytes)],
+      [
+        'sh',
+        '-c',
+        COLLECT_SCRIPT,
+        'proctor-collect',
+        `${dir}/report`,
+        String(maxBytes),
+        ...(request === null ? [] : [String(COLLECTOR_WAIT_ROUNDS)]),
+      ],
       COLLECT_TIMEOUT_MS,
       // base64 of maxBytes, with its line breaks.
       Math.ceil(((maxBytes + 3) * 4) / 3 / 76) * 77 + 16,
@@ -195,8 +199,14 @@ export async function runPhase(
       undeclaredCount: 0,
     },
   };
+  const collectorRun = phase.protocol ? await settled(phase.protocol.collector) : null;
   if (request !== null) {
-    record.integrity = { collector: collectorRun, sentinels: [], tampered: null };
+    record.integrity = {
+      collector:
+        collectorRun instanceof Error || collectorRun === null ? null : commandRecord(collectorRun),
+      sentinels: [],
+      tampered: null,
+    };
   }
   evaluation.phaseRecords.push(record);
   const declared = name === 'existing' ? bundle.existingIds : bundle.hiddenIds;
@@ -206,8 +216,10 @@ export async function runPhase(
     reportError: null,
     check: null,
   };
-  if (collectorRun !== null && collectorRun.exitCode !== 0 && collected.exitCode !== 0) {
-    outcome.reportError = `the runner's collector failed (exit ${String(collectorRun.exitCode)}): ${lastLines(collectorRun.stderr) || lastLines(collectorRun.stdout) || 'no output'}`;
+  if (collectorRun instanceof Error && collected.exitCode !== 0) {
+    outcome.reportError = `the runner's collector failed: ${describeError(collectorRun)}`;
+  } else if (collectorRun && !(collectorRun instanceof Error) && collected.exitCode !== 0) {
+    outcome.reportError = `the runner's collector ended (exit ${String(collectorRun.exitCode)}) without this phase's report: ${lastLines(collectorRun.stderr) || lastLines(collectorRun.stdout) || 'no output'}`;
   } else if (collected.exitCode === 6) {
     outcome.reportError = `the report is ${size} bytes; at most ${maxBytes} are read`;
   } else if (collected.exitCode !== 0) {
@@ -255,8 +267,18 @@ export async function runPhase(
   return outcome;
 }
 
-function requestBytes(request: SentinelRequest): Buffer {
-  return Buffer.from(`${JSON.stringify(request)}\n`, 'utf8');
+function requestBytes(requests: readonly SentinelRequest[]): Buffer {
+  return Buffer.from(requests.map((r) => `${JSON.stringify(r)}\n`).join(''), 'utf8');
+}
+
+/** A fresh output folder for a phase (random name: nothing can have made it before). */
+function phaseDir(name: PhaseName): string {
+  return `${EVALUATOR_PATHS.out}/${name}-${randomBytes(8).toString('hex')}`;
+}
+
+/** The promise's value if it has settled, else null, at once. */
+async function settled<T>(promise: Promise<T>): Promise<T | null> {
+  return Promise.race([promise, new Promise<null>((resolve) => setImmediate(() => resolve(null)))]);
 }
 
 /** A protocol-2 report's `integrity` object, or undefined when it is absent or malformed. */
@@ -266,46 +288,41 @@ function readIntegrity(raw: unknown): Integrity | undefined {
 }
 
 /**
- * Starts the phase's collector (as another uid; see COLLECTOR_SCRIPT) without waiting for it:
- * it makes its folder and socket, then waits for the tests' one connection. Never rejects.
+ * Plans an evaluation's phases for a protocol-2 runner and starts their one collector (as
+ * another uid; see COLLECTOR_SCRIPT) without waiting for it: before each phase it makes that
+ * phase's folder and socket and waits for the tests' one connection. The first phase's
+ * collector also saves the base commit's test configuration, before any candidate code runs.
+ * The returned promise never rejects; the collector ends after the last phase, or with the
+ * container.
  */
-function startCollector(
-  phase: PhaseContext,
+export function startCollector(
+  exec: PhaseContext['exec'],
   user: string,
-  dir: string,
-  list: string,
-  request: SentinelRequest,
-): Promise<ExecResult | Error> {
-  const timeoutMs = phase.bundle.limits.testSeconds * 1000 + COLLECTOR_TIMEOUT_MS;
-  return phase
-    .exec(
-      ['sh', '-c', COLLECTOR_SCRIPT, 'proctor-collector', dir, asset(ASSET.runner), asset(list)],
-      timeoutMs,
-      16 * 1024,
-      { user, stdin: requestBytes(request) },
-    )
-    .catch((error: unknown) => (error instanceof Error ? error : new Error(String(error))));
-}
-
-/**
- * Waits for the collector once the tests ended. It ends by itself when the tests' session
- * ends; when something the tests left still holds the channel open, the task uid's processes
- * are killed and it gets a little longer. Its run goes into the oracle log.
- */
-async function finishCollector(
-  phase: PhaseContext,
-  collector: Promise<ExecResult | Error>,
-): Promise<CommandRecord | null> {
-  let timer: NodeJS.Timeout | undefined;
-  const grace = new Promise<null>((resolve) => {
-    timer = setTimeout(() => resolve(null), COLLECTOR_GRACE_MS);
-  });
-  let result = await Promise.race([collector, grace]);
-  clearTimeout(timer);
-  if (result === null) {
-    await phase.exec(['sh', '-c', KILL_TASK_SCRIPT], COLLECT_TIMEOUT_MS);
-    result = await collector;
-  }
-  if (result instanceof Error) throw result;
-  return commandRecord(result);
+  testSeconds: number,
+  lists: Record<PhaseName, string>,
+): Protocol {
+  const config = `${EVALUATOR_PATHS.out}/base-config-${randomBytes(8).toString('hex')}`;
+  const names: PhaseName[] = ['existing', 'hidden'];
+  const phases = Object.fromEntries(
+    names.map((name) => [
+      name,
+      { dir: phaseDir(name), request: sentinelRequest(config, name === 'existing') },
+    ]),
+  ) as Protocol['phases'];
+  const collector = exec(
+    [
+      'sh',
+      '-c',
+      COLLECTOR_SCRIPT,
+      'proctor-collector',
+      asset(ASSET.runner),
+      ...names.flatMap((name) => [asset(lists[name]), phases[name].dir]),
+    ],
+    // Both phases, the hidden tests' apply and the collects, with room to spare: the
+    // container's removal ends it in any case.
+    (2 * testSeconds + 600) * 1000,
+    16 * 1024,
+    { user, stdin: requestBytes(names.map((name) => phases[name].request)) },
+  ).catch((error: unknown) => (error instanceof Error ? error : new Error(String(error))));
+  return { phases, collector };
 }

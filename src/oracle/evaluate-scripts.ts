@@ -45,6 +45,10 @@ git apply --whitespace=nowarn -- "$1" || exit 11
 // exact bytes (a report that is not UTF-8 must be refused, not repaired in transit).
 export const COLLECT_SCRIPT = String.raw`kill -9 -1 2>/dev/null
 r=$1
+# $3, for a protocol-2 runner: how many times to look again (10 ms apart) for the report its
+# collector writes once the tests' channel closes (the kill above closes it at the latest).
+i=0
+while [ -n "$3" ] && [ ! -e "$r" ] && [ "$i" -lt "$3" ]; do sleep 0.01; i=$((i + 1)); done
 if [ -L "$r" ]; then echo "the report is a symlink, not a file" >&2; exit 3; fi
 if [ ! -e "$r" ]; then echo "the runner wrote no report" >&2; exit 4; fi
 if [ ! -f "$r" ]; then echo "the report is not a regular file" >&2; exit 5; fi
@@ -58,11 +62,14 @@ exec base64 -- "$r"
 export const PHASE_SCRIPT = String.raw`mkdir -m 700 -- "$1" || exit 125
 exec "$2" "$3" "$1/report"`;
 
-// Protocol 2 (integrity.ts), the collector: as the idle uid, with an environment of PATH and
-// the locale alone, so that nothing the task's environment names (PYTHONPATH, NODE_OPTIONS…)
-// can bring the checkout's code into the one process that writes the report. $1 its folder
-// (it makes it), $2 the runner, $3 the ID list; the request arrives on stdin.
-export const COLLECTOR_SCRIPT = String.raw`exec env -i PATH="$PATH" LC_ALL=C.UTF-8 PYTHONNOUSERSITE=1 PYTHONDONTWRITEBYTECODE=1 "$2" --proctor-collect "$3" "$1"`;
+// Protocol 2 (integrity.ts), the collector, one for every phase of an evaluation: as the idle
+// uid, with an environment of PATH and the locale alone, so that nothing the task's
+// environment names (PYTHONPATH, NODE_OPTIONS…) can bring the checkout's code into the one
+// process that writes the reports. $1 the runner, then per phase its ID list and its folder
+// (the collector makes it); the phases' requests arrive on stdin, a line each.
+export const COLLECTOR_SCRIPT = String.raw`r=$1
+shift
+exec env -i PATH="$PATH" LC_ALL=C.UTF-8 PYTHONNOUSERSITE=1 PYTHONDONTWRITEBYTECODE=1 "$r" --proctor-collect "$@"`;
 
 // Protocol 2, the test side, as the task uid: $1 the collector's folder, $2 the runner, $3 the
 // ID list; the request on stdin. HOME is emptied first (a file an earlier phase's tests left
@@ -75,13 +82,8 @@ for v in PYTHONPATH PYTHONSTARTUP NODE_OPTIONS NODE_PATH; do
 done
 exec "$2" --proctor-channel "$1/channel" "$3"`;
 
-// Ends every process of the task uid (what a phase's tests left holding the collector's
-// channel open), as COLLECT_SCRIPT does first.
-export const KILL_TASK_SCRIPT = 'kill -9 -1 2>/dev/null; exit 0';
-
-/** How long after the tests a collector may take to write its report. */
-export const COLLECTOR_GRACE_MS = 1_000;
-export const COLLECTOR_TIMEOUT_MS = 30_000;
+/** How many times COLLECT_SCRIPT looks again for a collector's report (10 ms apart). */
+export const COLLECTOR_WAIT_ROUNDS = 500;
 
 export const APPLY_TIMEOUT_MS = 120_000;
 export const COLLECT_TIMEOUT_MS = 60_000;

@@ -26,7 +26,6 @@
 //
 // The verdict comes from the reports alone (decideGrade); the runner's exit status and prose
 // are only logged.
-import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { stepTimer } from '../clock.js';
 import { describeError } from '../errors.js';
@@ -50,6 +49,7 @@ import {
   commandRecord,
   lastLines,
   runPhase,
+  startCollector,
   type CommandRecord,
   type PhaseContext,
   type PhaseExecOptions,
@@ -226,6 +226,17 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
         ...(signal ? { signal } : {}),
       });
 
+    // A protocol-2 runner's collector starts first: it saves the base commit's test
+    // configuration before anything of the candidate's is in the tree.
+    const idle = idleUid(sandbox.uid);
+    const protocol =
+      runnerProtocol(runner) === 2
+        ? startCollector(exec, `${idle}:${idle}`, limits.testSeconds, {
+            existing: ASSET.existing,
+            hidden: ASSET.hidden,
+          })
+        : undefined;
+
     if (patch !== null && patch.length > 0) {
       const applied = await timed('apply', () =>
         exec(['sh', '-c', APPLY_SCRIPT, 'proctor-apply', asset(ASSET.candidate)], APPLY_TIMEOUT_MS),
@@ -252,14 +263,7 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
       evaluation,
       ...(signal ? { signal } : {}),
       ...(input.onReport ? { onReport: input.onReport } : {}),
-      ...(runnerProtocol(runner) === 2
-        ? {
-            protocol: {
-              collectorUser: `${idleUid(sandbox.uid)}:${idleUid(sandbox.uid)}`,
-              configDir: `${EVALUATOR_PATHS.out}/base-config-${randomBytes(8).toString('hex')}`,
-            },
-          }
-        : {}),
+      ...(protocol ? { protocol } : {}),
     };
     const existing = await runPhase(phase, 'existing', ASSET.existing);
     const phases: GradePhases = { existing };
