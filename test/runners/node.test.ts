@@ -344,6 +344,26 @@ describe('the built-in node runner, protocol 2', () => {
   );
 
   it(
+    'raises no alarm for code that hooks the exit as signal-exit does (process.emit, process.reallyExit)',
+    async () => {
+      const hooks = `
+const emit = process.emit;
+const reallyExit = process.reallyExit;
+process.emit = function (event, ...args) {
+  return emit.call(this, event, ...args);
+};
+process.reallyExit = function (code) {
+  return reallyExit.call(this, code);
+};
+`;
+      const candidate = patchFrom(SPEC, { 'src/version.js': VERSION_JS(true) + hooks });
+      const evaluation = await grade(bundle, candidate);
+      expect(evaluation.verdict).toMatchObject({ verdict: 'PASS', reason: 'PASS' });
+    },
+    SLOW,
+  );
+
+  it(
     'finds a candidate that rewrites every failing event of its file as passing: TAMPERED, by the sentinels and a tripwire',
     async () => {
       const evaluation = await grade(bundle, forged(FORGERY.allEvents));
