@@ -22,7 +22,7 @@
 //   uid = 1000
 //   gid = 1000
 //   templates = 8                   # workspace templates kept (least recently used go first)
-//   [solvers.NAME]                  # a registered solver profile (see the README)
+//   [solvers.NAME]                  # a registered solver profile (see docs/solvers.md)
 //   price_input_per_mtok = 2.0      # USD per million tokens: input and output together, or
 //   price_output_per_mtok = 8.0     # neither; cached input defaults to the input price
 //   price_cached_input_per_mtok = 0.5

@@ -3,7 +3,8 @@
 // only, without sign, exponent, hex prefix, spaces or leading zeros (`Number()` would take
 // `1e3`, `0x10` and ` 7`, and round `9007199254740993` to another job's id). The value must lie
 // within the safe-integer range and within its own bounds, and the message names those bounds,
-// never the safe-integer limit when the real one is smaller.
+// never the safe-integer limit when the real one is smaller. Whole numbers given as JSON (API
+// bodies) are worded the same way (integerExpected).
 
 /** The inclusive bounds of one number; both safe integers, `min <= max`. */
 export interface IntegerBounds {
@@ -44,4 +45,21 @@ export function parseInteger(text: string, bounds: IntegerBounds): IntegerParse 
   const value = text.length > String(Number.MAX_SAFE_INTEGER).length ? Infinity : Number(text);
   if (value < min || value > max) return { ok: false, problem: `expected ${range}, ${got}` };
   return { ok: true, value };
+}
+
+/**
+ * What is wrong with a JSON value (an API body's field) that is not an integer within
+ * `bounds`, in parseInteger's words: `expected an integer from 1 to 20, got \`1e+308\``. The
+ * value is quoted as JSON, so that `"5"` shows it came as a string.
+ */
+export function integerExpected(bounds: IntegerBounds, value: unknown): string {
+  // JSON is one line with its control characters escaped already; only a long one is cut.
+  let text: string;
+  try {
+    text = JSON.stringify(value) ?? String(value);
+  } catch {
+    text = String(value);
+  }
+  const cut = text.length > SHOWN_CHARS ? `${text.slice(0, SHOWN_CHARS)}…` : text;
+  return `expected an integer from ${bounds.min} to ${bounds.max}, got \`${cut}\``;
 }

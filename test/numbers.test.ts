@@ -1,6 +1,6 @@
 // The one parser of whole numbers given as text, shared by the CLI and the API.
 import { describe, expect, it } from 'vitest';
-import { parseInteger } from '../src/numbers.js';
+import { integerExpected, parseInteger } from '../src/numbers.js';
 
 const ids = { min: 1, max: Number.MAX_SAFE_INTEGER };
 
@@ -82,5 +82,19 @@ describe('parseInteger', () => {
   it('rejects bounds that are not safe integers (a programming error)', () => {
     expect(() => parseInteger('1', { min: 1, max: 2 ** 53 })).toThrow(RangeError);
     expect(() => parseInteger('1', { min: 5, max: 1 })).toThrow(RangeError);
+  });
+});
+
+describe('integerExpected', () => {
+  it('words a JSON value as parseInteger words text, quoted as JSON on one line, cut short', () => {
+    const repeat = { min: 1, max: 20 };
+    expect(integerExpected(repeat, 1e308)).toBe('expected an integer from 1 to 20, got `1e+308`');
+    expect(integerExpected(repeat, 2.5)).toBe('expected an integer from 1 to 20, got `2.5`');
+    expect(integerExpected(repeat, '5')).toBe('expected an integer from 1 to 20, got `"5"`');
+    expect(integerExpected(repeat, null)).toBe('expected an integer from 1 to 20, got `null`');
+    const long = integerExpected(repeat, `1\n${'x'.repeat(1000)}`);
+    expect(long).not.toContain('\n');
+    expect(long).toContain('got `"1\\nxx');
+    expect(long.length).toBeLessThan(150);
   });
 });

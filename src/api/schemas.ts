@@ -1,8 +1,23 @@
 // The API's schemas: requests (validated on the way in) and answers (the types the routes must
 // build, and what tests parse real answers with). The OpenAPI document is generated from both.
 import { z } from 'zod';
-import { parseInteger } from '../numbers.js';
+import { integerExpected, parseInteger } from '../numbers.js';
 import { CANCEL_OUTCOMES, JOB_KINDS, JOB_STATUSES, MAX_PAGE } from '../queue/index.js';
+
+/**
+ * A whole number in a JSON body within [min, max]. Any other value (1e308, 1.5, -1, "5", null)
+ * is a 400 naming the field and these bounds in the command line's words, never zod's own
+ * (which would name the safe-integer limit for 1e308).
+ */
+function integer(min: number, max: number) {
+  const error = (issue: { input: unknown }) => integerExpected({ min, max }, issue.input);
+  return z.number({ error }).int({ error }).min(min, { error }).max(max, { error });
+}
+
+/** The most runs of each state one baseline job may ask for (`proctor baseline --repeat`). */
+export const MAX_REPEAT = 20;
+/** The longest solve timeout a job may ask for, in seconds (`proctor solve --timeout`). */
+export const MAX_TIMEOUT_SECONDS = 86_400;
 
 const bundle = z
   .string()
@@ -19,7 +34,7 @@ export const jobRequest = z.discriminatedUnion('kind', [
       kind: z.literal('baseline'),
       bundle,
       gold: z.boolean().default(false),
-      repeat: z.number().int().min(1).max(20).default(1),
+      repeat: integer(1, MAX_REPEAT).default(1),
       idempotencyKey: z.string().min(1).max(512).optional(),
     })
     .strict(),
@@ -28,7 +43,7 @@ export const jobRequest = z.discriminatedUnion('kind', [
       kind: z.literal('solve'),
       bundle,
       solver: z.string().min(1).max(64).describe('a solver profile of proctor.toml'),
-      timeoutSeconds: z.number().int().positive().max(86_400).optional(),
+      timeoutSeconds: integer(1, MAX_TIMEOUT_SECONDS).optional(),
       idempotencyKey: z.string().min(1).max(512).optional(),
     })
     .strict(),

@@ -29,7 +29,43 @@ function intIn(flag: string, min: number, max: number) {
   };
 }
 
-function buildProgram(
+/**
+ * The page of the documentation each command's help ends with, by command path (`import
+ * swebench`). Paths into the repository, as the README links them; only strings here, so that
+ * `--help` reads no file (test/docs/help.test.ts checks that every one resolves).
+ */
+export const HELP_DOCS: Readonly<Record<string, string>> = {
+  '': 'README.md and docs/ (every command: docs/commands.md)',
+  validate: 'docs/bundles.md',
+  status: 'docs/commands.md',
+  cancel: 'docs/commands.md',
+  baseline: 'docs/oracle.md#baseline',
+  derive: 'docs/suites.md#proctor-derive',
+  import: 'docs/suites.md',
+  'import swebench': 'docs/suites.md#proctor-import-swebench',
+  grade: 'docs/oracle.md#a-grade-step-by-step; --predictions: docs/results.md#grading-predictions',
+  solve: 'docs/solvers.md',
+  report: 'docs/results.md#reports',
+  export: 'docs/results.md#debug-exports-proctor-export',
+  retry: 'docs/results.md#retrying-what-the-machine-broke',
+  serve: 'docs/api.md',
+  db: 'docs/configuration.md#the-database',
+  'db migrate': 'docs/configuration.md#the-database',
+  worker: 'docs/configuration.md#how-a-job-runs; several machines: docs/hosts.md',
+  prune: 'docs/sandbox.md#workspace-templates',
+};
+
+/** Ends each command's help (the program's included) with the page to read on. */
+function addDocLinks(command: Command, path: string): void {
+  const doc = HELP_DOCS[path];
+  if (doc !== undefined) command.addHelpText('after', `\nSee ${doc}`);
+  for (const sub of command.commands) {
+    addDocLinks(sub, path === '' ? sub.name() : `${path} ${sub.name()}`);
+  }
+}
+
+/** The commander program; exported for the tests that check the documented command lines. */
+export function buildProgram(
   io: Io,
   run: (action: () => Promise<number>) => Promise<void>,
   parsing: { command?: string },
@@ -158,7 +194,10 @@ function buildProgram(
       'a build context whose Dockerfile installs the dependencies',
     )
     .requiredOption('--out <dir>', 'the new bundle folder (must not exist)')
-    .option('--id <id>', 'the task id (default: <repository name>-<fix, 12 digits>)')
+    .option(
+      '--id <id>',
+      "the task id (default: <project>-<fix, 12 digits>, the project named by origin's URL, else by the --repo folder)",
+    )
     .addOption(
       // Commander prints a default only when it has a value; these defaults depend on the
       // runner, so they are part of the description.
@@ -423,7 +462,9 @@ function buildProgram(
 
   program
     .command('prune')
-    .description("remove this home's workspace templates (remade when a job needs one)")
+    .description(
+      "remove this home's workspace templates and those of gone homes (remade when a job needs one)",
+    )
     .addOption(
       new Option('--keep <n>', 'keep the n most recently made')
         .default(0)
@@ -435,6 +476,7 @@ function buildProgram(
       act(async (context) => (await import('./prune.js')).pruneCommand(context, options)),
     );
 
+  addDocLinks(program, '');
   return program;
 }
 

@@ -1,11 +1,36 @@
 // `proctor prune [--keep N] [--json]`: removes this home's workspace templates (the prepared
 // copies of task repositories that job workspaces are copied from), but the N most recently
-// made. A template a container is using right now (a job's copy, another process's
-// preparation) is left and named. Templates come back on the next job that needs one.
+// made, and this host's templates of homes whose folder is gone (a temporary home leaves its
+// templates to no one else). Every template on the engine gets a line: removed or kept, and
+// why. One a container is using right now (a job's copy, another process's preparation) is
+// kept and the container named. Templates come back on the next job that needs one.
 import { dockerHost } from '../config.js';
 import { createDockerClient, requireDocker } from '../sandbox/docker.js';
-import { pruneTemplates } from '../sandbox/template.js';
+import { pruneTemplates, type TemplateOutcome } from '../sandbox/template-prune.js';
 import type { CommandContext } from './context.js';
+import { formatTable } from './table.js';
+
+/** KiB as a short size: `812 KiB`, `35.2 MiB`, `1.4 GiB`; `-` when unknown. */
+export function sizeText(kb: number | null): string {
+  if (kb === null) return '-';
+  if (kb < 1024) return `${kb} KiB`;
+  if (kb < 1024 * 1024) return `${(kb / 1024).toFixed(1)} MiB`;
+  return `${(kb / 1024 / 1024).toFixed(1)} GiB`;
+}
+
+/** A daemon-local image id as `docker images` shows it: 12 hex digits. */
+const shortImage = (id: string) => id.replace(/^sha256:/, '').slice(0, 12) || '-';
+
+function summary(templates: readonly TemplateOutcome[]): string {
+  const removed = templates.filter((t) => t.action === 'removed');
+  const freed = removed.reduce((sum, t) => sum + (t.sizeKb ?? 0), 0);
+  const kept = templates.length - removed.length;
+  return (
+    `removed ${removed.length} workspace template(s)` +
+    (freed > 0 ? ` (${sizeText(freed)})` : '') +
+    (kept > 0 ? `; kept ${kept}` : '')
+  );
+}
 
 export async function pruneCommand(
   context: CommandContext,
@@ -13,15 +38,28 @@ export async function pruneCommand(
 ): Promise<number> {
   const docker = createDockerClient(dockerHost());
   await requireDocker(docker, dockerHost() ?? '/var/run/docker.sock');
-  const result = await pruneTemplates(docker, context.config.home, options.keep);
+  const { config } = context;
+  // As the worker's reaper: a SQLite home serves one machine, so what it made before host
+  // labels is its own; on a shared queue nothing can tell.
+  const scope = { home: config.home, host: config.host, unlabelled: config.dbUrl === undefined };
+  const result = await pruneTemplates(docker, scope, options.keep, { goneHomes: true });
   if (options.json) {
     context.io.out(JSON.stringify(result));
     return 0;
   }
+  context.io.out(summary(result.templates));
+  if (result.templates.length === 0) return 0;
   context.io.out(
-    `removed ${result.removed.length} workspace template(s)` +
-      (result.busy.length > 0 ? `; ${result.busy.length} in use, left` : ''),
+    formatTable(
+      ['TEMPLATE', 'IMAGE', 'HOME', 'SIZE', 'OUTCOME'],
+      result.templates.map((t) => [
+        t.name,
+        shortImage(t.image),
+        t.home === config.home ? `${t.home} (this home)` : t.home,
+        sizeText(t.sizeKb),
+        `${t.action}: ${t.detail}`,
+      ]),
+    ),
   );
-  for (const name of result.busy) context.io.out(`in use: ${name}`);
   return 0;
 }

@@ -19,7 +19,7 @@ import type { DockerClient } from '../sandbox/index.js';
 import type { ImageCache } from '../workers/images.js';
 import { classify, STATE_NAMES, type Classified } from './classify.js';
 import { childrenOf, git, gitDirOf, gitText, parentsOf, resolveCommit } from './git.js';
-import { originRepo } from './origin.js';
+import { originName, originRepo } from './origin.js';
 import { DISCOVER_ENV, runStates } from './runs.js';
 import { defaultScope } from './scope.js';
 import { writeEnvironment } from './snapshot.js';
@@ -80,14 +80,24 @@ export interface DeriveResult {
 
 const WORKDIR = /^\/[A-Za-z0-9._/-]+$/;
 
-/** A bundle id from a repository folder and a commit: `name-0123456789ab`. */
-export function defaultId(repo: string, fix: string): string {
-  const name = basename(resolve(repo)).replace(/\.git$/, '');
-  const clean = name
+/** `name` as the start of a task id: lower case, runs of other characters as `-`, or ''. */
+function idPart(name: string): string {
+  return name
     .toLowerCase()
     .replace(/[^a-z0-9._-]+/g, '-')
-    .replace(/^[^a-z0-9]+/, '');
-  return `${clean.slice(0, 100) || 'task'}-${fix.slice(0, 12)}`;
+    .replace(/^[^a-z0-9]+/, '')
+    .slice(0, 100);
+}
+
+/**
+ * The default task id, `name-0123456789ab`: the project's name from origin's URL (what
+ * [source].repo names), else the repository folder's name without `.git`. A mirror is often
+ * kept in a folder named `repo` or `mirror.git`, which names no project.
+ */
+export async function defaultId(repo: string, fix: string): Promise<string> {
+  const origin = idPart((await originName(repo)) ?? '');
+  const name = origin || idPart(basename(resolve(repo)).replace(/\.git$/, ''));
+  return `${name || 'task'}-${fix.slice(0, 12)}`;
 }
 
 function fail(message: string): never {
@@ -170,7 +180,7 @@ export async function derive(options: DeriveOptions, deps: DeriveDeps): Promise<
   const timings: Record<string, number> = {};
   const started = Date.now();
   const { base, fix } = await checkInputs(options, note);
-  const id = options.id ?? defaultId(options.repo, fix);
+  const id = options.id ?? (await defaultId(options.repo, fix));
   if (!/^[a-z0-9][a-z0-9._-]{0,127}$/.test(id)) {
     throw new ProctorError('USAGE', `--id ${id}: must match [a-z0-9][a-z0-9._-]{0,127}`);
   }

@@ -2,6 +2,8 @@
 // public repository: `owner/name` for GitHub (as SWE-bench writes it), else the https:// URL.
 // A URL with credentials in it, a local path or any other form gives nothing: [source] is
 // informational, and a bundle must never carry a secret.
+// Also the project's name for a derived task's default id: origin's last path component, so
+// that a bare mirror kept at `…/repo` or `…/mirror.git` is still named after its project.
 import { gitText } from './git.js';
 
 const REPO = /^[A-Za-z0-9_.-]+(?:\/[A-Za-z0-9_.-]+)+$/;
@@ -26,6 +28,43 @@ export function repoOfRemote(url: string): string | undefined {
 export async function originRepo(repo: string): Promise<string | undefined> {
   try {
     return repoOfRemote(await gitText(repo, ['config', '--get', 'remote.origin.url']));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The project name in a remote URL: its last path component without `.git`
+ * (`https://github.com/pytoolz/toolz.git` → `toolz`, `git@host:a/b.git` → `b`,
+ * `/srv/mirrors/toolz.git` → `toolz`), or undefined when it has no path. Never a part of the
+ * host or of credentials: the name ends up in a bundle id.
+ */
+export function nameOfRemote(url: string): string | undefined {
+  const trimmed = url.trim();
+  let path: string;
+  if (/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(trimmed)) {
+    try {
+      path = decodeURIComponent(new URL(trimmed).pathname);
+    } catch {
+      return undefined;
+    }
+  } else {
+    // scp-like `[user@]host:path`; a local path has no colon before its first slash.
+    const scp = /^[^/:]+:(.*)$/.exec(trimmed);
+    path = scp?.[1] ?? trimmed;
+  }
+  const name = path
+    .replace(/\/+$/, '')
+    .replace(/\.git$/, '')
+    .split('/')
+    .at(-1);
+  return name === undefined || name === '' || name === '.' || name === '..' ? undefined : name;
+}
+
+/** The project name of `origin` in `repo`, or undefined when it has none or names none. */
+export async function originName(repo: string): Promise<string | undefined> {
+  try {
+    return nameOfRemote(await gitText(repo, ['config', '--get', 'remote.origin.url']));
   } catch {
     return undefined;
   }

@@ -26,19 +26,25 @@ export { createWorkspace, removeVolume } from './workspace.js';
 export {
   createTemplateStore,
   DEFAULT_TEMPLATE_LIMIT,
+  listAllTemplates,
   listTemplates,
-  pruneTemplates,
   reapTemplates,
   templateKey,
 } from './template.js';
 export type {
   AcquiredTemplate,
   History,
-  PruneResult,
   TemplateOptions,
   TemplateSpec,
   TemplateStore,
 } from './template.js';
+export { homeState, pruneTemplates, reapGoneHomes } from './template-prune.js';
+export type {
+  PruneOptions,
+  PruneResult,
+  TemplateOutcome,
+  TemplateReason,
+} from './template-prune.js';
 export type { WorkspaceSpec } from './workspace.js';
 export { startWithWorkspace } from './workspace-start.js';
 export type {

@@ -7,7 +7,8 @@
 // carries no job label, so a job's cleanup and the reaper of dead jobs never take it, and it
 // is mounted read-only by every copy: no job ever writes to it. Templates go when their image
 // is gone from the engine, when a newer template replaces one whose image lost its tags (a
-// rebuilt context), beyond an LRU bound (`limit`), and with `proctor prune`. The engine
+// rebuilt context), beyond an LRU bound (`limit`), when their home is gone, and with
+// `proctor prune`. The engine
 // refuses to remove a volume a container is using, so a template being copied from, or being
 // prepared by another process, survives a prune.
 //
@@ -19,13 +20,15 @@
 // it takes it; the reaper removes the container by its job's labels); one whose container died
 // too leaves a volume without `ready`: it is never copied from, the next preparation takes
 // over its stale lock, and the reaper and `proctor prune` remove it once it is older than
-// HALF_MADE_AGE_MS and no container uses it.
+// HALF_MADE_AGE_MS and no container uses it. The templates of a home that is gone from this
+// host go with the reaper and `proctor prune` too (template-prune.ts).
 import { createHash, randomBytes } from 'node:crypto';
-import { ProctorError, describeError, isProctorError } from '../errors.js';
+import { ProctorError, isProctorError } from '../errors.js';
 import { isNotFound, type DockerClient } from './docker.js';
 import { LABEL, ownerHost, type Owner } from './labels.js';
 import { hardenedContainerOptions } from './profile.js';
 import { runToCompletion } from './run.js';
+import type { VolumeInspectInfo } from 'dockerode';
 import { extract } from 'tar-stream';
 import { PREPARE_SCRIPT, parseReady } from './template-scripts.js';
 
@@ -107,33 +110,49 @@ export function templateKey(spec: TemplateSpec): string {
   return createHash('sha256').update(parts.join('\0')).digest('hex');
 }
 
-interface TemplateVolume {
+export interface TemplateVolume {
   name: string;
   key: string;
   image: string;
   /** TEMPLATE_LAYOUT when it was made; '1' for a template from before layouts. */
   layout: string;
   createdAt: number;
+  /** The home it was made for (its `proctor.home` label). */
+  home: string;
+  /** The host that made it; absent on templates made before templates carried one. */
+  host?: string;
 }
+
+function templateVolume(v: VolumeInspectInfo): TemplateVolume {
+  const labels = v.Labels ?? {};
+  const created = Date.parse((v as { CreatedAt?: string }).CreatedAt ?? '');
+  const host = labels[LABEL.host];
+  return {
+    name: v.Name,
+    key: labels[LABEL.template] ?? '',
+    image: labels[LABEL.templateImage] ?? '',
+    layout: labels[LABEL.templateLayout] ?? '1',
+    createdAt: Number.isFinite(created) ? created : 0,
+    home: labels[LABEL.home] ?? '',
+    ...(host !== undefined ? { host } : {}),
+  };
+}
+
+const newestFirst = (a: TemplateVolume, b: TemplateVolume) =>
+  b.createdAt - a.createdAt || a.name.localeCompare(b.name);
 
 /** Every template volume of a home, newest first. */
 export async function listTemplates(docker: DockerClient, home: string): Promise<TemplateVolume[]> {
   const { Volumes } = await docker.listVolumes({
     filters: { label: [`${LABEL.home}=${home}`, LABEL.template] },
   });
-  return (Volumes ?? [])
-    .map((v) => {
-      const labels = v.Labels ?? {};
-      const created = Date.parse((v as { CreatedAt?: string }).CreatedAt ?? '');
-      return {
-        name: v.Name,
-        key: labels[LABEL.template] ?? '',
-        image: labels[LABEL.templateImage] ?? '',
-        layout: labels[LABEL.templateLayout] ?? '1',
-        createdAt: Number.isFinite(created) ? created : 0,
-      };
-    })
-    .sort((a, b) => b.createdAt - a.createdAt || a.name.localeCompare(b.name));
+  return (Volumes ?? []).map(templateVolume).sort(newestFirst);
+}
+
+/** Every template volume on the engine, of every home and host, newest first. */
+export async function listAllTemplates(docker: DockerClient): Promise<TemplateVolume[]> {
+  const { Volumes } = await docker.listVolumes({ filters: { label: [LABEL.template] } });
+  return (Volumes ?? []).map(templateVolume).sort(newestFirst);
 }
 
 /** A template volume and, when known, its tree's size in KiB. */
@@ -261,7 +280,7 @@ async function settlePreparation(
 }
 
 /** Removes a preparation container that is not running (its process died, or it failed). */
-async function removeStaleLock(docker: DockerClient, key: string): Promise<void> {
+export async function removeStaleLock(docker: DockerClient, key: string): Promise<void> {
   const lock = docker.getContainer(preparationName(key));
   try {
     if ((await lock.inspect()).State.Running) return;
@@ -431,6 +450,7 @@ export function createTemplateStore(options: TemplateOptions = {}): TemplateStor
             image: spec.image,
             layout: TEMPLATE_LAYOUT,
             createdAt: now(),
+            home: spec.owner.home,
           }).catch(() => undefined);
           return made;
         })();
@@ -473,7 +493,7 @@ export interface ReapOptions {
  * never started (the engine's archive API); undefined when there is none yet. A template
  * whose image is gone is of no use: undefined. The copy still checks the key it holds.
  */
-async function readReady(
+export async function readReady(
   docker: DockerClient,
   home: string,
   t: TemplateVolume,
@@ -550,42 +570,4 @@ export async function reapTemplates(
     if (await removeTemplate(docker, t.name)) removed.push(t.name);
   }
   return removed;
-}
-
-export interface PruneResult {
-  removed: string[];
-  /** In use by a container (a copy, or another process's preparation): left. */
-  busy: string[];
-}
-
-/**
- * Removes the templates of a home, but the `keep` most recently made; half-made ones (a crash
- * left them) are never kept, and go with their stale preparation container.
- */
-export async function pruneTemplates(
-  docker: DockerClient,
-  home: string,
-  keep = 0,
-  options: ReapOptions = {},
-): Promise<PruneResult> {
-  const result: PruneResult = { removed: [], busy: [] };
-  const all = await listTemplates(docker, home);
-  const half = await halfMade(docker, home, all, options);
-  for (const t of half) await removeStaleLock(docker, t.key).catch(() => undefined);
-  const whole = all.filter((t) => !half.includes(t));
-  for (const t of [...half, ...whole.slice(keep)]) {
-    try {
-      if (await removeTemplate(docker, t.name)) result.removed.push(t.name);
-      else result.busy.push(t.name);
-    } catch (error) {
-      throw new ProctorError(
-        'DOCKER_ERROR',
-        `cannot remove template ${t.name}: ${describeError(error)}`,
-        {
-          cause: error,
-        },
-      );
-    }
-  }
-  return result;
 }

@@ -3,12 +3,16 @@
 // removed. The job table decides what is live, so a restarted worker never touches the
 // containers of jobs other live workers hold, and the host label keeps it off other hosts'
 // (see ReapScope for resources made before host labels). Workspace templates whose image is
-// gone from the engine go too, and half-made ones (a crash took their preparation) once no
-// container uses them.
+// gone from the engine go too, half-made ones (a crash took their preparation) once no
+// container uses them, and this host's templates of other homes whose folder is gone
+// (reapGoneHomeTemplates, also run with every sweep: temporary homes come and go while a
+// worker runs).
+import { describeError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { JobStore } from '../queue/index.js';
 import { reapOrphans, type ReapScope } from '../sandbox/cleanup.js';
 import { reapTemplates } from '../sandbox/template.js';
+import { reapGoneHomes } from '../sandbox/template-prune.js';
 import type { DockerClient } from '../sandbox/docker.js';
 
 export function sandboxRecovery(
@@ -34,5 +38,28 @@ export function sandboxRecovery(
         `removed ${templates.length} workspace template(s) whose image is gone or that a crash left half-made`,
       );
     }
+    // Other homes' leftovers: a failure here must not keep this worker from starting.
+    await reapGoneHomeTemplates(docker, scope, logger).catch((error: unknown) =>
+      logger.warn(`could not reap templates of gone homes: ${describeError(error)}`),
+    );
   };
+}
+
+/** Removes this host's workspace templates of homes whose folder is gone, and says so. */
+export async function reapGoneHomeTemplates(
+  docker: DockerClient,
+  scope: ReapScope,
+  logger: Logger,
+): Promise<void> {
+  const outcomes = await reapGoneHomes(docker, scope);
+  const removed = outcomes.filter((o) => o.action === 'removed');
+  const homes = new Set(removed.map((o) => o.home));
+  if (removed.length > 0) {
+    logger.warn(
+      `removed ${removed.length} workspace template(s) of ${homes.size} home(s) that are gone`,
+    );
+  }
+  for (const o of outcomes.filter((o) => o.action === 'kept')) {
+    logger.warn(`kept workspace template ${o.name} of gone home ${o.home}: ${o.detail}`);
+  }
 }

@@ -24,7 +24,7 @@ import { createWorkerPool, type JobHandler, type WorkerPool } from './pool.js';
 import { listenForWork } from './wakeup.js';
 import { createOwnerId, isDeadLocalOwner } from './owner.js';
 import { sweepPresence } from './presence.js';
-import { sandboxRecovery } from './recovery.js';
+import { reapGoneHomeTemplates, sandboxRecovery } from './recovery.js';
 import { poolSettings } from './settings.js';
 import { solveHandler } from './solve-job.js';
 import { validateHandler } from './validate-job.js';
@@ -142,6 +142,9 @@ export function createRuntime(config: ProctorConfig, clock: Clock, logger: Logge
         redact: redactor,
         sweep: async () => {
           await sweepInputs({ store, artifacts, clock, logger });
+          await reapGoneHomeTemplates(client, scope, logger).catch((error: unknown) =>
+            logger.warn(`could not reap templates of gone homes: ${describeError(error)}`),
+          );
         },
         sweepEveryMs: INPUT_SWEEP_EVERY_MS,
         discardArtifacts: async (records) => {

@@ -1,5 +1,9 @@
-// `proctor prune`: removes this home's workspace templates, and refuses bad input in one line.
+// `proctor prune`: removes this home's workspace templates and those of gone homes, says what
+// became of each template and why, and refuses bad input in one line.
+import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import type { PruneResult } from '../../src/sandbox/template-prune.js';
 import { createTemplateStore, listTemplates } from '../../src/sandbox/template.js';
 import { createWorkspace } from '../../src/sandbox/workspace.js';
 import { proctor } from '../helpers/cli.js';
@@ -11,9 +15,15 @@ import {
   testOwner,
 } from '../helpers/docker.js';
 import { tempDir } from '../helpers/temp.js';
+import { holdTemplate, makeTemplate } from '../helpers/templates.js';
 
 const docker = testDocker();
 const scope = dockerScope(docker, 'cli-prune');
+
+/** The line of the output that names the template. */
+function line(stdout: string, name: string): string | undefined {
+  return stdout.split('\n').find((l) => l.startsWith(`${name} `));
+}
 
 function oneLine(text: string) {
   expect(text.trim().split('\n')).toHaveLength(1);
@@ -38,18 +48,101 @@ describe('proctor prune', () => {
         templates: createTemplateStore(),
       });
     }
-    expect(await listTemplates(docker, home)).toHaveLength(2);
+    const made = (await listTemplates(docker, home)).map((t) => t.name);
+    expect(made).toHaveLength(2);
     const other = tempDir();
     const none = await proctor(['--home', other, 'prune']);
-    expect(none).toMatchObject({ code: 0, stdout: 'removed 0 workspace template(s)\n' });
+    expect(none.code).toBe(0);
+    for (const name of made) expect(line(none.stdout, name)).toMatch(/kept: its home exists$/);
     expect(await listTemplates(docker, home)).toHaveLength(2);
 
     const kept = await proctor(['--home', home, 'prune', '--keep', '1', '--json']);
     expect(kept.code).toBe(0);
-    expect((JSON.parse(kept.stdout) as { removed: string[] }).removed).toHaveLength(1);
+    const result = JSON.parse(kept.stdout) as PruneResult;
+    expect(result.removed.filter((n) => made.includes(n))).toHaveLength(1);
+    const last = made.find((n) => !result.removed.includes(n)) ?? '';
+    expect(line(kept.stdout, last)).toBeUndefined(); // JSON, no table
     const all = await proctor(['--home', home, 'prune']);
-    expect(all).toMatchObject({ code: 0, stdout: 'removed 1 workspace template(s)\n' });
+    expect(all.code).toBe(0);
+    expect(all.stdout).toMatch(/^removed [1-9][0-9]* workspace template\(s\) \([0-9.]+ [KMG]iB\)/);
+    expect(line(all.stdout, last)).toMatch(/ removed: beyond --keep 0$/);
     expect(await listTemplates(docker, home)).toEqual([]);
+  });
+
+  it('says for each template what it removed and kept, and why; also the templates of gone homes', async () => {
+    // A host of this test's own: no other test's templates are this host's.
+    const host = `prune-${randomBytes(3).toString('hex')}`;
+    const env = { PROCTOR_HOST: host };
+    const home = tempDir();
+    const [oldest, middle, newest] = [
+      await makeTemplate(docker, home, host, { history: 'full' }),
+      await makeTemplate(docker, home, host, { history: 'none' }),
+      await makeTemplate(docker, home, host, { uid: 1001 }),
+    ] as [string, string, string];
+    const holder = await holdTemplate(docker, oldest);
+    const live = tempDir();
+    const gone = tempDir();
+    const foreign = tempDir();
+    const t = {
+      live: await makeTemplate(docker, live, host),
+      gone: await makeTemplate(docker, gone, host),
+      foreign: await makeTemplate(docker, foreign, `${host}-b`),
+    };
+    rmSync(gone, { recursive: true });
+    rmSync(foreign, { recursive: true });
+
+    const first = await proctor(['--home', home, 'prune', '--keep', '1', '--json'], env);
+    expect(first).toMatchObject({ code: 0, stderr: '' });
+    const report = JSON.parse(first.stdout) as PruneResult;
+    const of = (name: string) => report.templates.find((o) => o.name === name);
+    const image = await fixtureImage('git-history');
+    expect(of(oldest)).toMatchObject({
+      image,
+      home,
+      host,
+      action: 'kept',
+      reason: 'in-use',
+      detail: `in use by container ${holder}`,
+      container: holder,
+    });
+    // Of the two not in use, the newer is kept (volumes' times are whole seconds: either).
+    const rest = [of(middle), of(newest)].map((o) => `${o?.action} ${o?.detail}`).sort();
+    expect(rest).toEqual(['kept among the 1 most recent', 'removed beyond --keep 1']);
+    expect(of(newest)?.sizeKb).toBeGreaterThan(0);
+    expect(of(t.gone)).toMatchObject({ home: gone, action: 'removed', reason: 'home-gone' });
+    expect(of(t.gone)?.sizeKb).toBeGreaterThan(0);
+    expect(of(t.live)).toMatchObject({ action: 'kept', reason: 'home-exists' });
+    expect(of(t.foreign)).toMatchObject({
+      action: 'kept',
+      reason: 'other-host',
+      detail: `another host's (${host}-b)`,
+    });
+    expect(report.removed).toContain(t.gone);
+    expect(report.busy).toEqual(expect.arrayContaining([oldest]));
+    const left = (await docker.listVolumes()).Volumes.map((v) => v.Name);
+    expect(left).not.toContain(t.gone);
+    expect(left).toEqual(expect.arrayContaining([oldest, t.live, t.foreign]));
+
+    // The table: a line per template, with its image, home, size and outcome.
+    const gone2 = tempDir();
+    const t2 = await makeTemplate(docker, gone2, host);
+    rmSync(gone2, { recursive: true });
+    const table = await proctor(['--home', home, 'prune'], env);
+    expect(table).toMatchObject({ code: 0, stderr: '' });
+    const [summary, header] = table.stdout.split('\n');
+    expect(summary).toMatch(/^removed 2 workspace template\(s\) \([0-9.]+ [KMG]iB\); kept \d+$/);
+    expect(header).toMatch(/^TEMPLATE +IMAGE +HOME +SIZE +OUTCOME$/);
+    const short = image.replace(/^sha256:/, '').slice(0, 12);
+    expect(line(table.stdout, oldest)).toMatch(
+      new RegExp(
+        `^${oldest} +${short} +${home} \\(this home\\) +[0-9.]+ [KMG]iB +kept: in use by container ${holder}$`,
+      ),
+    );
+    expect(line(table.stdout, t2)).toMatch(/ [0-9.]+ [KMG]iB +removed: home gone$/);
+    expect(line(table.stdout, t.live)).toMatch(/ +kept: its home exists$/);
+    expect(line(table.stdout, t.foreign)).toMatch(/ +- +kept: another host's \(.+-b\)$/);
+    const kept = (await listTemplates(docker, home)).map((t) => t.name);
+    expect(kept).toEqual([oldest]);
   });
 
   it('refuses a bad --keep and stray arguments in one line, exit 2', async () => {

@@ -341,11 +341,12 @@ describe('proctor derive', { timeout: 300_000 }, () => {
     }
   });
 
-  it('derives from a bare mirror with --description, installs git into an environment that lacks it, and keeps origin as [source].repo', async () => {
+  it("derives from a bare mirror with --description, installs git into an environment that lacks it, keeps origin as [source].repo and names the task after origin's project", async () => {
     const f = pytestProject();
-    const mirror = join(tempDir('proctor-mirror-'), 'calc.git');
+    // Kept in a folder named `repo`, which names no project: the id comes from origin.
+    const mirror = join(tempDir('proctor-mirror-'), 'repo');
     execFileSync('git', ['clone', '-q', '--mirror', f.repo, mirror]);
-    execFileSync('git', ['remote', 'set-url', 'origin', 'https://github.com/acme/calc.git'], {
+    execFileSync('git', ['remote', 'set-url', 'origin', 'https://github.com/pytoolz/toolz.git'], {
       cwd: mirror,
     });
     const environment = tempDir('proctor-env-');
@@ -368,9 +369,9 @@ describe('proctor derive', { timeout: 300_000 }, () => {
       'tests/test_calc.py::test_div_zero[1]',
       'tests/test_calc.py::test_div_zero[2]',
     ]);
-    expect(result?.bundle.id).toBe(`calc-${f.fix.slice(0, 12)}`);
+    expect(result?.bundle.id).toBe(`toolz-${f.fix.slice(0, 12)}`);
     expect(result?.bundle.source).toEqual({
-      repo: 'acme/calc',
+      repo: 'pytoolz/toolz',
       base_commit: f.base,
       fix_commit: f.fix,
     });

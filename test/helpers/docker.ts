@@ -1,14 +1,16 @@
 // The real Docker engine for tests: a client that fails loudly when no engine answers,
 // fixture images built once (and cached by the engine), and label-based cleanup so that no
 // test leaves a container or volume behind: per test (testOwner) and per file (dockerScope).
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, expect } from 'vitest';
 import { createDockerClient, isNotFound, type DockerClient } from '../../src/sandbox/docker.js';
 import { removeOwned } from '../../src/sandbox/cleanup.js';
-import { pruneTemplates } from '../../src/sandbox/template.js';
+import { pruneTemplates } from '../../src/sandbox/template-prune.js';
 import { createWorkspace } from '../../src/sandbox/workspace.js';
 import { LABEL, type Owner } from '../../src/sandbox/labels.js';
 import { ROOT } from './processes.js';
@@ -20,8 +22,14 @@ export function testDocker(): DockerClient {
   return createDockerClient(process.env['DOCKER_HOST']);
 }
 
-/** The Proctor home of testOwner's owners by default, shared by the files that use it. */
-const SHARED_HOME = '/proctor-tests';
+/**
+ * The Proctor home of testOwner's owners by default, shared by the files that use it. A real
+ * folder, as every home under it: the reaper of any worker on this host removes the workspace
+ * templates of homes whose folder is gone (template-prune.ts), so a home that does not exist
+ * would lose its templates to another test file's worker in the middle of a test.
+ */
+const SHARED_HOME = join(tmpdir(), 'proctor-tests');
+mkdirSync(SHARED_HOME, { recursive: true });
 
 /** A fresh owner for one test; everything it labels is removed after the test. */
 export function testOwner(docker: DockerClient, prefix = 'test', home = SHARED_HOME): Owner {
@@ -62,17 +70,18 @@ export function dockerScope(docker: DockerClient, name: string): DockerScope {
     home: `${SHARED_HOME}/${name}`,
     owner: () => testOwner(docker, scope.prefix, scope.home),
     templateOwner: () => {
-      const owner = testOwner(
-        docker,
-        scope.prefix,
-        `${scope.home}/${randomBytes(4).toString('hex')}`,
-      );
+      const home = `${scope.home}/${randomBytes(4).toString('hex')}`;
+      mkdirSync(home, { recursive: true });
+      // After the prune below (cleanups run last first): the folder outlives its templates.
+      onCleanup(() => rmSync(home, { recursive: true, force: true }));
+      const owner = testOwner(docker, scope.prefix, home);
       onCleanup(async () => {
         await pruneTemplates(docker, owner.home);
       });
       return owner;
     },
   };
+  mkdirSync(scope.home, { recursive: true });
   afterAll(async () => {
     expect(await removeScope(docker, scope)).toEqual([]);
   });
@@ -134,16 +143,6 @@ export async function readFromImage(image: string, path: string): Promise<string
 }
 
 export { run as execFileAsync };
-
-/** True when gVisor's runsc is installed (.ci/run installs it). */
-export const hasRunsc = (() => {
-  try {
-    execFileSync('sh', ['-c', 'command -v runsc'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
 
 /**
  * The git-history fixture checked out into a fresh solver workspace for one test: its image,

@@ -1,9 +1,12 @@
-// Builds dist/ and the bin's bundle once before the tests, so that CLI tests run the real
-// `bin/proctor.js` against the current sources, never a stale build; and starts the throw-away PostgreSQL
-// cluster (.ci/postgres) unless PROCTOR_TEST_PG_URL already names one, so that `npm test`
-// alone works as well as `.ci/run`. The URL reaches the test workers through the environment.
-// After the run, removes the workspace templates of the test homes (temp dirs and
-// /proctor-tests…): they carry no job label, so no test's own cleanup takes them, and a temp
+// Prepares the tools the tests need (.ci/test-tools: Chromium, runsc, docker-registry,
+// iproute2, the Docker engine with runsc registered, the base image), installing what is
+// missing, so that `npm test` alone works on a fresh machine; builds dist/ and the bin's bundle
+// once before the tests, so that CLI tests run the real `bin/proctor.js` against the current
+// sources, never a stale build; and starts the throw-away PostgreSQL cluster (.ci/postgres)
+// unless PROCTOR_TEST_PG_URL already names one. The URL reaches the test workers through the
+// environment.
+// After the run, removes the workspace templates of the test homes (temp dirs, and
+// /proctor-tests… of earlier runs): they carry no job label, so no test's own cleanup takes them, and a temp
 // home is never used again.
 import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
@@ -13,9 +16,12 @@ import { LABEL } from '../../src/sandbox/labels.js';
 import { removeTemplate } from '../../src/sandbox/template.js';
 import { bundleBin } from '../../scripts/bundle.js';
 import { startTestPostgres } from './postgres-server.js';
+import { prepareTestTools } from './test-tools.js';
 
 export default async function setup(): Promise<() => Promise<void>> {
   const root = fileURLToPath(new URL('../..', import.meta.url));
+  // First: a missing tool fails the run at once, with its reason, before the build.
+  prepareTestTools();
   execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], {
     cwd: root,
     stdio: 'inherit',

@@ -2,7 +2,7 @@
 // still labelled with it.
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { pruneTemplates } from '../../src/sandbox/template.js';
+import { pruneTemplates } from '../../src/sandbox/template-prune.js';
 import { testDocker } from './docker.js';
 
 /** Every byte under `dir` (the database, its WAL, every artifact), to search for secrets. */

@@ -26,6 +26,7 @@ import {
   readFileSync,
   readdirSync,
   rmSync,
+  writeFileSync,
 } from 'node:fs';
 import { pipeline } from 'node:stream/promises';
 import { join } from 'node:path';
@@ -71,6 +72,11 @@ export interface NamespaceHostsOptions {
   source?: DockerClient;
   /** Longest wait for one dockerd to answer. Default 60 s. */
   startTimeoutMs?: number;
+  /**
+   * Each dockerd's configuration, written to <root>/daemon.json and passed as --config-file.
+   * Default: none, so dockerd reads the machine's /etc/docker/daemon.json.
+   */
+  daemonJson?: object;
 }
 
 const started = new Set<number>();
@@ -183,7 +189,7 @@ async function teardown(made: Made): Promise<void> {
   if (problems.length > 0) throw problems[0];
 }
 
-async function startOne(made: Made, timeoutMs: number): Promise<void> {
+async function startOne(made: Made, timeoutMs: number, daemonJson?: object): Promise<void> {
   const tag = randomBytes(3).toString('hex');
   // Short: containerd's sockets under the exec-root must fit a unix socket path.
   const root = mkdtempSync(`/tmp/pxh-${tag}-`);
@@ -193,6 +199,11 @@ async function startOne(made: Made, timeoutMs: number): Promise<void> {
   made.netns = netns;
   await run('ip', ['-n', netns, 'link', 'set', 'lo', 'up']);
   const socket = join(root, 'docker.sock');
+  const config: string[] = [];
+  if (daemonJson !== undefined) {
+    writeFileSync(join(root, 'daemon.json'), `${JSON.stringify(daemonJson, null, 2)}\n`);
+    config.push('--config-file', join(root, 'daemon.json'));
+  }
   const log = openSync(join(root, 'dockerd.log'), 'a');
   const child = spawn(
     'nsenter',
@@ -215,6 +226,7 @@ async function startOne(made: Made, timeoutMs: number): Promise<void> {
       '--ip-forward=false',
       '--ip-masq=false',
       '--bridge=none',
+      ...config,
     ],
     { stdio: ['ignore', log, log] },
   );
@@ -285,7 +297,9 @@ export async function startNamespaceHosts(
       if (failed) throw failed.reason;
     })());
   try {
-    await Promise.all(made.map((m) => startOne(m, options.startTimeoutMs ?? 60_000)));
+    await Promise.all(
+      made.map((m) => startOne(m, options.startTimeoutMs ?? 60_000, options.daemonJson)),
+    );
     const imageId = await loadInto(made, source, image);
     const hosts = made.map((m) => ({
       index: m.index,

@@ -1,8 +1,9 @@
 // The status page in a real headless Chromium, served by the real API (createApp, with its
 // guards and CSP) on 127.0.0.1: serving, opening the page with every console error, page
 // error, CSP violation and failed request collected, and waiting for a text.
-import { existsSync } from 'node:fs';
+import { accessSync, constants, statSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import { delimiter, join } from 'node:path';
 import { serve } from '@hono/node-server';
 import { chromium, type Page } from 'playwright-core';
 import { expect } from 'vitest';
@@ -15,7 +16,23 @@ import type { ArtifactStore } from '../../src/store/index.js';
 import { onCleanup, tempDir } from './temp.js';
 import { waitFor } from './wait.js';
 
-export const CHROMIUM = '/usr/bin/chromium';
+/**
+ * Chromium, as .ci/test-tools finds (and installs) it: `chromium` on PATH (Debian's package
+ * puts it in /usr/bin); undefined when there is none.
+ */
+export function findChromium(path = process.env['PATH'] ?? ''): string | undefined {
+  for (const dir of path.split(delimiter)) {
+    if (dir === '') continue;
+    const candidate = join(dir, 'chromium');
+    try {
+      accessSync(candidate, constants.X_OK);
+      if (statSync(candidate).isFile()) return candidate;
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
+}
 
 /**
  * Serves the real API on 127.0.0.1 and records, on their way in, the POSTs the page sends and
@@ -73,10 +90,13 @@ export async function listen(deps: {
 /** A headless Chromium page at `url`; `problems` collects console errors, page errors,
  * CSP violations and failed requests. */
 export async function openPage(url: string): Promise<{ page: Page; problems: string[] }> {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`the page tests need Chromium at ${CHROMIUM} (apt-get install chromium)`);
+  const executablePath = findChromium();
+  if (executablePath === undefined) {
+    throw new Error(
+      'the page tests need chromium on PATH; .ci/test-tools (run by the global setup of `npm test`) installs it',
+    );
   }
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  const browser = await chromium.launch({ executablePath, args: ['--no-sandbox'] });
   onCleanup(() => browser.close());
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   page.setDefaultTimeout(10_000);

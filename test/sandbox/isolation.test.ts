@@ -5,13 +5,7 @@ import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { runToCompletion } from '../../src/sandbox/run.js';
 import type { SandboxSpec } from '../../src/sandbox/profile.js';
-import {
-  fixtureImage,
-  fixtureWorkspace,
-  hasRunsc,
-  testDocker,
-  testOwner,
-} from '../helpers/docker.js';
+import { fixtureImage, fixtureWorkspace, testDocker, testOwner } from '../helpers/docker.js';
 import { onCleanup } from '../helpers/temp.js';
 
 const docker = testDocker();
@@ -74,7 +68,7 @@ describe('isolation', () => {
   });
 });
 
-describe.skipIf(!hasRunsc)('the runsc runtime (gVisor; .ci/run installs it)', () => {
+describe('the runsc runtime (gVisor; .ci/test-tools installs and registers it)', () => {
   it('initialises a workspace and runs the profile under gVisor', async () => {
     const { image, base, owner, volume } = await fixtureWorkspace(docker, 'runsc', {
       runtime: 'runsc',

@@ -8,13 +8,13 @@ import { LABEL } from '../../src/sandbox/labels.js';
 import {
   createTemplateStore,
   listTemplates,
-  pruneTemplates,
   reapTemplates,
   templateKey,
   TEMPLATE_MOUNT,
   type History,
   type TemplateStore,
 } from '../../src/sandbox/template.js';
+import { pruneTemplates } from '../../src/sandbox/template-prune.js';
 import { createWorkspace } from '../../src/sandbox/workspace.js';
 import { startWithWorkspace } from '../../src/sandbox/workspace-start.js';
 import { execInContainer } from '../../src/sandbox/exec.js';
@@ -289,8 +289,12 @@ describe('workspace templates', () => {
         Mounts: [{ Type: 'volume', Source: last?.name ?? '', Target: '/t', ReadOnly: true }],
       },
     });
+    const holderName = (await holder.inspect()).Name.replace(/^\//, '');
     const busy = await pruneTemplates(docker, o.home);
-    expect(busy).toEqual({ removed: [], busy: [last?.name] });
+    expect(busy).toMatchObject({ removed: [], busy: [last?.name] });
+    expect(busy.templates).toMatchObject([
+      { name: last?.name, action: 'kept', reason: 'in-use', container: holderName },
+    ]);
     await holder.remove({ force: true });
     expect((await pruneTemplates(docker, o.home)).removed).toEqual([last?.name]);
     expect(await listTemplates(docker, o.home)).toEqual([]);

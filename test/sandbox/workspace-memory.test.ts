@@ -24,13 +24,7 @@ import {
   type WorkspaceContainer,
 } from '../../src/sandbox/workspace-start.js';
 import { removeVolume } from '../../src/sandbox/volumes.js';
-import {
-  dockerScope,
-  fixtureImage,
-  hasRunsc,
-  readFromImage,
-  testDocker,
-} from '../helpers/docker.js';
+import { dockerScope, fixtureImage, readFromImage, testDocker } from '../helpers/docker.js';
 import { spawnTs } from '../helpers/processes.js';
 import { onCleanup } from '../helpers/temp.js';
 
@@ -235,7 +229,7 @@ describe('a memory-backed workspace', () => {
     expect(templates.map((t) => [t.key === oldKey, t.layout])).toEqual([[false, TEMPLATE_LAYOUT]]);
   });
 
-  it.runIf(hasRunsc)('works under gVisor (runsc)', async () => {
+  it('works under gVisor (runsc)', async () => {
     const started = await start(owner(), createTemplateStore(), {
       medium: 'memory',
       runtime: 'runsc',

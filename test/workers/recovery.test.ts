@@ -1,11 +1,15 @@
+import { randomBytes } from 'node:crypto';
+import { rmSync, writeFileSync } from 'node:fs';
 import { machineHost } from '../../src/config.js';
 import { describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.js';
 import { silentLogger } from '../../src/logger.js';
-import { labelsFor } from '../../src/sandbox/labels.js';
+import { LABEL, labelsFor } from '../../src/sandbox/labels.js';
+import { listTemplates, preparationName, removeTemplate } from '../../src/sandbox/template.js';
 import { createWorkerPool, noopHandler, sandboxRecovery } from '../../src/workers/index.js';
-import { testDocker } from '../helpers/docker.js';
-import { onCleanup, tempStore } from '../helpers/temp.js';
+import { fixtureImage, testDocker } from '../helpers/docker.js';
+import { onCleanup, tempDir, tempStore } from '../helpers/temp.js';
+import { holdTemplate, makeTemplate } from '../helpers/templates.js';
 import { removeOwned } from '../../src/sandbox/cleanup.js';
 
 const docker = testDocker();
@@ -108,5 +112,83 @@ describe('sandbox recovery at worker start', () => {
         (v) => v.Name,
       ) ?? [];
     expect(left.sort()).toEqual([volumes['their-probe'], volumes['theirs']].sort());
+  });
+});
+
+describe('workspace templates of gone homes, at worker start', () => {
+  async function exists(volume: string): Promise<boolean> {
+    const { Volumes } = await docker.listVolumes({ filters: { name: [volume] } });
+    return (Volumes ?? []).some((v) => v.Name === volume);
+  }
+
+  it("removes this host's templates whose home is gone; keeps live homes', other hosts' and one in use", async () => {
+    // A host of this test's own: no other test's templates are this host's.
+    const host = `rec-t-${randomBytes(3).toString('hex')}`;
+    const homes = {
+      live: tempDir(),
+      gone: tempDir(),
+      file: tempDir(),
+      busy: tempDir(),
+      foreign: tempDir(),
+      unlabelled: tempDir(),
+    };
+    const t = {
+      live: await makeTemplate(docker, homes.live, host),
+      gone: await makeTemplate(docker, homes.gone, host),
+      file: await makeTemplate(docker, homes.file, host),
+      busy: await makeTemplate(docker, homes.busy, host),
+      foreign: await makeTemplate(docker, homes.foreign, `${host}-b`),
+    };
+    // One an earlier Proctor made, before templates carried a host label.
+    const unlabelled = `proctor-template-unlabelled-${randomBytes(4).toString('hex')}`;
+    await docker.createVolume({
+      Name: unlabelled,
+      Labels: {
+        [LABEL.home]: homes.unlabelled,
+        [LABEL.role]: 'template',
+        [LABEL.template]: 'k'.repeat(64),
+        [LABEL.templateImage]: 'sha256:0',
+      },
+    });
+    onCleanup(async () => void (await removeTemplate(docker, unlabelled)));
+    const holder = await holdTemplate(docker, t.busy);
+    // A preparation container a crash left, stopped: it goes with its gone home's template.
+    const [gone] = await listTemplates(docker, homes.gone);
+    const lock = await docker.createContainer({
+      name: preparationName(gone?.key ?? ''),
+      Image: await fixtureImage('git-history'),
+      Cmd: ['true'],
+      HostConfig: { Binds: [`${t.gone}:/t:ro`], NetworkMode: 'none' },
+    });
+    onCleanup(() => lock.remove({ force: true }).catch(() => undefined));
+    for (const home of [homes.gone, homes.file, homes.busy, homes.foreign, homes.unlabelled]) {
+      rmSync(home, { recursive: true, force: true });
+    }
+    // A home whose folder became a file is no home.
+    writeFileSync(homes.file, 'not a home');
+
+    const warnings: string[] = [];
+    const logger = { ...silentLogger, warn: (message: string) => void warnings.push(message) };
+    const own = tempDir();
+    // A shared queue's worker: an unlabelled template could be any host's.
+    await sandboxRecovery(docker, tempStore(), { home: own, host, unlabelled: false }, logger)();
+    expect(await exists(t.gone)).toBe(false);
+    await expect(lock.inspect()).rejects.toMatchObject({ statusCode: 404 });
+    expect(await exists(t.file)).toBe(false);
+    expect(await exists(t.live)).toBe(true);
+    expect(await exists(t.busy)).toBe(true);
+    expect(await exists(t.foreign)).toBe(true);
+    expect(await exists(unlabelled)).toBe(true);
+    expect(warnings).toContain('removed 2 workspace template(s) of 2 home(s) that are gone');
+    expect(warnings).toContain(
+      `kept workspace template ${t.busy} of gone home ${homes.busy}: in use by container ${holder}`,
+    );
+
+    // A SQLite home's worker: what was made before host labels on this machine is its own.
+    await sandboxRecovery(docker, tempStore(), { home: own, host, unlabelled: true }, logger)();
+    expect(await exists(unlabelled)).toBe(false);
+    expect(await exists(t.busy)).toBe(true);
+    expect(await exists(t.foreign)).toBe(true);
+    expect(await exists(t.live)).toBe(true);
   });
 });

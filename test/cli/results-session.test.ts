@@ -1,7 +1,7 @@
-// The README's results session ("A session on the example suite"), run as written: each
-// `proctor …` line of that block, in order, in the repository root with PROCTOR_HOME set to a
-// fresh home, batch ids standing in for the README's $A and $B. Real grades of the examples/
-// bundles in Docker; the figures the README shows are checked here.
+// The documented results session (docs/results.md, "A session on the example suite"), run as
+// written: each `proctor …` line of that block, in order, in the repository root with
+// PROCTOR_HOME set to a fresh home, batch ids standing in for the page's $A and $B. Real grades
+// of the examples/ bundles in Docker; the figures the page shows are checked here.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -10,12 +10,12 @@ import { leftovers } from '../helpers/home.js';
 import { ROOT } from '../helpers/processes.js';
 import { tempDir } from '../helpers/temp.js';
 
-/** The `proctor` lines of the README's session block (comments and output dropped). */
+/** The `proctor` lines of docs/results.md's session block (comments and output dropped). */
 function sessionCommands(): string[] {
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-  const start = readme.indexOf('<!-- results-session -->');
+  const page = readFileSync(join(ROOT, 'docs', 'results.md'), 'utf8');
+  const start = page.indexOf('<!-- results-session -->');
   expect(start).toBeGreaterThan(0);
-  const block = readme.slice(start).split('```')[1] ?? '';
+  const block = page.slice(start).split('```')[1] ?? '';
   return block
     .split('\n')
     .filter((line) => line.startsWith('$ proctor '))
@@ -27,8 +27,8 @@ function sessionCommands(): string[] {
     );
 }
 
-describe("the README's results session", () => {
-  it('runs every command as written and shows the figures the README shows', async () => {
+describe('the results session of docs/results.md', () => {
+  it('runs every command as written and shows the figures the page shows', async () => {
     const home = tempDir();
     const out = tempDir();
     const commands = sessionCommands();
