@@ -1,6 +1,7 @@
 // `proctor report BATCH… [--compare BATCH] [--format table|json|jsonl|csv|swebench] [--out
-// FILE]`: the results of batches (see src/results/). Bad input — an unknown batch or format,
-// --out into a folder that does not exist — is one line and exit 2, before anything is written.
+// FILE|DIR]`: the results of batches (see src/results/). Bad input — an unknown batch or
+// format, --out into a folder that does not exist (swebench: --out naming a file) — is one line
+// and exit 2, before anything is written.
 import { mkdir, open, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { stringify } from 'csv-stringify/sync';
@@ -14,6 +15,7 @@ import {
   instanceKey,
   instanceReport,
   instanceRows,
+  isEmptyPatch,
   loadBatch,
   reportObject,
   ROW_COLUMNS,
@@ -47,11 +49,21 @@ async function isDirectory(path: string): Promise<boolean> {
   return (await stat(path).catch(() => null))?.isDirectory() ?? false;
 }
 
-/** Where --out goes: a file whose folder exists, or (swebench only) an existing folder. */
+/**
+ * Where --out goes: a file whose folder exists; for swebench, a folder (SWE-bench's run
+ * writes one): an existing folder, or one made with its parents, as SWE-bench makes its log
+ * folders. An existing file is refused there rather than replaced by a folder.
+ */
 async function outTarget(out: string, format: ReportFormat) {
   const path = resolve(out);
-  if (await isDirectory(path)) {
-    if (format === 'swebench') return { kind: 'dir' as const, path };
+  const info = await stat(path).catch(() => null);
+  if (format === 'swebench') {
+    if (info !== null && !info.isDirectory()) {
+      throw new ProctorError('USAGE', `--out: ${out} is a file; --format swebench writes a folder`);
+    }
+    return { kind: 'dir' as const, path };
+  }
+  if (info?.isDirectory()) {
     throw new ProctorError('USAGE', `--out: ${out} is a folder; give a file name`);
   }
   if (!(await isDirectory(dirname(path)))) {
@@ -85,12 +97,18 @@ async function writeChunks(path: string, chunks: Iterable<string>) {
   }
 }
 
-/** One report.json per instance, as SWE-bench lays them out: DIR/<instance_id>/report.json. */
-async function writeInstanceReports(dir: string, loaded: LoadedBatch) {
+/**
+ * One report.json per instance, as SWE-bench lays them out: DIR/<instance_id>/report.json.
+ * None for an empty patch: SWE-bench never runs one, so it writes no report for it. Returns
+ * how many it wrote.
+ */
+async function writeInstanceReports(dir: string, loaded: LoadedBatch): Promise<number> {
   // Only this form reads bundles: the others never load the oracle.
   const { loadBundle } = await import('../oracle/index.js');
   const declared = new Map<string, { existing: string[]; hidden: string[] }>();
+  let written = 0;
   for (const [key, row] of instanceRows(loaded.rows)) {
+    if (isEmptyPatch(row)) continue;
     let ids = row.bundle === null ? undefined : declared.get(row.bundle);
     if (!ids && row.bundle !== null) {
       const bundle = await loadBundle(row.bundle).catch(() => null);
@@ -105,7 +123,9 @@ async function writeInstanceReports(dir: string, loaded: LoadedBatch) {
       join(folder, 'report.json'),
       `${JSON.stringify({ [instanceKey(row)]: report }, null, 2)}\n`,
     );
+    written++;
   }
+  return written;
 }
 
 export async function reportCommand(
@@ -159,10 +179,11 @@ export async function reportCommand(
         const suite = only.suiteTasks?.map((task) => keyOfTask.get(task) ?? task) ?? null;
         text = `${JSON.stringify(swebenchSummary(only.rows, suite), null, 2)}\n`;
         if (target?.kind === 'dir') {
-          await writeInstanceReports(target.path, only);
+          await mkdir(target.path, { recursive: true });
+          const reports = await writeInstanceReports(target.path, only);
           await writeFile(join(target.path, 'summary.json'), text);
           context.io.out(
-            `wrote ${join(target.path, 'summary.json')} and ${only.summary.submitted} report.json files`,
+            `wrote ${join(target.path, 'summary.json')} and ${reports} report.json files`,
           );
           return 0;
         }

@@ -32,6 +32,7 @@ export {
   instanceKey,
   instanceReport,
   instanceRows,
+  isEmptyPatch,
   namedIds,
   swebenchSummary,
 } from './swebench.js';

@@ -24,9 +24,10 @@ export const storedGrade = z.object({
   detail: text.optional(),
   testsHash: hash.optional(),
   task: task.optional(),
-  image: image.optional(),
+  // null in a grade recorded when enqueued (an empty or oversized prediction): nothing ran.
+  image: image.nullable().optional(),
   diffSha256: hash.nullable().optional(),
-  log: z.string().max(200).optional(),
+  log: z.string().max(200).nullable().optional(),
   timings: z.record(z.string().max(100), z.number().nonnegative()).optional(),
 });
 
@@ -104,9 +105,9 @@ function isGrade(v: Obj): boolean {
     opt(v.detail, (d) => isText(d, 100_000)) &&
     opt(v.testsHash, isHash) &&
     opt(v.task, isTask) &&
-    opt(v.image, isImage) &&
+    opt(v.image, (i) => i === null || isImage(i)) &&
     opt(v.diffSha256, (d) => d === null || isHash(d)) &&
-    opt(v.log, (l) => isText(l, 200)) &&
+    opt(v.log, (l) => l === null || isText(l, 200)) &&
     opt(v.timings, isTimings)
   );
 }

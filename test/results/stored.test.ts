@@ -44,6 +44,9 @@ const grades: unknown[] = [
   { ...grade, image: { portable: true, digest: 'd' } },
   { ...grade, image: { portable: false, kind: 'other', imageId: 'i' } },
   { ...grade, diffSha256: 'short' },
+  // A grade recorded when enqueued (an empty prediction) ran nothing: no image, no log.
+  { ...grade, image: null, log: null },
+  { ...grade, log: 5 },
   { ...grade, timings: { image: -1 } },
   { ...grade, timings: [] },
   { ...grade, timings: { ['k'.repeat(101)]: 1 } },
@@ -97,6 +100,10 @@ describe('stored result checks', () => {
 
   it('read the fields a report uses as the schemas would', () => {
     expect(gradeOf(grade)).toMatchObject(storedGrade.parse(grade));
+    // Issue 22: an empty prediction's grade (image and log null) was unread, its reason lost.
+    expect(gradeOf({ ...grade, reason: 'EMPTY_PATCH', image: null, log: null })?.reason).toBe(
+      'EMPTY_PATCH',
+    );
     expect(solveOf(solve)).toMatchObject(storedSolve.parse(solve));
     expect(payloadOf(payload)).toMatchObject(storedPayload.parse(payload));
   });
