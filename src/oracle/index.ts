@@ -17,6 +17,7 @@ export {
   decideBaseline,
   decideGrade,
   failVerdict,
+  flakyTests,
   gateLine,
   passVerdict,
   testsHash,
