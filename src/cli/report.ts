@@ -7,9 +7,15 @@ import { dirname, join, resolve } from 'node:path';
 import { stringify } from 'csv-stringify/sync';
 import { ProctorError } from '../errors.js';
 import {
+  BASELINE_COLUMNS,
+  baselineComparisonLines,
+  baselineLines,
+  checkComparable,
   comparisonLines,
-  compareBatches,
   csvCell,
+  flatBaselineRow,
+  hasBaselines,
+  hasGrades,
   flatRow,
   jsonlChunks,
   instanceKey,
@@ -72,7 +78,30 @@ async function outTarget(out: string, format: ReportFormat) {
   return { kind: 'file' as const, path };
 }
 
+/** The csv of the batches' grade rows, or of their baseline rows: the columns differ. */
 function csvText(loaded: readonly LoadedBatch[]): string {
+  const baselines = loaded.every((b) => b.kind === 'baseline');
+  if (!baselines && loaded.some((b) => hasBaselines(b.kind))) {
+    throw new ProctorError(
+      'USAGE',
+      '--format csv: the batches hold both grades and baselines, whose columns differ; report them apart, or use jsonl',
+    );
+  }
+  if (baselines) {
+    const records = loaded.flatMap((b) =>
+      b.baselineRows.map((row) => {
+        const flat = flatBaselineRow(row);
+        // A test ID may hold spaces: one per line within the cell.
+        const tests = row.flakyTests.join('\n');
+        return BASELINE_COLUMNS.map((c) => (c === 'flaky_tests' ? tests : csvCell(flat[c])));
+      }),
+    );
+    return stringify(records, {
+      header: true,
+      columns: [...BASELINE_COLUMNS],
+      quoted_match: /^\s|\s$/,
+    });
+  }
   const records = loaded.flatMap((b) =>
     b.rows.map((row) => {
       const flat = flatRow(row);
@@ -80,6 +109,20 @@ function csvText(loaded: readonly LoadedBatch[]): string {
     }),
   );
   return stringify(records, { header: true, columns: [...ROW_COLUMNS], quoted_match: /^\s|\s$/ });
+}
+
+/** The jsonl lines of the batches' baseline rows, one chunk per batch. */
+function* baselineChunks(loaded: readonly LoadedBatch[]) {
+  for (const b of loaded) {
+    if (b.baselineRows.length === 0) continue;
+    yield b.baselineRows.map((row) => `${JSON.stringify(flatBaselineRow(row))}\n`).join('');
+  }
+}
+
+/** The grade rows of every batch, in order, then the baseline rows. */
+function* jsonlOf(loaded: readonly LoadedBatch[]) {
+  yield* jsonlChunks(rowsOf(loaded));
+  yield* baselineChunks(loaded);
 }
 
 /** The rows of every batch, in order. */
@@ -144,36 +187,45 @@ export async function reportCommand(
     for (const id of batchIds) loaded.push(await loadBatch(store, id));
     const reference =
       options.compare === undefined ? null : await loadBatch(store, options.compare);
-    const comparisons =
-      reference === null
-        ? []
-        : loaded.map((b) => compareBatches(b.batch.id, b.rows, reference.batch.id, reference.rows));
+    if (reference !== null) checkComparable(loaded, reference);
 
     let text: string;
     switch (format) {
-      case 'table':
+      case 'table': {
+        const report = reportObject(loaded, reference);
         text = [
-          ...loaded.flatMap((b) => [...summaryLines(b.summary), '']),
-          ...comparisons.flatMap((c) => [...comparisonLines(c), '']),
+          ...loaded.flatMap((b) => [
+            ...(hasGrades(b.kind) ? [...summaryLines(b.summary), ''] : []),
+            ...(hasBaselines(b.kind) ? [...baselineLines(b.baselineSummary), ''] : []),
+          ]),
+          ...(report.comparisons ?? []).flatMap((c) => [...comparisonLines(c), '']),
+          ...(report.baselineComparisons ?? []).flatMap((c) => [...baselineComparisonLines(c), '']),
         ]
           .join('\n')
           .replace(/\n+$/, '\n');
         break;
+      }
       case 'json':
         text = `${JSON.stringify(reportObject(loaded, reference), null, 2)}\n`;
         break;
       case 'jsonl':
         if (target !== null) {
-          await writeChunks(target.path, jsonlChunks(rowsOf(loaded)));
+          await writeChunks(target.path, jsonlOf(loaded));
           return 0;
         }
-        text = [...jsonlChunks(rowsOf(loaded))].join('');
+        text = [...jsonlOf(loaded)].join('');
         break;
       case 'csv':
         text = csvText(loaded);
         break;
       case 'swebench': {
         const only = loaded[0] as LoadedBatch;
+        if (only.kind === 'baseline') {
+          throw new ProctorError(
+            'USAGE',
+            `--format swebench: batch ${only.batch.id} is a baseline sweep; SWE-bench's form is of grades`,
+          );
+        }
         // The suite's tasks without a row have no instance id on record: keyed by task id.
         const keyOfTask = new Map(only.rows.map((row) => [row.task, instanceKey(row)]));
         const suite = only.suiteTasks?.map((task) => keyOfTask.get(task) ?? task) ?? null;

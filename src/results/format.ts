@@ -12,7 +12,7 @@ export function rateText(rate: Rate | null): string {
   return `${pct(rate.rate)} [${pct(rate.low)}, ${pct(rate.high)}] (${rate.successes}/${rate.n})`;
 }
 
-function msText(ms: number | null): string {
+export function msText(ms: number | null): string {
   if (ms === null) return '-';
   if (ms < 1000) return `${Math.round(ms)} ms`;
   const s = ms / 1000;

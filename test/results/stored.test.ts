@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import {
+  baselineOf,
   gradeOf,
   payloadOf,
   solveOf,
+  storedBaseline,
   storedGrade,
   storedPayload,
   storedSolve,
@@ -64,6 +66,28 @@ const solves: unknown[] = [
   { ...solve, candidate: { sha256: 'x' } },
   { verdict: 'PASS' },
 ];
+const baseline = {
+  ...grade,
+  verdict: 'FAIL',
+  reason: 'FLAKY',
+  validity: 'quarantined',
+  runs: [{ verdict: 'PASS', reason: 'PASS', detail: 'd' }, { verdict: 'FAIL' }],
+  gold: null,
+  flaky: ['t::a', 't::b'],
+};
+const baselines: unknown[] = [
+  baseline,
+  { ...baseline, validity: 'maybe' },
+  { ...baseline, validity: undefined },
+  { ...baseline, runs: [{ verdict: 'SO-SO' }] },
+  { ...baseline, runs: {} },
+  { ...baseline, gold: { verdict: 'PASS' } },
+  { ...baseline, gold: 'PASS' },
+  { ...baseline, flaky: [1] },
+  { ...baseline, flaky: 'a' },
+  { ...baseline, flaky: undefined },
+  { ...baseline, image: null },
+];
 const payloads: unknown[] = [
   payload,
   {},
@@ -85,6 +109,11 @@ describe('stored result checks', () => {
     for (const value of solves) {
       expect(solveOf(value) !== null, JSON.stringify(value)).toBe(
         storedSolve.safeParse(value).success,
+      );
+    }
+    for (const value of baselines) {
+      expect(baselineOf(value) !== null, JSON.stringify(value)).toBe(
+        storedBaseline.safeParse(value).success,
       );
     }
     for (const value of payloads) {
