@@ -3,6 +3,7 @@
 // field. The OpenAPI document is generated from these, and tests parse real answers with them.
 import { z } from 'zod';
 import { OUTCOME_CLASSES } from '../results/index.js';
+import { JOB_STATUSES } from '../queue/index.js';
 
 /**
  * A batch id in a path or query. Proctor makes `b_` and base-36 and hex characters; anything
@@ -193,7 +194,8 @@ export const baselineSummary = z
         .object({
           task: z.string(),
           job: int,
-          validity: validity.nullable(),
+          status: z.enum(JOB_STATUSES),
+          validity: validity.nullable().describe('null while queued or running, or cancelled'),
           reason: z.string().nullable(),
           detail: z.string().nullable(),
           flakyTests: z.array(z.string()),

@@ -63,7 +63,7 @@ export function baselineLines(s: BaselineSummary): string[] {
       ...s.perTask.map((t) => [
         t.task,
         String(t.job),
-        t.validity ?? (t.reason === null ? 'pending' : '-'),
+        t.validity ?? t.status,
         t.reason ?? '-',
         t.flakyTests.length === 0
           ? '-'

@@ -13,6 +13,8 @@ export const BASELINE_TOP = 10;
 export interface BaselineTask {
   task: string;
   job: number;
+  status: BaselineRow['status'];
+  /** Null while queued or running, and when cancelled (see status). */
   validity: Validity | null;
   reason: string | null;
   detail: string | null;
@@ -156,6 +158,7 @@ export function summariseBaseline(input: {
     perTask: rows.map((r) => ({
       task: r.task,
       job: r.job,
+      status: r.status,
       validity: r.validity,
       reason: r.reason,
       detail: r.detail,

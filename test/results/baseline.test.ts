@@ -154,7 +154,7 @@ describe('summariseBaseline', () => {
     expect(text).toMatch(/^baseline batch b1 \(sweep\) {2}INCOMPLETE\n/);
     expect(text).toContain('  flaky tests             in 2 tasks; most often: t::x (2), t::y (1)');
     expect(text).toMatch(/\n {2}c +\d+ +quarantined +FLAKY +2: t::x, t::y +200 ms\n/);
-    expect(text).toMatch(/\n {2}g +\d+ +pending +- +- +-$/);
+    expect(text).toMatch(/\n {2}g +\d+ +running +- +- +-$/);
   });
 
   it('gives an empty sweep dashes, not a failure', () => {

@@ -60,7 +60,8 @@ export function baselineFigures(s) {
 export function baselineTaskRow(t) {
   const row = el('tr');
   row.dataset.task = t.task;
-  const validity = el('td', t.validity ?? 'pending', 'validity-' + (t.validity ?? 'pending'));
+  const shown = t.validity ?? t.status;
+  const validity = el('td', shown, 'validity-' + shown);
   const detail = el('td', t.detail ?? '', 'detail');
   detail.title = t.detail ?? '';
   row.append(
