@@ -143,10 +143,29 @@ describe('the results view of a baseline sweep', () => {
     const changed = (await page.locator('#baseline-changed li').textContent()) ?? '';
     // The same words as the CLI's comparison line.
     expect(`  ${changed}`).toBe(baselineComparisonLines(comparison)[2]);
-    expect(problems).toEqual([]);
     await waitForText(
       page.locator('#baseline-compare-note'),
       '1 tasks changed validity or reason: from the reference, to now.',
     );
+    expect(problems).toEqual([]);
+
+    // Against the batch of grades: the refusal, in the comparison view, in the API's words.
+    await page.locator('#results-close').click();
+    await page.locator(`#batches tr[data-batch-id="${second}"] .open-results`).click();
+    await waitFor(async () => (await page.locator('#compare-with option').count()) === 2, {
+      what: 'the other batches to compare with',
+    });
+    await page.locator('#compare-with').selectOption(grades);
+    await page.locator('#compare-open').click();
+    await waitForText(
+      page.locator('#compare-note'),
+      `Cannot compare: --compare: batch ${second} is a baseline sweep and ${grades} is a batch of grades; compare batches of one kind`,
+    );
+    expect(await page.locator('#baseline-compare').isVisible()).toBe(false);
+    // The one refused request, as the browser and the response each report it; nothing else.
+    expect([...problems].sort()).toEqual([
+      expect.stringMatching(/^HTTP 400: .*\/api\/report\?/),
+      expect.stringMatching(/^console error: .* status of 400 .*\/api\/report\?/),
+    ]);
   }, 600_000);
 });

@@ -4,7 +4,7 @@
 // resolved rate with its interval, and a grid of the paired tasks coloured by flip. Two
 // baseline sweeps: their counts and the tasks that changed validity or reason (baseline.js).
 import { baselineCompareFigures, changedItem } from './baseline.js';
-import { api, query } from './client.js';
+import { ApiError, api, query } from './client.js';
 import { byId, clear, el, figureRows, render } from './dom.js';
 import { differenceText } from './format.js';
 import { labelOf, refresh, state } from './state.js';
@@ -72,9 +72,25 @@ export async function loadCompare() {
   const view = state.view;
   const key = JSON.stringify(shown);
   if (loaded.key === key && Date.now() - loaded.at < RELOAD_MS) return;
-  const report = await api('/api/report' + query({ batch: shown.batch, compare: shown.reference }));
+  let report;
+  try {
+    report = await api('/api/report' + query({ batch: shown.batch, compare: shown.reference }));
+  } catch (error) {
+    // A refusal (a sweep of baselines against a batch of grades: nothing to pair) is said
+    // here, where it was asked for, and not asked again until the next reload.
+    if (view !== state.view || !(error instanceof ApiError) || error.status !== 400) throw error;
+    loaded = { key, at: Date.now() };
+    byId('grade-compare').hidden = false;
+    byId('baseline-compare').hidden = true;
+    clear(byId('compare-figures').tBodies[0]);
+    clear(byId('flip-grid'));
+    byId('compare-note').textContent = 'Cannot compare: ' + error.message;
+    byId('compare-note').classList.add('error');
+    return;
+  }
   if (view !== state.view) return;
   loaded = { key, at: Date.now() };
+  byId('compare-note').classList.remove('error');
   const c = report.comparisons ? report.comparisons[0] : undefined;
   const bc = report.baselineComparisons ? report.baselineComparisons[0] : undefined;
   const s = report.batches[0] || report.baselines[0];
