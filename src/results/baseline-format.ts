@@ -1,7 +1,12 @@
 // The text forms of a baseline sweep's report: the table people read (the figures, then one
 // line per task), the comparison of two sweeps, and the flat row jsonl and csv share.
 import type { BaselineRow } from './baseline.js';
-import type { BaselineComparison, BaselineState, BaselineSummary } from './baseline-summary.js';
+import {
+  BASELINE_TOP,
+  type BaselineComparison,
+  type BaselineState,
+  type BaselineSummary,
+} from './baseline-summary.js';
 import { msText } from './format.js';
 
 /** Columns padded to their widest cell; the last one is not padded. */
@@ -51,8 +56,11 @@ export function baselineLines(s: BaselineSummary): string[] {
     s.images.length === 0
       ? '-'
       : `${s.images.length}, ${msText(s.imageMs)} getting them: ${s.images
+          .slice(0, BASELINE_TOP)
           .map((i) => `${shortImage(i.image)} ${msText(i.imageMs)} (${i.tasks} tasks)`)
-          .join(', ')}`,
+          .join(
+            ', ',
+          )}${s.images.length > BASELINE_TOP ? `, … and ${s.images.length - BASELINE_TOP} more` : ''}`,
   );
   put('wall time', msText(s.wallMs));
   put('job time p50 / p95', `${msText(s.jobMsP50)} / ${msText(s.jobMsP95)}`);

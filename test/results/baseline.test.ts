@@ -157,6 +157,22 @@ describe('summariseBaseline', () => {
     expect(text).toMatch(/\n {2}g +\d+ +running +- +- +-$/);
   });
 
+  it('names the ten slowest images in the table, and counts the rest', () => {
+    const rows = rowsOf(
+      Array.from({ length: 12 }, (_, i) =>
+        baselineJob(`t${i}`, { image: `sha256:${i}`, imageMs: 1_000 * (i + 1) }),
+      ),
+    );
+    const s = summariseBaseline({ batch: 'b', label: null, rows });
+    expect(s.images).toHaveLength(12);
+    expect(s.imageMs).toBe(78_000);
+    const line = baselineLines(s).find((l) => l.startsWith('  images')) ?? '';
+    expect(line).toMatch(
+      /^ {2}images {18}12, 78\.0 s getting them: local_build:sha256:11 12\.0 s \(1 tasks\), /,
+    );
+    expect(line).toMatch(/local_build:sha256:2 3\.0 s \(1 tasks\), … and 2 more$/);
+  });
+
   it('gives an empty sweep dashes, not a failure', () => {
     const s = summariseBaseline({ batch: 'b', label: null, rows: [] });
     expect(s).toMatchObject({ tasks: 0, runs: null, imageMs: null, jobMsP50: null });
