@@ -111,11 +111,15 @@ function csvText(loaded: readonly LoadedBatch[]): string {
   return stringify(records, { header: true, columns: [...ROW_COLUMNS], quoted_match: /^\s|\s$/ });
 }
 
-/** The jsonl lines of the batches' baseline rows, one chunk per batch. */
+/** The jsonl lines of the batches' baseline rows, in chunks of 1,000 (never one string). */
 function* baselineChunks(loaded: readonly LoadedBatch[]) {
   for (const b of loaded) {
-    if (b.baselineRows.length === 0) continue;
-    yield b.baselineRows.map((row) => `${JSON.stringify(flatBaselineRow(row))}\n`).join('');
+    for (let i = 0; i < b.baselineRows.length; i += 1_000) {
+      yield b.baselineRows
+        .slice(i, i + 1_000)
+        .map((row) => `${JSON.stringify(flatBaselineRow(row))}\n`)
+        .join('');
+    }
   }
 }
 
