@@ -45,13 +45,17 @@ async function seed(store: JobStore, baselines: Plan[], grades: Plan[] = []) {
   });
   const plans = [...baselines, ...grades];
   for (const kind of ['baseline', 'grade'] as const) {
-    for (const job of await store.claim(kind, 'seed', 100, 600_000)) {
-      const p = plans[jobIds.indexOf(job.id)]!;
-      const lease = { id: job.id, attempt: job.attempt };
-      if (p.fail) await store.fail(lease, 'no image', { code: p.fail });
-      else if (kind === 'grade') {
-        await store.complete(lease, gradeResult({ task: p.task, verdict: 'PASS' }, job.id));
-      } else await store.complete(lease, baselineResult(p.task, p.reason ?? 'PASS', p.flaky));
+    for (;;) {
+      const claimed = await store.claim(kind, 'seed', 500, 600_000);
+      if (claimed.length === 0) break;
+      for (const job of claimed) {
+        const p = plans[jobIds.indexOf(job.id)]!;
+        const lease = { id: job.id, attempt: job.attempt };
+        if (p.fail) await store.fail(lease, 'no image', { code: p.fail });
+        else if (kind === 'grade') {
+          await store.complete(lease, gradeResult({ task: p.task, verdict: 'PASS' }, job.id));
+        } else await store.complete(lease, baselineResult(p.task, p.reason ?? 'PASS', p.flaky));
+      }
     }
   }
   return batch!.id;
@@ -127,5 +131,19 @@ describe('a baseline sweep from the job table', () => {
     };
     expect(compared.comparisons).toBeUndefined();
     expect(compared.baselineComparisons[0]?.changed.map((c) => c.task)).toEqual(['b']);
+  });
+
+  it('writes every row of a sweep of over 1,000 tasks as jsonl, once each', async () => {
+    const home = tempDir();
+    const store = tempStore({ path: join(home, 'proctor.db') });
+    const tasks = Array.from({ length: 1_001 }, (_, i) => ({
+      task: `t${String(i).padStart(4, '0')}`,
+    }));
+    const id = await seed(store, tasks);
+    const out = await proctor(['--home', home, 'report', id, '--format', 'jsonl']);
+    const lines = out.stdout.trimEnd().split('\n');
+    const rows = lines.map((l) => JSON.parse(l) as { task: string; validity: string });
+    expect(rows.map((r) => r.task)).toEqual(tasks.map((t) => t.task));
+    expect(rows.every((r) => r.validity === 'valid')).toBe(true);
   });
 });
