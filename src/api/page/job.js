@@ -4,7 +4,7 @@
 import { api, ApiError, query, segment } from './client.js';
 import { byId, clear, el, render } from './dom.js';
 import { formatBytes, formatTime } from './format.js';
-import { verdictOf, verdictText } from './verdict.js';
+import { suspiciousText, verdictOf, verdictText } from './verdict.js';
 import { refresh, state } from './state.js';
 
 /** The log view keeps at most this many characters; loading more drops the oldest. */
@@ -45,6 +45,8 @@ export async function loadJob() {
     ['Verdict', verdictText(v)],
     ['Reason', v.reason],
     ['Detail', v.detail],
+    // Hits of the screen of the candidate: listed in the oracle log below.
+    ['Suspicious', v.suspicious === null ? null : String(v.suspicious)],
     ['Image', v.image],
     ['Problems', v.problems],
     [
@@ -53,7 +55,13 @@ export async function loadJob() {
     ],
   ].filter(([, value]) => value !== null && value !== undefined && value !== '');
   render(byId('job-fields'), fields, () =>
-    fields.flatMap(([name, value]) => [el('dt', name), el('dd', value)]),
+    fields.flatMap(([name, value]) => {
+      if (name !== 'Suspicious') return [el('dt', name), el('dd', value)];
+      const dd = el('dd', value);
+      const flagged = suspiciousText(v);
+      if (flagged) dd.append(' ', el('span', flagged, 'badge suspicious'));
+      return [el('dt', name), dd];
+    }),
   );
   render(byId('artifacts'), artifacts, () =>
     artifacts.length === 0 ? [el('li', 'none', 'note')] : artifacts.map(artifactItem),
