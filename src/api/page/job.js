@@ -4,7 +4,7 @@
 import { api, ApiError, query, segment } from './client.js';
 import { byId, clear, el, render } from './dom.js';
 import { formatBytes, formatTime } from './format.js';
-import { suspiciousText, verdictOf, verdictText } from './verdict.js';
+import { verdictOf, verdictText } from './verdict.js';
 import { refresh, state } from './state.js';
 
 /** The log view keeps at most this many characters; loading more drops the oldest. */
@@ -46,7 +46,7 @@ export async function loadJob() {
     ['Reason', v.reason],
     ['Detail', v.detail],
     // Hits of the screen of the candidate: listed in the oracle log below.
-    ['Suspicious', v.suspicious === null ? null : String(v.suspicious)],
+    ['Suspicious', suspiciousField(v.suspicious)],
     ['Image', v.image],
     ['Problems', v.problems],
     [
@@ -57,9 +57,9 @@ export async function loadJob() {
   render(byId('job-fields'), fields, () =>
     fields.flatMap(([name, value]) => {
       if (name !== 'Suspicious') return [el('dt', name), el('dd', value)];
-      const dd = el('dd', value);
-      const flagged = suspiciousText(v);
-      if (flagged) dd.append(' ', el('span', flagged, 'badge suspicious'));
+      const dd = el('dd');
+      if (v.suspicious) dd.append(el('span', 'suspicious', 'badge suspicious'), ' ');
+      dd.append(value);
       return [el('dt', name), dd];
     }),
   );
@@ -75,6 +75,14 @@ export async function loadJob() {
   } else if (log.id !== state.logId && (await loadLog(view, true))) {
     state.logId = log.id;
   }
+}
+
+/** The Suspicious field: the screen's hit count, or null when it did not screen the job. */
+/** @param {number | null} count */
+function suspiciousField(count) {
+  if (count === null) return null;
+  if (count === 0) return 'none (the candidate was screened)';
+  return count + (count === 1 ? ' hit' : ' hits') + ' of the screen, listed in the oracle log';
 }
 
 /** @param {any} artifact */
