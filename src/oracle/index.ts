@@ -25,7 +25,13 @@ export {
 } from './verdict.js';
 export type { GradePhases, PhaseCheck, PhaseOutcome, Reason, Verdict } from './verdict.js';
 export { checkStatic, problemsOf } from './validate.js';
-export { deniesConftest, integrityLayers, integrityWarnings, runsPytest } from './integrity.js';
+export {
+  deniesConftest,
+  integrityLayers,
+  integrityWarnings,
+  runnerRunsPytest,
+  runsPytest,
+} from './integrity.js';
 export type { StaticResult } from './validate.js';
 export { checkImage, validatePaths } from './validate-image.js';
 export type {

@@ -33,7 +33,12 @@ export function integrityLayers(bundle: Pick<Bundle, 'grading'>): string[] {
  * does any runner that calls it). Only the first MiB is read.
  */
 export async function runsPytest(bundle: Pick<Bundle, 'paths'>): Promise<boolean> {
-  const file = await open(bundle.paths.runner, 'r');
+  return runnerRunsPytest(bundle.paths.runner);
+}
+
+/** Whether the runner file at `path` names pytest (its first MiB is read). */
+export async function runnerRunsPytest(path: string): Promise<boolean> {
+  const file = await open(path, 'r');
   try {
     const buffer = Buffer.alloc(RUNNER_PROBE_BYTES);
     const { bytesRead } = await file.read({ buffer, position: 0 });
