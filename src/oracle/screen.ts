@@ -217,7 +217,7 @@ export const SCREEN_RULES: readonly ScreenRule[] = [
     id: 'module-table',
     why: 'replaces loaded modules or the import machinery (`sys.modules[…] =`, `require.cache`)',
     pattern:
-      /\bsys\.modules\s{0,4}\[[^\]\n]{1,200}\]\s{0,4}(?:\.\s{0,4}\w{1,100}\s{0,4})?=(?!=)|\bsys\.modules\.(?:update|setdefault|pop|clear)\s{0,4}\(|\bdel\s{1,4}sys\.modules\b|\bsys\.(?:meta_path|path_hooks)\b|\brequire\.cache\b|\bModule\._(?:load|resolveFilename|cache|extensions|compile|findPath)\b|\bModule\.prototype\.(?:require|_compile)\b|\bregisterHooks\s{0,4}\(|['"]node:module['"]|require\(\s{0,4}['"]module['"]\s{0,4}\)/,
+      /\bsys\.modules\s{0,4}\[[^\]\n]{1,200}\]\s{0,4}(?:\.\s{0,4}\w{1,100}\s{0,4})?=(?!=)|\bsys\.modules\.(?:update|setdefault|pop|clear)\s{0,4}\(|\bdel\s{1,4}sys\.modules\b|\bsys\.(?:meta_path|path_hooks)\b|\brequire\.cache\b|\bModule\._(?:load|resolveFilename|cache|extensions|compile|findPath)\b|\bModule\.prototype\.(?:require|_compile)\b|\bregisterHooks\s{0,4}\(|\bmodule\.register\s{0,4}\(/,
   },
   {
     id: 'builtins',

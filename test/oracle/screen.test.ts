@@ -126,7 +126,8 @@ const SAMPLES: Record<string, Array<[path: string, lines: string[]]>> = {
     ['pkg/y.py', ['sys.modules["proctor_pytest_runner"]._record = fake']],
     ['pkg/z.py', ['sys.meta_path.insert(0, Finder())']],
     ['src/x.js', ['delete require.cache[key];']],
-    ['src/y.cjs', ["const Module = require('module');"]],
+    ['src/y.cjs', ['Module._load = function load(request) {};']],
+    ['src/z.mjs', ["module.register('./hooks.mjs', import.meta.url);"]],
   ],
   builtins: [
     ['pkg/x.py', ['builtins.open = fake_open']],
@@ -316,6 +317,21 @@ describe('screenDiff on honest code', () => {
           '    with mock.patch("builtins.open") as fake:',
           '        monkeypatch.setattr(sys, "argv", ["prog"])',
           '        assert fake.called',
+        ]),
+      ),
+    ).toEqual([]);
+  });
+
+  it('does not flag ordinary Node code: createRequire, argv parsing, an exit code in a function', () => {
+    expect(
+      rulesOf(
+        addFile('src/cli.mjs', [
+          "import { createRequire } from 'node:module';",
+          'const require = createRequire(import.meta.url);',
+          'const args = process.argv.slice(2);',
+          'export function main() {',
+          '  if (args.length === 0) process.exitCode = 2;',
+          '}',
         ]),
       ),
     ).toEqual([]);
