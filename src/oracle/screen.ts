@@ -191,7 +191,8 @@ export const SCREEN_RULES: readonly ScreenRule[] = [
     why: 'exits when the module is loaded, before or instead of the tests',
     scope: 'python',
     moduleLevel: true,
-    pattern: /(?<![\w.])(?:exit|quit)\s{0,4}\(|\bsys\.exit\b|\braise\s{1,4}SystemExit\b/,
+    pattern:
+      /(?<![\w.])(?<!def\s{1,8})(?:exit|quit)\s{0,4}\(|\bsys\.exit\b|\braise\s{1,4}SystemExit\b/,
   },
   {
     id: 'exit-at-import',

@@ -292,6 +292,7 @@ describe('screenDiff on honest code', () => {
         changeFile('pkg/cli.py', [' def main():', '+    if bad:', '+        sys.exit(2)', ' ']),
         changeFile('pkg/cli.py', [' if __name__ == "__main__":', '+    sys.exit(main())']),
         changeFile('src/cli.js', [' function main() {', '+  process.exit(1);', ' }']),
+        addFile('pkg/shell.py', ['def exit(code=0):', '    raise SystemExit(code)']),
       ),
     ).toEqual([]);
   });
