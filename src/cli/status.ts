@@ -258,6 +258,9 @@ export async function statusCommand(
         if (jobs.items.length > 0) {
           const instances = jobs.items.map((j) => instanceOf(j.result));
           const shown = instances.some((i) => i !== '-');
+          // Like INSTANCE, only when some job has a value: most batches have no hits.
+          const hits = jobs.items.map((j) => suspiciousOf(j.result));
+          const flagged = hits.some((n) => n !== null && n > 0);
           io.out(
             formatTable(
               [
@@ -267,6 +270,7 @@ export async function statusCommand(
                 'CLASS',
                 'ATTEMPT',
                 ...(shown ? ['INSTANCE'] : []),
+                ...(flagged ? ['SUSPICIOUS'] : []),
                 'DETAIL',
               ],
               jobs.items.map((j, i) => [
@@ -276,6 +280,7 @@ export async function statusCommand(
                 j.outcome ?? '-',
                 `${j.attempt}/${j.maxAttempts}`,
                 ...(shown ? [instances[i] ?? '-'] : []),
+                ...(flagged ? [String(hits[i] ?? '-')] : []),
                 outcomeText(j),
               ]),
             ),

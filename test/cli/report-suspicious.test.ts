@@ -55,11 +55,18 @@ describe('suspicious candidates in reports', () => {
     expect(lines.map((l) => l.split(',')[column])).toEqual(['2', '5', '0', '']);
   });
 
-  it('gives each job of status --json its count, and says it for one job in text', async () => {
+  it('gives each job of status --json its count, a SUSPICIOUS column in the batch table, and a line for one job', async () => {
     const { dir, batch } = await home();
     const status = await proctor(['--home', dir, 'status', '--batch', batch, '--json']);
     const parsed = JSON.parse(status.stdout) as { jobs: Array<{ suspicious: number | null }> };
     expect(parsed.jobs.map((j) => j.suspicious)).toEqual([2, 5, 0, null]);
+    const table = await proctor(['--home', dir, 'status', '--batch', batch]);
+    const lines = table.stdout.split('\n');
+    const header = lines.find((l) => l.startsWith('JOB'));
+    expect(header).toMatch(/\sSUSPICIOUS\s+DETAIL$/);
+    const column = header!.indexOf('SUSPICIOUS');
+    const cells = lines.filter((l) => /^\d/.test(l)).map((l) => l.slice(column).split(/\s+/)[0]);
+    expect(cells).toEqual(['2', '5', '0', '-']);
     const [first] = (JSON.parse(status.stdout) as { jobs: Array<{ id: number }> }).jobs;
     const text = await proctor(['--home', dir, 'status', String(first!.id)]);
     expect(text.stdout).toContain(
