@@ -273,6 +273,78 @@ describe('screenDiff rules', () => {
   });
 });
 
+describe("screenDiff on issue 24's forgeries, written out whole", () => {
+  const FORGERIES: Record<string, Array<[path: string, lines: string[]]>> = {
+    'replaces TestReport.from_item_and_call': [
+      [
+        'durations/__init__.py',
+        [
+          'import _pytest.reports as _r',
+          '_orig = _r.TestReport.from_item_and_call',
+          'def _forged(item, call):',
+          '    report = _orig(item, call)',
+          '    report.outcome = "passed"',
+          '    return report',
+          '_r.TestReport.from_item_and_call = staticmethod(_forged)',
+        ],
+      ],
+    ],
+    'writes the report named on the command line, then exits': [
+      [
+        'durations/__init__.py',
+        [
+          'import os, sys',
+          'for i, arg in enumerate(sys.argv):',
+          '    if arg.startswith("--junitxml"):',
+          '        path = arg.split("=", 1)[1] if "=" in arg else sys.argv[i + 1]',
+          '        with open(path, "w") as f:',
+          '            f.write("<testsuites/>")',
+          '        os._exit(0)',
+        ],
+      ],
+    ],
+    'adds a conftest.py with a makereport hookwrapper': [
+      [
+        'conftest.py',
+        [
+          'import pytest',
+          '@pytest.hookimpl(wrapper=True)',
+          'def pytest_runtest_makereport(item, call):',
+          '    report = yield',
+          '    report.outcome = "passed"',
+          '    return report',
+        ],
+      ],
+    ],
+    "replaces the runner's _record": [
+      [
+        'durations/__init__.py',
+        [
+          'import sys',
+          'runner = sys.modules.get("proctor_pytest_runner")',
+          'if runner is not None:',
+          '    runner._record = lambda *a, **k: None',
+        ],
+      ],
+    ],
+    'loads its own plugin through pytest.ini': [
+      ['pytest.ini', ['[pytest]', 'addopts = -p durations._plugin']],
+      [
+        'durations/_plugin.py',
+        ['def pytest_report_teststatus(report, config):', '    return "passed", ".", "PASSED"'],
+      ],
+    ],
+  };
+
+  for (const [what, files] of Object.entries(FORGERIES)) {
+    it(`flags the candidate that ${what}`, () => {
+      for (const [path, lines] of files) {
+        expect(screen(addFile(path, lines)).count, path).toBeGreaterThan(0);
+      }
+    });
+  }
+});
+
 describe('screenDiff on honest code', () => {
   it('does not flag sys.exit inside a test function (pytest.raises(SystemExit))', () => {
     const test = addFile('tests/test_cli.py', [
