@@ -121,6 +121,7 @@ export const batchSummary = z
     wallMs: ms,
     jobMsP50: ms,
     jobMsP95: ms,
+    suspicious: int.describe("attempts whose grade's candidate had hits of the screen"),
     incomplete: z.boolean(),
     incompleteBecause: z.array(z.string()),
   })

@@ -29,6 +29,8 @@ export const REASONS = [
   'BASELINE_EXISTING_MISSING',
   /** A prediction whose patch is null or empty: recorded without running anything. */
   'EMPTY_PATCH',
+  /** The candidate screen (screen.ts) hit, and the task has `[grading] tamper = "fail"`. */
+  'TAMPER_SUSPECTED',
 ] as const;
 
 export type Reason = (typeof REASONS)[number];

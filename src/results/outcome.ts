@@ -23,6 +23,7 @@ const CANDIDATE_FAULTS: ReadonlySet<string> = new Set([
   'PATCH_TOO_LARGE',
   'PATCH_REJECTED',
   'EMPTY_PATCH',
+  'TAMPER_SUSPECTED',
 ]);
 
 /** Failure codes (a job in status `failed`) that mean the task itself is broken. */

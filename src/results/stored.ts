@@ -29,6 +29,8 @@ export const storedGrade = z.object({
   diffSha256: hash.nullable().optional(),
   log: z.string().max(200).nullable().optional(),
   timings: z.record(z.string().max(100), z.number().nonnegative()).optional(),
+  /** The screen of the candidate (oracle/screen.ts); only its count is read. */
+  suspicious: z.object({ count }).optional(),
 });
 
 export const storedSolve = z.object({
@@ -125,7 +127,8 @@ function isGrade(v: Obj): boolean {
     opt(v.image, (i) => i === null || isImage(i)) &&
     opt(v.diffSha256, (d) => d === null || isHash(d)) &&
     opt(v.log, (l) => l === null || isText(l, 200)) &&
-    opt(v.timings, isTimings)
+    opt(v.timings, isTimings) &&
+    opt(v.suspicious, (s) => isObj(s) && isCount(s.count))
   );
 }
 

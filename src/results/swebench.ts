@@ -115,7 +115,14 @@ export interface InstanceReport {
   tests_status: { FAIL_TO_PASS: TestSplit; PASS_TO_PASS: TestSplit };
 }
 
-const NOT_APPLIED = new Set(['EMPTY_PATCH', 'APPLY_FAILED', 'PATCH_TOO_LARGE', 'PATCH_REJECTED']);
+// Decided before the diff is applied: TAMPER_SUSPECTED too (the screen fails it on the host).
+const NOT_APPLIED = new Set([
+  'EMPTY_PATCH',
+  'APPLY_FAILED',
+  'PATCH_TOO_LARGE',
+  'PATCH_REJECTED',
+  'TAMPER_SUSPECTED',
+]);
 
 /** The IDs a verdict's detail names after `phase: N tests …: `, and whether it named them all. */
 export function namedIds(

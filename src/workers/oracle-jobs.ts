@@ -18,6 +18,7 @@ import {
   type Evaluation,
   type EvaluatorSandbox,
   type FileDigests,
+  type ScreenResult,
   type Verdict,
   taskRecord,
   type TaskRecord,
@@ -62,6 +63,12 @@ export interface GradeResult {
   task: TaskRecord;
   image: ImageSummary;
   diffSha256: string | null;
+  /**
+   * The screen of the filtered candidate diff (oracle/screen.ts): its hits, bounded, and
+   * their count. Absent when the diff was refused before it was filtered (too large,
+   * malformed), so nothing was screened.
+   */
+  suspicious?: ScreenResult;
   /** The oracle log artifact's id. */
   log: string;
   timings: Record<string, number>;
@@ -270,6 +277,7 @@ export function gradeHandler(deps: OracleDeps): JobHandler {
       task: taskRecord(bundle),
       image: imageSummary(image),
       diffSha256: evaluation.candidate?.sha256 ?? null,
+      ...(evaluation.candidate?.suspicious ? { suspicious: evaluation.candidate.suspicious } : {}),
       log: log.id,
       timings: { ...evaluation.timings, ...timer.steps },
       ...(quarantined === undefined ? {} : { quarantined }),

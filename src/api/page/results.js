@@ -74,6 +74,9 @@ function figures(s) {
     ['wall', 'Wall time', msText(s.wallMs)],
     ['jobTime', 'Job time p50 / p95', `${msText(s.jobMsP50)} / ${msText(s.jobMsP95)}`],
   );
+  if (s.suspicious > 0) {
+    rows.push(['suspicious', 'Suspicious', `${s.suspicious} attempts with screen hits`]);
+  }
   return rows;
 }
 
