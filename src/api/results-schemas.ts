@@ -3,6 +3,7 @@
 // field. The OpenAPI document is generated from these, and tests parse real answers with them.
 import { z } from 'zod';
 import { OUTCOME_CLASSES } from '../results/index.js';
+import { JOB_STATUSES } from '../queue/index.js';
 
 /**
  * A batch id in a path or query. Proctor makes `b_` and base-36 and hex characters; anything
@@ -120,6 +121,7 @@ export const batchSummary = z
     wallMs: ms,
     jobMsP50: ms,
     jobMsP95: ms,
+    suspicious: int.describe("attempts whose grade's candidate had hits of the screen"),
     incomplete: z.boolean(),
     incompleteBecause: z.array(z.string()),
   })
@@ -157,9 +159,88 @@ export const comparison = z
   })
   .strict();
 
+const validity = z.enum(['valid', 'quarantined', 'error']);
+
+export const baselineSummary = z
+  .object({
+    batch: z.string(),
+    label: z.string().nullable(),
+    tasks: int.describe('tasks of the sweep: one row each, its newest baseline job'),
+    validity: z.object({ valid: int, quarantined: int, error: int }).strict(),
+    pending: int.describe('tasks queued or running'),
+    cancelled: int,
+    reasons: z
+      .array(z.object({ reason: z.string(), tasks: int }).strict())
+      .describe("tasks by reason (a failed job's error code), most first"),
+    runs: int.nullable().describe('the most runs of any task (`--repeat N`)'),
+    goldGraded: int.describe('tasks whose gold patch was graded'),
+    flakyTasks: int.describe('tasks in which some test flipped between runs'),
+    flakyTests: z
+      .array(z.object({ test: z.string(), tasks: z.array(z.string()) }).strict())
+      .describe('the tests that flipped in the most tasks (at most 10)'),
+    slowest: z
+      .array(z.object({ task: z.string(), jobMs: int }).strict())
+      .describe('the slowest tasks (at most 10)'),
+    images: z
+      .array(z.object({ image: z.string(), tasks: int, imageMs: ms }).strict())
+      .describe('each image once, with the longest time a job spent getting it'),
+    imageMs: ms.describe('the sum of the images’ times'),
+    wallMs: ms,
+    jobMsP50: ms,
+    jobMsP95: ms,
+    incomplete: z.boolean(),
+    incompleteBecause: z.array(z.string()),
+    perTask: z.array(
+      z
+        .object({
+          task: z.string(),
+          job: int,
+          status: z.enum(JOB_STATUSES),
+          validity: validity.nullable().describe('null while queued or running, or cancelled'),
+          reason: z.string().nullable(),
+          detail: z.string().nullable(),
+          flakyTests: z.array(z.string()),
+          jobMs: ms,
+        })
+        .strict(),
+    ),
+  })
+  .strict();
+
+const baselineState = z
+  .object({ validity, reason: z.string().nullable(), detail: z.string().nullable() })
+  .strict();
+
+export const baselineComparison = z
+  .object({
+    batch: z.string(),
+    reference: z.string(),
+    paired: int.describe('tasks decided (valid, quarantined or error) in both sweeps'),
+    unpaired: int,
+    bothValid: int,
+    bothQuarantined: int,
+    validToQuarantined: int,
+    quarantinedToValid: int,
+    changed: z
+      .array(z.object({ task: z.string(), from: baselineState, to: baselineState }).strict())
+      .describe('tasks whose validity or reason changed: in the reference, then now'),
+  })
+  .strict();
+
 export const report = z
   .object({
-    batches: z.array(batchSummary),
-    comparisons: z.array(comparison).optional().describe('present when `compare` was given'),
+    batches: z.array(batchSummary).describe('the batches of grades or solves'),
+    comparisons: z
+      .array(comparison)
+      .optional()
+      .describe('present when `compare` was given and a batch holds grades'),
+    baselines: z
+      .array(baselineSummary)
+      .optional()
+      .describe('present when a batch holds baselines (a sweep)'),
+    baselineComparisons: z
+      .array(baselineComparison)
+      .optional()
+      .describe('present when `compare` was given and a batch holds baselines'),
   })
   .strict();

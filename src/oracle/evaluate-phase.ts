@@ -23,7 +23,7 @@ import {
   sentinelRequest,
   type Integrity,
   type SentinelRequest,
-} from './integrity.js';
+} from './protocol.js';
 import { DEFAULT_REPORT_LIMITS, excerpt, parseReport, type TestStatus } from './report.js';
 import { checkPhase, type PhaseName, type PhaseOutcome } from './verdict.js';
 

@@ -64,7 +64,7 @@ import {
   SETUP_TIMEOUT_MS,
   asset,
 } from './evaluate-scripts.js';
-import { runnerProtocol } from './integrity.js';
+import { runnerProtocol } from './protocol.js';
 import type { TestStatus } from './report.js';
 import {
   decideGrade,

@@ -30,10 +30,12 @@ export const REASONS = [
   /** A prediction whose patch is null or empty: recorded without running anything. */
   'EMPTY_PATCH',
   /**
-   * The run's integrity checks failed (integrity.ts): a sentinel test with the wrong status, or
+   * The run's integrity checks failed (protocol.ts): a sentinel test with the wrong status, or
    * a tripwire of the runner fired. The candidate's code forged, or tried to forge, outcomes.
    */
   'TAMPERED',
+  /** The candidate screen (screen.ts) hit, and the task has `[grading] tamper = "fail"`. */
+  'TAMPER_SUSPECTED',
 ] as const;
 
 export type Reason = (typeof REASONS)[number];
@@ -321,6 +323,25 @@ function phaseEnding(phase: PhaseOutcome | undefined): string {
   return 'reported';
 }
 
+/** The declared IDs of one phase whose outcome differs between repeated baseline runs. */
+function flippedIn(runs: readonly GradePhases[], name: PhaseName): string[] {
+  const outcomes = runs.flatMap((run) => {
+    const check = run[name]?.check;
+    return check === null || check === undefined ? [] : [declaredOutcomes(check)];
+  });
+  return findFlaky(outcomes);
+}
+
+/**
+ * Every declared ID that flipped between repeated baseline runs, existing then hidden, each
+ * once: what a baseline result records as its flaky tests (the FLAKY detail names only the
+ * first few).
+ */
+export function flakyTests(runs: readonly GradePhases[]): string[] {
+  if (runs.length < 2) return [];
+  return [...new Set([...flippedIn(runs, 'existing'), ...flippedIn(runs, 'hidden')])];
+}
+
 function flakyDetail(runs: readonly GradePhases[]): string | null {
   const parts: string[] = [];
   for (const name of ['existing', 'hidden'] as const) {
@@ -328,11 +349,7 @@ function flakyDetail(runs: readonly GradePhases[]): string | null {
     if (new Set(endings).size > 1) {
       parts.push(`${name} phase ${endings.map((e, i) => `${e} in run ${i + 1}`).join(', ')}`);
     }
-    const outcomes = runs.flatMap((run) => {
-      const check = run[name]?.check;
-      return check === null || check === undefined ? [] : [declaredOutcomes(check)];
-    });
-    const flipped = findFlaky(outcomes);
+    const flipped = flippedIn(runs, name);
     if (flipped.length > 0) {
       parts.push(`${name} tests that flipped: ${listIds(flipped)}`);
     }

@@ -358,7 +358,8 @@ describe('proctor derive', { timeout: 300_000 }, () => {
     const description = join(tempDir(), 'issue.md');
     writeFileSync(description, '# div(1, 0) raises\n\nIt should return None.\n');
     const { result, error, notes } = await run(
-      options({ ...f, repo: mirror }, out, { environment, description }),
+      // --tests names the test files alone: the conftest.py glob comes from the runner.
+      options({ ...f, repo: mirror }, out, { environment, description, tests: ['tests/**'] }),
     );
     expect(error, notes.join('\n')).toBeUndefined();
     expect(readFileSync(join(out, 'description.md'), 'utf8')).toBe(
@@ -370,6 +371,8 @@ describe('proctor derive', { timeout: 300_000 }, () => {
       'tests/test_calc.py::test_div_zero[2]',
     ]);
     expect(result?.bundle.id).toBe(`toolz-${f.fix.slice(0, 12)}`);
+    // The author's runner file runs pytest: a candidate's conftest.py is denied too.
+    expect(result?.bundle.grading.deny).toEqual(['tests/**', '**/conftest.py']);
     expect(result?.bundle.source).toEqual({
       repo: 'pytoolz/toolz',
       base_commit: f.base,
