@@ -122,6 +122,7 @@ export const batchSummary = z
     jobMsP50: ms,
     jobMsP95: ms,
     suspicious: int.describe("attempts whose grade's candidate had hits of the screen"),
+    tampered: int.describe('attempts whose grade failed its integrity checks (reason TAMPERED)'),
     incomplete: z.boolean(),
     incompleteBecause: z.array(z.string()),
   })

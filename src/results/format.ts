@@ -66,6 +66,9 @@ export function summaryLines(s: BatchSummary): string[] {
   put('wall time', msText(s.wallMs));
   put('job time p50 / p95', `${msText(s.jobMsP50)} / ${msText(s.jobMsP95)}`);
   // Shown only when there is something to look at: a flagged candidate is not a failure.
+  if (s.tampered > 0) {
+    put('tampered', `${s.tampered} attempts failed their integrity checks (TAMPERED)`);
+  }
   if (s.suspicious > 0) {
     put('suspicious', `${s.suspicious} attempts with screen hits (see their oracle logs)`);
   }

@@ -125,6 +125,36 @@ describe('attemptRows', () => {
 });
 
 describe('summarise', () => {
+  it('counts the attempts whose grade failed its integrity checks (TAMPERED), as unresolved', () => {
+    const jobs = [
+      grade('a', 'FAIL', { reason: 'TAMPERED' }),
+      grade('b', 'FAIL'),
+      grade('c', 'FAIL', { reason: 'TAMPERED' }),
+      grade('d', 'PASS'),
+    ];
+    const rows = attemptRows('b1', jobs, new Map());
+    expect(rows.map((r) => [r.task, r.reason, r.class])).toEqual([
+      ['a', 'TAMPERED', 'unresolved'],
+      ['b', 'HIDDEN_FAILED', 'unresolved'],
+      ['c', 'TAMPERED', 'unresolved'],
+      ['d', 'PASS', 'resolved'],
+    ]);
+    const s = summarise({ batch: 'b1', label: null, rows, suiteTasks: null, unfinishedJobs: 0 });
+    expect(s.tampered).toBe(2);
+    expect(summaryLines(s)).toContain(
+      '  tampered                2 attempts failed their integrity checks (TAMPERED)',
+    );
+    const clean = summarise({
+      batch: 'b1',
+      label: null,
+      rows: rows.filter((r) => r.reason !== 'TAMPERED'),
+      suiteTasks: null,
+      unfinishedJobs: 0,
+    });
+    expect(clean.tampered).toBe(0);
+    expect(summaryLines(clean).some((line) => line.includes('tampered'))).toBe(false);
+  });
+
   it("carries each grade's screen hits into its row, and counts the flagged attempts", () => {
     const flagged = (task: string, count: number) => {
       const job = grade(task, 'PASS');
