@@ -77,6 +77,11 @@ async function waitWith<T>(
   }
 }
 
+/** A worker's last lines on stderr: what an assertion about it shows when it fails. */
+function lastWords(child: Child): string {
+  return `the worker said:\n${child.stderr().split('\n').slice(-20).join('\n')}`;
+}
+
 /** Everything a worker said is a one-line log message: no stack trace, no crash. */
 function expectOneLiners(child: Child) {
   const lines = child.stderr().split('\n').filter(Boolean);
@@ -198,7 +203,7 @@ describe('worker processes on PostgreSQL', () => {
     expect(cuts).toBe(6);
     expect(terminated).toBeGreaterThan(6);
     // Neither worker died of it.
-    for (const w of workers) expect(w.process.exitCode).toBeNull();
+    for (const w of workers) expect(w.process.exitCode, lastWords(w)).toBeNull();
     await Promise.all(workers.map(stop));
     for (const w of workers) expectOneLiners(w);
     await expectEachOnce(s, jobIds, batchId);
@@ -226,7 +231,7 @@ describe('worker processes when the PostgreSQL server goes away', () => {
       intervalMs: 200,
       what: '1,000 done jobs after the restart',
     });
-    for (const w of workers) expect(w.process.exitCode).toBeNull();
+    for (const w of workers) expect(w.process.exitCode, lastWords(w)).toBeNull();
     await Promise.all(workers.map(stop));
     for (const w of workers) expectOneLiners(w);
     await expectEachOnce(s, jobIds, batchId);
@@ -271,7 +276,7 @@ describe('worker processes when the PostgreSQL server goes away', () => {
       timeoutMs: 60_000,
       what: '300 done jobs after the outage',
     });
-    expect(worker.process.exitCode).toBeNull();
+    expect(worker.process.exitCode, lastWords(worker)).toBeNull();
     await stop(worker);
     expectOneLiners(worker);
     await expectEachOnce({ ...s2, executions: s.executions }, jobIds, batchId);
