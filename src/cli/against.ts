@@ -12,9 +12,8 @@ import { stringify } from 'csv-stringify/sync';
 import { ProctorError } from '../errors.js';
 import {
   PARITY_COLUMNS,
-  compareWithOfficial,
-  disagreeingBundles,
   parityLines,
+  parityOfBatch,
   parityRecords,
   parseInstanceReports,
   parseOfficial,
@@ -95,6 +94,18 @@ async function reportFiles(dir: string): Promise<string[]> {
 
 /** The official outcome in FILE: a JSON file, or a folder of per-instance report.json. */
 export async function readOfficial(file: string): Promise<Official> {
+  try {
+    return await readOfficialFile(file);
+  } catch (error) {
+    // The parsers name the file; the option it came from is said here.
+    if (error instanceof ProctorError && !error.message.startsWith('--against: ')) {
+      throw new ProctorError(error.code, `--against: ${error.message}`);
+    }
+    throw error;
+  }
+}
+
+async function readOfficialFile(file: string): Promise<Official> {
   const path = resolve(file);
   const info = await stat(path).catch((e: unknown) => unreadable(file, e));
   if (info.isDirectory()) {
@@ -117,18 +128,18 @@ export async function readOfficial(file: string): Promise<Official> {
 
 /** The batch against the official outcome, with the disagreements' declared tests read. */
 export async function parityOf(batch: LoadedBatch, official: Official): Promise<Parity> {
-  if (batch.kind === 'baseline') {
-    throw new ProctorError(
-      'USAGE',
-      `--against: batch ${batch.batch.id} is a baseline sweep; the official grader's outcomes are of grades (grade --predictions)`,
-    );
+  try {
+    return await parityOfBatch(batch, official, async (bundles) => {
+      // Only disagreements read bundles: the rest of the report never loads the oracle.
+      const { declaredTestIds } = await import('../oracle/index.js');
+      return declaredTestIds(bundles);
+    });
+  } catch (error) {
+    if (error instanceof ProctorError && error.code === 'USAGE') {
+      throw new ProctorError('USAGE', `--against: ${error.message}`);
+    }
+    throw error;
   }
-  const first = compareWithOfficial(batch.batch.id, batch.rows, official);
-  const bundles = disagreeingBundles(batch.rows, first);
-  if (bundles.length === 0) return first;
-  // Only disagreements read bundles: the rest of the report never loads the oracle.
-  const { declaredTestIds } = await import('../oracle/index.js');
-  return compareWithOfficial(batch.batch.id, batch.rows, official, await declaredTestIds(bundles));
 }
 
 export function parityText(parity: Parity, format: string, source: string): string {

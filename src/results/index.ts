@@ -85,7 +85,7 @@ export type {
   OfficialStatus,
   OfficialTests,
 } from './official.js';
-export { cohensKappa, compareWithOfficial, disagreeingBundles } from './parity.js';
+export { cohensKappa, compareWithOfficial, disagreeingBundles, parityOfBatch } from './parity.js';
 export type {
   Agreement,
   DeclaredIds,

@@ -111,8 +111,9 @@ const instanceReport = z.object({
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/** One line naming the file (or body) and what is wrong; the CLI prefixes `--against: `. */
 function invalid(where: string, detail: string): never {
-  throw new ProctorError('USAGE', `--against: ${where}: ${detail}`);
+  throw new ProctorError('USAGE', `${where}: ${detail}`);
 }
 
 function checked<S extends z.ZodType>(schema: S, value: unknown, where: string): z.output<S> {

@@ -10,6 +10,8 @@
 // here (the machine's fault, or a task its baseline quarantined), not graded here (no row,
 // or one still queued, running or cancelled); missing there, `error` there, `empty` there
 // (SWE-bench never runs an empty patch), not run there (incomplete or pending).
+import { ProctorError } from '../errors.js';
+import type { LoadedBatch } from './load.js';
 import type { OfficialInstance, Official, OfficialShape, OfficialStatus } from './official.js';
 import type { ReportRow } from './rows.js';
 import { instanceRows, namedIds } from './swebench.js';
@@ -264,4 +266,26 @@ export function disagreeingBundles(rows: readonly ReportRow[], parity: Parity): 
     if (bundle != null) bundles.add(bundle);
   }
   return [...bundles];
+}
+
+/**
+ * A loaded batch against `official`, the disagreements' declared tests read by `readDeclared`
+ * (the CLI and API pass the oracle's reader: this module reads no bundle). A baseline sweep is
+ * refused: the official outcomes are of graded predictions.
+ */
+export async function parityOfBatch(
+  batch: LoadedBatch,
+  official: Official,
+  readDeclared: (bundles: string[]) => Promise<ReadonlyMap<string, DeclaredIds | null>>,
+): Promise<Parity> {
+  if (batch.kind === 'baseline') {
+    throw new ProctorError(
+      'USAGE',
+      `batch ${batch.batch.id} is a baseline sweep; the official grader's outcomes are of grades (grade --predictions)`,
+    );
+  }
+  const first = compareWithOfficial(batch.batch.id, batch.rows, official);
+  const bundles = disagreeingBundles(batch.rows, first);
+  if (bundles.length === 0) return first;
+  return compareWithOfficial(batch.batch.id, batch.rows, official, await readDeclared(bundles));
 }

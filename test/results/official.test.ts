@@ -107,7 +107,7 @@ describe('parseOfficial', () => {
         },
         'counts.json',
       ),
-    ).toThrow(/^--against: counts\.json: the report has counts but no instance lists/);
+    ).toThrow(/^counts\.json: the report has counts but no instance lists/);
   });
 
   it("reads SWE-bench/experiments' results.json: the resolved list, no_generation empty, no_logs error, the rest unresolved", () => {
@@ -196,16 +196,16 @@ describe('parseOfficial', () => {
     ['an empty object', {}],
   ])('refuses %s as an unknown shape, naming what it expected', (_what, value) => {
     expect(() => parseOfficial(value, 'f.json')).toThrow(
-      /^--against: f\.json: unknown shape; expected a SWE-bench run report \(resolved_ids/,
+      /^f\.json: unknown shape; expected a SWE-bench run report \(resolved_ids/,
     );
   });
 
   it('refuses a run report whose list is not a list of ids, naming the key', () => {
     expect(() => parseOfficial({ resolved_ids: 'django__django-11099' }, 'f.json')).toThrow(
-      /^--against: f\.json: resolved_ids: /,
+      /^f\.json: resolved_ids: /,
     );
     expect(() => parseOfficial({ resolved_ids: [], unresolved_ids: [1, 2] }, 'f.json')).toThrow(
-      /^--against: f\.json: unresolved_ids\.0: /,
+      /^f\.json: unresolved_ids\.0: /,
     );
   });
 
@@ -215,7 +215,7 @@ describe('parseOfficial', () => {
         { 'a__b-1': { resolved: true, tests_status: { FAIL_TO_PASS: { success: 'x' } } } },
         'r.json',
       ),
-    ).toThrow(/^--against: r\.json: a__b-1: tests_status\.FAIL_TO_PASS\.success: /);
+    ).toThrow(/^r\.json: a__b-1: tests_status\.FAIL_TO_PASS\.success: /);
   });
 });
 
@@ -249,22 +249,22 @@ describe('parseInstanceReports', () => {
         'logs',
       ),
     ).toThrow(
-      /^--against: two\/report\.json: instance a__b-1 is also reported in one\/report\.json/,
+      /^two\/report\.json: instance a__b-1 is also reported in one\/report\.json/,
     );
   });
 
   it('refuses a report.json that is not JSON or not of the per-instance shape', () => {
     expect(() => parseInstanceReports([{ where: 'x/report.json', text: '{' }], 'x')).toThrow(
-      /^--against: x\/report\.json: not JSON$/,
+      /^x\/report\.json: not JSON$/,
     );
     expect(() =>
       parseInstanceReports([{ where: 'x/report.json', text: '{"resolved_ids": []}' }], 'x'),
-    ).toThrow(/^--against: x\/report\.json: not a per-instance report\.json/);
+    ).toThrow(/^x\/report\.json: not a per-instance report\.json/);
   });
 
   it('refuses a folder with no report in it', () => {
     expect(() => parseInstanceReports([], 'empty')).toThrow(
-      /^--against: empty: no report\.json with an instance in it; expected /,
+      /^empty: no report\.json with an instance in it; expected /,
     );
   });
 });
