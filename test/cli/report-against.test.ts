@@ -3,7 +3,15 @@
 // instance agreeing (py-duration-parse), one disagreeing (node-version-compare: the official
 // grader says unresolved, with per-test statuses), one missing there (sh-country-codes) — in
 // every shape and format; and every bad input as one line and exit 2.
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  truncateSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -234,6 +242,23 @@ describe('report --against', () => {
       await refused(
         [batch, '--against', empty],
         /^proctor: --against: .*empty-folder: no report\.json with an instance in it/,
+      ); // A symbolic link named report.json is not followed: the folder holds no report.
+      const linked = join(files, 'linked-folder');
+      mkdirSync(linked);
+      symlinkSync(write('elsewhere.json', pyReport), join(linked, 'report.json'));
+      await refused(
+        [batch, '--against', linked],
+        /^proctor: --against: .*linked-folder: no report\.json with an instance in it/,
+      );
+    });
+
+    it('refuses a file over the size bound before reading it', async () => {
+      const huge = write('huge.json', '');
+      // Sparse: its size is past the bound, with no bytes written.
+      truncateSync(huge, 64 * 1024 * 1024 + 1);
+      await refused(
+        [batch, '--against', huge],
+        /^proctor: --against: .*huge\.json is 67108865 bytes; at most 67108864 are read$/,
       );
     });
 
