@@ -95,8 +95,13 @@ const RESOLVED_LIST_KEYS = {
   test_timeout: 'unresolved',
 } as const satisfies Record<string, OfficialStatus>;
 
+/** The older form's lists of what got how far: read after the outcome lists above. */
+const PROGRESS_KEYS = ['with_logs', 'applied', 'generated'] as const;
+
 const resolvedList = z.object(
-  Object.fromEntries(Object.keys(RESOLVED_LIST_KEYS).map((k) => [k, ids.optional()])),
+  Object.fromEntries(
+    [...Object.keys(RESOLVED_LIST_KEYS), ...PROGRESS_KEYS].map((k) => [k, ids.optional()]),
+  ),
 );
 
 const instanceReport = z.object({
@@ -163,14 +168,26 @@ function parseRunReport(value: Record<string, unknown>, where: string): Official
   };
 }
 
+/**
+ * A resolved list. With the older form's progress lists, an instance that has logs or was
+ * applied and is in no outcome list is unresolved, one generated without logs is an error
+ * there, and one not even generated is missing there; without them (experiments' results.json)
+ * every instance not named is unresolved.
+ */
 function parseResolvedList(value: Record<string, unknown>, where: string): Official {
   const lists = checked(resolvedList, value, where) as Partial<Record<string, string[]>>;
+  const outcomes = Object.entries(RESOLVED_LIST_KEYS).map(
+    ([key, status]): [string[] | undefined, OfficialStatus] => [lists[key], status],
+  );
   return {
     shape: 'resolved_list',
-    instances: fromLists(
-      Object.entries(RESOLVED_LIST_KEYS).map(([key, status]) => [lists[key], status]),
-    ),
-    unlisted: 'unresolved',
+    instances: fromLists([
+      ...outcomes,
+      [lists.with_logs, 'unresolved'],
+      [lists.applied, 'unresolved'],
+      [lists.generated, lists.with_logs === undefined ? 'unresolved' : 'error'],
+    ]),
+    unlisted: lists.generated === undefined ? 'unresolved' : null,
   };
 }
 

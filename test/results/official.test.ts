@@ -145,12 +145,15 @@ describe('parseOfficial', () => {
       },
       'report.json',
     );
+    // a-5 was generated but left no logs: an error there; one not generated is missing there.
     expect(statuses(o)).toEqual({
       'a-1': 'resolved',
       'a-2': 'error',
       'a-3': 'unresolved',
       'a-4': 'unresolved',
+      'a-5': 'error',
     });
+    expect(o.unlisted).toBeNull();
   });
 
   it('reads one per-instance report.json with its tests_status', () => {
@@ -248,9 +251,7 @@ describe('parseInstanceReports', () => {
         ],
         'logs',
       ),
-    ).toThrow(
-      /^two\/report\.json: instance a__b-1 is also reported in one\/report\.json/,
-    );
+    ).toThrow(/^two\/report\.json: instance a__b-1 is also reported in one\/report\.json/);
   });
 
   it('refuses a report.json that is not JSON or not of the per-instance shape', () => {
