@@ -193,11 +193,21 @@ describe('the page against the official grader', () => {
     await waitForText(page.locator('#against-note'), 'broken.json is not JSON');
     await page
       .locator('#against-file')
-      .setInputFiles([file('a.json', { resolved: [] }), file('b.json', [1])]);
+      .setInputFiles([
+        file('a.json', report('org__t-1', true, [[], []], [[], []])),
+        file('b.json', { resolved_ids: [] }),
+      ]);
     await waitForText(
       page.locator('#against-note'),
       'b.json: several files must each be a per-instance report.json',
     );
+    await page
+      .locator('#against-file')
+      .setInputFiles([
+        file('a.json', report('org__t-1', true, [[], []], [[], []])),
+        file('c.json', report('org__t-1', false, [[], []], [[], []])),
+      ]);
+    await waitForText(page.locator('#against-note'), 'c.json: instance org__t-1 is in two files');
     expect(posts.length).toBe(postsBefore);
     expect(await page.locator('#against-note').getAttribute('class')).toBe('note error');
   });

@@ -65,10 +65,16 @@ async function bodyOf(files) {
       throw new Error(`${file.name} is not JSON`);
     }
     if (files.length === 1) return value;
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    const entries =
+      typeof value === 'object' && value !== null && !Array.isArray(value)
+        ? Object.entries(value)
+        : [];
+    const isReport = (/** @type {unknown} */ e) =>
+      typeof e === 'object' && e !== null && typeof (/** @type {any} */ (e).resolved) === 'boolean';
+    if (entries.length === 0 || !entries.every(([, e]) => isReport(e))) {
       throw new Error(`${file.name}: several files must each be a per-instance report.json`);
     }
-    for (const [key, entry] of Object.entries(value)) {
+    for (const [key, entry] of entries) {
       if (key in merged) throw new Error(`${file.name}: instance ${key} is in two files`);
       merged[key] = entry;
     }
