@@ -128,7 +128,7 @@ export interface PhaseContext {
     options?: PhaseExecOptions,
   ) => Promise<ExecResult>;
   /**
-   * Present when the runner speaks protocol 2 (integrity.ts): each phase's folder and request,
+   * Present when the runner speaks protocol 2 (protocol.ts): each phase's folder and request,
    * and the collector serving them all (startCollector), started before the first phase.
    */
   protocol?: Protocol;
@@ -148,19 +148,14 @@ export async function runPhase(
   const planned = phase.protocol?.phases[name];
   const dir = planned?.dir ?? phaseDir(name);
   const request = planned?.request ?? null;
+  const script = request === null ? PHASE_SCRIPT : CHANNEL_SCRIPT;
   const run = await timed(name, () =>
-    request === null
-      ? exec(
-          ['sh', '-c', PHASE_SCRIPT, 'proctor-phase', dir, asset(ASSET.runner), asset(list)],
-          limits.testSeconds * 1000,
-          limits.outputBytes,
-        )
-      : exec(
-          ['sh', '-c', CHANNEL_SCRIPT, 'proctor-phase', dir, asset(ASSET.runner), asset(list)],
-          limits.testSeconds * 1000,
-          limits.outputBytes,
-          { stdin: requestBytes([request]) },
-        ),
+    exec(
+      ['sh', '-c', script, 'proctor-phase', dir, asset(ASSET.runner), asset(list)],
+      limits.testSeconds * 1000,
+      limits.outputBytes,
+      request === null ? {} : { stdin: requestBytes([request]) },
+    ),
   );
   checkAborted(signal, run);
   // A container that died under the run (removed, the engine restarted) says nothing

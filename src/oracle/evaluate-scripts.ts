@@ -62,7 +62,7 @@ exec base64 -- "$r"
 export const PHASE_SCRIPT = String.raw`mkdir -m 700 -- "$1" || exit 125
 exec "$2" "$3" "$1/report"`;
 
-// Protocol 2 (integrity.ts), the collector, one for every phase of an evaluation: as the idle
+// Protocol 2 (protocol.ts), the collector, one for every phase of an evaluation: as the idle
 // uid, with an environment of PATH and the locale alone, so that nothing the task's
 // environment names (PYTHONPATH, NODE_OPTIONS…) can bring the checkout's code into the one
 // process that writes the reports. $1 the runner, then per phase its ID list and its folder

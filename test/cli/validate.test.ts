@@ -85,9 +85,9 @@ describe('proctor validate', () => {
     expect(result.code).toBe(0);
     expect(result.stdout.split('\n')).toEqual([
       expect.stringMatching(/^ok {6}py-duration-parse .*a_denied {2}\(format and paths\)$/),
-      '  integrity: screen, conftest-denied',
+      '  integrity: screen, conftest-denied, sentinels, collector, tripwires, base-config',
       expect.stringMatching(/^ok {6}py-open .*b_open {2}\(format and paths\)$/),
-      '  integrity: screen',
+      '  integrity: screen, sentinels, collector, tripwires, base-config',
       "  warning: task.toml: grading.deny: a pytest task should deny **/conftest.py (a candidate's conftest.py is a pytest plugin that can rewrite any outcome)",
       '2 valid, 0 invalid',
       '',
@@ -96,7 +96,13 @@ describe('proctor validate', () => {
     expect(json.code).toBe(0);
     expect(JSON.parse(json.stdout)).toMatchObject({
       valid: 1,
-      results: [{ ok: true, layers: ['screen'], warnings: [expect.stringMatching(/conftest/)] }],
+      results: [
+        {
+          ok: true,
+          layers: ['screen', 'sentinels', 'collector', 'tripwires', 'base-config'],
+          warnings: [expect.stringMatching(/conftest/)],
+        },
+      ],
     });
   });
 

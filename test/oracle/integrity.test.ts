@@ -15,7 +15,9 @@ import { tempDir } from '../helpers/temp.js';
 
 const PY_TASK = join(ROOT, 'examples/py-duration-parse');
 const NODE_TASK = join(ROOT, 'examples/node-version-compare');
-const grading = (deny: string[], runner = join(PY_TASK, 'tests/run')) => ({
+// A runner of its own that does not speak protocol 2 (the shell example's).
+const OWN_RUNNER = join(ROOT, 'examples/sh-country-codes/tests/run');
+const grading = (deny: string[], runner = OWN_RUNNER) => ({
   grading: { allow: ['**'], deny, allowSymlinks: false, tamper: 'flag' as const },
   paths: { runner },
 });

@@ -42,11 +42,22 @@ def test_negative():
     assert add(-1, -1) == -2
 `;
 
+const HIDDEN_CASE = `import unittest
+
+from calc import add
+
+
+class AddTest(unittest.TestCase):
+    def test_add_case(self):
+        self.assertEqual(add(2, 3), 5)
+`;
+
 const ID = {
   zero: 'tests/test_calc.py::test_zero',
   same: 'tests/test_calc.py::test_same',
   add: 'tests/test_hidden.py::test_add',
   negative: 'tests/test_hidden.py::test_negative',
+  addCase: 'tests/test_hidden_case.py::AddTest::test_add_case',
 };
 
 /** Appended to calc.py: the candidate's code, which the tests import. */
@@ -187,6 +198,25 @@ def pytest_runtest_makereport(item, call):
 `,
   },
   exitAtImport: forged('import os\nos._exit(0)\n'),
+  // unittest-style tests: every TestCase run reported a success (a tripwire watches run).
+  unittestRun: forged(`import unittest
+
+_run = unittest.TestCase.run
+
+
+def _forged(self, result=None):
+    result.addSuccess(self)
+    return result
+
+
+unittest.TestCase.run = _forged
+`),
+  // Only the sentinels: assertEqual made a no-op, a method no tripwire watches. The
+  // sentinel's unittest copy that must fail passes.
+  assertEqualNoop: forged(`import unittest
+
+unittest.TestCase.assertEqual = lambda self, first, second, msg=None: None
+`),
   // A plugin "installed" in the checkout: python -m pytest puts the checkout on sys.path, and
   // pytest autoloads the pytest11 entry points of every distribution it finds there.
   distInfoPlugin: {
@@ -215,10 +245,10 @@ beforeAll(async () => {
     id: 'pytest-forgery',
     runner: 'pytest',
     repo: { 'calc.py': CALC, 'tests/__init__.py': '', 'tests/test_calc.py': EXISTING },
-    hidden: { 'tests/test_hidden.py': HIDDEN },
+    hidden: { 'tests/test_hidden.py': HIDDEN, 'tests/test_hidden_case.py': HIDDEN_CASE },
     gold: { 'calc.py': 'def add(a, b):\n    return a + b\n' },
     existing: [ID.zero, ID.same],
-    hiddenIds: [ID.add, ID.negative],
+    hiddenIds: [ID.add, ID.negative, ID.addCase],
   });
   bundle = await loadBundle(dir);
   imageId = (await resolveImage(docker, bundle.environment)).localId;
@@ -289,6 +319,8 @@ describe('forgeries through the built-in pytest runner', () => {
     ['conftest', 'TAMPERED', /sentinel \w+ \(must be (failed|error)\) reported passed/],
     ['exitAtImport', 'REPORT_INVALID', /ended before the end of its session/],
     ['distInfoPlugin', 'HIDDEN_FAILED', /not passed/],
+    ['unittestRun', 'TAMPERED', /tripwire: unittest\.case\.TestCase\.run was replaced/],
+    ['assertEqualNoop', 'TAMPERED', /sentinel \w+ \(must be failed\) reported passed/],
   ];
   it.each(cases)(
     'fails the %s forgery: %s',

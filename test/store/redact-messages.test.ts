@@ -126,6 +126,23 @@ function gradeVerdicts(): Verdict[] {
     },
     { existing: existingPass(), hidden: hiddenFail() },
     { existing: existingPass() },
+    // TAMPERED: what checkIntegrity (oracle/protocol.ts) writes, a sentinel and a tripwire.
+    {
+      existing: {
+        ...existingPass(),
+        tampered:
+          'sentinel doruka_vemi (must be failed) reported passed; sentinel salo_tikune (must be error) reported passed',
+      },
+      hidden: hiddenPass(),
+    },
+    {
+      existing: existingPass(),
+      hidden: {
+        ...hiddenPass(),
+        tampered:
+          'tripwire: _pytest.reports.TestReport.from_item_and_call was replaced (after tests/test_auth.py::test_token)',
+      },
+    },
   ];
   return phases.map(decideGrade);
 }
