@@ -276,10 +276,17 @@ export const parity = z
         rate: z.number().nullable().describe('agree / comparable; null with none comparable'),
         kappa: z.number().nullable().describe("Cohen's kappa; null when undefined"),
         kappaNote: z.string().nullable().describe('why kappa is undefined'),
-        matrix: z
-          .object({ rr: int, ru: int, ur: int, uu: int })
+        counts: z
+          .object({
+            bothResolved: int,
+            bothUnresolved: int,
+            resolvedHereOnly: int.describe(
+              'resolved by Proctor, unresolved by the official grader',
+            ),
+            resolvedThereOnly: int,
+          })
           .strict()
-          .describe('counts by (Proctor, official): r resolved, u unresolved'),
+          .describe('the comparable instances by (Proctor, official) outcome'),
       })
       .strict(),
     disagreements: z.array(

@@ -88,6 +88,7 @@ export type {
 export { cohensKappa, compareWithOfficial, disagreeingBundles, parityOfBatch } from './parity.js';
 export type {
   Agreement,
+  AgreementCounts,
   DeclaredIds,
   Disagreement,
   NotComparable,

@@ -26,10 +26,10 @@ export function parityLines(p: Parity, source: string): string[] {
         : `${a.agree} of ${a.comparable} comparable instances (${pct(a.rate)})`,
     ),
     put("Cohen's kappa", kappaText(a)),
-    put('both resolved', String(a.matrix.rr)),
-    put('both unresolved', String(a.matrix.uu)),
-    put('resolved here only', String(a.matrix.ru)),
-    put('resolved there only', String(a.matrix.ur)),
+    put('both resolved', String(a.counts.bothResolved)),
+    put('both unresolved', String(a.counts.bothUnresolved)),
+    put('resolved here only', String(a.counts.resolvedHereOnly)),
+    put('resolved there only', String(a.counts.resolvedThereOnly)),
     put('not comparable', String(p.notComparable.length)),
   ];
   if (p.disagreements.length > 0) {

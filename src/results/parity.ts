@@ -57,6 +57,14 @@ export interface NotComparable {
   why: string;
 }
 
+export interface AgreementCounts {
+  bothResolved: number;
+  bothUnresolved: number;
+  /** Resolved by Proctor, unresolved by the official grader. */
+  resolvedHereOnly: number;
+  resolvedThereOnly: number;
+}
+
 export interface Agreement {
   /** Instances comparable: resolved or unresolved on both sides. */
   comparable: number;
@@ -66,8 +74,8 @@ export interface Agreement {
   /** Cohen's kappa; null when undefined (see `kappaNote`). */
   kappa: number | null;
   kappaNote: string | null;
-  /** Counts by (Proctor, official): resolved/resolved, resolved/unresolved, … */
-  matrix: { rr: number; ru: number; ur: number; uu: number };
+  /** The comparable instances by (Proctor, official) outcome. */
+  counts: AgreementCounts;
 }
 
 export interface Parity {
@@ -84,7 +92,8 @@ export interface DeclaredIds {
 }
 
 /**
- * Cohen's kappa of two raters over the same n items in two classes:
+ * Cohen's kappa of two raters over the same n items in two classes, with rr both resolved, uu
+ * both unresolved, ru resolved here only and ur resolved there only:
  *
  *   κ = (p_o − p_e) / (1 − p_e),  p_o = (rr + uu) / n,
  *   p_e = (rr + ru)/n · (rr + ur)/n + (ur + uu)/n · (ru + uu)/n
@@ -95,13 +104,19 @@ export interface DeclaredIds {
  * chance to measure. When only one rater uses a single class, p_e < 1 and κ is defined (0
  * when the other agrees by chance alone, negative when below it).
  */
-export function cohensKappa(m: Agreement['matrix']): { kappa: number | null; note: string | null } {
-  const n = m.rr + m.ru + m.ur + m.uu;
+export function cohensKappa(c: AgreementCounts): { kappa: number | null; note: string | null } {
+  const [rr, ru, ur, uu] = [
+    c.bothResolved,
+    c.resolvedHereOnly,
+    c.resolvedThereOnly,
+    c.bothUnresolved,
+  ];
+  const n = rr + ru + ur + uu;
   if (n === 0) return { kappa: null, note: 'undefined: no comparable instances' };
-  const po = (m.rr + m.uu) / n;
-  const pe = ((m.rr + m.ru) / n) * ((m.rr + m.ur) / n) + ((m.ur + m.uu) / n) * ((m.ru + m.uu) / n);
+  const po = (rr + uu) / n;
+  const pe = ((rr + ru) / n) * ((rr + ur) / n) + ((ur + uu) / n) * ((ru + uu) / n);
   if (pe >= 1) {
-    const only = m.rr > 0 ? 'resolved' : 'unresolved';
+    const only = rr > 0 ? 'resolved' : 'unresolved';
     return { kappa: null, note: `undefined: both put every instance in one class (${only})` };
   }
   return { kappa: (po - pe) / (1 - pe), note: null };
@@ -189,7 +204,12 @@ export function compareWithOfficial(
 ): Parity {
   const byInstance = instanceRows(rows);
   const classes = taskClasses([...byInstance.values()]);
-  const matrix = { rr: 0, ru: 0, ur: 0, uu: 0 };
+  const counts: AgreementCounts = {
+    bothResolved: 0,
+    bothUnresolved: 0,
+    resolvedHereOnly: 0,
+    resolvedThereOnly: 0,
+  };
   const disagreements: Disagreement[] = [];
   const notComparable: NotComparable[] = [];
   const keys = new Set([...byInstance.keys(), ...official.instances.keys()]);
@@ -215,10 +235,11 @@ export function compareWithOfficial(
       });
       continue;
     }
-    const p = here === 'resolved' ? 'r' : 'u';
-    const o = there === 'resolved' ? 'r' : 'u';
-    matrix[`${p}${o}`]++;
-    if (p === o) continue;
+    if (here === there) {
+      counts[here === 'resolved' ? 'bothResolved' : 'bothUnresolved']++;
+      continue;
+    }
+    counts[here === 'resolved' ? 'resolvedHereOnly' : 'resolvedThereOnly']++;
     const ids = row.bundle === null ? undefined : declared.get(row.bundle);
     let tests: TestDifference[] | null = null;
     let testsNote: string | null = null;
@@ -238,9 +259,9 @@ export function compareWithOfficial(
       testsNote,
     });
   }
-  const comparable = matrix.rr + matrix.ru + matrix.ur + matrix.uu;
-  const agree = matrix.rr + matrix.uu;
-  const { kappa, note } = cohensKappa(matrix);
+  const agree = counts.bothResolved + counts.bothUnresolved;
+  const comparable = agree + counts.resolvedHereOnly + counts.resolvedThereOnly;
+  const { kappa, note } = cohensKappa(counts);
   return {
     batch,
     shape: official.shape,
@@ -250,7 +271,7 @@ export function compareWithOfficial(
       rate: comparable === 0 ? null : agree / comparable,
       kappa,
       kappaNote: note,
-      matrix,
+      counts,
     },
     disagreements,
     notComparable,

@@ -21,34 +21,42 @@ const unresolved = (detail = 'x', reason = 'HIDDEN_FAILED') => ({
   detail,
 });
 
+/** The four counts, in the textbook's order: rr, ru (resolved here only), ur, uu. */
+const counts = (rr: number, ru: number, ur: number, uu: number) => ({
+  bothResolved: rr,
+  resolvedHereOnly: ru,
+  resolvedThereOnly: ur,
+  bothUnresolved: uu,
+});
+
 describe('cohensKappa', () => {
   it('matches textbook values', () => {
     // 50 items: 20 both yes, 15 both no, 5 and 10 split. p_o = 0.7, p_e = 0.5, κ = 0.4.
-    expect(cohensKappa({ rr: 20, ru: 5, ur: 10, uu: 15 }).kappa).toBeCloseTo(0.4, 10);
+    expect(cohensKappa(counts(20, 5, 10, 15)).kappa).toBeCloseTo(0.4, 10);
     // Perfect agreement over both classes: κ = 1.
-    expect(cohensKappa({ rr: 3, ru: 0, ur: 0, uu: 7 }).kappa).toBe(1);
+    expect(cohensKappa(counts(3, 0, 0, 7)).kappa).toBe(1);
     // Agreement at chance level exactly: p_o = p_e = 0.5, κ = 0.
-    expect(cohensKappa({ rr: 1, ru: 1, ur: 1, uu: 1 }).kappa).toBe(0);
+    expect(cohensKappa(counts(1, 1, 1, 1)).kappa).toBe(0);
     // Complete disagreement, balanced: κ = −1.
-    expect(cohensKappa({ rr: 0, ru: 5, ur: 5, uu: 0 }).kappa).toBe(-1);
+    expect(cohensKappa(counts(0, 5, 5, 0)).kappa).toBe(-1);
     // 100 items: 45 / 15 / 25 / 15 → p_o 0.6, p_e 0.54, κ = 0.06 / 0.46.
-    expect(cohensKappa({ rr: 45, ru: 15, ur: 25, uu: 15 }).kappa).toBeCloseTo(0.06 / 0.46, 10);
+    expect(cohensKappa(counts(45, 15, 25, 15)).kappa).toBeCloseTo(0.06 / 0.46, 10);
   });
 
   it('is undefined with nothing to compare, or when both raters use one same class', () => {
-    expect(cohensKappa({ rr: 0, ru: 0, ur: 0, uu: 0 })).toEqual({
+    expect(cohensKappa(counts(0, 0, 0, 0))).toEqual({
       kappa: null,
       note: 'undefined: no comparable instances',
     });
-    expect(cohensKappa({ rr: 4, ru: 0, ur: 0, uu: 0 })).toEqual({
+    expect(cohensKappa(counts(4, 0, 0, 0))).toEqual({
       kappa: null,
       note: 'undefined: both put every instance in one class (resolved)',
     });
-    expect(cohensKappa({ rr: 0, ru: 0, ur: 0, uu: 9 }).note).toMatch(/\(unresolved\)$/);
+    expect(cohensKappa(counts(0, 0, 0, 9)).note).toMatch(/\(unresolved\)$/);
   });
 
   it('is defined (0) when only one rater uses a single class', () => {
-    expect(cohensKappa({ rr: 3, ru: 2, ur: 0, uu: 0 }).kappa).toBe(0);
+    expect(cohensKappa(counts(3, 2, 0, 0)).kappa).toBe(0);
   });
 });
 
@@ -86,7 +94,7 @@ describe('compareWithOfficial', () => {
       // p_o = 2/3; Proctor resolved 1/3, official 2/3: p_e = 2/9 + 2/9 = 4/9; κ = (2/9)/(5/9).
       kappa: expect.closeTo(0.4, 10) as number,
       kappaNote: null,
-      matrix: { rr: 1, ru: 0, ur: 1, uu: 1 },
+      counts: counts(1, 0, 1, 1),
     });
     expect(p.notComparable.map((n) => [n.instance, n.why])).toEqual([
       ['i-empty-there', 'empty there'],
@@ -120,7 +128,7 @@ describe('compareWithOfficial', () => {
   it('counts an instance a resolved list does not name as unresolved there', () => {
     const list = parseOfficial({ resolved: ['a'], no_generation: ['c'] }, 'results.json');
     const p = compareWithOfficial('b', [row('a'), row('b', unresolved()), row('c')], list);
-    expect(p.agreement.matrix).toEqual({ rr: 1, ru: 0, ur: 0, uu: 1 });
+    expect(p.agreement.counts).toEqual(counts(1, 0, 0, 1));
     expect(p.notComparable.map((n) => n.why)).toEqual(['empty there']);
     expect(p.agreement.kappa).toBe(1);
   });

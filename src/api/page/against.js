@@ -98,9 +98,13 @@ function figures(p) {
         : `${a.agree} of ${a.comparable} (${pct(a.rate)})`,
     ],
     ['kappa', 'Cohen’s kappa', a.kappa === null ? `- (${a.kappaNote})` : a.kappa.toFixed(3)],
-    ['both', 'Both resolved / both unresolved', `${a.matrix.rr} / ${a.matrix.uu}`],
-    ['here', 'Resolved here only', String(a.matrix.ru)],
-    ['there', 'Resolved there only', String(a.matrix.ur)],
+    [
+      'both',
+      'Both resolved / both unresolved',
+      `${a.counts.bothResolved} / ${a.counts.bothUnresolved}`,
+    ],
+    ['here', 'Resolved here only', String(a.counts.resolvedHereOnly)],
+    ['there', 'Resolved there only', String(a.counts.resolvedThereOnly)],
     ['notComparable', 'Not comparable', String(p.notComparable.length)],
   ];
 }
