@@ -245,3 +245,88 @@ export const report = z
       .describe('present when `compare` was given and a batch holds baselines'),
   })
   .strict();
+
+/**
+ * The largest official file `POST /api/batches/:id/against` takes as its body: SWE-bench's
+ * per-instance reports of a 500-instance split with their tests_status are a few MB; the full
+ * 2,294-instance test split about 40 MB merged, so such a file is compared with the CLI.
+ */
+export const MAX_AGAINST_BODY_BYTES = 32 * 1024 * 1024;
+
+/**
+ * The body of `POST /api/batches/:id/against`: the official file's JSON itself, of a shape
+ * `report --against` detects (results/official.ts validates it; unknown keys are the other
+ * tool's and are allowed). Documented here, parsed there.
+ */
+export const againstRequest = z
+  .record(z.string(), z.unknown())
+  .describe(
+    "an official grader's outcome: a SWE-bench run report (resolved_ids, unresolved_ids, …), an sb-cli report, a results file with a `resolved` list, or per-instance report.json entries merged into one object ({instance_id: {resolved, tests_status}})",
+  );
+
+/** `proctor report ID --against FILE --format json` (src/results/parity.ts), field for field. */
+export const parity = z
+  .object({
+    batch: z.string(),
+    shape: z.enum(['run_report', 'sb_cli_report', 'resolved_list', 'instance_reports']),
+    agreement: z
+      .object({
+        comparable: int.describe('instances resolved or unresolved on both sides'),
+        agree: int,
+        rate: z.number().nullable().describe('agree / comparable; null with none comparable'),
+        kappa: z.number().nullable().describe("Cohen's kappa; null when undefined"),
+        kappaNote: z.string().nullable().describe('why kappa is undefined'),
+        counts: z
+          .object({
+            bothResolved: int,
+            bothUnresolved: int,
+            resolvedHereOnly: int.describe(
+              'resolved by Proctor, unresolved by the official grader',
+            ),
+            resolvedThereOnly: int,
+          })
+          .strict()
+          .describe('the comparable instances by (Proctor, official) outcome'),
+      })
+      .strict(),
+    disagreements: z.array(
+      z
+        .object({
+          instance: z.string(),
+          task: z.string(),
+          proctor: z.enum(['resolved', 'unresolved']),
+          reason: z.string().nullable(),
+          detail: z.string().nullable(),
+          official: z.enum(['resolved', 'unresolved']),
+          tests: z
+            .array(
+              z
+                .object({
+                  test: z.string(),
+                  category: z.enum(['FAIL_TO_PASS', 'PASS_TO_PASS']),
+                  proctor: z.enum(['success', 'failure', 'unknown', 'not_declared']),
+                  official: z.enum(['success', 'failure', 'absent']),
+                })
+                .strict(),
+            )
+            .nullable()
+            .describe(
+              'the tests the two differ on; null when either side has no per-test statuses',
+            ),
+          testsNote: z.string().nullable(),
+        })
+        .strict(),
+    ),
+    notComparable: z.array(
+      z
+        .object({
+          instance: z.string(),
+          task: z.string().nullable(),
+          proctor: z.string().describe('the class here, or not_graded'),
+          official: z.enum(['resolved', 'unresolved', 'error', 'empty', 'not_run', 'missing']),
+          why: z.string(),
+        })
+        .strict(),
+    ),
+  })
+  .strict();

@@ -1,5 +1,6 @@
 // `proctor report BATCH… [--compare BATCH] [--format table|json|jsonl|csv|swebench] [--out
-// FILE|DIR]`: the results of batches (see src/results/). Bad input — an unknown batch or
+// FILE|DIR]`: the results of batches (see src/results/); `report BATCH --against FILE` compares
+// one batch with an official grader's outcome (against.ts). Bad input — an unknown batch or
 // format, --out into a folder that does not exist (swebench: --out naming a file) — is one line
 // and exit 2, before anything is written.
 import { mkdir, open, stat, writeFile } from 'node:fs/promises';
@@ -36,6 +37,7 @@ export type ReportFormat = (typeof REPORT_FORMATS)[number];
 
 export interface ReportOptions {
   compare?: string;
+  against?: string;
   format?: string;
   out?: string;
 }
@@ -181,6 +183,9 @@ export async function reportCommand(
   options: ReportOptions,
 ): Promise<number> {
   const format = formatOf(options.format);
+  if (options.against !== undefined) {
+    return againstCommand(context, batchIds, format, { ...options, against: options.against });
+  }
   if (format === 'swebench' && batchIds.length !== 1) {
     throw new ProctorError('USAGE', '--format swebench reports one batch at a time');
   }
@@ -248,6 +253,40 @@ export async function reportCommand(
     }
     if (target !== null) await writeFile(target.path, text);
     else if (text.length > 0) context.io.out(text.replace(/\n$/, ''));
+    return 0;
+  } finally {
+    await store.close();
+  }
+}
+
+/** `report BATCH --against FILE`: the checks, then the file, then the batch. */
+async function againstCommand(
+  context: CommandContext,
+  batchIds: string[],
+  format: ReportFormat,
+  options: ReportOptions & { against: string },
+): Promise<number> {
+  const { AGAINST_FORMATS, parityOf, parityText, readOfficial } = await import('./against.js');
+  if (batchIds.length !== 1) {
+    throw new ProctorError('USAGE', '--against compares one batch at a time');
+  }
+  if (options.compare !== undefined) {
+    throw new ProctorError('USAGE', '--against and --compare cannot be used together');
+  }
+  if (!(AGAINST_FORMATS as readonly string[]).includes(format)) {
+    throw new ProctorError(
+      'USAGE',
+      `--format: with --against, expected one of ${AGAINST_FORMATS.join(', ')}, got ${JSON.stringify(format)}`,
+    );
+  }
+  const target = options.out === undefined ? null : await outTarget(options.out, format);
+  const official = await readOfficial(options.against);
+  const store = context.openStore();
+  try {
+    const batch = await loadBatch(store, batchIds[0] as string);
+    const text = parityText(await parityOf(batch, official), format, options.against);
+    if (target !== null) await writeFile(target.path, text);
+    else context.io.out(text.replace(/\n$/, ''));
     return 0;
   } finally {
     await store.close();

@@ -1,6 +1,8 @@
 // The oracle: task bundles, candidate diff filtering, runner reports and verdicts, and
 // validation. Grading knows no HTTP and no terminal.
 export { loadBundle, loadBundleWithListing, loadSuite, readDescription } from './bundle.js';
+export { declaredTestIds } from './declared-ids.js';
+export type { DeclaredTestIds } from './declared-ids.js';
 export { createFileDigests } from './file-digests.js';
 export type { FileDigests } from './file-digests.js';
 export type { Bundle, BundleLimits, LoadBundleOptions, Suite } from './bundle.js';

@@ -71,3 +71,28 @@ export type { ExportDeps, ExportOptions, ExportResult } from './export.js';
 export { exportBatchJobs } from './export-batch.js';
 export { checkComparable, hasBaselines, hasGrades, reportObject } from './report.js';
 export type { ReportObject } from './report.js';
+export {
+  EXPECTED_SHAPES,
+  MAX_OFFICIAL_INSTANCES,
+  SHAPE_NAMES,
+  parseInstanceReports,
+  parseOfficial,
+} from './official.js';
+export type {
+  Official,
+  OfficialInstance,
+  OfficialShape,
+  OfficialStatus,
+  OfficialTests,
+} from './official.js';
+export { cohensKappa, compareWithOfficial, disagreeingBundles, parityOfBatch } from './parity.js';
+export type {
+  Agreement,
+  AgreementCounts,
+  DeclaredIds,
+  Disagreement,
+  NotComparable,
+  Parity,
+  TestDifference,
+} from './parity.js';
+export { PARITY_COLUMNS, kappaText, parityLines, parityRecords } from './parity-format.js';

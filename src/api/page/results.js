@@ -2,8 +2,10 @@
 // A batch's results, from GET /api/batches/:id/report (`proctor report --format json`):
 // tasks by outcome class, the resolved rate over scored and over all tasks with their Wilson
 // intervals, pass@k / pass^k when there are attempts, tokens, cost and times; a chart of the
-// resolved rate of the listed batches; a Compare control and the export downloads. A baseline
-// sweep shows its own section (baseline.js) in place of these, a mixed batch both.
+// resolved rate of the listed batches; a Compare control, the export downloads, and the
+// comparison with an official grader's file (against.js). A baseline sweep shows its own
+// section (baseline.js) in place of these, a mixed batch both.
+import { resetAgainst, startAgainst } from './against.js';
 import { baselineFigures, baselineTaskRow } from './baseline.js';
 import { api, query, segment } from './client.js';
 import { rateChart } from './chart.js';
@@ -38,6 +40,7 @@ export function openResults(batchId) {
     clear(node.tBodies ? node.tBodies[0] : node);
   }
   byId('results-note').textContent = 'Loading…';
+  resetAgainst();
   const hidden = '?includeHidden=false';
   byId('export-link').href = '/api/batches/' + segment(batchId) + '/export' + hidden;
   refresh();
@@ -160,6 +163,8 @@ export async function loadResults() {
     because.length > 0 ? 'INCOMPLETE: ' + because.join('; ') : 'Complete.';
   byId('results-note').classList.toggle('warn', because.length > 0);
   byId('grade-results').hidden = !s;
+  // Official outcomes are of grades: a baseline sweep has nothing to compare.
+  byId('against-section').hidden = !s;
   if (s) {
     render(byId('results-figures').tBodies[0], s, () => figureRows(figures(s)));
     render(byId('class-bar'), s.classes, () => [classBar(s)]);
@@ -188,6 +193,7 @@ export async function loadResults() {
 }
 
 export function startResults() {
+  startAgainst();
   byId('results-close').addEventListener('click', () => {
     state.results = null;
     state.view++;
