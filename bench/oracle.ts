@@ -8,11 +8,24 @@
 //  (b) a sweep of --sweep baseline jobs (copies of the examples) at concurrency 2: wall time
 //      against the ideal, the sum of the jobs' evaluation times (containers, from each job's
 //      result) divided by 2. Target: ≥ 85 % efficiency.
-// Usage: npm run bench:oracle [-- --runs 5 --sweep 40]
+//  (c) the integrity layers (issue 24): a generated pytest task graded with the built-in
+//      runner as it is (protocol 2: sentinels, the collector exec, tripwires, the base
+//      configuration check) against the same task with the runner as it was before them
+//      (bench/fixtures/pytest-run-v1), same image, interleaved, median of --runs. Target: the
+//      layers cost ≤ 5 % of a grade.
+// Usage: npm run bench:oracle [-- --runs 5 --sweep 40 --parts a,b,c]
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 
 const ROOT = join(import.meta.dirname, '..');
@@ -21,9 +34,13 @@ const { values } = parseArgs({
   options: {
     runs: { type: 'string', default: '5' },
     sweep: { type: 'string', default: '40' },
+    parts: { type: 'string', default: 'a,b,c' },
   },
 });
+const PARTS = new Set(values.parts.split(','));
 const RUNS = Number(values.runs);
+const LAYER_TESTS = 100;
+const GIT_DATE = '2024-01-01T00:00:00+0000';
 const SWEEP = Number(values.sweep);
 
 const temp: string[] = [];
@@ -56,12 +73,99 @@ const bundles = readdirSync(EXAMPLES, { withFileTypes: true })
   .sort();
 
 // (a) one grade per example, Proctor against the raw script.
-console.log(`(a) grade wall time, median of ${RUNS} interleaved runs (after one warm-up each)`);
-const rows: string[][] = [];
-for (const bundle of bundles) {
-  const gold = join(bundle, 'solution/gold.patch');
+if (PARTS.has('a')) {
+  console.log(`(a) grade wall time, median of ${RUNS} interleaved runs (after one warm-up each)`);
+  const rows: string[][] = [];
+  for (const bundle of bundles) {
+    const gold = join(bundle, 'solution/gold.patch');
+    const home = tempDir();
+    const proctor = () =>
+      timed(process.execPath, [
+        join(ROOT, 'bin/proctor.js'),
+        '--home',
+        home,
+        'grade',
+        bundle,
+        '--patch',
+        gold,
+        '--wait',
+      ]);
+    const raw = () => timed('bash', [join(ROOT, 'bench/oracle-baseline.sh'), bundle, gold]);
+    const warm = proctor();
+    if (warm.status !== 0)
+      throw new Error(`the gold patch of ${bundle} does not pass:\n${warm.stdout}`);
+    raw();
+    const p: number[] = [];
+    const r: number[] = [];
+    for (let i = 0; i < RUNS; i++) {
+      p.push(proctor().ms);
+      r.push(raw().ms);
+    }
+    const [pm, rm] = [median(p), median(r)];
+    rows.push([
+      bundle.split('/').at(-1) ?? bundle,
+      pm.toFixed(0),
+      rm.toFixed(0),
+      (pm / rm).toFixed(2),
+    ]);
+  }
+  console.log(['example', 'proctor ms', 'raw ms', 'ratio'].join('\t'));
+  for (const row of rows) console.log(row.join('\t'));
+}
+
+// (b) a sweep of baseline jobs at concurrency 2.
+if (PARTS.has('b')) {
+  const suite = tempDir();
+  for (let i = 0; i < SWEEP; i++) {
+    const source = bundles[i % bundles.length] as string;
+    const dir = join(suite, `t${String(i).padStart(3, '0')}`);
+    cpSync(source, dir, { recursive: true });
+    const toml = join(dir, 'task.toml');
+    writeFileSync(toml, readFileSync(toml, 'utf8').replace(/^id = "([^"]+)"/m, `id = "$1-${i}"`));
+  }
   const home = tempDir();
-  const proctor = () =>
+  writeFileSync(join(home, 'proctor.toml'), '[workers]\nbaseline = 2\ngrade = 2\nsolve = 1\n');
+  const sweep = timed(process.execPath, [
+    join(ROOT, 'bin/proctor.js'),
+    '--home',
+    home,
+    'baseline',
+    suite,
+    '--wait',
+    '--json',
+  ]);
+  const summary = JSON.parse(sweep.stdout) as { batch: string; tasks: Array<{ validity: string }> };
+  const status = timed(process.execPath, [
+    join(ROOT, 'bin/proctor.js'),
+    '--home',
+    home,
+    'status',
+    '--batch',
+    summary.batch,
+    '--json',
+    '--limit',
+    '200',
+  ]);
+  const jobs = (
+    JSON.parse(status.stdout) as { jobs: Array<{ result: { timings?: { total?: number } } }> }
+  ).jobs;
+  const containerMs = jobs.reduce((sum, job) => sum + (job.result.timings?.total ?? 0), 0);
+  const ideal = containerMs / 2;
+  const valid = summary.tasks.filter((t) => t.validity === 'valid').length;
+  console.log(`\n(b) sweep of ${SWEEP} baseline jobs at concurrency 2 (${valid} valid)`);
+  console.log(
+    `wall ${(sweep.ms / 1000).toFixed(1)} s; sum of evaluation times ${(containerMs / 1000).toFixed(1)} s; ideal ${(ideal / 1000).toFixed(1)} s; efficiency ${((ideal / sweep.ms) * 100).toFixed(0)} %`,
+  );
+}
+
+// (c) the integrity layers: the built-in pytest runner with them, and as it was before them.
+if (PARTS.has('c')) {
+  const {
+    bundles: [layered, plain],
+    gold,
+  } = layerBundles();
+  const home = tempDir();
+  const grade = (bundle: string) =>
     timed(process.execPath, [
       join(ROOT, 'bin/proctor.js'),
       '--home',
@@ -72,69 +176,127 @@ for (const bundle of bundles) {
       gold,
       '--wait',
     ]);
-  const raw = () => timed('bash', [join(ROOT, 'bench/oracle-baseline.sh'), bundle, gold]);
-  const warm = proctor();
-  if (warm.status !== 0)
-    throw new Error(`the gold patch of ${bundle} does not pass:\n${warm.stdout}`);
-  raw();
-  const p: number[] = [];
-  const r: number[] = [];
-  for (let i = 0; i < RUNS; i++) {
-    p.push(proctor().ms);
-    r.push(raw().ms);
+  for (const bundle of [layered, plain]) {
+    const warm = grade(bundle);
+    if (warm.status !== 0)
+      throw new Error(`the gold patch of ${bundle} does not pass:\n${warm.stdout}`);
   }
-  const [pm, rm] = [median(p), median(r)];
-  rows.push([
-    bundle.split('/').at(-1) ?? bundle,
-    pm.toFixed(0),
-    rm.toFixed(0),
-    (pm / rm).toFixed(2),
-  ]);
+  const withLayers: number[] = [];
+  const without: number[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    withLayers.push(grade(layered).ms);
+    without.push(grade(plain).ms);
+  }
+  const [w, o] = [median(withLayers), median(without)];
+  console.log(
+    `\n(c) the integrity layers: a pytest task of ${LAYER_TESTS} tests, gold patch, median of ${RUNS} interleaved grades`,
+  );
+  console.log(['runner', 'grade ms'].join('\t'));
+  console.log(['with the layers', w.toFixed(0)].join('\t'));
+  console.log(['before them (v1)', o.toFixed(0)].join('\t'));
+  console.log(`cost ${(((w - o) / o) * 100).toFixed(1)} % of a grade (target ≤ 5 %)`);
 }
-console.log(['example', 'proctor ms', 'raw ms', 'ratio'].join('\t'));
-for (const row of rows) console.log(row.join('\t'));
 
-// (b) a sweep of baseline jobs at concurrency 2.
-const suite = tempDir();
-for (let i = 0; i < SWEEP; i++) {
-  const source = bundles[i % bundles.length] as string;
-  const dir = join(suite, `t${String(i).padStart(3, '0')}`);
-  cpSync(source, dir, { recursive: true });
-  const toml = join(dir, 'task.toml');
-  writeFileSync(toml, readFileSync(toml, 'utf8').replace(/^id = "([^"]+)"/m, `id = "$1-${i}"`));
+if (!process.env['KEEP']) for (const dir of temp) rmSync(dir, { recursive: true, force: true });
+else console.log(temp.join('\n'));
+
+/**
+ * Two copies of one generated pytest task (a calc module with a bug, LAYER_TESTS tests in
+ * five files, a hidden test file), one with the built-in runner and one with the runner as it
+ * was before the integrity layers; their environment/ is the same, so they share one image.
+ */
+function layerBundles(): { bundles: [string, string]; gold: string } {
+  const root = tempDir();
+  const repo: Record<string, string> = {
+    'calc.py': 'def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n',
+  };
+  const existing: string[] = [];
+  for (let f = 0; f < 5; f++) {
+    const lines = ['from calc import mul', ''];
+    for (let t = 0; t < LAYER_TESTS / 5; t++) {
+      lines.push('', `def test_mul_${t}():`, `    assert mul(${t}, ${f}) == ${t * f}`, '');
+      existing.push(`tests/test_mul_${f}.py::test_mul_${t}`);
+    }
+    repo[`tests/test_mul_${f}.py`] = lines.join('\n');
+  }
+  repo['tests/__init__.py'] = '';
+  const work = join(root, 'work');
+  writeTree(work, repo);
+  gitIn(work, ['init', '-q', '-b', 'main'], ['add', '-A'], ['commit', '-q', '-m', 'base']);
+  const head = gitOut(work, ['rev-parse', 'HEAD']).trim();
+  writeTree(work, {
+    'tests/test_hidden.py':
+      'from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n',
+  });
+  gitIn(work, ['add', '-A']);
+  const hidden = gitOut(work, ['diff', '--cached', '--binary', '--full-index']);
+  gitIn(work, ['reset', '-q', '--hard', 'HEAD'], ['clean', '-q', '-fdx']);
+  writeTree(work, {
+    'calc.py': 'def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n',
+  });
+  const gold = join(root, 'gold.patch');
+  writeFileSync(gold, gitOut(work, ['diff', '--binary', '--full-index']));
+  const make = (name: string, runner: Buffer): string => {
+    const dir = join(root, name);
+    writeTree(join(dir, 'environment/repo'), repo);
+    writeFileSync(
+      join(dir, 'environment/Dockerfile'),
+      `FROM debian:bookworm-slim
+RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-pytest git >/dev/null && rm -rf /var/lib/apt/lists/*
+COPY repo/ /repo/
+RUN cd /repo && git init -q -b main && git add -A && GIT_AUTHOR_DATE='${GIT_DATE}' GIT_COMMITTER_DATE='${GIT_DATE}' git -c user.name=bench -c user.email=bench@example.invalid commit -q -m base
+`,
+    );
+    writeTree(join(dir, 'tests'), {
+      'hidden.patch': hidden,
+      'existing.txt': existing.map((id) => `${id}\n`).join(''),
+      'hidden.txt': 'tests/test_hidden.py::test_add\n',
+    });
+    writeFileSync(join(dir, 'tests/run'), runner, { mode: 0o755 });
+    writeFileSync(join(dir, 'description.md'), 'Make add add.\n');
+    writeFileSync(
+      join(dir, 'task.toml'),
+      `schema = 1\nid = "${name}"\n\n[environment]\ndockerfile = "environment/Dockerfile"\nworkdir = "/repo"\nbase_commit = "${head}"\n\n[grading]\ndeny = ["tests/**", "**/conftest.py"]\n`,
+    );
+    return dir;
+  };
+  return {
+    bundles: [
+      make('layers-on', readFileSync(join(ROOT, 'src/runners/pytest/run'))),
+      make('layers-off', readFileSync(join(ROOT, 'bench/fixtures/pytest-run-v1'))),
+    ],
+    gold,
+  };
 }
-const home = tempDir();
-writeFileSync(join(home, 'proctor.toml'), '[workers]\nbaseline = 2\ngrade = 2\nsolve = 1\n');
-const sweep = timed(process.execPath, [
-  join(ROOT, 'bin/proctor.js'),
-  '--home',
-  home,
-  'baseline',
-  suite,
-  '--wait',
-  '--json',
-]);
-const summary = JSON.parse(sweep.stdout) as { batch: string; tasks: Array<{ validity: string }> };
-const status = timed(process.execPath, [
-  join(ROOT, 'bin/proctor.js'),
-  '--home',
-  home,
-  'status',
-  '--batch',
-  summary.batch,
-  '--json',
-  '--limit',
-  '200',
-]);
-const jobs = (
-  JSON.parse(status.stdout) as { jobs: Array<{ result: { timings?: { total?: number } } }> }
-).jobs;
-const containerMs = jobs.reduce((sum, job) => sum + (job.result.timings?.total ?? 0), 0);
-const ideal = containerMs / 2;
-const valid = summary.tasks.filter((t) => t.validity === 'valid').length;
-console.log(`\n(b) sweep of ${SWEEP} baseline jobs at concurrency 2 (${valid} valid)`);
-console.log(
-  `wall ${(sweep.ms / 1000).toFixed(1)} s; sum of evaluation times ${(containerMs / 1000).toFixed(1)} s; ideal ${(ideal / 1000).toFixed(1)} s; efficiency ${((ideal / sweep.ms) * 100).toFixed(0)} %`,
-);
 
-for (const dir of temp) rmSync(dir, { recursive: true, force: true });
+function writeTree(root: string, files: Record<string, string>): void {
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(root, path)), { recursive: true });
+    writeFileSync(join(root, path), text);
+  }
+}
+
+function gitOut(cwd: string, args: string[]): string {
+  const result = spawnSync('git', args, {
+    cwd,
+    encoding: 'utf8',
+    env: {
+      PATH: process.env['PATH'],
+      HOME: cwd,
+      GIT_CONFIG_NOSYSTEM: '1',
+      GIT_CONFIG_GLOBAL: '/dev/null',
+      GIT_AUTHOR_DATE: GIT_DATE,
+      GIT_COMMITTER_DATE: GIT_DATE,
+      GIT_AUTHOR_NAME: 'bench',
+      GIT_AUTHOR_EMAIL: 'bench@example.invalid',
+      GIT_COMMITTER_NAME: 'bench',
+      GIT_COMMITTER_EMAIL: 'bench@example.invalid',
+    },
+  });
+  if (result.status !== 0) throw new Error(`git ${args.join(' ')}: ${result.stderr}`);
+  return result.stdout;
+}
+
+function gitIn(cwd: string, ...commands: string[][]): void {
+  for (const args of commands) gitOut(cwd, args);
+}

@@ -14,11 +14,14 @@ import {
   validateRequest,
 } from './schemas.js';
 import {
+  MAX_AGAINST_BODY_BYTES,
   MAX_REPORT_BATCHES,
   MAX_REPORT_JOBS,
+  againstRequest,
   batchId,
   batchReportQuery,
   exportQuery,
+  parity,
   report,
   reportQuery,
 } from './results-schemas.js';
@@ -156,6 +159,16 @@ export function openApiDocument() {
           description: reportLimits,
           parameters: [batchIdParameter, ...parameters(batchReportQuery)],
           responses: { 200: ok('the report', report), default: error },
+        },
+      },
+      '/api/batches/{id}/against': {
+        post: {
+          summary:
+            "the batch compared with an official grader's outcome, sent as the body: `proctor report ID --against FILE --format json`",
+          description: `The body is the official file's JSON (at most ${MAX_AGAINST_BODY_BYTES} bytes, else 413 PAYLOAD_TOO_LARGE); nothing is stored. An unknown shape is 400 PAYLOAD_INVALID naming what is accepted; a baseline sweep 400 USAGE; an unknown batch 404 BATCH_NOT_FOUND.`,
+          parameters: [batchIdParameter],
+          requestBody: json(againstRequest),
+          responses: { 200: ok('the comparison', parity), default: error },
         },
       },
       '/api/report': {

@@ -19,7 +19,9 @@ export const PAGE_FOLDER = projectPath('src', 'api', 'page') + '/';
 
 /** The page's ES modules: app.js is the entry point, the others are what it imports. */
 export const PAGE_MODULES = [
+  'against.js',
   'app.js',
+  'baseline.js',
   'batches.js',
   'chart.js',
   'client.js',

@@ -3,6 +3,7 @@
 // field. The OpenAPI document is generated from these, and tests parse real answers with them.
 import { z } from 'zod';
 import { OUTCOME_CLASSES } from '../results/index.js';
+import { JOB_STATUSES } from '../queue/index.js';
 
 /**
  * A batch id in a path or query. Proctor makes `b_` and base-36 and hex characters; anything
@@ -120,6 +121,8 @@ export const batchSummary = z
     wallMs: ms,
     jobMsP50: ms,
     jobMsP95: ms,
+    suspicious: int.describe("attempts whose grade's candidate had hits of the screen"),
+    tampered: int.describe('attempts whose grade failed its integrity checks (reason TAMPERED)'),
     incomplete: z.boolean(),
     incompleteBecause: z.array(z.string()),
   })
@@ -157,9 +160,173 @@ export const comparison = z
   })
   .strict();
 
+const validity = z.enum(['valid', 'quarantined', 'error']);
+
+export const baselineSummary = z
+  .object({
+    batch: z.string(),
+    label: z.string().nullable(),
+    tasks: int.describe('tasks of the sweep: one row each, its newest baseline job'),
+    validity: z.object({ valid: int, quarantined: int, error: int }).strict(),
+    pending: int.describe('tasks queued or running'),
+    cancelled: int,
+    reasons: z
+      .array(z.object({ reason: z.string(), tasks: int }).strict())
+      .describe("tasks by reason (a failed job's error code), most first"),
+    runs: int.nullable().describe('the most runs of any task (`--repeat N`)'),
+    goldGraded: int.describe('tasks whose gold patch was graded'),
+    flakyTasks: int.describe('tasks in which some test flipped between runs'),
+    flakyTests: z
+      .array(z.object({ test: z.string(), tasks: z.array(z.string()) }).strict())
+      .describe('the tests that flipped in the most tasks (at most 10)'),
+    slowest: z
+      .array(z.object({ task: z.string(), jobMs: int }).strict())
+      .describe('the slowest tasks (at most 10)'),
+    images: z
+      .array(z.object({ image: z.string(), tasks: int, imageMs: ms }).strict())
+      .describe('each image once, with the longest time a job spent getting it'),
+    imageMs: ms.describe('the sum of the images’ times'),
+    wallMs: ms,
+    jobMsP50: ms,
+    jobMsP95: ms,
+    incomplete: z.boolean(),
+    incompleteBecause: z.array(z.string()),
+    perTask: z.array(
+      z
+        .object({
+          task: z.string(),
+          job: int,
+          status: z.enum(JOB_STATUSES),
+          validity: validity.nullable().describe('null while queued or running, or cancelled'),
+          reason: z.string().nullable(),
+          detail: z.string().nullable(),
+          flakyTests: z.array(z.string()),
+          jobMs: ms,
+        })
+        .strict(),
+    ),
+  })
+  .strict();
+
+const baselineState = z
+  .object({ validity, reason: z.string().nullable(), detail: z.string().nullable() })
+  .strict();
+
+export const baselineComparison = z
+  .object({
+    batch: z.string(),
+    reference: z.string(),
+    paired: int.describe('tasks decided (valid, quarantined or error) in both sweeps'),
+    unpaired: int,
+    bothValid: int,
+    bothQuarantined: int,
+    validToQuarantined: int,
+    quarantinedToValid: int,
+    changed: z
+      .array(z.object({ task: z.string(), from: baselineState, to: baselineState }).strict())
+      .describe('tasks whose validity or reason changed: in the reference, then now'),
+  })
+  .strict();
+
 export const report = z
   .object({
-    batches: z.array(batchSummary),
-    comparisons: z.array(comparison).optional().describe('present when `compare` was given'),
+    batches: z.array(batchSummary).describe('the batches of grades or solves'),
+    comparisons: z
+      .array(comparison)
+      .optional()
+      .describe('present when `compare` was given and a batch holds grades'),
+    baselines: z
+      .array(baselineSummary)
+      .optional()
+      .describe('present when a batch holds baselines (a sweep)'),
+    baselineComparisons: z
+      .array(baselineComparison)
+      .optional()
+      .describe('present when `compare` was given and a batch holds baselines'),
+  })
+  .strict();
+
+/**
+ * The largest official file `POST /api/batches/:id/against` takes as its body: SWE-bench's
+ * per-instance reports of a 500-instance split with their tests_status are a few MB; the full
+ * 2,294-instance test split about 40 MB merged, so such a file is compared with the CLI.
+ */
+export const MAX_AGAINST_BODY_BYTES = 32 * 1024 * 1024;
+
+/**
+ * The body of `POST /api/batches/:id/against`: the official file's JSON itself, of a shape
+ * `report --against` detects (results/official.ts validates it; unknown keys are the other
+ * tool's and are allowed). Documented here, parsed there.
+ */
+export const againstRequest = z
+  .record(z.string(), z.unknown())
+  .describe(
+    "an official grader's outcome: a SWE-bench run report (resolved_ids, unresolved_ids, …), an sb-cli report, a results file with a `resolved` list, or per-instance report.json entries merged into one object ({instance_id: {resolved, tests_status}})",
+  );
+
+/** `proctor report ID --against FILE --format json` (src/results/parity.ts), field for field. */
+export const parity = z
+  .object({
+    batch: z.string(),
+    shape: z.enum(['run_report', 'sb_cli_report', 'resolved_list', 'instance_reports']),
+    agreement: z
+      .object({
+        comparable: int.describe('instances resolved or unresolved on both sides'),
+        agree: int,
+        rate: z.number().nullable().describe('agree / comparable; null with none comparable'),
+        kappa: z.number().nullable().describe("Cohen's kappa; null when undefined"),
+        kappaNote: z.string().nullable().describe('why kappa is undefined'),
+        counts: z
+          .object({
+            bothResolved: int,
+            bothUnresolved: int,
+            resolvedHereOnly: int.describe(
+              'resolved by Proctor, unresolved by the official grader',
+            ),
+            resolvedThereOnly: int,
+          })
+          .strict()
+          .describe('the comparable instances by (Proctor, official) outcome'),
+      })
+      .strict(),
+    disagreements: z.array(
+      z
+        .object({
+          instance: z.string(),
+          task: z.string(),
+          proctor: z.enum(['resolved', 'unresolved']),
+          reason: z.string().nullable(),
+          detail: z.string().nullable(),
+          official: z.enum(['resolved', 'unresolved']),
+          tests: z
+            .array(
+              z
+                .object({
+                  test: z.string(),
+                  category: z.enum(['FAIL_TO_PASS', 'PASS_TO_PASS']),
+                  proctor: z.enum(['success', 'failure', 'unknown', 'not_declared']),
+                  official: z.enum(['success', 'failure', 'absent']),
+                })
+                .strict(),
+            )
+            .nullable()
+            .describe(
+              'the tests the two differ on; null when either side has no per-test statuses',
+            ),
+          testsNote: z.string().nullable(),
+        })
+        .strict(),
+    ),
+    notComparable: z.array(
+      z
+        .object({
+          instance: z.string(),
+          task: z.string().nullable(),
+          proctor: z.string().describe('the class here, or not_graded'),
+          official: z.enum(['resolved', 'unresolved', 'error', 'empty', 'not_run', 'missing']),
+          why: z.string(),
+        })
+        .strict(),
+    ),
   })
   .strict();

@@ -127,6 +127,9 @@ export async function gradeCommand(
     if (options.json) io.out(JSON.stringify({ job: jobId, ...result }));
     else {
       io.out(`job ${jobId}: ${verdictText(result.verdict, result.reason, result.detail)}`);
+      const hits = result.suspicious?.count ?? 0;
+      // A flag, not a failure: the verdict above stands unless the task says tamper = "fail".
+      if (hits > 0) io.out(`suspicious: ${hits} ${hits === 1 ? 'hit' : 'hits'} of the screen`);
       io.out(`oracle log: artifact ${result.log} (proctor status ${jobId})`);
     }
     io.out(gateLine(result.testsHash));

@@ -377,19 +377,29 @@ export function buildProgram(
 
   program
     .command('report')
-    .description('results of batches: classes, resolved rate with intervals, pass@k, cost')
+    .description(
+      'results of batches: classes, resolved rate with intervals, pass@k, cost; of baseline sweeps: validity, reasons, flaky tests, times',
+    )
     .argument('<batches...>', 'batch ids')
     .option('--compare <batch>', 'compare each batch with this reference batch, task by task')
+    .option(
+      '--against <file>',
+      "compare the batch with an official grader's outcome: a SWE-bench run report, sb-cli report, results file, or per-instance report.json (a file or a folder)",
+    )
     .option('--format <format>', 'table, json, jsonl, csv or swebench (default: table)')
     .option(
       '--out <file>',
-      'write there instead of stdout (swebench: a folder, for report.json files)',
+      'write there instead of stdout (swebench: a folder, made if missing, for report.json files)',
     )
     .exitOverride()
-    .action((batches: string[], options: { compare?: string; format?: string; out?: string }) =>
-      act(async (context) =>
-        (await import('./report.js')).reportCommand(context, batches, options),
-      ),
+    .action(
+      (
+        batches: string[],
+        options: { compare?: string; against?: string; format?: string; out?: string },
+      ) =>
+        act(async (context) =>
+          (await import('./report.js')).reportCommand(context, batches, options),
+        ),
     );
 
   program

@@ -1,19 +1,28 @@
 // `proctor report BATCH… [--compare BATCH] [--format table|json|jsonl|csv|swebench] [--out
-// FILE]`: the results of batches (see src/results/). Bad input — an unknown batch or format,
-// --out into a folder that does not exist — is one line and exit 2, before anything is written.
+// FILE|DIR]`: the results of batches (see src/results/); `report BATCH --against FILE` compares
+// one batch with an official grader's outcome (against.ts). Bad input — an unknown batch or
+// format, --out into a folder that does not exist (swebench: --out naming a file) — is one line
+// and exit 2, before anything is written.
 import { mkdir, open, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { stringify } from 'csv-stringify/sync';
 import { ProctorError } from '../errors.js';
 import {
+  BASELINE_COLUMNS,
+  baselineComparisonLines,
+  baselineLines,
+  checkComparable,
   comparisonLines,
-  compareBatches,
   csvCell,
+  flatBaselineRow,
+  hasBaselines,
+  hasGrades,
   flatRow,
   jsonlChunks,
   instanceKey,
   instanceReport,
   instanceRows,
+  isEmptyPatch,
   loadBatch,
   reportObject,
   ROW_COLUMNS,
@@ -28,6 +37,7 @@ export type ReportFormat = (typeof REPORT_FORMATS)[number];
 
 export interface ReportOptions {
   compare?: string;
+  against?: string;
   format?: string;
   out?: string;
 }
@@ -47,11 +57,21 @@ async function isDirectory(path: string): Promise<boolean> {
   return (await stat(path).catch(() => null))?.isDirectory() ?? false;
 }
 
-/** Where --out goes: a file whose folder exists, or (swebench only) an existing folder. */
+/**
+ * Where --out goes: a file whose folder exists; for swebench, a folder (SWE-bench's run
+ * writes one): an existing folder, or one made with its parents, as SWE-bench makes its log
+ * folders. An existing file is refused there rather than replaced by a folder.
+ */
 async function outTarget(out: string, format: ReportFormat) {
   const path = resolve(out);
-  if (await isDirectory(path)) {
-    if (format === 'swebench') return { kind: 'dir' as const, path };
+  const info = await stat(path).catch(() => null);
+  if (format === 'swebench') {
+    if (info !== null && !info.isDirectory()) {
+      throw new ProctorError('USAGE', `--out: ${out} is a file; --format swebench writes a folder`);
+    }
+    return { kind: 'dir' as const, path };
+  }
+  if (info?.isDirectory()) {
     throw new ProctorError('USAGE', `--out: ${out} is a folder; give a file name`);
   }
   if (!(await isDirectory(dirname(path)))) {
@@ -60,7 +80,30 @@ async function outTarget(out: string, format: ReportFormat) {
   return { kind: 'file' as const, path };
 }
 
+/** The csv of the batches' grade rows, or of their baseline rows: the columns differ. */
 function csvText(loaded: readonly LoadedBatch[]): string {
+  const baselines = loaded.every((b) => b.kind === 'baseline');
+  if (!baselines && loaded.some((b) => hasBaselines(b.kind))) {
+    throw new ProctorError(
+      'USAGE',
+      '--format csv: the batches hold both grades and baselines, whose columns differ; report them apart, or use jsonl',
+    );
+  }
+  if (baselines) {
+    const records = loaded.flatMap((b) =>
+      b.baselineRows.map((row) => {
+        const flat = flatBaselineRow(row);
+        // A test ID may hold spaces: one per line within the cell.
+        const tests = row.flakyTests.join('\n');
+        return BASELINE_COLUMNS.map((c) => (c === 'flaky_tests' ? tests : csvCell(flat[c])));
+      }),
+    );
+    return stringify(records, {
+      header: true,
+      columns: [...BASELINE_COLUMNS],
+      quoted_match: /^\s|\s$/,
+    });
+  }
   const records = loaded.flatMap((b) =>
     b.rows.map((row) => {
       const flat = flatRow(row);
@@ -68,6 +111,24 @@ function csvText(loaded: readonly LoadedBatch[]): string {
     }),
   );
   return stringify(records, { header: true, columns: [...ROW_COLUMNS], quoted_match: /^\s|\s$/ });
+}
+
+/** The jsonl lines of the batches' baseline rows, in chunks of 1,000 (never one string). */
+function* baselineChunks(loaded: readonly LoadedBatch[]) {
+  for (const b of loaded) {
+    for (let i = 0; i < b.baselineRows.length; i += 1_000) {
+      yield b.baselineRows
+        .slice(i, i + 1_000)
+        .map((row) => `${JSON.stringify(flatBaselineRow(row))}\n`)
+        .join('');
+    }
+  }
+}
+
+/** The grade rows of every batch, in order, then the baseline rows. */
+function* jsonlOf(loaded: readonly LoadedBatch[]) {
+  yield* jsonlChunks(rowsOf(loaded));
+  yield* baselineChunks(loaded);
 }
 
 /** The rows of every batch, in order. */
@@ -85,12 +146,18 @@ async function writeChunks(path: string, chunks: Iterable<string>) {
   }
 }
 
-/** One report.json per instance, as SWE-bench lays them out: DIR/<instance_id>/report.json. */
-async function writeInstanceReports(dir: string, loaded: LoadedBatch) {
+/**
+ * One report.json per instance, as SWE-bench lays them out: DIR/<instance_id>/report.json.
+ * None for an empty patch: SWE-bench never runs one, so it writes no report for it. Returns
+ * how many it wrote.
+ */
+async function writeInstanceReports(dir: string, loaded: LoadedBatch): Promise<number> {
   // Only this form reads bundles: the others never load the oracle.
   const { loadBundle } = await import('../oracle/index.js');
   const declared = new Map<string, { existing: string[]; hidden: string[] }>();
+  let written = 0;
   for (const [key, row] of instanceRows(loaded.rows)) {
+    if (isEmptyPatch(row)) continue;
     let ids = row.bundle === null ? undefined : declared.get(row.bundle);
     if (!ids && row.bundle !== null) {
       const bundle = await loadBundle(row.bundle).catch(() => null);
@@ -105,7 +172,9 @@ async function writeInstanceReports(dir: string, loaded: LoadedBatch) {
       join(folder, 'report.json'),
       `${JSON.stringify({ [instanceKey(row)]: report }, null, 2)}\n`,
     );
+    written++;
   }
+  return written;
 }
 
 export async function reportCommand(
@@ -114,6 +183,9 @@ export async function reportCommand(
   options: ReportOptions,
 ): Promise<number> {
   const format = formatOf(options.format);
+  if (options.against !== undefined) {
+    return againstCommand(context, batchIds, format, { ...options, against: options.against });
+  }
   if (format === 'swebench' && batchIds.length !== 1) {
     throw new ProctorError('USAGE', '--format swebench reports one batch at a time');
   }
@@ -124,45 +196,55 @@ export async function reportCommand(
     for (const id of batchIds) loaded.push(await loadBatch(store, id));
     const reference =
       options.compare === undefined ? null : await loadBatch(store, options.compare);
-    const comparisons =
-      reference === null
-        ? []
-        : loaded.map((b) => compareBatches(b.batch.id, b.rows, reference.batch.id, reference.rows));
+    if (reference !== null) checkComparable(loaded, reference);
 
     let text: string;
     switch (format) {
-      case 'table':
+      case 'table': {
+        const report = reportObject(loaded, reference);
         text = [
-          ...loaded.flatMap((b) => [...summaryLines(b.summary), '']),
-          ...comparisons.flatMap((c) => [...comparisonLines(c), '']),
+          ...loaded.flatMap((b) => [
+            ...(hasGrades(b.kind) ? [...summaryLines(b.summary), ''] : []),
+            ...(hasBaselines(b.kind) ? [...baselineLines(b.baselineSummary), ''] : []),
+          ]),
+          ...(report.comparisons ?? []).flatMap((c) => [...comparisonLines(c), '']),
+          ...(report.baselineComparisons ?? []).flatMap((c) => [...baselineComparisonLines(c), '']),
         ]
           .join('\n')
           .replace(/\n+$/, '\n');
         break;
+      }
       case 'json':
         text = `${JSON.stringify(reportObject(loaded, reference), null, 2)}\n`;
         break;
       case 'jsonl':
         if (target !== null) {
-          await writeChunks(target.path, jsonlChunks(rowsOf(loaded)));
+          await writeChunks(target.path, jsonlOf(loaded));
           return 0;
         }
-        text = [...jsonlChunks(rowsOf(loaded))].join('');
+        text = [...jsonlOf(loaded)].join('');
         break;
       case 'csv':
         text = csvText(loaded);
         break;
       case 'swebench': {
         const only = loaded[0] as LoadedBatch;
+        if (only.kind === 'baseline') {
+          throw new ProctorError(
+            'USAGE',
+            `--format swebench: batch ${only.batch.id} is a baseline sweep; SWE-bench's form is of grades`,
+          );
+        }
         // The suite's tasks without a row have no instance id on record: keyed by task id.
         const keyOfTask = new Map(only.rows.map((row) => [row.task, instanceKey(row)]));
         const suite = only.suiteTasks?.map((task) => keyOfTask.get(task) ?? task) ?? null;
         text = `${JSON.stringify(swebenchSummary(only.rows, suite), null, 2)}\n`;
         if (target?.kind === 'dir') {
-          await writeInstanceReports(target.path, only);
+          await mkdir(target.path, { recursive: true });
+          const reports = await writeInstanceReports(target.path, only);
           await writeFile(join(target.path, 'summary.json'), text);
           context.io.out(
-            `wrote ${join(target.path, 'summary.json')} and ${only.summary.submitted} report.json files`,
+            `wrote ${join(target.path, 'summary.json')} and ${reports} report.json files`,
           );
           return 0;
         }
@@ -171,6 +253,40 @@ export async function reportCommand(
     }
     if (target !== null) await writeFile(target.path, text);
     else if (text.length > 0) context.io.out(text.replace(/\n$/, ''));
+    return 0;
+  } finally {
+    await store.close();
+  }
+}
+
+/** `report BATCH --against FILE`: the checks, then the file, then the batch. */
+async function againstCommand(
+  context: CommandContext,
+  batchIds: string[],
+  format: ReportFormat,
+  options: ReportOptions & { against: string },
+): Promise<number> {
+  const { AGAINST_FORMATS, parityOf, parityText, readOfficial } = await import('./against.js');
+  if (batchIds.length !== 1) {
+    throw new ProctorError('USAGE', '--against compares one batch at a time');
+  }
+  if (options.compare !== undefined) {
+    throw new ProctorError('USAGE', '--against and --compare cannot be used together');
+  }
+  if (!(AGAINST_FORMATS as readonly string[]).includes(format)) {
+    throw new ProctorError(
+      'USAGE',
+      `--format: with --against, expected one of ${AGAINST_FORMATS.join(', ')}, got ${JSON.stringify(format)}`,
+    );
+  }
+  const target = options.out === undefined ? null : await outTarget(options.out, format);
+  const official = await readOfficial(options.against);
+  const store = context.openStore();
+  try {
+    const batch = await loadBatch(store, batchIds[0] as string);
+    const text = parityText(await parityOf(batch, official), format, options.against);
+    if (target !== null) await writeFile(target.path, text);
+    else context.io.out(text.replace(/\n$/, ''));
     return 0;
   } finally {
     await store.close();

@@ -107,6 +107,13 @@ export function outcomeText(job: Pick<Job, 'result' | 'lastError' | 'kind'>): st
   return r === null ? '' : JSON.stringify(r).slice(0, 160);
 }
 
+/** Hits of the screen of a grade's candidate (oracle/screen.ts); null when none was recorded. */
+export function suspiciousOf(result: unknown): number | null {
+  const screen = (result as { suspicious?: { count?: unknown } } | null)?.suspicious;
+  const count = typeof screen === 'object' && screen !== null ? screen.count : undefined;
+  return typeof count === 'number' && Number.isInteger(count) && count >= 0 ? count : null;
+}
+
 /** The [source].instance_id a job's result recorded, or `-`. */
 function instanceOf(result: unknown): string {
   return sourceOfResult(result)?.instance_id ?? '-';
@@ -139,6 +146,8 @@ function jobSummary(job: Job) {
     error: job.lastError,
     errorCode: job.errorCode,
     outcome: job.outcome,
+    /** Hits of the screen of a grade's candidate; null when it was not screened. */
+    suspicious: suspiciousOf(job.result),
     /** What was asked: bundle, solver, candidate, and sample, retryOf or prediction. */
     payload: job.payload,
     result: job.result,
@@ -207,6 +216,10 @@ export async function statusCommand(
           if (line !== undefined) io.out(`job ${j.id} source: ${line}`);
           const spend = j.kind === 'solve' ? spendOf(j.result) : undefined;
           if (spend !== undefined) io.out(`job ${j.id} spent: ${spendText(spend)}`);
+          if (j.suspicious !== null && j.suspicious > 0) {
+            const hits = `${j.suspicious} ${j.suspicious === 1 ? 'hit' : 'hits'}`;
+            io.out(`job ${j.id} suspicious: ${hits} of the screen (listed in its oracle log)`);
+          }
         }
         for (const id of missing) io.err(`proctor: no job ${id}`);
       }
@@ -245,6 +258,9 @@ export async function statusCommand(
         if (jobs.items.length > 0) {
           const instances = jobs.items.map((j) => instanceOf(j.result));
           const shown = instances.some((i) => i !== '-');
+          // Like INSTANCE, only when some job has a value: most batches have no hits.
+          const hits = jobs.items.map((j) => suspiciousOf(j.result));
+          const flagged = hits.some((n) => n !== null && n > 0);
           io.out(
             formatTable(
               [
@@ -254,6 +270,7 @@ export async function statusCommand(
                 'CLASS',
                 'ATTEMPT',
                 ...(shown ? ['INSTANCE'] : []),
+                ...(flagged ? ['SUSPICIOUS'] : []),
                 'DETAIL',
               ],
               jobs.items.map((j, i) => [
@@ -263,6 +280,7 @@ export async function statusCommand(
                 j.outcome ?? '-',
                 `${j.attempt}/${j.maxAttempts}`,
                 ...(shown ? [instances[i] ?? '-'] : []),
+                ...(flagged ? [String(hits[i] ?? '-')] : []),
                 outcomeText(j),
               ]),
             ),

@@ -1,6 +1,7 @@
 // `proctor validate PATH… [--static]`: every problem of every bundle with its file and key,
-// then (unless --static) the image identity and base commit checked with Docker.
-// Exit 0 when all are valid, 1 when any is not, 2 when Docker cannot be reached.
+// then (unless --static) the image identity and base commit checked with Docker; for each
+// valid bundle its integrity layers and any warnings (integrity.ts), which never change the
+// exit code. Exit 0 when all are valid, 1 when any is not, 2 when Docker cannot be reached.
 //
 // The check runs here, not as a validate job: the CLI is the user's own process, bounded by
 // their Ctrl-C, and they wait for the answer anyway, so a durable job and a worker would add
@@ -41,8 +42,11 @@ export async function validateCommand(
     {},
     (result) => {
       if (options.json) return;
-      if (result.ok) io.out(`ok      ${result.id}  ${result.dir}  (${describeIdentity(result)})`);
-      else {
+      if (result.ok) {
+        io.out(`ok      ${result.id}  ${result.dir}  (${describeIdentity(result)})`);
+        io.out(`  integrity: ${result.layers.join(', ')}`);
+        for (const warning of result.warnings) io.out(`  warning: ${warning}`);
+      } else {
         io.out(`INVALID ${result.id ?? ''}${result.id ? '  ' : ''}${result.dir}`);
         for (const problem of result.problems) io.out(`  ${problem}`);
       }

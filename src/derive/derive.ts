@@ -10,6 +10,7 @@ import { basename, join, resolve } from 'node:path';
 import { isProctorError, ProctorError } from '../errors.js';
 import {
   checkImage,
+  runnerRunsPytest,
   SOURCE_DATE_EPOCH,
   type Bundle,
   type BundleLimits,
@@ -244,7 +245,11 @@ export async function derive(options: DeriveOptions, deps: DeriveDeps): Promise<
     timings['snapshot'] = Date.now() - began;
     const limits = limitsFor(split.gold, split.goldFiles.length);
     const deny = [...testGlobs];
-    if (ecosystem === 'pytest' && !deny.includes('**/conftest.py')) deny.push('**/conftest.py');
+    // A conftest.py is a pytest plugin a candidate could add: denied wherever pytest runs the
+    // tests, by the built-in runner or by the author's own (validate warns about the others).
+    const pytest =
+      ecosystem === 'pytest' || (ecosystem === 'file' && (await runnerRunsPytest(options.runner)));
+    if (pytest && !deny.includes('**/conftest.py')) deny.push('**/conftest.py');
     const upstream = await originRepo(options.repo);
     const source = {
       ...(upstream !== undefined ? { repo: upstream } : {}),
@@ -429,7 +434,7 @@ function probeBundle(
     },
     workdir: task.workdir,
     baseCommit: task.baseCommit,
-    grading: { allow: ['**'], deny: [], allowSymlinks: true },
+    grading: { allow: ['**'], deny: [], allowSymlinks: true, tamper: 'flag' },
     testsEnv: { [DISCOVER_ENV]: '1' },
     limits: full,
     paths: {

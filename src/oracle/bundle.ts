@@ -70,7 +70,8 @@ export interface Bundle {
   history?: 'full' | 'none';
   /** [environment].workspace: where the evaluator's workspace lives, `memory` when absent. */
   workspace?: 'memory' | 'disk';
-  grading: { allow: string[]; deny: string[]; allowSymlinks: boolean };
+  /** [grading]; `tamper`: what a hit of the candidate screen does (task-schema.ts). */
+  grading: { allow: string[]; deny: string[]; allowSymlinks: boolean; tamper: 'flag' | 'fail' };
   /** [tests].env: extra variables for the runner, on top of Proctor's deterministic ones. */
   testsEnv: Record<string, string>;
   limits: BundleLimits;
@@ -296,6 +297,7 @@ export async function loadBundleWithListing(
       allow: [...task.grading.allow],
       deny: [...task.grading.deny],
       allowSymlinks: task.grading.allow_symlinks,
+      tamper: task.grading.tamper,
     },
     testsEnv: { ...task.tests.env },
     limits: toLimits(task.limits),

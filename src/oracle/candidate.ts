@@ -1,10 +1,13 @@
 // Step 1 of an evaluation, on the host before any container exists: the candidate's size, its
 // files through allow/deny and the hidden-test paths (every dropped file logged), its file
-// count, and no symlinks or submodules unless the task allows symlinks.
+// count, no symlinks or submodules unless the task allows symlinks, and the screen of what
+// is kept (screen.ts): its hits are recorded as `suspicious`, and fail the grade with
+// TAMPER_SUSPECTED when the task says `[grading] tamper = "fail"`.
 import { createHash } from 'node:crypto';
 import { describeError } from '../errors.js';
 import type { Bundle } from './bundle.js';
 import { describeDropped, filterDiff, pathsTouchedBy } from './diff-filter.js';
+import { screenDiff, type ScreenResult } from './screen.js';
 import { failVerdict, type Verdict } from './verdict.js';
 
 export interface CandidateRecord {
@@ -16,6 +19,8 @@ export interface CandidateRecord {
   kept: string[];
   /** One line per dropped file, with its path and why (describeDropped). */
   dropped: string[];
+  /** The screen of the filtered diff; null when the diff was refused before filtering. */
+  suspicious: ScreenResult | null;
 }
 
 export interface PreparedCandidate {
@@ -38,6 +43,7 @@ export function prepareCandidate(
     filteredBytes: 0,
     kept: [],
     dropped: [],
+    suspicious: null,
   };
   const { patchBytes, candidateFiles } = bundle.limits;
   if (diff.length > patchBytes) {
@@ -68,6 +74,9 @@ export function prepareCandidate(
   record.filteredBytes = filtered.patch.length;
   record.kept = filtered.kept.map((c) => c.newPath ?? c.oldPath ?? '');
   record.dropped = describeDropped(filtered.dropped);
+  // The filtered diff is what would run: a dropped conftest.py is no threat, so no hit.
+  const screen = screenDiff(filtered.patch);
+  record.suspicious = screen;
   const reject = (detail: string) => ({
     record,
     patch: filtered.patch,
@@ -85,5 +94,22 @@ export function prepareCandidate(
       return reject(`${path}: symlinks are not allowed (grading.allow_symlinks is false)`);
     }
   }
+  if (screen.count > 0 && bundle.grading.tamper === 'fail') {
+    return {
+      record,
+      patch: filtered.patch,
+      verdict: failVerdict('TAMPER_SUSPECTED', describeScreen(screen)),
+    };
+  }
   return { record, patch: filtered.patch };
+}
+
+/** The verdict's detail: how many hits, and the first few as `rule file:line`. */
+export function describeScreen(screen: ScreenResult): string {
+  const shown = screen.hits
+    .slice(0, 3)
+    .map((h) => `${h.rule} ${h.file}${h.line === null ? '' : `:${h.line}`}`);
+  const more = screen.count - shown.length;
+  const count = `${screen.count} screen ${screen.count === 1 ? 'hit' : 'hits'}`;
+  return `${count} in the candidate (tamper = "fail"): ${shown.join(', ')}${more > 0 ? `, … and ${more} more` : ''}`;
 }

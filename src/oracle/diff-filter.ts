@@ -89,6 +89,11 @@ export function filterDiff(patch: Buffer, rules: DiffRules): FilteredDiff {
   };
 }
 
+/** The first `deny` glob that drops `path`, as filterDiff matches it; null when none does. */
+export function deniedBy(deny: readonly string[], path: string): string | null {
+  return compile(deny, 'deny').find((g) => g.test(path))?.glob ?? null;
+}
+
 /** Every repository path a patch touches (old and new), sorted and unique. */
 export function pathsTouchedBy(patch: Buffer): string[] {
   const paths = new Set<string>();

@@ -8,12 +8,22 @@ import type { DockerClient, ExecResult } from '../sandbox/index.js';
 import type { Bundle } from './bundle.js';
 import {
   ASSET,
+  CHANNEL_SCRIPT,
   COLLECT_SCRIPT,
   COLLECT_TIMEOUT_MS,
+  COLLECTOR_SCRIPT,
+  COLLECTOR_WAIT_ROUNDS,
   EVALUATOR_PATHS,
   PHASE_SCRIPT,
   asset,
 } from './evaluate-scripts.js';
+import {
+  checkIntegrity,
+  integritySchema,
+  sentinelRequest,
+  type Integrity,
+  type SentinelRequest,
+} from './protocol.js';
 import { DEFAULT_REPORT_LIMITS, excerpt, parseReport, type TestStatus } from './report.js';
 import { checkPhase, type PhaseName, type PhaseOutcome } from './verdict.js';
 
@@ -41,6 +51,13 @@ export interface PhaseRecord {
     /** Reported IDs that were not declared (logged and ignored), first 50. */
     undeclared: string[];
     undeclaredCount: number;
+  };
+  /** For a protocol-2 runner: its collector's run, and what the integrity checks found. */
+  integrity?: {
+    collector: CommandRecord | null;
+    /** The sentinels' names and statuses, for the oracle log only (never stored elsewhere). */
+    sentinels: Array<{ name: string; expect: string; status: string | null }>;
+    tampered: string | null;
   };
 }
 
@@ -88,12 +105,33 @@ export function lastLines(text: string, n = 5): string {
   return excerpt(text.trim().split('\n').slice(-n).join('; '));
 }
 
+export interface PhaseExecOptions {
+  /** Another user than the task's (`uid:gid`): the protocol-2 collector's. */
+  user?: string;
+  stdin?: Buffer;
+}
+
+export interface Protocol {
+  phases: Record<PhaseName, { dir: string; request: SentinelRequest }>;
+  collector: Promise<ExecResult | Error>;
+}
+
 /** What a phase needs of its evaluation. */
 export interface PhaseContext {
   docker: DockerClient;
   bundle: Bundle;
   containerId: string;
-  exec: (cmd: string[], timeoutMs: number, outputBytes?: number) => Promise<ExecResult>;
+  exec: (
+    cmd: string[],
+    timeoutMs: number,
+    outputBytes?: number,
+    options?: PhaseExecOptions,
+  ) => Promise<ExecResult>;
+  /**
+   * Present when the runner speaks protocol 2 (protocol.ts): each phase's folder and request,
+   * and the collector serving them all (startCollector), started before the first phase.
+   */
+  protocol?: Protocol;
   timed: <T>(step: string, work: () => Promise<T>) => Promise<T>;
   signal?: AbortSignal;
   evaluation: { phaseRecords: PhaseRecord[] };
@@ -107,12 +145,16 @@ export async function runPhase(
 ): Promise<PhaseOutcome> {
   const { docker, bundle, containerId: id, exec, timed, signal, evaluation } = phase;
   const { limits } = bundle;
-  const dir = `${EVALUATOR_PATHS.out}/${name}-${randomBytes(8).toString('hex')}`;
+  const planned = phase.protocol?.phases[name];
+  const dir = planned?.dir ?? phaseDir(name);
+  const request = planned?.request ?? null;
+  const script = request === null ? PHASE_SCRIPT : CHANNEL_SCRIPT;
   const run = await timed(name, () =>
     exec(
-      ['sh', '-c', PHASE_SCRIPT, 'proctor-phase', dir, asset(ASSET.runner), asset(list)],
+      ['sh', '-c', script, 'proctor-phase', dir, asset(ASSET.runner), asset(list)],
       limits.testSeconds * 1000,
       limits.outputBytes,
+      request === null ? {} : { stdin: requestBytes([request]) },
     ),
   );
   checkAborted(signal, run);
@@ -122,7 +164,15 @@ export async function runPhase(
   const maxBytes = DEFAULT_REPORT_LIMITS.maxBytes;
   const collected = await timed('collect', () =>
     exec(
-      ['sh', '-c', COLLECT_SCRIPT, 'proctor-collect', `${dir}/report`, String(maxBytes)],
+      [
+        'sh',
+        '-c',
+        COLLECT_SCRIPT,
+        'proctor-collect',
+        `${dir}/report`,
+        String(maxBytes),
+        ...(request === null ? [] : [String(COLLECTOR_WAIT_ROUNDS)]),
+      ],
       COLLECT_TIMEOUT_MS,
       // base64 of maxBytes, with its line breaks.
       Math.ceil(((maxBytes + 3) * 4) / 3 / 76) * 77 + 16,
@@ -144,6 +194,15 @@ export async function runPhase(
       undeclaredCount: 0,
     },
   };
+  const collectorRun = phase.protocol ? await settled(phase.protocol.collector) : null;
+  if (request !== null) {
+    record.integrity = {
+      collector:
+        collectorRun instanceof Error || collectorRun === null ? null : commandRecord(collectorRun),
+      sentinels: [],
+      tampered: null,
+    };
+  }
   evaluation.phaseRecords.push(record);
   const declared = name === 'existing' ? bundle.existingIds : bundle.hiddenIds;
   const outcome: PhaseOutcome = {
@@ -152,7 +211,11 @@ export async function runPhase(
     reportError: null,
     check: null,
   };
-  if (collected.exitCode === 6) {
+  if (collectorRun instanceof Error && collected.exitCode !== 0) {
+    outcome.reportError = `the runner's collector failed: ${describeError(collectorRun)}`;
+  } else if (collectorRun && !(collectorRun instanceof Error) && collected.exitCode !== 0) {
+    outcome.reportError = `the runner's collector ended (exit ${String(collectorRun.exitCode)}) without this phase's report: ${lastLines(collectorRun.stderr) || lastLines(collectorRun.stdout) || 'no output'}`;
+  } else if (collected.exitCode === 6) {
     outcome.reportError = `the report is ${size} bytes; at most ${maxBytes} are read`;
   } else if (collected.exitCode !== 0) {
     outcome.reportError =
@@ -168,6 +231,23 @@ export async function runPhase(
         );
       }
       const parsed = parseReport(bytes);
+      if (request !== null && record.integrity) {
+        const integrity = readIntegrity(parsed.integrity);
+        const checked = checkIntegrity(integrity, request);
+        record.integrity.sentinels = request.sentinels.map((s) => ({
+          ...s,
+          status: integrity?.sentinels.find((r) => r.name === s.name)?.status ?? null,
+        }));
+        record.integrity.tampered = checked.tampered;
+        outcome.tampered = checked.tampered;
+        if (checked.invalid !== null) {
+          const cause = lastLines(run.stderr) || lastLines(run.stdout);
+          throw new ProctorError(
+            'REPORT_INVALID',
+            cause ? `${checked.invalid}; the runner's last lines: ${cause}` : checked.invalid,
+          );
+        }
+      }
       phase.onReport?.(name, parsed.tests);
       record.report.format = parsed.format;
       record.report.problems = parsed.problems;
@@ -180,4 +260,64 @@ export async function runPhase(
   }
   record.report.error = outcome.reportError;
   return outcome;
+}
+
+function requestBytes(requests: readonly SentinelRequest[]): Buffer {
+  return Buffer.from(requests.map((r) => `${JSON.stringify(r)}\n`).join(''), 'utf8');
+}
+
+/** A fresh output folder for a phase (random name: nothing can have made it before). */
+function phaseDir(name: PhaseName): string {
+  return `${EVALUATOR_PATHS.out}/${name}-${randomBytes(8).toString('hex')}`;
+}
+
+/** The promise's value if it has settled, else null, at once. */
+async function settled<T>(promise: Promise<T>): Promise<T | null> {
+  return Promise.race([promise, new Promise<null>((resolve) => setImmediate(() => resolve(null)))]);
+}
+
+/** A protocol-2 report's `integrity` object, or undefined when it is absent or malformed. */
+function readIntegrity(raw: unknown): Integrity | undefined {
+  const parsed = integritySchema.safeParse(raw);
+  return parsed.success ? parsed.data : undefined;
+}
+
+/**
+ * Plans an evaluation's phases for a protocol-2 runner and starts their one collector (as
+ * another uid; see COLLECTOR_SCRIPT) without waiting for it: before each phase it makes that
+ * phase's folder and socket and waits for the tests' one connection. The first phase's
+ * collector also saves the base commit's test configuration, before any candidate code runs.
+ * The returned promise never rejects; the collector ends after the last phase, or with the
+ * container.
+ */
+export function startCollector(
+  exec: PhaseContext['exec'],
+  user: string,
+  testSeconds: number,
+  lists: Record<PhaseName, string>,
+): Protocol {
+  const config = `${EVALUATOR_PATHS.out}/base-config-${randomBytes(8).toString('hex')}`;
+  const names: PhaseName[] = ['existing', 'hidden'];
+  const phases = Object.fromEntries(
+    names.map((name) => [
+      name,
+      { dir: phaseDir(name), request: sentinelRequest(config, name === 'existing') },
+    ]),
+  ) as Protocol['phases'];
+  const collector = exec(
+    [
+      'sh',
+      '-c',
+      COLLECTOR_SCRIPT,
+      'proctor-collector',
+      asset(ASSET.runner),
+      ...names.flatMap((name) => [asset(lists[name]), phases[name].dir]),
+    ],
+    // Both phases, the hidden tests' apply and the collects, with room to spare: the
+    // container's removal ends it in any case.
+    (2 * testSeconds + 600) * 1000,
+    16 * 1024,
+    { user, stdin: requestBytes(names.map((name) => phases[name].request)) },
+  ).catch((error: unknown) => (error instanceof Error ? error : new Error(String(error))));
+  return { phases, collector };
 }

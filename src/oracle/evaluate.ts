@@ -31,6 +31,7 @@ import { stepTimer } from '../clock.js';
 import { describeError } from '../errors.js';
 import {
   execInContainer,
+  idleUid,
   removeContainer,
   removeVolume,
   startWithWorkspace,
@@ -48,8 +49,10 @@ import {
   commandRecord,
   lastLines,
   runPhase,
+  startCollector,
   type CommandRecord,
   type PhaseContext,
+  type PhaseExecOptions,
   type PhaseRecord,
 } from './evaluate-phase.js';
 import {
@@ -61,6 +64,7 @@ import {
   SETUP_TIMEOUT_MS,
   asset,
 } from './evaluate-scripts.js';
+import { runnerProtocol } from './protocol.js';
 import type { TestStatus } from './report.js';
 import {
   decideGrade,
@@ -206,15 +210,32 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
     };
     checkAborted(signal);
     const id = container.id;
-    const exec = (cmd: string[], timeoutMs: number, outputBytes = 64 * 1024) =>
+    const exec = (
+      cmd: string[],
+      timeoutMs: number,
+      outputBytes = 64 * 1024,
+      options: PhaseExecOptions = {},
+    ) =>
       execInContainer(docker, id, {
         cmd,
-        user,
+        user: options.user ?? user,
         workdir: bundle.workdir,
         timeoutMs,
         outputBytes,
+        ...(options.stdin ? { stdin: options.stdin } : {}),
         ...(signal ? { signal } : {}),
       });
+
+    // A protocol-2 runner's collector starts first: it saves the base commit's test
+    // configuration before anything of the candidate's is in the tree.
+    const idle = idleUid(sandbox.uid);
+    const protocol =
+      runnerProtocol(runner) === 2
+        ? startCollector(exec, `${idle}:${idle}`, limits.testSeconds, {
+            existing: ASSET.existing,
+            hidden: ASSET.hidden,
+          })
+        : undefined;
 
     if (patch !== null && patch.length > 0) {
       const applied = await timed('apply', () =>
@@ -242,6 +263,7 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
       evaluation,
       ...(signal ? { signal } : {}),
       ...(input.onReport ? { onReport: input.onReport } : {}),
+      ...(protocol ? { protocol } : {}),
     };
     const existing = await runPhase(phase, 'existing', ASSET.existing);
     const phases: GradePhases = { existing };

@@ -1,6 +1,8 @@
 // The oracle: task bundles, candidate diff filtering, runner reports and verdicts, and
 // validation. Grading knows no HTTP and no terminal.
 export { loadBundle, loadBundleWithListing, loadSuite, readDescription } from './bundle.js';
+export { declaredTestIds } from './declared-ids.js';
+export type { DeclaredTestIds } from './declared-ids.js';
 export { createFileDigests } from './file-digests.js';
 export type { FileDigests } from './file-digests.js';
 export type { Bundle, BundleLimits, LoadBundleOptions, Suite } from './bundle.js';
@@ -9,6 +11,8 @@ export type { SourceRecord, TaskRecord, TaskSource } from './task-source.js';
 export { filterDiff, pathsTouchedBy, describeDropped } from './diff-filter.js';
 export type { DiffRules, DropReason, DroppedChange, FilteredDiff } from './diff-filter.js';
 export type { ChangeKind, FileChange } from './diff-parse.js';
+export { MAX_SCREEN_HITS, SCREEN_RULES, screenDiff } from './screen.js';
+export type { ScreenHit, ScreenResult, ScreenRule } from './screen.js';
 export { parseReport, TEST_STATUSES } from './report.js';
 export type { ParsedReport, ReportLimits, TestStatus } from './report.js';
 export {
@@ -17,12 +21,20 @@ export {
   decideBaseline,
   decideGrade,
   failVerdict,
+  flakyTests,
   gateLine,
   passVerdict,
   testsHash,
 } from './verdict.js';
 export type { GradePhases, PhaseCheck, PhaseOutcome, Reason, Verdict } from './verdict.js';
 export { checkStatic, problemsOf } from './validate.js';
+export {
+  deniesConftest,
+  integrityLayers,
+  integrityWarnings,
+  runnerRunsPytest,
+  runsPytest,
+} from './integrity.js';
 export type { StaticResult } from './validate.js';
 export { checkImage, validatePaths } from './validate-image.js';
 export type {
@@ -45,5 +57,5 @@ export type {
   PhaseRecord,
   CandidateRecord,
 } from './evaluate.js';
-export { renderOracleLog } from './oracle-log.js';
+export { renderOracleLog, screenLines } from './oracle-log.js';
 export type { OracleLogInput } from './oracle-log.js';

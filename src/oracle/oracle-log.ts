@@ -1,9 +1,11 @@
 // The oracle log: everything one grade or baseline did, as plain text for people (step 7 of
-// product.md's oracle) — the image identity, the diff's SHA-256, every dropped file, git's
+// product.md's oracle) — the image identity, the diff's SHA-256, every dropped file, the
+// screen's suspicious lines, git's
 // output, each phase's timing, exit, bounded output and report findings, the exit reason and
 // the gate line. It is stored as an artifact, so it passes through redaction on the way.
 import type { ImageIdentity } from '../sandbox/index.js';
 import type { Bundle } from './bundle.js';
+import type { ScreenResult } from './screen.js';
 import type { CommandRecord, Evaluation } from './evaluate.js';
 import { sourceLine } from './task-source.js';
 import { gateLine, testsHash, type Verdict } from './verdict.js';
@@ -58,6 +60,7 @@ function evaluationLines(title: string, evaluation: Evaluation): string[] {
     }
     for (const path of candidate.kept) lines.push(`  kept ${path}`);
     for (const line of candidate.dropped) lines.push(`  ${line}`);
+    if (candidate.suspicious) lines.push(...screenLines(candidate.suspicious));
   }
   if (evaluation.apply) command(lines, 'git apply (candidate)', evaluation.apply);
   for (const phase of evaluation.phaseRecords) {
@@ -77,6 +80,20 @@ function evaluationLines(title: string, evaluation: Evaluation): string[] {
     if (report.undeclaredCount > 0) {
       lines.push(
         `  ${report.undeclaredCount} reported IDs were not declared (ignored): ${report.undeclared.join(', ')}${report.undeclaredCount > report.undeclared.length ? ', …' : ''}`,
+      );
+    }
+    const integrity = phase.integrity;
+    if (integrity) {
+      if (integrity.collector && integrity.collector.exitCode !== 0) {
+        command(lines, 'collector', integrity.collector);
+      }
+      const sentinels = integrity.sentinels
+        .map((s) => `${s.name} (must be ${s.expect}): ${s.status ?? 'not reported'}`)
+        .join(', ');
+      lines.push(
+        integrity.tampered === null
+          ? `  integrity: sentinels and tripwires held${sentinels ? ` (${sentinels})` : ''}`
+          : `  integrity: TAMPERED: ${integrity.tampered}${sentinels ? `; sentinels: ${sentinels}` : ''}`,
       );
     }
   }
@@ -103,6 +120,24 @@ function evaluationLines(title: string, evaluation: Evaluation): string[] {
   lines.push(
     `result: ${evaluation.verdict.verdict} (${evaluation.verdict.reason}) — ${evaluation.verdict.detail}`,
   );
+  return lines;
+}
+
+/**
+ * The screen of the filtered diff: `suspicious: N hits`, then one line per hit kept, as
+ * `suspicious RULE FILE:LINE: EXCERPT`, and the binary files it could not read.
+ */
+export function screenLines(screen: ScreenResult): string[] {
+  const lines = [
+    `suspicious: ${screen.count} ${screen.count === 1 ? 'hit' : 'hits'} of the screen${screen.unscreened > 0 ? `; ${screen.unscreened} binary ${screen.unscreened === 1 ? 'file' : 'files'} not screened` : ''}`,
+  ];
+  for (const hit of screen.hits) {
+    const where = hit.line === null ? hit.file : `${hit.file}:${hit.line}`;
+    lines.push(`  suspicious ${hit.rule} ${where}: ${hit.excerpt}`);
+  }
+  if (screen.count > screen.hits.length) {
+    lines.push(`  … and ${screen.count - screen.hits.length} more hits`);
+  }
   return lines;
 }
 

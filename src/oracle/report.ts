@@ -31,6 +31,11 @@ export interface ParsedReport {
   tests: Map<string, TestStatus>;
   /** Non-fatal findings for the oracle log (repeated IDs and how they merged); bounded. */
   problems: string[];
+  /**
+   * A JSON report's `integrity` object, unchecked: what a protocol-2 runner's collector says
+   * of the run (see integrity.ts, which validates it). Other runners' is never read.
+   */
+  integrity?: unknown;
 }
 
 export interface ReportLimits {
@@ -95,9 +100,14 @@ export function parseReport(bytes: Uint8Array, limits: ReportLimits = {}): Parse
     throw invalid('report is not valid UTF-8');
   }
   const collector = new Collector(max.maxTests);
-  if (format === 'json') parseJson(text, collector);
-  else parseJunit(text, max, collector);
-  return { format, tests: collector.tests, problems: collector.problems() };
+  const integrity =
+    format === 'json' ? parseJson(text, collector) : parseJunit(text, max, collector);
+  return {
+    format,
+    tests: collector.tests,
+    problems: collector.problems(),
+    ...(integrity === undefined ? {} : { integrity }),
+  };
 }
 
 function resolveLimits(limits: ReportLimits): Required<ReportLimits> {
@@ -206,10 +216,12 @@ const jsonReportSchema = z
         })
         .strict(),
     ),
+    integrity: z.unknown().optional(),
   })
   .strict();
 
-function parseJson(text: string, collector: Collector): void {
+/** Records the tests; returns the report's `integrity` object, if any. */
+function parseJson(text: string, collector: Collector): unknown {
   let raw: unknown;
   try {
     // JSON.parse makes `__proto__` an own key, never a prototype; the strict schema then
@@ -231,6 +243,7 @@ function parseJson(text: string, collector: Collector): void {
     collector.countOne();
     collector.record(test.id, test.status);
   }
+  return result.data.integrity;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

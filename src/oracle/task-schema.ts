@@ -144,6 +144,12 @@ const taskSchema = z
         // Our decision (format 1 is silent): a candidate that adds or changes a symlink is
         // refused unless the task opts in, since a symlink can point the runner at anything.
         allow_symlinks: z.boolean().default(false),
+        /**
+         * What a hit of the candidate screen (screen.ts) does: `flag` (the default) records it
+         * as `suspicious` and leaves the verdict alone; `fail` fails the grade with
+         * TAMPER_SUSPECTED before any candidate code runs.
+         */
+        tamper: z.enum(['flag', 'fail'], { error: 'must be "flag" or "fail"' }).default('flag'),
       })
       .strict()
       .prefault({}),

@@ -13,6 +13,7 @@ import {
   type ResolvedImage,
 } from '../sandbox/index.js';
 import type { Bundle, LoadBundleOptions } from './bundle.js';
+import { integrityLayers, integrityWarnings } from './integrity.js';
 import { checkStatic } from './validate.js';
 
 export interface ImageCheckDeps {
@@ -85,7 +86,17 @@ export interface ValidationDeps {
 }
 
 export type ValidationResult =
-  | { ok: true; dir: string; id: string; identity?: ImageIdentity; localId?: string }
+  | {
+      ok: true;
+      dir: string;
+      id: string;
+      identity?: ImageIdentity;
+      localId?: string;
+      /** The task's integrity layers (integrityLayers): `screen`, `conftest-denied`, … */
+      layers: string[];
+      /** What the task could do better; a warning never makes a bundle invalid. */
+      warnings: string[];
+    }
   | { ok: false; dir: string; id?: string; problems: string[] };
 
 /**
@@ -103,8 +114,14 @@ export async function validatePaths(
   for (const found of await checkStatic(paths, options)) {
     let result: ValidationResult;
     if (!found.ok) result = found;
-    else if (!deps.docker) result = { ok: true, dir: found.dir, id: found.id };
-    else result = await fullCheck(found.bundle, deps.docker, deps);
+    else {
+      const integrity = {
+        layers: await integrityLayers(found.bundle),
+        warnings: await integrityWarnings(found.bundle),
+      };
+      if (!deps.docker) result = { ok: true, dir: found.dir, id: found.id, ...integrity };
+      else result = await fullCheck(found.bundle, deps.docker, deps, integrity);
+    }
     results.push(result);
     onResult(result);
   }
@@ -115,6 +132,7 @@ async function fullCheck(
   bundle: Bundle,
   docker: DockerClient,
   deps: ValidationDeps,
+  integrity: { layers: string[]; warnings: string[] },
 ): Promise<ValidationResult> {
   const where = { dir: bundle.dir, id: bundle.id };
   try {
@@ -132,7 +150,7 @@ async function fullCheck(
       ...(deps.signal ? { signal: deps.signal } : {}),
     });
     return check.ok
-      ? { ok: true, ...where, identity: check.identity, localId: check.localId }
+      ? { ok: true, ...where, identity: check.identity, localId: check.localId, ...integrity }
       : { ok: false, ...where, problems: check.problems };
   } catch (error) {
     if (isProctorError(error, 'DOCKER_UNAVAILABLE')) throw error;

@@ -29,6 +29,13 @@ export const REASONS = [
   'BASELINE_EXISTING_MISSING',
   /** A prediction whose patch is null or empty: recorded without running anything. */
   'EMPTY_PATCH',
+  /**
+   * The run's integrity checks failed (protocol.ts): a sentinel test with the wrong status, or
+   * a tripwire of the runner fired. The candidate's code forged, or tried to forge, outcomes.
+   */
+  'TAMPERED',
+  /** The candidate screen (screen.ts) hit, and the task has `[grading] tamper = "fail"`. */
+  'TAMPER_SUSPECTED',
 ] as const;
 
 export type Reason = (typeof REASONS)[number];
@@ -173,6 +180,11 @@ export interface PhaseOutcome {
   oom: boolean;
   /** Why the report could not be used (absent, too large, malformed), else null. */
   reportError: string | null;
+  /**
+   * Why the run counts as forged (a sentinel with the wrong status, a tripwire), else null.
+   * Only runners that speak protocol 2 are checked; for others it is always null.
+   */
+  tampered?: string | null;
   /** checkPhase of the parsed report against the declared IDs; null without a usable report. */
   check: PhaseCheck | null;
 }
@@ -203,7 +215,13 @@ function plural(n: number, word: string): string {
 // leaves at best a partial report, so those come before anything read from the report; an
 // unusable report comes before its contents; a declared test that never reported (renamed,
 // deleted, collection broke) before tests that ran and failed.
+//
+// TAMPERED comes first: a forged run's timing, memory and report say nothing true.
 const RULES: readonly Rule[] = [
+  (name, p) =>
+    p.tampered !== undefined && p.tampered !== null
+      ? { reason: 'TAMPERED', detail: `${name} phase: ${p.tampered}` }
+      : null,
   (name, p) =>
     p.timedOut ? { reason: 'TIMEOUT', detail: `${name} phase exceeded its time limit` } : null,
   (name, p) => (p.oom ? { reason: 'OOM', detail: `${name} phase ran out of memory` } : null),
@@ -257,7 +275,7 @@ function runHash(run: GradePhases): string | null {
 
 /**
  * The verdict of a grade from its two phases. Precedence, first match wins, existing before
- * hidden within a rule: TIMEOUT, OOM, REPORT_INVALID (INFRA_ERROR if a phase has neither a
+ * hidden within a rule: TAMPERED, TIMEOUT, OOM, REPORT_INVALID (INFRA_ERROR if a phase has neither a
  * report nor a report error), TESTS_MISSING, EXISTING_FAILED, HIDDEN_FAILED; then INFRA_ERROR
  * if the hidden phase did not run; else PASS. Reasons decided before the phases
  * (APPLY_FAILED, PATCH_TOO_LARGE, PATCH_REJECTED, CANCELLED, …) are the caller's failVerdict.
@@ -305,6 +323,25 @@ function phaseEnding(phase: PhaseOutcome | undefined): string {
   return 'reported';
 }
 
+/** The declared IDs of one phase whose outcome differs between repeated baseline runs. */
+function flippedIn(runs: readonly GradePhases[], name: PhaseName): string[] {
+  const outcomes = runs.flatMap((run) => {
+    const check = run[name]?.check;
+    return check === null || check === undefined ? [] : [declaredOutcomes(check)];
+  });
+  return findFlaky(outcomes);
+}
+
+/**
+ * Every declared ID that flipped between repeated baseline runs, existing then hidden, each
+ * once: what a baseline result records as its flaky tests (the FLAKY detail names only the
+ * first few).
+ */
+export function flakyTests(runs: readonly GradePhases[]): string[] {
+  if (runs.length < 2) return [];
+  return [...new Set([...flippedIn(runs, 'existing'), ...flippedIn(runs, 'hidden')])];
+}
+
 function flakyDetail(runs: readonly GradePhases[]): string | null {
   const parts: string[] = [];
   for (const name of ['existing', 'hidden'] as const) {
@@ -312,11 +349,7 @@ function flakyDetail(runs: readonly GradePhases[]): string | null {
     if (new Set(endings).size > 1) {
       parts.push(`${name} phase ${endings.map((e, i) => `${e} in run ${i + 1}`).join(', ')}`);
     }
-    const outcomes = runs.flatMap((run) => {
-      const check = run[name]?.check;
-      return check === null || check === undefined ? [] : [declaredOutcomes(check)];
-    });
-    const flipped = findFlaky(outcomes);
+    const flipped = flippedIn(runs, name);
     if (flipped.length > 0) {
       parts.push(`${name} tests that flipped: ${listIds(flipped)}`);
     }
@@ -373,6 +406,9 @@ export function decideBaseline(input: BaselineInput): Verdict {
       const detail = missingDetail('existing', run.existing.check, where);
       return failVerdict('BASELINE_EXISTING_MISSING', detail, hash);
     }
+    if (existing?.reason === 'TAMPERED') {
+      return failVerdict('TAMPERED', `without a diff${where}: ${existing.detail}`, hash);
+    }
     if (existing !== null) {
       return failVerdict(
         'BASELINE_EXISTING_FAILED',
@@ -385,6 +421,11 @@ export function decideBaseline(input: BaselineInput): Verdict {
     }
     const hidden = firstFailure([['hidden', run.hidden]]);
     if (hidden?.reason === 'INFRA_ERROR') return failVerdict('INFRA_ERROR', hidden.detail, hash);
+    // Without a diff nothing can forge: a failed integrity check means the runner does not
+    // keep its protocol in this image, and every grade would fail the same way.
+    if (hidden?.reason === 'TAMPERED') {
+      return failVerdict('TAMPERED', `without a diff${where}: ${hidden.detail}`, hash);
+    }
     if (hidden?.reason === 'TESTS_MISSING' && run.hidden.check !== null) {
       const detail = missingDetail('hidden', run.hidden.check, where);
       return failVerdict('BASELINE_HIDDEN_MISSING', detail, hash);

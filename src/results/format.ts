@@ -12,7 +12,7 @@ export function rateText(rate: Rate | null): string {
   return `${pct(rate.rate)} [${pct(rate.low)}, ${pct(rate.high)}] (${rate.successes}/${rate.n})`;
 }
 
-function msText(ms: number | null): string {
+export function msText(ms: number | null): string {
   if (ms === null) return '-';
   if (ms < 1000) return `${Math.round(ms)} ms`;
   const s = ms / 1000;
@@ -65,6 +65,13 @@ export function summaryLines(s: BatchSummary): string[] {
   put('cost', s.costUsd === null ? '-' : `$${s.costUsd.toFixed(4)}`);
   put('wall time', msText(s.wallMs));
   put('job time p50 / p95', `${msText(s.jobMsP50)} / ${msText(s.jobMsP95)}`);
+  // Shown only when there is something to look at: a flagged candidate is not a failure.
+  if (s.tampered > 0) {
+    put('tampered', `${s.tampered} attempts failed their integrity checks (TAMPERED)`);
+  }
+  if (s.suspicious > 0) {
+    put('suspicious', `${s.suspicious} attempts with screen hits (see their oracle logs)`);
+  }
   return lines;
 }
 
@@ -100,6 +107,7 @@ export const ROW_COLUMNS = [
   'tests_hash',
   'image',
   'candidate_sha256',
+  'suspicious',
   'input_tokens',
   'cached_input_tokens',
   'output_tokens',
@@ -130,6 +138,7 @@ export function flatRow(row: ReportRow): FlatRow {
     tests_hash: row.testsHash,
     image: row.image,
     candidate_sha256: row.candidateSha256,
+    suspicious: row.suspicious,
     input_tokens: row.tokens?.input ?? null,
     cached_input_tokens: row.tokens?.cachedInput ?? null,
     output_tokens: row.tokens?.output ?? null,

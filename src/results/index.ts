@@ -27,11 +27,28 @@ export type { BatchSummary, ClassCounts, SummaryInput } from './summary.js';
 export { compareBatches } from './compare.js';
 export type { Comparison, Flip } from './compare.js';
 export { loadBatch } from './load.js';
-export type { LoadedBatch } from './load.js';
+export type { BatchKind, LoadedBatch } from './load.js';
+export { BaselineCollector, flakyFromDetail } from './baseline.js';
+export type { BaselineRow, Validity } from './baseline.js';
+export { BASELINE_TOP, compareBaselines, summariseBaseline } from './baseline-summary.js';
+export type {
+  BaselineComparison,
+  BaselineState,
+  BaselineSummary,
+  BaselineTask,
+} from './baseline-summary.js';
+export {
+  BASELINE_COLUMNS,
+  baselineComparisonLines,
+  baselineLines,
+  flatBaselineRow,
+} from './baseline-format.js';
+export type { FlatBaselineRow } from './baseline-format.js';
 export {
   instanceKey,
   instanceReport,
   instanceRows,
+  isEmptyPatch,
   namedIds,
   swebenchSummary,
 } from './swebench.js';
@@ -42,6 +59,7 @@ export {
   csvCell,
   flatRow,
   jsonlChunks,
+  msText,
   rateText,
   summaryLines,
 } from './format.js';
@@ -51,5 +69,30 @@ export type { ArchiveEntry } from './archive.js';
 export { MAX_EXPORT_BYTES, MAX_EXPORT_JOBS, exportJobs } from './export.js';
 export type { ExportDeps, ExportOptions, ExportResult } from './export.js';
 export { exportBatchJobs } from './export-batch.js';
-export { reportObject } from './report.js';
+export { checkComparable, hasBaselines, hasGrades, reportObject } from './report.js';
 export type { ReportObject } from './report.js';
+export {
+  EXPECTED_SHAPES,
+  MAX_OFFICIAL_INSTANCES,
+  SHAPE_NAMES,
+  parseInstanceReports,
+  parseOfficial,
+} from './official.js';
+export type {
+  Official,
+  OfficialInstance,
+  OfficialShape,
+  OfficialStatus,
+  OfficialTests,
+} from './official.js';
+export { cohensKappa, compareWithOfficial, disagreeingBundles, parityOfBatch } from './parity.js';
+export type {
+  Agreement,
+  AgreementCounts,
+  DeclaredIds,
+  Disagreement,
+  NotComparable,
+  Parity,
+  TestDifference,
+} from './parity.js';
+export { PARITY_COLUMNS, kappaText, parityLines, parityRecords } from './parity-format.js';

@@ -6,6 +6,8 @@
 import { ProctorError } from '../errors.js';
 import { JOB_STATUSES } from '../queue/constants.js';
 import { MAX_BATCH_JOB_PAGE, type Batch, type BatchJobRow, type JobStore } from '../queue/store.js';
+import { BaselineCollector, type BaselineRow } from './baseline.js';
+import { summariseBaseline, type BaselineSummary } from './baseline-summary.js';
 import { AttemptCollector, type AttemptJob, type ReportRow } from './rows.js';
 import { summarise, type BatchSummary } from './summary.js';
 
@@ -17,10 +19,22 @@ import { summarise, type BatchSummary } from './summary.js';
  */
 export const REPORT_PAGE = Math.min(1_000, MAX_BATCH_JOB_PAGE);
 
+/**
+ * What a batch holds: grades and solves (`grade`), baselines (`baseline`), or both (`mixed`:
+ * its report has both sections). A batch of neither (empty, or validate jobs only) is `grade`,
+ * as it always was.
+ */
+export type BatchKind = 'grade' | 'baseline' | 'mixed';
+
 export interface LoadedBatch {
   batch: Batch;
+  kind: BatchKind;
+  /** The grade and solve attempts. */
   rows: ReportRow[];
   summary: BatchSummary;
+  /** The baseline tasks, and their figures. */
+  baselineRows: BaselineRow[];
+  baselineSummary: BaselineSummary;
   /** The task ids of the suite the batch was enqueued from, when it recorded them. */
   suiteTasks: string[] | null;
 }
@@ -80,6 +94,7 @@ async function collect(
   store: JobStore,
   batchId: string,
   collector: AttemptCollector,
+  baselines: BaselineCollector,
 ): Promise<number> {
   const unfinishedChildren = new Set<number>();
   for (const status of JOB_STATUSES) {
@@ -91,7 +106,9 @@ async function collect(
         if (child && (child.status === 'queued' || child.status === 'running')) {
           unfinishedChildren.add(child.id);
         }
-        collector.add(jobOf(row), child);
+        const job = jobOf(row);
+        collector.add(job, child);
+        baselines.add(job);
       }
       const last = page.at(-1);
       if (last === undefined || page.length < REPORT_PAGE) break;
@@ -105,8 +122,12 @@ export async function loadBatch(store: JobStore, batchId: string): Promise<Loade
   const batch = await store.getBatch(batchId);
   if (!batch) throw new ProctorError('BATCH_NOT_FOUND', `no batch ${batchId}`);
   const collector = new AttemptCollector(batchId);
-  const unfinishedChildren = await collect(store, batchId, collector);
+  const baselines = new BaselineCollector(batchId);
+  const unfinishedChildren = await collect(store, batchId, collector, baselines);
   const rows = collector.rows();
+  const baselineRows = baselines.rows();
+  const kind: BatchKind =
+    baselineRows.length === 0 ? 'grade' : rows.length === 0 ? 'baseline' : 'mixed';
   // Kept by the store (SQLite: the batch_counts triggers): one row, not a scan of the batch.
   const progress = await store.batchProgress(batchId);
   // A solve's grade is not in the batch: its queued or running state counts here too.
@@ -115,10 +136,20 @@ export async function loadBatch(store: JobStore, batchId: string): Promise<Loade
   // Made when first read: jsonl and csv print the rows alone, and the summary of a
   // 100,000-row batch (task classes, percentiles, pass@k) is about a tenth of its report.
   let summary: BatchSummary | undefined;
+  let baselineSummary: BaselineSummary | undefined;
   return {
     batch,
+    kind,
     rows,
+    baselineRows,
     suiteTasks,
+    get baselineSummary() {
+      return (baselineSummary ??= summariseBaseline({
+        batch: batchId,
+        label: batch.label,
+        rows: baselineRows,
+      }));
+    },
     get summary() {
       return (summary ??= summarise({
         batch: batchId,

@@ -23,6 +23,8 @@ const CANDIDATE_FAULTS: ReadonlySet<string> = new Set([
   'PATCH_TOO_LARGE',
   'PATCH_REJECTED',
   'EMPTY_PATCH',
+  'TAMPERED',
+  'TAMPER_SUSPECTED',
 ]);
 
 /** Failure codes (a job in status `failed`) that mean the task itself is broken. */

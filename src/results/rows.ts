@@ -41,6 +41,8 @@ export interface ReportRow {
   testsHash: string | null;
   image: string | null;
   candidateSha256: string | null;
+  /** Hits of the screen in the grade's candidate (oracle/screen.ts); null when not screened. */
+  suspicious: number | null;
   tokens: Tokens | null;
   costUsd: number | null;
   turns: number | null;
@@ -255,6 +257,7 @@ function rowOf(
     testsHash: grade?.testsHash ?? null,
     image: imageIdentity(grade),
     candidateSha256: grade?.diffSha256 ?? solve?.candidate?.sha256 ?? null,
+    suspicious: grade?.suspicious?.count ?? null,
     tokens: usage
       ? {
           input: usage.inputTokens,

@@ -24,10 +24,13 @@ export const storedGrade = z.object({
   detail: text.optional(),
   testsHash: hash.optional(),
   task: task.optional(),
-  image: image.optional(),
+  // null in a grade recorded when enqueued (an empty or oversized prediction): nothing ran.
+  image: image.nullable().optional(),
   diffSha256: hash.nullable().optional(),
-  log: z.string().max(200).optional(),
+  log: z.string().max(200).nullable().optional(),
   timings: z.record(z.string().max(100), z.number().nonnegative()).optional(),
+  /** The screen of the candidate (oracle/screen.ts); only its count is read. */
+  suspicious: z.object({ count }).optional(),
 });
 
 export const storedSolve = z.object({
@@ -47,6 +50,22 @@ export const storedSolve = z.object({
   costUsd: z.number().nonnegative().nullable().optional(),
 });
 
+const runVerdict = z.object({ verdict: z.enum(['PASS', 'FAIL']) });
+
+export const storedBaseline = z.object({
+  verdict: z.enum(['PASS', 'FAIL']),
+  reason: z.string().max(100),
+  validity: z.enum(['valid', 'quarantined']),
+  detail: text.optional(),
+  testsHash: hash.optional(),
+  task: task.optional(),
+  image: image.optional(),
+  runs: z.array(runVerdict).max(1_000).optional(),
+  gold: runVerdict.nullable().optional(),
+  flaky: z.array(z.string().max(10_000)).max(10_000).optional(),
+  timings: z.record(z.string().max(100), z.number().nonnegative()).optional(),
+});
+
 export const storedPayload = z.object({
   bundle: z.string().max(4096).optional(),
   candidate: z.string().max(200).optional(),
@@ -59,6 +78,7 @@ export const storedPayload = z.object({
 export type StoredGrade = z.output<typeof storedGrade>;
 export type StoredSolve = z.output<typeof storedSolve>;
 export type StoredPayload = z.output<typeof storedPayload>;
+export type StoredBaseline = z.output<typeof storedBaseline>;
 
 // The checks below are the schemas above, written out by hand: a report reads one result and
 // one payload per job, and at 100,000 jobs zod's generic walk was a third of the report's
@@ -104,10 +124,11 @@ function isGrade(v: Obj): boolean {
     opt(v.detail, (d) => isText(d, 100_000)) &&
     opt(v.testsHash, isHash) &&
     opt(v.task, isTask) &&
-    opt(v.image, isImage) &&
+    opt(v.image, (i) => i === null || isImage(i)) &&
     opt(v.diffSha256, (d) => d === null || isHash(d)) &&
-    opt(v.log, (l) => isText(l, 200)) &&
-    opt(v.timings, isTimings)
+    opt(v.log, (l) => l === null || isText(l, 200)) &&
+    opt(v.timings, isTimings) &&
+    opt(v.suspicious, (s) => isObj(s) && isCount(s.count))
   );
 }
 
@@ -142,6 +163,27 @@ function isPayload(v: Obj): boolean {
   );
 }
 
+const isRun = (r: unknown) => isObj(r) && isVerdict(r.verdict);
+
+function isBaseline(v: Obj): boolean {
+  return (
+    isVerdict(v.verdict) &&
+    isText(v.reason, 100) &&
+    (v.validity === 'valid' || v.validity === 'quarantined') &&
+    opt(v.detail, (d) => isText(d, 100_000)) &&
+    opt(v.testsHash, isHash) &&
+    opt(v.task, isTask) &&
+    opt(v.image, isImage) &&
+    opt(v.runs, (r) => Array.isArray(r) && r.length <= 1_000 && r.every(isRun)) &&
+    opt(v.gold, (g) => g === null || isRun(g)) &&
+    opt(
+      v.flaky,
+      (f) => Array.isArray(f) && f.length <= 10_000 && f.every((id) => isText(id, 10_000)),
+    ) &&
+    opt(v.timings, isTimings)
+  );
+}
+
 function checked<T>(check: (v: Obj) => boolean, value: unknown): T | null {
   if (!isObj(value)) return null;
   return check(value) ? (value as T) : null;
@@ -149,11 +191,12 @@ function checked<T>(check: (v: Obj) => boolean, value: unknown): T | null {
 
 export const gradeOf = (value: unknown) => checked<StoredGrade>(isGrade, value);
 export const solveOf = (value: unknown) => checked<StoredSolve>(isSolve, value);
+export const baselineOf = (value: unknown) => checked<StoredBaseline>(isBaseline, value);
 export const payloadOf = (value: unknown): StoredPayload =>
   checked<StoredPayload>(isPayload, value) ?? {};
 
 /** The identity a grade recorded for its image: the manifest digest, or `local_build:<id>`. */
-export function imageIdentity(result: StoredGrade | null): string | null {
+export function imageIdentity(result: Pick<StoredGrade, 'image'> | null): string | null {
   const image = result?.image;
   if (!image) return null;
   return image.portable ? image.digest : `local_build:${image.imageId}`;

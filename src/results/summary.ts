@@ -43,6 +43,10 @@ export interface BatchSummary {
   wallMs: number | null;
   jobMsP50: number | null;
   jobMsP95: number | null;
+  /** Attempts whose grade's candidate had hits of the screen (oracle/screen.ts). */
+  suspicious: number;
+  /** Attempts whose grade failed its integrity checks (reason TAMPERED: oracle/protocol.ts). */
+  tampered: number;
   incomplete: boolean;
   /** Why the batch is incomplete, in words (empty when complete). */
   incompleteBecause: string[];
@@ -133,7 +137,11 @@ export function summarise(input: SummaryInput): BatchSummary {
   let tokens: Tokens | null = null;
   let costUsd: number | null = null;
   const jobTimes: number[] = [];
+  let suspicious = 0;
+  let tampered = 0;
   for (const row of rows) {
+    if (row.suspicious !== null && row.suspicious > 0) suspicious++;
+    if (row.reason === 'TAMPERED') tampered++;
     if (row.class !== null) attemptClasses[row.class]++;
     else if (row.status === 'cancelled') cancelledAttempts++;
     else unfinishedAttempts++;
@@ -187,6 +195,8 @@ export function summarise(input: SummaryInput): BatchSummary {
         : null,
     jobMsP50: percentile(jobTimes, 50),
     jobMsP95: percentile(jobTimes, 95),
+    suspicious,
+    tampered,
     incomplete: incompleteBecause.length > 0,
     incompleteBecause,
   };

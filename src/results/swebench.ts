@@ -33,6 +33,12 @@ export interface SwebenchSummary {
 export const instanceKey = (row: Pick<ReportRow, 'instanceId' | 'task'>) =>
   row.instanceId ?? row.task;
 
+/**
+ * Whether SWE-bench counts the row's prediction as an empty patch (`model_patch` null or
+ * empty: never run, in empty_patch_ids, neither completed nor given a report.json).
+ */
+export const isEmptyPatch = (row: Pick<ReportRow, 'reason'>) => row.reason === 'EMPTY_PATCH';
+
 /** Each task's row for SWE-bench: the first attempt (SWE-bench has one per instance). */
 export function instanceRows(rows: readonly ReportRow[]): Map<string, ReportRow> {
   const byInstance = new Map<string, ReportRow>();
@@ -62,7 +68,7 @@ export function swebenchSummary(
   for (const [key, row] of byInstance) {
     ids.submitted.push(key);
     const cls = classes.get(row.task) ?? null;
-    if (row.reason === 'EMPTY_PATCH') {
+    if (isEmptyPatch(row)) {
       ids.empty.push(key);
       continue;
     }
@@ -109,7 +115,14 @@ export interface InstanceReport {
   tests_status: { FAIL_TO_PASS: TestSplit; PASS_TO_PASS: TestSplit };
 }
 
-const NOT_APPLIED = new Set(['EMPTY_PATCH', 'APPLY_FAILED', 'PATCH_TOO_LARGE', 'PATCH_REJECTED']);
+// Decided before the diff is applied: TAMPER_SUSPECTED too (the screen fails it on the host).
+const NOT_APPLIED = new Set([
+  'EMPTY_PATCH',
+  'APPLY_FAILED',
+  'PATCH_TOO_LARGE',
+  'PATCH_REJECTED',
+  'TAMPER_SUSPECTED',
+]);
 
 /** The IDs a verdict's detail names after `phase: N tests …: `, and whether it named them all. */
 export function namedIds(

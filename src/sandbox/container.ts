@@ -16,6 +16,11 @@ import { hardenedContainerOptions, type SandboxSpec } from './profile.js';
 const IDLE = ['sleep', '2147483647'];
 const IDLE_UID = 65534;
 
+/** The uid the idle process runs as: nobody, or one below when the task itself is nobody. */
+export function idleUid(taskUid: number): number {
+  return taskUid === IDLE_UID ? IDLE_UID - 1 : IDLE_UID;
+}
+
 export async function startIdleContainer(
   docker: DockerClient,
   spec: Omit<SandboxSpec, 'cmd'>,
@@ -23,7 +28,7 @@ export async function startIdleContainer(
   let container: Docker.Container;
   try {
     const options = hardenedContainerOptions({ ...spec, cmd: IDLE });
-    const idle = spec.uid === IDLE_UID ? IDLE_UID - 1 : IDLE_UID;
+    const idle = idleUid(spec.uid);
     options.User = `${idle}:${idle}`;
     container = await docker.createContainer(options);
   } catch (error) {

@@ -64,4 +64,4 @@ export { removeOwned, reapOrphans } from './cleanup.js';
 export type { ReapScope, Removed } from './cleanup.js';
 export { effectiveSeconds } from './limits.js';
 export type { AssetFile } from './assets.js';
-export { startIdleContainer, removeContainer } from './container.js';
+export { idleUid, startIdleContainer, removeContainer } from './container.js';

@@ -10,6 +10,7 @@ import { ProctorError, describeError, withContext } from '../errors.js';
 import {
   decideBaseline,
   evaluate,
+  flakyTests,
   loadBundleWithListing,
   renderOracleLog,
   testsHash,
@@ -17,6 +18,7 @@ import {
   type Evaluation,
   type EvaluatorSandbox,
   type FileDigests,
+  type ScreenResult,
   type Verdict,
   taskRecord,
   type TaskRecord,
@@ -61,6 +63,12 @@ export interface GradeResult {
   task: TaskRecord;
   image: ImageSummary;
   diffSha256: string | null;
+  /**
+   * The screen of the filtered candidate diff (oracle/screen.ts): its hits, bounded, and
+   * their count. Absent when the diff was refused before it was filtered (too large,
+   * malformed), so nothing was screened.
+   */
+  suspicious?: ScreenResult;
   /** The oracle log artifact's id. */
   log: string;
   timings: Record<string, number>;
@@ -99,10 +107,19 @@ export interface BaselineResult {
   image: ImageSummary;
   runs: Array<Pick<Verdict, 'verdict' | 'reason' | 'detail'>>;
   gold: Pick<Verdict, 'verdict' | 'reason' | 'detail'> | null;
+  /**
+   * The declared IDs whose outcome differed between the repeated runs (`--repeat N`), sorted,
+   * at most MAX_FLAKY_RECORDED: the FLAKY detail names only the first few, and `proctor
+   * report` counts the tests most often flaky over a sweep. Empty with one run.
+   */
+  flaky: string[];
   log: string;
   /** Wall time of each evaluator step, summed over every run (baseline runs and gold), ms. */
   timings: Record<string, number>;
 }
+
+/** The most flaky test IDs a baseline result records (a broken suite can flip thousands). */
+export const MAX_FLAKY_RECORDED = 1_000;
 
 export type ImageSummary =
   | { portable: true; digest: string; reference: string; localId: string }
@@ -260,6 +277,7 @@ export function gradeHandler(deps: OracleDeps): JobHandler {
       task: taskRecord(bundle),
       image: imageSummary(image),
       diffSha256: evaluation.candidate?.sha256 ?? null,
+      ...(evaluation.candidate?.suspicious ? { suspicious: evaluation.candidate.suspicious } : {}),
       log: log.id,
       timings: { ...evaluation.timings, ...timer.steps },
       ...(quarantined === undefined ? {} : { quarantined }),
@@ -337,6 +355,10 @@ export function baselineHandler(deps: OracleDeps): JobHandler {
       image: imageSummary(image),
       runs: baselineRuns.map((e) => summary(e.verdict)),
       gold: goldRun ? summary(goldRun.verdict) : null,
+      flaky: flakyTests(baselineRuns.map((run) => run.phases ?? { existing: missingPhase })).slice(
+        0,
+        MAX_FLAKY_RECORDED,
+      ),
       log: log.id,
       timings: { ...sumTimings(runs.map((r) => r.evaluation.timings)), ...timer.steps },
     };

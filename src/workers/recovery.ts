@@ -45,7 +45,12 @@ export function sandboxRecovery(
   };
 }
 
-/** Removes this host's workspace templates of homes whose folder is gone, and says so. */
+/**
+ * Removes this host's workspace templates of homes whose folder is gone, and says so at info
+ * (a `proctor worker` shows it; the in-process workers of `grade --wait` and friends, at warn,
+ * do not: other homes' housekeeping is not their user's business). One kept because a
+ * container uses it is said at debug only: another home's job in flight is no fault.
+ */
 export async function reapGoneHomeTemplates(
   docker: DockerClient,
   scope: ReapScope,
@@ -55,11 +60,11 @@ export async function reapGoneHomeTemplates(
   const removed = outcomes.filter((o) => o.action === 'removed');
   const homes = new Set(removed.map((o) => o.home));
   if (removed.length > 0) {
-    logger.warn(
+    logger.info(
       `removed ${removed.length} workspace template(s) of ${homes.size} home(s) that are gone`,
     );
   }
   for (const o of outcomes.filter((o) => o.action === 'kept')) {
-    logger.warn(`kept workspace template ${o.name} of gone home ${o.home}: ${o.detail}`);
+    logger.debug(`kept workspace template ${o.name} of gone home ${o.home}: ${o.detail}`);
   }
 }

@@ -471,7 +471,7 @@ describe('the OpenAPI document', () => {
     });
     expect(
       Object.keys(reportGet.responses['200']!.content!['application/json']!.schema.properties!),
-    ).toEqual(['batches', 'comparisons']);
+    ).toEqual(['batches', 'comparisons', 'baselines', 'baselineComparisons']);
     const exportGet = paths['/api/jobs/{id}/export']!['get'] as {
       responses: Record<string, { content?: Record<string, unknown> }>;
     };

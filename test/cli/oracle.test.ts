@@ -4,6 +4,7 @@
 import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import type { BaselineSummary } from '../../src/results/index.js';
 import { proctor } from '../helpers/cli.js';
 import { allBytes, leftovers } from '../helpers/home.js';
 import { ROOT, spawnTs } from '../helpers/processes.js';
@@ -195,6 +196,16 @@ done < "$list"; printf ']}\\n'; } > "$report"
     );
     expect(result.code).toBe(1);
     expect(await leftovers(home)).toEqual([]);
+    // The result records every flipped ID, and the sweep's report counts them (issue 22).
+    const batch = /\(batch (b_[0-9a-z]+)/.exec(result.stdout)?.[1] ?? '';
+    const json = await proctor(['--home', home, 'report', batch, '--format', 'json']);
+    const sweep = (JSON.parse(json.stdout) as { baselines: BaselineSummary[] }).baselines[0]!;
+    const flaky = sweep.perTask.find((t) => t.task === 'shell-div-zero')?.flakyTests ?? [];
+    expect(flaky.length).toBeGreaterThan(0);
+    expect(flaky.every((id) => /^r[1-6]$/.test(id))).toBe(true);
+    expect(sweep.flakyTests.map((f) => f.test).sort()).toEqual([...flaky].sort());
+    const table = await proctor(['--home', home, 'report', batch]);
+    expect(table.stdout).toMatch(/\n {2}flaky tests {13}in 1 tasks; most often: r\d \(1\)/);
   }, 300_000);
 
   it('cancels a running baseline within seconds and removes its containers and volumes', async () => {

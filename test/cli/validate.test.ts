@@ -73,6 +73,39 @@ describe('proctor validate', () => {
     expect(parsed.results[1]?.problems?.join('\n')).toContain('tests/hidden.txt');
   });
 
+  it('lists integrity layers and warns about a pytest task that lets conftest.py through, exit unchanged', async () => {
+    const root = tempDir();
+    cpSync(join(ROOT, 'examples/py-duration-parse'), join(root, 'a_denied'), { recursive: true });
+    const open = join(root, 'b_open');
+    cpSync(join(ROOT, 'examples/py-duration-parse'), open, { recursive: true });
+    retoml(open, /^deny = .*$/m, 'deny = ["tests/**"]');
+    retoml(open, 'py-duration-parse', 'py-open');
+    const result = await proctor(['--home', tempDir(), 'validate', '--static', root]);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(result.stdout.split('\n')).toEqual([
+      expect.stringMatching(/^ok {6}py-duration-parse .*a_denied {2}\(format and paths\)$/),
+      '  integrity: screen, conftest-denied, sentinels, collector, tripwires, base-config',
+      expect.stringMatching(/^ok {6}py-open .*b_open {2}\(format and paths\)$/),
+      '  integrity: screen, sentinels, collector, tripwires, base-config',
+      "  warning: task.toml: grading.deny: a pytest task should deny **/conftest.py (a candidate's conftest.py is a pytest plugin that can rewrite any outcome)",
+      '2 valid, 0 invalid',
+      '',
+    ]);
+    const json = await proctor(['--home', tempDir(), 'validate', '--static', '--json', open]);
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      valid: 1,
+      results: [
+        {
+          ok: true,
+          layers: ['screen', 'sentinels', 'collector', 'tripwires', 'base-config'],
+          warnings: [expect.stringMatching(/conftest/)],
+        },
+      ],
+    });
+  });
+
   it('says in one line, exit 2, when no Docker engine answers', async () => {
     const result = await proctor(['--home', tempDir(), 'validate', VALID], {
       DOCKER_HOST: 'tcp://127.0.0.1:1',

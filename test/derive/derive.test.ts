@@ -236,7 +236,7 @@ describe('proctor derive', { timeout: 300_000 }, () => {
     expect(String(error)).toMatch(/no hidden test: .*tests\/test_calc.py/);
   });
 
-  it("prints the runner's last lines when it wrote no report (a conftest that cannot import)", async () => {
+  it("prints the runner's last lines when its test process died before reporting (a conftest that cannot import)", async () => {
     const repo = newRepo();
     const base = commit(
       repo,
@@ -265,8 +265,10 @@ describe('proctor derive', { timeout: 300_000 }, () => {
       ...['--environment', toolchainEnvironment(), '--tests', 'tests/**', '--repeat', '1'],
     ]);
     expect(cli.code).toBe(1);
+    // The collector still writes a report (every listed test an error), which says the
+    // session never ended: the cause is the runner's last lines.
     expect(cli.stderr).toMatch(
-      /proctor: derive: base: the runner wrote no report \(runner exit 4\)/,
+      /proctor: derive: base: the test process ended before the end of its session; the runner's last lines: ImportError while loading conftest/,
     );
     expect(cli.stderr).toContain('ImportError: hypothesis is a required dependency');
     expect(await leftovers(home)).toEqual([]);
@@ -356,7 +358,8 @@ describe('proctor derive', { timeout: 300_000 }, () => {
     const description = join(tempDir(), 'issue.md');
     writeFileSync(description, '# div(1, 0) raises\n\nIt should return None.\n');
     const { result, error, notes } = await run(
-      options({ ...f, repo: mirror }, out, { environment, description }),
+      // --tests names the test files alone: the conftest.py glob comes from the runner.
+      options({ ...f, repo: mirror }, out, { environment, description, tests: ['tests/**'] }),
     );
     expect(error, notes.join('\n')).toBeUndefined();
     expect(readFileSync(join(out, 'description.md'), 'utf8')).toBe(
@@ -368,6 +371,8 @@ describe('proctor derive', { timeout: 300_000 }, () => {
       'tests/test_calc.py::test_div_zero[2]',
     ]);
     expect(result?.bundle.id).toBe(`toolz-${f.fix.slice(0, 12)}`);
+    // The author's runner file runs pytest: a candidate's conftest.py is denied too.
+    expect(result?.bundle.grading.deny).toEqual(['tests/**', '**/conftest.py']);
     expect(result?.bundle.source).toEqual({
       repo: 'pytoolz/toolz',
       base_commit: f.base,

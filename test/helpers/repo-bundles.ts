@@ -124,8 +124,29 @@ test_seconds = ${spec.testSeconds ?? 60}
   return dir;
 }
 
+/**
+ * A candidate patch: `changes` on top of the base commit of `spec`, made in a scratch
+ * repository (removed after the test file).
+ */
+export function patchFrom(spec: RepoBundleSpec, changes: Files): Buffer {
+  const repo = join(tempDir('proctor-runner-patch-'), 'work');
+  writeFiles(repo, spec.repo);
+  git(repo, ['init', '-q', '-b', 'main']);
+  git(repo, ['add', '-A']);
+  git(repo, [...IDENTITY, 'commit', '-q', '-m', 'base']);
+  return Buffer.from(diffFrom(repo, changes), 'utf8');
+}
+
 function writeIds(dir: string, name: 'existing' | 'hidden', ids: string[]): void {
   writeFileSync(join(dir, 'tests', `${name}.txt`), ids.map((id) => `${id}\n`).join(''));
+}
+
+/**
+ * A candidate diff for a bundle made by makeRepoBundle: `changes` on top of its base commit,
+ * as a full-index binary diff (the repository it was made from stays beside the bundle).
+ */
+export function candidateDiff(bundleDir: string, changes: Files): Buffer {
+  return Buffer.from(diffFrom(join(dirname(bundleDir), 'work'), changes));
 }
 
 /** A copy of a bundle (removed after the test) with other ID lists; environment/ unchanged. */

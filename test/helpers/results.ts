@@ -20,6 +20,7 @@ export function reportRow(fields: Partial<ReportRow> = {}): ReportRow {
     testsHash: null,
     image: null,
     candidateSha256: null,
+    suspicious: null,
     tokens: null,
     costUsd: null,
     turns: null,
@@ -47,10 +48,12 @@ export interface SeededGrade {
   bundle?: string;
   /** Fail the job instead (attempts exhausted on a machine error). */
   failCode?: string;
+  /** Hits of the screen recorded in the result (absent: none recorded, as before it). */
+  suspicious?: number;
 }
 
 export function gradeResult(
-  g: Pick<SeededGrade, 'task' | 'verdict' | 'reason' | 'detail' | 'instanceId'>,
+  g: Pick<SeededGrade, 'task' | 'verdict' | 'reason' | 'detail' | 'instanceId' | 'suspicious'>,
   i = 0,
 ) {
   return {
@@ -72,6 +75,9 @@ export function gradeResult(
     diffSha256: 'e'.repeat(64),
     log: '00000000-0000-4000-8000-000000000000',
     timings: { image: 12, workspace: 230, apply: 40, existing: 1200, hidden: 900, cleanup: 80 },
+    ...(g.suspicious === undefined
+      ? {}
+      : { suspicious: { hits: [], count: g.suspicious, unscreened: 0 } }),
   };
 }
 

@@ -108,7 +108,7 @@ describe('loadBundle: valid bundles', () => {
       },
       workdir: '/repo',
       baseCommit: COMMIT,
-      grading: { allow: ['**'], deny: [], allowSymlinks: false },
+      grading: { allow: ['**'], deny: [], allowSymlinks: false, tamper: 'flag' },
       testsEnv: {},
       limits: {
         solverSeconds: 1800,
@@ -146,6 +146,7 @@ base_commit = "${'c'.repeat(64)}"
 deny = ["tests/**", "*.lock"]
 allow = ["src/**"]
 allow_symlinks = true
+tamper = "fail"
 [tests]
 env = { DJANGO_SETTINGS_MODULE = "app.settings", LANG = "" }
 [limits]
@@ -168,7 +169,12 @@ candidate_files = 1
       environment: { kind: 'image', reference: `registry.example:5000/org/img:1.2@${DIGEST}` },
       workdir: '/work/repo',
       baseCommit: 'c'.repeat(64),
-      grading: { allow: ['src/**'], deny: ['tests/**', '*.lock'], allowSymlinks: true },
+      grading: {
+        allow: ['src/**'],
+        deny: ['tests/**', '*.lock'],
+        allowSymlinks: true,
+        tamper: 'fail',
+      },
       testsEnv: { DJANGO_SETTINGS_MODULE: 'app.settings', LANG: '' },
       limits: {
         solverSeconds: 10,
@@ -223,6 +229,17 @@ describe('loadBundle: task.toml problems name the key', () => {
       ]),
     );
     expect(problems).toHaveLength(6);
+  });
+
+  it('refuses a [grading] tamper other than "flag" or "fail", naming the key', async () => {
+    for (const value of ['"block"', '"FAIL"', 'true', '1']) {
+      await expectOnly(
+        withToml([/$/, `[grading]\ntamper = ${value}\n`]),
+        'task.toml',
+        'grading.tamper',
+        /^must be "flag" or "fail"$/,
+      );
+    }
   });
 
   it('requires exactly one of dockerfile and image', async () => {

@@ -184,6 +184,7 @@ describe('evaluate: baseline and gold', () => {
         filteredBytes: gold.length,
         kept: ['lib.sh'],
         dropped: [],
+        suspicious: { hits: [], count: 0, unscreened: 0 },
       });
       expect(evaluation.apply).toMatchObject({ exitCode: 0, timedOut: false });
     }

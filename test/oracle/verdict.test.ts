@@ -11,6 +11,7 @@ import {
   declaredOutcomes,
   failVerdict,
   findFlaky,
+  flakyTests,
   gateLine,
   idsThatRan,
   isReason,
@@ -485,6 +486,9 @@ describe('decideBaseline', () => {
     const verdict = decideBaseline({ runs: [healthy(), healthy(), second] });
     expect(verdict).toMatchObject({ verdict: 'FAIL', reason: 'FLAKY' });
     expect(verdict.detail).toBe('existing tests that flipped: e::two');
+    // What the baseline result records: every flipped ID, not the detail's first few.
+    expect(flakyTests([healthy(), healthy(), second])).toEqual(['e::two']);
+    expect(flakyTests([second])).toEqual([]);
   });
 
   it('is FLAKY, before anything else, when a phase ends differently between runs', () => {

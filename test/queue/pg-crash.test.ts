@@ -77,6 +77,22 @@ async function waitWith<T>(
   }
 }
 
+/** Each worker is still running; one that is not fails with its last lines on stderr. */
+async function expectAlive(workers: Child[]): Promise<void> {
+  for (const w of workers) {
+    if (w.process.exitCode === null && w.process.signalCode === null) continue;
+    // 'exit' comes before the last output is read: wait for the streams to close.
+    await new Promise((resolve) => {
+      if (w.process.stderr?.closed) resolve(null);
+      else w.process.once('close', resolve);
+    });
+    const tail = w.stderr().split('\n').slice(-30).join('\n');
+    expect.fail(
+      `a worker exited (${String(w.process.exitCode ?? w.process.signalCode)}):\n${tail}`,
+    );
+  }
+}
+
 /** Everything a worker said is a one-line log message: no stack trace, no crash. */
 function expectOneLiners(child: Child) {
   const lines = child.stderr().split('\n').filter(Boolean);
@@ -198,7 +214,7 @@ describe('worker processes on PostgreSQL', () => {
     expect(cuts).toBe(6);
     expect(terminated).toBeGreaterThan(6);
     // Neither worker died of it.
-    for (const w of workers) expect(w.process.exitCode).toBeNull();
+    await expectAlive(workers);
     await Promise.all(workers.map(stop));
     for (const w of workers) expectOneLiners(w);
     await expectEachOnce(s, jobIds, batchId);
@@ -215,6 +231,13 @@ describe('worker processes when the PostgreSQL server goes away', () => {
     const s = await setup(withDatabase(cluster.url, 'proctor'));
     const { jobIds, batchId } = await enqueue(s.store, 1_000, 20);
     const workers = Array.from({ length: 3 }, () => s.worker(['10', '3000']));
+    // Every worker running (its first connection made and the schema checked) before the
+    // restart: on a loaded machine one could still be starting, and a worker that cannot
+    // reach its database at start fails at once, which is not what this test is about.
+    await waitFor(() => workers.every((w) => w.stdout().includes('ready')), {
+      timeoutMs: 60_000,
+      what: 'the workers to start',
+    });
     await waitFor(async () => (await s.done()) >= 200, {
       timeoutMs: 60_000,
       what: '200 done jobs',
@@ -226,7 +249,7 @@ describe('worker processes when the PostgreSQL server goes away', () => {
       intervalMs: 200,
       what: '1,000 done jobs after the restart',
     });
-    for (const w of workers) expect(w.process.exitCode).toBeNull();
+    await expectAlive(workers);
     await Promise.all(workers.map(stop));
     for (const w of workers) expectOneLiners(w);
     await expectEachOnce(s, jobIds, batchId);
@@ -271,7 +294,7 @@ describe('worker processes when the PostgreSQL server goes away', () => {
       timeoutMs: 60_000,
       what: '300 done jobs after the outage',
     });
-    expect(worker.process.exitCode).toBeNull();
+    await expectAlive([worker]);
     await stop(worker);
     expectOneLiners(worker);
     await expectEachOnce({ ...s2, executions: s.executions }, jobIds, batchId);

@@ -24,6 +24,8 @@ const GRADE_CLASS: Record<(typeof REASONS)[number], OutcomeClass> = {
   PATCH_TOO_LARGE: 'unresolved',
   PATCH_REJECTED: 'unresolved',
   EMPTY_PATCH: 'unresolved',
+  TAMPERED: 'unresolved',
+  TAMPER_SUSPECTED: 'unresolved',
   INFRA_ERROR: 'error',
   CANCELLED: 'error',
   // Baseline-only reasons never end a grade; were one to, it is not the candidate's fault.

@@ -7,6 +7,7 @@ import {
   summarise,
   type AttemptJob,
 } from '../../src/results/index.js';
+import { flatRow, summaryLines } from '../../src/results/format.js';
 
 const HASH = 'a'.repeat(64);
 const DIFF = 'b'.repeat(64);
@@ -124,6 +125,66 @@ describe('attemptRows', () => {
 });
 
 describe('summarise', () => {
+  it('counts the attempts whose grade failed its integrity checks (TAMPERED), as unresolved', () => {
+    const jobs = [
+      grade('a', 'FAIL', { reason: 'TAMPERED' }),
+      grade('b', 'FAIL'),
+      grade('c', 'FAIL', { reason: 'TAMPERED' }),
+      grade('d', 'PASS'),
+    ];
+    const rows = attemptRows('b1', jobs, new Map());
+    expect(rows.map((r) => [r.task, r.reason, r.class])).toEqual([
+      ['a', 'TAMPERED', 'unresolved'],
+      ['b', 'HIDDEN_FAILED', 'unresolved'],
+      ['c', 'TAMPERED', 'unresolved'],
+      ['d', 'PASS', 'resolved'],
+    ]);
+    const s = summarise({ batch: 'b1', label: null, rows, suiteTasks: null, unfinishedJobs: 0 });
+    expect(s.tampered).toBe(2);
+    expect(summaryLines(s)).toContain(
+      '  tampered                2 attempts failed their integrity checks (TAMPERED)',
+    );
+    const clean = summarise({
+      batch: 'b1',
+      label: null,
+      rows: rows.filter((r) => r.reason !== 'TAMPERED'),
+      suiteTasks: null,
+      unfinishedJobs: 0,
+    });
+    expect(clean.tampered).toBe(0);
+    expect(summaryLines(clean).some((line) => line.includes('tampered'))).toBe(false);
+  });
+
+  it("carries each grade's screen hits into its row, and counts the flagged attempts", () => {
+    const flagged = (task: string, count: number) => {
+      const job = grade(task, 'PASS');
+      return { ...job, result: { ...(job.result as object), suspicious: { hits: [], count } } };
+    };
+    const jobs = [flagged('a', 3), flagged('b', 0), grade('c', 'PASS'), flagged('d', 1)];
+    const rows = attemptRows('b1', jobs, new Map());
+    expect(rows.map((r) => [r.task, r.suspicious])).toEqual([
+      ['a', 3],
+      ['b', 0],
+      ['c', null],
+      ['d', 1],
+    ]);
+    const s = summarise({ batch: 'b1', label: null, rows, suiteTasks: null, unfinishedJobs: 0 });
+    expect(s.suspicious).toBe(2);
+    expect(summaryLines(s)).toContain(
+      '  suspicious              2 attempts with screen hits (see their oracle logs)',
+    );
+    expect(flatRow(rows[0]!)).toMatchObject({ candidate_sha256: DIFF, suspicious: 3 });
+    const clean = summarise({
+      batch: 'b1',
+      label: null,
+      rows: rows.slice(1, 3),
+      suiteTasks: null,
+      unfinishedJobs: 0,
+    });
+    expect(clean.suspicious).toBe(0);
+    expect(summaryLines(clean).some((l) => l.includes('suspicious'))).toBe(false);
+  });
+
   it('counts tasks by class, rates with Wilson intervals, and flags an incomplete batch', () => {
     const jobs = [
       grade('a', 'PASS'),

@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import {
+  baselineOf,
   gradeOf,
   payloadOf,
   solveOf,
+  storedBaseline,
   storedGrade,
   storedPayload,
   storedSolve,
@@ -44,9 +46,16 @@ const grades: unknown[] = [
   { ...grade, image: { portable: true, digest: 'd' } },
   { ...grade, image: { portable: false, kind: 'other', imageId: 'i' } },
   { ...grade, diffSha256: 'short' },
+  // A grade recorded when enqueued (an empty prediction) ran nothing: no image, no log.
+  { ...grade, image: null, log: null },
+  { ...grade, log: 5 },
   { ...grade, timings: { image: -1 } },
   { ...grade, timings: [] },
   { ...grade, timings: { ['k'.repeat(101)]: 1 } },
+  { ...grade, suspicious: { hits: [], count: 2, unscreened: 0 } },
+  { ...grade, suspicious: { count: -1 } },
+  { ...grade, suspicious: { count: 1.5 } },
+  { ...grade, suspicious: 3 },
   [],
   'PASS',
   null,
@@ -60,6 +69,28 @@ const solves: unknown[] = [
   { ...solve, candidate: null },
   { ...solve, candidate: { sha256: 'x' } },
   { verdict: 'PASS' },
+];
+const baseline = {
+  ...grade,
+  verdict: 'FAIL',
+  reason: 'FLAKY',
+  validity: 'quarantined',
+  runs: [{ verdict: 'PASS', reason: 'PASS', detail: 'd' }, { verdict: 'FAIL' }],
+  gold: null,
+  flaky: ['t::a', 't::b'],
+};
+const baselines: unknown[] = [
+  baseline,
+  { ...baseline, validity: 'maybe' },
+  { ...baseline, validity: undefined },
+  { ...baseline, runs: [{ verdict: 'SO-SO' }] },
+  { ...baseline, runs: {} },
+  { ...baseline, gold: { verdict: 'PASS' } },
+  { ...baseline, gold: 'PASS' },
+  { ...baseline, flaky: [1] },
+  { ...baseline, flaky: 'a' },
+  { ...baseline, flaky: undefined },
+  { ...baseline, image: null },
 ];
 const payloads: unknown[] = [
   payload,
@@ -84,6 +115,11 @@ describe('stored result checks', () => {
         storedSolve.safeParse(value).success,
       );
     }
+    for (const value of baselines) {
+      expect(baselineOf(value) !== null, JSON.stringify(value)).toBe(
+        storedBaseline.safeParse(value).success,
+      );
+    }
     for (const value of payloads) {
       const ok = storedPayload.safeParse(value).success;
       expect(
@@ -97,6 +133,10 @@ describe('stored result checks', () => {
 
   it('read the fields a report uses as the schemas would', () => {
     expect(gradeOf(grade)).toMatchObject(storedGrade.parse(grade));
+    // Issue 22: an empty prediction's grade (image and log null) was unread, its reason lost.
+    expect(gradeOf({ ...grade, reason: 'EMPTY_PATCH', image: null, log: null })?.reason).toBe(
+      'EMPTY_PATCH',
+    );
     expect(solveOf(solve)).toMatchObject(storedSolve.parse(solve));
     expect(payloadOf(payload)).toMatchObject(storedPayload.parse(payload));
   });

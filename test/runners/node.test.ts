@@ -2,15 +2,24 @@
 // Debian's nodejs: IDs that are name paths through nested describe() blocks and subtests, in
 // CommonJS and ES module test files, hidden tests in a file the hidden patch adds and in one it
 // does not touch, skip and todo reported as skipped, a failing hook or a file that cannot be
-// loaded as error, and missing IDs and files absent from the report.
-import { readFileSync } from 'node:fs';
+// loaded as error, and missing IDs and files absent from the report. Then the runner's
+// protocol 2 (issue 24) against candidates that forge: the gold patch stays PASS, and each
+// forgery ends FAIL, one caught by the sentinels alone and one by the tripwires alone.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadBundle, type Bundle } from '../../src/oracle/bundle.js';
 import { evaluate, type Evaluation } from '../../src/oracle/evaluate.js';
-import { declaredOutcomes } from '../../src/oracle/verdict.js';
+import type { TestStatus } from '../../src/oracle/report.js';
+import { declaredOutcomes, type PhaseName } from '../../src/oracle/verdict.js';
 import { requireDocker, resolveImage } from '../../src/sandbox/index.js';
 import { dockerScope, fixtureImage, testDocker } from '../helpers/docker.js';
-import { makeRepoBundle, withIds, type RepoBundleSpec } from '../helpers/repo-bundles.js';
+import {
+  makeRepoBundle,
+  patchFrom,
+  withIds,
+  type RepoBundleSpec,
+} from '../helpers/repo-bundles.js';
 
 const docker = testDocker();
 const SCOPE = dockerScope(docker, 'runners-node');
@@ -114,13 +123,18 @@ beforeAll(async () => {
   gold = readFileSync(bundle.paths.goldPatch ?? '');
 }, SLOW);
 
-async function grade(task: Bundle, candidate: Buffer | null): Promise<Evaluation> {
+async function grade(
+  task: Bundle,
+  candidate: Buffer | null,
+  onReport?: (phase: PhaseName, tests: ReadonlyMap<string, TestStatus>) => void,
+): Promise<Evaluation> {
   const evaluation = await evaluate(docker, {
     bundle: task,
     imageId,
     candidate,
     owner: SCOPE.owner(),
     sandbox: { uid: 1000, gid: 1000 },
+    ...(onReport ? { onReport } : {}),
   });
   expect(evaluation.cleanupError).toBeUndefined();
   return evaluation;
@@ -199,6 +213,242 @@ describe('the built-in node runner', () => {
         ID.subtest,
         ID.parent,
       ]);
+    },
+    SLOW,
+  );
+});
+
+// Forgeries: code a candidate adds to src/version.js (left unfixed), which every test file
+// requires. Each would make a protocol-1 grade PASS or says what it tries.
+
+// Rewrites every failing test event of node's child-v8 stream (a v8 header, the frame's size,
+// the serialized event) as a passing one.
+const REWRITE_EVENTS = (which: string) => `
+const v8 = require('node:v8');
+const write = process.stdout.write.bind(process.stdout);
+process.stdout.write = function (chunk, ...rest) {
+  if (Buffer.isBuffer(chunk) && chunk.length > 6) {
+    try {
+      const item = v8.deserialize(chunk.subarray(6));
+      if (item && item.type === 'test:fail' && ${which}) {
+        item.type = 'test:pass';
+        delete item.data.details.error;
+        const body = v8.serialize(item);
+        const head = Buffer.alloc(6);
+        chunk.copy(head, 0, 0, 2);
+        head.writeUInt32BE(body.length, 2);
+        chunk = Buffer.concat([head, body]);
+      }
+    } catch {}
+  }
+  return write(chunk, ...rest);
+};
+`;
+
+const FORGERY = {
+  /** Every failing event becomes a pass. */
+  allEvents: REWRITE_EVENTS('true'),
+  /** Only the task's tests (their names have spaces; the sentinels' do not): a tripwire's. */
+  taskEvents: REWRITE_EVENTS("item.data.name.includes(' ')"),
+  /** No assertion of node:assert fails: nothing on the reporting path changes. */
+  assertions: `
+const assert = require('node:assert');
+for (const name of ['strictEqual', 'deepStrictEqual', 'equal', 'deepEqual', 'ok', 'throws']) {
+  assert[name] = () => {};
+}
+`,
+  exitAtImport: `
+process.exit(0);
+`,
+  /** A passing report wherever a process's arguments name one, then the runner is killed. */
+  writeReport: `
+const fs = require('node:fs');
+const ids = [];
+for (const list of ['existing.txt', 'hidden.txt']) {
+  try {
+    ids.push(...fs.readFileSync('/proctor/assets/' + list, 'utf8').split('\\n').filter(Boolean));
+  } catch {}
+}
+const report = JSON.stringify({ schema: 1, tests: ids.map((id) => ({ id, status: 'passed' })) });
+const pids = fs.readdirSync('/proc').filter((p) => /^[0-9]+$/.test(p) && Number(p) !== process.pid);
+const targets = new Set();
+const runners = [];
+for (const pid of pids) {
+  let args;
+  try {
+    args = fs.readFileSync('/proc/' + pid + '/cmdline', 'utf8').split('\\0');
+  } catch {
+    continue;
+  }
+  if (args.some((a) => a.includes('proctor') || a === '--test')) runners.push(Number(pid));
+  for (const arg of args) {
+    const value = arg.replace(/^--[a-z-]+=/, '');
+    if (value.startsWith('/') && value.includes('report')) targets.add(value);
+    if (value.endsWith('/channel')) targets.add(value.slice(0, -'channel'.length) + 'report');
+  }
+}
+for (const target of targets) {
+  try {
+    fs.writeFileSync(target, report);
+  } catch {}
+}
+for (const pid of runners) {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {}
+}
+process.exit(0);
+`,
+};
+
+const forged = (code: string) => patchFrom(SPEC, { 'src/version.js': VERSION_JS(false) + code });
+
+/** The sentinels' names of an evaluation's phases, from the oracle's phase records. */
+function sentinelsOf(evaluation: Evaluation) {
+  return evaluation.phaseRecords.flatMap((record) => record.integrity?.sentinels ?? []);
+}
+
+function phaseRecord(evaluation: Evaluation, name: PhaseName) {
+  const record = evaluation.phaseRecords.find((r) => r.name === name);
+  if (!record?.integrity)
+    throw new Error(`no ${name} phase with integrity: ${JSON.stringify(evaluation.verdict)}`);
+  return record.integrity;
+}
+
+describe('the built-in node runner, protocol 2', () => {
+  it(
+    'keeps the gold patch PASS, run after run, with every sentinel as it must be and none in the reports',
+    async () => {
+      for (let run = 0; run < 3; run += 1) {
+        const seen: string[] = [];
+        const evaluation = await grade(bundle, gold, (_phase, tests) => seen.push(...tests.keys()));
+        expect(evaluation.verdict).toMatchObject({ verdict: 'PASS', reason: 'PASS' });
+        const sentinels = sentinelsOf(evaluation);
+        expect(sentinels).toHaveLength(6);
+        for (const s of sentinels) expect(s.status).toBe(s.expect);
+        for (const name of ['existing', 'hidden'] as const) {
+          const integrity = phaseRecord(evaluation, name);
+          expect(integrity.tampered).toBeNull();
+        }
+        const names = sentinels.map((s) => s.name);
+        const checks = [evaluation.phases?.existing.check, evaluation.phases?.hidden?.check];
+        const listed = checks.flatMap((c) => [...(c?.passed ?? []), ...(c?.undeclared ?? [])]);
+        for (const id of [...seen, ...listed]) {
+          for (const name of names) expect(id).not.toContain(name);
+        }
+        expect(seen.length).toBeGreaterThan(0);
+      }
+    },
+    SLOW,
+  );
+
+  it(
+    'raises no alarm for code that hooks the exit as signal-exit does (process.emit, process.reallyExit)',
+    async () => {
+      const hooks = `
+const emit = process.emit;
+const reallyExit = process.reallyExit;
+process.emit = function (event, ...args) {
+  return emit.call(this, event, ...args);
+};
+process.reallyExit = function (code) {
+  return reallyExit.call(this, code);
+};
+`;
+      const candidate = patchFrom(SPEC, { 'src/version.js': VERSION_JS(true) + hooks });
+      const evaluation = await grade(bundle, candidate);
+      expect(evaluation.verdict).toMatchObject({ verdict: 'PASS', reason: 'PASS' });
+    },
+    SLOW,
+  );
+
+  it(
+    'finds a candidate that rewrites every failing event of its file as passing: TAMPERED, by the sentinels and a tripwire',
+    async () => {
+      const evaluation = await grade(bundle, forged(FORGERY.allEvents));
+      expect(evaluation.verdict).toMatchObject({ verdict: 'FAIL', reason: 'TAMPERED' });
+      expect(evaluation.verdict.detail).toContain('process.stdout.write was replaced');
+      // The sentinel that must fail and the one that must err were rewritten too.
+      const existing = phaseRecord(evaluation, 'existing');
+      expect(
+        existing.sentinels
+          .filter((s) => s.status !== s.expect)
+          .map((s) => s.expect)
+          .sort(),
+      ).toEqual(['error', 'failed']);
+    },
+    SLOW,
+  );
+
+  it(
+    'without protocol 2 (the runner without its protocol line) the same forgery passes: what the layers stop',
+    async () => {
+      const copy = withIds(dir, {});
+      const runner = join(copy, 'tests/run');
+      writeFileSync(
+        runner,
+        readFileSync(runner, 'utf8').replace('# proctor-runner-protocol: 2\n', ''),
+        { mode: 0o755 },
+      );
+      const evaluation = await grade(await loadBundle(copy), forged(FORGERY.allEvents));
+      expect(evaluation.verdict).toMatchObject({ verdict: 'PASS' });
+      expect(evaluation.phaseRecords.every((r) => r.integrity === undefined)).toBe(true);
+    },
+    SLOW,
+  );
+
+  it(
+    'finds a forgery only the sentinels can see (node:assert never fails): TAMPERED, naming the sentinel',
+    async () => {
+      const evaluation = await grade(bundle, forged(FORGERY.assertions));
+      expect(evaluation.verdict).toMatchObject({ verdict: 'FAIL', reason: 'TAMPERED' });
+      expect(evaluation.verdict.detail).toMatch(
+        /sentinel [a-z_]+ \(must be failed\) reported passed/,
+      );
+      expect(evaluation.verdict.detail).not.toContain('tripwire');
+    },
+    SLOW,
+  );
+
+  it(
+    "finds a forgery only the tripwires can see (it rewrites the task's tests alone): TAMPERED, naming what changed",
+    async () => {
+      const evaluation = await grade(bundle, forged(FORGERY.taskEvents));
+      expect(evaluation.verdict).toMatchObject({ verdict: 'FAIL', reason: 'TAMPERED' });
+      expect(evaluation.verdict.detail).toMatch(
+        /tripwire: tests\/version\.test\.js: process\.stdout\.write was replaced/,
+      );
+      for (const s of sentinelsOf(evaluation)) expect(s.status).toBe(s.expect);
+    },
+    SLOW,
+  );
+
+  it(
+    'fails a candidate that exits at import',
+    async () => {
+      const evaluation = await grade(bundle, forged(FORGERY.exitAtImport));
+      expect(evaluation.verdict).toMatchObject({ verdict: 'FAIL', reason: 'EXISTING_FAILED' });
+      expect(outcomes(evaluation, 'existing').outcomes).toEqual({
+        [ID.equal]: 'error',
+        [ID.subtest]: 'error',
+        [ID.parent]: 'error',
+      });
+    },
+    SLOW,
+  );
+
+  it(
+    'fails a candidate that writes a passing report where the processes it can see name one, and kills the runner',
+    async () => {
+      const evaluation = await grade(bundle, forged(FORGERY.writeReport));
+      // SIGKILL on the runner reads as OOM (an exec killed with 137 in a running container);
+      // either way the collector's report, not the forged one, is what the phase read.
+      expect(evaluation.verdict.verdict).toBe('FAIL');
+      expect(['OOM', 'REPORT_INVALID']).toContain(evaluation.verdict.reason);
+      expect(evaluation.phases?.existing.reportError).toContain(
+        'the test process ended before the end of its session',
+      );
+      expect(evaluation.phases?.existing.check).toBeNull();
     },
     SLOW,
   );

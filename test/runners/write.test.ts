@@ -36,3 +36,16 @@ describe('writeRunner', () => {
     expect(isBuiltinRunner('run')).toBe(false);
   });
 });
+
+describe('the examples', () => {
+  it.each([
+    ['py-duration-parse', 'pytest'],
+    ['node-version-compare', 'node'],
+  ] as const)(
+    '%s holds the built-in %s runner as it is today (copy it again after changing the runner)',
+    async (example, name) => {
+      const root = new URL('../../examples/', import.meta.url).pathname;
+      expect(readFileSync(join(root, example, 'tests/run'))).toEqual(await runnerSource(name));
+    },
+  );
+});

@@ -126,6 +126,23 @@ function gradeVerdicts(): Verdict[] {
     },
     { existing: existingPass(), hidden: hiddenFail() },
     { existing: existingPass() },
+    // TAMPERED: what checkIntegrity (oracle/protocol.ts) writes, a sentinel and a tripwire.
+    {
+      existing: {
+        ...existingPass(),
+        tampered:
+          'sentinel doruka_vemi (must be failed) reported passed; sentinel salo_tikune (must be error) reported passed',
+      },
+      hidden: hiddenPass(),
+    },
+    {
+      existing: existingPass(),
+      hidden: {
+        ...hiddenPass(),
+        tampered:
+          'tripwire: _pytest.reports.TestReport.from_item_and_call was replaced (after tests/test_auth.py::test_token)',
+      },
+    },
   ];
   return phases.map(decideGrade);
 }
@@ -235,6 +252,14 @@ async function candidateVerdicts(): Promise<Verdict[]> {
     [bundle, Buffer.from(file('vendor/auth', '160000'))],
     [bundle, Buffer.from(file('src/secrets', '120000'))],
     [bundle, Buffer.from('diff --git a/x b/x\n@@ -1 +1 @@\npass: 3\n')],
+    // The screen's TAMPER_SUSPECTED detail names rules, files and lines.
+    [
+      { ...bundle, grading: { ...bundle.grading, tamper: 'fail' } },
+      Buffer.from(
+        file('src/auth/conftest.py') +
+          file('src/auth/token_check.py').replace('token = "abc"', 'import _pytest.reports'),
+      ),
+    ],
   ];
   const verdicts = cases.flatMap(([b, diff]) => {
     const prepared = prepareCandidate(b, diff, Buffer.alloc(0));
@@ -422,6 +447,24 @@ function oracleLog(verdict: Verdict): string {
       filteredBytes: 700,
       kept: ['src/auth/token.py'],
       dropped: ['dropped tests/test_auth.py (denied by tests/**, 2 hunks)'],
+      suspicious: {
+        hits: [
+          {
+            rule: 'pytest-internals',
+            file: 'src/auth/token.py',
+            line: 3,
+            excerpt: 'from _pytest.reports import TestReport',
+          },
+          {
+            rule: 'conftest',
+            file: 'src/auth/conftest.py',
+            line: null,
+            excerpt: 'src/auth/conftest.py',
+          },
+        ],
+        count: 51,
+        unscreened: 1,
+      },
     },
     apply: { ...run, exitCode: 0, stdout: '', stderr: '', stdoutBytes: 0, stderrBytes: 0 },
     hiddenApply: null,
@@ -523,6 +566,7 @@ describe("redaction and Proctor's own messages", () => {
       validity: 'quarantined',
       runs: verdicts.map(({ verdict, reason, detail }) => ({ verdict, reason, detail })),
       gold: { verdict: 'FAIL', reason: 'GOLD_FAILED', detail: verdicts.at(-1)?.detail ?? '' },
+      flaky: ['tests/test_clock.py::test_tick[utc-0]', 'Version compare > orders 1.10 after 1.9'],
     };
     expect(redactor.value(grade)).toEqual(grade);
     expect(redactor.value(baseline)).toEqual(baseline);

@@ -168,7 +168,8 @@ describe('workspace templates of gone homes, at worker start', () => {
     writeFileSync(homes.file, 'not a home');
 
     const warnings: string[] = [];
-    const logger = { ...silentLogger, warn: (message: string) => void warnings.push(message) };
+    const say = (message: string) => void warnings.push(message);
+    const logger = { ...silentLogger, debug: say, info: say, warn: say };
     const own = tempDir();
     // A shared queue's worker: an unlabelled template could be any host's.
     await sandboxRecovery(docker, tempStore(), { home: own, host, unlabelled: false }, logger)();

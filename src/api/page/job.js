@@ -45,6 +45,8 @@ export async function loadJob() {
     ['Verdict', verdictText(v)],
     ['Reason', v.reason],
     ['Detail', v.detail],
+    // Hits of the screen of the candidate: listed in the oracle log below.
+    ['Suspicious', suspiciousField(v.suspicious)],
     ['Image', v.image],
     ['Problems', v.problems],
     [
@@ -53,7 +55,13 @@ export async function loadJob() {
     ],
   ].filter(([, value]) => value !== null && value !== undefined && value !== '');
   render(byId('job-fields'), fields, () =>
-    fields.flatMap(([name, value]) => [el('dt', name), el('dd', value)]),
+    fields.flatMap(([name, value]) => {
+      if (name !== 'Suspicious') return [el('dt', name), el('dd', value)];
+      const dd = el('dd');
+      if (v.suspicious) dd.append(el('span', 'suspicious', 'badge suspicious'), ' ');
+      dd.append(value);
+      return [el('dt', name), dd];
+    }),
   );
   render(byId('artifacts'), artifacts, () =>
     artifacts.length === 0 ? [el('li', 'none', 'note')] : artifacts.map(artifactItem),
@@ -67,6 +75,14 @@ export async function loadJob() {
   } else if (log.id !== state.logId && (await loadLog(view, true))) {
     state.logId = log.id;
   }
+}
+
+/** The Suspicious field: the screen's hit count, or null when it did not screen the job. */
+/** @param {number | null} count */
+function suspiciousField(count) {
+  if (count === null) return null;
+  if (count === 0) return 'none (the candidate was screened)';
+  return count + (count === 1 ? ' hit' : ' hits') + ' of the screen, listed in the oracle log';
 }
 
 /** @param {any} artifact */

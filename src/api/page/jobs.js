@@ -6,7 +6,7 @@ import { button, byId, clear, el, errorText, render, setMessage } from './dom.js
 import { summarizeOutcomes } from './format.js';
 import { openJob } from './job.js';
 import { refresh, state } from './state.js';
-import { verdictOf } from './verdict.js';
+import { suspiciousText, verdictOf } from './verdict.js';
 
 /** Jobs per request (the API allows 1..200). */
 const JOB_PAGE = 100;
@@ -54,6 +54,8 @@ function jobRow(job) {
   const verdict = el('td', v.verdict, 'verdict');
   if (v.verdict === 'PASS' || v.verdict === 'FAIL') verdict.classList.add('verdict-' + v.verdict);
   if (v.validity) verdict.append(el('span', (v.verdict ? ' · ' : '') + v.validity, 'validity'));
+  const flagged = suspiciousText(v);
+  if (flagged) verdict.append(' ', el('span', flagged, 'badge suspicious'));
   const detailText = v.detail || (job.lastError ? job.lastError : '');
   const detail = el('td', detailText, 'detail' + (v.detail ? '' : ' error'));
   detail.title = detailText;

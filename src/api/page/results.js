@@ -2,7 +2,11 @@
 // A batch's results, from GET /api/batches/:id/report (`proctor report --format json`):
 // tasks by outcome class, the resolved rate over scored and over all tasks with their Wilson
 // intervals, pass@k / pass^k when there are attempts, tokens, cost and times; a chart of the
-// resolved rate of the listed batches; a Compare control and the export downloads.
+// resolved rate of the listed batches; a Compare control, the export downloads, and the
+// comparison with an official grader's file (against.js). A baseline sweep shows its own
+// section (baseline.js) in place of these, a mixed batch both.
+import { resetAgainst, startAgainst } from './against.js';
+import { baselineFigures, baselineTaskRow } from './baseline.js';
 import { api, query, segment } from './client.js';
 import { rateChart } from './chart.js';
 import { openCompare } from './compare.js';
@@ -24,11 +28,19 @@ export function openResults(batchId) {
   loaded = { key: '', at: 0 };
   byId('results-panel').hidden = false;
   byId('results-title').textContent = 'Results of ' + labelOf(batchId);
-  for (const id of ['results-figures', 'passk', 'rate-chart', 'compare-with']) {
+  for (const id of [
+    'results-figures',
+    'passk',
+    'rate-chart',
+    'compare-with',
+    'baseline-figures',
+    'baseline-tasks',
+  ]) {
     const node = byId(id);
     clear(node.tBodies ? node.tBodies[0] : node);
   }
   byId('results-note').textContent = 'Loading…';
+  resetAgainst();
   const hidden = '?includeHidden=false';
   byId('export-link').href = '/api/batches/' + segment(batchId) + '/export' + hidden;
   refresh();
@@ -65,6 +77,9 @@ function figures(s) {
     ['wall', 'Wall time', msText(s.wallMs)],
     ['jobTime', 'Job time p50 / p95', `${msText(s.jobMsP50)} / ${msText(s.jobMsP95)}`],
   );
+  if (s.suspicious > 0) {
+    rows.push(['suspicious', 'Suspicious', `${s.suspicious} attempts with screen hits`]);
+  }
   return rows;
 }
 
@@ -140,20 +155,31 @@ export async function loadResults() {
   if (view !== state.view) return;
   loaded = { key, at: Date.now() };
   const s = report.batches[0];
-  byId('results-title').textContent = 'Results of ' + (s.label || s.batch);
-  byId('results-note').textContent = s.incomplete
-    ? 'INCOMPLETE: ' + s.incompleteBecause.join('; ')
-    : 'Complete.';
-  byId('results-note').classList.toggle('warn', s.incomplete);
-  render(byId('results-figures').tBodies[0], s, () => figureRows(figures(s)));
-  render(byId('class-bar'), s.classes, () => [classBar(s)]);
-  const passAtK = s.passAtK || [];
-  byId('passk-section').hidden = passAtK.length === 0;
-  render(byId('passk').tBodies[0], passAtK, () => passAtK.map(passRow));
-
-  if (chart.error) {
-    render(byId('rate-chart'), chart.error, () => [el('p', 'No chart: ' + chart.error, 'note')]);
-  } else drawChart(chart, batchId);
+  const b = report.baselines ? report.baselines[0] : undefined;
+  const shown = s || b;
+  byId('results-title').textContent = 'Results of ' + (shown.label || shown.batch);
+  const because = [...(s ? s.incompleteBecause : []), ...(b ? b.incompleteBecause : [])];
+  byId('results-note').textContent =
+    because.length > 0 ? 'INCOMPLETE: ' + because.join('; ') : 'Complete.';
+  byId('results-note').classList.toggle('warn', because.length > 0);
+  byId('grade-results').hidden = !s;
+  // Official outcomes are of grades: a baseline sweep has nothing to compare.
+  byId('against-section').hidden = !s;
+  if (s) {
+    render(byId('results-figures').tBodies[0], s, () => figureRows(figures(s)));
+    render(byId('class-bar'), s.classes, () => [classBar(s)]);
+    const passAtK = s.passAtK || [];
+    byId('passk-section').hidden = passAtK.length === 0;
+    render(byId('passk').tBodies[0], passAtK, () => passAtK.map(passRow));
+    if (chart.error) {
+      render(byId('rate-chart'), chart.error, () => [el('p', 'No chart: ' + chart.error, 'note')]);
+    } else drawChart(chart, batchId);
+  }
+  byId('baseline-section').hidden = !b;
+  if (b) {
+    render(byId('baseline-figures').tBodies[0], b, () => figureRows(baselineFigures(b)));
+    render(byId('baseline-tasks').tBodies[0], b.perTask, () => b.perTask.map(baselineTaskRow));
+  }
 
   const others = state.batchList.filter((b) => b.id !== batchId);
   render(byId('compare-with'), others, () =>
@@ -167,6 +193,7 @@ export async function loadResults() {
 }
 
 export function startResults() {
+  startAgainst();
   byId('results-close').addEventListener('click', () => {
     state.results = null;
     state.view++;

@@ -10,20 +10,32 @@
 // memory, an export its archive), later requests wait their turn, and a waiting request whose
 // client leaves drops out of the line. Report answers go through the answer cache, so that
 // polling a finished batch reads one data version per request.
+//
+// `POST /api/batches/:id/against` compares a batch with an official grader's file, sent as the
+// body (the page reads the file the user picks and posts it: the API has no file browser).
+// The body is bounded (MAX_AGAINST_BODY_BYTES), parsed by the same parsers as `report
+// --against`, and never stored; the comparison waits its turn in the report line.
 import type { Context, Hono } from 'hono';
 import PQueue from 'p-queue';
 import { ProctorError } from '../../errors.js';
 import type { Job } from '../../queue/index.js';
+import { declaredTestIds } from '../../oracle/index.js';
 import {
   exportBatchJobs,
   exportJobs,
   loadBatch,
+  parityOfBatch,
+  parseOfficial,
   reportObject,
   type LoadedBatch,
+  type Official,
+  type Parity,
   type ReportObject,
 } from '../../results/index.js';
-import { parse, queryOf } from '../parse.js';
+import { bodyLimit } from '../guards.js';
+import { jsonOf, parse, queryOf } from '../parse.js';
 import {
+  MAX_AGAINST_BODY_BYTES,
   REPORT_TIME_LIMIT_MS,
   batchId,
   batchReportQuery,
@@ -90,6 +102,35 @@ export function resultRoutes(app: Hono, ctx: RouteContext): void {
       return report(c, q.batch, q.compare);
     }),
   );
+
+  app.post('/api/batches/:id/against', bodyLimit(MAX_AGAINST_BODY_BYTES), async (c) => {
+    const id = parse(batchId, c.req.param('id'), 'id');
+    let official: Official;
+    try {
+      official = parseOfficial(await jsonOf(c), 'body');
+    } catch (error) {
+      if (error instanceof ProctorError && error.code === 'USAGE') {
+        throw new ProctorError('PAYLOAD_INVALID', error.message, { data: { path: 'body' } });
+      }
+      throw error;
+    }
+    const batch = await store.getBatch(id);
+    if (!batch) throw new ProctorError('BATCH_NOT_FOUND', `no batch ${id}`);
+    if (batch.total > ctx.maxReportJobs) {
+      throw new ProctorError(
+        'LIMIT_EXCEEDED',
+        `batch ${id} holds ${batch.total} jobs; one report reads at most ${ctx.maxReportJobs}`,
+        { data: { limit: ctx.maxReportJobs } },
+      );
+    }
+    const parity = await inLine(c, async (): Promise<Parity> => {
+      const loaded = await loadBatch(store, id);
+      // Bundle paths come from the batch's own jobs, not the request; only their declared
+      // test IDs are read.
+      return parityOfBatch(loaded, official, (bundles) => declaredTestIds(bundles));
+    });
+    return c.json(parity);
+  });
 
   async function download(c: Context, name: string, jobs: () => Promise<Job[]>) {
     const { includeHidden } = parse(exportQuery, queryOf(c), 'query');

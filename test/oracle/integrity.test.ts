@@ -1,0 +1,92 @@
+// Which integrity layers a task has, and validate's warning about a pytest task that lets a
+// candidate's conftest.py through.
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadBundle } from '../../src/oracle/bundle.js';
+import {
+  deniesConftest,
+  integrityLayers,
+  integrityWarnings,
+  runsPytest,
+} from '../../src/oracle/integrity.js';
+import { ROOT } from '../helpers/processes.js';
+import { tempDir } from '../helpers/temp.js';
+
+const PY_TASK = join(ROOT, 'examples/py-duration-parse');
+const NODE_TASK = join(ROOT, 'examples/node-version-compare');
+// A runner of its own that does not speak protocol 2 (the shell example's).
+const OWN_RUNNER = join(ROOT, 'examples/sh-country-codes/tests/run');
+const grading = (deny: string[], runner = OWN_RUNNER) => ({
+  grading: { allow: ['**'], deny, allowSymlinks: false, tamper: 'flag' as const },
+  paths: { runner },
+});
+
+/** A copy of the pytest example with its deny list replaced, or its runner. */
+function pyTask(edit: { deny?: string; runner?: string }): string {
+  const dir = join(tempDir(), 'py');
+  cpSync(PY_TASK, dir, { recursive: true });
+  if (edit.deny !== undefined) {
+    const toml = join(dir, 'task.toml');
+    writeFileSync(toml, readFileSync(toml, 'utf8').replace(/^deny = .*$/m, edit.deny));
+  }
+  if (edit.runner !== undefined) writeFileSync(join(dir, 'tests/run'), edit.runner);
+  return dir;
+}
+
+describe('integrityLayers', () => {
+  it('always lists the screen, and conftest-denied when every conftest.py is denied', async () => {
+    expect(await integrityLayers(grading(['tests/**']))).toEqual(['screen']);
+    expect(await integrityLayers(grading(['tests/**', '**/conftest.py']))).toEqual([
+      'screen',
+      'conftest-denied',
+    ]);
+    expect(await integrityLayers(grading(['**/*.py']))).toEqual(['screen', 'conftest-denied']);
+  });
+
+  it('adds the protocol-2 layers for a runner that says it speaks it (the built-in ones)', async () => {
+    for (const name of ['pytest', 'node']) {
+      const runner = join(ROOT, 'src/runners', name, 'run');
+      expect(await integrityLayers(grading(['tests/**', '**/conftest.py'], runner))).toEqual([
+        'screen',
+        'conftest-denied',
+        'sentinels',
+        'collector',
+        'tripwires',
+        'base-config',
+      ]);
+    }
+    // The line must be the runner's own, within its first 4 KiB.
+    const late = join(tempDir(), 'run');
+    writeFileSync(late, `#!/bin/sh\n${'#\n'.repeat(3000)}# proctor-runner-protocol: 2\n`);
+    expect(await integrityLayers(grading(['tests/**'], late))).toEqual(['screen']);
+  });
+
+  it('does not count a glob that misses the root conftest.py or a deep one', () => {
+    expect(deniesConftest(grading(['conftest.py']))).toBe(false);
+    expect(deniesConftest(grading(['*/conftest.py']))).toBe(false);
+    expect(deniesConftest(grading(['src/**/conftest.py']))).toBe(false);
+    expect(deniesConftest(grading(['{,**/}conftest.py']))).toBe(true);
+  });
+});
+
+describe('integrityWarnings', () => {
+  it('tells a pytest task by its runner', async () => {
+    expect(await runsPytest(await loadBundle(PY_TASK))).toBe(true);
+    expect(await runsPytest(await loadBundle(NODE_TASK))).toBe(false);
+    const builtin = pyTask({ runner: readFileSync(join(ROOT, 'src/runners/pytest/run'), 'utf8') });
+    expect(await runsPytest(await loadBundle(builtin))).toBe(true);
+  });
+
+  it('warns about a pytest task whose deny list lets a conftest.py through, and no other', async () => {
+    const open = await loadBundle(pyTask({ deny: 'deny = ["tests/**"]' }));
+    expect(await integrityWarnings(open)).toEqual([
+      expect.stringMatching(
+        /^task\.toml: grading\.deny: a pytest task should deny \*\*\/conftest\.py /,
+      ),
+    ]);
+    expect(await integrityWarnings(await loadBundle(PY_TASK))).toEqual([]);
+    // A node task has no use for the glob.
+    expect(await integrityWarnings(await loadBundle(NODE_TASK))).toEqual([]);
+  });
+});
