@@ -7,7 +7,7 @@
 // and the built-in pytest runner on Python 3.9 and pytest 6.0), a grade of the gold patch
 // passes, and a workspace made from the image's template is captured from.
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdirSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadBundle } from '../../src/oracle/index.js';
@@ -19,7 +19,7 @@ import { createWorkspace } from '../../src/sandbox/workspace.js';
 import { proctor } from '../helpers/cli.js';
 import { dockerScope, execFileAsync, testDocker } from '../helpers/docker.js';
 import { leftovers } from '../helpers/home.js';
-import { commit, newRepo } from '../helpers/repos.js';
+import { commit, gitIn, newRepo } from '../helpers/repos.js';
 import { tempDir } from '../helpers/temp.js';
 import { baseImage } from '../helpers/test-tools.js';
 
@@ -41,7 +41,11 @@ const diff = (repo: string, a: string, b: string, path: string) =>
 function fixture(clone: string) {
   const root = tempDir('proctor-old-git-');
   const repo = newRepo(join(root, 'repos', 'acme__calc'));
-  const base = commit(repo, { 'calc.py': CALC, 'tests/test_calc.py': TESTS }, 'base');
+  const base = commit(
+    repo,
+    { 'calc.py': CALC, 'tests/test_calc.py': TESTS, 'pytest.ini': '[pytest]\n' },
+    'base',
+  );
   const fix = commit(repo, { 'calc.py': FIXED, 'tests/test_calc.py': NEW_TESTS }, 'fix');
   const row = {
     instance_id: 'acme__calc-1',
@@ -69,6 +73,27 @@ function fixture(clone: string) {
       '',
     ].join('\n'),
   );
+  // A forgery the built-in runner's base-configuration layer alone catches: a pytest.ini
+  // loading a plugin of the candidate's that reports every test passed.
+  gitIn(repo, ['checkout', '-q', '-b', 'forged', base]);
+  const forged = commit(
+    repo,
+    {
+      'pytest.ini': '[pytest]\naddopts = -p calc_plugin\n',
+      'calc_plugin.py': [
+        'import pytest',
+        '',
+        '',
+        '@pytest.hookimpl(hookwrapper=True)',
+        'def pytest_runtest_makereport(item, call):',
+        '    outcome = yield',
+        '    outcome.get_result().outcome = "passed"',
+        '',
+      ].join('\n'),
+    },
+    'forged',
+  );
+  writeFileSync(join(root, 'forged.patch'), diff(repo, base, forged, '.'));
   const rows = join(root, 'rows.jsonl');
   writeFileSync(rows, `${JSON.stringify(row)}\n`);
   const out = join(root, 'suite');
@@ -114,9 +139,52 @@ describe('git 2.30 inside the image (debian:bullseye-slim)', { timeout: 600_000 
       const graded = await proctor(['--home', home, 'grade', task, '--patch', gold, '--wait']);
       expect(graded.code, graded.stdout + graded.stderr).toBe(0);
       expect(graded.stdout).toMatch(/PASS/);
+      // The runner reads HEAD's configuration with this git too (the collector's uid does not
+      // own the tree): a candidate's pytest.ini that loads its own plugin does not pass.
+      const forgery = join(f.root, 'forged.patch');
+      const caught = await proctor(['--home', home, 'grade', task, '--patch', forgery, '--wait']);
+      expect(caught.code, caught.stdout + caught.stderr).toBe(1);
+      expect(caught.stdout).toMatch(/FAIL/);
       expect(await leftovers(home)).toEqual([]);
     },
   );
+
+  it("lets the built-in pytest runner read HEAD's configuration as a uid that does not own the tree", async () => {
+    const f = fixture(CLONES[0]?.[1] ?? '');
+    const imported = await proctor([
+      ...['import', 'swebench', f.rows, '--repos', f.repos],
+      ...['--environment', f.env, '--out', f.out],
+    ]);
+    expect(imported.code, imported.stdout + imported.stderr).toBe(0);
+    const bundle = await loadBundle(join(f.out, 'acme__calc-1'));
+    const image = (await resolveImage(docker, bundle.environment)).localId;
+    // The runner's base-configuration layer: without it a candidate's pytest.ini is obeyed.
+    const probe = await runToCompletion(
+      docker,
+      {
+        owner: scope.owner(),
+        role: 'probe',
+        image,
+        uid: 1000,
+        gid: 1000,
+        workdir: '/testbed',
+        env: { RUNNER: readFileSync(bundle.paths.runner, 'utf8') },
+        cmd: [
+          'python3',
+          '-c',
+          [
+            'import os, types',
+            "m = types.ModuleType('runner')",
+            "exec(compile(os.environ['RUNNER'], 'run', 'exec'), m.__dict__)",
+            'base = m.BaseConfig.from_git(safe=True)',
+            "print(sorted(base.shas) if base is not None else 'no base configuration')",
+          ].join('\n'),
+        ],
+      },
+      { timeoutMs: 60_000 },
+    );
+    expect(probe.stdout.trim(), probe.stderr).toBe("['pytest.ini']");
+  });
 
   it('makes a template and a workspace with nothing but the base commit, and captures from it', async () => {
     const f = fixture(CLONES[1]?.[1] ?? '');
