@@ -170,9 +170,9 @@ export async function readRepositoryHead(
         owner: options.owner,
         role: 'probe',
         image: localId,
-        // The tree belongs to the image's owner, not to the probe's uid: safe.directory for
-        // git 2.36+, and an explicit GIT_DIR (below), which no git refuses for its owner, for
-        // the older ones whose security updates check ownership but ignore -c safe.directory.
+        // The tree belongs to the image's owner, not to the probe's uid: -c safe.directory for
+        // newer git, and an explicit GIT_DIR (below), which no git refuses for its owner, for
+        // older ones (bullseye's 2.30) whose security updates check the owner but ignore -c.
         cmd: ['git', '-c', 'safe.directory=*', '-C', workdir, 'rev-parse', '--verify', 'HEAD'],
         uid: options.uid,
         gid: options.gid,

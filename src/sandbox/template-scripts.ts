@@ -5,11 +5,12 @@
 // Every git command here (and in capture.ts, the HEAD probe, the oracle's apply script and the
 // snapshot stage of derive and import) works with git 2.20 or newer (Debian buster and
 // bullseye, Ubuntu 20.04 and 22.04): no option newer than that, no reliance on
-// GIT_CONFIG_GLOBAL (2.32) or on `-c safe.directory` (honoured from the command line only since
-// 2.36; the security updates of older git check ownership all the same). Refs are
-// deleted one by one with --no-deref before the remote is dropped: `git remote remove` of older
-// git (2.30 here) leaves the clone's refs/remotes/origin/HEAD behind as a symref to nothing ("warning: ignoring
-// broken ref", then "fatal: bad object" from every command that walks all refs).
+// GIT_CONFIG_GLOBAL (2.32) or on `-c safe.directory` (the security updates of older git, such
+// as bullseye's 2.30, check the owner but honour safe.directory only in the global or system
+// config). Refs are deleted one by one with --no-deref before the remote is dropped: `git
+// remote remove` of older git (2.30 here) leaves a single-branch clone's
+// refs/remotes/origin/HEAD behind as a symref to nothing ("warning: ignoring broken ref",
+// then "fatal: bad object" from every command that walks all refs).
 //
 // PREPARE makes what the init container used to make on every job, once: in the template
 // volume, `tree/` holds the clean tracked tree and a .git with the base commit's history and
@@ -44,7 +45,7 @@ export const PREPARE_SCRIPT = String.raw`set -eu
 src=$1 tpl=$2 commit=$3 owner=$4 history=$5 key=$6
 dst=$tpl/tree
 # A global config of one line: git before 2.32 reads $HOME/.gitconfig whatever GIT_CONFIG_GLOBAL
-# says, and Debian's and Ubuntu's git before 2.36 honour safe.directory only there, not in -c.
+# says, and older git with the owner check (bullseye's) honours safe.directory only there.
 mkdir -p /tmp/proctor-home && printf '[safe]\n\tdirectory = *\n' > /tmp/proctor-home/.gitconfig
 export HOME=/tmp/proctor-home XDG_CONFIG_HOME=/nonexistent/proctor-no-config GIT_CONFIG_NOSYSTEM=1 GIT_TERMINAL_PROMPT=0
 unset GIT_CONFIG_GLOBAL
