@@ -245,6 +245,51 @@ describe('resolveImage with a reference', () => {
     });
   });
 
+  it('builds [environment] install on a pinned image, and refuses one that moves HEAD or leaves a file git sees', async () => {
+    const { host } = await startRegistry();
+    const digest = await pushImage(gitImage, `${host}/proctor-test-git:1`);
+    const reference = `${host}/proctor-test-git:1@${digest}`;
+    const install = (command: string) => ({
+      command,
+      workdir: '/repo',
+      baseCommit: expectedCommit(),
+    });
+    const built = await resolveImage(docker, {
+      kind: 'image',
+      reference,
+      install: install('echo built > /opt/built.txt; echo the build said this'),
+    });
+    expect(built.localId).not.toBe(gitImage);
+    expect(built.identity).toEqual({
+      portable: false,
+      kind: 'local_build',
+      imageId: built.localId,
+    });
+    expect(built.buildLog).toContain('the build said this');
+    expect(
+      await dockerCli('run', '--rm', '--network', 'none', built.localId, 'cat', '/opt/built.txt'),
+    ).toBe('built\n');
+    const moved = await rejection(
+      resolveImage(docker, {
+        kind: 'image',
+        reference,
+        install: install('git -c user.name=a -c user.email=a@a commit -q --allow-empty -m later'),
+      }),
+    );
+    expect(moved.code).toBe('IMAGE_INVALID');
+    expect(moved.message).toMatch(
+      new RegExp(
+        `^\\[environment\\] install: the install moved HEAD to [0-9a-f]{40}; it must stay at the base commit ${expectedCommit()}$`,
+      ),
+    );
+    const dirty = await rejection(
+      resolveImage(docker, { kind: 'image', reference, install: install('touch new.txt') }),
+    );
+    expect(dirty.message).toBe(
+      '[environment] install: the install left 1 file(s) that git does not ignore (its output must be ignored by git or outside the tree): untracked new.txt',
+    );
+  });
+
   it('refuses a digest that is not among the RepoDigests of that repository', async () => {
     const { host } = await startRegistry();
     const digest = await pushImage(await variant('a'), `${host}/proctor-test-app:1`);
