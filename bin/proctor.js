@@ -11,4 +11,13 @@ process.on('unhandledRejection', (reason) => {
   );
 });
 
+// A reader that stops early (`proctor status | head`) closes the pipe: that is the end of the
+// output, not an error to show with a stack trace.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (error) => {
+    if (error?.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    throw error;
+  });
+}
+
 process.exitCode = await main(process.argv.slice(2));

@@ -15,6 +15,7 @@ import {
   testOwner,
 } from '../helpers/docker.js';
 import { tempDir } from '../helpers/temp.js';
+import { waitFor } from '../helpers/wait.js';
 import { holdTemplate, makeTemplate } from '../helpers/templates.js';
 
 const docker = testDocker();
@@ -74,11 +75,18 @@ describe('proctor prune', () => {
     const host = `prune-${randomBytes(3).toString('hex')}`;
     const env = { PROCTOR_HOST: host };
     const home = tempDir();
-    const [oldest, middle, newest] = [
-      await makeTemplate(docker, home, host, { history: 'full' }),
+    const oldest = await makeTemplate(docker, home, host, { history: 'full' });
+    // Volumes' times are whole seconds: the held one must be older than the other two, or
+    // --keep 1 may keep it as the most recent (a tie) rather than for its container.
+    const info = (await docker.getVolume(oldest).inspect()) as { CreatedAt?: string };
+    const made = Date.parse(info.CreatedAt ?? '') || Date.now();
+    await waitFor(() => Date.now() >= Math.floor(made / 1000) * 1000 + 1000, {
+      what: 'the next second',
+    });
+    const [middle, newest] = [
       await makeTemplate(docker, home, host, { history: 'none' }),
       await makeTemplate(docker, home, host, { uid: 1001 }),
-    ] as [string, string, string];
+    ] as [string, string];
     const holder = await holdTemplate(docker, oldest);
     const live = tempDir();
     const gone = tempDir();

@@ -87,11 +87,17 @@ describe('worker processes', () => {
 
   it('race 4 processes for 5,000 jobs: none runs twice, none is lost, no SQLITE_BUSY', async () => {
     const { dbPath, execLog, store, executions, effectsPerJob } = setup();
+    const workers = Array.from({ length: 4 }, () => worker(dbPath, execLog, ['16']));
+    onCleanup(() => Promise.all(workers.map((w) => w.exited)).then(() => undefined));
+    // All four running before the jobs arrive: on a loaded machine a worker still starting
+    // could find the batch already done, which says nothing about how claims are shared.
+    await waitFor(() => workers.every((w) => w.stdout().includes('ready')), {
+      timeoutMs: 60_000,
+      what: 'the workers to start',
+    });
     await store.enqueueBatch({
       jobs: Array.from({ length: 5_000 }, () => ({ kind: 'noop' as const, payload: {} })),
     });
-    const workers = Array.from({ length: 4 }, () => worker(dbPath, execLog, ['16']));
-    onCleanup(() => Promise.all(workers.map((w) => w.exited)).then(() => undefined));
     await waitFor(async () => (await store.countByStatus()).done === 5_000, {
       timeoutMs: 90_000,
       what: '5,000 done jobs',
