@@ -63,6 +63,12 @@ export async function inTransaction<T>(
   fn: (client: pg.PoolClient) => Promise<T>,
 ): Promise<T> {
   const client = await pool.connect();
+  // A checked-out client is not the pool's to listen to: a connection cut mid-transaction
+  // (a terminated backend, a restarted server) would emit an error that kills the process.
+  // It is heard here, and the statement in flight fails with it; a broken client keeps the
+  // listener, since the last error can come after its release.
+  const heard = () => {};
+  client.on('error', heard);
   let broken = false;
   try {
     await client.query('BEGIN');
@@ -77,6 +83,7 @@ export async function inTransaction<T>(
     }
     throw error;
   } finally {
+    if (!broken) client.removeListener('error', heard);
     client.release(broken);
   }
 }

@@ -135,7 +135,9 @@ export function openPgJobStore(url: string, options: PgJobStoreOptions = {}): Pg
       client.on('error', heard);
       const release = client.release.bind(client);
       client.release = (error?: Error | boolean) => {
-        client.removeListener('error', heard);
+        // One released with an error is destroyed, and its connection's last word (a
+        // terminated backend's FATAL 57P01) can arrive after this: keep hearing it then.
+        if (error === undefined || error === false) client.removeListener('error', heard);
         release(error);
       };
       return client;
