@@ -57,18 +57,28 @@ export function createClient(url: string, options: PgConnectOptions = {}): pg.Cl
   });
 }
 
+const hearing = new WeakSet<pg.ClientBase>();
+
+/**
+ * Gives a pooled client a listener for its 'error' events, once, for good. While a client is
+ * checked out the pool does not listen to it, and a connection cut between two statements or
+ * after its release (a terminated backend's FATAL 57P01, a restarted server) emits an error
+ * that, unheard, kills the process. The statement in flight fails with it anyway; the event
+ * itself needs no handling. Removing the listener at release is what let a late one through.
+ */
+export function hearErrors(client: pg.ClientBase): void {
+  if (hearing.has(client)) return;
+  hearing.add(client);
+  client.on('error', () => {});
+}
+
 /** Runs `fn` in one transaction on one connection; rolls back when it throws. */
 export async function inTransaction<T>(
   pool: Pick<pg.Pool, 'connect'>,
   fn: (client: pg.PoolClient) => Promise<T>,
 ): Promise<T> {
   const client = await pool.connect();
-  // A checked-out client is not the pool's to listen to: a connection cut mid-transaction
-  // (a terminated backend, a restarted server) would emit an error that kills the process.
-  // It is heard here, and the statement in flight fails with it; a broken client keeps the
-  // listener, since the last error can come after its release.
-  const heard = () => {};
-  client.on('error', heard);
+  hearErrors(client);
   let broken = false;
   try {
     await client.query('BEGIN');
@@ -83,7 +93,6 @@ export async function inTransaction<T>(
     }
     throw error;
   } finally {
-    if (!broken) client.removeListener('error', heard);
     client.release(broken);
   }
 }

@@ -124,22 +124,14 @@ export function openPgJobStore(url: string, options: PgJobStoreOptions = {}): Pg
   const gate = options.outages
     ? createOutageGate(connected, isConnectionError, options.outages)
     : undefined;
-  // Every connection is taken through the gate, when there is one. While a connection is
-  // checked out, the pool no longer listens for its errors, and a connection cut between two
-  // statements (a terminated backend, a restarted server) would emit one that kills the
-  // process: it is heard here instead, and the next statement on it fails with it.
+  // Every connection is taken through the gate, when there is one, and is heard for good
+  // (db.ts hearErrors): a connection cut while checked out, or after its release, must not
+  // kill the process.
   const connections = {
     connect: async () => {
       const client = await (gate ? gate.connect() : connected().connect());
-      const heard = () => {};
-      client.on('error', heard);
-      const release = client.release.bind(client);
-      client.release = (error?: Error | boolean) => {
-        // One released with an error is destroyed, and its connection's last word (a
-        // terminated backend's FATAL 57P01) can arrive after this: keep hearing it then.
-        if (error === undefined || error === false) client.removeListener('error', heard);
-        release(error);
-      };
+      // The driver is loaded with the pool (connect), before any connection is taken.
+      (driver as typeof Driver).hearErrors(client);
       return client;
     },
   };
