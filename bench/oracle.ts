@@ -65,6 +65,20 @@ function timed(command: string, args: string[], env: NodeJS.ProcessEnv = {}) {
   return { ms, stdout: result.stdout, status: result.status };
 }
 
+/** The whole `proctor grade BUNDLE --patch PATCH --wait` command in `home`, timed. */
+function grade(home: string, bundle: string, patch: string) {
+  return timed(process.execPath, [
+    join(ROOT, 'bin/proctor.js'),
+    '--home',
+    home,
+    'grade',
+    bundle,
+    '--patch',
+    patch,
+    '--wait',
+  ]);
+}
+
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 
 const bundles = readdirSync(EXAMPLES, { withFileTypes: true })
@@ -79,17 +93,7 @@ if (PARTS.has('a')) {
   for (const bundle of bundles) {
     const gold = join(bundle, 'solution/gold.patch');
     const home = tempDir();
-    const proctor = () =>
-      timed(process.execPath, [
-        join(ROOT, 'bin/proctor.js'),
-        '--home',
-        home,
-        'grade',
-        bundle,
-        '--patch',
-        gold,
-        '--wait',
-      ]);
+    const proctor = () => grade(home, bundle, gold);
     const raw = () => timed('bash', [join(ROOT, 'bench/oracle-baseline.sh'), bundle, gold]);
     const warm = proctor();
     if (warm.status !== 0)
@@ -165,27 +169,16 @@ if (PARTS.has('c')) {
     gold,
   } = layerBundles();
   const home = tempDir();
-  const grade = (bundle: string) =>
-    timed(process.execPath, [
-      join(ROOT, 'bin/proctor.js'),
-      '--home',
-      home,
-      'grade',
-      bundle,
-      '--patch',
-      gold,
-      '--wait',
-    ]);
   for (const bundle of [layered, plain]) {
-    const warm = grade(bundle);
+    const warm = grade(home, bundle, gold);
     if (warm.status !== 0)
       throw new Error(`the gold patch of ${bundle} does not pass:\n${warm.stdout}`);
   }
   const withLayers: number[] = [];
   const without: number[] = [];
   for (let i = 0; i < RUNS; i++) {
-    withLayers.push(grade(layered).ms);
-    without.push(grade(plain).ms);
+    withLayers.push(grade(home, layered, gold).ms);
+    without.push(grade(home, plain, gold).ms);
   }
   const [w, o] = [median(withLayers), median(without)];
   console.log(
@@ -197,8 +190,7 @@ if (PARTS.has('c')) {
   console.log(`cost ${(((w - o) / o) * 100).toFixed(1)} % of a grade (target ≤ 5 %)`);
 }
 
-if (!process.env['KEEP']) for (const dir of temp) rmSync(dir, { recursive: true, force: true });
-else console.log(temp.join('\n'));
+for (const dir of temp) rmSync(dir, { recursive: true, force: true });
 
 /**
  * Two copies of one generated pytest task (a calc module with a bug, LAYER_TESTS tests in

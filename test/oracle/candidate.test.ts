@@ -7,22 +7,10 @@ import { describe, expect, it } from 'vitest';
 import { loadBundle, type Bundle } from '../../src/oracle/bundle.js';
 import { describeScreen, prepareCandidate } from '../../src/oracle/candidate.js';
 import { screenLines } from '../../src/oracle/oracle-log.js';
+import { addFile } from '../helpers/diffs.js';
 import { ROOT } from '../helpers/processes.js';
 
 const PY_TASK = join(ROOT, 'examples/py-duration-parse');
-
-function addFile(path: string, lines: readonly string[]): string {
-  return [
-    `diff --git a/${path} b/${path}`,
-    'new file mode 100644',
-    'index 0000000000000000000000000000000000000000..1111111111111111111111111111111111111111',
-    '--- /dev/null',
-    `+++ b/${path}`,
-    `@@ -0,0 +1,${lines.length} @@`,
-    ...lines.map((l) => `+${l}`),
-    '',
-  ].join('\n');
-}
 
 const tamper = (bundle: Bundle, mode: 'flag' | 'fail'): Bundle => ({
   ...bundle,

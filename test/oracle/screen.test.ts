@@ -9,21 +9,8 @@ import {
   SCREEN_RULES,
   screenDiff,
 } from '../../src/oracle/screen.js';
+import { addFile } from '../helpers/diffs.js';
 import { ROOT } from '../helpers/processes.js';
-
-/** A git diff adding `path` with `lines`. */
-function addFile(path: string, lines: readonly string[]): string {
-  return [
-    `diff --git a/${path} b/${path}`,
-    'new file mode 100644',
-    'index 0000000000000000000000000000000000000000..1111111111111111111111111111111111111111',
-    '--- /dev/null',
-    `+++ b/${path}`,
-    `@@ -0,0 +1,${lines.length} @@`,
-    ...lines.map((l) => `+${l}`),
-    '',
-  ].join('\n');
-}
 
 /**
  * A git diff changing `path`: `hunk` lines as in a diff body (` ` context, `+` added, `-`
