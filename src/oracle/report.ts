@@ -23,6 +23,23 @@ import { zodProblem } from '../problems.js';
 export const TEST_STATUSES = ['passed', 'failed', 'error', 'skipped'] as const;
 export type TestStatus = (typeof TEST_STATUSES)[number];
 
+/**
+ * What SWE-bench's log parser for the task's repository would have recorded for a test from
+ * the same run (swebench/harness/log_parsers): its TestStatus values, or ABSENT when that
+ * parser would not have recorded the ID at all (a sympy skip, a pytest XPASS under -rA). A
+ * dialect runner knows its framework's raw outcome, so it says this beside Proctor's own
+ * status; tasks graded with SWE-bench's rules (`[grading] statuses = "swebench"`) read it.
+ */
+export const SWEBENCH_STATUSES = [
+  'PASSED',
+  'FAILED',
+  'ERROR',
+  'SKIPPED',
+  'XFAIL',
+  'ABSENT',
+] as const;
+export type SwebenchStatus = (typeof SWEBENCH_STATUSES)[number];
+
 export type ReportFormat = 'json' | 'junit';
 
 export interface ParsedReport {
@@ -36,6 +53,12 @@ export interface ParsedReport {
    * of the run (see integrity.ts, which validates it). Other runners' is never read.
    */
   integrity?: unknown;
+  /**
+   * A JSON report's `swebench` statuses, for the IDs whose entry has one (a repeated ID keeps
+   * the worst, by SWE-bench's order: ABSENT and ERROR and FAILED over SKIPPED over XFAIL and
+   * PASSED). Empty for JUnit XML.
+   */
+  swebench: Map<string, SwebenchStatus>;
 }
 
 export interface ReportLimits {
@@ -105,6 +128,7 @@ export function parseReport(bytes: Uint8Array, limits: ReportLimits = {}): Parse
   return {
     format,
     tests: collector.tests,
+    swebench: collector.swebench,
     problems: collector.problems(),
     ...(integrity === undefined ? {} : { integrity }),
   };
@@ -148,9 +172,20 @@ function detectFormat(bytes: Uint8Array): ReportFormat {
   throw invalid('report is empty');
 }
 
+/** How bad each SWE-bench status is for a repeated ID: a fail of any kind beats a skip. */
+const SWEBENCH_RANK: Record<SwebenchStatus, number> = {
+  PASSED: 0,
+  XFAIL: 0,
+  SKIPPED: 1,
+  FAILED: 2,
+  ERROR: 3,
+  ABSENT: 4,
+};
+
 /** Accumulates statuses, merging repetitions of an ID, and counts entries against the limit. */
 class Collector {
   readonly tests = new Map<string, TestStatus>();
+  readonly swebench = new Map<string, SwebenchStatus>();
   private readonly repeats = new Map<string, number>();
   private count = 0;
 
@@ -171,6 +206,12 @@ class Collector {
     }
     this.tests.set(id, worseStatus(seen, status));
     this.repeats.set(id, (this.repeats.get(id) ?? 1) + 1);
+  }
+
+  recordSwebench(id: string, status: SwebenchStatus): void {
+    const seen = this.swebench.get(id);
+    const rank = (s: SwebenchStatus) => SWEBENCH_RANK[s];
+    this.swebench.set(id, seen === undefined || rank(status) > rank(seen) ? status : seen);
   }
 
   problems(): string[] {
@@ -213,6 +254,7 @@ const jsonReportSchema = z
             .max(MAX_TEST_ID_LENGTH)
             .refine((id) => !id.includes('\0'), 'must not contain NUL'),
           status: z.enum(TEST_STATUSES),
+          swebench: z.enum(SWEBENCH_STATUSES).optional(),
         })
         .strict(),
     ),
@@ -242,6 +284,7 @@ function parseJson(text: string, collector: Collector): unknown {
   for (const test of result.data.tests) {
     collector.countOne();
     collector.record(test.id, test.status);
+    if (test.swebench !== undefined) collector.recordSwebench(test.id, test.swebench);
   }
   return result.data.integrity;
 }

@@ -74,6 +74,32 @@ describe('parseReport: Proctor JSON', () => {
     );
   });
 
+  it("reads each test's optional SWE-bench status, and refuses one SWE-bench does not have", () => {
+    const report = parseReport(
+      bytes(
+        json([
+          { id: 'a', status: 'passed', swebench: 'PASSED' },
+          { id: 'b', status: 'skipped', swebench: 'ABSENT' },
+          { id: 'c', status: 'skipped', swebench: 'XFAIL' },
+          { id: 'd', status: 'failed' },
+          { id: 'c', status: 'skipped', swebench: 'SKIPPED' },
+        ]),
+      ),
+    );
+    expect(report.swebench).toEqual(
+      new Map([
+        ['a', 'PASSED'],
+        ['b', 'ABSENT'],
+        ['c', 'SKIPPED'],
+      ]),
+    );
+    expect(parseReport(bytes('<testsuite/>')).swebench.size).toBe(0);
+    expectInvalid(
+      () => parse(json([{ id: 'x', status: 'passed', swebench: 'XPASS' }])),
+      /report\.tests\[0\]\.swebench/,
+    );
+  });
+
   it('refuses a wrong schema, a missing list, a bad status and bad IDs', () => {
     expectInvalid(() => parse('{"schema":2,"tests":[]}'), /report\.schema/);
     expectInvalid(() => parse('{"schema":1}'), /report\.tests/);
