@@ -63,6 +63,8 @@ export interface TaskToml {
   deny: string[];
   /** [environment] install: the repository's own build, run in the work tree in the image. */
   install?: string;
+  /** [grading] rules: `swebench` for imported SWE-bench rows; Proctor's own when absent. */
+  rules?: 'swebench';
   limits?: Record<string, number>;
   /** [source]: where the task came from (informational). */
   source?: Record<string, string>;
@@ -78,7 +80,7 @@ export function taskTomlText(task: TaskToml): string {
       base_commit: task.baseCommit,
       ...(task.install !== undefined ? { install: task.install } : {}),
     },
-    grading: { deny: task.deny },
+    grading: { deny: task.deny, ...(task.rules !== undefined ? { rules: task.rules } : {}) },
     ...(task.limits && Object.keys(task.limits).length > 0 ? { limits: task.limits } : {}),
     ...(task.source ? { source: task.source } : {}),
   };

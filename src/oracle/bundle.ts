@@ -70,8 +70,17 @@ export interface Bundle {
   history?: 'full' | 'none';
   /** [environment].workspace: where the evaluator's workspace lives, `memory` when absent. */
   workspace?: 'memory' | 'disk';
-  /** [grading]; `tamper`: what a hit of the candidate screen does (task-schema.ts). */
-  grading: { allow: string[]; deny: string[]; allowSymlinks: boolean; tamper: 'flag' | 'fail' };
+  /**
+   * [grading]; `tamper`: what a hit of the candidate screen does; `rules`: whose rules grade
+   * the reports (task-schema.ts).
+   */
+  grading: {
+    allow: string[];
+    deny: string[];
+    allowSymlinks: boolean;
+    tamper: 'flag' | 'fail';
+    rules: 'proctor' | 'swebench';
+  };
   /** [tests].env: extra variables for the runner, on top of Proctor's deterministic ones. */
   testsEnv: Record<string, string>;
   limits: BundleLimits;
@@ -298,6 +307,7 @@ export async function loadBundleWithListing(
       deny: [...task.grading.deny],
       allowSymlinks: task.grading.allow_symlinks,
       tamper: task.grading.tamper,
+      rules: task.grading.rules,
     },
     testsEnv: { ...task.tests.env },
     limits: toLimits(task.limits),

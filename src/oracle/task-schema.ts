@@ -150,6 +150,15 @@ const taskSchema = z
          * TAMPER_SUSPECTED before any candidate code runs.
          */
         tamper: z.enum(['flag', 'fail'], { error: 'must be "flag" or "fail"' }).default('flag'),
+        /**
+         * Whose rules read the reports: `proctor` (the default: every declared ID must pass,
+         * existing suite before the hidden patch) or `swebench` (SWE-bench's harness: one run
+         * of both lists after the hidden patch; FAIL_TO_PASS must be PASSED or XFAIL,
+         * PASS_TO_PASS may also be SKIPPED; a test SWE-bench's parser would not record fails).
+         */
+        rules: z
+          .enum(['proctor', 'swebench'], { error: 'must be "proctor" or "swebench"' })
+          .default('proctor'),
       })
       .strict()
       .prefault({}),

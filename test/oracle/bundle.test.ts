@@ -108,7 +108,7 @@ describe('loadBundle: valid bundles', () => {
       },
       workdir: '/repo',
       baseCommit: COMMIT,
-      grading: { allow: ['**'], deny: [], allowSymlinks: false, tamper: 'flag' },
+      grading: { allow: ['**'], deny: [], allowSymlinks: false, tamper: 'flag', rules: 'proctor' },
       testsEnv: {},
       limits: {
         solverSeconds: 1800,
@@ -147,6 +147,7 @@ deny = ["tests/**", "*.lock"]
 allow = ["src/**"]
 allow_symlinks = true
 tamper = "fail"
+rules = "swebench"
 [tests]
 env = { DJANGO_SETTINGS_MODULE = "app.settings", LANG = "" }
 [limits]
@@ -174,6 +175,7 @@ candidate_files = 1
         deny: ['tests/**', '*.lock'],
         allowSymlinks: true,
         tamper: 'fail',
+        rules: 'swebench',
       },
       testsEnv: { DJANGO_SETTINGS_MODULE: 'app.settings', LANG: '' },
       limits: {
@@ -238,6 +240,17 @@ describe('loadBundle: task.toml problems name the key', () => {
         'task.toml',
         'grading.tamper',
         /^must be "flag" or "fail"$/,
+      );
+    }
+  });
+
+  it('refuses a [grading] rules other than "proctor" or "swebench", naming the key', async () => {
+    for (const value of ['"SWE-bench"', '"official"', 'true']) {
+      await expectOnly(
+        withToml([/$/, `[grading]\nrules = ${value}\n`]),
+        'task.toml',
+        'grading.rules',
+        /^must be "proctor" or "swebench"$/,
       );
     }
   });

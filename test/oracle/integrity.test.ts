@@ -18,7 +18,13 @@ const NODE_TASK = join(ROOT, 'examples/node-version-compare');
 // A runner of its own that does not speak protocol 2 (the shell example's).
 const OWN_RUNNER = join(ROOT, 'examples/sh-country-codes/tests/run');
 const grading = (deny: string[], runner = OWN_RUNNER) => ({
-  grading: { allow: ['**'], deny, allowSymlinks: false, tamper: 'flag' as const },
+  grading: {
+    allow: ['**'],
+    deny,
+    allowSymlinks: false,
+    tamper: 'flag' as const,
+    rules: 'proctor' as const,
+  },
   paths: { runner },
 });
 
