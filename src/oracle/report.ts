@@ -59,6 +59,12 @@ export interface ParsedReport {
    * PASSED). Empty for JUnit XML.
    */
   swebench: Map<string, SwebenchStatus>;
+  /**
+   * A JSON report's `cause`: the runner's own account of why tests could not run (the first
+   * lines of an import error in a conftest, a build that failed), when its tests are `error`
+   * for it. Written by code the candidate may control: quoted, never trusted for a verdict.
+   */
+  cause?: string;
 }
 
 export interface ReportLimits {
@@ -129,6 +135,7 @@ export function parseReport(bytes: Uint8Array, limits: ReportLimits = {}): Parse
     format,
     tests: collector.tests,
     swebench: collector.swebench,
+    ...(collector.cause === undefined ? {} : { cause: collector.cause }),
     problems: collector.problems(),
     ...(integrity === undefined ? {} : { integrity }),
   };
@@ -186,6 +193,7 @@ const SWEBENCH_RANK: Record<SwebenchStatus, number> = {
 class Collector {
   readonly tests = new Map<string, TestStatus>();
   readonly swebench = new Map<string, SwebenchStatus>();
+  cause: string | undefined;
   private readonly repeats = new Map<string, number>();
   private count = 0;
 
@@ -259,10 +267,14 @@ const jsonReportSchema = z
         .strict(),
     ),
     integrity: z.unknown().optional(),
+    cause: z.string().max(MAX_CAUSE_CHARS).optional(),
   })
   .strict();
 
-/** Records the tests; returns the report's `integrity` object, if any. */
+/** Longest `cause` a JSON report may give, in UTF-16 code units. */
+export const MAX_CAUSE_CHARS = 4000;
+
+/** Records the tests and the cause; returns the report's `integrity` object, if any. */
 function parseJson(text: string, collector: Collector): unknown {
   let raw: unknown;
   try {
@@ -286,6 +298,7 @@ function parseJson(text: string, collector: Collector): unknown {
     collector.record(test.id, test.status);
     if (test.swebench !== undefined) collector.recordSwebench(test.id, test.swebench);
   }
+  if (result.data.cause !== undefined) collector.cause = result.data.cause;
   return result.data.integrity;
 }
 

@@ -100,6 +100,15 @@ describe('parseReport: Proctor JSON', () => {
     );
   });
 
+  it("reads the report's optional cause, bounded", () => {
+    const text = (cause: string) => JSON.stringify({ schema: 1, tests: [], cause });
+    expect(parseReport(bytes(text('ModuleNotFoundError: flask'))).cause).toBe(
+      'ModuleNotFoundError: flask',
+    );
+    expect(parseReport(bytes(json([]))).cause).toBeUndefined();
+    expectInvalid(() => parse(text('x'.repeat(4001))), /report\.cause/);
+  });
+
   it('refuses a wrong schema, a missing list, a bad status and bad IDs', () => {
     expectInvalid(() => parse('{"schema":2,"tests":[]}'), /report\.schema/);
     expectInvalid(() => parse('{"schema":1}'), /report\.tests/);
