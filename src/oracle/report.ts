@@ -82,6 +82,8 @@ export const DEFAULT_REPORT_LIMITS: Readonly<Required<ReportLimits>> = {
   maxTests: 100_000,
 };
 
+/** Longest `cause` a JSON report may give, in UTF-16 code units. */
+export const MAX_CAUSE_CHARS = 4000;
 /** Longest test ID accepted, in UTF-16 code units. */
 export const MAX_TEST_ID_LENGTH = 1000;
 /** Longest excerpt of the report (or of a parser message) quoted in an error or problem. */
@@ -270,9 +272,6 @@ const jsonReportSchema = z
     cause: z.string().max(MAX_CAUSE_CHARS).optional(),
   })
   .strict();
-
-/** Longest `cause` a JSON report may give, in UTF-16 code units. */
-export const MAX_CAUSE_CHARS = 4000;
 
 /** Records the tests and the cause; returns the report's `integrity` object, if any. */
 function parseJson(text: string, collector: Collector): unknown {
