@@ -25,7 +25,7 @@ import {
   type SentinelRequest,
 } from './protocol.js';
 import { DEFAULT_REPORT_LIMITS, excerpt, parseReport, type TestStatus } from './report.js';
-import { checkPhase, type PhaseName, type PhaseOutcome } from './verdict.js';
+import { causeExcerpt, checkPhase, type PhaseName, type PhaseOutcome } from './verdict.js';
 
 export interface CommandRecord {
   exitCode: number | null;
@@ -246,6 +246,8 @@ export async function runPhase(
         );
       }
       const parsed = parseReport(bytes);
+      // Logged even when the report cannot be used (a session that never started).
+      if (parsed.cause !== undefined) record.report.cause = parsed.cause;
       if (request !== null && record.integrity) {
         const integrity = readIntegrity(parsed.integrity);
         const checked = checkIntegrity(integrity, request);
@@ -256,11 +258,16 @@ export async function runPhase(
         record.integrity.tampered = checked.tampered;
         outcome.tampered = checked.tampered;
         if (checked.invalid !== null) {
-          const cause = lastLines(run.stderr) || lastLines(run.stdout);
-          throw new ProctorError(
-            'REPORT_INVALID',
-            cause ? `${checked.invalid}; the runner's last lines: ${cause}` : checked.invalid,
-          );
+          // The report's own cause (the first lines of the error that stopped the tests) says
+          // more than the runner's last lines, when it gives one.
+          const last = lastLines(run.stderr) || lastLines(run.stdout);
+          const why =
+            parsed.cause !== undefined && parsed.cause.trim() !== ''
+              ? `; the runner says: ${causeExcerpt(parsed.cause)}`
+              : last
+                ? `; the runner's last lines: ${last}`
+                : '';
+          throw new ProctorError('REPORT_INVALID', `${checked.invalid}${why}`);
         }
       }
       // The `tests` run is the state after the hidden patch: what derive calls `hidden`.
@@ -268,10 +275,7 @@ export async function runPhase(
       record.report.format = parsed.format;
       record.report.problems = parsed.problems;
       outcome.report = { tests: parsed.tests, swebench: parsed.swebench };
-      if (parsed.cause !== undefined) {
-        outcome.cause = parsed.cause;
-        record.report.cause = parsed.cause;
-      }
+      if (parsed.cause !== undefined) outcome.cause = parsed.cause;
       outcome.check = checkPhase(declared, parsed.tests);
       record.report.undeclared = outcome.check.undeclared.slice(0, 50);
       record.report.undeclaredCount = outcome.check.undeclared.length;
