@@ -26,6 +26,12 @@
 //
 // The verdict comes from the reports alone (decideGrade); the runner's exit status and prose
 // are only logged.
+//
+// A task with `[grading] rules = "swebench"` runs as SWE-bench's harness does instead
+// (evaluate-swebench.ts): after the candidate, the hidden test patch, then ONE run of the
+// runner on hidden.txt and existing.txt together (the tests.txt asset), graded by SWE-bench's
+// rules (swebench-verdict.ts). Everything else (the diff filter, the workspace, the collector
+// and its sentinels, collect, cleanup) is the same.
 import { readFile } from 'node:fs/promises';
 import { stepTimer } from '../clock.js';
 import { describeError } from '../errors.js';
@@ -65,6 +71,8 @@ import {
   asset,
 } from './evaluate-scripts.js';
 import { runnerProtocol } from './protocol.js';
+import { runSwebenchTests, swebenchList } from './evaluate-swebench.js';
+import { declaredTests, type DeclaredTest } from './swebench-verdict.js';
 import type { TestStatus } from './report.js';
 import {
   decideGrade,
@@ -115,6 +123,11 @@ export interface Evaluation {
   apply: CommandRecord | null;
   hiddenApply: CommandRecord | null;
   phaseRecords: PhaseRecord[];
+  /**
+   * Each declared ID's result: its list, Proctor's status or `missing`, and SWE-bench's status
+   * when known (swebench-verdict.ts declaredTests). Empty when no phase gave a usable report.
+   */
+  tests?: DeclaredTest[];
   /** Wall time of each step, in ms; `total` is the evaluation's own wall time. */
   timings: Record<string, number>;
   /** Where the workspace was (memory: its tree's MiB, added to the memory limit); unset before one was made. */
@@ -142,8 +155,11 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
     apply: null,
     hiddenApply: null,
     phaseRecords: [],
+    tests: [],
     timings,
   };
+  const swebench = bundle.grading.rules === 'swebench';
+  const testsList = swebench ? swebenchList(bundle) : null;
 
   let patch: Buffer | null = null;
   if (input.candidate !== null) {
@@ -187,6 +203,7 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
           { name: ASSET.existing, bytes: existingList },
           { name: ASSET.hidden, bytes: hiddenList },
           { name: ASSET.hiddenPatch, bytes: hiddenPatch },
+          ...(testsList === null ? [] : [{ name: ASSET.tests, bytes: testsList }]),
           ...(patch !== null && patch.length > 0 ? [{ name: ASSET.candidate, bytes: patch }] : []),
         ],
       },
@@ -231,10 +248,12 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
     const idle = idleUid(sandbox.uid);
     const protocol =
       runnerProtocol(runner) === 2
-        ? startCollector(exec, `${idle}:${idle}`, limits.testSeconds, {
-            existing: ASSET.existing,
-            hidden: ASSET.hidden,
-          })
+        ? startCollector(
+            exec,
+            `${idle}:${idle}`,
+            limits.testSeconds,
+            swebench ? { tests: ASSET.tests } : { existing: ASSET.existing, hidden: ASSET.hidden },
+          )
         : undefined;
 
     if (patch !== null && patch.length > 0) {
@@ -265,6 +284,17 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
       ...(input.onReport ? { onReport: input.onReport } : {}),
       ...(protocol ? { protocol } : {}),
     };
+    if (swebench) {
+      const ran = await runSwebenchTests(phase, {
+        hiddenPatch,
+        baseline: input.candidate === null,
+      });
+      evaluation.hiddenApply = ran.hiddenApply;
+      evaluation.phases = ran.phases;
+      evaluation.verdict = ran.verdict;
+      evaluation.tests = declaredTests(ran.phases, true);
+      return evaluation;
+    }
     const existing = await runPhase(phase, 'existing', ASSET.existing);
     const phases: GradePhases = { existing };
     evaluation.phases = phases;
@@ -272,6 +302,7 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
       // The verdict is TIMEOUT whatever the hidden tests do (and a baseline is quarantined):
       // do not spend test_seconds a second time.
       evaluation.verdict = decideGrade(phases);
+      evaluation.tests = declaredTests(phases, false);
       return evaluation;
     }
 
@@ -297,6 +328,7 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
     }
     phases.hidden = await runPhase(phase, 'hidden', ASSET.hidden);
     evaluation.verdict = decideGrade(phases);
+    evaluation.tests = declaredTests(phases, false);
     return evaluation;
   } finally {
     if (!input.leaveForOwner)

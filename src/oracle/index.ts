@@ -27,6 +27,8 @@ export {
   testsHash,
 } from './verdict.js';
 export type { GradePhases, PhaseCheck, PhaseOutcome, Reason, Verdict } from './verdict.js';
+export { decideSwebenchBaseline, decideSwebenchGrade, declaredTests } from './swebench-verdict.js';
+export type { DeclaredTest } from './swebench-verdict.js';
 export { checkStatic, problemsOf } from './validate.js';
 export {
   deniesConftest,

@@ -9,6 +9,7 @@ import { stepTimer, type Clock } from '../clock.js';
 import { ProctorError, describeError, withContext } from '../errors.js';
 import {
   decideBaseline,
+  decideSwebenchBaseline,
   evaluate,
   flakyTests,
   loadBundleWithListing,
@@ -331,7 +332,7 @@ export function baselineHandler(deps: OracleDeps): JobHandler {
     });
     const baselineRuns = runs.filter((r) => r.title !== 'gold patch').map((r) => r.evaluation);
     const goldRun = gold === null ? undefined : runs.at(-1)?.evaluation;
-    const verdict = decideTask(baselineRuns, goldRun);
+    const verdict = decideTask(baselineRuns, goldRun, bundle.grading.rules);
     const log = await timer.time('record', () =>
       writeLog(
         deps,
@@ -377,15 +378,21 @@ export function baselineHandler(deps: OracleDeps): JobHandler {
 /**
  * The task's verdict from its baseline runs and gold grade. A run that ended before its
  * phases (the hidden test patch does not apply at base_commit) quarantines the task with
- * that reason; otherwise decideBaseline's rules apply.
+ * that reason; otherwise decideBaseline's rules apply (decideSwebenchBaseline's for a task
+ * graded by SWE-bench's rules).
  */
-function decideTask(runs: readonly Evaluation[], gold: Evaluation | undefined): Verdict {
+function decideTask(
+  runs: readonly Evaluation[],
+  gold: Evaluation | undefined,
+  rules: Bundle['grading']['rules'],
+): Verdict {
   const broken = runs.find(
     (run) => run.phases?.hidden === undefined && run.verdict.verdict === 'FAIL',
   );
   if (broken && broken.phases === null) return broken.verdict;
   if (broken && broken.verdict.reason === 'APPLY_FAILED') return broken.verdict;
-  return decideBaseline({
+  const decide = rules === 'swebench' ? decideSwebenchBaseline : decideBaseline;
+  return decide({
     runs: runs.map((run) => run.phases ?? { existing: missingPhase }),
     ...(gold ? { gold: gold.verdict } : {}),
   });

@@ -266,9 +266,9 @@ describe('proctor derive', { timeout: 300_000 }, () => {
     ]);
     expect(cli.code).toBe(1);
     // The collector still writes a report (every listed test an error), which says the
-    // session never ended: the cause is the runner's last lines.
+    // session never ended, with the report's cause: the first lines of pytest's error.
     expect(cli.stderr).toMatch(
-      /proctor: derive: base: the test process ended before the end of its session; the runner's last lines: ImportError while loading conftest/,
+      /proctor: derive: base: the test process ended before the end of its session; the runner says: ImportError while loading conftest/,
     );
     expect(cli.stderr).toContain('ImportError: hypothesis is a required dependency');
     expect(await leftovers(home)).toEqual([]);
