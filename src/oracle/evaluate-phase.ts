@@ -252,6 +252,7 @@ export async function runPhase(
       record.report.format = parsed.format;
       record.report.problems = parsed.problems;
       outcome.check = checkPhase(declared, parsed.tests);
+      outcome.report = { tests: parsed.tests, swebench: parsed.swebench };
       record.report.undeclared = outcome.check.undeclared.slice(0, 50);
       record.report.undeclaredCount = outcome.check.undeclared.length;
     } catch (error) {

@@ -66,6 +66,7 @@ import {
 } from './evaluate-scripts.js';
 import { runnerProtocol } from './protocol.js';
 import type { TestStatus } from './report.js';
+import { declaredTests, type DeclaredTests } from './test-statuses.js';
 import {
   decideGrade,
   failVerdict,
@@ -121,6 +122,11 @@ export interface Evaluation {
   workspace?: { medium: WorkspaceMedium; treeMb?: number };
   /** Set when removing the container or a volume failed (the job's cleanup retries). */
   cleanupError?: string;
+  /**
+   * Each declared ID's list, outcome and SWE-bench status, from the phases decideGrade saw;
+   * both lists `not_run` when the evaluation ended before any phase.
+   */
+  tests: DeclaredTests;
 }
 
 export async function evaluate(docker: DockerClient, input: EvaluateInput): Promise<Evaluation> {
@@ -143,6 +149,7 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
     hiddenApply: null,
     phaseRecords: [],
     timings,
+    tests: declaredTests(bundle, null),
   };
 
   let patch: Buffer | null = null;
@@ -314,6 +321,8 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
           evaluation.cleanupError = describeError(failed.reason);
         }
       });
+    // The one place per-test statuses are read from the checked phases, whichever way it ended.
+    evaluation.tests = declaredTests(bundle, evaluation.phases);
     // Steps overlap (the workspace and the assets are made at once): `total` is the wall time.
     timings['total'] = Date.now() - startedAt;
   }

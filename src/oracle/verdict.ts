@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { ProctorError } from '../errors.js';
 import { describeMissing } from './missing-ids.js';
-import { excerpt, type TestStatus } from './report.js';
+import { excerpt, type ParsedReport, type TestStatus } from './report.js';
 
 /** Stable reason codes, stored with every verdict; never renamed, only added to. */
 export const REASONS = [
@@ -187,6 +187,12 @@ export interface PhaseOutcome {
   tampered?: string | null;
   /** checkPhase of the parsed report against the declared IDs; null without a usable report. */
   check: PhaseCheck | null;
+  /**
+   * The usable report's tests as it gave them (every ID, declared or not) and the SWE-bench
+   * statuses it gave (report.ts); absent without a usable report. Read for the per-test
+   * statuses a result stores (test-statuses.ts), never by the rules here.
+   */
+  report?: Pick<ParsedReport, 'tests' | 'swebench'>;
 }
 
 export interface GradePhases {
