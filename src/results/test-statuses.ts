@@ -11,6 +11,7 @@
 // before this existed have no document; every reader falls back to the verdict.
 import { z } from 'zod';
 import { ProctorError } from '../errors.js';
+import { MAX_TEST_STATUS_JOBS, type JobStore } from '../queue/store.js';
 import type {
   DeclaredTest,
   DeclaredTests,
@@ -266,5 +267,22 @@ export function swebenchSplit(
   }
   // The dropped group must be exactly the declared IDs no group names (the bundle unchanged).
   if (rest !== undefined && unnamed !== rest.count) return null;
+  return out;
+}
+
+/**
+ * The stored documents of these jobs, read MAX_TEST_STATUS_JOBS at a time; a job without one
+ * (finished before they were kept, or not a grade) is not in the map.
+ */
+export async function readTestStatuses(
+  store: Pick<JobStore, 'testStatuses'>,
+  jobIds: Iterable<number>,
+): Promise<Map<number, StoredTestStatuses>> {
+  const ids = [...new Set(jobIds)];
+  const out = new Map<number, StoredTestStatuses>();
+  for (let i = 0; i < ids.length; i += MAX_TEST_STATUS_JOBS) {
+    const texts = await store.testStatuses(ids.slice(i, i + MAX_TEST_STATUS_JOBS));
+    for (const [id, text] of texts) out.set(id, decodeTestStatuses(id, text));
+  }
   return out;
 }
