@@ -17,7 +17,7 @@ import {
   logQuery,
   type Answer,
 } from '../schemas.js';
-import type { jobTests} from '../results-schemas.js';
+import type { jobTests } from '../results-schemas.js';
 import { testsQuery } from '../results-schemas.js';
 import { jobView } from '../views.js';
 import type { RouteContext } from './context.js';
