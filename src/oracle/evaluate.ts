@@ -72,8 +72,8 @@ import {
 } from './evaluate-scripts.js';
 import { runnerProtocol } from './protocol.js';
 import { runSwebenchTests, swebenchList } from './evaluate-swebench.js';
-import { declaredTests, type DeclaredTest } from './swebench-verdict.js';
 import type { TestStatus } from './report.js';
+import { declaredTests, type DeclaredTests } from './test-statuses.js';
 import {
   decideGrade,
   failVerdict,
@@ -123,17 +123,17 @@ export interface Evaluation {
   apply: CommandRecord | null;
   hiddenApply: CommandRecord | null;
   phaseRecords: PhaseRecord[];
-  /**
-   * Each declared ID's result: its list, Proctor's status or `missing`, and SWE-bench's status
-   * when known (swebench-verdict.ts declaredTests). Empty when no phase gave a usable report.
-   */
-  tests?: DeclaredTest[];
   /** Wall time of each step, in ms; `total` is the evaluation's own wall time. */
   timings: Record<string, number>;
   /** Where the workspace was (memory: its tree's MiB, added to the memory limit); unset before one was made. */
   workspace?: { medium: WorkspaceMedium; treeMb?: number };
   /** Set when removing the container or a volume failed (the job's cleanup retries). */
   cleanupError?: string;
+  /**
+   * Each declared ID's list, outcome and SWE-bench status, from the phases decideGrade saw;
+   * both lists `not_run` when the evaluation ended before any phase.
+   */
+  tests: DeclaredTests;
 }
 
 export async function evaluate(docker: DockerClient, input: EvaluateInput): Promise<Evaluation> {
@@ -155,8 +155,8 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
     apply: null,
     hiddenApply: null,
     phaseRecords: [],
-    tests: [],
     timings,
+    tests: declaredTests(bundle, null),
   };
   const swebench = bundle.grading.rules === 'swebench';
   const testsList = swebench ? swebenchList(bundle) : null;
@@ -292,7 +292,6 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
       evaluation.hiddenApply = ran.hiddenApply;
       evaluation.phases = ran.phases;
       evaluation.verdict = ran.verdict;
-      evaluation.tests = declaredTests(ran.phases, true);
       return evaluation;
     }
     const existing = await runPhase(phase, 'existing', ASSET.existing);
@@ -302,7 +301,6 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
       // The verdict is TIMEOUT whatever the hidden tests do (and a baseline is quarantined):
       // do not spend test_seconds a second time.
       evaluation.verdict = decideGrade(phases);
-      evaluation.tests = declaredTests(phases, false);
       return evaluation;
     }
 
@@ -328,7 +326,6 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
     }
     phases.hidden = await runPhase(phase, 'hidden', ASSET.hidden);
     evaluation.verdict = decideGrade(phases);
-    evaluation.tests = declaredTests(phases, false);
     return evaluation;
   } finally {
     if (!input.leaveForOwner)
@@ -346,6 +343,8 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
           evaluation.cleanupError = describeError(failed.reason);
         }
       });
+    // The one place per-test statuses are read from the checked phases, whichever way it ended.
+    evaluation.tests = declaredTests(bundle, evaluation.phases);
     // Steps overlap (the workspace and the assets are made at once): `total` is the wall time.
     timings['total'] = Date.now() - startedAt;
   }

@@ -6,14 +6,11 @@
 // them as they read Proctor's two phases. Integrity comes first whatever the rules: a forged,
 // stopped or unreadable run is graded as under Proctor's rules.
 import { ProctorError } from '../errors.js';
-import type { SwebenchStatus } from './report.js';
 import {
   gradeList,
   statusMap,
-  swebenchStatus,
   unreported,
   type ListGrade,
-  type RecordedStatus,
   type SwebenchList,
 } from './swebench-rules.js';
 import {
@@ -31,7 +28,6 @@ import {
   type GradePhases,
   type PhaseName,
   type PhaseOutcome,
-  type TestOutcome,
   type Verdict,
 } from './verdict.js';
 
@@ -183,38 +179,4 @@ export function decideSwebenchBaseline(input: BaselineInput): Verdict {
     `by SWE-bench's rules the existing tests are maintained and hidden tests fail without the fix${several ? ` in all ${input.runs.length} runs` : ''}${gold === undefined ? '' : '; gold patch resolved'}${note}`,
     hash,
   );
-}
-
-/** What became of one declared ID in an evaluation. */
-export interface DeclaredTest {
-  id: string;
-  list: PhaseName;
-  /** Proctor's status from the report, or `missing` when the report does not hold the ID. */
-  status: TestOutcome;
-  /**
-   * What SWE-bench's grading read for it: under SWE-bench's rules always (ABSENT when no key
-   * stands for it); under Proctor's, the report's own `swebench` status when it gave one.
-   */
-  swebench?: SwebenchStatus;
-}
-
-/**
- * Each declared ID of the lists that ran, hidden then existing (each list's passed IDs, then
- * the others, then the missing ones; an ID in both lists is given twice, once per list).
- * Empty when no phase gave a usable report.
- */
-export function declaredTests(phases: GradePhases | null, swebenchRules: boolean): DeclaredTest[] {
-  if (phases === null) return [];
-  const out: DeclaredTest[] = [];
-  const map: ReadonlyMap<string, RecordedStatus> | null =
-    swebenchRules && phases.tests?.report ? statusMap(phases.tests.report) : null;
-  for (const name of ['hidden', 'existing'] as const) {
-    const phase = phases[name];
-    if (!phase?.check) continue;
-    for (const [id, status] of declaredOutcomes(phase.check)) {
-      const swebench = map ? swebenchStatus(id, map) : phase.report?.swebench.get(id);
-      out.push({ id, list: name, status, ...(swebench === undefined ? {} : { swebench }) });
-    }
-  }
-  return out;
 }

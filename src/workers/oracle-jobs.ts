@@ -25,6 +25,7 @@ import {
   type TaskRecord,
 } from '../oracle/index.js';
 import type { JobStore, PayloadOf, TaskValidityInput } from '../queue/index.js';
+import { encodeTestStatuses } from '../results/test-statuses.js';
 import {
   removeOwned,
   type ContextListing,
@@ -283,7 +284,7 @@ export function gradeHandler(deps: OracleDeps): JobHandler {
       timings: { ...evaluation.timings, ...timer.steps },
       ...(quarantined === undefined ? {} : { quarantined }),
     };
-    return { result, artifacts: [log] };
+    return { result, artifacts: [log], tests: encodeTestStatuses(evaluation.tests) };
   };
 }
 
@@ -371,7 +372,15 @@ export function baselineHandler(deps: OracleDeps): JobHandler {
       reason: verdict.reason,
       detail: verdict.detail,
     };
-    return { result, artifacts: [log], task };
+    // The first baseline run's tests: the run whose testsHash the result records (the others
+    // differ only where flaky, which `flaky` names).
+    const first = baselineRuns[0];
+    return {
+      result,
+      artifacts: [log],
+      task,
+      ...(first === undefined ? {} : { tests: encodeTestStatuses(first.tests) }),
+    };
   };
 }
 

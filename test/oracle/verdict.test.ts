@@ -5,11 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { isProctorError } from '../../src/errors.js';
 import type { SwebenchStatus, TestStatus } from '../../src/oracle/report.js';
 import { resolveCase, statusMap } from '../../src/oracle/swebench-rules.js';
-import {
-  decideSwebenchBaseline,
-  decideSwebenchGrade,
-  declaredTests,
-} from '../../src/oracle/swebench-verdict.js';
+import { decideSwebenchBaseline, decideSwebenchGrade } from '../../src/oracle/swebench-verdict.js';
 import {
   checkPhase,
   decideBaseline,
@@ -687,19 +683,6 @@ describe('decideSwebenchGrade', () => {
     // Not when the declared tests ran and failed: the cause is not theirs.
     const failed = swebenchRun(LISTS, { [P2P[0]!]: 'failed', [F2P[0]!]: 'passed' }, { cause });
     expect(decideSwebenchGrade(failed).detail).not.toContain('the runner says');
-  });
-
-  it('records each declared ID with its list, Proctor status and SWE-bench status', () => {
-    const run = swebenchRun(LISTS, { [F2P[0]!]: ['skipped', 'XFAIL'] });
-    expect(declaredTests(run, true)).toEqual([
-      { id: F2P[0], list: 'hidden', status: 'skipped', swebench: 'XFAIL' },
-      { id: P2P[0], list: 'existing', status: 'missing', swebench: 'ABSENT' },
-    ]);
-    expect(declaredTests(run, false)).toEqual([
-      { id: F2P[0], list: 'hidden', status: 'skipped', swebench: 'XFAIL' },
-      { id: P2P[0], list: 'existing', status: 'missing' },
-    ]);
-    expect(declaredTests(null, true)).toEqual([]);
   });
 });
 
