@@ -141,6 +141,8 @@ export interface PhaseContext {
   signal?: AbortSignal;
   evaluation: { phaseRecords: PhaseRecord[] };
   onReport?: (phase: PhaseName, tests: ReadonlyMap<string, TestStatus>) => void;
+  /** See EvaluateInput.unstartedIsInvalid. */
+  unstartedIsInvalid?: boolean;
 }
 
 /**
@@ -245,7 +247,7 @@ export async function runPhase(
           `read ${bytes.length} of the report's ${size} bytes`,
         );
       }
-      const parsed = parseReport(bytes);
+      let parsed = parseReport(bytes);
       // Logged even when the report cannot be used (a session that never started).
       if (parsed.cause !== undefined) record.report.cause = parsed.cause;
       if (request !== null && record.integrity) {
@@ -257,7 +259,26 @@ export async function runPhase(
         }));
         record.integrity.tampered = checked.tampered;
         outcome.tampered = checked.tampered;
-        if (checked.invalid !== null) {
+        if (
+          checked.invalid !== null &&
+          checked.tampered === null &&
+          integrity?.started === false &&
+          !phase.unstartedIsInvalid
+        ) {
+          // The test process stopped before its session began (an import error in a
+          // conftest, a module missing): no test ran, so every declared test is an error,
+          // whatever the stream said (nothing in it can make a pass), and the report's cause
+          // says why. SWE-bench's parser records nothing from such a log: ABSENT.
+          parsed = {
+            ...parsed,
+            tests: new Map(declared.map((id) => [id, 'error' as const])),
+            swebench: new Map(declared.map((id) => [id, 'ABSENT' as const])),
+            problems: [
+              ...parsed.problems,
+              `the test process never began its session: every declared test is an error`,
+            ],
+          };
+        } else if (checked.invalid !== null) {
           // The report's own cause (the first lines of the error that stopped the tests) says
           // more than the runner's last lines, when it gives one.
           const last = lastLines(run.stderr) || lastLines(run.stdout);

@@ -105,6 +105,13 @@ export interface EvaluateInput {
   signal?: AbortSignal;
   /** Every test of each phase's report, declared or not (derive reads IDs from them). */
   onReport?: (phase: PhaseName, tests: ReadonlyMap<string, TestStatus>) => void;
+  /**
+   * A protocol-2 test process that never opened its session (an import error in a conftest):
+   * false (grades, baselines) counts every declared test `error`, with the report's cause;
+   * true (derive, which lists files, not IDs, and must say why nothing ran) keeps the report
+   * unusable (REPORT_INVALID).
+   */
+  unstartedIsInvalid?: boolean;
   /** The process's workspace templates (shared, LRU-bounded); default one of this run's own. */
   templates?: TemplateStore;
   /**
@@ -282,6 +289,7 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
       evaluation,
       ...(signal ? { signal } : {}),
       ...(input.onReport ? { onReport: input.onReport } : {}),
+      ...(input.unstartedIsInvalid ? { unstartedIsInvalid: true } : {}),
       ...(protocol ? { protocol } : {}),
     };
     if (swebench) {

@@ -153,12 +153,13 @@ describe('SWE-bench rules with the built-in pytest runner', () => {
         detail:
           "resolved by SWE-bench's rules: 3 existing tests maintained and 1 hidden test passed",
       });
-      expect(fixed.tests).toEqual(
+      expect(fixed.tests.lists).toEqual({ hidden: 'reported', existing: 'reported' });
+      expect(fixed.tests.tests).toEqual(
         expect.arrayContaining([
-          { id: ID.zero, list: 'hidden', status: 'passed', swebench: 'PASSED' },
-          { id: ID.newP2p, list: 'existing', status: 'passed', swebench: 'PASSED' },
+          { id: ID.zero, list: 'hidden', outcome: 'passed', swebench: 'PASSED' },
+          { id: ID.newP2p, list: 'existing', outcome: 'passed', swebench: 'PASSED' },
           // Not reported under its own name: its full ids stand for it.
-          { id: ID.truncated, list: 'existing', status: 'missing', swebench: 'PASSED' },
+          { id: ID.truncated, list: 'existing', outcome: 'missing', swebench: 'PASSED' },
         ]),
       );
       expect(fixed.phases?.tests?.check?.undeclared).toEqual([
@@ -239,11 +240,15 @@ describe('SWE-bench rules with the built-in pytest runner', () => {
       const candidate = candidateDiff(dir, { ...SPEC.gold, 'conftest.py': 'import flask\n' });
       const evaluation = await grade(task, candidate);
       expect(evaluation.verdict.verdict).toBe('FAIL');
-      // The session never began: an unusable report, whose cause the detail quotes.
-      expect(evaluation.verdict).toMatchObject({ reason: 'REPORT_INVALID' });
+      // The session never began: every declared test is an error (SWE-bench's parser
+      // records none of them: ABSENT), and the detail quotes the report's cause.
+      expect(evaluation.verdict).toMatchObject({ reason: 'EXISTING_FAILED' });
+      expect(evaluation.verdict.detail).toMatch(/\(ABSENT\)/);
       expect(evaluation.verdict.detail).toContain(
-        "tests phase: the test process ended before the end of its session; the runner says: ImportError while loading conftest '/repo/conftest.py'. | E   ModuleNotFoundError: No module named 'flask'",
+        "the runner says: ImportError while loading conftest '/repo/conftest.py'. | E   ModuleNotFoundError: No module named 'flask'",
       );
+      expect(evaluation.tests.tests.every((t) => t.outcome === 'error')).toBe(true);
+      expect(evaluation.tests.tests.length).toBeGreaterThan(0);
       const text = log(task, evaluation);
       expect(text).toMatch(
         /report cause \(the runner says\):\n {2}\| ImportError while loading conftest '\/repo\/conftest\.py'\./,
