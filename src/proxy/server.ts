@@ -142,6 +142,8 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer | null> {
     });
     req.on('end', () => resolve(Buffer.concat(chunks)));
     req.on('error', reject);
+    // Resolved already when the body was whole; otherwise the agent went away mid-body.
+    req.on('close', () => reject(new Error('the agent went away before its request was whole')));
   });
 }
 
@@ -253,8 +255,9 @@ export async function startModelProxy(options: ModelProxyOptions): Promise<Model
     }
     const raw = await readBody(req, maxRequestBytes);
     if (raw === null) {
+      // The rest of the body is not read: the connection goes once the answer is out.
+      res.on('finish', () => req.destroy());
       refuse('too_large', `the request body is larger than ${maxRequestBytes} bytes`);
-      req.destroy();
       return;
     }
     let body: Record<string, unknown>;

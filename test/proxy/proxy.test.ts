@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
 import { isProctorError } from '../../src/errors.js';
@@ -723,6 +724,58 @@ describe('the model proxy’s upstream failures and malformed requests', () => {
     expect(trajectory.totals.turns).toBe(0);
     expect(trajectory.steps.every((s) => s.outcome === 'refused')).toBe(true);
     expect(() => trajectorySchema.parse(trajectory)).not.toThrow();
+  });
+});
+
+describe('the model proxy’s edges', () => {
+  it('answers 413 to a large body before reading it all', async () => {
+    const upstream = await startProtocolServer();
+    const { proxy, baseUrl } = await startTestProxy({
+      upstream: { baseUrl: upstream.baseUrl, apiKey: KEY },
+      maxRequestBytes: 64 * 1024,
+    });
+    const error = await client(baseUrl, proxy.token)
+      .chat.completions.create({
+        model: 'm',
+        messages: [{ role: 'user', content: 'x'.repeat(8 * 1024 * 1024) }],
+      })
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({ status: 413 });
+    expect(upstream.requests).toHaveLength(0);
+  });
+
+  it('records an agent that goes away mid-stream as aborted, and stops the provider’s answer', async () => {
+    const upstream = await startProtocolServer([{ slow: { chunks: 100, everyMs: 50 } }]);
+    const { proxy, baseUrl } = await startTestProxy({
+      upstream: { baseUrl: upstream.baseUrl, apiKey: KEY },
+    });
+    const controller = new AbortController();
+    const stream = await client(baseUrl, proxy.token).chat.completions.create(
+      { model: 'm', messages: [{ role: 'user', content: 'x' }], stream: true },
+      { signal: controller.signal },
+    );
+    for await (const chunk of stream) {
+      if (chunk) controller.abort();
+    }
+    await waitFor(() => proxy.trajectory().steps.length === 1 || undefined);
+    expect(proxy.trajectory().steps[0]).toMatchObject({ outcome: 'aborted', usage: null });
+    // The tokens of an answer that began are spent but unknown.
+    expect(proxy.trajectory().totals.usage).toBeNull();
+  });
+
+  it('cuts requests in flight when it closes, and removes its socket', async () => {
+    const upstream = await startProtocolServer([{ hang: true }]);
+    const { proxy, baseUrl } = await startTestProxy({
+      upstream: { baseUrl: upstream.baseUrl, apiKey: KEY },
+    });
+    const pending = client(baseUrl, proxy.token)
+      .chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'x' }] })
+      .catch((e: unknown) => e);
+    await waitFor(() => upstream.requests.length === 1 || undefined);
+    await proxy.close();
+    expect(await pending).toBeInstanceOf(OpenAI.APIError);
+    expect(existsSync(proxy.socketPath)).toBe(false);
+    expect(proxy.stop()).toBeNull();
   });
 });
 
