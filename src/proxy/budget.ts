@@ -5,9 +5,10 @@
 // be seen after the answer that crossed it, so the answer that crosses it still reaches the
 // agent, and requests already in flight then may add to the overshoot.
 //
-// Usage a budget cannot count (an answer without usage, a stream cut before its usage event)
-// stops the solve when a token or cost limit is set: a limit that cannot be counted is not
-// silently waived.
+// A whole answer that reports no usage stops the solve when a token or cost limit is set: a
+// provider that does not count cannot be held to a limit, and the limit is not silently waived.
+// An answer cut short (the agent went away, the provider broke off, the deadline) leaves the
+// totals unknown but does not stop the solve by itself: its usage was never going to come.
 import { costUsd, type TokenPrices, type TokenUsage } from '../solvers/usage.js';
 import type { ProxyStop } from './trajectory.js';
 
@@ -26,8 +27,11 @@ export interface Budget {
    * (an earlier one, or this request being one turn too many).
    */
   admit(): ProxyStop | null;
-  /** Charges an answer's usage (null: the answer's tokens are unknown). */
-  charge(usage: TokenUsage | null): { costUsd: number | null };
+  /**
+   * Charges an answer's usage (null: the answer's tokens are unknown); `whole` says whether
+   * the answer arrived whole, so that its missing usage means the provider does not report it.
+   */
+  charge(usage: TokenUsage | null, whole: boolean): { costUsd: number | null };
   /** Records a stop decided elsewhere (the deadline); the first stop recorded stays. */
   stopWith(stop: ProxyStop): void;
   stop(): ProxyStop | null;
@@ -65,10 +69,10 @@ export function createBudget(
       turns++;
       return null;
     },
-    charge(usage) {
+    charge(usage, whole) {
       if (usage === null) {
         known = false;
-        if (limits.maxTokens !== undefined || limits.maxCostUsd !== undefined) {
+        if (whole && (limits.maxTokens !== undefined || limits.maxCostUsd !== undefined)) {
           stopWith({
             reason: 'BUDGET_EXCEEDED',
             limit: 'usage',

@@ -66,6 +66,8 @@ export interface ExchangeResult {
   error: string | null;
   /** Whether a 2xx answer began: its tokens were then spent, counted or not. */
   began: boolean;
+  /** Whether the whole 2xx answer arrived (a stream to its last event, a body that parsed). */
+  whole: boolean;
   usage: TokenUsage | null;
   output: TrajectoryMessage[];
   finishReason: string | null;
@@ -105,6 +107,7 @@ export function forward(input: ExchangeInput): Promise<ExchangeResult> {
     outcome: 'ok',
     error: null,
     began: false,
+    whole: false,
     usage: null,
     output: [],
     finishReason: null,
@@ -237,7 +240,9 @@ export function forward(input: ExchangeInput): Promise<ExchangeResult> {
               `the model provider's stream failed: ${summary.error}`,
               secrets,
             );
-          } else if (!summary.complete) {
+          } else if (summary.complete) {
+            result.whole = true;
+          } else {
             result.outcome = 'upstream_failed';
             result.error = 'the model provider ended the stream before its last event';
           }
@@ -283,6 +288,7 @@ function readWhole(protocol: WireProtocol, text: string, size: number, result: E
   }
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return;
   const record = body as Record<string, unknown>;
+  result.whole = true;
   const { messages, finishReason } = answerMessages(protocol, record);
   result.output = messages;
   result.finishReason = finishReason;

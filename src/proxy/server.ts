@@ -340,7 +340,7 @@ export async function startModelProxy(options: ModelProxyOptions): Promise<Model
     // Tokens are spent once a 2xx answer began, whether or not its usage arrived.
     let cost: number | null = null;
     if (result.began) {
-      cost = budget.charge(result.usage).costUsd;
+      cost = budget.charge(result.usage, result.whole).costUsd;
       options.meter?.answer(result.usage);
     }
     recorder.record(index, {
