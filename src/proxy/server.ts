@@ -183,6 +183,7 @@ export async function startModelProxy(options: ModelProxyOptions): Promise<Model
     if (deadline.expired()) budget.stopWith(timeoutStop);
   };
   deadline.signal.addEventListener('abort', onDeadline, { once: true });
+  onDeadline(); // a deadline already spent aborted its signal before anyone listened
 
   const authorized = (req: IncomingMessage): boolean => {
     const presented = presentedToken(req.headers);

@@ -238,6 +238,29 @@ describe('the model proxy, OpenAI Chat Completions', () => {
     expect(proxy.stop()).toBeNull();
   });
 
+  it('forwards no more requests than the turn limit when they arrive at once', async () => {
+    const upstream = await startProtocolServer();
+    const { proxy, baseUrl, stops } = await startTestProxy({
+      upstream: { baseUrl: upstream.baseUrl, apiKey: KEY },
+      limits: { maxTurns: 3 },
+    });
+    const sdk = client(baseUrl, proxy.token);
+    const statuses = await Promise.all(
+      Array.from({ length: 6 }, () =>
+        sdk.chat.completions
+          .create({ model: 'm', messages: [{ role: 'user', content: 'x' }] })
+          .then(
+            () => 200,
+            (e: { status?: number }) => e.status,
+          ),
+      ),
+    );
+    expect(statuses.filter((s) => s === 200)).toHaveLength(3);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(3);
+    expect(upstream.requests).toHaveLength(3);
+    expect(stops.map((s) => s.limit)).toEqual(['turns']);
+  });
+
   it('answers a model listing with the configured model, without the provider', async () => {
     const upstream = await startProtocolServer();
     const { proxy, baseUrl } = await startTestProxy({
@@ -553,6 +576,20 @@ describe('the model proxy’s limits', () => {
     ).rejects.toMatchObject({ status: 429 });
     expect(stops[0]?.limit).toBe('usage');
     expect(proxy.trajectory().totals.usage).toBeNull();
+  });
+
+  it('is stopped from the start when its deadline is already spent', async () => {
+    const deadline = createDeadline(0);
+    const proxy = await startModelProxy({
+      socketDir: tempDir('proctor-proxy-'),
+      upstream: { baseUrl: 'http://127.0.0.1:9/v1', apiKey: KEY },
+      deadline,
+    });
+    try {
+      expect(proxy.stop()).toMatchObject({ reason: 'TIMEOUT' });
+    } finally {
+      await proxy.close();
+    }
   });
 
   it('refuses every request once the deadline has passed, as TIMEOUT', async () => {
