@@ -1,13 +1,10 @@
 // The metering model proxy: the agent adapter's route to a model. On the host, one proxy per
 // solve holds the provider key and network, meters and limits every request, and records the
 // trajectory; in the sandbox, a loopback forwarder pipes the agent's connections to it.
-export {
-  startModelProxy,
-  SOCKET_NAME,
-  DEFAULT_MAX_REQUEST_BYTES,
-  DEFAULT_UPSTREAM_IDLE_MS,
-} from './server.js';
-export type { ModelProxy, ModelProxyOptions } from './server.js';
+export { startModelProxy } from './server.js';
+export type { ModelProxy } from './server.js';
+export { SOCKET_NAME, DEFAULT_MAX_REQUEST_BYTES, DEFAULT_UPSTREAM_IDLE_MS } from './options.js';
+export type { ModelProxyOptions } from './options.js';
 export type { ProxyLimits } from './budget.js';
 export type { Upstream } from './exchange.js';
 export { WIRE_PROTOCOLS } from './protocols.js';

@@ -21,12 +21,9 @@ import {
 import { Agent as HttpsAgent } from 'node:https';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { ProctorError } from '../errors.js';
-import { silentLogger, type Logger } from '../logger.js';
-import type { Deadline } from '../solvers/deadline.js';
-import type { SolveMeter, TokenPrices } from '../solvers/usage.js';
-import { createBudget, type ProxyLimits } from './budget.js';
-import { forward, type ExchangeResult, type Upstream } from './exchange.js';
+import { silentLogger } from '../logger.js';
+import { createBudget } from './budget.js';
+import { forward, type ExchangeResult } from './exchange.js';
 import { requestMessages } from './messages.js';
 import {
   WIRE_PROTOCOLS,
@@ -35,50 +32,18 @@ import {
   presentedToken,
   protocolOf,
   type ProxyErrorKind,
-  type WireProtocol,
 } from './protocols.js';
+import {
+  DEFAULT_MAX_REQUEST_BYTES,
+  DEFAULT_UPSTREAM_IDLE_MS,
+  MAX_SOCKET_PATH,
+  SOCKET_NAME,
+  checkOptions,
+  invalid,
+  type ModelProxyOptions,
+} from './options.js';
 import { createRecorder, type StepDraft } from './recorder.js';
 import type { ProxyStop, Trajectory } from './trajectory.js';
-
-/** The socket's name in its folder. */
-export const SOCKET_NAME = 'model.sock';
-/** Request bodies above this are refused with 413. */
-export const DEFAULT_MAX_REQUEST_BYTES = 32 * 1024 * 1024;
-/** The longest the provider may stay silent (before its answer, or between its bytes). */
-export const DEFAULT_UPSTREAM_IDLE_MS = 300_000;
-/** A Unix socket path longer than this cannot be bound (sun_path, with its NUL). */
-const MAX_SOCKET_PATH = 107;
-
-export interface ModelProxyOptions {
-  /**
-   * A folder for this proxy alone, bind-mounted into the sandbox; created if missing. The proxy
-   * binds `model.sock` in it, makes the folder 0711 and the socket 0666 so that the sandbox's
-   * non-root user can connect: the token, not the file mode, is what admits a request.
-   */
-  socketDir: string;
-  upstream: Upstream & {
-    /** Replaces the model every request names. Default: the agent's own choice. */
-    model?: string;
-  };
-  /** The protocols served; others get 404. Default: all three. */
-  protocols?: readonly WireProtocol[];
-  limits?: ProxyLimits;
-  /** USD per million tokens; null when the profile has none (cost is then unknown). */
-  prices?: TokenPrices | null;
-  /** The solve's deadline: past it every request is refused and in-flight ones are cut. */
-  deadline: Deadline;
-  /** Also charged with every answer (the solve's meter), if given. */
-  meter?: SolveMeter;
-  logger?: Logger;
-  /** The run-scoped token. Default: 32 random bytes, hex. */
-  token?: string;
-  /** Default DEFAULT_MAX_REQUEST_BYTES (32 MiB). */
-  maxRequestBytes?: number;
-  /** Default DEFAULT_UPSTREAM_IDLE_MS (300 s). */
-  upstreamIdleMs?: number;
-  /** Called once, with the solve's stop, when the first limit is passed or the deadline. */
-  onStop?: (stop: ProxyStop) => void;
-}
 
 export interface ModelProxy {
   /** The socket's host path. */
@@ -94,37 +59,6 @@ export interface ModelProxy {
 }
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
-
-function invalid(message: string): ProctorError {
-  return new ProctorError('USAGE', `model proxy: ${message}`);
-}
-
-function checkOptions(options: ModelProxyOptions): void {
-  const { upstream, limits = {} } = options;
-  let base: URL;
-  try {
-    base = new URL(upstream.baseUrl);
-  } catch {
-    throw invalid(`upstream base URL ${JSON.stringify(upstream.baseUrl)} is not a URL`);
-  }
-  if (base.protocol !== 'http:' && base.protocol !== 'https:') {
-    throw invalid(`upstream base URL must be http or https, got ${base.protocol}`);
-  }
-  if (upstream.apiKey === '' || /[\s]/.test(upstream.apiKey)) {
-    throw invalid('the provider key must be non-empty and hold no whitespace');
-  }
-  for (const [name, value] of Object.entries(limits)) {
-    if (value !== undefined && !(Number.isFinite(value) && value >= 0)) {
-      throw invalid(`Expected \`${name}\` to be a finite number >= 0, got \`${String(value)}\``);
-    }
-  }
-  if (limits.maxCostUsd !== undefined && !options.prices) {
-    throw invalid('a cost limit needs prices (the profile sets none)');
-  }
-  if (options.token !== undefined && !/^[A-Za-z0-9._-]{16,256}$/.test(options.token)) {
-    throw invalid('the token must be 16 to 256 letters, digits, ".", "_" or "-"');
-  }
-}
 
 /** Reads a request body up to `limit` bytes; null when it is larger. */
 function readBody(req: IncomingMessage, limit: number): Promise<Buffer | null> {

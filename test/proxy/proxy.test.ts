@@ -855,6 +855,10 @@ describe('startModelProxy’s options', () => {
       'Expected `maxTokens` to be a finite number >= 0, got `-1`',
     );
     await refused(
+      { socketDir, upstream: base, deadline: deadline(), upstreamIdleMs: 0 },
+      'Expected `upstreamIdleMs` to be an integer >= 1, got `0`',
+    );
+    await refused(
       { socketDir: `${socketDir}/${'d'.repeat(120)}`, upstream: base, deadline: deadline() },
       'is longer than 107 bytes',
     );
