@@ -136,6 +136,7 @@ export function describeMissing(input: MissingIds): string {
     return near === undefined ? excerpt(id) : `${excerpt(id)} (nearest reported: ${excerpt(near)})`;
   });
   const more = input.missing.length - named.length;
-  const tail = input.reported.length === 0 ? '; the report held no other test IDs' : '';
+  const tail =
+    input.reported.length === 0 ? '; the report held no undeclared test ID to suggest instead' : '';
   return `${input.missing.length} of ${input.declared} ${input.phase} test ID${input.declared === 1 ? '' : 's'} not in the base report${input.where ?? ''}: ${named.join(', ')}${more > 0 ? `, … and ${more} more` : ''}${tail}`;
 }

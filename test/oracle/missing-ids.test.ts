@@ -118,7 +118,7 @@ describe('describeMissing', () => {
         where: ' (run 2)',
       }),
     ).toBe(
-      '1 of 1 existing test ID not in the base report (run 2): e::one; the report held no other test IDs',
+      '1 of 1 existing test ID not in the base report (run 2): e::one; the report held no undeclared test ID to suggest instead',
     );
   });
 

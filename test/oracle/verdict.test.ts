@@ -382,7 +382,7 @@ describe('decideBaseline', () => {
     const verdict = decideBaseline({ runs: [run, run] });
     expect(verdict.reason).toBe('BASELINE_HIDDEN_MISSING');
     expect(verdict.detail).toBe(
-      '1 of 1 hidden test ID not in the base report (run 1): h::fix; the report held no other test IDs',
+      '1 of 1 hidden test ID not in the base report (run 1): h::fix; the report held no undeclared test ID to suggest instead',
     );
   });
 
