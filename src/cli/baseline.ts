@@ -87,7 +87,7 @@ export async function baselineCommand(
       );
       const valid = rows.filter((r) => r.validity === 'valid').length;
       io.out(
-        `${valid} valid, ${rows.filter((r) => r.validity === 'quarantined').length} quarantined, ${rows.filter((r) => !['valid', 'quarantined'].includes(r.validity)).length} not judged${invalid > 0 ? `, ${invalid} invalid bundle(s) skipped` : ''} (batch ${batch.id}; logs: proctor status JOB)`,
+        `${valid} valid, ${rows.filter((r) => r.validity === 'quarantined').length} quarantined, ${rows.filter((r) => !['valid', 'quarantined'].includes(r.validity)).length} not judged${invalid > 0 ? `, ${invalid} invalid bundle(s) skipped` : ''} (batch ${batch.id}; oracle logs: proctor status JOB --log)`,
       );
     }
     if (interrupted) return 130;
