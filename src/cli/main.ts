@@ -267,7 +267,7 @@ export function buildProgram(
     .exitOverride()
     .command('swebench')
     .description(
-      "SWE-bench rows to bundles: SUITE/<instance id>/, graded by SWE-bench's rules with the built-in runner of the row's repository (sympy, django, pytest)",
+      "SWE-bench rows to bundles: SUITE/<instance id>/, graded by SWE-bench's rules with the built-in runner of the row's repository (sympy, django, pytest, go)",
     )
     .argument('<rows>', 'a JSON-lines file (or a JSON array) of SWE-bench rows')
     .requiredOption('--repos <dir>', 'local repositories, as DIR/<owner>__<name> (or .git)')
@@ -284,7 +284,7 @@ export function buildProgram(
     )
     .option(
       '--runner <name>',
-      "tests/run for every row: pytest, sympy, django, node, or FILE, a runner of your own (else the runner of the row's repository)",
+      "tests/run for every row: pytest, sympy, django, go, node, or FILE, a runner of your own (else the runner of the row's repository)",
     )
     .option('--json', 'machine-readable output')
     .exitOverride()

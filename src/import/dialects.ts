@@ -2,7 +2,9 @@
 // picks a log parser (MAP_REPO_TO_PARSER_PY in swebench/harness/log_parsers/python.py) and a
 // test command (test_cmd per repository and version, swebench/harness/constants/python.py
 // before 5.0's restructure). sympy runs bin/test, django tests/runtests.py, every other
-// repository of SWE-bench's Python set pytest (sphinx through tox, which runs pytest).
+// repository of SWE-bench's Python set pytest (sphinx through tox, which runs pytest). The Go
+// repositories of SWE-bench Multilingual (MAP_REPO_TO_PARSER_GO, parse_log_gotest; test_cmd
+// `go test -v <packages> -run …` per version in constants/go.py) run the go runner.
 //
 // A dialect also names the files that make up its test machinery: the import denies them, so
 // that a candidate cannot change how its tests are run or reported (a candidate's
@@ -10,7 +12,7 @@
 // and report). Its [tests] env is what SWE-bench's test_cmd sets on the command line.
 
 /** The SWE-bench dialects: each is a built-in runner of the same name (src/runners/). */
-export type Dialect = 'pytest' | 'sympy' | 'django';
+export type Dialect = 'pytest' | 'sympy' | 'django' | 'go';
 
 export interface DialectRules {
   /** [grading] deny globs, added to the test patch's own files. */
@@ -31,6 +33,10 @@ export const DIALECT_RULES: Readonly<Record<Dialect, DialectRules>> = {
   },
   // TEST_DJANGO = "./tests/runtests.py --verbosity 2 --settings=test_sqlite --parallel 1".
   django: { deny: ['tests/runtests.py', 'tests/test_sqlite.py'], env: {} },
+  // `go test` itself is the machinery, outside the tree: nothing of the repository's decides
+  // how its tests run or are reported (a candidate's TestMain or init() runs inside the test
+  // binary, as the rest of its code does; the runner's sentinels answer for that).
+  go: { deny: [], env: {} },
 };
 
 /** MAP_REPO_TO_PARSER_PY's repositories, by the runner that speaks their dialect. */
@@ -53,6 +59,12 @@ export const SWEBENCH_DIALECTS: Readonly<Record<string, Dialect>> = {
   'sphinx-doc/sphinx': 'pytest',
   'sqlfluff/sqlfluff': 'pytest',
   'sympy/sympy': 'sympy',
+  // MAP_REPO_TO_PARSER_GO (SWE-bench Multilingual).
+  'caddyserver/caddy': 'go',
+  'gin-gonic/gin': 'go',
+  'gohugoio/hugo': 'go',
+  'hashicorp/terraform': 'go',
+  'prometheus/prometheus': 'go',
 };
 
 /** The dialect of a row's `repo` (owner/name, as GitHub spells it or in any case). */
@@ -69,7 +81,7 @@ export const isDialect = (name: string): name is Dialect => Object.hasOwn(DIALEC
  */
 const NEEDS: ReadonlyArray<{ match: RegExp; needs: string }> = [
   { match: /(?:^|\/)(?:test_[^/]*|[^/]*_test)\.py$/, needs: 'the pytest runner (--runner pytest)' },
-  { match: /\.go$/, needs: "Go's `go test` (not built in yet; --runner FILE)" },
+  { match: /\.go$/, needs: 'the go runner (--runner go)' },
   { match: /\.rs$/, needs: 'cargo test (not built in yet; --runner FILE)' },
   {
     match: /\.(?:[cm]?js|jsx|[cm]?ts|tsx)$/,

@@ -33,7 +33,21 @@ describe('the dialect table', () => {
     ]) {
       expect(dialectOf(repo), repo).toBe('pytest');
     }
-    expect(Object.keys(SWEBENCH_DIALECTS)).toHaveLength(18);
+    expect(Object.keys(SWEBENCH_DIALECTS)).toHaveLength(23);
+  });
+
+  it("maps MAP_REPO_TO_PARSER_GO's repositories (SWE-bench Multilingual) to go", () => {
+    for (const repo of [
+      'caddyserver/caddy',
+      'gin-gonic/gin',
+      'gohugoio/hugo',
+      'hashicorp/terraform',
+      'prometheus/prometheus',
+    ]) {
+      expect(dialectOf(repo), repo).toBe('go');
+    }
+    expect(dialectOf('Gin-Gonic/Gin')).toBe('go');
+    expect(DIALECT_RULES.go).toEqual({ deny: [], env: {} });
   });
 
   it('reads a repository in any case, and knows no other (nor an inherited key)', () => {
@@ -66,11 +80,7 @@ describe('the reason for a repository without a dialect', () => {
   it.each([
     [['src/a.py', 'tests/test_a.py'], 'tests/test_a.py', 'the pytest runner (--runner pytest)'],
     [['pkg/a_test.py'], 'pkg/a_test.py', 'the pytest runner (--runner pytest)'],
-    [
-      ['server/http_test.go'],
-      'server/http_test.go',
-      "Go's `go test` (not built in yet; --runner FILE)",
-    ],
+    [['server/http_test.go'], 'server/http_test.go', 'the go runner (--runner go)'],
     [['tests/parse.rs'], 'tests/parse.rs', 'cargo test (not built in yet; --runner FILE)'],
     [
       ['test/a.spec.ts', 'test/b.test.js', 'lib/c.mjs', 'd.tsx'],

@@ -158,7 +158,7 @@ describe('proctor import swebench: the runner', { timeout: 120_000 }, () => {
     const repo = newRepo();
     const empty = commit(repo, { README: 'x\n' }, 'base');
     const kinds: Array<[string, string[], string]> = [
-      ['go', ['server/http_test.go'], "Go's `go test` (not built in yet; --runner FILE)"],
+      ['go', ['server/http_test.go'], 'the go runner (--runner go)'],
       ['rust', ['tests/parse.rs'], 'cargo test (not built in yet; --runner FILE)'],
       ['js', ['test/a.test.js'], 'jest, mocha or vitest (not built in yet; --runner FILE)'],
       ['ts', ['src/a.spec.ts'], 'jest, mocha or vitest (not built in yet; --runner FILE)'],
@@ -273,7 +273,7 @@ describe('proctor import swebench: the runner', { timeout: 120_000 }, () => {
     const cases: Array<[string, string]> = [
       [
         'jest',
-        'proctor: --runner jest: not a built-in runner (pytest, node, sympy, django) nor a file; pass one of them, or FILE, a runner of your own',
+        'proctor: --runner jest: not a built-in runner (pytest, node, sympy, django, go) nor a file; pass one of them, or FILE, a runner of your own',
       ],
       [join(f.root, 'missing.sh'), `proctor: --runner ${join(f.root, 'missing.sh')}: no such file`],
       [folder, `proctor: --runner ${folder}: not a regular file`],
