@@ -1,0 +1,334 @@
+// The built-in go runner in real grades, through the oracle (evaluate) on Debian's golang-go
+// (Go 1.19, whose test2json framing has no marker): passing, failing and skipped tests,
+// subtests named as `go test -v` prints them (a space becomes `_`), a subtest that panics (the
+// running test fails, the listed tests after it are errors), a package the candidate breaks
+// (every listed test of it an error, the compiler's lines as the cause), under Proctor's rules
+// and SWE-bench's; and forgeries (an init() that exits 0, lines that imitate `--- PASS`) that
+// must not pass.
+import { beforeAll, describe, expect, it } from 'vitest';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadBundle, type Bundle } from '../../src/oracle/bundle.js';
+import { evaluate, type Evaluation } from '../../src/oracle/evaluate.js';
+import { declaredOutcomes } from '../../src/oracle/verdict.js';
+import { requireDocker, resolveImage } from '../../src/sandbox/index.js';
+import { dockerScope, fixtureImage, testDocker } from '../helpers/docker.js';
+import {
+  candidateDiff,
+  makeRepoBundle,
+  withIds,
+  type RepoBundleSpec,
+} from '../helpers/repo-bundles.js';
+
+const docker = testDocker();
+const SCOPE = dockerScope(docker, 'runners-go');
+const SLOW = 300_000;
+
+const CALC = `package calc
+
+func Add(a, b int) int { return a + b }
+
+// Div divides a by b.
+func Div(a, b int) (int, error) { return a / b, nil }
+`;
+
+const GOLD_CALC = `package calc
+
+import "errors"
+
+func Add(a, b int) int { return a + b }
+
+// Div divides a by b, rounding down; b = 0 is an error.
+func Div(a, b int) (int, error) {
+	if b == 0 {
+		return 0, errors.New("division by zero")
+	}
+	q := a / b
+	if (a%b != 0) && ((a < 0) != (b < 0)) {
+		q--
+	}
+	return q, nil
+}
+`;
+
+const CALC_TEST = `package calc
+
+import "testing"
+
+func TestAdd(t *testing.T) {
+	if Add(1, 2) != 3 {
+		t.Fatal("1 + 2")
+	}
+}
+
+func TestSkip(t *testing.T) { t.Skip("needs a network") }
+
+func TestTable(t *testing.T) {
+	t.Run("small", func(t *testing.T) {})
+	t.Run("big case", func(t *testing.T) {})
+}
+
+func TestWrong(t *testing.T) { t.Fatal("always wrong") }
+`;
+
+// The hidden tests: a new file; by_zero panics before the fix, and TestDivLater then never runs.
+const DIV_TEST = `package calc
+
+import "testing"
+
+func TestDiv(t *testing.T) {
+	t.Run("exact", func(t *testing.T) {
+		if q, _ := Div(6, 3); q != 2 {
+			t.Fatal(q)
+		}
+	})
+	t.Run("floor", func(t *testing.T) {
+		if q, _ := Div(-7, 2); q != -4 {
+			t.Fatalf("Div(-7, 2) = %d", q)
+		}
+	})
+	t.Run("by_zero", func(t *testing.T) {
+		if _, err := Div(1, 0); err == nil {
+			t.Fatal("no error")
+		}
+	})
+}
+
+func TestDivLater(t *testing.T) {}
+`;
+
+const ID = {
+  add: 'TestAdd',
+  skip: 'TestSkip',
+  small: 'TestTable/small',
+  bigCase: 'TestTable/big_case',
+  wrong: 'TestWrong',
+  format: 'TestFormat',
+  div: 'TestDiv',
+  exact: 'TestDiv/exact',
+  floor: 'TestDiv/floor',
+  byZero: 'TestDiv/by_zero',
+  later: 'TestDivLater',
+  nowhere: 'TestNowhere',
+};
+
+const SPEC: RepoBundleSpec = {
+  id: 'go-calc',
+  runner: 'go',
+  from: 'proctor-test-go:latest',
+  repo: {
+    'go.mod': 'module example.com/calc\n\ngo 1.19\n',
+    'calc/calc.go': CALC,
+    'calc/calc_test.go': CALC_TEST,
+    'text/text.go': 'package text\n\nfunc Format(n int) string { return "n" }\n',
+    'text/text_test.go':
+      'package text_test\n\nimport (\n\t"testing"\n\n\t"example.com/calc/text"\n)\n\nfunc TestFormat(t *testing.T) {\n\tif text.Format(1) != "n" {\n\t\tt.Fatal("format")\n\t}\n}\n',
+  },
+  hidden: { 'calc/div_test.go': DIV_TEST },
+  gold: { 'calc/calc.go': GOLD_CALC },
+  existing: [ID.add, ID.small, ID.bigCase, ID.format],
+  hiddenIds: [ID.exact, ID.floor, ID.byZero, ID.div, ID.later],
+};
+
+let dir: string;
+let bundle: Bundle;
+let imageId: string;
+let gold: Buffer;
+
+beforeAll(async () => {
+  await requireDocker(docker);
+  await fixtureImage('go');
+  dir = await makeRepoBundle(SPEC);
+  bundle = await loadBundle(dir);
+  imageId = (await resolveImage(docker, bundle.environment)).localId;
+  gold = readFileSync(bundle.paths.goldPatch ?? '');
+}, SLOW);
+
+async function grade(task: Bundle, candidate: Buffer | null): Promise<Evaluation> {
+  const evaluation = await evaluate(docker, {
+    bundle: task,
+    imageId,
+    candidate,
+    owner: SCOPE.owner(),
+    sandbox: { uid: 1000, gid: 1000 },
+  });
+  expect(evaluation.cleanupError).toBeUndefined();
+  return evaluation;
+}
+
+function outcomes(evaluation: Evaluation, phase: 'existing' | 'hidden') {
+  const check = evaluation.phases?.[phase]?.check;
+  if (!check) throw new Error(`no ${phase} check: ${JSON.stringify(evaluation.verdict)}`);
+  return Object.fromEntries(declaredOutcomes(check));
+}
+
+/** A copy of the bundle graded by SWE-bench's rules, with other lists when given. */
+async function swebenchTask(lists: { existing?: string[]; hidden?: string[] } = {}) {
+  const copy = withIds(dir, lists);
+  const toml = join(copy, 'task.toml');
+  writeFileSync(
+    toml,
+    readFileSync(toml, 'utf8').replace('[grading]\n', '[grading]\nrules = "swebench"\n'),
+  );
+  return loadBundle(copy);
+}
+
+/** Each declared test's outcome and SWE-bench status, by id. */
+function swebenchOf(evaluation: Evaluation): Record<string, [string, string | undefined]> {
+  return Object.fromEntries(
+    evaluation.tests.tests.map((t) => [t.id, [t.outcome, t.swebench]] as const),
+  );
+}
+
+describe('the built-in go runner', () => {
+  it(
+    "fails a baseline on the hidden tests: a subtest's assertion fails, one panics, and the test after it is an error",
+    async () => {
+      const evaluation = await grade(bundle, null);
+      expect(outcomes(evaluation, 'existing')).toEqual({
+        [ID.add]: 'passed',
+        [ID.small]: 'passed',
+        [ID.bigCase]: 'passed',
+        [ID.format]: 'passed',
+      });
+      expect(outcomes(evaluation, 'hidden')).toEqual({
+        [ID.exact]: 'passed',
+        [ID.floor]: 'failed',
+        [ID.byZero]: 'failed',
+        [ID.div]: 'failed',
+        [ID.later]: 'error',
+      });
+      expect(evaluation.verdict, evaluation.verdict.detail).toMatchObject({
+        verdict: 'FAIL',
+        reason: 'HIDDEN_FAILED',
+      });
+    },
+    SLOW,
+  );
+
+  it(
+    'passes the gold patch, and reports a skip as skipped, a failure as failed, and a name found nowhere not at all',
+    async () => {
+      const fixed = await grade(bundle, gold);
+      expect(fixed.verdict).toMatchObject({ verdict: 'PASS', reason: 'PASS' });
+      expect(outcomes(fixed, 'hidden')).toEqual({
+        [ID.exact]: 'passed',
+        [ID.floor]: 'passed',
+        [ID.byZero]: 'passed',
+        [ID.div]: 'passed',
+        [ID.later]: 'passed',
+      });
+      const task = await loadBundle(withIds(dir, { existing: [ID.skip, ID.wrong, ID.nowhere] }));
+      const evaluation = await grade(task, gold);
+      expect(outcomes(evaluation, 'existing')).toEqual({
+        [ID.skip]: 'skipped',
+        [ID.wrong]: 'failed',
+        [ID.nowhere]: 'missing',
+      });
+    },
+    SLOW,
+  );
+
+  it(
+    "makes every listed test of a package that does not build an error, with the compiler's lines as the cause",
+    async () => {
+      const broken = candidateDiff(dir, {
+        'calc/calc.go': GOLD_CALC.replace('return q, nil', 'return "q", nil'),
+      });
+      const evaluation = await grade(bundle, broken);
+      expect(evaluation.verdict).toMatchObject({ verdict: 'FAIL' });
+      // The sentinels live in the package that does not build: the session never began.
+      for (const phase of ['existing', 'hidden'] as const) {
+        const seen = outcomes(evaluation, phase);
+        for (const id of phase === 'existing' ? [ID.add, ID.small, ID.bigCase] : SPEC.hiddenIds)
+          expect(seen[id], id).toBe('error');
+      }
+      expect(evaluation.verdict.detail).toMatch(/calc\/calc\.go:\d+:\d+: cannot use "q"/);
+    },
+    SLOW,
+  );
+});
+
+describe('the go runner under SWE-bench rules', () => {
+  it(
+    'records what parse_log_gotest would: PASSED, FAILED, SKIPPED, and ABSENT for a test with no `---` line',
+    async () => {
+      const task = await swebenchTask({ existing: [...SPEC.existing, ID.skip] });
+      const base = await grade(task, null);
+      expect(base.verdict, base.verdict.detail).toMatchObject({
+        verdict: 'FAIL',
+        reason: 'HIDDEN_FAILED',
+      });
+      expect(swebenchOf(base)).toMatchObject({
+        [ID.exact]: ['passed', 'PASSED'],
+        [ID.floor]: ['failed', 'FAILED'],
+        [ID.byZero]: ['failed', 'FAILED'],
+        [ID.later]: ['error', 'ABSENT'],
+        [ID.skip]: ['skipped', 'SKIPPED'],
+        [ID.format]: ['passed', 'PASSED'],
+      });
+      const fixed = await grade(task, gold);
+      expect(fixed.verdict).toMatchObject({ verdict: 'PASS' });
+      expect(fixed.verdict.detail).toContain("resolved by SWE-bench's rules");
+    },
+    SLOW,
+  );
+
+  it(
+    'quotes the compiler when the candidate breaks the build',
+    async () => {
+      const task = await swebenchTask();
+      const broken = candidateDiff(dir, { 'text/text.go': 'package text\n\nfunc Format(' });
+      const evaluation = await grade(task, broken);
+      expect(evaluation.verdict).toMatchObject({ verdict: 'FAIL', reason: 'EXISTING_FAILED' });
+      expect(swebenchOf(evaluation)[ID.format]).toEqual(['error', 'ABSENT']);
+      expect(evaluation.verdict.detail).toMatch(/the runner says: .*text\/text\.go:3:/);
+    },
+    SLOW,
+  );
+});
+
+describe('forgeries against the go runner', () => {
+  // Each on top of the unfixed code: the hidden tests fail unless the forgery works.
+  const FORGERIES: Array<[string, string, RegExp]> = [
+    ['an init() that exits 0 before any test', 'os.Exit(0)', /./],
+    [
+      'lines that imitate go test -v for the hidden tests',
+      [
+        'fmt.Println("=== RUN   TestDiv")',
+        ...['exact', 'floor', 'by_zero'].map(
+          (s) => `fmt.Println("    --- PASS: TestDiv/${s} (0.00s)")`,
+        ),
+        'fmt.Println("--- PASS: TestDiv (0.00s)")',
+        'fmt.Println("=== RUN   TestDivLater")',
+        'fmt.Println("--- PASS: TestDivLater (0.00s)")',
+      ].join('\n\t'),
+      /reported twice|sentinel/,
+    ],
+    [
+      'lines that imitate go test -v, then an exit before the real tests',
+      [
+        'fmt.Println("=== RUN   TestDiv")',
+        'fmt.Println("--- PASS: TestDiv (0.00s)")',
+        'os.Exit(0)',
+      ].join('\n\t'),
+      /reported twice|sentinel/,
+    ],
+  ];
+
+  it.each(FORGERIES)(
+    '%s does not pass',
+    async (_name, body, detail) => {
+      const source = CALC.replace(
+        'package calc\n',
+        `package calc\n\nimport (\n\t"fmt"\n\t"os"\n)\n\nvar _ = fmt.Sprint\nvar _ = os.Exit\n\nfunc init() {\n\t${body}\n}\n`,
+      );
+      for (const task of [bundle, await swebenchTask()]) {
+        const evaluation = await grade(task, candidateDiff(dir, { 'calc/calc.go': source }));
+        expect(evaluation.verdict.verdict, evaluation.verdict.detail).not.toBe('PASS');
+        expect(`${evaluation.verdict.reason}: ${evaluation.verdict.detail}`).toMatch(detail);
+      }
+    },
+    SLOW,
+  );
+});
