@@ -291,7 +291,12 @@ describe('the go runner under SWE-bench rules', () => {
 describe('forgeries against the go runner', () => {
   // Each on top of the unfixed code: the hidden tests fail unless the forgery works.
   const FORGERIES: Array<[string, string, RegExp]> = [
-    ['an init() that exits 0 before any test', 'os.Exit(0)', /./],
+    // No test ran in the sentinels' package: the session never began, every test is an error.
+    [
+      'an init() that exits 0 before any test',
+      'os.Exit(0)',
+      /^EXISTING_FAILED: .*\((error|ABSENT)\)/,
+    ],
     [
       'lines that imitate go test -v for the hidden tests',
       [
@@ -312,7 +317,7 @@ describe('forgeries against the go runner', () => {
         'fmt.Println("--- PASS: TestDiv (0.00s)")',
         'os.Exit(0)',
       ].join('\n\t'),
-      /reported twice|sentinel/,
+      /reported twice|sentinel|go reported no result/,
     ],
   ];
 
@@ -327,6 +332,36 @@ describe('forgeries against the go runner', () => {
         const evaluation = await grade(task, candidateDiff(dir, { 'calc/calc.go': source }));
         expect(evaluation.verdict.verdict, evaluation.verdict.detail).not.toBe('PASS');
         expect(`${evaluation.verdict.reason}: ${evaluation.verdict.detail}`).toMatch(detail);
+      }
+    },
+    SLOW,
+  );
+
+  it(
+    'a raw exit after lines that imitate the rest of a run does not pass: go then reports no result for the package',
+    async () => {
+      // The gold's floor division; on a division by zero (the hidden by_zero subtest), lines
+      // that close the running tests as passed, then an exit that no test hook sees.
+      const source = GOLD_CALC.replace(
+        'import "errors"',
+        'import (\n\t"errors"\n\t"fmt"\n\t"syscall"\n)',
+      ).replace(
+        'return 0, errors.New("division by zero")',
+        [
+          'fmt.Println("    --- PASS: TestDiv/by_zero (0.00s)")',
+          'fmt.Println("--- PASS: TestDiv (0.00s)")',
+          'fmt.Println("=== RUN   TestDivLater")',
+          'fmt.Println("--- PASS: TestDivLater (0.00s)")',
+          'syscall.Exit(0)',
+          'return 0, errors.New("division by zero")',
+        ].join('\n\t\t'),
+      );
+      for (const task of [bundle, await swebenchTask()]) {
+        const evaluation = await grade(task, candidateDiff(dir, { 'calc/calc.go': source }));
+        expect(evaluation.verdict).toMatchObject({ verdict: 'FAIL', reason: 'TAMPERED' });
+        expect(evaluation.verdict.detail).toMatch(
+          /tripwire: example\.com\/calc\/calc ran tests but go reported no result for it/,
+        );
       }
     },
     SLOW,
