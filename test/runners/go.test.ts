@@ -198,6 +198,10 @@ describe('the built-in go runner', () => {
         [ID.div]: 'failed',
         [ID.later]: 'error',
       });
+      // The report's cause: the panic that ended the binary.
+      expect(JSON.stringify(evaluation.phaseRecords)).toContain(
+        'panic: runtime error: integer divide by zero',
+      );
       expect(evaluation.verdict, evaluation.verdict.detail).toMatchObject({
         verdict: 'FAIL',
         reason: 'HIDDEN_FAILED',
