@@ -34,7 +34,7 @@ import {
   writeBundleFiles,
   type TaskToml,
 } from './write.js';
-import { isBuiltinRunner, writeRunner } from '../runners/index.js';
+import { BUILTIN_RUNNERS, isBuiltinRunner, writeRunner } from '../runners/index.js';
 
 export interface DeriveOptions {
   repo: string;
@@ -158,7 +158,10 @@ async function checkInputs(options: DeriveOptions, note: (line: string) => void)
   checkOutParent('--out', options.out);
   if (!isBuiltinRunner(options.runner)) {
     if (!existsSync(options.runner) || !statSync(options.runner).isFile()) {
-      throw new ProctorError('USAGE', `--runner ${options.runner}: not pytest, node, or a file`);
+      throw new ProctorError(
+        'USAGE',
+        `--runner ${options.runner}: not ${BUILTIN_RUNNERS.join(', ')}, or a file`,
+      );
     }
   }
   if (options.description !== undefined && !existsSync(options.description)) {
