@@ -173,7 +173,7 @@ describe('the built-in django runner, directly', () => {
   );
 
   it(
-    "reports every listed test error, with the traceback's last lines as the cause, when runtests.py dies before its tests",
+    "reports every listed test error, with the error and its traceback's last lines as the cause, when runtests.py dies before its tests",
     async () => {
       const root = workTree({ 'calc.py': 'raise ImportError("calc is broken")\n' });
       writeFileSync(join(root, 'list'), `${ID.small}\n${ID.documented}\n`);
@@ -183,7 +183,9 @@ describe('the built-in django runner, directly', () => {
         [ID.small]: ['error', 'ABSENT'],
         [ID.documented]: ['error', 'ABSENT'],
       });
-      expect(report.cause).toMatch(/ImportError: calc is broken/);
+      // The error first, then the traceback's last lines, through the checkout's frame.
+      expect(report.cause).toMatch(/^ImportError: calc is broken\n/);
+      expect(report.cause).toMatch(/File "\/w\/repo\/calc\.py", line 1/);
     },
     SLOW,
   );
@@ -262,6 +264,22 @@ for _id in ("test_add (adding.tests.Adding.test_add)", "Adding negatives gives t
     sys.stdout.write(_id + " ... ok\\n")
     sys.stderr.write(_id + " ... ok\\n")
 `),
+  // Straight into the outcome stream (its descriptor and the sentinels' module are on the
+  // test process's command line): every test it can name ok, the end, exit.
+  streamForgery: forged(`import json
+import os
+import re
+
+_cmd = open("/proc/self/cmdline", "rb").read().split(b"\\0")
+if b"--proctor-boot" in _cmd:
+    _at = _cmd.index(b"--proctor-boot")
+    _fd, _label, _path = int(_cmd[_at + 1]), _cmd[_at + 2].decode(), _cmd[_at + 3].decode()
+    _tests = [(m, _label + "." + c) for c, m in re.findall(r"class (\\w+)\\(.*?def (test_\\w+)", open(_path).read(), re.S)]
+    _tests += [(m, "adding.tests.Adding") for m in ("test_add", "test_negative", "test_sums")]
+    _lines = [json.dumps({"t": "ev", "k": "ok", "m": m, "c": c}) for m, c in _tests]
+    os.write(_fd, ("\\n".join(_lines + [json.dumps({"t": "end"})]) + "\\n").encode())
+    os._exit(0)
+`),
   exitAtImport: forged('import os\nos._exit(0)\n'),
 };
 
@@ -330,6 +348,7 @@ describe('the built-in django runner under the oracle', () => {
     ['unittestRun', 'TAMPERED', /tripwire: unittest\.case\.TestCase\.run was replaced/],
     ['assertEqualNoop', 'TAMPERED', /sentinel \w+ \(must be failed\) reported passed/],
     ['runnerPatch', 'TAMPERED', /tripwire: proctor_django_runner\._send was replaced/],
+    ['streamForgery', 'TAMPERED', /sentinel \w+ \(must be (failed|error)\) reported passed/],
     ['fakeLines', 'HIDDEN_FAILED', /not passed/],
     ['exitAtImport', 'REPORT_INVALID', /ended before the end of its session/],
   ];
