@@ -12,10 +12,15 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { loadBundle, type Bundle } from '../../src/oracle/bundle.js';
 import { evaluate, type Evaluation } from '../../src/oracle/evaluate.js';
 import { declaredOutcomes } from '../../src/oracle/verdict.js';
+import { runnerSource } from '../../src/runners/index.js';
 import { requireDocker, resolveImage } from '../../src/sandbox/index.js';
 import { dockerScope, fixtureImage, testDocker } from '../helpers/docker.js';
 import { HIDDEN, inImage, readReport, REPO, statuses, workTree } from '../helpers/django-tree.js';
+import { leftovers } from '../helpers/home.js';
 import { candidateDiff, makeRepoBundle, withIds, type Files } from '../helpers/repo-bundles.js';
+import { commit, newRepo } from '../helpers/repos.js';
+import { proctor } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 
 const docker = testDocker();
 const SCOPE = dockerScope(docker, 'runners-django');
@@ -359,6 +364,47 @@ describe('the built-in django runner under the oracle', () => {
       expect(evaluation.verdict.verdict).toBe('FAIL');
       expect(evaluation.verdict.reason).toBe(reason);
       expect(evaluation.verdict.detail).toMatch(detail);
+    },
+    SLOW,
+  );
+});
+
+describe('proctor derive --runner django', () => {
+  it(
+    'derives the lists by running the scope (tests/*/**/test*.py) in four states, and the bundle passes baseline --gold',
+    async () => {
+      const repo = newRepo();
+      const base = commit(repo, REPO, 'base');
+      const fix = commit(
+        repo,
+        {
+          'calc.py': 'def add(a, b):\n    return a + b\n',
+          'tests/adding/__init__.py': '',
+          'tests/adding/tests.py': HIDDEN,
+        },
+        'add: return the sum',
+      );
+      const environment = tempDir('proctor-env-');
+      writeFileSync(join(environment, 'Dockerfile'), `FROM ${IMAGE}\n`);
+      const home = tempDir('proctor-home-');
+      const out = join(tempDir('proctor-out-'), 'django-add');
+      const cli = await proctor([
+        ...['--home', home, 'derive', '--repo', repo, '--base', base, '--fix', fix],
+        ...['--environment', environment, '--out', out, '--runner', 'django', '--repeat', '1'],
+      ]);
+      expect(cli.code, cli.stdout + cli.stderr).toBe(0);
+      const task = await loadBundle(out);
+      // Reported under the running Python's form (3.11); a docstring test too.
+      expect(task.hiddenIds).toEqual([
+        HIDDEN_ID.add,
+        'test_negative (adding.tests.Adding.test_negative)',
+        HIDDEN_ID.sums,
+      ]);
+      expect(task.existingIds).toContain(ID.small);
+      expect(task.existingIds).not.toContain(ID.wrong);
+      expect(readFileSync(join(out, 'tests/run'))).toEqual(await runnerSource('django'));
+      expect(cli.stdout).toMatch(/1 valid, 0 quarantined/);
+      expect(await leftovers(home)).toEqual([]);
     },
     SLOW,
   );
