@@ -21,9 +21,11 @@ import {
   batchId,
   batchReportQuery,
   exportQuery,
+  jobTests,
   parity,
   report,
   reportQuery,
+  testsQuery,
 } from './results-schemas.js';
 
 const schema = (s: z.ZodType) => z.toJSONSchema(s, { io: 'input', unrepresentable: 'any' });
@@ -123,6 +125,15 @@ export function openApiDocument() {
           summary: "a bounded slice of the job's log",
           parameters: [jobIdParameter, ...parameters(logQuery)],
           responses: { 200: ok('the slice', answers.logSlice), default: error },
+        },
+      },
+      '/api/jobs/{id}/tests': {
+        get: {
+          summary: "a grade's or baseline's per-test statuses",
+          description:
+            'Each declared test of the result: its list (hidden or existing), its outcome, and the SWE-bench status its report gave. By default the counts and the first 50 tests not passed; `all=true` adds every test (`proctor status JOB --json`, and `tests.json` in an export).',
+          parameters: [jobIdParameter, ...parameters(testsQuery)],
+          responses: { 200: ok('the statuses', jobTests), default: error },
         },
       },
       '/api/batches': {

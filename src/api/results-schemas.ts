@@ -314,6 +314,12 @@ export const parity = z
               'the tests the two differ on; null when either side has no per-test statuses',
             ),
           testsNote: z.string().nullable(),
+          testsFrom: z
+            .enum(['stored', 'inferred'])
+            .nullable()
+            .describe(
+              "where Proctor's side of `tests` came from: the grade's stored per-test statuses, or inferred from its verdict (a grade stored before they were kept); null when `tests` is",
+            ),
         })
         .strict(),
     ),
@@ -328,5 +334,72 @@ export const parity = z
         })
         .strict(),
     ),
+  })
+  .strict();
+
+export const testsQuery = z
+  .object({
+    all: flag
+      .default(false)
+      .describe(
+        '`true` adds every stored test (`tests`); by default only the counts and the first not-passed ones',
+      ),
+  })
+  .strict();
+
+const declaredTest = z
+  .object({
+    id: z.string(),
+    list: z.enum(['hidden', 'existing']),
+    outcome: z.enum(['passed', 'failed', 'error', 'skipped', 'missing']),
+    swebench: z
+      .enum(['PASSED', 'FAILED', 'ERROR', 'SKIPPED', 'XFAIL', 'ABSENT'])
+      .optional()
+      .describe("the status SWE-bench's log parser would record, when the report gave one"),
+  })
+  .strict();
+
+const outcomeCounts = z
+  .object({
+    passed: z.number().int(),
+    failed: z.number().int(),
+    error: z.number().int(),
+    skipped: z.number().int(),
+    missing: z.number().int(),
+  })
+  .strict();
+
+const listSummary = z
+  .object({
+    state: z
+      .enum(['reported', 'no_report', 'not_run'])
+      .describe('reported: a usable report; no_report: none usable; not_run: the phase never ran'),
+    counts: outcomeCounts,
+  })
+  .strict();
+
+export const jobTests = z
+  .object({
+    job: z.number().int(),
+    summary: z
+      .object({
+        hidden: listSummary,
+        existing: listSummary,
+        notPassed: z.array(declaredTest).describe('the first 50 tests not passed'),
+        notPassedCount: z.number().int(),
+        unnamed: z
+          .number()
+          .int()
+          .describe('tests counted but not named: dropped to bound a very large document'),
+      })
+      .strict()
+      .nullable()
+      .describe(
+        'null: the job has no stored per-test statuses (not a grade or baseline, unfinished, or finished before they were kept)',
+      ),
+    tests: z
+      .array(declaredTest)
+      .nullable()
+      .describe('every stored test, hidden then existing; null unless `all=true`'),
   })
   .strict();

@@ -10,6 +10,7 @@ import { open, readdir, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { stringify } from 'csv-stringify/sync';
 import { ProctorError } from '../errors.js';
+import type { JobStore } from '../queue/store.js';
 import {
   PARITY_COLUMNS,
   parityLines,
@@ -17,6 +18,7 @@ import {
   parityRecords,
   parseInstanceReports,
   parseOfficial,
+  readTestStatuses,
   type LoadedBatch,
   type Official,
   type Parity,
@@ -127,13 +129,22 @@ async function readOfficialFile(file: string): Promise<Official> {
 }
 
 /** The batch against the official outcome, with the disagreements' declared tests read. */
-export async function parityOf(batch: LoadedBatch, official: Official): Promise<Parity> {
+export async function parityOf(
+  batch: LoadedBatch,
+  official: Official,
+  store: Pick<JobStore, 'testStatuses'>,
+): Promise<Parity> {
   try {
-    return await parityOfBatch(batch, official, async (bundles) => {
-      // Only disagreements read bundles: the rest of the report never loads the oracle.
-      const { declaredTestIds } = await import('../oracle/index.js');
-      return declaredTestIds(bundles);
-    });
+    return await parityOfBatch(
+      batch,
+      official,
+      async (bundles) => {
+        // Only disagreements read bundles: the rest of the report never loads the oracle.
+        const { declaredTestIds } = await import('../oracle/index.js');
+        return declaredTestIds(bundles);
+      },
+      (jobs) => readTestStatuses(store, jobs),
+    );
   } catch (error) {
     if (error instanceof ProctorError && error.code === 'USAGE') {
       throw new ProctorError('USAGE', `--against: ${error.message}`);

@@ -267,7 +267,9 @@ export function buildProgram(
     .description('import task suites from other formats')
     .exitOverride()
     .command('swebench')
-    .description('SWE-bench rows to bundles: SUITE/<instance id>/, built-in pytest runner')
+    .description(
+      "SWE-bench rows to bundles: SUITE/<instance id>/, graded by SWE-bench's rules with the built-in runner of the row's repository (sympy, django, pytest)",
+    )
     .argument('<rows>', 'a JSON-lines file (or a JSON array) of SWE-bench rows')
     .requiredOption('--repos <dir>', 'local repositories, as DIR/<owner>__<name> (or .git)')
     .requiredOption(
@@ -281,6 +283,10 @@ export function buildProgram(
       '--install <command>',
       "[environment] install for every row (else an install.sh or install file beside each row's Dockerfile)",
     )
+    .option(
+      '--runner <name>',
+      "tests/run for every row: pytest, sympy, django, node, or FILE, a runner of your own (else the runner of the row's repository)",
+    )
     .option('--json', 'machine-readable output')
     .exitOverride()
     .action(
@@ -293,6 +299,7 @@ export function buildProgram(
           only?: string[];
           force?: boolean;
           install?: string;
+          runner?: string;
           json?: boolean;
         },
       ) =>

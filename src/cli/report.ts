@@ -24,12 +24,16 @@ import {
   instanceRows,
   isEmptyPatch,
   loadBatch,
+  readTestStatuses,
   reportObject,
   ROW_COLUMNS,
+  storedTestsStatus,
   summaryLines,
   swebenchSummary,
   type LoadedBatch,
+  type ReportRow,
 } from '../results/index.js';
+import { MAX_TEST_STATUS_JOBS, type JobStore } from '../queue/store.js';
 import type { CommandContext } from './context.js';
 
 export const REPORT_FORMATS = ['table', 'json', 'jsonl', 'csv', 'swebench'] as const;
@@ -148,33 +152,53 @@ async function writeChunks(path: string, chunks: Iterable<string>) {
 
 /**
  * One report.json per instance, as SWE-bench lays them out: DIR/<instance_id>/report.json.
- * None for an empty patch: SWE-bench never runs one, so it writes no report for it. Returns
- * how many it wrote.
+ * None for an empty patch: SWE-bench never runs one, so it writes no report for it. Each
+ * tests_status comes from the grade's stored per-test statuses, or is inferred from its
+ * verdict when it has none (a grade stored before they were kept). Returns how many it wrote,
+ * and how many of those were inferred.
  */
-async function writeInstanceReports(dir: string, loaded: LoadedBatch): Promise<number> {
+async function writeInstanceReports(
+  store: JobStore,
+  dir: string,
+  loaded: LoadedBatch,
+): Promise<{ written: number; inferred: number }> {
   // Only this form reads bundles: the others never load the oracle.
   const { loadBundle } = await import('../oracle/index.js');
   const declared = new Map<string, { existing: string[]; hidden: string[] }>();
-  let written = 0;
-  for (const [key, row] of instanceRows(loaded.rows)) {
-    if (isEmptyPatch(row)) continue;
-    let ids = row.bundle === null ? undefined : declared.get(row.bundle);
-    if (!ids && row.bundle !== null) {
+  const declaredOf = async (row: ReportRow) => {
+    if (row.bundle === null) return { existing: [], hidden: [] };
+    let ids = declared.get(row.bundle);
+    if (!ids) {
       const bundle = await loadBundle(row.bundle).catch(() => null);
       ids = { existing: bundle?.existingIds ?? [], hidden: bundle?.hiddenIds ?? [] };
       declared.set(row.bundle, ids);
     }
-    const report = instanceReport(row, ids ?? { existing: [], hidden: [] });
-    // instance ids are dataset names (owner__repo-123); keep a folder name safe whatever it is.
-    const folder = join(dir, key.replace(/[^A-Za-z0-9._-]/g, '_'));
-    await mkdir(folder, { recursive: true });
-    await writeFile(
-      join(folder, 'report.json'),
-      `${JSON.stringify({ [instanceKey(row)]: report }, null, 2)}\n`,
+    return ids;
+  };
+  let inferred = 0;
+  const rows = [...instanceRows(loaded.rows)].filter(([, row]) => !isEmptyPatch(row));
+  // A page at a time: a document can be megabytes, and a batch holds thousands.
+  for (let start = 0; start < rows.length; start += MAX_TEST_STATUS_JOBS) {
+    const page = rows.slice(start, start + MAX_TEST_STATUS_JOBS);
+    const stored = await readTestStatuses(
+      store,
+      page.flatMap(([, row]) => (row.gradeJobId === null ? [] : [row.gradeJobId])),
     );
-    written++;
+    for (const [key, row] of page) {
+      const ids = await declaredOf(row);
+      const tests = row.gradeJobId === null ? undefined : stored.get(row.gradeJobId);
+      if (tests === undefined || storedTestsStatus(tests, ids) === null) inferred++;
+      const report = instanceReport(row, ids, tests);
+      // instance ids are dataset names (owner__repo-123); keep a folder name safe whatever it is.
+      const folder = join(dir, key.replace(/[^A-Za-z0-9._-]/g, '_'));
+      await mkdir(folder, { recursive: true });
+      await writeFile(
+        join(folder, 'report.json'),
+        `${JSON.stringify({ [instanceKey(row)]: report }, null, 2)}\n`,
+      );
+    }
   }
-  return written;
+  return { written: rows.length, inferred };
 }
 
 export async function reportCommand(
@@ -241,10 +265,14 @@ export async function reportCommand(
         text = `${JSON.stringify(swebenchSummary(only.rows, suite), null, 2)}\n`;
         if (target?.kind === 'dir') {
           await mkdir(target.path, { recursive: true });
-          const reports = await writeInstanceReports(target.path, only);
+          const reports = await writeInstanceReports(store, target.path, only);
           await writeFile(join(target.path, 'summary.json'), text);
+          const inferred =
+            reports.inferred === 0
+              ? ''
+              : ` (${reports.inferred} with tests_status inferred from the verdict: no per-test statuses stored)`;
           context.io.out(
-            `wrote ${join(target.path, 'summary.json')} and ${reports} report.json files`,
+            `wrote ${join(target.path, 'summary.json')} and ${reports.written} report.json files${inferred}`,
           );
           return 0;
         }
@@ -284,7 +312,7 @@ async function againstCommand(
   const store = context.openStore();
   try {
     const batch = await loadBatch(store, batchIds[0] as string);
-    const text = parityText(await parityOf(batch, official), format, options.against);
+    const text = parityText(await parityOf(batch, official, store), format, options.against);
     if (target !== null) await writeFile(target.path, text);
     else context.io.out(text.replace(/\n$/, ''));
     return 0;

@@ -11,6 +11,13 @@ import type { CommandContext } from './context.js';
 import { sourceOfResult, sourceText } from './source.js';
 import { spendOf, spendText } from './spend.js';
 import { formatTable, verdictText } from './table.js';
+import {
+  expandTestStatuses,
+  readTestStatuses,
+  summariseTestStatuses,
+  testsSummaryLines,
+  type StoredTestStatuses,
+} from '../results/test-statuses.js';
 
 export interface StatusOptions {
   batch?: string;
@@ -34,6 +41,7 @@ type StatusStore = Pick<
   | 'finishedSince'
   | 'taskValidity'
   | 'listArtifacts'
+  | 'testStatuses'
   | 'close'
 >;
 
@@ -56,6 +64,7 @@ const NO_DATABASE: StatusStore = {
   finishedSince: () => Promise.resolve(0),
   taskValidity: () => Promise.resolve({ tasks: [], counts: { valid: 0, quarantined: 0 } }),
   listArtifacts: () => Promise.resolve([]),
+  testStatuses: () => Promise.resolve(new Map()),
   close: () => Promise.resolve(),
 };
 
@@ -193,8 +202,23 @@ export async function statusCommand(
       const jobs = await Promise.all(ids.slice(0, MAX_PAGE).map((id) => store.getJob(id)));
       const missing = ids.filter((_, i) => jobs[i] === undefined);
       const found = jobs.filter((j): j is Job => j !== undefined).map(jobSummary);
+      const stored = await readTestStatuses(
+        store,
+        found.filter((j) => j.kind === 'grade' || j.kind === 'baseline').map((j) => j.id),
+      );
       if (options.json) {
-        io.out(JSON.stringify({ jobs: found, missing }, null, 2));
+        // Every stored test in full; null for a job without (another kind, or stored before).
+        const withTests = found.map((j) => {
+          const doc = stored.get(j.id);
+          return {
+            ...j,
+            tests:
+              doc === undefined
+                ? null
+                : { summary: summariseTestStatuses(doc), tests: expandTestStatuses(doc) },
+          };
+        });
+        io.out(JSON.stringify({ jobs: withTests, missing }, null, 2));
       } else {
         if (found.length > 0)
           io.out(
@@ -220,6 +244,8 @@ export async function statusCommand(
             const hits = `${j.suspicious} ${j.suspicious === 1 ? 'hit' : 'hits'}`;
             io.out(`job ${j.id} suspicious: ${hits} of the screen (listed in its oracle log)`);
           }
+          const doc = stored.get(j.id);
+          if (doc !== undefined) for (const line of testsText(j.id, doc)) io.out(line);
         }
         for (const id of missing) io.err(`proctor: no job ${id}`);
       }
@@ -365,6 +391,22 @@ export async function statusCommand(
   } finally {
     await store.close();
   }
+}
+
+/**
+ * A job's per-test statuses for a terminal, bounded: the counts of each list, then the tests
+ * not passed (at most MAX_LISTED_TESTS; `--json` lists every test).
+ */
+function testsText(id: number, doc: StoredTestStatuses): string[] {
+  const summary = summariseTestStatuses(doc);
+  const lines = testsSummaryLines(summary).map((line) => `job ${id} tests ${line}`);
+  for (const t of summary.notPassed) {
+    const swebench = t.swebench === undefined ? '' : ` (SWE-bench ${t.swebench})`;
+    lines.push(`  ${t.list} ${t.outcome}${swebench}: ${t.id}`);
+  }
+  const more = summary.notPassedCount - summary.notPassed.length;
+  if (more > 0) lines.push(`  … and ${more} more not passed (--json lists every test)`);
+  return lines;
 }
 
 function rate(value: number | null): string {

@@ -34,7 +34,16 @@ import {
   writeBundleFiles,
   type TaskToml,
 } from './write.js';
-import { BUILTIN_RUNNERS, isBuiltinRunner, writeRunner } from '../runners/index.js';
+import { isBuiltinRunner, writeRunner } from '../runners/index.js';
+
+/**
+ * The built-in runners derive runs over a scope of paths. The sympy dialect runs a row's
+ * listed tests the way SWE-bench's harness does, not a whole scope; the django runner runs
+ * a LIST line naming a file or folder under tests/ as a label and reports every test in it.
+ */
+const DERIVE_RUNNERS = ['pytest', 'node', 'django'] as const;
+const isDeriveRunner = (name: string): name is (typeof DERIVE_RUNNERS)[number] =>
+  (DERIVE_RUNNERS as readonly string[]).includes(name);
 
 export interface DeriveOptions {
   repo: string;
@@ -156,11 +165,17 @@ async function checkInputs(options: DeriveOptions, note: (line: string) => void)
   if (existsSync(options.out))
     throw new ProctorError('USAGE', `--out ${options.out}: already exists`);
   checkOutParent('--out', options.out);
+  if (isBuiltinRunner(options.runner) && !isDeriveRunner(options.runner)) {
+    throw new ProctorError(
+      'USAGE',
+      `--runner ${options.runner}: derive runs ${DERIVE_RUNNERS.join(', ')}, or a file; the ${options.runner} runner is for imported SWE-bench rows`,
+    );
+  }
   if (!isBuiltinRunner(options.runner)) {
     if (!existsSync(options.runner) || !statSync(options.runner).isFile()) {
       throw new ProctorError(
         'USAGE',
-        `--runner ${options.runner}: not ${BUILTIN_RUNNERS.join(', ')}, or a file`,
+        `--runner ${options.runner}: not ${DERIVE_RUNNERS.join(', ')}, or a file`,
       );
     }
   }
@@ -196,7 +211,7 @@ export async function derive(options: DeriveOptions, deps: DeriveDeps): Promise<
   if (!/^[a-z0-9][a-z0-9._-]{0,127}$/.test(id)) {
     throw new ProctorError('USAGE', `--id ${id}: must match [a-z0-9][a-z0-9._-]{0,127}`);
   }
-  const ecosystem: Ecosystem = isBuiltinRunner(options.runner) ? options.runner : 'file';
+  const ecosystem: Ecosystem = isDeriveRunner(options.runner) ? options.runner : 'file';
   const testGlobs = options.tests ?? [...DEFAULT_TEST_GLOBS[ecosystem]];
   const excludeGlobs = options.exclude ?? [...DEFAULT_EXCLUDE_GLOBS];
 

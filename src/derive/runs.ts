@@ -117,6 +117,8 @@ export async function runStates(input: RunStatesInput): Promise<RunStatesResult>
           onReport: (phase, tests) => {
             seen[phase] = tests;
           },
+          // derive lists files, not IDs: a run that never began must say why, not list errors.
+          unstartedIsInvalid: true,
           ...(input.signal ? { signal: input.signal } : {}),
         });
       } finally {

@@ -65,6 +65,8 @@ export interface TaskToml {
   install?: string;
   /** [grading] rules: `swebench` for imported SWE-bench rows; Proctor's own when absent. */
   rules?: 'swebench';
+  /** [tests] env: variables the runner gets on top of Proctor's own (none when empty). */
+  testsEnv?: Record<string, string>;
   limits?: Record<string, number>;
   /** [source]: where the task came from (informational). */
   source?: Record<string, string>;
@@ -81,6 +83,9 @@ export function taskTomlText(task: TaskToml): string {
       ...(task.install !== undefined ? { install: task.install } : {}),
     },
     grading: { deny: task.deny, ...(task.rules !== undefined ? { rules: task.rules } : {}) },
+    ...(task.testsEnv && Object.keys(task.testsEnv).length > 0
+      ? { tests: { env: task.testsEnv } }
+      : {}),
     ...(task.limits && Object.keys(task.limits).length > 0 ? { limits: task.limits } : {}),
     ...(task.source ? { source: task.source } : {}),
   };

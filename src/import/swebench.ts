@@ -2,20 +2,32 @@
 // environment/ = the build context (the first of DIR/<owner>__<name>/<version>/,
 // DIR/<owner>__<name>/ and DIR that holds a Dockerfile; findEnvironment) plus a one-commit
 // snapshot of base_commit at /testbed (as derive makes it);
-// tests/run = the built-in pytest runner; hidden.patch = test_patch; gold.patch = patch;
+// tests/run = the built-in runner of the repository's dialect (dialects.ts: sympy, django,
+// pytest), or --runner's for every row; hidden.patch = test_patch; gold.patch = patch;
 // hidden.txt = FAIL_TO_PASS; existing.txt = PASS_TO_PASS; description.md = problem_statement;
-// [source] keeps where it came from; [environment] install = --install, else the text of an
-// install.sh or install file beside the Dockerfile (not copied into environment/). Nothing runs here: `proctor baseline SUITE --gold --wait`
-// then tells which tasks are sound on this machine.
+// [grading] rules = "swebench", and deny = the test patch's files and the dialect's test
+// machinery; [tests] env = the dialect's; [source] keeps where it came from;
+// [environment] install = --install, else the text of an install.sh or install file beside
+// the Dockerfile (not copied into environment/). Nothing runs here: `proctor baseline SUITE
+// --gold --wait` then tells which tasks are sound on this machine.
 //
 // A row that cannot become a bundle (malformed, colliding id, missing repository, commit or
 // Dockerfile) is listed with its reason and skipped; the others are written, each atomically.
 // A bundle already there is left alone when it matches what would be written (the snapshot's
 // bytes aside: base_commit pins its content) and rewritten only with `force`.
-import { existsSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { describeError, isProctorError, ProctorError } from '../errors.js';
-import { pathsTouchedBy } from '../oracle/index.js';
+import { pathsTouchedBy, runnerRunsPytest } from '../oracle/index.js';
 import { resolveCommit } from '../derive/git.js';
 import { SNAPSHOT_FILE, writeEnvironment } from '../derive/snapshot.js';
 import {
@@ -26,7 +38,14 @@ import {
   writeBundleFiles,
   type TaskToml,
 } from '../derive/write.js';
-import { writeRunner } from '../runners/index.js';
+import {
+  BUILTIN_RUNNERS,
+  isBuiltinRunner,
+  RUNNER_FILE,
+  writeRunner,
+  type BuiltinRunner,
+} from '../runners/index.js';
+import { dialectOf, DIALECT_RULES, isDialect, noDialectReason } from './dialects.js';
 import { bundleId, readRows, type SwebenchRow } from './rows.js';
 
 export const SWEBENCH_WORKDIR = '/testbed';
@@ -41,7 +60,12 @@ export interface ImportOptions {
   force?: boolean;
   /** [environment] install for every row; else each environment folder's install(.sh) file. */
   install?: string;
+  /** A built-in runner's name or the path of the user's own, for every row; else the table. */
+  runner?: string;
 }
+
+/** The runner of every row, from --runner: a built-in one, or the bytes of the user's file. */
+type RunnerChoice = { builtin: BuiltinRunner } | { file: string; bytes: Buffer };
 
 export type RowOutcome =
   | {
@@ -49,6 +73,8 @@ export type RowOutcome =
       instanceId?: string;
       id: string;
       status: 'written' | 'rewritten' | 'unchanged';
+      /** The built-in runner's name, or the --runner FILE copied as tests/run. */
+      runner: string;
       /** The environment folder the bundle's build context came from. */
       environment: string;
     }
@@ -151,13 +177,70 @@ export function findEnvironment(
 const safeName = (name: string) =>
   name !== '' && name !== '.' && name !== '..' && !/[/\\\0]/.test(name);
 
+/**
+ * Refuses, as a usage error, a --runner that is neither a built-in runner nor a non-empty
+ * regular file; reads the file once, so that every row gets the same bytes.
+ */
+function chooseRunner(value: string | undefined): RunnerChoice | undefined {
+  if (value === undefined) return undefined;
+  if (isBuiltinRunner(value)) return { builtin: value };
+  const stat = statSync(value, { throwIfNoEntry: false });
+  if (stat === undefined) {
+    // A bare word is a mistyped runner name more often than a missing file in this folder.
+    if (!/[/.]/.test(value)) {
+      throw new ProctorError(
+        'USAGE',
+        `--runner ${value}: not a built-in runner (${BUILTIN_RUNNERS.join(', ')}) nor a file; pass one of them, or FILE, a runner of your own`,
+      );
+    }
+    throw new ProctorError('USAGE', `--runner ${value}: no such file`);
+  }
+  if (!stat.isFile()) throw new ProctorError('USAGE', `--runner ${value}: not a regular file`);
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(value);
+  } catch (error) {
+    throw new ProctorError('USAGE', `--runner ${value}: cannot be read (${describeError(error)})`);
+  }
+  if (bytes.length === 0) {
+    throw new ProctorError('USAGE', `--runner ${value}: is empty; a runner is a program`);
+  }
+  return { file: value, bytes };
+}
+
+const runnerLabel = (runner: RunnerChoice) => ('builtin' in runner ? runner.builtin : runner.file);
+
+/** Writes `runner` as tests/run into `testsDir`, executable. */
+async function putRunner(runner: RunnerChoice, testsDir: string): Promise<void> {
+  if ('builtin' in runner) {
+    await writeRunner(runner.builtin, testsDir);
+    return;
+  }
+  const target = join(testsDir, RUNNER_FILE);
+  writeFileSync(target, runner.bytes);
+  chmodSync(target, 0o755);
+}
+
 async function importRow(
   row: SwebenchRow,
   id: string,
   options: ImportOptions,
+  choice: RunnerChoice | undefined,
 ): Promise<
-  { status: 'written' | 'rewritten' | 'unchanged'; environment: string } | { reasons: string[] }
+  | { status: 'written' | 'rewritten' | 'unchanged'; runner: string; environment: string }
+  | { reasons: string[] }
 > {
+  const dialect = dialectOf(row.repo);
+  const runner = choice ?? (dialect !== undefined ? { builtin: dialect } : undefined);
+  if (runner === undefined) {
+    let paths: string[] = [];
+    try {
+      paths = pathsTouchedBy(Buffer.from(row.testPatch));
+    } catch {
+      // Not a diff: the reason then names no file, and the runner the user must bring.
+    }
+    return { reasons: [noDialectReason(row.repo, paths)] };
+  }
   const repo = findRepo(options.repos, row.repo);
   if (repo === undefined) {
     const name = repoFolder(row.repo);
@@ -193,6 +276,7 @@ async function importRow(
   }
   if (reasons.length > 0) return { reasons };
 
+  const label = runnerLabel(runner);
   const target = join(options.out, id);
   const staging = stagingDir(target);
   try {
@@ -219,14 +303,34 @@ async function importRow(
       ...(row.hintsText !== undefined ? { hints_text: row.hintsText } : {}),
       ...(row.createdAt !== undefined ? { created_at: row.createdAt } : {}),
     };
+    const testsDir = join(staging, 'tests');
+    mkdirSync(testsDir, { recursive: true });
+    await putRunner(runner, testsDir);
+    // The test machinery of the repository's dialect and of the runner's (the same unless
+    // --runner chose another), and conftest.py for any runner that runs pytest, as derive
+    // and validate judge it.
+    const dialects = [
+      ...new Set([
+        ...(dialect !== undefined ? [dialect] : []),
+        ...('builtin' in runner && isDialect(runner.builtin) ? [runner.builtin] : []),
+      ]),
+    ];
+    const machinery = dialects.flatMap((d) => DIALECT_RULES[d].deny);
+    if (await runnerRunsPytest(join(testsDir, RUNNER_FILE))) machinery.push('**/conftest.py');
+    const testsEnv = Object.assign({}, ...dialects.map((d) => DIALECT_RULES[d].env)) as Record<
+      string,
+      string
+    >;
     const task: TaskToml = {
       id,
       workdir: SWEBENCH_WORKDIR,
       baseCommit: snapshot.commit,
       // The test patch's own files, exactly: broad globs would also drop source folders
       // that some projects name test/ or testing/ (django/test/, sympy/testing/).
-      deny: [...hiddenPaths, '**/conftest.py'],
+      deny: [...new Set([...hiddenPaths, ...machinery])],
       ...(install !== undefined ? { install } : {}),
+      rules: 'swebench',
+      testsEnv,
       limits: limitsFor(gold, goldFiles),
       source,
     };
@@ -238,21 +342,20 @@ async function importRow(
       existing: [...new Set(row.passToPass)],
       hidden: [...new Set(row.failToPass)],
     });
-    await writeRunner('pytest', join(staging, 'tests'));
     if (existsSync(target)) {
       if (sameBundle(staging, target)) {
         rmSync(staging, { recursive: true, force: true });
-        return { status: 'unchanged', environment: context };
+        return { status: 'unchanged', runner: label, environment: context };
       }
       if (!options.force) {
         rmSync(staging, { recursive: true, force: true });
         return { reasons: [`${target} exists and differs; --force rewrites it`] };
       }
       await commitBundle(staging, target, true);
-      return { status: 'rewritten', environment: context };
+      return { status: 'rewritten', runner: label, environment: context };
     }
     await commitBundle(staging, target);
-    return { status: 'written', environment: context };
+    return { status: 'written', runner: label, environment: context };
   } catch (error) {
     rmSync(staging, { recursive: true, force: true });
     if (isProctorError(error, 'BUNDLE_INVALID') || isProctorError(error, 'USAGE')) {
@@ -284,6 +387,7 @@ export async function importSwebench(
   ) {
     throw new ProctorError('USAGE', '--install: must be a shell command, not empty');
   }
+  const runner = chooseRunner(options.runner);
   const rows = await readRows(options.rows);
   const only = options.only === undefined ? undefined : new Set(options.only);
   const present = new Set(rows.flatMap((r) => (r.ok ? [r.value.instanceId] : [])));
@@ -330,9 +434,9 @@ export async function importSwebench(
       );
       continue;
     }
-    const done = await importRow(r.value, id, options);
+    const done = await importRow(r.value, id, options, runner);
     if ('reasons' in done) skip(done.reasons);
-    else emit({ row: r.row, instanceId, id, status: done.status, environment: done.environment });
+    else emit({ row: r.row, instanceId, id, ...done });
   }
   return { outcomes, unknownOnly };
 }

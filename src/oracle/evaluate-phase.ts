@@ -25,7 +25,7 @@ import {
   type SentinelRequest,
 } from './protocol.js';
 import { DEFAULT_REPORT_LIMITS, excerpt, parseReport, type TestStatus } from './report.js';
-import { checkPhase, type PhaseName, type PhaseOutcome } from './verdict.js';
+import { causeExcerpt, checkPhase, type PhaseName, type PhaseOutcome } from './verdict.js';
 
 export interface CommandRecord {
   exitCode: number | null;
@@ -38,8 +38,11 @@ export interface CommandRecord {
   truncated: boolean;
 }
 
+/** A runner run: one of Proctor's two phases, or `tests`, SWE-bench's rules' one run. */
+export type RunName = PhaseName | 'tests';
+
 export interface PhaseRecord {
-  name: PhaseName;
+  name: RunName;
   /** The runner: its exit status and output are logged, never graded. */
   run: CommandRecord;
   oomKilled: boolean;
@@ -51,6 +54,8 @@ export interface PhaseRecord {
     /** Reported IDs that were not declared (logged and ignored), first 50. */
     undeclared: string[];
     undeclaredCount: number;
+    /** The report's `cause`, when it gave one (quoted in the oracle log). */
+    cause?: string;
   };
   /** For a protocol-2 runner: its collector's run, and what the integrity checks found. */
   integrity?: {
@@ -112,7 +117,7 @@ export interface PhaseExecOptions {
 }
 
 export interface Protocol {
-  phases: Record<PhaseName, { dir: string; request: SentinelRequest }>;
+  phases: Partial<Record<RunName, { dir: string; request: SentinelRequest }>>;
   collector: Promise<ExecResult | Error>;
 }
 
@@ -136,12 +141,21 @@ export interface PhaseContext {
   signal?: AbortSignal;
   evaluation: { phaseRecords: PhaseRecord[] };
   onReport?: (phase: PhaseName, tests: ReadonlyMap<string, TestStatus>) => void;
+  /** See EvaluateInput.unstartedIsInvalid. */
+  unstartedIsInvalid?: boolean;
 }
 
+/**
+ * One runner run on the ID list `list` (an asset's name), checked against `declared` (by
+ * default the bundle's list of that name; the `tests` run gives both).
+ */
 export async function runPhase(
   phase: PhaseContext,
-  name: PhaseName,
+  name: RunName,
   list: string,
+  declared: readonly string[] = name === 'existing'
+    ? phase.bundle.existingIds
+    : phase.bundle.hiddenIds,
 ): Promise<PhaseOutcome> {
   const { docker, bundle, containerId: id, exec, timed, signal, evaluation } = phase;
   const { limits } = bundle;
@@ -204,7 +218,6 @@ export async function runPhase(
     };
   }
   evaluation.phaseRecords.push(record);
-  const declared = name === 'existing' ? bundle.existingIds : bundle.hiddenIds;
   const outcome: PhaseOutcome = {
     timedOut: run.timedOut,
     oom: run.oomKilled,
@@ -221,6 +234,10 @@ export async function runPhase(
     outcome.reportError =
       lastLines(collected.stderr.replace(/^proctor-report-size \d+\n?/m, '')) ||
       `reading the report failed (exit ${String(collected.exitCode)})`;
+    // No report at all: the runner's own last words are all there is to say why (an import
+    // error in a conftest before its first test, a runner that could not start).
+    const last = collected.exitCode === 4 ? lastLines(run.stderr) || lastLines(run.stdout) : '';
+    if (last !== '') outcome.reportError += `; the runner's last lines: ${last}`;
   } else {
     try {
       const bytes = Buffer.from(collected.stdout, 'base64');
@@ -230,7 +247,9 @@ export async function runPhase(
           `read ${bytes.length} of the report's ${size} bytes`,
         );
       }
-      const parsed = parseReport(bytes);
+      let parsed = parseReport(bytes);
+      // Logged even when the report cannot be used (a session that never started).
+      if (parsed.cause !== undefined) record.report.cause = parsed.cause;
       if (request !== null && record.integrity) {
         const integrity = readIntegrity(parsed.integrity);
         const checked = checkIntegrity(integrity, request);
@@ -240,18 +259,46 @@ export async function runPhase(
         }));
         record.integrity.tampered = checked.tampered;
         outcome.tampered = checked.tampered;
-        if (checked.invalid !== null) {
-          const cause = lastLines(run.stderr) || lastLines(run.stdout);
-          throw new ProctorError(
-            'REPORT_INVALID',
-            cause ? `${checked.invalid}; the runner's last lines: ${cause}` : checked.invalid,
-          );
+        if (
+          checked.invalid !== null &&
+          checked.tampered === null &&
+          integrity?.started === false &&
+          !phase.unstartedIsInvalid
+        ) {
+          // The test process stopped before its session began (an import error in a
+          // conftest, a module missing): no test ran, so every declared test is an error,
+          // whatever the stream said (nothing in it can make a pass), and the report's cause
+          // says why. SWE-bench's parser records nothing from such a log: ABSENT.
+          parsed = {
+            ...parsed,
+            tests: new Map(declared.map((id) => [id, 'error' as const])),
+            swebench: new Map(declared.map((id) => [id, 'ABSENT' as const])),
+            problems: [
+              ...parsed.problems,
+              `the test process never began its session: every declared test is an error`,
+            ],
+          };
+        } else if (checked.invalid !== null) {
+          // The report's own cause (the first lines of the error that stopped the tests) says
+          // more than the runner's last lines, when it gives one.
+          const last = lastLines(run.stderr) || lastLines(run.stdout);
+          const why =
+            parsed.cause !== undefined && parsed.cause.trim() !== ''
+              ? `; the runner says: ${causeExcerpt(parsed.cause)}`
+              : last
+                ? `; the runner's last lines: ${last}`
+                : '';
+          throw new ProctorError('REPORT_INVALID', `${checked.invalid}${why}`);
         }
       }
-      phase.onReport?.(name, parsed.tests);
+      // The `tests` run is the state after the hidden patch: what derive calls `hidden`.
+      phase.onReport?.(name === 'tests' ? 'hidden' : name, parsed.tests);
       record.report.format = parsed.format;
       record.report.problems = parsed.problems;
+      outcome.report = { tests: parsed.tests, swebench: parsed.swebench };
+      if (parsed.cause !== undefined) outcome.cause = parsed.cause;
       outcome.check = checkPhase(declared, parsed.tests);
+      outcome.report = { tests: parsed.tests, swebench: parsed.swebench };
       record.report.undeclared = outcome.check.undeclared.slice(0, 50);
       record.report.undeclaredCount = outcome.check.undeclared.length;
     } catch (error) {
@@ -267,7 +314,7 @@ function requestBytes(requests: readonly SentinelRequest[]): Buffer {
 }
 
 /** A fresh output folder for a phase (random name: nothing can have made it before). */
-function phaseDir(name: PhaseName): string {
+function phaseDir(name: RunName): string {
   return `${EVALUATOR_PATHS.out}/${name}-${randomBytes(8).toString('hex')}`;
 }
 
@@ -294,16 +341,20 @@ export function startCollector(
   exec: PhaseContext['exec'],
   user: string,
   testSeconds: number,
-  lists: Record<PhaseName, string>,
+  lists: Partial<Record<RunName, string>>,
 ): Protocol {
   const config = `${EVALUATOR_PATHS.out}/base-config-${randomBytes(8).toString('hex')}`;
-  const names: PhaseName[] = ['existing', 'hidden'];
-  const phases = Object.fromEntries(
-    names.map((name) => [
-      name,
-      { dir: phaseDir(name), request: sentinelRequest(config, name === 'existing') },
-    ]),
-  ) as Protocol['phases'];
+  const names = (['existing', 'hidden', 'tests'] as const).filter((n) => lists[n] !== undefined);
+  const planned = names.map((name, index) => ({
+    name,
+    list: lists[name] ?? '',
+    dir: phaseDir(name),
+    // The first run's collector saves the base commit's test configuration.
+    request: sentinelRequest(config, index === 0),
+  }));
+  const phases: Protocol['phases'] = Object.fromEntries(
+    planned.map((p) => [p.name, { dir: p.dir, request: p.request }]),
+  );
   const collector = exec(
     [
       'sh',
@@ -311,13 +362,13 @@ export function startCollector(
       COLLECTOR_SCRIPT,
       'proctor-collector',
       asset(ASSET.runner),
-      ...names.flatMap((name) => [asset(lists[name]), phases[name].dir]),
+      ...planned.flatMap((p) => [asset(p.list), p.dir]),
     ],
     // Both phases, the hidden tests' apply and the collects, with room to spare: the
     // container's removal ends it in any case.
     (2 * testSeconds + 600) * 1000,
     16 * 1024,
-    { user, stdin: requestBytes(names.map((name) => phases[name].request)) },
+    { user, stdin: requestBytes(planned.map((p) => p.request)) },
   ).catch((error: unknown) => (error instanceof Error ? error : new Error(String(error))));
   return { phases, collector };
 }

@@ -24,6 +24,8 @@ export const ASSET = {
   runner: 'run',
   existing: 'existing.txt',
   hidden: 'hidden.txt',
+  /** Under SWE-bench's rules: hidden.txt then existing.txt, each ID once, for the one run. */
+  tests: 'tests.txt',
   hiddenPatch: 'hidden.patch',
   candidate: 'candidate.diff',
 } as const;

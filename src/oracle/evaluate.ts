@@ -26,6 +26,12 @@
 //
 // The verdict comes from the reports alone (decideGrade); the runner's exit status and prose
 // are only logged.
+//
+// A task with `[grading] rules = "swebench"` runs as SWE-bench's harness does instead
+// (evaluate-swebench.ts): after the candidate, the hidden test patch, then ONE run of the
+// runner on hidden.txt and existing.txt together (the tests.txt asset), graded by SWE-bench's
+// rules (swebench-verdict.ts). Everything else (the diff filter, the workspace, the collector
+// and its sentinels, collect, cleanup) is the same.
 import { readFile } from 'node:fs/promises';
 import { stepTimer } from '../clock.js';
 import { describeError } from '../errors.js';
@@ -65,7 +71,9 @@ import {
   asset,
 } from './evaluate-scripts.js';
 import { runnerProtocol } from './protocol.js';
+import { runSwebenchTests, swebenchList } from './evaluate-swebench.js';
 import type { TestStatus } from './report.js';
+import { declaredTests, type DeclaredTests } from './test-statuses.js';
 import {
   decideGrade,
   failVerdict,
@@ -97,6 +105,13 @@ export interface EvaluateInput {
   signal?: AbortSignal;
   /** Every test of each phase's report, declared or not (derive reads IDs from them). */
   onReport?: (phase: PhaseName, tests: ReadonlyMap<string, TestStatus>) => void;
+  /**
+   * A protocol-2 test process that never opened its session (an import error in a conftest):
+   * false (grades, baselines) counts every declared test `error`, with the report's cause;
+   * true (derive, which lists files, not IDs, and must say why nothing ran) keeps the report
+   * unusable (REPORT_INVALID).
+   */
+  unstartedIsInvalid?: boolean;
   /** The process's workspace templates (shared, LRU-bounded); default one of this run's own. */
   templates?: TemplateStore;
   /**
@@ -121,6 +136,11 @@ export interface Evaluation {
   workspace?: { medium: WorkspaceMedium; treeMb?: number };
   /** Set when removing the container or a volume failed (the job's cleanup retries). */
   cleanupError?: string;
+  /**
+   * Each declared ID's list, outcome and SWE-bench status, from the phases decideGrade saw;
+   * both lists `not_run` when the evaluation ended before any phase.
+   */
+  tests: DeclaredTests;
 }
 
 export async function evaluate(docker: DockerClient, input: EvaluateInput): Promise<Evaluation> {
@@ -143,7 +163,10 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
     hiddenApply: null,
     phaseRecords: [],
     timings,
+    tests: declaredTests(bundle, null),
   };
+  const swebench = bundle.grading.rules === 'swebench';
+  const testsList = swebench ? swebenchList(bundle) : null;
 
   let patch: Buffer | null = null;
   if (input.candidate !== null) {
@@ -187,6 +210,7 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
           { name: ASSET.existing, bytes: existingList },
           { name: ASSET.hidden, bytes: hiddenList },
           { name: ASSET.hiddenPatch, bytes: hiddenPatch },
+          ...(testsList === null ? [] : [{ name: ASSET.tests, bytes: testsList }]),
           ...(patch !== null && patch.length > 0 ? [{ name: ASSET.candidate, bytes: patch }] : []),
         ],
       },
@@ -231,10 +255,12 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
     const idle = idleUid(sandbox.uid);
     const protocol =
       runnerProtocol(runner) === 2
-        ? startCollector(exec, `${idle}:${idle}`, limits.testSeconds, {
-            existing: ASSET.existing,
-            hidden: ASSET.hidden,
-          })
+        ? startCollector(
+            exec,
+            `${idle}:${idle}`,
+            limits.testSeconds,
+            swebench ? { tests: ASSET.tests } : { existing: ASSET.existing, hidden: ASSET.hidden },
+          )
         : undefined;
 
     if (patch !== null && patch.length > 0) {
@@ -263,8 +289,19 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
       evaluation,
       ...(signal ? { signal } : {}),
       ...(input.onReport ? { onReport: input.onReport } : {}),
+      ...(input.unstartedIsInvalid ? { unstartedIsInvalid: true } : {}),
       ...(protocol ? { protocol } : {}),
     };
+    if (swebench) {
+      const ran = await runSwebenchTests(phase, {
+        hiddenPatch,
+        baseline: input.candidate === null,
+      });
+      evaluation.hiddenApply = ran.hiddenApply;
+      evaluation.phases = ran.phases;
+      evaluation.verdict = ran.verdict;
+      return evaluation;
+    }
     const existing = await runPhase(phase, 'existing', ASSET.existing);
     const phases: GradePhases = { existing };
     evaluation.phases = phases;
@@ -314,6 +351,8 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
           evaluation.cleanupError = describeError(failed.reason);
         }
       });
+    // The one place per-test statuses are read from the checked phases, whichever way it ended.
+    evaluation.tests = declaredTests(bundle, evaluation.phases);
     // Steps overlap (the workspace and the assets are made at once): `total` is the wall time.
     timings['total'] = Date.now() - startedAt;
   }

@@ -14,7 +14,7 @@ export type { ChangeKind, FileChange } from './diff-parse.js';
 export { MAX_SCREEN_HITS, SCREEN_RULES, screenDiff } from './screen.js';
 export type { ScreenHit, ScreenResult, ScreenRule } from './screen.js';
 export { parseReport, TEST_STATUSES } from './report.js';
-export type { ParsedReport, ReportLimits, TestStatus } from './report.js';
+export type { ParsedReport, ReportLimits, SwebenchStatus, TestStatus } from './report.js';
 export {
   REASONS,
   checkPhase,
@@ -26,7 +26,15 @@ export {
   passVerdict,
   testsHash,
 } from './verdict.js';
-export type { GradePhases, PhaseCheck, PhaseOutcome, Reason, Verdict } from './verdict.js';
+export type {
+  GradePhases,
+  PhaseCheck,
+  PhaseOutcome,
+  Reason,
+  TestOutcome,
+  Verdict,
+} from './verdict.js';
+export { decideSwebenchBaseline, decideSwebenchGrade } from './swebench-verdict.js';
 export { checkStatic, problemsOf } from './validate.js';
 export {
   deniesConftest,
@@ -58,4 +66,6 @@ export type {
   CandidateRecord,
 } from './evaluate.js';
 export { renderOracleLog, screenLines } from './oracle-log.js';
+export { declaredTests, TEST_LISTS } from './test-statuses.js';
+export type { DeclaredTest, DeclaredTests, ListState, TestList } from './test-statuses.js';
 export type { OracleLogInput } from './oracle-log.js';

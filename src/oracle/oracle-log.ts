@@ -64,7 +64,7 @@ function evaluationLines(title: string, evaluation: Evaluation): string[] {
   }
   if (evaluation.apply) command(lines, 'git apply (candidate)', evaluation.apply);
   for (const phase of evaluation.phaseRecords) {
-    if (phase.name === 'hidden' && evaluation.hiddenApply) {
+    if ((phase.name === 'hidden' || phase.name === 'tests') && evaluation.hiddenApply) {
       command(lines, 'git apply (hidden tests)', evaluation.hiddenApply);
     }
     lines.push(`-- ${phase.name} phase --`);
@@ -77,6 +77,7 @@ function evaluationLines(title: string, evaluation: Evaluation): string[] {
         : `  report: unusable: ${report.error}`,
     );
     for (const problem of report.problems) lines.push(`  report note: ${problem}`);
+    if (report.cause !== undefined) lines.push(...causeLines(report.cause));
     if (report.undeclaredCount > 0) {
       lines.push(
         `  ${report.undeclaredCount} reported IDs were not declared (ignored): ${report.undeclared.join(', ')}${report.undeclaredCount > report.undeclared.length ? ', …' : ''}`,
@@ -99,7 +100,7 @@ function evaluationLines(title: string, evaluation: Evaluation): string[] {
   }
   if (
     evaluation.hiddenApply &&
-    !evaluation.phaseRecords.some((p) => p.name === 'hidden') &&
+    !evaluation.phaseRecords.some((p) => p.name === 'hidden' || p.name === 'tests') &&
     evaluation.hiddenApply.exitCode !== 0
   ) {
     command(lines, 'git apply (hidden tests)', evaluation.hiddenApply);
@@ -120,6 +121,21 @@ function evaluationLines(title: string, evaluation: Evaluation): string[] {
   lines.push(
     `result: ${evaluation.verdict.verdict} (${evaluation.verdict.reason}) — ${evaluation.verdict.detail}`,
   );
+  return lines;
+}
+
+/** Lines of a report's `cause` the log quotes; the rest are counted. */
+const CAUSE_LOG_LINES = 20;
+
+/** A report's `cause` (the runner's account of why its tests are errors), its first lines. */
+function causeLines(cause: string): string[] {
+  const all = cause.replace(/\n$/, '').split('\n');
+  const lines = [
+    '  report cause (the runner says):',
+    ...all.slice(0, CAUSE_LOG_LINES).map((l) => `  | ${l}`),
+  ];
+  if (all.length > CAUSE_LOG_LINES)
+    lines.push(`  | … and ${all.length - CAUSE_LOG_LINES} more lines`);
   return lines;
 }
 

@@ -77,6 +77,11 @@ export const integritySchema = z
   .object({
     protocol: z.literal(2),
     complete: z.boolean(),
+    /**
+     * Whether the test process opened its session at all (false: it stopped before, as for an
+     * import error in a conftest); informational, absent from older runners.
+     */
+    started: z.boolean().optional(),
     problems: z.array(z.string().max(1000)).max(100),
     tampered: z.array(z.string().max(1000)).max(1000),
     sentinels: z

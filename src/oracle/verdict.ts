@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { ProctorError } from '../errors.js';
 import { describeMissing } from './missing-ids.js';
-import { excerpt, type TestStatus } from './report.js';
+import { excerpt, type SwebenchStatus, type TestStatus } from './report.js';
 
 /** Stable reason codes, stored with every verdict; never renamed, only added to. */
 export const REASONS = [
@@ -187,26 +187,64 @@ export interface PhaseOutcome {
   tampered?: string | null;
   /** checkPhase of the parsed report against the declared IDs; null without a usable report. */
   check: PhaseCheck | null;
+  /**
+   * The usable report's statuses, every ID of it (declared or not), and the `swebench` ones
+   * its entries gave: what SWE-bench's rules read (swebench-rules.ts) and what each declared
+   * ID's result records. Absent without a usable report.
+   */
+  report?: {
+    tests: ReadonlyMap<string, TestStatus>;
+    swebench: ReadonlyMap<string, SwebenchStatus>;
+  };
+  /** The report's `cause` (the runner's account of why its tests are errors), if any. */
+  cause?: string;
 }
 
 export interface GradePhases {
   existing: PhaseOutcome;
   /** Absent when the oracle did not run the hidden tests (say, after the existing suite timed out). */
   hidden?: PhaseOutcome;
+  /**
+   * Under SWE-bench's rules, the one run of both lists after the hidden patch; `existing` and
+   * `hidden` are then views of it, the same run with each list's own check.
+   */
+  tests?: PhaseOutcome;
 }
 
-type Failure = { reason: Exclude<Reason, 'PASS'>; detail: string };
-type Rule = (name: PhaseName, phase: PhaseOutcome) => Failure | null;
+export type Failure = { reason: Exclude<Reason, 'PASS'>; detail: string };
+type Rule = (name: PhaseName | 'tests', phase: PhaseOutcome) => Failure | null;
 
 const MAX_LISTED_IDS = 5;
+/** Lines of a report's `cause` quoted in a verdict's detail (one line, through excerpt). */
+const CAUSE_LINES = 3;
 
-function listIds(ids: readonly string[]): string {
+/** The first lines of a report's `cause`, on one bounded line. */
+export function causeExcerpt(cause: string): string {
+  const lines = cause
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '');
+  return excerpt(lines.slice(0, CAUSE_LINES).join(' | '));
+}
+
+/**
+ * `; the runner says: …` when some declared tests of the phase are errors or missing and its
+ * report gives a cause (an import error that stopped them all, say), else nothing.
+ */
+export function causeNote(phase: PhaseOutcome): string {
+  const check = phase.check;
+  if (phase.cause === undefined || phase.cause.trim() === '' || check === null) return '';
+  const erred = check.missing.length > 0 || check.notPassed.some((t) => t.status === 'error');
+  return erred ? `; the runner says: ${causeExcerpt(phase.cause)}` : '';
+}
+
+export function listIds(ids: readonly string[]): string {
   const shown = ids.slice(0, MAX_LISTED_IDS).map((id) => excerpt(id));
   const more = ids.length - shown.length;
   return more > 0 ? `${shown.join(', ')}, … and ${more} more` : shown.join(', ');
 }
 
-function plural(n: number, word: string): string {
+export function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
 
@@ -216,8 +254,9 @@ function plural(n: number, word: string): string {
 // unusable report comes before its contents; a declared test that never reported (renamed,
 // deleted, collection broke) before tests that ran and failed.
 //
-// TAMPERED comes first: a forged run's timing, memory and report say nothing true.
-const RULES: readonly Rule[] = [
+// TAMPERED comes first: a forged run's timing, memory and report say nothing true. The first
+// four rules are about the run, the last two about the declared IDs in its report.
+const RUN_RULES: readonly Rule[] = [
   (name, p) =>
     p.tampered !== undefined && p.tampered !== null
       ? { reason: 'TAMPERED', detail: `${name} phase: ${p.tampered}` }
@@ -235,21 +274,26 @@ const RULES: readonly Rule[] = [
     }
     return null;
   },
+];
+
+const LIST_RULES: readonly Rule[] = [
   (name, p) =>
     p.check !== null && p.check.missing.length > 0
       ? {
           reason: 'TESTS_MISSING',
-          detail: `${name} phase: ${plural(p.check.missing.length, 'declared test')} missing from the report: ${listIds(p.check.missing)}`,
+          detail: `${name} phase: ${plural(p.check.missing.length, 'declared test')} missing from the report: ${listIds(p.check.missing)}${causeNote(p)}`,
         }
       : null,
   (name, p) =>
     p.check !== null && p.check.notPassed.length > 0
       ? {
           reason: name === 'existing' ? 'EXISTING_FAILED' : 'HIDDEN_FAILED',
-          detail: `${name} phase: ${plural(p.check.notPassed.length, 'test')} not passed: ${listIds(p.check.notPassed.map((t) => `${t.id} (${t.status})`))}`,
+          detail: `${name} phase: ${plural(p.check.notPassed.length, 'test')} not passed: ${listIds(p.check.notPassed.map((t) => `${t.id} (${t.status})`))}${causeNote(p)}`,
         }
       : null,
 ];
+
+const RULES: readonly Rule[] = [...RUN_RULES, ...LIST_RULES];
 
 function phasesOf(run: GradePhases): Array<[PhaseName, PhaseOutcome]> {
   const phases: Array<[PhaseName, PhaseOutcome]> = [['existing', run.existing]];
@@ -257,8 +301,15 @@ function phasesOf(run: GradePhases): Array<[PhaseName, PhaseOutcome]> {
   return phases;
 }
 
-function firstFailure(phases: ReadonlyArray<[PhaseName, PhaseOutcome]>): Failure | null {
-  for (const rule of RULES) {
+/**
+ * The first failure by the precedence of RULES; with `runOnly`, of the rules about the run
+ * alone (TAMPERED, TIMEOUT, OOM, REPORT_INVALID or INFRA_ERROR), not its declared IDs.
+ */
+export function firstFailure(
+  phases: ReadonlyArray<[PhaseName | 'tests', PhaseOutcome]>,
+  runOnly = false,
+): Failure | null {
+  for (const rule of runOnly ? RUN_RULES : RULES) {
     for (const [name, phase] of phases) {
       const failure = rule(name, phase);
       if (failure !== null) return failure;
@@ -268,7 +319,7 @@ function firstFailure(phases: ReadonlyArray<[PhaseName, PhaseOutcome]>): Failure
 }
 
 /** testsHash over idsThatRan of every phase with a usable report; null when there is none. */
-function runHash(run: GradePhases): string | null {
+export function runHash(run: GradePhases): string | null {
   const checks = phasesOf(run).flatMap(([, phase]) => (phase.check === null ? [] : [phase.check]));
   return checks.length === 0 ? null : testsHash(checks.flatMap(idsThatRan));
 }
@@ -342,7 +393,7 @@ export function flakyTests(runs: readonly GradePhases[]): string[] {
   return [...new Set([...flippedIn(runs, 'existing'), ...flippedIn(runs, 'hidden')])];
 }
 
-function flakyDetail(runs: readonly GradePhases[]): string | null {
+export function flakyDetail(runs: readonly GradePhases[]): string | null {
   const parts: string[] = [];
   for (const name of ['existing', 'hidden'] as const) {
     const endings = runs.map((run) => phaseEnding(run[name]));
@@ -365,7 +416,7 @@ export interface BaselineInput {
 }
 
 /** The detail of BASELINE_*_MISSING: the missing IDs, each with the nearest reported one. */
-function missingDetail(phase: PhaseName, check: PhaseCheck, where: string): string {
+export function missingDetail(phase: PhaseName, check: PhaseCheck, where: string): string {
   return describeMissing({
     phase,
     missing: check.missing,

@@ -193,3 +193,25 @@ export const batchSuites = sqliteTable('batch_suites', {
     .references(() => batches.id, { onDelete: 'cascade' }),
   tasks: text('tasks').notNull(),
 });
+
+/**
+ * The per-test statuses of a grade or baseline result (src/results/test-statuses.ts): one
+ * JSON document per job, written in the same fenced transaction as its completion. A table
+ * of its own, not a column of `jobs` nor a row per test: the document can be megabytes, and
+ * every listing and report reads `jobs` rows whole, while only a few readers (swebench
+ * report, --against, status JOB, export) want it; a row per test would make a task of
+ * thousands of tests thousands of rows and index entries per grade, for reads that are
+ * always per job. Jobs finished before this table existed have no row.
+ */
+export const testStatuses = sqliteTable(
+  'test_statuses',
+  {
+    jobId: integer('job_id')
+      .notNull()
+      .references(() => jobs.id, { onDelete: 'cascade' }),
+    tests: text('tests').notNull(),
+  },
+  // A table constraint rather than the column's: the same row types as PostgreSQL's (an
+  // INTEGER PRIMARY KEY column would be optional on insert, a rowid the engine picks).
+  (t) => [primaryKey({ columns: [t.jobId] })],
+);

@@ -6,6 +6,7 @@
 // Lease — and changes nothing (returns false / 'lost') when the job has since been reclaimed,
 // cancelled or finished by someone else. A worker that lost its lease must stop and drop
 // its result.
+import { ProctorError } from '../errors.js';
 import type { ArtifactRecord } from '../store/index.js';
 import type { CancelOutcome, JobKind, JobStatus, OutcomeClass } from './constants.js';
 
@@ -130,6 +131,11 @@ export interface CompletionExtras {
   children?: EnqueueRequest[];
   /** The job's outcome class (outcomeOf of the done job), stored with it. Default null. */
   outcome?: OutcomeClass | null;
+  /**
+   * A grade's or baseline's per-test statuses (src/results/test-statuses.ts), stored as JSON
+   * beside the job (test_statuses) in the same transaction; read with `testStatuses`.
+   */
+  tests?: unknown;
 }
 
 /** A baseline's judgement of a task, recorded with the job's completion. */
@@ -194,6 +200,19 @@ export type OutcomeCounts = Record<OutcomeClass, number> & {
   /** Jobs a retry re-ran, which no longer count. */
   superseded: number;
 };
+
+/** The most jobs one `testStatuses` call reads (each document is up to a few MiB). */
+export const MAX_TEST_STATUS_JOBS = 200;
+
+/** Refuses a `testStatuses` call over MAX_TEST_STATUS_JOBS ids. */
+export function checkTestStatusIds(jobIds: readonly number[]): void {
+  if (jobIds.length > MAX_TEST_STATUS_JOBS) {
+    throw new ProctorError(
+      'USAGE',
+      `testStatuses: at most ${MAX_TEST_STATUS_JOBS} jobs per call, got ${jobIds.length}`,
+    );
+  }
+}
 
 /** The largest page any listing returns. */
 export const MAX_PAGE = 200;
@@ -405,6 +424,12 @@ export interface JobStore {
    * bundle), or undefined when none judged it: a grade uses it to mark a quarantined task.
    */
   taskJudgement(taskId: string, contentHash: string): Promise<TaskValidity | undefined>;
+  /**
+   * The stored per-test statuses of these jobs (CompletionExtras.tests), as their JSON text,
+   * by job id; a job without any (not a grade or baseline, or finished before they were
+   * stored) is not in the map. At most MAX_TEST_STATUS_JOBS ids per call (USAGE otherwise).
+   */
+  testStatuses(jobIds: readonly number[]): Promise<Map<number, string>>;
   /** Deletes up to `limit` finished jobs that finished before `olderThan`; returns how many. */
   pruneFinished(olderThan: number, limit?: number): Promise<number>;
 

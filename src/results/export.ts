@@ -1,4 +1,5 @@
-// The debug export of jobs (issue 13 §7): each job's row with its payload and result, every
+// The debug export of jobs (issue 13 §7): each job's row with its payload and result (and a
+// grade's or baseline's per-test statuses, tests.json, when stored), every
 // artifact it registered (oracle log, transcript, candidate) and the candidate it was handed,
 // its bundle's task.toml and description.md, and MANIFEST.sha256 over all of it — every byte
 // through the redactor. Hidden tests, the runner and the ID lists only when asked for, since
@@ -11,6 +12,7 @@ import type { Job, JobStore, RegisteredArtifact } from '../queue/store.js';
 import { redactDocument, type ArtifactStore, type Redactor } from '../store/index.js';
 import { reproducibleTarGz, type ArchiveEntry } from './archive.js';
 import { payloadOf } from './stored.js';
+import { expandTestStatuses, readTestStatuses, summariseTestStatuses } from './test-statuses.js';
 
 /** Most jobs one export takes (a batch of more is refused, not cut). */
 export const MAX_EXPORT_JOBS = 2_000;
@@ -81,6 +83,14 @@ export async function exportJobs(
   for (const job of [...jobs].sort((a, b) => a.id - b.id)) {
     const folder = `jobs/${job.id}`;
     add(`${folder}/job.json`, json(job));
+    // A grade's or baseline's every declared test, when it has them stored.
+    const doc = (await readTestStatuses(deps.store, [job.id])).get(job.id);
+    if (doc !== undefined) {
+      add(
+        `${folder}/tests.json`,
+        json({ summary: summariseTestStatuses(doc), tests: expandTestStatuses(doc) }),
+      );
+    }
     const registered: RegisteredArtifact[] = await deps.store.listArtifacts(job.id);
     const payload = payloadOf(job.payload);
     if (payload.candidate !== undefined) {

@@ -50,6 +50,7 @@ export {
   instanceRows,
   isEmptyPatch,
   namedIds,
+  storedTestsStatus,
   swebenchSummary,
 } from './swebench.js';
 export type { InstanceReport, SwebenchSummary, TestSplit } from './swebench.js';
@@ -96,3 +97,17 @@ export type {
   TestDifference,
 } from './parity.js';
 export { PARITY_COLUMNS, kappaText, parityLines, parityRecords } from './parity-format.js';
+export {
+  MAX_LISTED_TESTS,
+  MAX_STORED_TESTS_BYTES,
+  decodeTestStatuses,
+  encodeTestStatuses,
+  expandTestStatuses,
+  readTestStatuses,
+  summariseTestStatuses,
+  swebenchOf,
+  swebenchSplit,
+  swebenchSuccess,
+  testsSummaryLines,
+} from './test-statuses.js';
+export type { ListSummary, StoredTestStatuses, TestsSummary } from './test-statuses.js';

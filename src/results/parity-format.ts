@@ -1,7 +1,7 @@
 // The text forms of `report --against`: the table people read, and the csv records (the
 // disagreements and the instances not comparable; the json form is the Parity object itself).
 import { SHAPE_NAMES } from './official.js';
-import type { Parity, TestDifference } from './parity.js';
+import type { Disagreement, Parity, TestDifference } from './parity.js';
 
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
 
@@ -10,6 +10,12 @@ export const MAX_LISTED_PER_REASON = 50;
 
 export const kappaText = (p: Parity['agreement']) =>
   p.kappa === null ? `- (${p.kappaNote ?? 'undefined'})` : p.kappa.toFixed(3);
+
+/** Where Proctor's side of a disagreement's tests came from, when not its stored statuses. */
+const fromText = (d: Disagreement) =>
+  d.testsFrom === 'inferred'
+    ? " (Proctor's side inferred from the verdict: no per-test statuses stored)"
+    : '';
 
 const testLine = (t: TestDifference) =>
   `      ${t.category} ${t.test}: Proctor ${t.proctor.replace('_', ' ')}, official ${t.official}`;
@@ -40,9 +46,9 @@ export function parityLines(p: Parity, source: string): string[] {
       );
       if (d.detail && d.proctor !== 'resolved') lines.push(`    detail: ${d.detail}`);
       if (d.tests === null) lines.push(`    tests: not compared: ${d.testsNote ?? ''}`);
-      else if (d.tests.length === 0) lines.push('    tests: no per-test difference');
+      else if (d.tests.length === 0) lines.push(`    tests: no per-test difference${fromText(d)}`);
       else {
-        lines.push(`    tests that differ (${d.tests.length}):`);
+        lines.push(`    tests that differ (${d.tests.length})${fromText(d)}:`);
         lines.push(...d.tests.map(testLine));
       }
     }
@@ -80,6 +86,8 @@ export const PARITY_COLUMNS = [
   'why',
   'reason',
   'test_differences',
+  /** stored or inferred: where Proctor's side of test_differences came from. */
+  'tests_from',
 ] as const;
 
 /**
@@ -103,10 +111,11 @@ export function parityRecords(p: Parity): string[][] {
       d.tests === null
         ? `not compared: ${d.testsNote ?? ''}`
         : d.tests.map((t) => `${t.category} ${t.test}: ${t.proctor}/${t.official}`).join('\n'),
+      d.testsFrom ?? '',
     ]);
   }
   for (const n of p.notComparable) {
-    records.push([n.instance, n.task ?? '', n.proctor, n.official, 'false', '', n.why, '', '']);
+    records.push([n.instance, n.task ?? '', n.proctor, n.official, 'false', '', n.why, '', '', '']);
   }
   return records;
 }

@@ -1,8 +1,10 @@
 // `report --against`: Proctor's outcome per instance against an official grader's (official.ts),
 // the way a harness earns trust — agreement, Cohen's kappa, the instances that cannot be
-// compared and why, and for each disagreement the tests on which the two differ. Pure over
-// report rows; the declared test IDs of the disagreeing tasks come in from the caller (the
-// CLI and API read bundles, this module reads nothing).
+// compared and why, and for each disagreement the tests on which the two differ: from the
+// grade's stored per-test statuses (test-statuses.ts), or inferred from its verdict for a
+// grade stored before those were kept. Pure over report rows; the declared test IDs and the
+// stored statuses of the disagreeing tasks come in from the caller (the CLI and API read
+// bundles and the store, this module reads nothing).
 //
 // Each instance is its first attempt's row (SWE-bench grades one prediction per instance),
 // keyed by [source].instance_id, else the task id. Comparable: Proctor resolved or unresolved,
@@ -16,6 +18,7 @@ import type { OfficialInstance, Official, OfficialShape, OfficialStatus } from '
 import type { ReportRow } from './rows.js';
 import { instanceRows, namedIds } from './swebench.js';
 import { taskClasses } from './summary.js';
+import { swebenchSplit, type StoredTestStatuses } from './test-statuses.js';
 
 export type Side = 'resolved' | 'unresolved';
 
@@ -45,6 +48,13 @@ export interface Disagreement {
   tests: TestDifference[] | null;
   /** Why `tests` is null. */
   testsNote: string | null;
+  /**
+   * Where Proctor's side of `tests` comes from: `stored` (the grade's per-test statuses, by
+   * SWE-bench's grading rules) or `inferred` (from the verdict and its detail: a grade stored
+   * before per-test statuses were kept). The official side is always its own tests_status.
+   * Null when `tests` is.
+   */
+  testsFrom: 'stored' | 'inferred' | null;
 }
 
 export interface NotComparable {
@@ -163,12 +173,25 @@ function proctorTests(row: ReportRow, declared: DeclaredIds) {
   return { f2p: all(declared.hidden, 'failure'), p2p: all(declared.existing, 'failure') };
 }
 
+/** Proctor's status of each declared test from the grade's stored statuses, or null. */
+function storedTests(doc: StoredTestStatuses, declared: DeclaredIds | null | undefined) {
+  const of = (list: 'hidden' | 'existing', ids: readonly string[] | undefined) => {
+    const map = swebenchSplit(doc, list, ids);
+    return map === null
+      ? null
+      : new Map(
+          [...map].map(([t, ok]): [string, ProctorTestStatus] => [t, ok ? 'success' : 'failure']),
+        );
+  };
+  const f2p = of('hidden', declared?.hidden);
+  const p2p = of('existing', declared?.existing);
+  return f2p && p2p ? { f2p, p2p } : null;
+}
+
 function testDifferences(
-  row: ReportRow,
+  mine: { f2p: Map<string, ProctorTestStatus>; p2p: Map<string, ProctorTestStatus> },
   official: OfficialInstance,
-  declared: DeclaredIds,
 ): TestDifference[] {
-  const mine = proctorTests(row, declared);
   const out: TestDifference[] = [];
   const categories = [
     ['FAIL_TO_PASS', mine.f2p],
@@ -193,14 +216,17 @@ function testDifferences(
 
 /**
  * Proctor's batch (`rows`) against `official`. `declared` gives the declared IDs of a row's
- * bundle (by bundle path), for the per-test differences of the disagreements; a bundle it
- * lacks leaves that disagreement's tests null with a note.
+ * bundle (by bundle path), and `stored` the per-test statuses of a row's grade (by job id),
+ * for the per-test differences of the disagreements: the stored statuses when the grade has
+ * them, else inferred from the verdict; a disagreement with neither its stored statuses nor
+ * its bundle's declared IDs has its tests null with a note.
  */
 export function compareWithOfficial(
   batch: string,
   rows: readonly ReportRow[],
   official: Official,
   declared: ReadonlyMap<string, DeclaredIds | null> = new Map(),
+  stored: ReadonlyMap<number, StoredTestStatuses> = new Map(),
 ): Parity {
   const byInstance = instanceRows(rows);
   const classes = taskClasses([...byInstance.values()]);
@@ -243,11 +269,20 @@ export function compareWithOfficial(
     const ids = row.bundle === null ? undefined : declared.get(row.bundle);
     let tests: TestDifference[] | null = null;
     let testsNote: string | null = null;
+    let testsFrom: Disagreement['testsFrom'] = null;
+    const doc = row.gradeJobId === null ? undefined : stored.get(row.gradeJobId);
+    const mine = doc === undefined ? null : storedTests(doc, ids);
     if (theirs?.tests == null) {
       testsNote = `the official ${official.shape === 'instance_reports' ? 'report' : 'file'} has no tests_status`;
+    } else if (mine !== null) {
+      tests = testDifferences(mine, theirs);
+      testsFrom = 'stored';
     } else if (ids == null) {
       testsNote = `the task's declared tests could not be read${row.bundle === null ? '' : ` (${row.bundle})`}`;
-    } else tests = testDifferences(row, theirs, ids);
+    } else {
+      tests = testDifferences(proctorTests(row, ids), theirs);
+      testsFrom = 'inferred';
+    }
     disagreements.push({
       instance: key,
       task: row.task,
@@ -257,6 +292,7 @@ export function compareWithOfficial(
       official: there,
       tests,
       testsNote,
+      testsFrom,
     });
   }
   const agree = counts.bothResolved + counts.bothUnresolved;
@@ -280,13 +316,17 @@ export function compareWithOfficial(
 
 /** The bundles whose declared IDs the disagreements need (read them, then compare again). */
 export function disagreeingBundles(rows: readonly ReportRow[], parity: Parity): string[] {
+  return [...new Set(disagreeingRows(rows, parity).flatMap((r) => r.bundle ?? []))];
+}
+
+/** The grade jobs whose stored per-test statuses the disagreements need. */
+export function disagreeingGrades(rows: readonly ReportRow[], parity: Parity): number[] {
+  return disagreeingRows(rows, parity).flatMap((r) => r.gradeJobId ?? []);
+}
+
+function disagreeingRows(rows: readonly ReportRow[], parity: Parity): ReportRow[] {
   const byInstance = instanceRows(rows);
-  const bundles = new Set<string>();
-  for (const d of parity.disagreements) {
-    const bundle = byInstance.get(d.instance)?.bundle;
-    if (bundle != null) bundles.add(bundle);
-  }
-  return [...bundles];
+  return parity.disagreements.flatMap((d) => byInstance.get(d.instance) ?? []);
 }
 
 /**
@@ -298,6 +338,8 @@ export async function parityOfBatch(
   batch: LoadedBatch,
   official: Official,
   readDeclared: (bundles: string[]) => Promise<ReadonlyMap<string, DeclaredIds | null>>,
+  readStored: (jobIds: number[]) => Promise<ReadonlyMap<number, StoredTestStatuses>> = () =>
+    Promise.resolve(new Map()),
 ): Promise<Parity> {
   if (batch.kind === 'baseline') {
     throw new ProctorError(
@@ -306,7 +348,14 @@ export async function parityOfBatch(
     );
   }
   const first = compareWithOfficial(batch.batch.id, batch.rows, official);
+  if (first.disagreements.length === 0) return first;
   const bundles = disagreeingBundles(batch.rows, first);
-  if (bundles.length === 0) return first;
-  return compareWithOfficial(batch.batch.id, batch.rows, official, await readDeclared(bundles));
+  const grades = disagreeingGrades(batch.rows, first);
+  return compareWithOfficial(
+    batch.batch.id,
+    batch.rows,
+    official,
+    bundles.length === 0 ? new Map() : await readDeclared(bundles),
+    grades.length === 0 ? new Map() : await readStored(grades),
+  );
 }

@@ -61,6 +61,11 @@ export interface ReportRow {
   bundle: string | null;
   /** Not part of the output: the grade's detail, for the swebench per-instance report. */
   detail: string | null;
+  /**
+   * Not part of the output: the grade job that judged the row (its stored per-test statuses
+   * are read for the swebench report and --against); null when none did (a failed solve).
+   */
+  gradeJobId: number | null;
 }
 
 export type AttemptJob = Pick<
@@ -276,5 +281,6 @@ function rowOf(
     model: payload.prediction?.model ?? null,
     bundle: payload.bundle ?? null,
     detail: judgedResult?.detail ?? null,
+    gradeJobId: judged !== undefined && judged === gradeJob ? gradeJob.id : null,
   };
 }

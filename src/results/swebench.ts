@@ -2,7 +2,9 @@
 // report.json it writes per instance, from Proctor's rows. Keyed by [source].instance_id, or
 // the task id for a task that has none.
 //
-// Per-test statuses: a grade result stores its verdict, not every test's status, so
+// Per-test statuses: a grade stores each declared test's status beside its result
+// (test-statuses.ts); tests_status is then SWE-bench's success or failure of each, by
+// grading.py's rules (swebenchSplit). A result stored before those were kept has none, and
 // tests_status is derived from the verdict and the declared IDs. PASS: every declared ID is a
 // success. HIDDEN_FAILED (the existing suite passed, by the oracle's rule order): PASS_TO_PASS
 // all success; the FAIL_TO_PASS IDs the verdict names are failures, and the rest successes when
@@ -11,6 +13,7 @@
 // report): every ID is a failure, as SWE-bench counts a test it found no pass for.
 import type { ReportRow } from './rows.js';
 import { taskClasses } from './summary.js';
+import { swebenchSplit, type StoredTestStatuses } from './test-statuses.js';
 
 export interface SwebenchSummary {
   total_instances: number;
@@ -156,16 +159,51 @@ function split(ids: readonly string[], failed: Set<string> | 'all' | 'none', com
   return { success, failure };
 }
 
+/** SWE-bench's success and failure lists of one list's stored statuses, or null (swebenchSplit). */
+function storedSplit(
+  doc: StoredTestStatuses,
+  list: 'hidden' | 'existing',
+  declared: readonly string[],
+): TestSplit | null {
+  const map = swebenchSplit(doc, list, declared.length > 0 ? declared : undefined);
+  if (map === null) return null;
+  const out: TestSplit = { success: [], failure: [] };
+  for (const [id, success] of map) (success ? out.success : out.failure).push(id);
+  return out;
+}
+
+/**
+ * tests_status from a grade's stored per-test statuses, in the declared order when the
+ * declared IDs are known; null when they cannot tell every test (see swebenchSplit).
+ */
+export function storedTestsStatus(
+  stored: StoredTestStatuses,
+  declared: { existing: readonly string[]; hidden: readonly string[] },
+): InstanceReport['tests_status'] | null {
+  const f2p = storedSplit(stored, 'hidden', declared.hidden);
+  const p2p = storedSplit(stored, 'existing', declared.existing);
+  return f2p && p2p ? { FAIL_TO_PASS: f2p, PASS_TO_PASS: p2p } : null;
+}
+
+/**
+ * SWE-bench's report.json of a row: tests_status from `stored` (the grade's per-test
+ * statuses) when given and whole, else inferred from the verdict.
+ */
 export function instanceReport(
   row: ReportRow,
   declared: { existing: readonly string[]; hidden: readonly string[] },
+  stored?: StoredTestStatuses,
 ): InstanceReport {
   const reason = row.reason ?? '';
   const ran = row.status === 'done' && row.verdict !== null;
   const detail = row.detail ?? '';
   let f2p: TestSplit;
   let p2p: TestSplit;
-  if (row.verdict === 'PASS') {
+  const fromStored = stored === undefined ? null : storedTestsStatus(stored, declared);
+  if (fromStored !== null) {
+    f2p = fromStored.FAIL_TO_PASS;
+    p2p = fromStored.PASS_TO_PASS;
+  } else if (row.verdict === 'PASS') {
     f2p = split(declared.hidden, 'none');
     p2p = split(declared.existing, 'none');
   } else if (reason === 'HIDDEN_FAILED') {

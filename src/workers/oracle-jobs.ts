@@ -9,6 +9,7 @@ import { stepTimer, type Clock } from '../clock.js';
 import { ProctorError, describeError, withContext } from '../errors.js';
 import {
   decideBaseline,
+  decideSwebenchBaseline,
   evaluate,
   flakyTests,
   loadBundleWithListing,
@@ -24,6 +25,7 @@ import {
   type TaskRecord,
 } from '../oracle/index.js';
 import type { JobStore, PayloadOf, TaskValidityInput } from '../queue/index.js';
+import { encodeTestStatuses } from '../results/test-statuses.js';
 import {
   removeOwned,
   type ContextListing,
@@ -282,7 +284,7 @@ export function gradeHandler(deps: OracleDeps): JobHandler {
       timings: { ...evaluation.timings, ...timer.steps },
       ...(quarantined === undefined ? {} : { quarantined }),
     };
-    return { result, artifacts: [log] };
+    return { result, artifacts: [log], tests: encodeTestStatuses(evaluation.tests) };
   };
 }
 
@@ -331,7 +333,7 @@ export function baselineHandler(deps: OracleDeps): JobHandler {
     });
     const baselineRuns = runs.filter((r) => r.title !== 'gold patch').map((r) => r.evaluation);
     const goldRun = gold === null ? undefined : runs.at(-1)?.evaluation;
-    const verdict = decideTask(baselineRuns, goldRun);
+    const verdict = decideTask(baselineRuns, goldRun, bundle.grading.rules);
     const log = await timer.time('record', () =>
       writeLog(
         deps,
@@ -370,22 +372,36 @@ export function baselineHandler(deps: OracleDeps): JobHandler {
       reason: verdict.reason,
       detail: verdict.detail,
     };
-    return { result, artifacts: [log], task };
+    // The first baseline run's tests: the run whose testsHash the result records (the others
+    // differ only where flaky, which `flaky` names).
+    const first = baselineRuns[0];
+    return {
+      result,
+      artifacts: [log],
+      task,
+      ...(first === undefined ? {} : { tests: encodeTestStatuses(first.tests) }),
+    };
   };
 }
 
 /**
  * The task's verdict from its baseline runs and gold grade. A run that ended before its
  * phases (the hidden test patch does not apply at base_commit) quarantines the task with
- * that reason; otherwise decideBaseline's rules apply.
+ * that reason; otherwise decideBaseline's rules apply (decideSwebenchBaseline's for a task
+ * graded by SWE-bench's rules).
  */
-function decideTask(runs: readonly Evaluation[], gold: Evaluation | undefined): Verdict {
+function decideTask(
+  runs: readonly Evaluation[],
+  gold: Evaluation | undefined,
+  rules: Bundle['grading']['rules'],
+): Verdict {
   const broken = runs.find(
     (run) => run.phases?.hidden === undefined && run.verdict.verdict === 'FAIL',
   );
   if (broken && broken.phases === null) return broken.verdict;
   if (broken && broken.verdict.reason === 'APPLY_FAILED') return broken.verdict;
-  return decideBaseline({
+  const decide = rules === 'swebench' ? decideSwebenchBaseline : decideBaseline;
+  return decide({
     runs: runs.map((run) => run.phases ?? { existing: missingPhase }),
     ...(gold ? { gold: gold.verdict } : {}),
   });

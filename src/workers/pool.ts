@@ -53,6 +53,8 @@ export interface HandlerOutput {
   task?: TaskValidityInput;
   /** Jobs enqueued as this job's children in the same transaction (a solve's grade). */
   children?: EnqueueRequest[];
+  /** A grade's or baseline's per-test statuses (results/test-statuses.ts), stored beside it. */
+  tests?: unknown;
 }
 
 export type JobHandler = (context: JobContext) => Promise<HandlerOutput | void>;
@@ -236,6 +238,9 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
         recorded = await store.complete(lease, result, records, {
           ...(output?.task === undefined ? {} : { task: redact.value(output.task) }),
           ...(output?.children === undefined ? {} : { children: output.children }),
+          // Not redacted: the IDs are the bundle's declared ones and the rest closed enums,
+          // nothing of the run's output (and a redacted ID would match no declared one).
+          ...(output?.tests === undefined ? {} : { tests: output.tests }),
           // Stored in the completion's own transaction, so a class never outlives its result.
           outcome: outcomeOf({ kind, status: 'done', result, errorCode: null }),
         });

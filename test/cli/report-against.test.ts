@@ -164,6 +164,9 @@ describe('report --against', () => {
       proctor: 'success',
       official: 'failure',
     });
+    // Proctor's side from the grade's stored per-test statuses, not inferred from its verdict.
+    expect(parity.disagreements[0]).toMatchObject({ testsFrom: 'stored' });
+    expect(result.stdout).not.toContain('inferred');
     expect(parity.notComparable).toEqual([
       expect.objectContaining({ instance: 'sh-country-codes', why: 'missing there' }),
     ]);
@@ -175,13 +178,13 @@ describe('report --against', () => {
     expect(result.code, result.stderr).toBe(0);
     const lines = result.stdout.split('\n');
     expect(lines[0]).toBe(
-      'instance_id,task,proctor,official,comparable,agrees,why,reason,test_differences',
+      'instance_id,task,proctor,official,comparable,agrees,why,reason,test_differences,tests_from',
     );
     expect(lines[1]).toBe(
-      `node-version-compare,node-version-compare,resolved,unresolved,true,false,disagreement,PASS,FAIL_TO_PASS ${MULTI}: success/failure`,
+      `node-version-compare,node-version-compare,resolved,unresolved,true,false,disagreement,PASS,FAIL_TO_PASS ${MULTI}: success/failure,stored`,
     );
     expect(result.stdout).toContain(
-      'sh-country-codes,sh-country-codes,resolved,missing,false,,missing there,,',
+      'sh-country-codes,sh-country-codes,resolved,missing,false,,missing there,,,',
     );
     const out = join(files, 'parity.csv');
     const written = await report('--against', file, '--format', 'csv', '--out', out);
@@ -209,6 +212,41 @@ describe('report --against', () => {
       kappaNote: 'undefined: both put every instance in one class (resolved)',
     });
     expect(parity.notComparable.map((n) => n.why)).toEqual(['error there']);
+  });
+
+  it("writes SWE-bench's report.json from the grades' stored per-test statuses", async () => {
+    const out = join(files, 'swebench');
+    const result = await report('--format', 'swebench', '--out', out);
+    expect(result.code, result.stderr).toBe(0);
+    // Every grade of this batch stored its statuses: none was inferred.
+    expect(result.stdout.trim()).toBe(`wrote ${join(out, 'summary.json')} and 3 report.json files`);
+    const written = JSON.parse(
+      readFileSync(join(out, 'node-version-compare', 'report.json'), 'utf8'),
+    ) as Record<string, { tests_status: Record<string, { success: string[]; failure: string[] }> }>;
+    expect(written['node-version-compare']?.tests_status).toEqual({
+      FAIL_TO_PASS: { success: [NUMERIC, MULTI], failure: [] },
+      PASS_TO_PASS: { success: EXISTING, failure: [] },
+    });
+  });
+
+  it("shows a grade's per-test statuses in status JOB: counts, and every test with --json", async () => {
+    const jobs = await proctor(['--home', home, 'status', '--batch', batch, '--json']);
+    expect(jobs.code, jobs.stderr).toBe(0);
+    const ids = (JSON.parse(jobs.stdout) as { jobs: Array<{ id: number }> }).jobs.map((j) => j.id);
+    const shown = await proctor(['--home', home, 'status', ...ids.map(String)]);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toMatch(
+      /job \d+ tests hidden: 2 passed\njob \d+ tests existing: 4 passed/,
+    );
+    const json = await proctor(['--home', home, 'status', ...ids.map(String), '--json']);
+    const parsed = JSON.parse(json.stdout) as {
+      jobs: Array<{
+        tests: { tests: Array<{ id: string; list: string; outcome: string }> } | null;
+      }>;
+    };
+    const all = parsed.jobs.flatMap((j) => j.tests?.tests ?? []);
+    expect(all).toContainEqual({ id: MULTI, list: 'hidden', outcome: 'passed' });
+    expect(all).toContainEqual({ id: EXISTING[0], list: 'existing', outcome: 'passed' });
   });
 
   describe('bad input: one line, exit 2', () => {

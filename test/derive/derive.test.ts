@@ -266,9 +266,9 @@ describe('proctor derive', { timeout: 300_000 }, () => {
     ]);
     expect(cli.code).toBe(1);
     // The collector still writes a report (every listed test an error), which says the
-    // session never ended: the cause is the runner's last lines.
+    // session never ended, with the report's cause: the first lines of pytest's error.
     expect(cli.stderr).toMatch(
-      /proctor: derive: base: the test process ended before the end of its session; the runner's last lines: ImportError while loading conftest/,
+      /proctor: derive: base: the test process ended before the end of its session; the runner says: ImportError while loading conftest/,
     );
     expect(cli.stderr).toContain('ImportError: hypothesis is a required dependency');
     expect(await leftovers(home)).toEqual([]);
@@ -320,6 +320,10 @@ describe('proctor derive', { timeout: 300_000 }, () => {
       [{ out: exists }, /^--out .*: already exists$/],
       [{ out: join(f.repo, 'calc.py', 'task') }, /^--out \S+task: \S+calc.py is not a folder$/],
       [{ runner: join(exists, 'missing') }, /^--runner .*: not pytest, node, django, or a file$/],
+      [
+        { runner: 'sympy' },
+        /^--runner sympy: derive runs pytest, node, django, or a file; the sympy runner is for imported SWE-bench rows$/,
+      ],
       [{ environment: join(exists, 'missing') }, /^--environment .*: not a folder$/],
       [{ environment: noDockerfile }, /^--environment .*: no Dockerfile in it$/],
       [{ workdir: 'repo' }, /^--workdir repo: expected an absolute path/],

@@ -33,6 +33,7 @@ export function reportRow(fields: Partial<ReportRow> = {}): ReportRow {
     model: null,
     bundle: null,
     detail: null,
+    gradeJobId: null,
     ...fields,
   };
 }
@@ -50,6 +51,8 @@ export interface SeededGrade {
   failCode?: string;
   /** Hits of the screen recorded in the result (absent: none recorded, as before it). */
   suspicious?: number;
+  /** Per-test statuses stored with the result (absent: none, as before they were kept). */
+  tests?: unknown;
 }
 
 export function gradeResult(
@@ -105,7 +108,13 @@ export async function seedGrades(
       const lease = { id: job.id, attempt: job.attempt };
       if (g.failCode) await store.fail(lease, 'the engine went away', { code: g.failCode });
       else if (g.verdict === null) await store.release(lease, 'left queued');
-      else await store.complete(lease, gradeResult(g, job.id));
+      else
+        await store.complete(
+          lease,
+          gradeResult(g, job.id),
+          [],
+          g.tests === undefined ? {} : { tests: g.tests },
+        );
     }
     if (claimed.every((j) => wanted.get(j.id)?.verdict === null && !wanted.get(j.id)?.failCode)) {
       break;

@@ -84,7 +84,8 @@ function fixture(installs: Record<string, string | undefined>) {
   writeFileSync(rowsFile, rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
   const args = (...more: string[]) => [
     ...['import', 'swebench', rowsFile, '--repos', join(root, 'repos')],
-    ...['--environment', join(root, 'env'), '--out', join(root, 'suite'), ...more],
+    ...['--environment', join(root, 'env'), '--out', join(root, 'suite'), '--runner', 'pytest'],
+    ...more,
   ];
   return { root, args, suite: join(root, 'suite'), repo, base, fix };
 }

@@ -70,6 +70,9 @@ const importArgs = (f: ReturnType<typeof fixture>, rows: string, ...more: string
   f.environment,
   '--out',
   f.out,
+  // acme/calc has no dialect in the table (dialects.test.ts covers the table and its reasons).
+  '--runner',
+  'pytest',
   ...more,
 ];
 
@@ -197,7 +200,7 @@ describe('proctor import swebench', { timeout: 300_000 }, () => {
     ];
     const result = await proctor([
       ...['import', 'swebench', rowsFile(f.root, jsonl(rows))],
-      ...['--repos', f.repos, '--environment', envs, '--out', f.out],
+      ...['--repos', f.repos, '--environment', envs, '--out', f.out, '--runner', 'pytest'],
     ]);
     expect(result.code, result.stdout + result.stderr).toBe(0);
     const own = join(f.out, 'acme__calc-1', 'environment');
@@ -244,7 +247,7 @@ describe('proctor import swebench', { timeout: 300_000 }, () => {
     ];
     const result = await proctor([
       ...['import', 'swebench', rowsFile(f.root, jsonl(rows))],
-      ...['--repos', f.repos, '--environment', envs, '--out', f.out],
+      ...['--repos', f.repos, '--environment', envs, '--out', f.out, '--runner', 'pytest'],
     ]);
     expect(result.code, result.stdout + result.stderr).toBe(0);
     const used = (id: string) =>
@@ -275,7 +278,7 @@ describe('proctor import swebench', { timeout: 300_000 }, () => {
     ]);
     const json = await proctor([
       ...['import', 'swebench', rowsFile(f.root, jsonl(rows.slice(0, 1))), '--json'],
-      ...['--repos', f.repos, '--environment', envs, '--out', f.out],
+      ...['--repos', f.repos, '--environment', envs, '--out', f.out, '--runner', 'pytest'],
     ]);
     expect(JSON.parse(json.stdout)).toMatchObject({
       rows: [
@@ -293,7 +296,7 @@ describe('proctor import swebench', { timeout: 300_000 }, () => {
     const rows = [f.row, { ...f.row, instance_id: 'acme__calc-2', version: '3.0' }];
     const result = await proctor([
       ...['import', 'swebench', rowsFile(f.root, jsonl(rows))],
-      ...['--repos', f.repos, '--environment', envs, '--out', f.out],
+      ...['--repos', f.repos, '--environment', envs, '--out', f.out, '--runner', 'pytest'],
     ]);
     expect(result.code).toBe(1);
     const versioned = join(envs, 'acme__calc', '1.0');

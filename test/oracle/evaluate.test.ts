@@ -748,6 +748,42 @@ describe('evaluate: reports from a replaced runner', () => {
     });
   });
 
+  it("says why there is no report at all with the runner's last lines", async () => {
+    const bundle = await smallTask({
+      runner: runner(
+        "echo 'Traceback (most recent call last):' >&2\necho \"ModuleNotFoundError: No module named 'flask'\" >&2\nexit 1",
+      ),
+    });
+    const { evaluation } = await grade(bundle, gold);
+    expect(evaluation.verdict).toMatchObject({
+      verdict: 'FAIL',
+      reason: 'REPORT_INVALID',
+      detail:
+        "existing phase: the runner wrote no report; the runner's last lines: Traceback (most recent call last):; ModuleNotFoundError: No module named 'flask'",
+    });
+  });
+
+  it("quotes the first lines of a report's cause when declared tests are errors", async () => {
+    const bundle = await smallTask({
+      runner: runner(
+        [
+          'list=$1 report=$2',
+          `printf '{"schema":1,"cause":"ImportError while loading conftest.\\\\nE   No module named flask\\\\nmore","tests":[' > "$report"`,
+          'sep=',
+          'while IFS= read -r id; do',
+          `  [ -n "$id" ] && printf '%s{"id":"%s","status":"error"}' "$sep" "$id" >> "$report" && sep=,`,
+          'done < "$list"',
+          `printf ']}\\n' >> "$report"`,
+        ].join('\n'),
+      ),
+    });
+    const { evaluation } = await grade(bundle, gold);
+    expect(evaluation.verdict.reason).toBe('EXISTING_FAILED');
+    expect(evaluation.verdict.detail).toBe(
+      'existing phase: 2 tests not passed: t_add (error), t_add_negative (error); the runner says: ImportError while loading conftest. | E   No module named flask | more',
+    );
+  });
+
   it('ignores undeclared IDs, and lists them', async () => {
     const bundle = await smallTask({
       runner: jsonRunner({

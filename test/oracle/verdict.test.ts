@@ -3,7 +3,9 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { isProctorError } from '../../src/errors.js';
-import type { TestStatus } from '../../src/oracle/report.js';
+import type { SwebenchStatus, TestStatus } from '../../src/oracle/report.js';
+import { resolveCase, statusMap } from '../../src/oracle/swebench-rules.js';
+import { decideSwebenchBaseline, decideSwebenchGrade } from '../../src/oracle/swebench-verdict.js';
 import {
   checkPhase,
   decideBaseline,
@@ -17,6 +19,7 @@ import {
   isReason,
   passVerdict,
   REASONS,
+  runHash,
   testsHash,
   type GradePhases,
   type PhaseOutcome,
@@ -514,5 +517,262 @@ describe('decideBaseline', () => {
 
   it('refuses to decide without a run', () => {
     expect(errorCode(() => decideBaseline({ runs: [] }))).toBe('INTERNAL');
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// SWE-bench's rules (swebench-rules.ts, swebench-verdict.ts): one run, both lists read from it.
+
+/** An entry: Proctor's status, and the `swebench` one when the runner gave it. */
+type Entry = TestStatus | [TestStatus, SwebenchStatus];
+
+/** The one run of a SWE-bench grade, and its two views, as the evaluator builds them. */
+function swebenchRun(
+  lists: { existing: string[]; hidden: string[] },
+  entries: Record<string, Entry>,
+  extra: Partial<PhaseOutcome> = {},
+): GradePhases {
+  const tests = new Map<string, TestStatus>();
+  const swebench = new Map<string, SwebenchStatus>();
+  for (const [id, entry] of Object.entries(entries)) {
+    if (typeof entry === 'string') tests.set(id, entry);
+    else {
+      tests.set(id, entry[0]);
+      swebench.set(id, entry[1]);
+    }
+  }
+  const run: PhaseOutcome = {
+    timedOut: false,
+    oom: false,
+    reportError: null,
+    check: checkPhase([...new Set([...lists.hidden, ...lists.existing])], tests),
+    report: { tests, swebench },
+    ...extra,
+  };
+  const view = (ids: string[]) => ({ ...run, check: checkPhase(ids, tests) });
+  return { existing: view(lists.existing), hidden: view(lists.hidden), tests: run };
+}
+
+const P2P = ['t.py::test_keep'];
+const F2P = ['t.py::test_fix'];
+const LISTS = { existing: P2P, hidden: F2P };
+
+describe('SWE-bench status maps and _resolve_case', () => {
+  it('takes the runner’s swebench status, maps Proctor’s otherwise, and leaves ABSENT out', () => {
+    const map = statusMap({
+      tests: report({ a: 'skipped', b: 'skipped', c: 'passed', d: 'error' }),
+      swebench: new Map<string, SwebenchStatus>([
+        ['a', 'XFAIL'],
+        ['b', 'ABSENT'],
+      ]),
+    });
+    expect(Object.fromEntries(map)).toEqual({ a: 'XFAIL', c: 'PASSED', d: 'ERROR' });
+  });
+
+  it('matches a truncated parametrized id to the keys it prefixes when they agree on pass-vs-fail', () => {
+    const map = statusMap({
+      tests: report({ 't[log(photon /cm2)]': 'passed', 't[log(photon /s)]': 'passed' }),
+      swebench: new Map([['t[log(photon /s)]', 'XFAIL' as const]]),
+    });
+    expect(resolveCase('t[log(photon', map)).toBe('t[log(photon /cm2)]');
+    // An id with its brackets closed keeps exact matching; so does one without brackets.
+    expect(resolveCase('t[log(photon /cm2)', map)).toBe('t[log(photon /cm2)]');
+    expect(resolveCase('t', map)).toBeNull();
+    const mixed = statusMap({
+      tests: report({ 'u[a 1]': 'passed', 'u[a 2]': 'skipped' }),
+      swebench: new Map(),
+    });
+    expect(resolveCase('u[a', mixed)).toBeNull();
+  });
+});
+
+describe('decideSwebenchGrade', () => {
+  it('passes a skipped PASS_TO_PASS and an XFAIL FAIL_TO_PASS', () => {
+    const run = swebenchRun(LISTS, {
+      [P2P[0]!]: 'skipped',
+      [F2P[0]!]: ['skipped', 'XFAIL'],
+    });
+    expect(decideSwebenchGrade(run)).toEqual({
+      verdict: 'PASS',
+      reason: 'PASS',
+      detail: "resolved by SWE-bench's rules: 1 existing test maintained and 1 hidden test passed",
+      testsHash: runHash(run),
+    });
+  });
+
+  it('fails a skipped FAIL_TO_PASS with HIDDEN_FAILED, naming its status', () => {
+    const verdict = decideSwebenchGrade(
+      swebenchRun(LISTS, { [P2P[0]!]: 'passed', [F2P[0]!]: 'skipped' }),
+    );
+    expect(verdict).toMatchObject({ verdict: 'FAIL', reason: 'HIDDEN_FAILED' });
+    expect(verdict.detail).toBe(
+      "hidden tests (FAIL_TO_PASS): 1 test not passed by SWE-bench's rules: t.py::test_fix (SKIPPED)",
+    );
+  });
+
+  it('fails an absent PASS_TO_PASS with EXISTING_FAILED (ABSENT), not TESTS_MISSING, before the hidden tests', () => {
+    const verdict = decideSwebenchGrade(swebenchRun(LISTS, { [F2P[0]!]: 'failed' }));
+    expect(verdict.reason).toBe('EXISTING_FAILED');
+    expect(verdict.detail).toContain('t.py::test_keep (ABSENT)');
+  });
+
+  it('fails an entry the runner marks ABSENT (a non-strict XPASS), whatever Proctor’s status', () => {
+    const verdict = decideSwebenchGrade(
+      swebenchRun(LISTS, { [P2P[0]!]: ['skipped', 'ABSENT'], [F2P[0]!]: 'passed' }),
+    );
+    expect(verdict.reason).toBe('EXISTING_FAILED');
+    expect(verdict.detail).toContain('(ABSENT)');
+  });
+
+  it('resolves a truncated FAIL_TO_PASS id through the full ids the report holds', () => {
+    const lists = { existing: [], hidden: ['t.py::test_g[log(photon'] };
+    const full = 't.py::test_g[log(photon /cm2/s)]';
+    const pass = swebenchRun(lists, { [full]: 'passed' });
+    expect(decideSwebenchGrade(pass).reason).toBe('PASS');
+    // The truncated id did not run under its own name: the hash is the empty list's.
+    expect(decideSwebenchGrade(pass).testsHash).toBe(testsHash([]));
+    const split = swebenchRun(lists, {
+      [full]: 'passed',
+      't.py::test_g[log(photon /s)]': 'failed',
+    });
+    expect(decideSwebenchGrade(split).detail).toContain('test_g[log(photon (ABSENT)');
+  });
+
+  it('counts empty lists as success (compute_*: total 0 is 1)', () => {
+    const run = swebenchRun({ existing: [], hidden: [] }, {});
+    expect(decideSwebenchGrade(run).reason).toBe('PASS');
+  });
+
+  it('keeps the integrity and run rules first: TAMPERED, TIMEOUT, REPORT_INVALID', () => {
+    const tampered = swebenchRun(
+      LISTS,
+      { [F2P[0]!]: 'passed', [P2P[0]!]: 'passed' },
+      {
+        tampered: 'sentinel x (must be failed) reported passed',
+        timedOut: true,
+      },
+    );
+    expect(decideSwebenchGrade(tampered)).toMatchObject({
+      reason: 'TAMPERED',
+      detail: 'tests phase: sentinel x (must be failed) reported passed',
+    });
+    const timedOut = swebenchRun(LISTS, {}, { timedOut: true });
+    expect(decideSwebenchGrade(timedOut).reason).toBe('TIMEOUT');
+    const unusable: GradePhases = {
+      existing: noReport('the runner wrote no report'),
+      hidden: noReport('the runner wrote no report'),
+      tests: noReport('the runner wrote no report'),
+    };
+    expect(decideSwebenchGrade(unusable)).toMatchObject({
+      reason: 'REPORT_INVALID',
+      detail: 'tests phase: the runner wrote no report',
+      testsHash: null,
+    });
+    expect(decideSwebenchGrade({ existing: existingPass() }).reason).toBe('INFRA_ERROR');
+  });
+
+  it('quotes the first lines of the report’s cause when declared tests are errors', () => {
+    const cause =
+      "ImportError while loading conftest '/repo/conftest.py'.\nconftest.py:1: in <module>\n    import flask\nE   ModuleNotFoundError: No module named 'flask'\nmore";
+    const run = swebenchRun(LISTS, { [P2P[0]!]: 'error', [F2P[0]!]: 'error' }, { cause });
+    const verdict = decideSwebenchGrade(run);
+    expect(verdict.reason).toBe('EXISTING_FAILED');
+    expect(verdict.detail).toBe(
+      "existing tests (PASS_TO_PASS): 1 test not maintained by SWE-bench's rules: t.py::test_keep (ERROR); the runner says: ImportError while loading conftest '/repo/conftest.py'. | conftest.py:1: in <module> | import flask",
+    );
+    // Not when the declared tests ran and failed: the cause is not theirs.
+    const failed = swebenchRun(LISTS, { [P2P[0]!]: 'failed', [F2P[0]!]: 'passed' }, { cause });
+    expect(decideSwebenchGrade(failed).detail).not.toContain('the runner says');
+  });
+});
+
+describe('decideSwebenchBaseline', () => {
+  const clean = () => swebenchRun(LISTS, { [P2P[0]!]: 'skipped', [F2P[0]!]: 'skipped' });
+
+  it('passes when the existing tests are maintained and a hidden test is not a success, and the gold patch resolves', () => {
+    const gold = decideSwebenchGrade(
+      swebenchRun(LISTS, { [P2P[0]!]: 'passed', [F2P[0]!]: 'passed' }),
+    );
+    expect(decideSwebenchBaseline({ runs: [clean()], gold })).toMatchObject({
+      verdict: 'PASS',
+      detail:
+        "by SWE-bench's rules the existing tests are maintained and hidden tests fail without the fix; gold patch resolved",
+    });
+  });
+
+  it('quarantines with BASELINE_HIDDEN_PASSED when every hidden test succeeds (XFAIL included)', () => {
+    const run = swebenchRun(LISTS, { [P2P[0]!]: 'passed', [F2P[0]!]: ['skipped', 'XFAIL'] });
+    expect(decideSwebenchBaseline({ runs: [run] }).reason).toBe('BASELINE_HIDDEN_PASSED');
+  });
+
+  it('quarantines with BASELINE_EXISTING_FAILED when an existing test is not maintained', () => {
+    const run = swebenchRun(LISTS, { [P2P[0]!]: ['skipped', 'ABSENT'], [F2P[0]!]: 'failed' });
+    expect(decideSwebenchBaseline({ runs: [run] })).toMatchObject({
+      reason: 'BASELINE_EXISTING_FAILED',
+      detail: expect.stringContaining('t.py::test_keep (ABSENT)') as string,
+    });
+  });
+
+  it('quarantines with BASELINE_*_MISSING for an id nothing in the report stands for, naming the nearest', () => {
+    const run = swebenchRun(LISTS, { [P2P[0]!]: 'passed', 't.py::test_fixed': 'failed' });
+    expect(decideSwebenchBaseline({ runs: [run] })).toMatchObject({
+      reason: 'BASELINE_HIDDEN_MISSING',
+      detail: expect.stringContaining(
+        't.py::test_fix (nearest reported: t.py::test_fixed)',
+      ) as string,
+    });
+    const truncated = swebenchRun(
+      { existing: ['t.py::test_g[a'], hidden: F2P },
+      { 't.py::test_g[a b]': 'passed', [F2P[0]!]: 'failed' },
+    );
+    expect(decideSwebenchBaseline({ runs: [truncated] }).reason).toBe('PASS');
+  });
+
+  it('quarantines a run that timed out as BASELINE_EXISTING_FAILED, and passes INFRA_ERROR and TAMPERED through', () => {
+    expect(
+      decideSwebenchBaseline({ runs: [swebenchRun(LISTS, {}, { timedOut: true })] }),
+    ).toMatchObject({
+      reason: 'BASELINE_EXISTING_FAILED',
+      detail: 'the tests fail without a diff: TIMEOUT: tests phase exceeded its time limit',
+    });
+    const tampered = swebenchRun(LISTS, {}, { tampered: 'tripwire: x' });
+    expect(decideSwebenchBaseline({ runs: [tampered] }).reason).toBe('TAMPERED');
+    expect(decideSwebenchBaseline({ runs: [{ existing: noReport(null) }] }).reason).toBe(
+      'INFRA_ERROR',
+    );
+  });
+
+  it('quarantines with GOLD_FAILED when the gold patch is not resolved', () => {
+    const gold = decideSwebenchGrade(
+      swebenchRun(LISTS, { [P2P[0]!]: 'passed', [F2P[0]!]: 'skipped' }),
+    );
+    expect(decideSwebenchBaseline({ runs: [clean()], gold })).toMatchObject({
+      reason: 'GOLD_FAILED',
+      detail: expect.stringMatching(
+        /^gold patch is not resolved: HIDDEN_FAILED: .*\(SKIPPED\)$/,
+      ) as string,
+    });
+  });
+
+  it('is FLAKY when repeated runs disagree', () => {
+    const other = swebenchRun(LISTS, { [P2P[0]!]: 'passed', [F2P[0]!]: 'skipped' });
+    expect(decideSwebenchBaseline({ runs: [clean(), other] }).reason).toBe('FLAKY');
+  });
+});
+
+describe('the cause under Proctor’s rules', () => {
+  it('quotes the cause when declared tests are missing or errors, and not otherwise', () => {
+    const phases: GradePhases = {
+      existing: {
+        ...ran(EXISTING, { 'e::one': 'error', 'e::two': 'error' }),
+        cause: 'boom\nline 2',
+      },
+      hidden: hiddenPass(),
+    };
+    expect(decideGrade(phases).detail).toBe(
+      'existing phase: 2 tests not passed: e::one (error), e::two (error); the runner says: boom | line 2',
+    );
+    const failed = { ...ran(EXISTING, { 'e::one': 'failed', 'e::two': 'passed' }), cause: 'boom' };
+    expect(decideGrade({ existing: failed, hidden: hiddenPass() }).detail).not.toContain('boom');
   });
 });

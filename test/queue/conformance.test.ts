@@ -13,6 +13,7 @@ import { listCases } from './conformance/list.cases.js';
 import { outcomeCases } from './conformance/outcome.cases.js';
 import { retryCases } from './conformance/retry.cases.js';
 import { taskCases } from './conformance/tasks.cases.js';
+import { testStatusCases } from './conformance/test-statuses.cases.js';
 
 describe.each(STORE_KINDS)('JobStore on $name', (kind) => {
   enqueueCases(kind);
@@ -23,4 +24,5 @@ describe.each(STORE_KINDS)('JobStore on $name', (kind) => {
   outcomeCases(kind);
   retryCases(kind);
   batchCountCases(kind);
+  testStatusCases(kind);
 });

@@ -59,4 +59,37 @@ describe('PostgreSQL migrations', () => {
       cancelled: 0,
     });
   });
+
+  it('add test_statuses to a database with grades, which keep working without any', async () => {
+    const url = await emptyPgDatabase();
+    const old = openPgJobStore(url, { migrationsFolder: migrationsBefore('_mature_medusa') });
+    const { job } = await old.enqueue({ kind: 'grade', payload: { bundle: '/b', candidate: 'c' } });
+    await old.claim('grade', 'w', 1, 60_000);
+    expect(
+      await old.complete({ id: job.id, attempt: 1 }, { verdict: 'PASS', reason: 'PASS' }),
+    ).toBe(true);
+    await old.close();
+
+    const store = openPgJobStore(url);
+    onCleanup(() => store.close());
+    expect(await store.migrate()).toBeGreaterThanOrEqual(1);
+    expect(await store.testStatuses([job.id])).toEqual(new Map());
+    expect((await store.getJob(job.id))?.result).toEqual({ verdict: 'PASS', reason: 'PASS' });
+    const { job: next } = await store.enqueue({
+      kind: 'grade',
+      payload: { bundle: '/b', candidate: 'd' },
+    });
+    await store.claim('grade', 'w', 1, 60_000);
+    const tests = {
+      v: 1,
+      hidden: { state: 'not_run', groups: [] },
+      existing: { state: 'not_run', groups: [] },
+    };
+    expect(
+      await store.complete({ id: next.id, attempt: 1 }, { verdict: 'FAIL' }, [], { tests }),
+    ).toBe(true);
+    expect(await store.testStatuses([job.id, next.id])).toEqual(
+      new Map([[next.id, JSON.stringify(tests)]]),
+    );
+  });
 });

@@ -23,6 +23,11 @@ const parity: {
   tasksInsert: Eq<typeof pg.tasks.$inferInsert, typeof lite.tasks.$inferInsert>;
   batchSuitesRow: Eq<typeof pg.batchSuites.$inferSelect, typeof lite.batchSuites.$inferSelect>;
   batchSuitesInsert: Eq<typeof pg.batchSuites.$inferInsert, typeof lite.batchSuites.$inferInsert>;
+  testStatusesRow: Eq<typeof pg.testStatuses.$inferSelect, typeof lite.testStatuses.$inferSelect>;
+  testStatusesInsert: Eq<
+    typeof pg.testStatuses.$inferInsert,
+    typeof lite.testStatuses.$inferInsert
+  >;
 } = {
   jobsRow: true,
   jobsInsert: true,
@@ -34,6 +39,8 @@ const parity: {
   tasksInsert: true,
   batchSuitesRow: true,
   batchSuitesInsert: true,
+  testStatusesRow: true,
+  testStatusesInsert: true,
 };
 
 const pairs = [
@@ -42,6 +49,7 @@ const pairs = [
   ['artifacts', pg.artifacts, lite.artifacts],
   ['tasks', pg.tasks, lite.tasks],
   ['batch_suites', pg.batchSuites, lite.batchSuites],
+  ['test_statuses', pg.testStatuses, lite.testStatuses],
 ] as const;
 
 /**

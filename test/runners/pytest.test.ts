@@ -11,7 +11,12 @@ import { declaredOutcomes } from '../../src/oracle/verdict.js';
 import { requireDocker, resolveImage } from '../../src/sandbox/index.js';
 import { readFileSync } from 'node:fs';
 import { dockerScope, fixtureImage, testDocker } from '../helpers/docker.js';
-import { makeRepoBundle, withIds, type RepoBundleSpec } from '../helpers/repo-bundles.js';
+import {
+  candidateDiff,
+  makeRepoBundle,
+  withIds,
+  type RepoBundleSpec,
+} from '../helpers/repo-bundles.js';
 
 const docker = testDocker();
 const SCOPE = dockerScope(docker, 'runners-pytest');
@@ -237,6 +242,28 @@ describe('the built-in pytest runner', () => {
         'tests/test_more.py::test_one',
         'tests/test_more.py::test_two',
       ]);
+    },
+    SLOW,
+  );
+
+  it(
+    'gives every declared test as an error, with the cause, when a conftest cannot be imported (the session never began)',
+    async () => {
+      const candidate = candidateDiff(dir, { 'conftest.py': 'import no_such_plugin\n' });
+      const evaluation = await grade(bundle, candidate);
+      expect(evaluation.verdict).toMatchObject({ verdict: 'FAIL', reason: 'EXISTING_FAILED' });
+      expect(evaluation.verdict.detail).toContain(
+        "the runner says: ImportError while loading conftest '/repo/conftest.py'.",
+      );
+      expect(evaluation.verdict.detail).toContain('no_such_plugin');
+      expect(outcomes(evaluation, 'existing').outcomes).toEqual({
+        [ID.space]: 'error',
+        [ID.brackets]: 'error',
+        [ID.colons]: 'error',
+        [ID.method]: 'error',
+      });
+      // The hidden phase still runs after the patch, and never begins either.
+      expect(outcomes(evaluation, 'hidden').outcomes).toEqual({ [ID.data]: 'error' });
     },
     SLOW,
   );

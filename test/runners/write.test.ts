@@ -31,7 +31,7 @@ describe('writeRunner', () => {
   });
 
   it('knows its runner names and nothing else', () => {
-    expect(BUILTIN_RUNNERS.filter(isBuiltinRunner)).toEqual(['pytest', 'node', 'django']);
+    expect(BUILTIN_RUNNERS.filter(isBuiltinRunner)).toEqual(['pytest', 'node', 'sympy', 'django']);
     expect(isBuiltinRunner('jest')).toBe(false);
     expect(isBuiltinRunner('run')).toBe(false);
   });

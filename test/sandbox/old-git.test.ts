@@ -124,7 +124,7 @@ describe('git 2.30 inside the image (debian:bullseye-slim)', { timeout: 600_000 
       const f = fixture(clone);
       const imported = await proctor([
         ...['import', 'swebench', f.rows, '--repos', f.repos],
-        ...['--environment', f.env, '--out', f.out],
+        ...['--environment', f.env, '--out', f.out, '--runner', 'pytest'],
       ]);
       expect(imported.code, imported.stdout + imported.stderr).toBe(0);
       const home = tempDir('proctor-home-');
@@ -153,7 +153,7 @@ describe('git 2.30 inside the image (debian:bullseye-slim)', { timeout: 600_000 
     const f = fixture(CLONES[0]?.[1] ?? '');
     const imported = await proctor([
       ...['import', 'swebench', f.rows, '--repos', f.repos],
-      ...['--environment', f.env, '--out', f.out],
+      ...['--environment', f.env, '--out', f.out, '--runner', 'pytest'],
     ]);
     expect(imported.code, imported.stdout + imported.stderr).toBe(0);
     const bundle = await loadBundle(join(f.out, 'acme__calc-1'));
@@ -190,7 +190,7 @@ describe('git 2.30 inside the image (debian:bullseye-slim)', { timeout: 600_000 
     const f = fixture(CLONES[1]?.[1] ?? '');
     const imported = await proctor([
       ...['import', 'swebench', f.rows, '--repos', f.repos],
-      ...['--environment', f.env, '--out', f.out],
+      ...['--environment', f.env, '--out', f.out, '--runner', 'pytest'],
     ]);
     expect(imported.code, imported.stdout + imported.stderr).toBe(0);
     const bundle = await loadBundle(join(f.out, 'acme__calc-1'));

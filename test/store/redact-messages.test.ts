@@ -484,6 +484,7 @@ function oracleLog(verdict: Verdict): string {
       },
     ],
     timings: { workspace: 812, apply: 40, existing: 420, total: 1500 },
+    tests: { lists: { hidden: 'not_run', existing: 'not_run' }, tests: [] },
   };
   return renderOracleLog({
     kind: 'grade',

@@ -1,7 +1,13 @@
 // The job routes: enqueue one job, list jobs in bounded pages, read one with its artifacts,
 // cancel one, and read a bounded slice of its oracle log or transcript.
 import type { Hono } from 'hono';
+import type { z } from 'zod';
 import { ProctorError } from '../../errors.js';
+import {
+  expandTestStatuses,
+  readTestStatuses,
+  summariseTestStatuses,
+} from '../../results/test-statuses.js';
 import { jsonOf, parse, queryOf } from '../parse.js';
 import {
   emptyRequest,
@@ -11,6 +17,8 @@ import {
   logQuery,
   type Answer,
 } from '../schemas.js';
+import type { jobTests } from '../results-schemas.js';
+import { testsQuery } from '../results-schemas.js';
 import { jobView } from '../views.js';
 import type { RouteContext } from './context.js';
 
@@ -65,6 +73,19 @@ export function jobRoutes(app: Hono, ctx: RouteContext): void {
         sha256: a.sha256,
       })),
     } satisfies Answer<'job'>);
+  });
+
+  app.get('/api/jobs/:id/tests', async (c) => {
+    const id = parse(jobId, c.req.param('id'), 'id');
+    const { all } = parse(testsQuery, queryOf(c), 'query');
+    const job = await store.getJob(id);
+    if (!job) throw new ProctorError('JOB_NOT_FOUND', `no job ${id}`);
+    const doc = (await readTestStatuses(store, [id])).get(id);
+    return c.json({
+      job: id,
+      summary: doc === undefined ? null : summariseTestStatuses(doc),
+      tests: doc === undefined || !all ? null : expandTestStatuses(doc),
+    } satisfies z.input<typeof jobTests>);
   });
 
   app.post('/api/jobs/:id/cancel', async (c) => {

@@ -25,6 +25,7 @@ import {
   exportJobs,
   loadBatch,
   parityOfBatch,
+  readTestStatuses,
   parseOfficial,
   reportObject,
   type LoadedBatch,
@@ -127,7 +128,12 @@ export function resultRoutes(app: Hono, ctx: RouteContext): void {
       const loaded = await loadBatch(store, id);
       // Bundle paths come from the batch's own jobs, not the request; only their declared
       // test IDs are read.
-      return parityOfBatch(loaded, official, (bundles) => declaredTestIds(bundles));
+      return parityOfBatch(
+        loaded,
+        official,
+        (bundles) => declaredTestIds(bundles),
+        (jobs) => readTestStatuses(store, jobs),
+      );
     });
     return c.json(parity);
   });

@@ -69,6 +69,7 @@ export async function complete(
   now: TimeParam,
   task?: TaskValidityInput,
   outcome: OutcomeClass | null = null,
+  tests?: unknown,
 ): Promise<boolean> {
   if (records.length > 0) await holdBlobs(db);
   // Named (prepared): with the claim, the one statement every no-op job's round trip costs.
@@ -78,6 +79,13 @@ export async function complete(
     values: [now, lease.id, lease.attempt, JSON.stringify(result ?? null), outcome],
   });
   if (done.rows.length === 0) return false;
+  if (tests !== undefined) {
+    await db.query(
+      `INSERT INTO test_statuses (job_id, tests) VALUES ($1, $2)
+       ON CONFLICT (job_id) DO UPDATE SET tests = excluded.tests`,
+      [lease.id, JSON.stringify(tests)],
+    );
+  }
   if (task !== undefined) {
     await db.query(
       `INSERT INTO tasks (task_id, content_hash, bundle_path, validity, reason, detail, job_id,

@@ -223,3 +223,11 @@ export const batchSuites = pgTable('batch_suites', {
     .references(() => batches.id, { onDelete: 'cascade' }),
   tasks: text('tasks').notNull(),
 });
+
+/** The per-test statuses of a grade or baseline result, one JSON document per job (see SQLite's). */
+export const testStatuses = pgTable('test_statuses', {
+  jobId: bigint('job_id', { mode: 'number' })
+    .primaryKey()
+    .references(() => jobs.id, { onDelete: 'cascade' }),
+  tests: text('tests').notNull(),
+});

@@ -11,7 +11,7 @@ import type { Clock } from '../../clock.js';
 import { ProctorError, describeError } from '../../errors.js';
 import { backoffDelay, type BackoffOptions } from '../backoff.js';
 import { prepareBatch, prepareJob } from '../sqlite/enqueue.js';
-import { DEFAULT_PAGE, MAX_PAGE, type JobStore } from '../store.js';
+import { DEFAULT_PAGE, MAX_PAGE, checkTestStatusIds, type JobStore } from '../store.js';
 import { readBatchCounts } from './batch-counts.js';
 import { batchJobIds, cancelJobs } from './cancel.js';
 import { claimJobs } from './claim.js';
@@ -287,14 +287,29 @@ export function openPgJobStore(url: string, options: PgJobStoreOptions = {}): Pg
       // Nothing but the job's own row to write (a no-op, a solve without a grade): one
       // statement, atomic by itself, without BEGIN and COMMIT around it. That halves the round
       // trips of a job's claim and finish; and completions that arrive together share it.
-      if (children.length === 0 && artifacts.length === 0 && extras.task === undefined) {
+      if (
+        children.length === 0 &&
+        artifacts.length === 0 &&
+        extras.task === undefined &&
+        extras.tests === undefined
+      ) {
         const t = now();
         const text = JSON.stringify(result ?? null);
         return completions.submit(String(t), { lease, result: text, outcome });
       }
       return tx(async (q) => {
         const t = now();
-        if (!(await fenced.complete(q, lease, result, artifacts, t, extras.task, outcome))) {
+        const done = await fenced.complete(
+          q,
+          lease,
+          result,
+          artifacts,
+          t,
+          extras.task,
+          outcome,
+          extras.tests,
+        );
+        if (!done) {
           return false;
         }
         for (const child of children) await enqueueOne(q, child, t);
@@ -455,6 +470,18 @@ export function openPgJobStore(url: string, options: PgJobStoreOptions = {}): Pg
         listeners.delete(stop);
         await stop();
       };
+    },
+
+    async testStatuses(jobIds) {
+      checkTestStatusIds(jobIds);
+      if (jobIds.length === 0) return new Map();
+      const { rows } = await run(() =>
+        db.query<{ job_id: number; tests: string }>(
+          'SELECT job_id, tests FROM test_statuses WHERE job_id = ANY($1::bigint[])',
+          [[...jobIds]],
+        ),
+      );
+      return new Map(rows.map((r) => [Number(r.job_id), r.tests]));
     },
 
     taskJudgement: (taskId, contentHash) => run(() => taskJudgement(db, taskId, contentHash)),

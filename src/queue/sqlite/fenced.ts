@@ -4,7 +4,7 @@
 import { and, eq, isNotNull, sql } from 'drizzle-orm';
 import type { OutcomeClass } from '../constants.js';
 import type { Db } from '../db.js';
-import { artifacts, jobs, tasks } from '../schema.js';
+import { artifacts, jobs, tasks, testStatuses } from '../schema.js';
 import type {
   ArtifactRecord,
   FailOutcome,
@@ -122,10 +122,18 @@ export function createFencedOps(db: Db) {
       now: number,
       task?: TaskValidityInput,
       outcome: OutcomeClass | null = null,
+      tests?: unknown,
     ): boolean {
       const json = JSON.stringify(result ?? null);
       if (completeStatement.all({ ...lease, now, result: json, outcome }).length === 0) {
         return false;
+      }
+      if (tests !== undefined) {
+        const row = { jobId: lease.id, tests: JSON.stringify(tests) };
+        db.insert(testStatuses)
+          .values(row)
+          .onConflictDoUpdate({ target: testStatuses.jobId, set: { tests: row.tests } })
+          .run();
       }
       if (task !== undefined) {
         const row = { ...task, jobId: lease.id, checkedAt: now };

@@ -6,8 +6,8 @@ import type { Clock } from '../../clock.js';
 import { ProctorError } from '../../errors.js';
 import { backoffDelay, type BackoffOptions } from '../backoff.js';
 import { openDatabase, type OpenDatabaseOptions, type OpenedDatabase } from '../db.js';
-import { artifacts, batches, jobs } from '../schema.js';
-import { DEFAULT_PAGE, MAX_PAGE, type Job, type JobStore } from '../store.js';
+import { artifacts, batches, jobs, testStatuses } from '../schema.js';
+import { DEFAULT_PAGE, MAX_PAGE, checkTestStatusIds, type Job, type JobStore } from '../store.js';
 import { createBudgetCheck } from './budget.js';
 import { createBatchCounts } from './batch-counts.js';
 import { createBatchJobs } from './batch-jobs.js';
@@ -118,7 +118,8 @@ export function openSqliteJobStore(path: string, options: SqliteJobStoreOptions)
       );
       return batcher.run(() => {
         const now = clock.now();
-        if (!fenced.complete(lease, result, artifacts, now, extras.task, extras.outcome ?? null)) {
+        const outcome = extras.outcome ?? null;
+        if (!fenced.complete(lease, result, artifacts, now, extras.task, outcome, extras.tests)) {
           return false;
         }
         for (const child of children) enqueueOps.one(child, now);
@@ -259,6 +260,17 @@ export function openSqliteJobStore(path: string, options: SqliteJobStoreOptions)
     },
 
     finishedSince: async (since) => countFinishedSince(db, since),
+
+    async testStatuses(jobIds) {
+      checkTestStatusIds(jobIds);
+      if (jobIds.length === 0) return new Map();
+      const rows = db
+        .select()
+        .from(testStatuses)
+        .where(inArray(testStatuses.jobId, [...jobIds]))
+        .all();
+      return new Map(rows.map((r) => [r.jobId, r.tests]));
+    },
 
     pruneFinished: (olderThan, limit = 1000) =>
       batcher.run(() => pruneFinished(db, olderThan, limit)),

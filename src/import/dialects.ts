@@ -1,0 +1,95 @@
+// Which built-in runner grades a SWE-bench row, by its repository, as SWE-bench's harness
+// picks a log parser (MAP_REPO_TO_PARSER_PY in swebench/harness/log_parsers/python.py) and a
+// test command (test_cmd per repository and version, swebench/harness/constants/python.py
+// before 5.0's restructure). sympy runs bin/test, django tests/runtests.py, every other
+// repository of SWE-bench's Python set pytest (sphinx through tox, which runs pytest).
+//
+// A dialect also names the files that make up its test machinery: the import denies them, so
+// that a candidate cannot change how its tests are run or reported (a candidate's
+// conftest.py is a pytest plugin; bin/test and runtests.py decide what sympy and django run
+// and report). Its [tests] env is what SWE-bench's test_cmd sets on the command line.
+
+/** The SWE-bench dialects: each is a built-in runner of the same name (src/runners/). */
+export type Dialect = 'pytest' | 'sympy' | 'django';
+
+export interface DialectRules {
+  /** [grading] deny globs, added to the test patch's own files. */
+  deny: readonly string[];
+  /** [tests] env. */
+  env: Readonly<Record<string, string>>;
+}
+
+export const DIALECT_RULES: Readonly<Record<Dialect, DialectRules>> = {
+  pytest: { deny: ['**/conftest.py'], env: {} },
+  sympy: {
+    // bin/test imports sympy.testing.runtests (sympy.utilities.runtests before 1.6).
+    deny: ['bin/test', 'sympy/testing/runtests.py', 'sympy/utilities/runtests.py'],
+    // TEST_SYMPY = "PYTHONWARNINGS='ignore::UserWarning,ignore::SyntaxWarning' bin/test -C
+    // --verbose": a warning printed by the code under test would otherwise break the
+    // doctests and the parser's lines.
+    env: { PYTHONWARNINGS: 'ignore::UserWarning,ignore::SyntaxWarning' },
+  },
+  // TEST_DJANGO = "./tests/runtests.py --verbosity 2 --settings=test_sqlite --parallel 1".
+  django: { deny: ['tests/runtests.py', 'tests/test_sqlite.py'], env: {} },
+};
+
+/** MAP_REPO_TO_PARSER_PY's repositories, by the runner that speaks their dialect. */
+export const SWEBENCH_DIALECTS: Readonly<Record<string, Dialect>> = {
+  'astropy/astropy': 'pytest',
+  'django/django': 'django',
+  'marshmallow-code/marshmallow': 'pytest',
+  'matplotlib/matplotlib': 'pytest',
+  'mwaskom/seaborn': 'pytest',
+  'pallets/flask': 'pytest',
+  'psf/requests': 'pytest',
+  'pvlib/pvlib-python': 'pytest',
+  'pydata/xarray': 'pytest',
+  'pydicom/pydicom': 'pytest',
+  'pylint-dev/astroid': 'pytest',
+  'pylint-dev/pylint': 'pytest',
+  'pytest-dev/pytest': 'pytest',
+  'pyvista/pyvista': 'pytest',
+  'scikit-learn/scikit-learn': 'pytest',
+  'sphinx-doc/sphinx': 'pytest',
+  'sqlfluff/sqlfluff': 'pytest',
+  'sympy/sympy': 'sympy',
+};
+
+/** The dialect of a row's `repo` (owner/name, as GitHub spells it or in any case). */
+export function dialectOf(repo: string): Dialect | undefined {
+  const lower = repo.toLowerCase();
+  return Object.hasOwn(SWEBENCH_DIALECTS, lower) ? SWEBENCH_DIALECTS[lower] : undefined;
+}
+
+export const isDialect = (name: string): name is Dialect => Object.hasOwn(DIALECT_RULES, name);
+
+/**
+ * What a test patch's files ask of a runner, for a repository without a dialect: the first
+ * rule that matches any of `paths` (a Python test file before a Go file, and so on).
+ */
+const NEEDS: ReadonlyArray<{ match: RegExp; needs: string }> = [
+  { match: /(?:^|\/)(?:test_[^/]*|[^/]*_test)\.py$/, needs: 'the pytest runner (--runner pytest)' },
+  { match: /\.go$/, needs: "Go's `go test` (not built in yet; --runner FILE)" },
+  { match: /\.rs$/, needs: 'cargo test (not built in yet; --runner FILE)' },
+  {
+    match: /\.(?:[cm]?js|jsx|[cm]?ts|tsx)$/,
+    needs: 'jest, mocha or vitest (not built in yet; --runner FILE)',
+  },
+  { match: /\.java$/, needs: 'JUnit (not built in yet; --runner FILE)' },
+  { match: /\.(?:c|cc|cpp|cxx|h|hh|hpp)$/, needs: 'ctest (not built in yet; --runner FILE)' },
+];
+
+/** At most this many of the deciding files are named in the reason. */
+const NAMED_FILES = 3;
+
+/** Why a row of `repo`, whose test patch touches `paths`, has no runner without --runner. */
+export function noDialectReason(repo: string, paths: readonly string[]): string {
+  const head = `repository ${repo} has no built-in test dialect`;
+  for (const { match, needs } of NEEDS) {
+    const hits = paths.filter((p) => match.test(p));
+    if (hits.length === 0) continue;
+    const named = hits.slice(0, NAMED_FILES).join(', ') + (hits.length > NAMED_FILES ? ', …' : '');
+    return `${head}; by its test patch (${named}) it needs ${needs}`;
+  }
+  return `${head}; its test patch names no test file this import knows; it needs a runner of your own (--runner FILE)`;
+}

@@ -1,0 +1,65 @@
+// The run of a task with `[grading] rules = "swebench"`, in the evaluator container after the
+// candidate's diff: as SWE-bench's harness runs an instance, the hidden test patch, then ONE
+// runner run on FAIL_TO_PASS and PASS_TO_PASS together (hidden.txt then existing.txt, each ID
+// once: the tests.txt asset) under test_seconds, collected like any phase (the protocol-2
+// collector and its sentinels included). Its report is then read twice, once per list, into
+// the `existing` and `hidden` views that swebench-verdict.ts grades.
+import type { Bundle } from './bundle.js';
+import {
+  checkAborted,
+  commandRecord,
+  lastLines,
+  runPhase,
+  type CommandRecord,
+  type PhaseContext,
+} from './evaluate-phase.js';
+import { APPLY_SCRIPT, APPLY_TIMEOUT_MS, ASSET, asset } from './evaluate-scripts.js';
+import { decideSwebenchGrade } from './swebench-verdict.js';
+import { checkPhase, failVerdict, type GradePhases, type Verdict } from './verdict.js';
+
+/** The tests.txt asset: hidden.txt's IDs, then existing.txt's not already listed, a line each. */
+export function swebenchList(bundle: Pick<Bundle, 'hiddenIds' | 'existingIds'>): Buffer {
+  const ids = new Set([...bundle.hiddenIds, ...bundle.existingIds]);
+  return Buffer.from([...ids].map((id) => `${id}\n`).join(''), 'utf8');
+}
+
+export interface SwebenchRun {
+  verdict: Verdict;
+  /** Null when the run ended before the runner (the hidden patch did not apply). */
+  phases: GradePhases | null;
+  hiddenApply: CommandRecord | null;
+}
+
+export async function runSwebenchTests(
+  phase: PhaseContext,
+  input: { hiddenPatch: Buffer; baseline: boolean },
+): Promise<SwebenchRun> {
+  const { bundle, exec, timed, signal } = phase;
+  let hiddenApply: CommandRecord | null = null;
+  if (input.hiddenPatch.length > 0) {
+    const applied = await timed('hidden_apply', () =>
+      exec(['sh', '-c', APPLY_SCRIPT, 'proctor-apply', asset(ASSET.hiddenPatch)], APPLY_TIMEOUT_MS),
+    );
+    checkAborted(signal, applied);
+    hiddenApply = commandRecord(applied);
+    if (applied.exitCode !== 0) {
+      const why = lastLines(applied.stderr) || `exit code ${String(applied.exitCode)}`;
+      const detail = input.baseline
+        ? `tests/hidden.patch does not apply at base_commit: ${why}`
+        : `tests/hidden.patch does not apply after the candidate's changes: ${why}`;
+      return { verdict: failVerdict('APPLY_FAILED', detail), phases: null, hiddenApply };
+    }
+  }
+  const declared = [...new Set([...bundle.hiddenIds, ...bundle.existingIds])];
+  const tests = await runPhase(phase, 'tests', ASSET.tests, declared);
+  const view = (ids: readonly string[]) => ({
+    ...tests,
+    check: tests.report === undefined ? null : checkPhase(ids, tests.report.tests),
+  });
+  const phases: GradePhases = {
+    existing: view(bundle.existingIds),
+    hidden: view(bundle.hiddenIds),
+    tests,
+  };
+  return { verdict: decideSwebenchGrade(phases), phases, hiddenApply };
+}

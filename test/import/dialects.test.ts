@@ -1,0 +1,106 @@
+// The dialect table of `proctor import swebench`: SWE-bench's repositories by the runner that
+// speaks their test dialect, and the reason given for a repository that has none.
+import { describe, expect, it } from 'vitest';
+import {
+  DIALECT_RULES,
+  dialectOf,
+  noDialectReason,
+  SWEBENCH_DIALECTS,
+} from '../../src/import/dialects.js';
+import { isBuiltinRunner } from '../../src/runners/index.js';
+
+describe('the dialect table', () => {
+  it("maps MAP_REPO_TO_PARSER_PY's repositories to sympy, django and pytest", () => {
+    expect(dialectOf('sympy/sympy')).toBe('sympy');
+    expect(dialectOf('django/django')).toBe('django');
+    for (const repo of [
+      'astropy/astropy',
+      'marshmallow-code/marshmallow',
+      'matplotlib/matplotlib',
+      'mwaskom/seaborn',
+      'pallets/flask',
+      'psf/requests',
+      'pvlib/pvlib-python',
+      'pydata/xarray',
+      'pydicom/pydicom',
+      'pylint-dev/astroid',
+      'pylint-dev/pylint',
+      'pytest-dev/pytest',
+      'pyvista/pyvista',
+      'scikit-learn/scikit-learn',
+      'sphinx-doc/sphinx',
+      'sqlfluff/sqlfluff',
+    ]) {
+      expect(dialectOf(repo), repo).toBe('pytest');
+    }
+    expect(Object.keys(SWEBENCH_DIALECTS)).toHaveLength(18);
+  });
+
+  it('reads a repository in any case, and knows no other (nor an inherited key)', () => {
+    expect(dialectOf('SymPy/SymPy')).toBe('sympy');
+    expect(dialectOf('Django/django')).toBe('django');
+    expect(dialectOf('acme/calc')).toBeUndefined();
+    expect(dialectOf('sympy')).toBeUndefined();
+    expect(dialectOf('constructor')).toBeUndefined();
+    expect(dialectOf('__proto__')).toBeUndefined();
+  });
+
+  it("names a built-in runner for every dialect, and each dialect's test machinery", () => {
+    for (const dialect of Object.values(SWEBENCH_DIALECTS)) {
+      expect(isBuiltinRunner(dialect), dialect).toBe(true);
+    }
+    expect(DIALECT_RULES.sympy).toEqual({
+      deny: ['bin/test', 'sympy/testing/runtests.py', 'sympy/utilities/runtests.py'],
+      env: { PYTHONWARNINGS: 'ignore::UserWarning,ignore::SyntaxWarning' },
+    });
+    expect(DIALECT_RULES.django).toEqual({
+      deny: ['tests/runtests.py', 'tests/test_sqlite.py'],
+      env: {},
+    });
+    expect(DIALECT_RULES.pytest).toEqual({ deny: ['**/conftest.py'], env: {} });
+  });
+});
+
+describe('the reason for a repository without a dialect', () => {
+  const head = 'repository acme/x has no built-in test dialect';
+  it.each([
+    [['src/a.py', 'tests/test_a.py'], 'tests/test_a.py', 'the pytest runner (--runner pytest)'],
+    [['pkg/a_test.py'], 'pkg/a_test.py', 'the pytest runner (--runner pytest)'],
+    [
+      ['server/http_test.go'],
+      'server/http_test.go',
+      "Go's `go test` (not built in yet; --runner FILE)",
+    ],
+    [['tests/parse.rs'], 'tests/parse.rs', 'cargo test (not built in yet; --runner FILE)'],
+    [
+      ['test/a.spec.ts', 'test/b.test.js', 'lib/c.mjs', 'd.tsx'],
+      'test/a.spec.ts, test/b.test.js, lib/c.mjs, …',
+      'jest, mocha or vitest (not built in yet; --runner FILE)',
+    ],
+    [
+      ['src/test/java/AppTest.java'],
+      'src/test/java/AppTest.java',
+      'JUnit (not built in yet; --runner FILE)',
+    ],
+    [
+      ['tests/check.c', 'tests/more.cpp'],
+      'tests/check.c, tests/more.cpp',
+      'ctest (not built in yet; --runner FILE)',
+    ],
+  ])('%j needs %s… %s', (paths, named, needs) => {
+    expect(noDialectReason('acme/x', paths)).toBe(
+      `${head}; by its test patch (${named}) it needs ${needs}`,
+    );
+  });
+
+  it('prefers a Python test file to the others, and asks for a runner of your own when no file says', () => {
+    expect(noDialectReason('acme/x', ['a_test.go', 'test_a.py'])).toContain(
+      'by its test patch (test_a.py) it needs the pytest runner (--runner pytest)',
+    );
+    for (const paths of [['tests/tests.py', 'docs/x.md'], []]) {
+      expect(noDialectReason('acme/x', paths)).toBe(
+        `${head}; its test patch names no test file this import knows; it needs a runner of your own (--runner FILE)`,
+      );
+    }
+  });
+});

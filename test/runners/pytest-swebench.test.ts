@@ -1,0 +1,259 @@
+// Tasks graded by SWE-bench's rules (`[grading] rules = "swebench"`) with the built-in pytest
+// runner, through the real oracle: the candidate, then the hidden patch, then one run of both
+// lists; each verdict is what SWE-bench 5.x's grading.py would decide from `pytest -rA`'s log
+// (a skip is summarised as `SKIPPED [1] file:line`, which names no test, so it is ABSENT; an
+// XFAIL passes; an absent ID fails; a truncated parametrized ID matches the IDs it prefixes).
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { loadBundle, type Bundle } from '../../src/oracle/bundle.js';
+import { evaluate, type Evaluation } from '../../src/oracle/evaluate.js';
+import { renderOracleLog } from '../../src/oracle/oracle-log.js';
+import { decideSwebenchBaseline } from '../../src/oracle/swebench-verdict.js';
+import { requireDocker, resolveImage } from '../../src/sandbox/index.js';
+import { dockerScope, fixtureImage, testDocker } from '../helpers/docker.js';
+import {
+  candidateDiff,
+  makeRepoBundle,
+  withIds,
+  type RepoBundleSpec,
+} from '../helpers/repo-bundles.js';
+
+const docker = testDocker();
+const SCOPE = dockerScope(docker, 'runners-pytest-swebench');
+const SLOW = 300_000;
+
+const TESTS = `import pytest
+
+from calc import add, div
+
+
+def test_add():
+    assert add(1, 2) == 3
+
+
+@pytest.mark.skip(reason="needs a network")
+def test_remote():
+    pass
+
+
+@pytest.mark.xfail(reason="a known bug")
+def test_known_bug():
+    assert add(2, 2) == 5
+
+
+@pytest.mark.xfail(reason="flaky upstream")
+def test_sometimes():
+    assert add(1, 1) == 2
+
+
+@pytest.mark.parametrize("unit", ["log(photon /cm2)", "log(photon /s)"])
+def test_units(unit):
+    assert unit.startswith("log(")
+`;
+
+const ID = {
+  add: 'tests/test_calc.py::test_add',
+  skip: 'tests/test_calc.py::test_remote',
+  xfail: 'tests/test_calc.py::test_known_bug',
+  xpass: 'tests/test_calc.py::test_sometimes',
+  gone: 'tests/test_calc.py::test_gone',
+  // Cut mid-parameter, as 676 ids of SWE-bench_Verified are (no whitespace at the cut).
+  truncated: 'tests/test_calc.py::test_units[log(pho',
+  zero: 'tests/test_new.py::test_div_zero',
+  // A PASS_TO_PASS test that exists only once the hidden patch is applied.
+  newP2p: 'tests/test_new.py::test_div',
+  broken: 'tests/test_broken.py::test_x',
+};
+
+const SPEC: RepoBundleSpec = {
+  id: 'pytest-swebench',
+  runner: 'pytest',
+  repo: {
+    'calc.py': 'def add(a, b):\n    return a + b\n\n\ndef div(a, b):\n    return a / b\n',
+    'tests/__init__.py': '',
+    'tests/test_calc.py': TESTS,
+    'tests/test_broken.py': 'import flask\n\n\ndef test_x():\n    pass\n',
+  },
+  hidden: {
+    'tests/test_new.py':
+      'from calc import div\n\n\ndef test_div():\n    assert div(4, 2) == 2\n\n\ndef test_div_zero():\n    assert div(1, 0) is None\n',
+  },
+  gold: {
+    'calc.py':
+      'def add(a, b):\n    return a + b\n\n\ndef div(a, b):\n    return None if b == 0 else a / b\n',
+  },
+  existing: [ID.add, ID.newP2p, ID.truncated],
+  hiddenIds: [ID.zero],
+};
+
+let dir: string;
+let imageId: string;
+let gold: Buffer;
+
+/** A copy of the bundle graded by SWE-bench's rules, with other lists when given. */
+async function swebenchTask(lists: { existing?: string[]; hidden?: string[] } = {}) {
+  const copy = withIds(dir, lists);
+  const toml = join(copy, 'task.toml');
+  writeFileSync(
+    toml,
+    readFileSync(toml, 'utf8').replace('[grading]\n', '[grading]\nrules = "swebench"\n'),
+  );
+  return loadBundle(copy);
+}
+
+beforeAll(async () => {
+  await requireDocker(docker);
+  await fixtureImage('runners');
+  dir = await makeRepoBundle(SPEC);
+  const bundle = await loadBundle(dir);
+  imageId = (await resolveImage(docker, bundle.environment)).localId;
+  gold = readFileSync(bundle.paths.goldPatch ?? '');
+}, SLOW);
+
+async function grade(task: Bundle, candidate: Buffer | null): Promise<Evaluation> {
+  const evaluation = await evaluate(docker, {
+    bundle: task,
+    imageId,
+    candidate,
+    owner: SCOPE.owner(),
+    sandbox: { uid: 1000, gid: 1000 },
+  });
+  expect(evaluation.cleanupError).toBeUndefined();
+  return evaluation;
+}
+
+function log(task: Bundle, evaluation: Evaluation): string {
+  const at = new Date(0);
+  return renderOracleLog({
+    kind: 'grade',
+    bundle: task,
+    image: { portable: false, imageId, localId: imageId } as never,
+    runs: [{ title: 'grade', evaluation }],
+    verdict: evaluation.verdict,
+    startedAt: at,
+    finishedAt: at,
+  });
+}
+
+describe('SWE-bench rules with the built-in pytest runner', () => {
+  it(
+    'runs both lists once after the hidden patch: the baseline is sound and the gold patch resolves, a truncated id and a test the patch adds included',
+    async () => {
+      const task = await swebenchTask();
+      const base = await grade(task, null);
+      expect(base.phaseRecords.map((r) => r.name)).toEqual(['tests']);
+      expect(base.hiddenApply?.exitCode).toBe(0);
+      expect(base.verdict).toMatchObject({ verdict: 'FAIL', reason: 'HIDDEN_FAILED' });
+      expect(base.verdict.detail).toContain(`${ID.zero} (FAILED)`);
+
+      const fixed = await grade(task, gold);
+      expect(fixed.verdict).toMatchObject({
+        verdict: 'PASS',
+        detail:
+          "resolved by SWE-bench's rules: 3 existing tests maintained and 1 hidden test passed",
+      });
+      expect(fixed.tests.lists).toEqual({ hidden: 'reported', existing: 'reported' });
+      expect(fixed.tests.tests).toEqual(
+        expect.arrayContaining([
+          { id: ID.zero, list: 'hidden', outcome: 'passed', swebench: 'PASSED' },
+          { id: ID.newP2p, list: 'existing', outcome: 'passed', swebench: 'PASSED' },
+          // Not reported under its own name: its full ids stand for it.
+          { id: ID.truncated, list: 'existing', outcome: 'missing', swebench: 'PASSED' },
+        ]),
+      );
+      expect(fixed.phases?.tests?.check?.undeclared).toEqual([
+        'tests/test_calc.py::test_units[log(photon /cm2)]',
+        'tests/test_calc.py::test_units[log(photon /s)]',
+      ]);
+
+      const baseline = decideSwebenchBaseline({
+        runs: [base.phases!],
+        gold: fixed.verdict,
+      });
+      expect(baseline).toMatchObject({ verdict: 'PASS' });
+      expect(baseline.testsHash).toBe(base.verdict.testsHash);
+    },
+    SLOW,
+  );
+
+  it(
+    'grades skips, xfails, xpasses and absent ids as SWE-bench does from `pytest -rA`',
+    async () => {
+      // Each case with the gold patch: the lists alone decide.
+      const cases: Array<[string, { existing?: string[]; hidden?: string[] }, string, RegExp]> = [
+        ['an xfail FAIL_TO_PASS', { hidden: [ID.xfail] }, 'PASS', /resolved/],
+        // `SKIPPED [1] tests/test_calc.py:9: needs a network` names no test: ABSENT.
+        [
+          'a skipped FAIL_TO_PASS',
+          { hidden: [ID.skip] },
+          'HIDDEN_FAILED',
+          /test_remote \(ABSENT\)/,
+        ],
+        [
+          'a skipped PASS_TO_PASS',
+          { existing: [ID.add, ID.skip] },
+          'EXISTING_FAILED',
+          /test_remote \(ABSENT\)/,
+        ],
+        // `XPASS id reason` is not a status SWE-bench's parser records.
+        [
+          'a non-strict XPASS',
+          { existing: [ID.xpass] },
+          'EXISTING_FAILED',
+          /test_sometimes \(ABSENT\)/,
+        ],
+        [
+          'an absent PASS_TO_PASS',
+          { existing: [ID.gone] },
+          'EXISTING_FAILED',
+          /test_gone \(ABSENT\)/,
+        ],
+      ];
+      for (const [name, lists, reason, detail] of cases) {
+        const evaluation = await grade(await swebenchTask(lists), gold);
+        expect({ name, reason: evaluation.verdict.reason }).toEqual({ name, reason });
+        expect(evaluation.verdict.detail).toMatch(detail);
+      }
+    },
+    SLOW,
+  );
+
+  it(
+    'quotes the cause when a listed test file cannot be collected (a module that is not installed)',
+    async () => {
+      const task = await swebenchTask({ existing: [ID.add, ID.broken] });
+      const evaluation = await grade(task, gold);
+      expect(evaluation.verdict.reason).toBe('EXISTING_FAILED');
+      expect(evaluation.verdict.detail).toMatch(
+        /test_broken\.py::test_x \(ABSENT\); the runner says: tests\/test_broken\.py could not be collected: \| E {3}ModuleNotFoundError: No module named 'flask'/,
+      );
+      expect(log(task, evaluation)).toContain('report cause (the runner says):');
+    },
+    SLOW,
+  );
+
+  it(
+    'shows the cause of a conftest that cannot be imported, in the detail and the oracle log',
+    async () => {
+      const task = await swebenchTask();
+      const candidate = candidateDiff(dir, { ...SPEC.gold, 'conftest.py': 'import flask\n' });
+      const evaluation = await grade(task, candidate);
+      expect(evaluation.verdict.verdict).toBe('FAIL');
+      // The session never began: every declared test is an error (SWE-bench's parser
+      // records none of them: ABSENT), and the detail quotes the report's cause.
+      expect(evaluation.verdict).toMatchObject({ reason: 'EXISTING_FAILED' });
+      expect(evaluation.verdict.detail).toMatch(/\(ABSENT\)/);
+      expect(evaluation.verdict.detail).toContain(
+        "the runner says: ImportError while loading conftest '/repo/conftest.py'. | E   ModuleNotFoundError: No module named 'flask'",
+      );
+      expect(evaluation.tests.tests.every((t) => t.outcome === 'error')).toBe(true);
+      expect(evaluation.tests.tests.length).toBeGreaterThan(0);
+      const text = log(task, evaluation);
+      expect(text).toMatch(
+        /report cause \(the runner says\):\n {2}\| ImportError while loading conftest '\/repo\/conftest\.py'\./,
+      );
+    },
+    SLOW,
+  );
+});
