@@ -213,14 +213,15 @@ export function buildProgram(
       ),
     )
     .addOption(
-      new Option('--runner <name>', 'pytest, node, or FILE: your own runner script').default(
-        'pytest',
-      ),
+      new Option(
+        '--runner <name>',
+        'pytest, node, django, or FILE: your own runner script',
+      ).default('pytest'),
     )
     .addOption(
       new Option(
         '--scope <path...>',
-        "paths the runner runs every test under (default: pytest: every test_*.py and *_test.py of base and fix; node: node --test's test files; FILE: .)",
+        "paths the runner runs every test under (default: pytest: every test_*.py and *_test.py of base and fix; node: node --test's test files; django: tests/*/**/test*.py; FILE: .)",
       ),
     )
     .addOption(

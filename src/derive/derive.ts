@@ -37,11 +37,13 @@ import {
 import { isBuiltinRunner, writeRunner } from '../runners/index.js';
 
 /**
- * The built-in runners derive runs over a scope of paths. The SWE-bench dialects (sympy,
- * django) run a row's listed tests the way SWE-bench's harness does, not a whole scope.
+ * The built-in runners derive runs over a scope of paths. The sympy dialect runs a row's
+ * listed tests the way SWE-bench's harness does, not a whole scope; the django runner runs
+ * a LIST line naming a file or folder under tests/ as a label and reports every test in it.
  */
-const isDeriveRunner = (name: string): name is 'pytest' | 'node' =>
-  name === 'pytest' || name === 'node';
+const DERIVE_RUNNERS = ['pytest', 'node', 'django'] as const;
+const isDeriveRunner = (name: string): name is (typeof DERIVE_RUNNERS)[number] =>
+  (DERIVE_RUNNERS as readonly string[]).includes(name);
 
 export interface DeriveOptions {
   repo: string;
@@ -166,12 +168,15 @@ async function checkInputs(options: DeriveOptions, note: (line: string) => void)
   if (isBuiltinRunner(options.runner) && !isDeriveRunner(options.runner)) {
     throw new ProctorError(
       'USAGE',
-      `--runner ${options.runner}: derive runs pytest, node, or a file; the ${options.runner} runner is for imported SWE-bench rows`,
+      `--runner ${options.runner}: derive runs ${DERIVE_RUNNERS.join(', ')}, or a file; the ${options.runner} runner is for imported SWE-bench rows`,
     );
   }
   if (!isBuiltinRunner(options.runner)) {
     if (!existsSync(options.runner) || !statSync(options.runner).isFile()) {
-      throw new ProctorError('USAGE', `--runner ${options.runner}: not pytest, node, or a file`);
+      throw new ProctorError(
+        'USAGE',
+        `--runner ${options.runner}: not ${DERIVE_RUNNERS.join(', ')}, or a file`,
+      );
     }
   }
   if (options.description !== undefined && !existsSync(options.description)) {

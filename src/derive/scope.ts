@@ -10,6 +10,8 @@ import type { Ecosystem } from './split.js';
 /** Test files as pytest (default python_files) and node --test (its default patterns) find them. */
 export const DISCOVERY_GLOBS: Record<Exclude<Ecosystem, 'file'>, readonly string[]> = {
   pytest: ['**/test_*.py', '**/*_test.py'],
+  // DiscoverRunner's pattern (test*.py), inside the apps under tests/ (not tests/test_sqlite.py).
+  django: ['tests/*/**/test*.py'],
   node: [
     '**/*.test.{js,cjs,mjs}',
     '**/*-test.{js,cjs,mjs}',

@@ -8,7 +8,7 @@
 import picomatch from 'picomatch';
 import { parseDiff } from '../oracle/diff-parse.js';
 
-export type Ecosystem = 'pytest' | 'node' | 'file';
+export type Ecosystem = 'pytest' | 'node' | 'django' | 'file';
 
 /** Where tests live, per runner ecosystem (`--tests` replaces these). */
 export const DEFAULT_TEST_GLOBS: Record<Ecosystem, readonly string[]> = {
@@ -27,6 +27,9 @@ export const DEFAULT_TEST_GLOBS: Record<Ecosystem, readonly string[]> = {
     '**/*.test.{js,cjs,mjs,jsx,ts,cts,mts,tsx}',
     '**/*.spec.{js,cjs,mjs,jsx,ts,cts,mts,tsx}',
   ],
+  // Django's layout: everything under tests/ is the test suite (runtests.py, the settings, the
+  // apps), as SWE-bench splits a django fix into its patch and its test patch.
+  django: ['tests/**'],
   // An author's own runner: either ecosystem's locations.
   file: [
     '**/tests/**',

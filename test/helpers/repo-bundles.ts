@@ -29,13 +29,15 @@ export interface RepoBundleSpec {
   hiddenIds: string[];
   /** Seconds per runner invocation (default 60). */
   testSeconds?: number;
+  /** The image the bundle's Dockerfile builds FROM (default RUNNERS_IMAGE). */
+  from?: string;
 }
 
 const IDENTITY = ['-c', 'user.name=example', '-c', 'user.email=example@example.invalid'];
 const DATE = '2024-01-01T00:00:00Z';
 
 // The same commit inside the image as on the host: no config from either side, fixed dates.
-const DOCKERFILE = `FROM ${RUNNERS_IMAGE}
+const dockerfile = (from: string) => `FROM ${from}
 COPY repo/ /repo/
 RUN cd /repo && git init -q -b main && git add -A \\
  && GIT_AUTHOR_DATE='${DATE}' GIT_COMMITTER_DATE='${DATE}' \\
@@ -87,7 +89,7 @@ export async function makeRepoBundle(spec: RepoBundleSpec): Promise<string> {
   afterAll(() => rmSync(root, { recursive: true, force: true }));
   const dir = join(root, spec.id);
   writeFiles(join(dir, 'environment/repo'), spec.repo);
-  writeFileSync(join(dir, 'environment/Dockerfile'), DOCKERFILE);
+  writeFileSync(join(dir, 'environment/Dockerfile'), dockerfile(spec.from ?? RUNNERS_IMAGE));
 
   const repo = join(root, 'work');
   writeFiles(repo, spec.repo);
