@@ -41,8 +41,7 @@ export const MAX_SETTINGS_BYTES = 64 * 1024;
 
 const NAME = /^[a-z][a-z0-9-]{0,39}$/;
 /** `pkg@1.2.3` or `@scope/pkg@1.2.3(-pre)`: an exact version, never a tag or a range. */
-const NPM_SPEC =
-  /^(@[a-z0-9][a-z0-9._-]*\/)?[a-z0-9][a-z0-9._-]*@\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/;
+const NPM_SPEC = /^(@[a-z0-9][a-z0-9._-]*\/)?[a-z0-9][a-z0-9._-]*@\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/;
 const NODE_VERSION = /^\d+\.\d+\.\d+$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** Set by Proctor for every agent; a definition cannot change them. */

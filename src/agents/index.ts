@@ -26,18 +26,7 @@ export {
 } from './layer.js';
 export type { AgentLayer, AgentLayers, LayerBuildOptions } from './layer.js';
 export { AGENT_HOME, AGENTS_ROOT } from './layer-script.js';
-export {
-  AGENT_DEFAULTS,
-  PROMPT_FILE,
-  classify,
-  runAgent,
-  startAgentSandbox,
-} from './run.js';
-export type {
-  AgentOutcome,
-  AgentRunResult,
-  AgentRunSpec,
-  AgentSandboxSpec,
-} from './run.js';
+export { AGENT_DEFAULTS, PROMPT_FILE, classify, runAgent, startAgentSandbox } from './run.js';
+export type { AgentOutcome, AgentRunResult, AgentRunSpec, AgentSandboxSpec } from './run.js';
 export { captureAgentLogs, LOG_DEFAULTS } from './logs.js';
 export type { AgentLog } from './logs.js';

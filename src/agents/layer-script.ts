@@ -39,7 +39,8 @@ export HOME=/tmp/proctor-build-home npm_config_cache=/tmp/proctor-npm-cache
 export npm_config_update_notifier=false npm_config_fund=false npm_config_audit=false
 [ -f ${BUILD_ROOT}/ca.crt ] && export NODE_EXTRA_CA_CERTS=${BUILD_ROOT}/ca.crt
 [ -n "$registry" ] && export npm_config_registry=$registry
-why() { grep -E '^npm (error|ERR!)' "$1" | grep -v -e 'A complete log' -e 'npm error$' | head -n 3 | sed 's/^npm error //; s/^npm ERR! //' | tr '\n' '|' | sed 's/|$//; s/|/ | /g'; }
+# npm's reason in one line: its error lines without the bookkeeping (code, path, log file).
+why() { grep -E '^npm (error|ERR!) ' "$1" | sed 's/^npm error //; s/^npm ERR! //' | grep -v -E '^(code|errno|path|syscall|command failed|A complete log|[0-9]+$)' | head -n 3 | tr '\n' '|' | sed 's/|$//; s/|/ | /g'; }
 runtime=${NODE_ROOT}/bin/node
 v=$("$runtime" --version 2>&1) || refuse "the host's node does not run in this image (it needs glibc 2.28+ and libstdc++): $(printf '%s' "$v" | head -n 1)"
 echo "proctor-agent: host node $v"
@@ -49,6 +50,8 @@ if [ "$node" != host ]; then
   v=$("$runtime" --version 2>&1) || refuse "Node $node does not run in this image: $(printf '%s' "$v" | head -n 1)"
   echo "proctor-agent: agent node $v"
 fi
+# Install scripts (a postinstall that links a native binary) run node: the agent's own.
+export PATH="$(dirname "$runtime"):$PATH"
 case $kind in
   npm|tarball)
     "$runtime" "$npm_cli" install --global --prefix "$agent" --engine-strict --omit=dev --no-audit --no-fund "$what" >/tmp/proctor-agent.log 2>&1 || { cat /tmp/proctor-agent.log; refuse "npm could not install $what: $(why /tmp/proctor-agent.log)"; }

@@ -54,7 +54,14 @@ export async function captureAgentLogs(
   const logs: AgentLog[] = [];
   for (const path of files) {
     const read = await execInContainer(docker, containerId, {
-      cmd: ['sh', '-c', 'wc -c < "$1" && head -c "$2" -- "$1"', 'proctor-log', path, `${fileBytes}`],
+      cmd: [
+        'sh',
+        '-c',
+        'wc -c < "$1" && head -c "$2" -- "$1"',
+        'proctor-log',
+        path,
+        `${fileBytes}`,
+      ],
       user: options.user,
       workdir: '/',
       timeoutMs,
