@@ -291,16 +291,23 @@ export function createAgentLayers(docker: DockerClient, options: LayerBuildOptio
 }
 
 /**
- * Removes the agent layers built on `base` (all of them without `base`): they are caches,
- * rebuilt on next use. Returns the ids removed; a layer a container still uses is kept.
+ * Removes agent layers: those built on the task image `base`, of the agent `agent`, or both
+ * (every agent layer of the engine with neither). They are caches, rebuilt on next use.
+ * Returns the ids removed; a layer a container still uses is kept.
  */
-export async function removeAgentLayers(docker: DockerClient, base?: string): Promise<string[]> {
-  const label = base === undefined ? [LABEL.agentDigest] : [`${LABEL.agentBase}=${base}`];
+export async function removeAgentLayers(
+  docker: DockerClient,
+  which: { base?: string; agent?: string } = {},
+): Promise<string[]> {
+  const label = [`${LABEL.agentDigest}`];
+  if (which.base !== undefined) label.push(`${LABEL.agentBase}=${which.base}`);
+  if (which.agent !== undefined) label.push(`${LABEL.agent}=${which.agent}`);
   const images = await docker.listImages({ filters: { label } });
   const removed: string[] = [];
   for (const image of images) {
     try {
-      await docker.getImage(image.Id).remove({ force: true });
+      // Not forced: a layer that a container (even a stopped one) still uses stays (409).
+      await docker.getImage(image.Id).remove({ force: false });
       removed.push(image.Id);
     } catch (error) {
       if (isNotFound(error)) continue;

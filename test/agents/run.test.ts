@@ -11,6 +11,7 @@ import {
   PROMPT_FILE,
   createAgentLayers,
   parseAgentDefinition,
+  removeAgentLayers,
   runAgent,
   startAgentSandbox,
   type AgentDefinition,
@@ -236,5 +237,21 @@ describe('an agent in the sandbox', () => {
     // Another process (a fresh cache) finds it on the engine.
     const again = await createAgentLayers(docker, { uid: UID, gid: UID }).resolve(base, definition);
     expect(again).toMatchObject({ image: first.image, built: false });
+  }, 300_000);
+  it('removes the layers of one agent on a task image, keeping one a container uses, and builds again on next use', async () => {
+    const definition = fake(['fake-agent', 'crash']);
+    const box = await sandbox(definition);
+    // In use: kept.
+    expect(await removeAgentLayers(docker, { base, agent: 'fake' })).toEqual([]);
+    await box.remove();
+    // Another agent's name, or another base: nothing of this one goes.
+    expect(await removeAgentLayers(docker, { base, agent: 'not-fake' })).toEqual([]);
+    expect(
+      await removeAgentLayers(docker, { base: `sha256:${'0'.repeat(64)}`, agent: 'fake' }),
+    ).toEqual([]);
+    expect(await removeAgentLayers(docker, { base, agent: 'fake' })).toEqual([box.layer.image]);
+    const fresh = createAgentLayers(docker, { uid: UID, gid: UID, ...npmBuildSettings() });
+    const again = await fresh.resolve(base, definition);
+    expect(again.built).toBe(true);
   }, 300_000);
 });
