@@ -12,6 +12,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import {
   builtinAgent,
   createAgentLayers,
+  loadAgentDefinition,
   parseAgentDefinition,
   runAgent,
   startAgentSandbox,
@@ -120,7 +121,8 @@ describe('the built-in agents', () => {
 });
 
 describe('agent layers', () => {
-  it('installs a tarball whose executable is a Node script, run by the layer’s own Node in an image without one', async () => {
+  /** A packed package whose executable is a Node script, and its definition, in a temp dir. */
+  function helloAgent(node: string, engines?: string): AgentDefinition {
     const dir = tempDir();
     const pkg = join(dir, 'pkg');
     mkdirSync(join(pkg, 'bin'), { recursive: true });
@@ -130,6 +132,7 @@ describe('agent layers', () => {
         name: 'hello-agent',
         version: '1.0.0',
         bin: { 'hello-agent': 'bin/hello.js' },
+        ...(engines === undefined ? {} : { engines: { node: engines } }),
       }),
     );
     writeFileSync(
@@ -146,10 +149,14 @@ describe('agent layers', () => {
         'command = ["hello-agent"]',
         '[install]',
         'tarball = "hello-agent-1.0.0.tgz"',
+        `node = "${node}"`,
       ].join('\n'),
     );
-    const { loadAgentDefinition } = await import('../../src/agents/index.js');
-    const definition = loadAgentDefinition(join(dir, 'hello.toml'));
+    return loadAgentDefinition(join(dir, 'hello.toml'));
+  }
+
+  it('installs a tarball whose executable is a Node script, run by the layer’s own Node in an image without one', async () => {
+    const definition = helloAgent('host');
     const result = await inSandbox(definition, async (id) => {
       // The task image has no node of its own.
       const bare = await runIn(
@@ -164,6 +171,26 @@ describe('agent layers', () => {
     });
     expect(result.outcome).toEqual({ kind: 'completed' });
     expect(result.stdout).toBe(`hello from node ${process.versions.node.split('.')[0]}\n`);
+  }, 900_000);
+
+  it('installs the Node version a definition asks for from npm, and runs the agent on it', async () => {
+    const definition = helloAgent('22.23.5', '>=22');
+    const result = await inSandbox(definition, (id) => runIn(id, definition));
+    expect(result.outcome).toEqual({ kind: 'completed' });
+    expect(result.stdout).toBe('hello from node 22\n');
+  }, 900_000);
+
+  it('refuses in one line a package whose engines the Node it would run on does not meet', async () => {
+    const definition = helloAgent('host', '>=99');
+    const error = await layers.resolve(base, definition).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect((error as ProctorError).code).toBe('IMAGE_INVALID');
+    expect((error as ProctorError).message).toMatch(
+      /^agent hello: npm could not install \/opt\/proctor\/agents\/hello\/hello-agent-1\.0\.0\.tgz: .*engine/i,
+    );
+    expect((error as ProctorError).message).not.toContain('\n');
   }, 900_000);
 
   it('refuses a package that cannot be installed in one line', async () => {
