@@ -10,7 +10,7 @@
 // (an npm spec pins an exact version, so that the layer built from it is the same every time).
 import { createHash } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
-import { dirname, isAbsolute, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, resolve } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { z } from 'zod';
 import { ProctorError, describeError } from '../errors.js';
@@ -57,6 +57,11 @@ const relativePath = text('a relative path').refine(
   { message: 'expected a relative path inside HOME, without .. or empty parts' },
 );
 
+/** A host file copied into the layer's build: its name goes into a Dockerfile line. */
+const hostFile = text('a path on the host').refine((p) => /^[A-Za-z0-9._+-]+$/.test(basename(p)), {
+  message: 'expected a file name of letters, digits and . _ + - (it becomes a path in the image)',
+});
+
 const installSchema = z
   .strictObject({
     npm: text('an npm package spec')
@@ -64,8 +69,8 @@ const installSchema = z
         message: 'expected an npm package with an exact version, such as @scope/pkg@1.2.3',
       })
       .optional(),
-    tarball: text('a path on the host').min(1).optional(),
-    binary: text('a path on the host').min(1).optional(),
+    tarball: hostFile.optional(),
+    binary: hostFile.optional(),
     node: text('"host" or a Node version')
       .refine((s) => s === 'host' || NODE_VERSION.test(s), {
         message: 'expected "host" or an exact Node version such as 22.23.5',

@@ -142,6 +142,11 @@ describe('agent definitions', () => {
       /install\.node: expected "host" or an exact Node version/,
     ],
     [
+      'a host file name that cannot be a path in the image',
+      edited('npm = "@me/my-agent@1.2.3"', 'binary = "dist/my agent"'),
+      /^agent definition f\.toml: install\.binary: expected a file name of letters, digits/,
+    ],
+    [
       'an unknown protocol',
       edited('"openai-chat"', '"grpc"'),
       /^agent definition f\.toml: protocol: expected one of openai-chat, openai-responses, anthropic-messages/,
