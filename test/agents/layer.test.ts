@@ -104,20 +104,32 @@ describe('the built-in agents', () => {
     }, 900_000);
   }
 
-  it('ends Claude Code headless against a port where nothing listens as crashed, within its deadline', async () => {
-    const definition = builtinAgent('claude-code');
-    const port = await deadPort();
-    const result = await inSandbox(definition, (id) =>
-      runIn(id, definition, { baseUrl: `http://127.0.0.1:${port}`, timeoutMs: 90_000 }),
-    );
-    expect(result.outcome).toEqual({ kind: 'crashed', exitCode: 1, oomKilled: false });
-    expect(result.durationMs).toBeLessThan(90_000);
-    expect(result.stdout).toContain('Unable to connect to API');
-    // Its session log, from its HOME, is read back.
-    expect(result.logs.length).toBe(1);
-    expect(result.logs[0]?.path).toMatch(/^\/proctor-home\/\.claude\/projects\/-repo\/.+\.jsonl$/);
-    expect(result.logs[0]?.text).toContain('"type":"user"');
-  }, 900_000);
+  // Each is told to give up at once (retrying belongs to the proxy): no model, a clean crash.
+  const unreachable: Record<string, string> = {
+    'claude-code': 'Unable to connect to API',
+    'gemini-cli': 'fetch failed',
+    codex: 'Connection failed',
+  };
+  for (const [name, says] of Object.entries(unreachable)) {
+    it(`ends ${name} headless against a port where nothing listens as crashed, within its deadline`, async () => {
+      const definition = builtinAgent(name);
+      const port = await deadPort();
+      const result = await inSandbox(definition, (id) =>
+        runIn(id, definition, { baseUrl: `http://127.0.0.1:${port}`, timeoutMs: 90_000 }),
+      );
+      expect(result.outcome).toEqual({ kind: 'crashed', exitCode: 1, oomKilled: false });
+      expect(result.durationMs).toBeLessThan(90_000);
+      expect(`${result.stdout}${result.stderr}`).toContain(says);
+      if (name === 'claude-code') {
+        // Its session log, from its HOME, is read back.
+        expect(result.logs.length).toBe(1);
+        expect(result.logs[0]?.path).toMatch(
+          /^\/proctor-home\/\.claude\/projects\/-repo\/.+\.jsonl$/,
+        );
+        expect(result.logs[0]?.text).toContain('"type":"user"');
+      }
+    }, 900_000);
+  }
 });
 
 describe('agent layers', () => {
