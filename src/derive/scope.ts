@@ -10,6 +10,7 @@ import type { Ecosystem } from './split.js';
 /** Test files as pytest (default python_files) and node --test (its default patterns) find them. */
 export const DISCOVERY_GLOBS: Record<Exclude<Ecosystem, 'file'>, readonly string[]> = {
   pytest: ['**/test_*.py', '**/*_test.py'],
+  sympy: ['sympy/**/test_*.py'],
   node: [
     '**/*.test.{js,cjs,mjs}',
     '**/*-test.{js,cjs,mjs}',

@@ -31,7 +31,7 @@ describe('writeRunner', () => {
   });
 
   it('knows its runner names and nothing else', () => {
-    expect(BUILTIN_RUNNERS.filter(isBuiltinRunner)).toEqual(['pytest', 'node']);
+    expect(BUILTIN_RUNNERS.filter(isBuiltinRunner)).toEqual(['pytest', 'node', 'sympy']);
     expect(isBuiltinRunner('jest')).toBe(false);
     expect(isBuiltinRunner('run')).toBe(false);
   });
