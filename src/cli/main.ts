@@ -213,7 +213,7 @@ export function buildProgram(
       ),
     )
     .addOption(
-      new Option('--runner <name>', 'pytest, node, or FILE: your own runner script').default(
+      new Option('--runner <name>', 'pytest, node, sympy, or FILE: your own runner script').default(
         'pytest',
       ),
     )

@@ -158,7 +158,10 @@ async function checkInputs(options: DeriveOptions, note: (line: string) => void)
   checkOutParent('--out', options.out);
   if (!isBuiltinRunner(options.runner)) {
     if (!existsSync(options.runner) || !statSync(options.runner).isFile()) {
-      throw new ProctorError('USAGE', `--runner ${options.runner}: not pytest, node, or a file`);
+      throw new ProctorError(
+        'USAGE',
+        `--runner ${options.runner}: not pytest, node, sympy, or a file`,
+      );
     }
   }
   if (options.description !== undefined && !existsSync(options.description)) {

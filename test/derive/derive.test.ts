@@ -319,7 +319,7 @@ describe('proctor derive', { timeout: 300_000 }, () => {
       [{ fix: 'f'.repeat(40) }, /^--fix f{40}: no such commit in /],
       [{ out: exists }, /^--out .*: already exists$/],
       [{ out: join(f.repo, 'calc.py', 'task') }, /^--out \S+task: \S+calc.py is not a folder$/],
-      [{ runner: join(exists, 'missing') }, /^--runner .*: not pytest, node, or a file$/],
+      [{ runner: join(exists, 'missing') }, /^--runner .*: not pytest, node, sympy, or a file$/],
       [{ environment: join(exists, 'missing') }, /^--environment .*: not a folder$/],
       [{ environment: noDockerfile }, /^--environment .*: no Dockerfile in it$/],
       [{ workdir: 'repo' }, /^--workdir repo: expected an absolute path/],
