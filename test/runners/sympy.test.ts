@@ -566,7 +566,7 @@ test_seconds = 300
     ],
   ];
   it.each(cases)(
-    'fails %s: %s',
+    'fails %s',
     async (_name, files, reason, detail) => {
       const changes = files();
       for (const [path, text] of Object.entries(changes)) {
