@@ -215,7 +215,7 @@ export function buildProgram(
     .addOption(
       new Option(
         '--runner <name>',
-        'pytest, node, django, or FILE: your own runner script',
+        'pytest, node, sympy, django, or FILE: your own runner script',
       ).default('pytest'),
     )
     .addOption(

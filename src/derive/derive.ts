@@ -37,11 +37,10 @@ import {
 import { isBuiltinRunner, writeRunner } from '../runners/index.js';
 
 /**
- * The built-in runners derive runs over a scope of paths. The sympy dialect runs a row's
- * listed tests the way SWE-bench's harness does, not a whole scope; the django runner runs
- * a LIST line naming a file or folder under tests/ as a label and reports every test in it.
+ * The built-in runners derive runs over a scope of paths: each reports every test of a LIST
+ * line that names a file (the sympy runner) or a file or folder (the django runner).
  */
-const DERIVE_RUNNERS = ['pytest', 'node', 'django'] as const;
+const DERIVE_RUNNERS = ['pytest', 'node', 'sympy', 'django'] as const;
 const isDeriveRunner = (name: string): name is (typeof DERIVE_RUNNERS)[number] =>
   (DERIVE_RUNNERS as readonly string[]).includes(name);
 

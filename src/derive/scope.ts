@@ -12,6 +12,7 @@ export const DISCOVERY_GLOBS: Record<Exclude<Ecosystem, 'file'>, readonly string
   pytest: ['**/test_*.py', '**/*_test.py'],
   // DiscoverRunner's pattern (test*.py), inside the apps under tests/ (not tests/test_sqlite.py).
   django: ['tests/*/**/test*.py'],
+  sympy: ['sympy/**/test_*.py'],
   node: [
     '**/*.test.{js,cjs,mjs}',
     '**/*-test.{js,cjs,mjs}',

@@ -8,7 +8,7 @@
 import picomatch from 'picomatch';
 import { parseDiff } from '../oracle/diff-parse.js';
 
-export type Ecosystem = 'pytest' | 'node' | 'django' | 'file';
+export type Ecosystem = 'pytest' | 'node' | 'sympy' | 'django' | 'file';
 
 /** Where tests live, per runner ecosystem (`--tests` replaces these). */
 export const DEFAULT_TEST_GLOBS: Record<Ecosystem, readonly string[]> = {
@@ -20,6 +20,8 @@ export const DEFAULT_TEST_GLOBS: Record<Ecosystem, readonly string[]> = {
     '**/*_test.py',
     '**/conftest.py',
   ],
+  // sympy's own runner (bin/test): test_*.py files in the tests/ folders under sympy/.
+  sympy: ['**/tests/**', '**/test_*.py'],
   node: [
     '**/test/**',
     '**/tests/**',

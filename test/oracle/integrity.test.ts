@@ -51,7 +51,7 @@ describe('integrityLayers', () => {
   });
 
   it('adds the protocol-2 layers for a runner that says it speaks it (the built-in ones)', async () => {
-    for (const name of ['pytest', 'node', 'django']) {
+    for (const name of ['pytest', 'node', 'sympy', 'django']) {
       const runner = join(ROOT, 'src/runners', name, 'run');
       expect(await integrityLayers(grading(['tests/**', '**/conftest.py'], runner))).toEqual([
         'screen',
