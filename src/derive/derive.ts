@@ -41,8 +41,6 @@ import { isBuiltinRunner, writeRunner } from '../runners/index.js';
  * line that names a file (the sympy runner) or a file or folder (the django runner).
  */
 const DERIVE_RUNNERS = ['pytest', 'node', 'sympy', 'django'] as const;
-const isDeriveRunner = (name: string): name is (typeof DERIVE_RUNNERS)[number] =>
-  (DERIVE_RUNNERS as readonly string[]).includes(name);
 
 export interface DeriveOptions {
   repo: string;
@@ -164,12 +162,6 @@ async function checkInputs(options: DeriveOptions, note: (line: string) => void)
   if (existsSync(options.out))
     throw new ProctorError('USAGE', `--out ${options.out}: already exists`);
   checkOutParent('--out', options.out);
-  if (isBuiltinRunner(options.runner) && !isDeriveRunner(options.runner)) {
-    throw new ProctorError(
-      'USAGE',
-      `--runner ${options.runner}: derive runs ${DERIVE_RUNNERS.join(', ')}, or a file; the ${options.runner} runner is for imported SWE-bench rows`,
-    );
-  }
   if (!isBuiltinRunner(options.runner)) {
     if (!existsSync(options.runner) || !statSync(options.runner).isFile()) {
       throw new ProctorError(
@@ -210,7 +202,7 @@ export async function derive(options: DeriveOptions, deps: DeriveDeps): Promise<
   if (!/^[a-z0-9][a-z0-9._-]{0,127}$/.test(id)) {
     throw new ProctorError('USAGE', `--id ${id}: must match [a-z0-9][a-z0-9._-]{0,127}`);
   }
-  const ecosystem: Ecosystem = isDeriveRunner(options.runner) ? options.runner : 'file';
+  const ecosystem: Ecosystem = isBuiltinRunner(options.runner) ? options.runner : 'file';
   const testGlobs = options.tests ?? [...DEFAULT_TEST_GLOBS[ecosystem]];
   const excludeGlobs = options.exclude ?? [...DEFAULT_EXCLUDE_GLOBS];
 

@@ -22,8 +22,17 @@ export interface DialectRules {
 export const DIALECT_RULES: Readonly<Record<Dialect, DialectRules>> = {
   pytest: { deny: ['**/conftest.py'], env: {} },
   sympy: {
-    // bin/test imports sympy.testing.runtests (sympy.utilities.runtests before 1.6).
-    deny: ['bin/test', 'sympy/testing/runtests.py', 'sympy/utilities/runtests.py'],
+    // bin/test imports sympy.testing.runtests (sympy.utilities.runtests before 1.6); the tests
+    // take XFAIL, SKIP, slow and raises from sympy.testing.pytest (sympy.utilities.pytest
+    // before), and XFAIL counts as a pass under SWE-bench's rules. No gold patch of SWE-bench
+    // Lite's sympy rows touches any of them.
+    deny: [
+      'bin/test',
+      'sympy/testing/runtests.py',
+      'sympy/utilities/runtests.py',
+      'sympy/testing/pytest.py',
+      'sympy/utilities/pytest.py',
+    ],
     // TEST_SYMPY = "PYTHONWARNINGS='ignore::UserWarning,ignore::SyntaxWarning' bin/test -C
     // --verbose": a warning printed by the code under test would otherwise break the
     // doctests and the parser's lines.

@@ -50,7 +50,13 @@ describe('the dialect table', () => {
       expect(isBuiltinRunner(dialect), dialect).toBe(true);
     }
     expect(DIALECT_RULES.sympy).toEqual({
-      deny: ['bin/test', 'sympy/testing/runtests.py', 'sympy/utilities/runtests.py'],
+      deny: [
+        'bin/test',
+        'sympy/testing/runtests.py',
+        'sympy/utilities/runtests.py',
+        'sympy/testing/pytest.py',
+        'sympy/utilities/pytest.py',
+      ],
       env: { PYTHONWARNINGS: 'ignore::UserWarning,ignore::SyntaxWarning' },
     });
     expect(DIALECT_RULES.django).toEqual({

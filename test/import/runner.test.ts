@@ -78,7 +78,13 @@ function fixture() {
   return { root, repo, base, row, rows, out, args, environment };
 }
 
-const SYMPY_DENY = ['bin/test', 'sympy/testing/runtests.py', 'sympy/utilities/runtests.py'];
+const SYMPY_DENY = [
+  'bin/test',
+  'sympy/testing/runtests.py',
+  'sympy/utilities/runtests.py',
+  'sympy/testing/pytest.py',
+  'sympy/utilities/pytest.py',
+];
 const DJANGO_DENY = ['tests/runtests.py', 'tests/test_sqlite.py'];
 const SYMPY_ENV = { PYTHONWARNINGS: 'ignore::UserWarning,ignore::SyntaxWarning' };
 
