@@ -2,7 +2,9 @@
 // picks a log parser (MAP_REPO_TO_PARSER_PY in swebench/harness/log_parsers/python.py) and a
 // test command (test_cmd per repository and version, swebench/harness/constants/python.py
 // before 5.0's restructure). sympy runs bin/test, django tests/runtests.py, every other
-// repository of SWE-bench's Python set pytest (sphinx through tox, which runs pytest).
+// repository of SWE-bench's Python set pytest (sphinx through tox, which runs pytest). The
+// Rust repositories of SWE-bench Multilingual (MAP_REPO_TO_PARSER_RUST, all parse_log_cargo)
+// run `cargo test`.
 //
 // A dialect also names the files that make up its test machinery: the import denies them, so
 // that a candidate cannot change how its tests are run or reported (a candidate's
@@ -10,7 +12,7 @@
 // and report). Its [tests] env is what SWE-bench's test_cmd sets on the command line.
 
 /** The SWE-bench dialects: each is a built-in runner of the same name (src/runners/). */
-export type Dialect = 'pytest' | 'sympy' | 'django';
+export type Dialect = 'pytest' | 'sympy' | 'django' | 'cargo';
 
 export interface DialectRules {
   /** [grading] deny globs, added to the test patch's own files. */
@@ -40,9 +42,20 @@ export const DIALECT_RULES: Readonly<Record<Dialect, DialectRules>> = {
   },
   // TEST_DJANGO = "./tests/runtests.py --verbosity 2 --settings=test_sqlite --parallel 1".
   django: { deny: ['tests/runtests.py', 'tests/test_sqlite.py'], env: {} },
+  // A .cargo/config can choose the compiler wrapper, the flags and the program that runs the
+  // test binaries (target.<triple>.runner); a rust-toolchain file the toolchain. SWE-bench's
+  // test_cmd sets RUSTFLAGS per task and version (mostly -Awarnings), not per repository: an
+  // import leaves it to the row's [tests] env, which must match the image's install build.
+  cargo: {
+    deny: ['**/.cargo/config', '**/.cargo/config.toml', 'rust-toolchain', 'rust-toolchain.toml'],
+    env: {},
+  },
 };
 
-/** MAP_REPO_TO_PARSER_PY's repositories, by the runner that speaks their dialect. */
+/**
+ * MAP_REPO_TO_PARSER_PY's and MAP_REPO_TO_PARSER_RUST's repositories, by the runner that
+ * speaks their dialect (keys in lower case).
+ */
 export const SWEBENCH_DIALECTS: Readonly<Record<string, Dialect>> = {
   'astropy/astropy': 'pytest',
   'django/django': 'django',
@@ -62,6 +75,13 @@ export const SWEBENCH_DIALECTS: Readonly<Record<string, Dialect>> = {
   'sphinx-doc/sphinx': 'pytest',
   'sqlfluff/sqlfluff': 'pytest',
   'sympy/sympy': 'sympy',
+  'astral-sh/ruff': 'cargo',
+  'burntsushi/ripgrep': 'cargo',
+  'nushell/nushell': 'cargo',
+  'sharkdp/bat': 'cargo',
+  'tokio-rs/axum': 'cargo',
+  'tokio-rs/tokio': 'cargo',
+  'uutils/coreutils': 'cargo',
 };
 
 /** The dialect of a row's `repo` (owner/name, as GitHub spells it or in any case). */
@@ -79,7 +99,7 @@ export const isDialect = (name: string): name is Dialect => Object.hasOwn(DIALEC
 const NEEDS: ReadonlyArray<{ match: RegExp; needs: string }> = [
   { match: /(?:^|\/)(?:test_[^/]*|[^/]*_test)\.py$/, needs: 'the pytest runner (--runner pytest)' },
   { match: /\.go$/, needs: "Go's `go test` (not built in yet; --runner FILE)" },
-  { match: /\.rs$/, needs: 'cargo test (not built in yet; --runner FILE)' },
+  { match: /\.rs$/, needs: 'the cargo runner (--runner cargo)' },
   {
     match: /\.(?:[cm]?js|jsx|[cm]?ts|tsx)$/,
     needs: 'jest, mocha or vitest (not built in yet; --runner FILE)',

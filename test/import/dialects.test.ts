@@ -33,7 +33,25 @@ describe('the dialect table', () => {
     ]) {
       expect(dialectOf(repo), repo).toBe('pytest');
     }
-    expect(Object.keys(SWEBENCH_DIALECTS)).toHaveLength(18);
+    expect(Object.keys(SWEBENCH_DIALECTS)).toHaveLength(25);
+  });
+
+  it("maps MAP_REPO_TO_PARSER_RUST's repositories (SWE-bench Multilingual) to cargo", () => {
+    for (const repo of [
+      'BurntSushi/ripgrep',
+      'sharkdp/bat',
+      'astral-sh/ruff',
+      'tokio-rs/tokio',
+      'uutils/coreutils',
+      'nushell/nushell',
+      'tokio-rs/axum',
+    ]) {
+      expect(dialectOf(repo), repo).toBe('cargo');
+    }
+    expect(DIALECT_RULES.cargo).toEqual({
+      deny: ['**/.cargo/config', '**/.cargo/config.toml', 'rust-toolchain', 'rust-toolchain.toml'],
+      env: {},
+    });
   });
 
   it('reads a repository in any case, and knows no other (nor an inherited key)', () => {
@@ -77,7 +95,7 @@ describe('the reason for a repository without a dialect', () => {
       'server/http_test.go',
       "Go's `go test` (not built in yet; --runner FILE)",
     ],
-    [['tests/parse.rs'], 'tests/parse.rs', 'cargo test (not built in yet; --runner FILE)'],
+    [['tests/parse.rs'], 'tests/parse.rs', 'the cargo runner (--runner cargo)'],
     [
       ['test/a.spec.ts', 'test/b.test.js', 'lib/c.mjs', 'd.tsx'],
       'test/a.spec.ts, test/b.test.js, lib/c.mjs, …',

@@ -165,7 +165,7 @@ describe('proctor import swebench: the runner', { timeout: 120_000 }, () => {
     const empty = commit(repo, { README: 'x\n' }, 'base');
     const kinds: Array<[string, string[], string]> = [
       ['go', ['server/http_test.go'], "Go's `go test` (not built in yet; --runner FILE)"],
-      ['rust', ['tests/parse.rs'], 'cargo test (not built in yet; --runner FILE)'],
+      ['rust', ['tests/parse.rs'], 'the cargo runner (--runner cargo)'],
       ['js', ['test/a.test.js'], 'jest, mocha or vitest (not built in yet; --runner FILE)'],
       ['ts', ['src/a.spec.ts'], 'jest, mocha or vitest (not built in yet; --runner FILE)'],
       ['java', ['src/test/AppTest.java'], 'JUnit (not built in yet; --runner FILE)'],

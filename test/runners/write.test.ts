@@ -31,7 +31,13 @@ describe('writeRunner', () => {
   });
 
   it('knows its runner names and nothing else', () => {
-    expect(BUILTIN_RUNNERS.filter(isBuiltinRunner)).toEqual(['pytest', 'node', 'sympy', 'django']);
+    expect(BUILTIN_RUNNERS.filter(isBuiltinRunner)).toEqual([
+      'pytest',
+      'node',
+      'sympy',
+      'django',
+      'cargo',
+    ]);
     expect(isBuiltinRunner('jest')).toBe(false);
     expect(isBuiltinRunner('run')).toBe(false);
   });

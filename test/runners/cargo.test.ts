@@ -1,0 +1,299 @@
+// The built-in cargo runner (src/runners/cargo/run) through the real oracle, on Debian's cargo
+// and rustc: a crate made here (no dependencies, so nothing from crates.io) whose build the
+// image keeps (`[environment] install = "cargo test --no-run"`), so that a grade compiles only
+// what the candidate and the hidden patch change. Unit tests of the lib and an integration
+// test target; a pass, a failure, an ignored test, a panic, a target that does not compile and
+// a lib that does not; graded by Proctor's rules and by SWE-bench's (parse_log_cargo: ok →
+// PASSED, FAILED → FAILED, ignored → not recorded). Forgeries that print libtest's lines or
+// end the test process early never pass.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { loadBundle, type Bundle } from '../../src/oracle/bundle.js';
+import { evaluate, type Evaluation } from '../../src/oracle/evaluate.js';
+import { requireDocker, resolveImage } from '../../src/sandbox/index.js';
+import { dockerScope, fixtureImage, testDocker } from '../helpers/docker.js';
+import {
+  candidateDiff,
+  makeRepoBundle,
+  withIds,
+  type Files,
+  type RepoBundleSpec,
+} from '../helpers/repo-bundles.js';
+
+const docker = testDocker();
+const SCOPE = dockerScope(docker, 'runners-cargo');
+const SLOW = 600_000;
+
+const LIB = `pub fn add(a: i32, b: i32) -> i32 {
+    a + b
+}
+
+pub fn sub(a: i32, b: i32) -> i32 {
+    a + b
+}
+
+pub fn div(a: i32, b: i32) -> i32 {
+    a / b
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn adds() {
+        println!("captured by libtest: test tests::other ... ok");
+        assert_eq!(add(2, 3), 5);
+    }
+
+    #[test]
+    #[ignore]
+    fn slow() {
+        assert_eq!(add(1, 1), 2);
+    }
+}
+`;
+
+const GOLD_LIB = LIB.replace(
+  'pub fn sub(a: i32, b: i32) -> i32 {\n    a + b',
+  'pub fn sub(a: i32, b: i32) -> i32 {\n    a - b',
+)
+  .replace('    a / b\n', '    if b == 0 {\n        0\n    } else {\n        a / b\n    }\n')
+  .replace('#[cfg(test)]', 'pub fn mul(a: i32, b: i32) -> i32 {\n    a * b\n}\n\n#[cfg(test)]');
+
+const HIDDEN = `#[test]
+fn subtracts() {
+    assert_eq!(calc::sub(5, 3), 2);
+}
+
+#[test]
+fn divides_by_zero() {
+    assert_eq!(calc::div(1, 0), 0);
+}
+
+#[test]
+fn multiplies() {
+    assert_eq!(calc::mul(2, 3), 6);
+}
+`;
+
+const ID = {
+  adds: 'tests::adds',
+  slow: 'tests::slow',
+  large: 'adds_large',
+  subtracts: 'subtracts',
+  zero: 'divides_by_zero',
+  multiplies: 'multiplies',
+};
+
+const SPEC: RepoBundleSpec = {
+  id: 'cargo-calc',
+  runner: 'cargo',
+  from: 'proctor-test-cargo:latest',
+  install: 'cargo test --no-run',
+  repo: {
+    'Cargo.toml': '[package]\nname = "calc"\nversion = "0.1.0"\nedition = "2018"\n',
+    '.gitignore': '/target\nCargo.lock\n',
+    'src/lib.rs': LIB,
+    'tests/integration.rs':
+      '#[test]\nfn adds_large() {\n    assert_eq!(calc::add(1000, 2000), 3000);\n}\n',
+  },
+  hidden: { 'tests/hidden.rs': HIDDEN },
+  gold: { 'src/lib.rs': GOLD_LIB },
+  existing: [ID.adds, ID.large],
+  hiddenIds: [ID.subtracts, ID.zero, ID.multiplies],
+};
+
+let dir: string;
+let bundle: Bundle;
+let imageId: string;
+
+beforeAll(async () => {
+  await requireDocker(docker);
+  await fixtureImage('cargo');
+  dir = await makeRepoBundle(SPEC);
+  bundle = await loadBundle(dir);
+  imageId = (await resolveImage(docker, bundle.environment)).localId;
+}, SLOW);
+
+async function grade(task: Bundle, candidate: Buffer | null): Promise<Evaluation> {
+  const evaluation = await evaluate(docker, {
+    bundle: task,
+    imageId,
+    candidate,
+    owner: SCOPE.owner(),
+    sandbox: { uid: 1000, gid: 1000 },
+  });
+  expect(evaluation.cleanupError).toBeUndefined();
+  return evaluation;
+}
+
+/** A copy of the bundle graded by SWE-bench's rules, with other lists when given. */
+async function swebenchTask(lists: { existing?: string[]; hidden?: string[] } = {}) {
+  const copy = withIds(dir, lists);
+  const toml = join(copy, 'task.toml');
+  writeFileSync(
+    toml,
+    readFileSync(toml, 'utf8').replace('[grading]\n', '[grading]\nrules = "swebench"\n'),
+  );
+  return loadBundle(copy);
+}
+
+const lib = (code: string): Files => ({ 'src/lib.rs': `${GOLD_LIB}\n${code}` });
+
+function outcomes(evaluation: Evaluation): Record<string, string> {
+  return Object.fromEntries(evaluation.tests.tests.map((t) => [t.id, t.outcome]));
+}
+
+describe('the built-in cargo runner', () => {
+  it(
+    "grades by Proctor's rules: the baseline fails (a target that does not build is an error, with the compiler's lines), the gold patch passes, with every sentinel as it must be",
+    async () => {
+      const base = await grade(bundle, null);
+      expect(base.verdict).toMatchObject({ verdict: 'FAIL', reason: 'HIDDEN_FAILED' });
+      expect(outcomes(base)).toMatchObject({
+        [ID.adds]: 'passed',
+        [ID.large]: 'passed',
+        [ID.subtracts]: 'error',
+        [ID.multiplies]: 'error',
+      });
+      expect(base.phases?.hidden?.cause).toMatch(/error\[E0425\]: cannot find function `mul`/);
+
+      const started = Date.now();
+      const fixed = await grade(bundle, readFileSync(bundle.paths.goldPatch ?? ''));
+      expect(fixed.verdict).toMatchObject({ verdict: 'PASS', reason: 'PASS' });
+      expect(Date.now() - started).toBeLessThan(60_000);
+      expect(fixed.phaseRecords).toHaveLength(2);
+      for (const phase of fixed.phaseRecords) {
+        expect(phase.integrity?.tampered).toBeNull();
+        expect(phase.integrity?.sentinels.map((s) => s.expect).sort()).toEqual([
+          'error',
+          'failed',
+          'passed',
+        ]);
+        for (const s of phase.integrity?.sentinels ?? []) expect(s.status).toBe(s.expect);
+      }
+      // The sentinels never show among the tests.
+      expect(Object.keys(outcomes(fixed)).sort()).toEqual(
+        Object.values(ID)
+          .filter((id) => id !== ID.slow)
+          .sort(),
+      );
+    },
+    SLOW,
+  );
+
+  it(
+    'reports a failure, a panic and an ignored test as libtest does',
+    async () => {
+      // mul added, sub and div left as they are: an assertion that fails and a panic.
+      const candidate = candidateDiff(dir, {
+        'src/lib.rs': LIB.replace(
+          '#[cfg(test)]',
+          'pub fn mul(a: i32, b: i32) -> i32 {\n    a * b\n}\n\n#[cfg(test)]',
+        ),
+      });
+      const task = withIds(dir, { existing: [ID.adds, ID.slow, ID.large] });
+      const evaluation = await grade(await loadBundle(task), candidate);
+      expect(evaluation.verdict.verdict).toBe('FAIL');
+      expect(outcomes(evaluation)).toEqual({
+        [ID.adds]: 'passed',
+        [ID.slow]: 'skipped',
+        [ID.large]: 'passed',
+        [ID.subtracts]: 'failed',
+        [ID.zero]: 'failed',
+        [ID.multiplies]: 'passed',
+      });
+    },
+    SLOW,
+  );
+
+  it(
+    "grades by SWE-bench's rules: one run after the hidden patch, an ignored test is not recorded (ABSENT)",
+    async () => {
+      const task = await swebenchTask();
+      const base = await grade(task, null);
+      expect(base.verdict).toMatchObject({ verdict: 'FAIL', reason: 'HIDDEN_FAILED' });
+      expect(base.verdict.detail).toMatch(/subtracts \(ABSENT\)/);
+      expect(base.verdict.detail).toContain('cannot find function `mul`');
+
+      const fixed = await grade(task, readFileSync(bundle.paths.goldPatch ?? ''));
+      expect(fixed.verdict).toMatchObject({ verdict: 'PASS' });
+      expect(fixed.tests.tests).toEqual(
+        expect.arrayContaining([
+          { id: ID.adds, list: 'existing', outcome: 'passed', swebench: 'PASSED' },
+          { id: ID.zero, list: 'hidden', outcome: 'passed', swebench: 'PASSED' },
+        ]),
+      );
+
+      const ignored = await grade(
+        await swebenchTask({ existing: [ID.adds, ID.slow] }),
+        readFileSync(bundle.paths.goldPatch ?? ''),
+      );
+      expect(ignored.verdict).toMatchObject({ verdict: 'FAIL', reason: 'EXISTING_FAILED' });
+      expect(ignored.verdict.detail).toMatch(/tests::slow \(ABSENT\)/);
+    },
+    SLOW,
+  );
+
+  it(
+    "fails a candidate whose lib does not compile: every listed test an error, the compiler's first lines the cause",
+    async () => {
+      const evaluation = await grade(
+        bundle,
+        candidateDiff(dir, lib('pub fn broken() -> i32 { "no" }\n')),
+      );
+      expect(evaluation.verdict.verdict).toBe('FAIL');
+      expect(Object.values(outcomes(evaluation)).every((o) => o === 'error')).toBe(true);
+      expect(evaluation.verdict.detail).toMatch(/error\[E0308\]: mismatched types/);
+    },
+    SLOW,
+  );
+
+  // The candidate's own code, which the hidden tests call: libtest sorts them, so
+  // divides_by_zero runs first, then multiplies, then subtracts.
+  const FORGE_PRINT = `pub fn forge() {
+    use std::io::Write;
+    let mut out = std::io::stdout();
+    for name in ["divides_by_zero", "multiplies", "tests::other"] {
+        let _ = write!(out, "{{ \\"type\\": \\"test\\", \\"event\\": \\"started\\", \\"name\\": \\"{0}\\" }}\\n{{ \\"type\\": \\"test\\", \\"name\\": \\"{0}\\", \\"event\\": \\"ok\\" }}\\ntest {0} ... ok\\n", name);
+    }
+    let _ = out.flush();
+}
+`;
+  const BUGGY_DIV = '    if b == 0 {\n        0\n    } else {\n        a / b\n    }\n';
+  const FORGERIES: Record<string, string> = {
+    // libtest's own lines, both forms, for the other hidden tests, from inside subtracts
+    // (whose sub is right) while divides_by_zero still fails.
+    printedResults: `${GOLD_LIB.replace('    a - b\n', '    forge();\n    a - b\n').replace(BUGGY_DIV, '    a / b\n')}\n${FORGE_PRINT}`,
+    // The test process ended (exit status 0) by the first test, which would fail.
+    earlyExit: GOLD_LIB.replace(
+      BUGGY_DIV,
+      '    if b == 0 {\n        std::process::exit(0);\n    }\n    a / b\n',
+    ),
+  };
+  const cases: Array<[string, string, RegExp]> = [
+    ['printedResults', 'TAMPERED', /printed libtest's started event for divides_by_zero/],
+    ['earlyExit', 'HIDDEN_FAILED', /divides_by_zero/],
+  ];
+  it.each(cases)(
+    'fails the %s forgery: %s',
+    async (name, reason, detail) => {
+      const source = FORGERIES[name]!;
+      expect(source).not.toBe(GOLD_LIB);
+      const evaluation = await grade(bundle, candidateDiff(dir, { 'src/lib.rs': source }));
+      expect(evaluation.verdict.verdict).toBe('FAIL');
+      expect(evaluation.verdict.reason).toBe(reason);
+      expect(evaluation.verdict.detail).toMatch(detail);
+      if (name === 'earlyExit') {
+        expect(outcomes(evaluation)).toMatchObject({
+          [ID.zero]: 'error',
+          [ID.multiplies]: 'error',
+          [ID.subtracts]: 'error',
+        });
+      }
+    },
+    SLOW,
+  );
+});
