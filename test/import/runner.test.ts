@@ -279,7 +279,7 @@ describe('proctor import swebench: the runner', { timeout: 120_000 }, () => {
     const cases: Array<[string, string]> = [
       [
         'jest',
-        'proctor: --runner jest: not a built-in runner (pytest, node, sympy, django) nor a file; pass one of them, or FILE, a runner of your own',
+        'proctor: --runner jest: not a built-in runner (pytest, node, sympy, django, cargo) nor a file; pass one of them, or FILE, a runner of your own',
       ],
       [join(f.root, 'missing.sh'), `proctor: --runner ${join(f.root, 'missing.sh')}: no such file`],
       [folder, `proctor: --runner ${folder}: not a regular file`],
