@@ -12,7 +12,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { loadBundle, type Bundle } from '../../src/oracle/bundle.js';
 import { evaluate, type Evaluation } from '../../src/oracle/evaluate.js';
 import { requireDocker, resolveImage } from '../../src/sandbox/index.js';
-import { dockerScope, fixtureImage, testDocker } from '../helpers/docker.js';
+import { dockerScope, execFileAsync, fixtureImage, testDocker } from '../helpers/docker.js';
 import {
   candidateDiff,
   makeRepoBundle,
@@ -250,6 +250,41 @@ describe('the built-in cargo runner', () => {
       expect(evaluation.verdict.verdict).toBe('FAIL');
       expect(Object.values(outcomes(evaluation)).every((o) => o === 'error')).toBe(true);
       expect(evaluation.verdict.detail).toMatch(/error\[E0308\]: mismatched types/);
+    },
+    SLOW,
+  );
+
+  it(
+    'runs by hand as `run LIST REPORT` in the image: `.` reports every test of every target, the ignored one skipped',
+    async () => {
+      // A throwaway container (no network, removed at once) on the image with the kept build.
+      const script = [
+        'cp -a /repo /tmp/w && cd /tmp/w',
+        "printf '.\\n' > /tmp/ids",
+        '/tmp/w/tests/run /tmp/ids /tmp/report >/dev/null 2>&1',
+        'cat /tmp/report',
+      ].join(' && ');
+      const runner = join(dir, 'tests/run');
+      const { stdout } = await execFileAsync('docker', [
+        'run',
+        '--rm',
+        '--network',
+        'none',
+        '-e',
+        'HOME=/tmp',
+        '-v',
+        `${runner}:/tmp/runner:ro`,
+        imageId,
+        'sh',
+        '-c',
+        script.replace('/tmp/w/tests/run', '/tmp/runner'),
+      ]);
+      const report = JSON.parse(stdout) as { tests: Array<{ id: string; status: string }> };
+      expect(Object.fromEntries(report.tests.map((t) => [t.id, t.status]))).toEqual({
+        [ID.adds]: 'passed',
+        [ID.slow]: 'skipped',
+        [ID.large]: 'passed',
+      });
     },
     SLOW,
   );
