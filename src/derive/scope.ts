@@ -13,6 +13,8 @@ export const DISCOVERY_GLOBS: Record<Exclude<Ecosystem, 'file'>, readonly string
   // DiscoverRunner's pattern (test*.py), inside the apps under tests/ (not tests/test_sqlite.py).
   django: ['tests/*/**/test*.py'],
   sympy: ['sympy/**/test_*.py'],
+  // Every Rust file: the cargo runner runs the targets they belong to (lib, bins, tests).
+  cargo: ['**/*.rs'],
   node: [
     '**/*.test.{js,cjs,mjs}',
     '**/*-test.{js,cjs,mjs}',

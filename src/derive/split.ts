@@ -8,7 +8,7 @@
 import picomatch from 'picomatch';
 import { parseDiff } from '../oracle/diff-parse.js';
 
-export type Ecosystem = 'pytest' | 'node' | 'sympy' | 'django' | 'file';
+export type Ecosystem = 'pytest' | 'node' | 'sympy' | 'django' | 'cargo' | 'file';
 
 /** Where tests live, per runner ecosystem (`--tests` replaces these). */
 export const DEFAULT_TEST_GLOBS: Record<Ecosystem, readonly string[]> = {
@@ -32,6 +32,9 @@ export const DEFAULT_TEST_GLOBS: Record<Ecosystem, readonly string[]> = {
   // Django's layout: everything under tests/ is the test suite (runtests.py, the settings, the
   // apps), as SWE-bench splits a django fix into its patch and its test patch.
   django: ['tests/**'],
+  // Rust: integration tests (tests/ of each package) and their data; unit tests share their
+  // file with the code they test, so a fix that adds one needs --tests.
+  cargo: ['**/tests/**', '**/testdata/**', '**/snapshots/**'],
   // An author's own runner: either ecosystem's locations.
   file: [
     '**/tests/**',
