@@ -5,13 +5,15 @@
 // test target; a pass, a failure, an ignored test, a panic, a target that does not compile and
 // a lib that does not; graded by Proctor's rules and by SWE-bench's (parse_log_cargo: ok →
 // PASSED, FAILED → FAILED, ignored → not recorded). Forgeries that print libtest's lines or
-// end the test process early never pass.
+// end the test process early never pass; `derive --runner cargo` makes the same lists.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { derive } from '../../src/derive/derive.js';
 import { loadBundle, type Bundle } from '../../src/oracle/bundle.js';
 import { evaluate, type Evaluation } from '../../src/oracle/evaluate.js';
 import { requireDocker, resolveImage } from '../../src/sandbox/index.js';
+import { createImageCache } from '../../src/workers/images.js';
 import { dockerScope, execFileAsync, fixtureImage, testDocker } from '../helpers/docker.js';
 import {
   candidateDiff,
@@ -20,6 +22,9 @@ import {
   type Files,
   type RepoBundleSpec,
 } from '../helpers/repo-bundles.js';
+import { leftovers } from '../helpers/home.js';
+import { commit, newRepo } from '../helpers/repos.js';
+import { tempDir } from '../helpers/temp.js';
 
 const docker = testDocker();
 const SCOPE = dockerScope(docker, 'runners-cargo');
@@ -285,6 +290,43 @@ describe('the built-in cargo runner', () => {
         [ID.slow]: 'skipped',
         [ID.large]: 'passed',
       });
+    },
+    SLOW,
+  );
+
+  it(
+    'derives the crate with `derive --runner cargo`: each line a path, the lists from the four states',
+    async () => {
+      const repo = newRepo();
+      const base = commit(repo, SPEC.repo, 'base');
+      const fix = commit(repo, { ...SPEC.gold, ...SPEC.hidden }, 'calc: sub, div by zero, mul');
+      const environment = tempDir('proctor-env-');
+      writeFileSync(join(environment, 'Dockerfile'), 'FROM proctor-test-cargo:latest\n');
+      const home = tempDir('proctor-home-');
+      const result = await derive(
+        {
+          repo,
+          base,
+          fix,
+          environment,
+          out: join(tempDir('proctor-out-'), 'calc'),
+          runner: 'cargo',
+          repeat: 1,
+          workdir: '/repo',
+          install: 'cargo test --no-run',
+        },
+        {
+          docker,
+          images: createImageCache(docker, { dir: join(home, 'cache', 'contexts') }),
+          home,
+          sandbox: { uid: 1000, gid: 1000 },
+          note: () => {},
+        },
+      );
+      expect(await leftovers(home)).toEqual([]);
+      expect(result.hiddenFiles).toEqual(['tests/hidden.rs']);
+      expect([...result.bundle.hiddenIds].sort()).toEqual([ID.zero, ID.multiplies, ID.subtracts]);
+      expect([...result.bundle.existingIds].sort()).toEqual([ID.large, ID.adds]);
     },
     SLOW,
   );
