@@ -331,6 +331,24 @@ describe('the built-in cargo runner', () => {
     SLOW,
   );
 
+  it(
+    'runs a binary whole when more than 300 of its tests are listed, reporting the listed ones',
+    async () => {
+      const names = Array.from({ length: 301 }, (_, i) => `t${String(i).padStart(3, '0')}`);
+      const many = `#[cfg(test)]\nmod many {\n${names.map((n) => `    #[test]\n    fn ${n}() {}\n`).join('')}}\n`;
+      const candidate = candidateDiff(dir, { 'src/lib.rs': `${GOLD_LIB}\n${many}` });
+      const listed = names.map((n) => `many::${n}`);
+      const task = await loadBundle(withIds(dir, { existing: [...listed, ID.adds] }));
+      const evaluation = await grade(task, candidate);
+      expect(evaluation.verdict).toMatchObject({ verdict: 'PASS' });
+      const outcome = outcomes(evaluation);
+      expect(Object.keys(outcome).sort()).toEqual([...listed, ID.adds, ...SPEC.hiddenIds].sort());
+      // tests::slow ran too (unfiltered), and is not reported: it is not listed.
+      expect(outcome[ID.slow]).toBeUndefined();
+    },
+    SLOW,
+  );
+
   // The candidate's own code, which the hidden tests call: libtest sorts them, so
   // divides_by_zero runs first, then multiplies, then subtracts.
   const FORGE_PRINT = `pub fn forge() {
