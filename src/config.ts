@@ -174,6 +174,22 @@ export function dockerHost(): string | undefined {
 }
 
 /**
+ * How an agent layer's build reaches the npm registry (src/agents/layer.ts): the registry
+ * (`npm_config_registry`, default npm's own) and the extra certificate authorities Node is told
+ * of (`NODE_EXTRA_CA_CERTS`: a host behind a TLS-inspecting proxy trusts its CA this way, and
+ * the build container, which has no CA of its own, must too). Read here so that nothing else
+ * touches process.env.
+ */
+export function npmBuildSettings(): { registry?: string; extraCaCerts?: string } {
+  const registry = process.env['npm_config_registry']?.trim();
+  const extraCaCerts = process.env['NODE_EXTRA_CA_CERTS']?.trim();
+  return {
+    ...(registry ? { registry } : {}),
+    ...(extraCaCerts ? { extraCaCerts } : {}),
+  };
+}
+
+/**
  * The values of the variables solver profiles name in `api_key_env`: what redaction masks
  * wherever it appears. Read here so that nothing else touches process.env.
  */

@@ -37,11 +37,12 @@ import {
 import { isBuiltinRunner, writeRunner } from '../runners/index.js';
 
 /**
- * The built-in runners derive runs over a scope of paths. The SWE-bench dialects (sympy,
- * django) run a row's listed tests the way SWE-bench's harness does, not a whole scope.
+ * The built-in runners derive runs over a scope of paths: each reports every test of a LIST
+ * line that names a file (the sympy runner) or a file or folder (the django runner); the cargo
+ * runner, under PROCTOR_DISCOVER, every test of the targets of the Rust files under it; the go
+ * runner, under PROCTOR_DISCOVER, every test of the packages of the Go files under it.
  */
-const isDeriveRunner = (name: string): name is 'pytest' | 'node' =>
-  name === 'pytest' || name === 'node';
+const DERIVE_RUNNERS = ['pytest', 'node', 'sympy', 'django', 'cargo', 'go'] as const;
 
 export interface DeriveOptions {
   repo: string;
@@ -163,15 +164,12 @@ async function checkInputs(options: DeriveOptions, note: (line: string) => void)
   if (existsSync(options.out))
     throw new ProctorError('USAGE', `--out ${options.out}: already exists`);
   checkOutParent('--out', options.out);
-  if (isBuiltinRunner(options.runner) && !isDeriveRunner(options.runner)) {
-    throw new ProctorError(
-      'USAGE',
-      `--runner ${options.runner}: derive runs pytest, node, or a file; the ${options.runner} runner is for imported SWE-bench rows`,
-    );
-  }
   if (!isBuiltinRunner(options.runner)) {
     if (!existsSync(options.runner) || !statSync(options.runner).isFile()) {
-      throw new ProctorError('USAGE', `--runner ${options.runner}: not pytest, node, or a file`);
+      throw new ProctorError(
+        'USAGE',
+        `--runner ${options.runner}: not ${DERIVE_RUNNERS.join(', ')}, or a file`,
+      );
     }
   }
   if (options.description !== undefined && !existsSync(options.description)) {
@@ -206,7 +204,7 @@ export async function derive(options: DeriveOptions, deps: DeriveDeps): Promise<
   if (!/^[a-z0-9][a-z0-9._-]{0,127}$/.test(id)) {
     throw new ProctorError('USAGE', `--id ${id}: must match [a-z0-9][a-z0-9._-]{0,127}`);
   }
-  const ecosystem: Ecosystem = isDeriveRunner(options.runner) ? options.runner : 'file';
+  const ecosystem: Ecosystem = isBuiltinRunner(options.runner) ? options.runner : 'file';
   const testGlobs = options.tests ?? [...DEFAULT_TEST_GLOBS[ecosystem]];
   const excludeGlobs = options.exclude ?? [...DEFAULT_EXCLUDE_GLOBS];
 

@@ -10,6 +10,13 @@ import type { Ecosystem } from './split.js';
 /** Test files as pytest (default python_files) and node --test (its default patterns) find them. */
 export const DISCOVERY_GLOBS: Record<Exclude<Ecosystem, 'file'>, readonly string[]> = {
   pytest: ['**/test_*.py', '**/*_test.py'],
+  // DiscoverRunner's pattern (test*.py), inside the apps under tests/ (not tests/test_sqlite.py).
+  django: ['tests/*/**/test*.py'],
+  sympy: ['sympy/**/test_*.py'],
+  // Every Rust file: the cargo runner runs the targets they belong to (lib, bins, tests).
+  cargo: ['**/*.rs'],
+  // The go runner runs the packages of these files (every test of each, under PROCTOR_DISCOVER).
+  go: ['**/*_test.go'],
   node: [
     '**/*.test.{js,cjs,mjs}',
     '**/*-test.{js,cjs,mjs}',

@@ -8,7 +8,7 @@
 import picomatch from 'picomatch';
 import { parseDiff } from '../oracle/diff-parse.js';
 
-export type Ecosystem = 'pytest' | 'node' | 'file';
+export type Ecosystem = 'pytest' | 'node' | 'sympy' | 'django' | 'cargo' | 'go' | 'file';
 
 /** Where tests live, per runner ecosystem (`--tests` replaces these). */
 export const DEFAULT_TEST_GLOBS: Record<Ecosystem, readonly string[]> = {
@@ -20,6 +20,8 @@ export const DEFAULT_TEST_GLOBS: Record<Ecosystem, readonly string[]> = {
     '**/*_test.py',
     '**/conftest.py',
   ],
+  // sympy's own runner (bin/test): test_*.py files in the tests/ folders under sympy/.
+  sympy: ['**/tests/**', '**/test_*.py'],
   node: [
     '**/test/**',
     '**/tests/**',
@@ -27,6 +29,14 @@ export const DEFAULT_TEST_GLOBS: Record<Ecosystem, readonly string[]> = {
     '**/*.test.{js,cjs,mjs,jsx,ts,cts,mts,tsx}',
     '**/*.spec.{js,cjs,mjs,jsx,ts,cts,mts,tsx}',
   ],
+  // Django's layout: everything under tests/ is the test suite (runtests.py, the settings, the
+  // apps), as SWE-bench splits a django fix into its patch and its test patch.
+  django: ['tests/**'],
+  // Rust: integration tests (tests/ of each package) and their data; unit tests share their
+  // file with the code they test, so a fix that adds one needs --tests.
+  cargo: ['**/tests/**', '**/testdata/**', '**/snapshots/**'],
+  // Go: the _test.go files and the testdata/ folders go ignores when it builds.
+  go: ['**/*_test.go', '**/testdata/**'],
   // An author's own runner: either ecosystem's locations.
   file: [
     '**/tests/**',

@@ -2,9 +2,10 @@
 // picks a log parser (MAP_REPO_TO_PARSER_PY in swebench/harness/log_parsers/python.py) and a
 // test command (test_cmd per repository and version, swebench/harness/constants/python.py
 // before 5.0's restructure). sympy runs bin/test, django tests/runtests.py, every other
-// repository of SWE-bench's Python set pytest (sphinx through tox, which runs pytest). The Go
-// repositories of SWE-bench Multilingual (MAP_REPO_TO_PARSER_GO, parse_log_gotest; test_cmd
-// `go test -v <packages> -run …` per version in constants/go.py) run the go runner.
+// repository of SWE-bench's Python set pytest (sphinx through tox, which runs pytest). The
+// Rust repositories of SWE-bench Multilingual (MAP_REPO_TO_PARSER_RUST, all parse_log_cargo)
+// run `cargo test`; its Go repositories (MAP_REPO_TO_PARSER_GO, parse_log_gotest; test_cmd
+// `go test -v <packages> -run …` per version in constants/go.py) the go runner.
 //
 // A dialect also names the files that make up its test machinery: the import denies them, so
 // that a candidate cannot change how its tests are run or reported (a candidate's
@@ -12,7 +13,7 @@
 // and report). Its [tests] env is what SWE-bench's test_cmd sets on the command line.
 
 /** The SWE-bench dialects: each is a built-in runner of the same name (src/runners/). */
-export type Dialect = 'pytest' | 'sympy' | 'django' | 'go';
+export type Dialect = 'pytest' | 'sympy' | 'django' | 'cargo' | 'go';
 
 export interface DialectRules {
   /** [grading] deny globs, added to the test patch's own files. */
@@ -24,8 +25,17 @@ export interface DialectRules {
 export const DIALECT_RULES: Readonly<Record<Dialect, DialectRules>> = {
   pytest: { deny: ['**/conftest.py'], env: {} },
   sympy: {
-    // bin/test imports sympy.testing.runtests (sympy.utilities.runtests before 1.6).
-    deny: ['bin/test', 'sympy/testing/runtests.py', 'sympy/utilities/runtests.py'],
+    // bin/test imports sympy.testing.runtests (sympy.utilities.runtests before 1.6); the tests
+    // take XFAIL, SKIP, slow and raises from sympy.testing.pytest (sympy.utilities.pytest
+    // before), and XFAIL counts as a pass under SWE-bench's rules. No gold patch of SWE-bench
+    // Lite's sympy rows touches any of them.
+    deny: [
+      'bin/test',
+      'sympy/testing/runtests.py',
+      'sympy/utilities/runtests.py',
+      'sympy/testing/pytest.py',
+      'sympy/utilities/pytest.py',
+    ],
     // TEST_SYMPY = "PYTHONWARNINGS='ignore::UserWarning,ignore::SyntaxWarning' bin/test -C
     // --verbose": a warning printed by the code under test would otherwise break the
     // doctests and the parser's lines.
@@ -33,13 +43,24 @@ export const DIALECT_RULES: Readonly<Record<Dialect, DialectRules>> = {
   },
   // TEST_DJANGO = "./tests/runtests.py --verbosity 2 --settings=test_sqlite --parallel 1".
   django: { deny: ['tests/runtests.py', 'tests/test_sqlite.py'], env: {} },
+  // A .cargo/config can choose the compiler wrapper, the flags and the program that runs the
+  // test binaries (target.<triple>.runner); a rust-toolchain file the toolchain. SWE-bench's
+  // test_cmd sets RUSTFLAGS per task and version (mostly -Awarnings), not per repository: an
+  // import leaves it to the row's [tests] env, which must match the image's install build.
+  cargo: {
+    deny: ['**/.cargo/config', '**/.cargo/config.toml', 'rust-toolchain', 'rust-toolchain.toml'],
+    env: {},
+  },
   // `go test` itself is the machinery, outside the tree: nothing of the repository's decides
   // how its tests run or are reported (a candidate's TestMain or init() runs inside the test
   // binary, as the rest of its code does; the runner's sentinels answer for that).
   go: { deny: [], env: {} },
 };
 
-/** MAP_REPO_TO_PARSER_PY's repositories, by the runner that speaks their dialect. */
+/**
+ * MAP_REPO_TO_PARSER_PY's, MAP_REPO_TO_PARSER_RUST's and MAP_REPO_TO_PARSER_GO's repositories,
+ * by the runner that speaks their dialect (keys in lower case).
+ */
 export const SWEBENCH_DIALECTS: Readonly<Record<string, Dialect>> = {
   'astropy/astropy': 'pytest',
   'django/django': 'django',
@@ -59,6 +80,13 @@ export const SWEBENCH_DIALECTS: Readonly<Record<string, Dialect>> = {
   'sphinx-doc/sphinx': 'pytest',
   'sqlfluff/sqlfluff': 'pytest',
   'sympy/sympy': 'sympy',
+  'astral-sh/ruff': 'cargo',
+  'burntsushi/ripgrep': 'cargo',
+  'nushell/nushell': 'cargo',
+  'sharkdp/bat': 'cargo',
+  'tokio-rs/axum': 'cargo',
+  'tokio-rs/tokio': 'cargo',
+  'uutils/coreutils': 'cargo',
   // MAP_REPO_TO_PARSER_GO (SWE-bench Multilingual).
   'caddyserver/caddy': 'go',
   'gin-gonic/gin': 'go',
@@ -82,7 +110,7 @@ export const isDialect = (name: string): name is Dialect => Object.hasOwn(DIALEC
 const NEEDS: ReadonlyArray<{ match: RegExp; needs: string }> = [
   { match: /(?:^|\/)(?:test_[^/]*|[^/]*_test)\.py$/, needs: 'the pytest runner (--runner pytest)' },
   { match: /\.go$/, needs: 'the go runner (--runner go)' },
-  { match: /\.rs$/, needs: 'cargo test (not built in yet; --runner FILE)' },
+  { match: /\.rs$/, needs: 'the cargo runner (--runner cargo)' },
   {
     match: /\.(?:[cm]?js|jsx|[cm]?ts|tsx)$/,
     needs: 'jest, mocha or vitest (not built in yet; --runner FILE)',

@@ -53,6 +53,11 @@ export interface ExecOptions {
    * Held in memory until written, so the caller bounds them (a patch is at most patch_bytes).
    */
   stdin?: Buffer;
+  /**
+   * Told the bytes seen so far on both streams, kept or not, after each chunk: a caller that
+   * must stop a command flooding its output (an agent printing without end) aborts `signal`.
+   */
+  onOutput?: (bytes: number) => void;
 }
 
 export interface ExecResult {
@@ -189,9 +194,11 @@ async function runExec(
     };
     stream.on('end', onEnd).on('close', onEnd).on('error', onEnd);
     const demuxer = createDemuxer(out, err);
+    const onOutput = options.onOutput;
     stream.on('data', (chunk: Buffer) => {
       const bytes = demuxer.write(chunk);
       if (exited && (drained += bytes) >= drainBytes) waker.wake();
+      onOutput?.(out.totalBytes + err.totalBytes);
     });
     // The bytes, then a half-close: the engine closes the command's stdin when the hijacked
     // connection's write side ends, while its output keeps arriving on the read side. A

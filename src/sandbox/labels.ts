@@ -20,6 +20,12 @@ export const LABEL = {
   context: 'proctor.context',
   /** On a built image: the Dockerfile's path in that context. */
   dockerfile: 'proctor.dockerfile',
+  /** On an agent layer (src/agents/layer.ts): the agent definition's name. */
+  agent: 'proctor.agent',
+  /** On an agent layer: the digest of what it installs (installDigest). */
+  agentDigest: 'proctor.agent.digest',
+  /** On an agent layer: the daemon-local id of the task image it was built on. */
+  agentBase: 'proctor.agent.base',
 } as const;
 
 export const ROLES = [

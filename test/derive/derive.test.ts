@@ -319,10 +319,9 @@ describe('proctor derive', { timeout: 300_000 }, () => {
       [{ fix: 'f'.repeat(40) }, /^--fix f{40}: no such commit in /],
       [{ out: exists }, /^--out .*: already exists$/],
       [{ out: join(f.repo, 'calc.py', 'task') }, /^--out \S+task: \S+calc.py is not a folder$/],
-      [{ runner: join(exists, 'missing') }, /^--runner .*: not pytest, node, or a file$/],
       [
-        { runner: 'sympy' },
-        /^--runner sympy: derive runs pytest, node, or a file; the sympy runner is for imported SWE-bench rows$/,
+        { runner: join(exists, 'missing') },
+        /^--runner .*: not pytest, node, sympy, django, cargo, go, or a file$/,
       ],
       [{ environment: join(exists, 'missing') }, /^--environment .*: not a folder$/],
       [{ environment: noDockerfile }, /^--environment .*: no Dockerfile in it$/],

@@ -32,6 +32,8 @@ export interface RepoBundleSpec {
   testSeconds?: number;
   /** The image the bundle's Dockerfile builds FROM (default RUNNERS_IMAGE). */
   from?: string;
+  /** [environment] install, e.g. a build kept in the image. */
+  install?: string;
 }
 
 const IDENTITY = ['-c', 'user.name=example', '-c', 'user.email=example@example.invalid'];
@@ -116,7 +118,7 @@ id = "${spec.id}"
 dockerfile = "environment/Dockerfile"
 workdir = "/repo"
 base_commit = "${base}"
-
+${spec.install === undefined ? '' : `install = ${JSON.stringify(spec.install)}\n`}
 [grading]
 deny = ["tests/**"]
 

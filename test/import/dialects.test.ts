@@ -33,7 +33,25 @@ describe('the dialect table', () => {
     ]) {
       expect(dialectOf(repo), repo).toBe('pytest');
     }
-    expect(Object.keys(SWEBENCH_DIALECTS)).toHaveLength(23);
+    expect(Object.keys(SWEBENCH_DIALECTS)).toHaveLength(30);
+  });
+
+  it("maps MAP_REPO_TO_PARSER_RUST's repositories (SWE-bench Multilingual) to cargo", () => {
+    for (const repo of [
+      'BurntSushi/ripgrep',
+      'sharkdp/bat',
+      'astral-sh/ruff',
+      'tokio-rs/tokio',
+      'uutils/coreutils',
+      'nushell/nushell',
+      'tokio-rs/axum',
+    ]) {
+      expect(dialectOf(repo), repo).toBe('cargo');
+    }
+    expect(DIALECT_RULES.cargo).toEqual({
+      deny: ['**/.cargo/config', '**/.cargo/config.toml', 'rust-toolchain', 'rust-toolchain.toml'],
+      env: {},
+    });
   });
 
   it("maps MAP_REPO_TO_PARSER_GO's repositories (SWE-bench Multilingual) to go", () => {
@@ -64,7 +82,13 @@ describe('the dialect table', () => {
       expect(isBuiltinRunner(dialect), dialect).toBe(true);
     }
     expect(DIALECT_RULES.sympy).toEqual({
-      deny: ['bin/test', 'sympy/testing/runtests.py', 'sympy/utilities/runtests.py'],
+      deny: [
+        'bin/test',
+        'sympy/testing/runtests.py',
+        'sympy/utilities/runtests.py',
+        'sympy/testing/pytest.py',
+        'sympy/utilities/pytest.py',
+      ],
       env: { PYTHONWARNINGS: 'ignore::UserWarning,ignore::SyntaxWarning' },
     });
     expect(DIALECT_RULES.django).toEqual({
@@ -81,7 +105,7 @@ describe('the reason for a repository without a dialect', () => {
     [['src/a.py', 'tests/test_a.py'], 'tests/test_a.py', 'the pytest runner (--runner pytest)'],
     [['pkg/a_test.py'], 'pkg/a_test.py', 'the pytest runner (--runner pytest)'],
     [['server/http_test.go'], 'server/http_test.go', 'the go runner (--runner go)'],
-    [['tests/parse.rs'], 'tests/parse.rs', 'cargo test (not built in yet; --runner FILE)'],
+    [['tests/parse.rs'], 'tests/parse.rs', 'the cargo runner (--runner cargo)'],
     [
       ['test/a.spec.ts', 'test/b.test.js', 'lib/c.mjs', 'd.tsx'],
       'test/a.spec.ts, test/b.test.js, lib/c.mjs, …',

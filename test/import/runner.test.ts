@@ -78,7 +78,13 @@ function fixture() {
   return { root, repo, base, row, rows, out, args, environment };
 }
 
-const SYMPY_DENY = ['bin/test', 'sympy/testing/runtests.py', 'sympy/utilities/runtests.py'];
+const SYMPY_DENY = [
+  'bin/test',
+  'sympy/testing/runtests.py',
+  'sympy/utilities/runtests.py',
+  'sympy/testing/pytest.py',
+  'sympy/utilities/pytest.py',
+];
 const DJANGO_DENY = ['tests/runtests.py', 'tests/test_sqlite.py'];
 const SYMPY_ENV = { PYTHONWARNINGS: 'ignore::UserWarning,ignore::SyntaxWarning' };
 
@@ -159,7 +165,7 @@ describe('proctor import swebench: the runner', { timeout: 120_000 }, () => {
     const empty = commit(repo, { README: 'x\n' }, 'base');
     const kinds: Array<[string, string[], string]> = [
       ['go', ['server/http_test.go'], 'the go runner (--runner go)'],
-      ['rust', ['tests/parse.rs'], 'cargo test (not built in yet; --runner FILE)'],
+      ['rust', ['tests/parse.rs'], 'the cargo runner (--runner cargo)'],
       ['js', ['test/a.test.js'], 'jest, mocha or vitest (not built in yet; --runner FILE)'],
       ['ts', ['src/a.spec.ts'], 'jest, mocha or vitest (not built in yet; --runner FILE)'],
       ['java', ['src/test/AppTest.java'], 'JUnit (not built in yet; --runner FILE)'],
@@ -273,7 +279,7 @@ describe('proctor import swebench: the runner', { timeout: 120_000 }, () => {
     const cases: Array<[string, string]> = [
       [
         'jest',
-        'proctor: --runner jest: not a built-in runner (pytest, node, sympy, django, go) nor a file; pass one of them, or FILE, a runner of your own',
+        'proctor: --runner jest: not a built-in runner (pytest, node, sympy, django, cargo, go) nor a file; pass one of them, or FILE, a runner of your own',
       ],
       [join(f.root, 'missing.sh'), `proctor: --runner ${join(f.root, 'missing.sh')}: no such file`],
       [folder, `proctor: --runner ${folder}: not a regular file`],

@@ -51,7 +51,7 @@ describe('integrityLayers', () => {
   });
 
   it('adds the protocol-2 layers for a runner that says it speaks it (the built-in ones)', async () => {
-    for (const name of ['pytest', 'node']) {
+    for (const name of ['pytest', 'node', 'sympy', 'django']) {
       const runner = join(ROOT, 'src/runners', name, 'run');
       expect(await integrityLayers(grading(['tests/**', '**/conftest.py'], runner))).toEqual([
         'screen',
@@ -82,6 +82,9 @@ describe('integrityWarnings', () => {
     expect(await runsPytest(await loadBundle(NODE_TASK))).toBe(false);
     const builtin = pyTask({ runner: readFileSync(join(ROOT, 'src/runners/pytest/run'), 'utf8') });
     expect(await runsPytest(await loadBundle(builtin))).toBe(true);
+    // Django's runtests.py loads no conftest.py: no pytest warning for a django task.
+    const django = pyTask({ runner: readFileSync(join(ROOT, 'src/runners/django/run'), 'utf8') });
+    expect(await runsPytest(await loadBundle(django))).toBe(false);
   });
 
   it('warns about a pytest task whose deny list lets a conftest.py through, and no other', async () => {

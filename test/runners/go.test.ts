@@ -12,7 +12,7 @@ import { loadBundle, type Bundle } from '../../src/oracle/bundle.js';
 import { evaluate, type Evaluation } from '../../src/oracle/evaluate.js';
 import { declaredOutcomes } from '../../src/oracle/verdict.js';
 import { requireDocker, resolveImage } from '../../src/sandbox/index.js';
-import { dockerScope, fixtureImage, testDocker } from '../helpers/docker.js';
+import { dockerScope, execFileAsync, fixtureImage, testDocker } from '../helpers/docker.js';
 import {
   candidateDiff,
   makeRepoBundle,
@@ -248,6 +248,47 @@ describe('the built-in go runner', () => {
           expect(seen[id], id).toBe('error');
       }
       expect(evaluation.verdict.detail).toMatch(/calc\/calc\.go:\d+:\d+: cannot use "q"/);
+    },
+    SLOW,
+  );
+});
+
+describe("the go runner under derive's discovery", () => {
+  it(
+    'runs every test of the packages of its paths (a _test.go file, a folder) and reports each, subtests included, by hand in the image',
+    async () => {
+      // `go test` exits 1 (TestWrong fails): the report is what counts.
+      const script =
+        "cp -r /repo /tmp/r && cd /tmp/r && printf 'calc/calc_test.go\\ntext\\n' > /tmp/list && " +
+        '{ python3 /proctor-run /tmp/list /tmp/report >/dev/null 2>&1; cat /tmp/report; }';
+      const { stdout } = await execFileAsync('docker', [
+        'run',
+        '--rm',
+        '--network',
+        'none',
+        '--user',
+        '1000:1000',
+        '--env',
+        'HOME=/tmp',
+        '--env',
+        'PROCTOR_DISCOVER=1',
+        '--volume',
+        `${bundle.paths.runner}:/proctor-run:ro`,
+        imageId,
+        'sh',
+        '-c',
+        script,
+      ]);
+      const report = JSON.parse(stdout) as { tests: Array<{ id: string; status: string }> };
+      expect(Object.fromEntries(report.tests.map((t) => [t.id, t.status]))).toEqual({
+        [ID.add]: 'passed',
+        [ID.skip]: 'skipped',
+        [ID.small]: 'passed',
+        [ID.bigCase]: 'passed',
+        TestTable: 'passed',
+        [ID.wrong]: 'failed',
+        [ID.format]: 'passed',
+      });
     },
     SLOW,
   );

@@ -36,6 +36,7 @@ describe('writeRunner', () => {
       'node',
       'sympy',
       'django',
+      'cargo',
       'go',
     ]);
     expect(isBuiltinRunner('jest')).toBe(false);

@@ -1,0 +1,436 @@
+// The built-in cargo runner (src/runners/cargo/run) through the real oracle, on Debian's cargo
+// and rustc: a crate made here (no dependencies, so nothing from crates.io) whose build the
+// image keeps (`[environment] install = "cargo test --no-run"`), so that a grade compiles only
+// what the candidate and the hidden patch change. Unit tests of the lib and an integration
+// test target; a pass, a failure, an ignored test, a panic, a target that does not compile and
+// a lib that does not; graded by Proctor's rules and by SWE-bench's (parse_log_cargo: ok →
+// PASSED, FAILED → FAILED, ignored → not recorded). Forgeries that print libtest's lines or
+// end the test process early never pass; `derive --runner cargo` makes the same lists.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { derive } from '../../src/derive/derive.js';
+import { loadBundle, type Bundle } from '../../src/oracle/bundle.js';
+import { evaluate, type Evaluation } from '../../src/oracle/evaluate.js';
+import { requireDocker, resolveImage } from '../../src/sandbox/index.js';
+import { createImageCache } from '../../src/workers/images.js';
+import { dockerScope, execFileAsync, fixtureImage, testDocker } from '../helpers/docker.js';
+import {
+  candidateDiff,
+  makeRepoBundle,
+  withIds,
+  type Files,
+  type RepoBundleSpec,
+} from '../helpers/repo-bundles.js';
+import { leftovers } from '../helpers/home.js';
+import { commit, newRepo } from '../helpers/repos.js';
+import { tempDir } from '../helpers/temp.js';
+
+const docker = testDocker();
+const SCOPE = dockerScope(docker, 'runners-cargo');
+const SLOW = 600_000;
+
+const LIB = `pub fn add(a: i32, b: i32) -> i32 {
+    a + b
+}
+
+pub fn sub(a: i32, b: i32) -> i32 {
+    a + b
+}
+
+pub fn div(a: i32, b: i32) -> i32 {
+    a / b
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn adds() {
+        println!("captured by libtest: test tests::other ... ok");
+        assert_eq!(add(2, 3), 5);
+    }
+
+    #[test]
+    #[ignore]
+    fn slow() {
+        assert_eq!(add(1, 1), 2);
+    }
+}
+`;
+
+const GOLD_LIB = LIB.replace(
+  'pub fn sub(a: i32, b: i32) -> i32 {\n    a + b',
+  'pub fn sub(a: i32, b: i32) -> i32 {\n    a - b',
+)
+  .replace('    a / b\n', '    if b == 0 {\n        0\n    } else {\n        a / b\n    }\n')
+  .replace('#[cfg(test)]', 'pub fn mul(a: i32, b: i32) -> i32 {\n    a * b\n}\n\n#[cfg(test)]');
+
+const HIDDEN = `#[test]
+fn subtracts() {
+    assert_eq!(calc::sub(5, 3), 2);
+}
+
+#[test]
+fn divides_by_zero() {
+    assert_eq!(calc::div(1, 0), 0);
+}
+
+#[test]
+fn multiplies() {
+    assert_eq!(calc::mul(2, 3), 6);
+}
+`;
+
+const ID = {
+  adds: 'tests::adds',
+  slow: 'tests::slow',
+  large: 'adds_large',
+  subtracts: 'subtracts',
+  zero: 'divides_by_zero',
+  multiplies: 'multiplies',
+};
+
+const SPEC: RepoBundleSpec = {
+  id: 'cargo-calc',
+  runner: 'cargo',
+  from: 'proctor-test-cargo:latest',
+  install: 'cargo test --no-run',
+  repo: {
+    'Cargo.toml': '[package]\nname = "calc"\nversion = "0.1.0"\nedition = "2018"\n',
+    '.gitignore': '/target\nCargo.lock\n',
+    'src/lib.rs': LIB,
+    'tests/integration.rs':
+      '#[test]\nfn adds_large() {\n    assert_eq!(calc::add(1000, 2000), 3000);\n}\n',
+  },
+  hidden: { 'tests/hidden.rs': HIDDEN },
+  gold: { 'src/lib.rs': GOLD_LIB },
+  existing: [ID.adds, ID.large],
+  hiddenIds: [ID.subtracts, ID.zero, ID.multiplies],
+};
+
+let dir: string;
+let bundle: Bundle;
+let imageId: string;
+
+beforeAll(async () => {
+  await requireDocker(docker);
+  await fixtureImage('cargo');
+  dir = await makeRepoBundle(SPEC);
+  bundle = await loadBundle(dir);
+  imageId = (await resolveImage(docker, bundle.environment)).localId;
+}, SLOW);
+
+async function grade(task: Bundle, candidate: Buffer | null): Promise<Evaluation> {
+  const evaluation = await evaluate(docker, {
+    bundle: task,
+    imageId,
+    candidate,
+    owner: SCOPE.owner(),
+    sandbox: { uid: 1000, gid: 1000 },
+  });
+  expect(evaluation.cleanupError).toBeUndefined();
+  return evaluation;
+}
+
+/** A copy of the bundle graded by SWE-bench's rules, with other lists when given. */
+async function swebenchTask(lists: { existing?: string[]; hidden?: string[] } = {}) {
+  const copy = withIds(dir, lists);
+  const toml = join(copy, 'task.toml');
+  writeFileSync(
+    toml,
+    readFileSync(toml, 'utf8').replace('[grading]\n', '[grading]\nrules = "swebench"\n'),
+  );
+  return loadBundle(copy);
+}
+
+const lib = (code: string): Files => ({ 'src/lib.rs': `${GOLD_LIB}\n${code}` });
+
+function outcomes(evaluation: Evaluation): Record<string, string> {
+  return Object.fromEntries(evaluation.tests.tests.map((t) => [t.id, t.outcome]));
+}
+
+describe('the built-in cargo runner', () => {
+  it(
+    "grades by Proctor's rules: the baseline fails (a target that does not build is an error, with the compiler's lines), the gold patch passes, with every sentinel as it must be",
+    async () => {
+      const base = await grade(bundle, null);
+      expect(base.verdict).toMatchObject({ verdict: 'FAIL', reason: 'HIDDEN_FAILED' });
+      expect(outcomes(base)).toMatchObject({
+        [ID.adds]: 'passed',
+        [ID.large]: 'passed',
+        [ID.subtracts]: 'error',
+        [ID.multiplies]: 'error',
+      });
+      expect(base.phases?.hidden?.cause).toMatch(/error\[E0425\]: cannot find function `mul`/);
+
+      const started = Date.now();
+      const fixed = await grade(bundle, readFileSync(bundle.paths.goldPatch ?? ''));
+      expect(fixed.verdict).toMatchObject({ verdict: 'PASS', reason: 'PASS' });
+      expect(Date.now() - started).toBeLessThan(60_000);
+      expect(fixed.phaseRecords).toHaveLength(2);
+      for (const phase of fixed.phaseRecords) {
+        expect(phase.integrity?.tampered).toBeNull();
+        expect(phase.integrity?.sentinels.map((s) => s.expect).sort()).toEqual([
+          'error',
+          'failed',
+          'passed',
+        ]);
+        for (const s of phase.integrity?.sentinels ?? []) expect(s.status).toBe(s.expect);
+        // The sentinel target that must not compile does so quietly: its error is no part of
+        // the runner's output (which a reader takes for the run's own).
+        expect(phase.run?.stderr).not.toContain('unavailable:');
+      }
+      // The sentinels never show among the tests.
+      expect(Object.keys(outcomes(fixed)).sort()).toEqual(
+        Object.values(ID)
+          .filter((id) => id !== ID.slow)
+          .sort(),
+      );
+    },
+    SLOW,
+  );
+
+  it(
+    'reports a failure, a panic and an ignored test as libtest does',
+    async () => {
+      // mul added, sub and div left as they are: an assertion that fails and a panic.
+      const candidate = candidateDiff(dir, {
+        'src/lib.rs': LIB.replace(
+          '#[cfg(test)]',
+          'pub fn mul(a: i32, b: i32) -> i32 {\n    a * b\n}\n\n#[cfg(test)]',
+        ),
+      });
+      const task = withIds(dir, { existing: [ID.adds, ID.slow, ID.large] });
+      const evaluation = await grade(await loadBundle(task), candidate);
+      expect(evaluation.verdict.verdict).toBe('FAIL');
+      expect(outcomes(evaluation)).toEqual({
+        [ID.adds]: 'passed',
+        [ID.slow]: 'skipped',
+        [ID.large]: 'passed',
+        [ID.subtracts]: 'failed',
+        [ID.zero]: 'failed',
+        [ID.multiplies]: 'passed',
+      });
+    },
+    SLOW,
+  );
+
+  it(
+    "grades by SWE-bench's rules: one run after the hidden patch, an ignored test is not recorded (ABSENT)",
+    async () => {
+      const task = await swebenchTask();
+      const base = await grade(task, null);
+      expect(base.verdict).toMatchObject({ verdict: 'FAIL', reason: 'HIDDEN_FAILED' });
+      expect(base.verdict.detail).toMatch(/subtracts \(ABSENT\)/);
+      expect(base.verdict.detail).toContain('cannot find function `mul`');
+
+      const fixed = await grade(task, readFileSync(bundle.paths.goldPatch ?? ''));
+      expect(fixed.verdict).toMatchObject({ verdict: 'PASS' });
+      expect(fixed.tests.tests).toEqual(
+        expect.arrayContaining([
+          { id: ID.adds, list: 'existing', outcome: 'passed', swebench: 'PASSED' },
+          { id: ID.zero, list: 'hidden', outcome: 'passed', swebench: 'PASSED' },
+        ]),
+      );
+
+      const ignored = await grade(
+        await swebenchTask({ existing: [ID.adds, ID.slow] }),
+        readFileSync(bundle.paths.goldPatch ?? ''),
+      );
+      expect(ignored.verdict).toMatchObject({ verdict: 'FAIL', reason: 'EXISTING_FAILED' });
+      expect(ignored.verdict.detail).toMatch(/tests::slow \(ABSENT\)/);
+    },
+    SLOW,
+  );
+
+  it(
+    "fails a candidate whose lib does not compile: every listed test an error, the compiler's first lines the cause",
+    async () => {
+      const evaluation = await grade(
+        bundle,
+        candidateDiff(dir, lib('pub fn broken() -> i32 { "no" }\n')),
+      );
+      expect(evaluation.verdict.verdict).toBe('FAIL');
+      expect(Object.values(outcomes(evaluation)).every((o) => o === 'error')).toBe(true);
+      expect(evaluation.verdict.detail).toMatch(/error\[E0308\]: mismatched types/);
+    },
+    SLOW,
+  );
+
+  it(
+    'runs by hand as `run LIST REPORT` in the image: `.` reports every test of every target, the ignored one skipped',
+    async () => {
+      // A throwaway container (no network, removed at once) on the image with the kept build.
+      const script = [
+        'cp -a /repo /tmp/w && cd /tmp/w',
+        "printf '.\\n' > /tmp/ids",
+        '/tmp/w/tests/run /tmp/ids /tmp/report >/dev/null 2>&1',
+        'cat /tmp/report',
+      ].join(' && ');
+      const runner = join(dir, 'tests/run');
+      const { stdout } = await execFileAsync('docker', [
+        'run',
+        '--rm',
+        '--network',
+        'none',
+        '-e',
+        'HOME=/tmp',
+        '-v',
+        `${runner}:/tmp/runner:ro`,
+        imageId,
+        'sh',
+        '-c',
+        script.replace('/tmp/w/tests/run', '/tmp/runner'),
+      ]);
+      const report = JSON.parse(stdout) as { tests: Array<{ id: string; status: string }> };
+      expect(Object.fromEntries(report.tests.map((t) => [t.id, t.status]))).toEqual({
+        [ID.adds]: 'passed',
+        [ID.slow]: 'skipped',
+        [ID.large]: 'passed',
+      });
+    },
+    SLOW,
+  );
+
+  it(
+    'derives the crate with `derive --runner cargo`: each line a path, the lists from the four states',
+    async () => {
+      const repo = newRepo();
+      const base = commit(repo, SPEC.repo, 'base');
+      const fix = commit(repo, { ...SPEC.gold, ...SPEC.hidden }, 'calc: sub, div by zero, mul');
+      const environment = tempDir('proctor-env-');
+      writeFileSync(join(environment, 'Dockerfile'), 'FROM proctor-test-cargo:latest\n');
+      const home = tempDir('proctor-home-');
+      const result = await derive(
+        {
+          repo,
+          base,
+          fix,
+          environment,
+          out: join(tempDir('proctor-out-'), 'calc'),
+          runner: 'cargo',
+          repeat: 1,
+          workdir: '/repo',
+          install: 'cargo test --no-run',
+        },
+        {
+          docker,
+          images: createImageCache(docker, { dir: join(home, 'cache', 'contexts') }),
+          home,
+          sandbox: { uid: 1000, gid: 1000 },
+          note: () => {},
+        },
+      );
+      expect(await leftovers(home)).toEqual([]);
+      expect(result.hiddenFiles).toEqual(['tests/hidden.rs']);
+      expect([...result.bundle.hiddenIds].sort()).toEqual([ID.zero, ID.multiplies, ID.subtracts]);
+      expect([...result.bundle.existingIds].sort()).toEqual([ID.large, ID.adds]);
+    },
+    SLOW,
+  );
+
+  it(
+    'runs a binary whole when more than 300 of its tests are listed, reporting the listed ones',
+    async () => {
+      const names = Array.from({ length: 301 }, (_, i) => `t${String(i).padStart(3, '0')}`);
+      const many = `#[cfg(test)]\nmod many {\n${names.map((n) => `    #[test]\n    fn ${n}() {}\n`).join('')}}\n`;
+      const candidate = candidateDiff(dir, { 'src/lib.rs': `${GOLD_LIB}\n${many}` });
+      const listed = names.map((n) => `many::${n}`);
+      const task = await loadBundle(withIds(dir, { existing: [...listed, ID.adds] }));
+      const evaluation = await grade(task, candidate);
+      expect(evaluation.verdict).toMatchObject({ verdict: 'PASS' });
+      const outcome = outcomes(evaluation);
+      expect(Object.keys(outcome).sort()).toEqual([...listed, ID.adds, ...SPEC.hiddenIds].sort());
+      // tests::slow ran too (unfiltered), and is not reported: it is not listed.
+      expect(outcome[ID.slow]).toBeUndefined();
+    },
+    SLOW,
+  );
+
+  // The candidate's own code, which the hidden tests call: libtest sorts them, so
+  // divides_by_zero runs first, then multiplies, then subtracts.
+  const FORGE_PRINT = `pub fn forge() {
+    use std::io::Write;
+    let mut out = std::io::stdout();
+    for name in ["divides_by_zero", "multiplies", "tests::other"] {
+        let _ = write!(out, "{{ \\"type\\": \\"test\\", \\"event\\": \\"started\\", \\"name\\": \\"{0}\\" }}\\n{{ \\"type\\": \\"test\\", \\"name\\": \\"{0}\\", \\"event\\": \\"ok\\" }}\\ntest {0} ... ok\\n", name);
+    }
+    let _ = out.flush();
+}
+`;
+  const BUGGY_DIV = '    if b == 0 {\n        0\n    } else {\n        a / b\n    }\n';
+  const FORGERIES: Record<string, string> = {
+    // libtest's own lines, both forms, for the other hidden tests, from inside subtracts
+    // (whose sub is right) while divides_by_zero still fails.
+    printedResults: `${GOLD_LIB.replace('    a - b\n', '    forge();\n    a - b\n').replace(BUGGY_DIV, '    a / b\n')}\n${FORGE_PRINT}`,
+    // The test process ended (exit status 0) by the first test, which would fail.
+    earlyExit: GOLD_LIB.replace(
+      BUGGY_DIV,
+      '    if b == 0 {\n        std::process::exit(0);\n    }\n    a / b\n',
+    ),
+  };
+  // A build script of the candidate's that weakens every test under tests/ as it compiles.
+  const BUILD_SCRIPT = `use std::fs;
+
+fn main() {
+    for entry in fs::read_dir("tests").unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().map_or(false, |e| e == "rs") {
+            let text = fs::read_to_string(&path).unwrap();
+            let _ = fs::write(&path, text.replace("assert_eq!(", "let _ = ("));
+        }
+    }
+}
+`;
+  // The same, sparing every file but the hidden tests: the sentinels report honestly, and
+  // every hidden test would pass (mul is added, sub and div stay wrong).
+  const WITH_MUL = LIB.replace(
+    '#[cfg(test)]',
+    'pub fn mul(a: i32, b: i32) -> i32 {\n    a * b\n}\n\n#[cfg(test)]',
+  );
+  const BUILD_SCRIPT_SPARING = `use std::fs;
+
+fn main() {
+    if let Ok(text) = fs::read_to_string("tests/hidden.rs") {
+        let text = text.replace("assert_eq!(", "let _ = (").replace("div(1, 0)", "div(1, 1)");
+        let _ = fs::write("tests/hidden.rs", text);
+    }
+}
+`;
+  const cases: Array<[string, string, RegExp]> = [
+    ['printedResults', 'TAMPERED', /printed libtest's started event for divides_by_zero/],
+    ['earlyExit', 'HIDDEN_FAILED', /divides_by_zero/],
+    ['buildScript', 'TAMPERED', /tripwire: .*a sentinel's source changed during the build/],
+    [
+      'buildScriptSparingSentinels',
+      'TAMPERED',
+      /hidden phase: tripwire: .*the build changed the test file tests\/hidden\.rs/,
+    ],
+  ];
+  it.each(cases)(
+    'fails the %s forgery: %s',
+    async (name, reason, detail) => {
+      const source = FORGERIES[name] ?? '';
+      const files: Files =
+        name === 'buildScript'
+          ? { 'src/lib.rs': LIB, 'build.rs': BUILD_SCRIPT }
+          : name === 'buildScriptSparingSentinels'
+            ? { 'src/lib.rs': WITH_MUL, 'build.rs': BUILD_SCRIPT_SPARING }
+            : { 'src/lib.rs': source };
+      const evaluation = await grade(bundle, candidateDiff(dir, files));
+      expect(evaluation.verdict.verdict).toBe('FAIL');
+      expect(evaluation.verdict.reason).toBe(reason);
+      expect(evaluation.verdict.detail).toMatch(detail);
+      if (name === 'earlyExit') {
+        expect(outcomes(evaluation)).toMatchObject({
+          [ID.zero]: 'error',
+          [ID.multiplies]: 'error',
+          [ID.subtracts]: 'error',
+        });
+      }
+    },
+    SLOW,
+  );
+});

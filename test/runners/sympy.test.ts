@@ -1,0 +1,587 @@
+// The built-in sympy runner on a real sympy tree (Debian bookworm's python3-sympy 1.11, copied
+// into a work tree by the `sympy` fixture image, with a small package of ours, sympy/calc).
+// Run directly, its report is compared with what SWE-bench's parse_log_sympy reads from
+// `bin/test -C --verbose` on the same files in the same container: passing, failing and
+// erroring tests, @SKIP, skip(), @XFAIL both ways, @slow, a test file that cannot be imported,
+// the last test of a file (whose line ends with `[OK]`), a name too long for its line, and a
+// name defined in two of the test patch's files and in a third it does not touch. Through the
+// oracle (evaluate): the gold patch passes with every sentinel honest, and candidates that
+// patch the reporter (at sympy's import, or later), no-op every test function through a
+// function of runtests no tripwire watches, edit runtests.py, or break `import sympy` fail.
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import {
+  chmodSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadBundle, type Bundle } from '../../src/oracle/bundle.js';
+import { evaluate, type Evaluation } from '../../src/oracle/evaluate.js';
+import { requireDocker, resolveImage } from '../../src/sandbox/index.js';
+import { writeRunner } from '../../src/runners/index.js';
+import { dockerScope, fixtureImage, testDocker } from '../helpers/docker.js';
+import { ROOT } from '../helpers/processes.js';
+import { patchFrom, type Files, type RepoBundleSpec } from '../helpers/repo-bundles.js';
+import { onCleanup, tempDir } from '../helpers/temp.js';
+
+const run = promisify(execFile);
+const docker = testDocker();
+const SCOPE = dockerScope(docker, 'runners-sympy');
+const SLOW = 600_000;
+const IMAGE = 'proctor-test-sympy:latest';
+const FIXTURE = join(ROOT, 'test/fixtures/images/sympy/repo');
+
+/** SWE-bench's parse_log_sympy (swebench/harness/log_parsers/python.py), line for line. */
+function parseLogSympy(log: string): Map<string, string> {
+  const map = new Map<string, string>();
+  for (const m of log.matchAll(/(_*) (.*)\.py:(.*) (_*)/g)) map.set(`${m[2]}.py:${m[3]}`, 'FAILED');
+  for (const raw of log.split('\n')) {
+    const line = raw.trim();
+    if (!line.startsWith('test_')) continue;
+    const name = line.split(/\s+/)[0]!;
+    if (line.endsWith(' E')) map.set(name, 'ERROR');
+    if (line.endsWith(' F')) map.set(name, 'FAILED');
+    if (line.endsWith(' ok')) map.set(name, 'PASSED');
+  }
+  return map;
+}
+
+const LONG = `test_${'long_name_'.repeat(8)}end`;
+
+const KINDS = `from sympy.calc import add
+from sympy.testing.pytest import raises, skip, slow, SKIP, XFAIL
+
+
+def test_passes():
+    assert add(1, 1) == 0
+
+
+def test_fails():
+    assert add(1, 2) == 3
+
+
+def test_errors():
+    raise ValueError("boom")
+
+
+@SKIP("not today")
+def test_skipped():
+    assert False
+
+
+def test_skip_call():
+    skip("no")
+
+
+@XFAIL
+def test_expected_failure():
+    assert add(1, 1) == 2
+
+
+@XFAIL
+def test_unexpected_pass():
+    assert add(1, 1) == 0
+
+
+@slow
+def test_slow_one():
+    assert add(1, 1) == 0
+
+
+def test_twice():
+    assert add(1, 1) == 0
+
+
+def ${LONG}():
+    assert add(1, 1) == 0
+
+
+def test_does_not_raise():
+    raises(ValueError, lambda: add(1, 1))
+
+
+def test_last():
+    assert add(2, 2) == 0
+`;
+
+const CALC_TESTS = readFileSync(join(FIXTURE, 'sympy/calc/tests/test_calc.py'), 'utf8');
+
+/** The files of the direct run, over the fixture's tree. */
+const DIRECT_TREE: Record<string, string> = {
+  'sympy/calc/tests/test_kinds.py': KINDS,
+  'sympy/calc/tests/test_calc.py': `${CALC_TESTS}
+
+def test_twice():
+    assert add(1, 1) == 2
+
+
+def test_tail():
+    assert add(1, 1) == 0
+`,
+  // Not in the test patch: never runs (test_twice would be an error here).
+  'sympy/calc/tests/test_other.py': 'def test_twice():\n    raise RuntimeError("not run")\n',
+  'sympy/calc/tests/test_broken.py':
+    'from sympy.calc import subtract\n\n\ndef test_broken_one():\n    assert subtract(1, 1) == 0\n',
+};
+
+/** What a test patch touching these files looks like to the runner (its `diff --git` lines). */
+function patchNaming(paths: string[]): string {
+  return paths.map((p) => `diff --git a/${p} b/${p}\n`).join('');
+}
+
+const DIRECT_FILES = [
+  'sympy/calc/tests/test_calc.py',
+  'sympy/calc/tests/test_kinds.py',
+  'sympy/calc/tests/test_broken.py',
+  'sympy/calc/tests/cases.json', // a data file: not a directive
+  'sympy/calc/tests/test_gone.py', // deleted by the patch: runs nothing
+];
+
+const DIRECT_IDS = [
+  'test_zero',
+  'test_same',
+  'test_passes',
+  'test_fails',
+  'test_errors',
+  'test_skipped',
+  'test_skip_call',
+  'test_expected_failure',
+  'test_unexpected_pass',
+  'test_slow_one',
+  'test_twice',
+  LONG,
+  'test_does_not_raise',
+  'test_last',
+  'test_tail',
+  'test_broken_one',
+  'test_not_defined',
+];
+
+interface DirectRun {
+  report: {
+    tests: Array<{ id: string; status: string; swebench: string }>;
+    cause?: string;
+  };
+  log: string;
+  runnerOutput: string;
+}
+
+/**
+ * Runs the runner (`run LIST REPORT`, no protocol) in a container of the fixture image over
+ * `tree`, with hidden.patch naming `files` beside it (none for null), then, for files,
+ * `bin/test -C --verbose` on them as SWE-bench would; `prepare` is shell run in /repo first.
+ */
+async function directRun(
+  tree: Record<string, string>,
+  files: string[] | null,
+  ids: string[],
+  prepare = 'true',
+): Promise<DirectRun> {
+  const host = tempDir('proctor-sympy-direct-');
+  chmodSync(host, 0o755);
+  for (const [path, text] of Object.entries(tree)) {
+    mkdirSync(dirname(join(host, 'tree', path)), { recursive: true });
+    writeFileSync(join(host, 'tree', path), text);
+  }
+  mkdirSync(join(host, 'tree'), { recursive: true });
+  await writeRunner('sympy', join(host, 'assets'));
+  if (files !== null) writeFileSync(join(host, 'assets/hidden.patch'), patchNaming(files));
+  writeFileSync(join(host, 'list.txt'), ids.map((id) => `${id}\n`).join(''));
+  const script = [
+    'cp -r /h/tree/. /repo/',
+    'cd /repo',
+    prepare,
+    'python3 /h/assets/run /h/list.txt /tmp/report.json > /tmp/runner.out 2>&1',
+    files && files.length > 0
+      ? `PYTHONWARNINGS='ignore::UserWarning,ignore::SyntaxWarning' bin/test -C --verbose ${files.join(' ')} > /tmp/bintest.out 2>&1`
+      : ': > /tmp/bintest.out',
+    'cat /tmp/report.json; echo @@@@; cat /tmp/bintest.out; echo @@@@; cat /tmp/runner.out',
+  ].join('; ');
+  // Named, so that a test that times out does not leave it running.
+  const name = `proctor-sympy-direct-${randomBytes(4).toString('hex')}`;
+  onCleanup(async () => {
+    await run('docker', ['rm', '-f', name]).catch(() => undefined);
+  });
+  const { stdout } = await run(
+    'docker',
+    [
+      'run',
+      '--rm',
+      '--name',
+      name,
+      '--network',
+      'none',
+      '-v',
+      `${host}:/h:ro`,
+      IMAGE,
+      'sh',
+      '-c',
+      script,
+    ],
+    { maxBuffer: 64 * 1024 * 1024 },
+  );
+  const [report, log, runnerOutput] = stdout.split('@@@@\n');
+  return {
+    report: JSON.parse(report!) as DirectRun['report'],
+    log: log!,
+    runnerOutput: runnerOutput!,
+  };
+}
+
+function statuses(result: DirectRun): Record<string, [string, string]> {
+  return Object.fromEntries(result.report.tests.map((t) => [t.id, [t.status, t.swebench]]));
+}
+
+beforeAll(async () => {
+  await requireDocker(docker);
+  await fixtureImage('sympy');
+}, SLOW);
+
+describe('the sympy runner, run directly on a real sympy tree', () => {
+  it(
+    'reports what sympy reported, and for swebench what parse_log_sympy reads from bin/test -C --verbose',
+    async () => {
+      const result = await directRun(DIRECT_TREE, DIRECT_FILES, DIRECT_IDS);
+      const got = statuses(result);
+      expect(got).toEqual({
+        test_zero: ['passed', 'PASSED'],
+        test_same: ['passed', 'PASSED'],
+        test_passes: ['passed', 'PASSED'],
+        test_fails: ['failed', 'FAILED'],
+        test_errors: ['error', 'ERROR'],
+        test_skipped: ['skipped', 'ABSENT'],
+        test_skip_call: ['skipped', 'ABSENT'],
+        test_expected_failure: ['skipped', 'ABSENT'],
+        test_unexpected_pass: ['skipped', 'ABSENT'],
+        test_slow_one: ['skipped', 'ABSENT'],
+        // Failed in test_calc.py, passed in test_kinds.py (run after it): the worst, and the
+        // last line parse_log_sympy read. test_other.py, not in the patch, never ran.
+        test_twice: ['failed', 'PASSED'],
+        [LONG]: ['passed', 'ABSENT'],
+        // sympy 1.11's raises() says "DID NOT RAISE" with an exception of its own: E.
+        test_does_not_raise: ['error', 'ERROR'],
+        // The last test of each file: its line ends with [FAIL] or [OK].
+        test_last: ['passed', 'ABSENT'],
+        test_tail: ['passed', 'ABSENT'],
+        test_broken_one: ['error', 'ABSENT'],
+      });
+      expect(result.report.cause).toMatch(/test_broken\.py failed to import: .*ImportError/s);
+      // Every listed id as SWE-bench's parser reads the real bin/test output.
+      const parsed = parseLogSympy(result.log);
+      for (const id of DIRECT_IDS) {
+        expect([id, got[id]?.[1] ?? 'ABSENT']).toEqual([id, parsed.get(id) ?? 'ABSENT']);
+      }
+      // The runner's run printed sympy's own verbose report (for the run's log).
+      expect(result.runnerOutput).toMatch(/^test_fails F$/m);
+      expect(result.runnerOutput).toMatch(/cache: +no/);
+    },
+    SLOW,
+  );
+
+  it(
+    'makes every listed test an error with the traceback as the cause when sympy cannot be imported',
+    async () => {
+      const result = await directRun(
+        DIRECT_TREE,
+        DIRECT_FILES,
+        DIRECT_IDS,
+        `printf '\\nraise ImportError("the candidate broke sympy")\\n' >> sympy/__init__.py`,
+      );
+      expect(Object.values(statuses(result))).toHaveLength(DIRECT_IDS.length);
+      for (const [status, swebench] of Object.values(statuses(result))) {
+        expect([status, swebench]).toEqual(['error', 'ABSENT']);
+      }
+      expect(result.report.cause).toMatch(/^importing sympy failed:\nTraceback/);
+      expect(result.report.cause).toMatch(/ImportError: the candidate broke sympy/);
+      expect(parseLogSympy(result.log).size).toBe(0);
+    },
+    SLOW,
+  );
+
+  it(
+    'runs the files that define the listed names without a test patch, and nothing for a patch of none',
+    async () => {
+      // test_twice is defined in three of the tree's files, and nowhere in sympy's own.
+      const found = await directRun(DIRECT_TREE, null, ['test_twice', 'test_nowhere']);
+      expect(statuses(found)).toMatchObject({
+        test_twice: ['error', 'PASSED'],
+        test_zero: ['passed', 'PASSED'],
+      });
+      expect(found.runnerOutput).toMatch(/test_other\.py/);
+      expect(found.runnerOutput).not.toMatch(/test_broken\.py/);
+      // A test patch that names no test file: nothing runs (runtests given no file would
+      // run them all).
+      const none = await directRun({}, ['sympy/calc/cases.json'], ['test_zero']);
+      expect(none.report.tests).toEqual([]);
+      expect(none.runnerOutput).not.toMatch(/test process starts/);
+    },
+    SLOW,
+  );
+});
+
+// ---- through the oracle ----------------------------------------------------------------------
+
+const HIDDEN_TESTS = `${CALC_TESTS}
+
+def test_add():
+    assert add(2, 3) == 5
+
+
+def test_negative():
+    assert add(-1, -1) == -2
+`;
+
+const GOLD_CALC = 'def add(a, b):\n    return a + b\n';
+const BASE_CALC = readFileSync(join(FIXTURE, 'sympy/calc/__init__.py'), 'utf8');
+
+/** sympy/calc/__init__.py with `code` after the (unfixed) add. */
+const calc = (code: string): Files => ({ 'sympy/calc/__init__.py': `${BASE_CALC}\n${code}` });
+
+const PATCH_REPORTER = `import sys
+
+_rt = sys.modules.get("sympy.testing.runtests")
+if _rt is None:
+    import sympy.testing.runtests as _rt
+_R = _rt.PyTestReporter
+_R.test_fail = lambda self, exc_info: _R.test_pass(self)
+_R.test_exception = lambda self, exc_info: _R.test_pass(self)
+`;
+
+// Replaces, after each test file is executed, its test functions with no-ops that keep their
+// names, files and lines: through runtests' clear_cache, a function of sympy's that no
+// tripwire watches (it is the candidate's own code).
+const NO_OP_TESTS = `import sys
+import types
+
+_rt = sys.modules["sympy.testing.runtests"]
+_clear = _rt.clear_cache
+
+
+def _noop():
+    pass
+
+
+def _forged():
+    gl = sys._getframe(1).f_locals.get("gl")
+    if isinstance(gl, dict):
+        for key, value in list(gl.items()):
+            if key.startswith("test_") and isinstance(value, types.FunctionType):
+                code = _noop.__code__.replace(co_filename=value.__code__.co_filename,
+                                              co_firstlineno=value.__code__.co_firstlineno,
+                                              co_name=key)
+                gl[key] = types.FunctionType(code, value.__globals__, key)
+    _clear()
+
+
+_rt.clear_cache = _forged
+`;
+
+let bundleDir: string;
+let bundle: Bundle;
+let imageId: string;
+let spec: RepoBundleSpec;
+
+function fixtureFiles(): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (dir: string) => {
+    for (const name of readdirSync(dir)) {
+      const path = join(dir, name);
+      if (statSync(path).isDirectory()) walk(path);
+      else out[relative(FIXTURE, path)] = readFileSync(path, 'utf8');
+    }
+  };
+  walk(FIXTURE);
+  return out;
+}
+
+async function fromImage(path: string): Promise<string> {
+  const { stdout } = await run('docker', ['run', '--rm', '--network', 'none', IMAGE, 'cat', path], {
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  return stdout;
+}
+
+function reported(evaluation: Evaluation): string[] {
+  return ['existing', 'hidden'].flatMap((name) => {
+    const check = evaluation.phases?.[name as 'existing' | 'hidden']?.check;
+    return check ? [...check.passed, ...check.notPassed.map((t) => t.id), ...check.undeclared] : [];
+  });
+}
+
+async function grade(candidate: Buffer | null): Promise<Evaluation> {
+  const evaluation = await evaluate(docker, {
+    bundle,
+    imageId,
+    candidate,
+    owner: SCOPE.owner(),
+    sandbox: { uid: 1000, gid: 1000 },
+  });
+  expect(evaluation.cleanupError).toBeUndefined();
+  return evaluation;
+}
+
+describe('the sympy runner through the oracle', () => {
+  beforeAll(async () => {
+    const base = (await fromImage('/base_commit')).trim();
+    // The scratch repository the patches are made in holds the files they change, as the
+    // image has them (git apply needs only their context).
+    spec = {
+      id: 'sympy-calc',
+      runner: 'sympy',
+      repo: {
+        ...fixtureFiles(),
+        'sympy/__init__.py': await fromImage('/repo/sympy/__init__.py'),
+        'sympy/testing/runtests.py': await fromImage('/repo/sympy/testing/runtests.py'),
+      },
+      hidden: { 'sympy/calc/tests/test_calc.py': HIDDEN_TESTS },
+      gold: { 'sympy/calc/__init__.py': GOLD_CALC },
+      existing: ['test_zero', 'test_same'],
+      hiddenIds: ['test_add', 'test_negative'],
+    };
+    // For the whole file, not one test (tempDir's folders go after each test).
+    const root = mkdtempSync(join(tmpdir(), 'proctor-sympy-bundle-'));
+    afterAll(() => rmSync(root, { recursive: true, force: true }));
+    bundleDir = join(root, 'sympy-calc');
+    mkdirSync(join(bundleDir, 'environment'), { recursive: true });
+    mkdirSync(join(bundleDir, 'solution'), { recursive: true });
+    writeFileSync(join(bundleDir, 'environment/Dockerfile'), `FROM ${IMAGE}\n`);
+    await writeRunner('sympy', join(bundleDir, 'tests'));
+    writeFileSync(join(bundleDir, 'tests/hidden.patch'), patchFrom(spec, spec.hidden));
+    writeFileSync(join(bundleDir, 'solution/gold.patch'), patchFrom(spec, spec.gold));
+    writeFileSync(join(bundleDir, 'tests/existing.txt'), 'test_zero\ntest_same\n');
+    writeFileSync(join(bundleDir, 'tests/hidden.txt'), 'test_add\ntest_negative\n');
+    writeFileSync(join(bundleDir, 'description.md'), 'Make add add.\n');
+    // runtests.py and sympy/__init__.py stay open to candidates here: the runner itself
+    // must not be fooled by them.
+    writeFileSync(
+      join(bundleDir, 'task.toml'),
+      `schema = 1
+id = "sympy-calc"
+
+[environment]
+dockerfile = "environment/Dockerfile"
+workdir = "/repo"
+base_commit = "${base}"
+
+[grading]
+deny = ["**/tests/**", "bin/test"]
+
+[limits]
+test_seconds = 300
+`,
+    );
+    bundle = await loadBundle(bundleDir);
+    imageId = (await resolveImage(docker, bundle.environment)).localId;
+  }, SLOW);
+
+  it(
+    'passes the gold patch with every sentinel, early and late, as it must be, and none stored',
+    async () => {
+      const evaluation = await grade(readFileSync(join(bundleDir, 'solution/gold.patch')));
+      expect(evaluation.verdict).toMatchObject({ verdict: 'PASS', reason: 'PASS' });
+      // Each phase runs the whole of test_calc.py, so each reports the other's tests too.
+      expect([...new Set(reported(evaluation))].sort()).toEqual(
+        ['test_add', 'test_negative', 'test_same', 'test_zero'].sort(),
+      );
+      expect(evaluation.phaseRecords).toHaveLength(2);
+      for (const phase of evaluation.phaseRecords) {
+        expect(phase.integrity?.tampered).toBeNull();
+        expect(phase.integrity?.sentinels.map((s) => s.expect).sort()).toEqual([
+          'error',
+          'failed',
+          'passed',
+        ]);
+        for (const s of phase.integrity?.sentinels ?? []) expect(s.status).toBe(s.expect);
+      }
+    },
+    SLOW,
+  );
+
+  it(
+    'fails the unchanged base: the hidden tests fail, the existing pass',
+    async () => {
+      const evaluation = await grade(null);
+      expect(evaluation.verdict).toMatchObject({ verdict: 'FAIL', reason: 'HIDDEN_FAILED' });
+      expect(evaluation.phases?.existing.tampered ?? null).toBeNull();
+    },
+    SLOW,
+  );
+
+  const cases: Array<[string, () => Files, string, RegExp]> = [
+    // The reporter patched while sympy is imported: runtests is loaded afresh after that, so
+    // the patch takes no part and the tests report honestly.
+    [
+      'a reporter patched at import',
+      () => ({
+        'sympy/__init__.py': `${spec.repo['sympy/__init__.py']}\nimport sympy.calc\n`,
+        ...calc(PATCH_REPORTER),
+      }),
+      'HIDDEN_FAILED',
+      /not passed/,
+    ],
+    // The same patch once the tests import sympy.calc: the tripwires see it.
+    [
+      'a reporter patched by the code under test',
+      () => calc(PATCH_REPORTER),
+      'TAMPERED',
+      /tripwire: sympy\.testing\.runtests\.PyTestReporter\.test_fail was replaced/,
+    ],
+    // Only the sentinels: every test a no-op through a function no tripwire watches; the
+    // sentinels that run after the candidate's code is imported pass when they must not.
+    [
+      'every test a no-op',
+      () => calc(NO_OP_TESTS),
+      'TAMPERED',
+      /sentinel \w+ \(must be (failed|error)\) reported passed/,
+    ],
+    // runtests.py edited so that a failure is a pass: the base commit's runs.
+    [
+      'an edited runtests.py',
+      () => ({
+        'sympy/testing/runtests.py': spec.repo['sympy/testing/runtests.py']!.replace(
+          'reporter.test_fail((t, v, tr))',
+          'reporter.test_pass()',
+        ),
+      }),
+      'HIDDEN_FAILED',
+      /not passed/,
+    ],
+    // import sympy fails: the run ends before its end (its tests are errors, with the cause).
+    [
+      'a sympy that cannot be imported',
+      () => ({
+        'sympy/__init__.py': `${spec.repo['sympy/__init__.py']}\nraise ImportError("broken")\n`,
+      }),
+      'REPORT_INVALID',
+      /ended before the end of its session/,
+    ],
+  ];
+  it.each(cases)(
+    'fails %s',
+    async (_name, files, reason, detail) => {
+      const changes = files();
+      for (const [path, text] of Object.entries(changes)) {
+        expect(text, path).not.toBe(spec.repo[path]);
+      }
+      const evaluation = await grade(patchFrom(spec, changes));
+      expect(evaluation.verdict.verdict).toBe('FAIL');
+      expect(evaluation.verdict.reason).toBe(reason);
+      expect(evaluation.verdict.detail).toMatch(detail);
+      expect(
+        reported(evaluation).every((id) =>
+          ['test_add', 'test_negative', 'test_same', 'test_zero'].includes(id),
+        ),
+      ).toBe(true);
+    },
+    SLOW,
+  );
+});
