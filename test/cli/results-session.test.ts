@@ -77,7 +77,7 @@ describe('the results session of docs/results.md', () => {
         .split('\n')
         .map((l) => (JSON.parse(l) as { class: string }).class),
     ).toEqual(['unresolved', 'resolved']);
-    expect(exported).toMatch(/draft\.tar\.gz: 2 jobs, 13 files/);
+    expect(exported).toMatch(/draft\.tar\.gz: 2 jobs, 15 files/);
     expect(await leftovers(home)).toEqual([]);
   }, 300_000);
 });
