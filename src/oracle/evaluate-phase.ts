@@ -298,7 +298,6 @@ export async function runPhase(
       outcome.report = { tests: parsed.tests, swebench: parsed.swebench };
       if (parsed.cause !== undefined) outcome.cause = parsed.cause;
       outcome.check = checkPhase(declared, parsed.tests);
-      outcome.report = { tests: parsed.tests, swebench: parsed.swebench };
       record.report.undeclared = outcome.check.undeclared.slice(0, 50);
       record.report.undeclaredCount = outcome.check.undeclared.length;
     } catch (error) {

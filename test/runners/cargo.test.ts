@@ -11,10 +11,11 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { derive } from '../../src/derive/derive.js';
 import { loadBundle, type Bundle } from '../../src/oracle/bundle.js';
-import { evaluate, type Evaluation } from '../../src/oracle/evaluate.js';
+import type { Evaluation } from '../../src/oracle/evaluate.js';
 import { requireDocker, resolveImage } from '../../src/sandbox/index.js';
 import { createImageCache } from '../../src/workers/images.js';
 import { dockerScope, execFileAsync, fixtureImage, testDocker } from '../helpers/docker.js';
+import { gradeIn } from '../helpers/grade.js';
 import {
   candidateDiff,
   makeRepoBundle,
@@ -122,17 +123,8 @@ beforeAll(async () => {
   imageId = (await resolveImage(docker, bundle.environment)).localId;
 }, SLOW);
 
-async function grade(task: Bundle, candidate: Buffer | null): Promise<Evaluation> {
-  const evaluation = await evaluate(docker, {
-    bundle: task,
-    imageId,
-    candidate,
-    owner: SCOPE.owner(),
-    sandbox: { uid: 1000, gid: 1000 },
-  });
-  expect(evaluation.cleanupError).toBeUndefined();
-  return evaluation;
-}
+const grade = (task: Bundle, candidate: Buffer | null): Promise<Evaluation> =>
+  gradeIn(docker, SCOPE, imageId, task, candidate);
 
 /** A copy of the bundle graded by SWE-bench's rules, with other lists when given. */
 async function swebenchTask(lists: { existing?: string[]; hidden?: string[] } = {}) {

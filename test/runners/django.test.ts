@@ -10,11 +10,12 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadBundle, type Bundle } from '../../src/oracle/bundle.js';
-import { evaluate, type Evaluation } from '../../src/oracle/evaluate.js';
+import type { Evaluation } from '../../src/oracle/evaluate.js';
 import { declaredOutcomes } from '../../src/oracle/verdict.js';
 import { runnerSource } from '../../src/runners/index.js';
 import { requireDocker, resolveImage } from '../../src/sandbox/index.js';
 import { dockerScope, fixtureImage, testDocker } from '../helpers/docker.js';
+import { gradeIn } from '../helpers/grade.js';
 import { HIDDEN, inImage, readReport, REPO, statuses, workTree } from '../helpers/django-tree.js';
 import { leftovers } from '../helpers/home.js';
 import { candidateDiff, makeRepoBundle, withIds, type Files } from '../helpers/repo-bundles.js';
@@ -96,17 +97,8 @@ beforeAll(async () => {
   gold = readFileSync(bundle.paths.goldPatch ?? '');
 }, SLOW);
 
-async function grade(task: Bundle, candidate: Buffer | null): Promise<Evaluation> {
-  const evaluation = await evaluate(docker, {
-    bundle: task,
-    imageId,
-    candidate,
-    owner: SCOPE.owner(),
-    sandbox: { uid: 1000, gid: 1000 },
-  });
-  expect(evaluation.cleanupError).toBeUndefined();
-  return evaluation;
-}
+const grade = (task: Bundle, candidate: Buffer | null): Promise<Evaluation> =>
+  gradeIn(docker, SCOPE, imageId, task, candidate);
 
 function outcomes(evaluation: Evaluation, phase: 'existing' | 'hidden') {
   const check = evaluation.phases?.[phase]?.check;

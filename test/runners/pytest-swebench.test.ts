@@ -7,11 +7,12 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadBundle, type Bundle } from '../../src/oracle/bundle.js';
-import { evaluate, type Evaluation } from '../../src/oracle/evaluate.js';
+import type { Evaluation } from '../../src/oracle/evaluate.js';
 import { renderOracleLog } from '../../src/oracle/oracle-log.js';
 import { decideSwebenchBaseline } from '../../src/oracle/swebench-verdict.js';
 import { requireDocker, resolveImage } from '../../src/sandbox/index.js';
 import { dockerScope, fixtureImage, testDocker } from '../helpers/docker.js';
+import { gradeIn } from '../helpers/grade.js';
 import {
   candidateDiff,
   makeRepoBundle,
@@ -111,17 +112,8 @@ beforeAll(async () => {
   gold = readFileSync(bundle.paths.goldPatch ?? '');
 }, SLOW);
 
-async function grade(task: Bundle, candidate: Buffer | null): Promise<Evaluation> {
-  const evaluation = await evaluate(docker, {
-    bundle: task,
-    imageId,
-    candidate,
-    owner: SCOPE.owner(),
-    sandbox: { uid: 1000, gid: 1000 },
-  });
-  expect(evaluation.cleanupError).toBeUndefined();
-  return evaluation;
-}
+const grade = (task: Bundle, candidate: Buffer | null): Promise<Evaluation> =>
+  gradeIn(docker, SCOPE, imageId, task, candidate);
 
 function log(task: Bundle, evaluation: Evaluation): string {
   const at = new Date(0);
