@@ -10,6 +10,7 @@
 // as the declared IDs no other group names (swebenchStatus below does). Results written
 // before this existed have no document; every reader falls back to the verdict.
 import { z } from 'zod';
+import { succeeds } from '../oracle/swebench-rules.js';
 import { ProctorError } from '../errors.js';
 import { MAX_TEST_STATUS_JOBS, type JobStore } from '../queue/store.js';
 import type {
@@ -228,8 +229,7 @@ export const swebenchOf = (g: Pick<StoredGroup, 'outcome' | 'swebench'>): Sweben
  * a failure (`test_failed`).
  */
 export function swebenchSuccess(list: TestList, status: SwebenchStatus): boolean {
-  if (status === 'PASSED' || status === 'XFAIL') return true;
-  return list === 'existing' && status === 'SKIPPED';
+  return succeeds(list === 'hidden' ? 'FAIL_TO_PASS' : 'PASS_TO_PASS', status);
 }
 
 /**
