@@ -12,7 +12,7 @@ import {
   unreported,
   type ListGrade,
   type SwebenchList,
-} from './swebench-rules.js';
+} from '../grading/swebench-rules.js';
 import {
   causeNote,
   declaredOutcomes,

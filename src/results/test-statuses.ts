@@ -10,7 +10,7 @@
 // as the declared IDs no other group names (swebenchStatus below does). Results written
 // before this existed have no document; every reader falls back to the verdict.
 import { z } from 'zod';
-import { succeeds } from '../oracle/swebench-rules.js';
+import { succeeds } from '../grading/swebench-rules.js';
 import { ProctorError } from '../errors.js';
 import { MAX_TEST_STATUS_JOBS, type JobStore } from '../queue/store.js';
 import type {

@@ -100,7 +100,9 @@ function answerOf(step: UpstreamStep): Answer | null {
   const usage =
     'usage' in step ? (step.usage === undefined ? DEFAULT_USAGE : step.usage) : DEFAULT_USAGE;
   if ('text' in step) return { text: step.text, call: null, usage };
-  if ('slow' in step) return { text: 'slow answer', call: null, usage };
+  // One character per chunk, so that the stream really has `chunks` text events (plus its
+  // role, finish and usage events) and lasts `chunks × everyMs`.
+  if ('slow' in step) return { text: 's'.repeat(step.slow.chunks), call: null, usage };
   if ('toolCall' in step) {
     const args = step.toolCall.arguments;
     return {

@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { isProctorError } from '../../src/errors.js';
 import type { SwebenchStatus, TestStatus } from '../../src/oracle/report.js';
-import { resolveCase, statusMap } from '../../src/oracle/swebench-rules.js';
+import { resolveCase, statusMap } from '../../src/grading/swebench-rules.js';
 import { decideSwebenchBaseline, decideSwebenchGrade } from '../../src/oracle/swebench-verdict.js';
 import {
   checkPhase,

@@ -3,6 +3,7 @@
 // pg emits on the client as an 'error' event and can come after the client is released, is
 // heard rather than killing the process (an unheard 'error' event is an uncaught exception,
 // which fails this run). The pool goes on with a fresh connection.
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import pg from 'pg';
 import { expect, it } from 'vitest';
 import { createPool, inTransaction } from '../../src/queue/pg/db.js';
@@ -37,4 +38,64 @@ it('survives its connection being terminated inside a transaction, and the pool 
     });
     expect(next).not.toBe(pid);
   }
+});
+
+/** One PostgreSQL wire message: its type byte, then its length (itself included) and body. */
+function message(type: string, body: Buffer): Buffer {
+  const head = Buffer.alloc(5);
+  head.write(type, 0, 'latin1');
+  head.writeInt32BE(body.length + 4, 1);
+  return Buffer.concat([head, body]);
+}
+
+it('hears a connection whose handshake ends and whose backend is terminated in one read', async () => {
+  // A scripted server on loopback: it completes the handshake (AuthenticationOk, BackendKeyData,
+  // ReadyForQuery) and sends a FATAL 57P01 in the same write, as a server terminating a backend
+  // just as it connects can. pg hands the client out and emits the error in one parse, before
+  // any promise continuation: the pool must have heard the client from birth.
+  const int32 = (n: number) => {
+    const b = Buffer.alloc(4);
+    b.writeInt32BE(n);
+    return b;
+  };
+  const fields = (pairs: Array<[string, string]>) =>
+    Buffer.concat([
+      ...pairs.map(([k, v]) => Buffer.from(`${k}${v}\0`, 'latin1')),
+      Buffer.from([0]),
+    ]);
+  const answer = Buffer.concat([
+    message('R', int32(0)),
+    message('K', Buffer.concat([int32(4242), int32(1)])),
+    message('Z', Buffer.from('I')),
+    message(
+      'E',
+      fields([
+        ['S', 'FATAL'],
+        ['V', 'FATAL'],
+        ['C', '57P01'],
+        ['M', 'terminating connection due to administrator command'],
+      ]),
+    ),
+  ]);
+  const sockets = new Set<Socket>();
+  const server = createServer((socket) => {
+    sockets.add(socket);
+    socket.on('error', () => undefined);
+    socket.once('data', () => socket.end(answer)); // the StartupMessage
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  onCleanup(
+    () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
+  );
+  const { port } = server.address() as AddressInfo;
+  const pool = createPool(`postgres://u:p@127.0.0.1:${port}/db`);
+  onCleanup(() => pool.end());
+  const client = await pool.connect();
+  // The connection is gone, and says so to the next statement; the process lives.
+  await expect(client.query('SELECT 1')).rejects.toThrow();
+  client.release(true);
 });

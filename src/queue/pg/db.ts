@@ -44,6 +44,11 @@ export function createPool(url: string, options: PgConnectOptions = {}): pg.Pool
   // An idle client whose server went away emits here; without a listener the process dies.
   // The next query gets a fresh connection (and its own error if the server is still gone).
   pool.on('error', () => {});
+  // Every connection is heard from birth: pg-pool emits 'connect' (synchronously) before it
+  // hands a new client out. Hearing it only once the caller's `await pool.connect()` resumes
+  // is too late when the handshake's last message and a FATAL (a terminated backend) arrive
+  // in one read: pg emits the error in that same parse, before any promise continuation runs.
+  pool.on('connect', hearErrors);
   return pool;
 }
 

@@ -15,7 +15,7 @@
 //   (_resolve_case); the first of them then stands for it;
 // - a list with no IDs succeeds (compute_fail_to_pass and compute_pass_to_pass: total 0 → 1);
 //   the task is resolved iff every ID of both lists succeeds.
-import type { SwebenchStatus, TestStatus } from './report.js';
+import type { SwebenchStatus, TestStatus } from '../oracle/report.js';
 
 /** Which of SWE-bench's lists an ID is graded by: hidden.txt is FAIL_TO_PASS. */
 export type SwebenchList = 'FAIL_TO_PASS' | 'PASS_TO_PASS';
