@@ -220,6 +220,24 @@ describe('the built-in mocha runner', () => {
   );
 });
 
+describe('what the mocha runner does not take for tampering', () => {
+  it(
+    "passes the gold patch with code that requires node's domain module (it replaces EventEmitter's emit) and hooks process.reallyExit as signal-exit does",
+    async () => {
+      const source = `require('domain');
+const reallyExit = process.reallyExit;
+process.reallyExit = function (code) { return reallyExit.call(process, code); };
+${GOLD_CALC}`;
+      const evaluation = await grade(bundle, candidateDiff(dir, { 'lib/calc.js': source }));
+      expect(evaluation.verdict, evaluation.verdict.detail).toMatchObject({
+        verdict: 'PASS',
+        reason: 'PASS',
+      });
+    },
+    SLOW,
+  );
+});
+
 describe('the mocha runner under SWE-bench rules', () => {
   it(
     'records what parse_log_tap would: PASSED, FAILED, and ABSENT for a pending test and one a hook kept from running',
@@ -321,6 +339,22 @@ for (const id of ['div divides exactly', 'div rounds down', 'div refuses zero'])
           reason: 'TAMPERED',
         });
         expect(evaluation.verdict.detail).toMatch(detail);
+      }
+    },
+    SLOW,
+  );
+
+  it(
+    'lines that imitate mocha -R tap for the hidden tests do not pass',
+    async () => {
+      const tap = [ID.exact, ID.floor, ID.zero].map((id, n) => `ok ${n + 1} ${id}`).join('\\n');
+      const source = `console.log('${tap}');\n${CALC}`;
+      for (const task of [bundle, await swebenchTask()]) {
+        const evaluation = await grade(task, candidateDiff(dir, { 'lib/calc.js': source }));
+        expect(evaluation.verdict, evaluation.verdict.detail).toMatchObject({
+          verdict: 'FAIL',
+          reason: 'HIDDEN_FAILED',
+        });
       }
     },
     SLOW,
