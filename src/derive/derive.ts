@@ -41,8 +41,9 @@ import { isBuiltinRunner, writeRunner } from '../runners/index.js';
  * line that names a file (the sympy runner) or a file or folder (the django runner); the cargo
  * runner, under PROCTOR_DISCOVER, every test of the targets of the Rust files under it; the go
  * runner, under PROCTOR_DISCOVER, every test of the packages of the Go files under it.
+ * The mocha runner, under PROCTOR_DISCOVER, every test of the JavaScript files under its paths.
  */
-const DERIVE_RUNNERS = ['pytest', 'node', 'sympy', 'django', 'cargo', 'go'] as const;
+const DERIVE_RUNNERS = ['pytest', 'node', 'sympy', 'django', 'cargo', 'go', 'mocha'] as const;
 
 export interface DeriveOptions {
   repo: string;

@@ -5,7 +5,9 @@
 // repository of SWE-bench's Python set pytest (sphinx through tox, which runs pytest). The
 // Rust repositories of SWE-bench Multilingual (MAP_REPO_TO_PARSER_RUST, all parse_log_cargo)
 // run `cargo test`; its Go repositories (MAP_REPO_TO_PARSER_GO, parse_log_gotest; test_cmd
-// `go test -v <packages> -run …` per version in constants/go.py) the go runner.
+// `go test -v <packages> -run …` per version in constants/go.py) the go runner. Of its
+// JavaScript ones, axios runs `npx mocha <file> -R tap` (SPECS_AXIOS in constants/javascript.py,
+// parse_log_tap): the mocha runner.
 //
 // A dialect also names the files that make up its test machinery: the import denies them, so
 // that a candidate cannot change how its tests are run or reported (a candidate's
@@ -13,7 +15,7 @@
 // and report). Its [tests] env is what SWE-bench's test_cmd sets on the command line.
 
 /** The SWE-bench dialects: each is a built-in runner of the same name (src/runners/). */
-export type Dialect = 'pytest' | 'sympy' | 'django' | 'cargo' | 'go';
+export type Dialect = 'pytest' | 'sympy' | 'django' | 'cargo' | 'go' | 'mocha';
 
 export interface DialectRules {
   /** [grading] deny globs, added to the test patch's own files. */
@@ -55,6 +57,20 @@ export const DIALECT_RULES: Readonly<Record<Dialect, DialectRules>> = {
   // how its tests run or are reported (a candidate's TestMain or init() runs inside the test
   // binary, as the rest of its code does; the runner's sentinels answer for that).
   go: { deny: [], env: {} },
+  // Mocha reads its configuration from the checkout (`require` names setup files that run
+  // before every test file): SWE-bench's `npx mocha … -R tap` takes the base commit's.
+  mocha: {
+    deny: [
+      '.mocharc',
+      '.mocharc.js',
+      '.mocharc.cjs',
+      '.mocharc.json',
+      '.mocharc.jsonc',
+      '.mocharc.yml',
+      '.mocharc.yaml',
+    ],
+    env: {},
+  },
 };
 
 /**
@@ -93,6 +109,8 @@ export const SWEBENCH_DIALECTS: Readonly<Record<string, Dialect>> = {
   'gohugoio/hugo': 'go',
   'hashicorp/terraform': 'go',
   'prometheus/prometheus': 'go',
+  // SPECS_AXIOS (`npx mocha <file> -R tap -g …`, read by parse_log_tap).
+  'axios/axios': 'mocha',
 };
 
 /** The dialect of a row's `repo` (owner/name, as GitHub spells it or in any case). */
@@ -113,7 +131,7 @@ const NEEDS: ReadonlyArray<{ match: RegExp; needs: string }> = [
   { match: /\.rs$/, needs: 'the cargo runner (--runner cargo)' },
   {
     match: /\.(?:[cm]?js|jsx|[cm]?ts|tsx)$/,
-    needs: 'jest, mocha or vitest (not built in yet; --runner FILE)',
+    needs: 'the mocha runner (--runner mocha), or jest or vitest (not built in yet; --runner FILE)',
   },
   { match: /\.java$/, needs: 'JUnit (not built in yet; --runner FILE)' },
   { match: /\.(?:c|cc|cpp|cxx|h|hh|hpp)$/, needs: 'ctest (not built in yet; --runner FILE)' },
