@@ -17,6 +17,8 @@ export const DISCOVERY_GLOBS: Record<Exclude<Ecosystem, 'file'>, readonly string
   cargo: ['**/*.rs'],
   // The go runner runs the packages of these files (every test of each, under PROCTOR_DISCOVER).
   go: ['**/*_test.go'],
+  // The junit runner runs the test classes of these files (every test of each, under PROCTOR_DISCOVER).
+  junit: ['**/src/test/**/*.java'],
   node: [
     '**/*.test.{js,cjs,mjs}',
     '**/*-test.{js,cjs,mjs}',

@@ -8,7 +8,7 @@
 import picomatch from 'picomatch';
 import { parseDiff } from '../oracle/diff-parse.js';
 
-export type Ecosystem = 'pytest' | 'node' | 'sympy' | 'django' | 'cargo' | 'go' | 'file';
+export type Ecosystem = 'pytest' | 'node' | 'sympy' | 'django' | 'cargo' | 'go' | 'junit' | 'file';
 
 /** Where tests live, per runner ecosystem (`--tests` replaces these). */
 export const DEFAULT_TEST_GLOBS: Record<Ecosystem, readonly string[]> = {
@@ -37,6 +37,8 @@ export const DEFAULT_TEST_GLOBS: Record<Ecosystem, readonly string[]> = {
   cargo: ['**/tests/**', '**/testdata/**', '**/snapshots/**'],
   // Go: the _test.go files and the testdata/ folders go ignores when it builds.
   go: ['**/*_test.go', '**/testdata/**'],
+  // Java (Maven's and Gradle's layout): each module's src/test/, its resources included.
+  junit: ['**/src/test/**'],
   // An author's own runner: either ecosystem's locations.
   file: [
     '**/tests/**',

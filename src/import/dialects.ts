@@ -5,7 +5,10 @@
 // repository of SWE-bench's Python set pytest (sphinx through tox, which runs pytest). The
 // Rust repositories of SWE-bench Multilingual (MAP_REPO_TO_PARSER_RUST, all parse_log_cargo)
 // run `cargo test`; its Go repositories (MAP_REPO_TO_PARSER_GO, parse_log_gotest; test_cmd
-// `go test -v <packages> -run …` per version in constants/go.py) the go runner.
+// `go test -v <packages> -run …` per version in constants/go.py) the go runner; its Java
+// repositories (MAP_REPO_TO_PARSER_JAVA: parse_log_maven, parse_log_gradle_custom,
+// parse_log_ant; test_cmd `mvnd test -Dtest=…`, `./gradlew test --tests …`, `ant test.instance`
+// per version in constants/java.py) the junit runner.
 //
 // A dialect also names the files that make up its test machinery: the import denies them, so
 // that a candidate cannot change how its tests are run or reported (a candidate's
@@ -13,7 +16,7 @@
 // and report). Its [tests] env is what SWE-bench's test_cmd sets on the command line.
 
 /** The SWE-bench dialects: each is a built-in runner of the same name (src/runners/). */
-export type Dialect = 'pytest' | 'sympy' | 'django' | 'cargo' | 'go';
+export type Dialect = 'pytest' | 'sympy' | 'django' | 'cargo' | 'go' | 'junit';
 
 export interface DialectRules {
   /** [grading] deny globs, added to the test patch's own files. */
@@ -55,10 +58,25 @@ export const DIALECT_RULES: Readonly<Record<Dialect, DialectRules>> = {
   // how its tests run or are reported (a candidate's TestMain or init() runs inside the test
   // binary, as the rest of its code does; the runner's sentinels answer for that).
   go: { deny: [], env: {} },
+  // The junit runner runs the tests in a JVM of its own (the build tool only compiles), but
+  // JUnit reads its configuration from the classpath: junit-platform.properties can deactivate
+  // every @Disabled condition or turn on extension autodetection, through META-INF/services.
+  // Maven's .mvn/ (jvm.config, extensions.xml) and the wrappers decide what the build runs.
+  junit: {
+    deny: [
+      '**/junit-platform.properties',
+      '**/META-INF/services/org.junit.**',
+      '**/.mvn/**',
+      '**/mvnw',
+      '**/gradlew',
+      '**/gradle/wrapper/**',
+    ],
+    env: {},
+  },
 };
 
 /**
- * MAP_REPO_TO_PARSER_PY's, MAP_REPO_TO_PARSER_RUST's and MAP_REPO_TO_PARSER_GO's repositories,
+ * MAP_REPO_TO_PARSER_PY's, _RUST's, _GO's and _JAVA's repositories,
  * by the runner that speaks their dialect (keys in lower case).
  */
 export const SWEBENCH_DIALECTS: Readonly<Record<string, Dialect>> = {
@@ -93,6 +111,13 @@ export const SWEBENCH_DIALECTS: Readonly<Record<string, Dialect>> = {
   'gohugoio/hugo': 'go',
   'hashicorp/terraform': 'go',
   'prometheus/prometheus': 'go',
+  // MAP_REPO_TO_PARSER_JAVA (SWE-bench Multilingual).
+  'apache/druid': 'junit',
+  'apache/lucene': 'junit',
+  'google/gson': 'junit',
+  'javaparser/javaparser': 'junit',
+  'projectlombok/lombok': 'junit',
+  'reactivex/rxjava': 'junit',
 };
 
 /** The dialect of a row's `repo` (owner/name, as GitHub spells it or in any case). */
@@ -115,7 +140,7 @@ const NEEDS: ReadonlyArray<{ match: RegExp; needs: string }> = [
     match: /\.(?:[cm]?js|jsx|[cm]?ts|tsx)$/,
     needs: 'jest, mocha or vitest (not built in yet; --runner FILE)',
   },
-  { match: /\.java$/, needs: 'JUnit (not built in yet; --runner FILE)' },
+  { match: /\.java$/, needs: 'the junit runner (--runner junit)' },
   { match: /\.(?:c|cc|cpp|cxx|h|hh|hpp)$/, needs: 'ctest (not built in yet; --runner FILE)' },
 ];
 

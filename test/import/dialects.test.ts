@@ -68,6 +68,21 @@ describe('the dialect table', () => {
     expect(DIALECT_RULES.go).toEqual({ deny: [], env: {} });
   });
 
+  it("maps MAP_REPO_TO_PARSER_JAVA's repositories (SWE-bench Multilingual) to junit", () => {
+    for (const repo of [
+      'google/gson',
+      'apache/druid',
+      'javaparser/javaparser',
+      'projectlombok/lombok',
+      'apache/lucene',
+      'reactivex/rxjava',
+    ]) {
+      expect(dialectOf(repo), repo).toBe('junit');
+    }
+    expect(dialectOf('ReactiveX/RxJava')).toBe('junit');
+    expect(DIALECT_RULES.junit.deny).toContain('**/junit-platform.properties');
+  });
+
   it('reads a repository in any case, and knows no other (nor an inherited key)', () => {
     expect(dialectOf('SymPy/SymPy')).toBe('sympy');
     expect(dialectOf('Django/django')).toBe('django');
@@ -114,7 +129,7 @@ describe('the reason for a repository without a dialect', () => {
     [
       ['src/test/java/AppTest.java'],
       'src/test/java/AppTest.java',
-      'JUnit (not built in yet; --runner FILE)',
+      'the junit runner (--runner junit)',
     ],
     [
       ['tests/check.c', 'tests/more.cpp'],
