@@ -341,10 +341,12 @@ describe('the junit runner under SWE-bench rules', () => {
         existing: [...SPEC.existing, ID.gradleAdd, ID.antOld, ID.ignored, ID.gradleLater],
       });
       const base = await grade(task, null);
+      // The Gradle skip is ABSENT, which PASS_TO_PASS does not allow.
       expect(base.verdict, base.verdict.detail).toMatchObject({
         verdict: 'FAIL',
-        reason: 'HIDDEN_FAILED',
+        reason: 'EXISTING_FAILED',
       });
+      expect(base.verdict.detail).toContain(`${ID.gradleLater} (ABSENT)`);
       expect(swebenchOf(base)).toMatchObject({
         [ID.exact]: ['passed', 'PASSED'],
         [ID.floor]: ['failed', 'FAILED'],
@@ -380,12 +382,15 @@ describe('forgeries against the junit runner', () => {
         'java.nio.file.Files.writeString(java.nio.file.Path.of("target/surefire-reports/TEST-calc.DivTest.xml"), "<testsuite name=\\"calc.DivTest\\" tests=\\"3\\" failures=\\"0\\" errors=\\"0\\"><testcase classname=\\"calc.DivTest\\" name=\\"testFloor\\"/></testsuite>");',
         'System.exit(0);',
       ].join(' '),
-      /^HIDDEN_FAILED: /,
+      // Calc's first test (the existing phase's testAdd) dies: it fails, the others are errors.
+      /^(EXISTING|HIDDEN)_FAILED: /,
     ],
     [
       "lines that imitate the launcher's, written into its channel",
       `${CHANNEL} java.nio.file.Files.writeString(java.nio.file.Path.of(channel), "${FAKES}");`,
-      /^TAMPERED: .*reported twice/,
+      // The existing phase (DivTest does not run): more outcomes than the launcher sent; the
+      // hidden phase: the real ones arrive after the forged ones.
+      /^TAMPERED: .*(reported twice|sent \d+ outcomes; \d+ arrived)/,
     ],
     [
       "lines that imitate the launcher's, its end, then Runtime.halt(0)",
