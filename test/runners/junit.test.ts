@@ -111,6 +111,32 @@ public class OldTest {
 }
 `;
 
+// JUnit 4's Parameterized runner: Gradle and ant name each invocation (`testN[0]`).
+const PARAM_OLD_TEST = `package calc;
+
+import static org.junit.Assert.assertEquals;
+
+import java.util.Arrays;
+import java.util.Collection;
+import org.junit.Test;
+import org.junit.runner.RunWith;
+import org.junit.runners.Parameterized;
+import org.junit.runners.Parameterized.Parameters;
+
+@RunWith(Parameterized.class)
+public class ParamOldTest {
+    @Parameters
+    public static Collection<Object[]> data() { return Arrays.asList(new Object[][] {{1}, {2}}); }
+
+    private final int n;
+
+    public ParamOldTest(int n) { this.n = n; }
+
+    @Test
+    public void testN() { assertEquals(1, Calc.add(n, 0)); }
+}
+`;
+
 const BROKEN_TEST = `package calc;
 
 import org.junit.jupiter.api.BeforeAll;
@@ -159,6 +185,9 @@ const ID = {
   gradleAdd: 'calc.CalcTest > testAdd',
   gradleLater: 'calc.CalcTest > testLater',
   antOld: 'testOld(calc.OldTest)',
+  gradleParam0: 'calc.ParamOldTest > testN[0]',
+  gradleParam1: 'calc.ParamOldTest > testN[1]',
+  antParam0: 'testN[0](calc.ParamOldTest)',
   exact: 'calc.DivTest#testExact',
   floor: 'calc.DivTest#testFloor',
   byZero: 'calc.DivTest#testByZero',
@@ -175,6 +204,7 @@ const SPEC: RepoBundleSpec = {
     'src/test/java/calc/CalcTest.java': CALC_TEST,
     'src/test/java/calc/OldTest.java': OLD_TEST,
     'src/test/java/calc/BrokenTest.java': BROKEN_TEST,
+    'src/test/java/calc/ParamOldTest.java': PARAM_OLD_TEST,
   },
   hidden: { 'src/test/java/calc/DivTest.java': DIV_TEST },
   gold: { 'src/main/java/calc/Calc.java': GOLD_CALC },
@@ -262,9 +292,12 @@ describe('the built-in junit runner', () => {
         [ID.byZero]: 'passed',
       });
       const task = await loadBundle(
-        withIds(dir, { existing: [ID.later, ID.ignored, ID.wrong, ID.broken, ID.nowhere] }),
+        // The first listed test is JUnit 4's: so are the sentinels.
+        withIds(dir, { existing: [ID.ignored, ID.later, ID.wrong, ID.broken, ID.nowhere] }),
       );
       const evaluation = await grade(task, gold);
+      // Not TAMPERED: the sentinels (JUnit 4's here) reported what they must.
+      expect(evaluation.verdict).toMatchObject({ verdict: 'FAIL', reason: 'TESTS_MISSING' });
       expect(outcomes(evaluation, 'existing')).toEqual({
         [ID.later]: 'skipped',
         [ID.ignored]: 'skipped',
@@ -338,7 +371,16 @@ describe('the junit runner under SWE-bench rules', () => {
     "records what SWE-bench's Maven, Gradle and ant parsers would: a skip is PASSED for Maven, ABSENT for Gradle",
     async () => {
       const task = await swebenchTask({
-        existing: [...SPEC.existing, ID.gradleAdd, ID.antOld, ID.ignored, ID.gradleLater],
+        existing: [
+          ...SPEC.existing,
+          ID.gradleAdd,
+          ID.antOld,
+          ID.ignored,
+          ID.gradleLater,
+          ID.gradleParam0,
+          ID.gradleParam1,
+          ID.antParam0,
+        ],
       });
       const base = await grade(task, null);
       // The Gradle skip is ABSENT, which PASS_TO_PASS does not allow.
@@ -357,6 +399,9 @@ describe('the junit runner under SWE-bench rules', () => {
         [ID.antOld]: ['passed', 'PASSED'],
         [ID.ignored]: ['skipped', 'PASSED'],
         [ID.gradleLater]: ['skipped', 'ABSENT'],
+        [ID.gradleParam0]: ['passed', 'PASSED'],
+        [ID.gradleParam1]: ['failed', 'FAILED'],
+        [ID.antParam0]: ['passed', 'PASSED'],
       });
       const fixed = await grade(await swebenchTask(), gold);
       expect(fixed.verdict).toMatchObject({ verdict: 'PASS' });
