@@ -19,6 +19,8 @@ export const DISCOVERY_GLOBS: Record<Exclude<Ecosystem, 'file'>, readonly string
   go: ['**/*_test.go'],
   // The mocha runner runs every test of these files (under PROCTOR_DISCOVER).
   mocha: ['test/**/*.{js,cjs,mjs}', '**/*.spec.{js,cjs,mjs}', '**/*.test.{js,cjs,mjs}'],
+  // The junit runner runs the test classes of these files (every test of each, under PROCTOR_DISCOVER).
+  junit: ['**/src/test/**/*.java'],
   node: [
     '**/*.test.{js,cjs,mjs}',
     '**/*-test.{js,cjs,mjs}',

@@ -8,7 +8,8 @@
 import picomatch from 'picomatch';
 import { parseDiff } from '../oracle/diff-parse.js';
 
-export type Ecosystem = 'pytest' | 'node' | 'sympy' | 'django' | 'cargo' | 'go' | 'mocha' | 'file';
+export type Ecosystem =
+  'pytest' | 'node' | 'sympy' | 'django' | 'cargo' | 'go' | 'mocha' | 'junit' | 'file';
 
 /** Where tests live, per runner ecosystem (`--tests` replaces these). */
 export const DEFAULT_TEST_GLOBS: Record<Ecosystem, readonly string[]> = {
@@ -39,6 +40,8 @@ export const DEFAULT_TEST_GLOBS: Record<Ecosystem, readonly string[]> = {
   go: ['**/*_test.go', '**/testdata/**'],
   // mocha: its default spec folder (test/), and spec or test files anywhere.
   mocha: ['**/test/**', '**/tests/**', '**/*.spec.{js,cjs,mjs}', '**/*.test.{js,cjs,mjs}'],
+  // Java (Maven's and Gradle's layout): each module's src/test/, its resources included.
+  junit: ['**/src/test/**'],
   // An author's own runner: either ecosystem's locations.
   file: [
     '**/tests/**',

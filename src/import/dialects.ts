@@ -7,7 +7,10 @@
 // run `cargo test`; its Go repositories (MAP_REPO_TO_PARSER_GO, parse_log_gotest; test_cmd
 // `go test -v <packages> -run …` per version in constants/go.py) the go runner. Of its
 // JavaScript ones, axios runs `npx mocha <file> -R tap` (SPECS_AXIOS in constants/javascript.py,
-// parse_log_tap): the mocha runner.
+// parse_log_tap): the mocha runner. Its Java repositories (MAP_REPO_TO_PARSER_JAVA:
+// parse_log_maven, parse_log_gradle_custom, parse_log_ant; test_cmd `mvnd test -Dtest=…`,
+// `./gradlew test --tests …`, `ant test.instance` per version in constants/java.py): the junit
+// runner.
 //
 // A dialect also names the files that make up its test machinery: the import denies them, so
 // that a candidate cannot change how its tests are run or reported (a candidate's
@@ -15,7 +18,7 @@
 // and report). Its [tests] env is what SWE-bench's test_cmd sets on the command line.
 
 /** The SWE-bench dialects: each is a built-in runner of the same name (src/runners/). */
-export type Dialect = 'pytest' | 'sympy' | 'django' | 'cargo' | 'go' | 'mocha';
+export type Dialect = 'pytest' | 'sympy' | 'django' | 'cargo' | 'go' | 'mocha' | 'junit';
 
 export interface DialectRules {
   /** [grading] deny globs, added to the test patch's own files. */
@@ -71,10 +74,25 @@ export const DIALECT_RULES: Readonly<Record<Dialect, DialectRules>> = {
     ],
     env: {},
   },
+  // The junit runner runs the tests in a JVM of its own (the build tool only compiles), but
+  // JUnit reads its configuration from the classpath: junit-platform.properties can deactivate
+  // every @Disabled condition or turn on extension autodetection, through META-INF/services.
+  // Maven's .mvn/ (jvm.config, extensions.xml) and the wrappers decide what the build runs.
+  junit: {
+    deny: [
+      '**/junit-platform.properties',
+      '**/META-INF/services/org.junit.**',
+      '**/.mvn/**',
+      '**/mvnw',
+      '**/gradlew',
+      '**/gradle/wrapper/**',
+    ],
+    env: {},
+  },
 };
 
 /**
- * MAP_REPO_TO_PARSER_PY's, MAP_REPO_TO_PARSER_RUST's and MAP_REPO_TO_PARSER_GO's repositories,
+ * MAP_REPO_TO_PARSER_PY's, _RUST's, _GO's and _JAVA's repositories,
  * by the runner that speaks their dialect (keys in lower case).
  */
 export const SWEBENCH_DIALECTS: Readonly<Record<string, Dialect>> = {
@@ -111,6 +129,13 @@ export const SWEBENCH_DIALECTS: Readonly<Record<string, Dialect>> = {
   'prometheus/prometheus': 'go',
   // SPECS_AXIOS (`npx mocha <file> -R tap -g …`, read by parse_log_tap).
   'axios/axios': 'mocha',
+  // MAP_REPO_TO_PARSER_JAVA (SWE-bench Multilingual).
+  'apache/druid': 'junit',
+  'apache/lucene': 'junit',
+  'google/gson': 'junit',
+  'javaparser/javaparser': 'junit',
+  'projectlombok/lombok': 'junit',
+  'reactivex/rxjava': 'junit',
 };
 
 /** The dialect of a row's `repo` (owner/name, as GitHub spells it or in any case). */
@@ -133,7 +158,7 @@ const NEEDS: ReadonlyArray<{ match: RegExp; needs: string }> = [
     match: /\.(?:[cm]?js|jsx|[cm]?ts|tsx)$/,
     needs: 'the mocha runner (--runner mocha), or jest or vitest (not built in yet; --runner FILE)',
   },
-  { match: /\.java$/, needs: 'JUnit (not built in yet; --runner FILE)' },
+  { match: /\.java$/, needs: 'the junit runner (--runner junit)' },
   { match: /\.(?:c|cc|cpp|cxx|h|hh|hpp)$/, needs: 'ctest (not built in yet; --runner FILE)' },
 ];
 

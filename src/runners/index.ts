@@ -20,6 +20,7 @@ export const BUILTIN_RUNNERS = [
   'cargo',
   'go',
   'mocha',
+  'junit',
 ] as const;
 export type BuiltinRunner = (typeof BUILTIN_RUNNERS)[number];
 

@@ -33,7 +33,7 @@ describe('the dialect table', () => {
     ]) {
       expect(dialectOf(repo), repo).toBe('pytest');
     }
-    expect(Object.keys(SWEBENCH_DIALECTS)).toHaveLength(31);
+    expect(Object.keys(SWEBENCH_DIALECTS)).toHaveLength(37);
   });
 
   it("maps MAP_REPO_TO_PARSER_RUST's repositories (SWE-bench Multilingual) to cargo", () => {
@@ -72,6 +72,21 @@ describe('the dialect table', () => {
     expect(dialectOf('axios/axios')).toBe('mocha');
     expect(DIALECT_RULES.mocha.deny).toContain('.mocharc.yml');
     expect(DIALECT_RULES.mocha.deny).toContain('.mocharc.js');
+  });
+
+  it("maps MAP_REPO_TO_PARSER_JAVA's repositories (SWE-bench Multilingual) to junit", () => {
+    for (const repo of [
+      'google/gson',
+      'apache/druid',
+      'javaparser/javaparser',
+      'projectlombok/lombok',
+      'apache/lucene',
+      'reactivex/rxjava',
+    ]) {
+      expect(dialectOf(repo), repo).toBe('junit');
+    }
+    expect(dialectOf('ReactiveX/RxJava')).toBe('junit');
+    expect(DIALECT_RULES.junit.deny).toContain('**/junit-platform.properties');
   });
 
   it('reads a repository in any case, and knows no other (nor an inherited key)', () => {
@@ -120,7 +135,7 @@ describe('the reason for a repository without a dialect', () => {
     [
       ['src/test/java/AppTest.java'],
       'src/test/java/AppTest.java',
-      'JUnit (not built in yet; --runner FILE)',
+      'the junit runner (--runner junit)',
     ],
     [
       ['tests/check.c', 'tests/more.cpp'],

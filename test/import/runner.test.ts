@@ -176,7 +176,7 @@ describe('proctor import swebench: the runner', { timeout: 120_000 }, () => {
         ['src/a.spec.ts'],
         'the mocha runner (--runner mocha), or jest or vitest (not built in yet; --runner FILE)',
       ],
-      ['java', ['src/test/AppTest.java'], 'JUnit (not built in yet; --runner FILE)'],
+      ['java', ['src/test/AppTest.java'], 'the junit runner (--runner junit)'],
       ['cpp', ['tests/check.cpp'], 'ctest (not built in yet; --runner FILE)'],
       ['c', ['tests/check.c'], 'ctest (not built in yet; --runner FILE)'],
     ];
@@ -287,7 +287,7 @@ describe('proctor import swebench: the runner', { timeout: 120_000 }, () => {
     const cases: Array<[string, string]> = [
       [
         'jest',
-        'proctor: --runner jest: not a built-in runner (pytest, node, sympy, django, cargo, go, mocha) nor a file; pass one of them, or FILE, a runner of your own',
+        'proctor: --runner jest: not a built-in runner (pytest, node, sympy, django, cargo, go, mocha, junit) nor a file; pass one of them, or FILE, a runner of your own',
       ],
       [join(f.root, 'missing.sh'), `proctor: --runner ${join(f.root, 'missing.sh')}: no such file`],
       [folder, `proctor: --runner ${folder}: not a regular file`],

@@ -39,6 +39,7 @@ describe('writeRunner', () => {
       'cargo',
       'go',
       'mocha',
+      'junit',
     ]);
     expect(isBuiltinRunner('jest')).toBe(false);
     expect(isBuiltinRunner('run')).toBe(false);

@@ -1,0 +1,465 @@
+// The built-in junit runner in real grades, through the oracle (evaluate) on Debian's JDK 17
+// and JUnit 5.9 (the Console Standalone jar of Debian's junit5): JUnit 5 and JUnit 4 tests that
+// pass, fail, are @Disabled or @Ignore'd, whose class setup throws, a parametrized method, a
+// whole class, and IDs in the three forms SWE-bench Multilingual writes (Maven's
+// `Class#method`, Gradle's `Class > method`, ant's `method(Class)`); a candidate that breaks
+// the build (every listed test an error, javac's lines as the cause), under Proctor's rules
+// and SWE-bench's; and forgeries (a Surefire XML report and an exit, lines written into the
+// launcher's channel, a forged end) that must not pass. The project has a pom.xml: Maven
+// cannot build it offline in this image (no plugins in ~/.m2), so the runner falls back to
+// javac, as it must.
+import { beforeAll, describe, expect, it } from 'vitest';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadBundle, type Bundle } from '../../src/oracle/bundle.js';
+import type { Evaluation } from '../../src/oracle/evaluate.js';
+import { declaredOutcomes } from '../../src/oracle/verdict.js';
+import { requireDocker, resolveImage } from '../../src/sandbox/index.js';
+import { dockerScope, execFileAsync, fixtureImage, testDocker } from '../helpers/docker.js';
+import { gradeIn } from '../helpers/grade.js';
+import {
+  candidateDiff,
+  makeRepoBundle,
+  withIds,
+  type RepoBundleSpec,
+} from '../helpers/repo-bundles.js';
+
+const docker = testDocker();
+const SCOPE = dockerScope(docker, 'runners-junit');
+const SLOW = 300_000;
+
+const POM = `<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>example</groupId>
+  <artifactId>calc</artifactId>
+  <version>1.0</version>
+  <properties><maven.compiler.release>17</maven.compiler.release></properties>
+  <dependencies>
+    <dependency>
+      <groupId>org.junit.jupiter</groupId>
+      <artifactId>junit-jupiter</artifactId>
+      <version>5.9.2</version>
+      <scope>test</scope>
+    </dependency>
+  </dependencies>
+</project>
+`;
+
+const CALC = `package calc;
+
+public class Calc {
+    public static int add(int a, int b) { return a + b; }
+
+    /** a / b. */
+    public static int div(int a, int b) { return a / b; }
+}
+`;
+
+const GOLD_CALC = `package calc;
+
+public class Calc {
+    public static int add(int a, int b) { return a + b; }
+
+    /** a / b rounded down; b = 0 is an IllegalArgumentException. */
+    public static int div(int a, int b) {
+        if (b == 0) throw new IllegalArgumentException("division by zero");
+        return Math.floorDiv(a, b);
+    }
+}
+`;
+
+const CALC_TEST = `package calc;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import org.junit.jupiter.api.Disabled;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+public class CalcTest {
+    @Test
+    public void testAdd() { assertEquals(3, Calc.add(1, 2)); }
+
+    @Test
+    public void testWrong() { assertEquals(4, Calc.add(1, 2)); }
+
+    @Disabled("needs a network")
+    @Test
+    public void testLater() { }
+
+    @ParameterizedTest
+    @ValueSource(ints = {1, 2, 3})
+    public void testParam(int n) { assertEquals(n + 1, Calc.add(n, 1)); }
+}
+`;
+
+const OLD_TEST = `package calc;
+
+import static org.junit.Assert.assertEquals;
+
+import org.junit.Ignore;
+import org.junit.Test;
+
+public class OldTest {
+    @Test
+    public void testOld() { assertEquals(3, Calc.add(1, 2)); }
+
+    @Ignore
+    @Test
+    public void testIgnored() { }
+}
+`;
+
+// JUnit 4's Parameterized runner: Gradle and ant name each invocation (`testN[0]`).
+const PARAM_OLD_TEST = `package calc;
+
+import static org.junit.Assert.assertEquals;
+
+import java.util.Arrays;
+import java.util.Collection;
+import org.junit.Test;
+import org.junit.runner.RunWith;
+import org.junit.runners.Parameterized;
+import org.junit.runners.Parameterized.Parameters;
+
+@RunWith(Parameterized.class)
+public class ParamOldTest {
+    @Parameters
+    public static Collection<Object[]> data() { return Arrays.asList(new Object[][] {{1}, {2}}); }
+
+    private final int n;
+
+    public ParamOldTest(int n) { this.n = n; }
+
+    @Test
+    public void testN() { assertEquals(1, Calc.add(n, 0)); }
+}
+`;
+
+const BROKEN_TEST = `package calc;
+
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+public class BrokenTest {
+    @BeforeAll
+    static void connect() { throw new IllegalStateException("no database"); }
+
+    @Test
+    public void testNeedsDb() { }
+}
+`;
+
+// The hidden tests: a new file; before the fix testFloor fails and testByZero gets an
+// ArithmeticException where it wants an IllegalArgumentException.
+const DIV_TEST = `package calc;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import org.junit.jupiter.api.Test;
+
+public class DivTest {
+    @Test
+    public void testExact() { assertEquals(2, Calc.div(6, 3)); }
+
+    @Test
+    public void testFloor() { assertEquals(-4, Calc.div(-7, 2)); }
+
+    @Test
+    public void testByZero() { assertThrows(IllegalArgumentException.class, () -> Calc.div(1, 0)); }
+}
+`;
+
+const ID = {
+  add: 'calc.CalcTest#testAdd',
+  wrong: 'calc.CalcTest#testWrong',
+  later: 'calc.CalcTest#testLater',
+  param: 'calc.CalcTest#testParam',
+  old: 'calc.OldTest#testOld',
+  ignored: 'calc.OldTest#testIgnored',
+  oldClass: 'OldTest',
+  broken: 'calc.BrokenTest#testNeedsDb',
+  nowhere: 'calc.Nowhere#testNothing',
+  gradleAdd: 'calc.CalcTest > testAdd',
+  gradleLater: 'calc.CalcTest > testLater',
+  antOld: 'testOld(calc.OldTest)',
+  gradleParam0: 'calc.ParamOldTest > testN[0]',
+  gradleParam1: 'calc.ParamOldTest > testN[1]',
+  antParam0: 'testN[0](calc.ParamOldTest)',
+  exact: 'calc.DivTest#testExact',
+  floor: 'calc.DivTest#testFloor',
+  byZero: 'calc.DivTest#testByZero',
+};
+
+const SPEC: RepoBundleSpec = {
+  id: 'junit-calc',
+  runner: 'junit',
+  from: 'proctor-test-junit:latest',
+  testSeconds: 180,
+  repo: {
+    'pom.xml': POM,
+    'src/main/java/calc/Calc.java': CALC,
+    'src/test/java/calc/CalcTest.java': CALC_TEST,
+    'src/test/java/calc/OldTest.java': OLD_TEST,
+    'src/test/java/calc/BrokenTest.java': BROKEN_TEST,
+    'src/test/java/calc/ParamOldTest.java': PARAM_OLD_TEST,
+  },
+  hidden: { 'src/test/java/calc/DivTest.java': DIV_TEST },
+  gold: { 'src/main/java/calc/Calc.java': GOLD_CALC },
+  existing: [ID.add, ID.param, ID.old, ID.oldClass],
+  hiddenIds: [ID.exact, ID.floor, ID.byZero],
+};
+
+let dir: string;
+let bundle: Bundle;
+let imageId: string;
+let gold: Buffer;
+
+beforeAll(async () => {
+  await requireDocker(docker);
+  await fixtureImage('junit');
+  dir = await makeRepoBundle(SPEC);
+  bundle = await loadBundle(dir);
+  imageId = (await resolveImage(docker, bundle.environment)).localId;
+  gold = readFileSync(bundle.paths.goldPatch ?? '');
+}, SLOW);
+
+const grade = (task: Bundle, candidate: Buffer | null): Promise<Evaluation> =>
+  gradeIn(docker, SCOPE, imageId, task, candidate);
+
+function outcomes(evaluation: Evaluation, phase: 'existing' | 'hidden') {
+  const check = evaluation.phases?.[phase]?.check;
+  if (!check) throw new Error(`no ${phase} check: ${JSON.stringify(evaluation.verdict)}`);
+  return Object.fromEntries(declaredOutcomes(check));
+}
+
+/** A copy of the bundle graded by SWE-bench's rules, with other lists when given. */
+async function swebenchTask(lists: { existing?: string[]; hidden?: string[] } = {}) {
+  const copy = withIds(dir, lists);
+  const toml = join(copy, 'task.toml');
+  writeFileSync(
+    toml,
+    readFileSync(toml, 'utf8').replace('[grading]\n', '[grading]\nrules = "swebench"\n'),
+  );
+  return loadBundle(copy);
+}
+
+/** Each declared test's outcome and SWE-bench status, by id. */
+function swebenchOf(evaluation: Evaluation): Record<string, [string, string | undefined]> {
+  return Object.fromEntries(
+    evaluation.tests.tests.map((t) => [t.id, [t.outcome, t.swebench]] as const),
+  );
+}
+
+describe('the built-in junit runner', () => {
+  it(
+    'fails a baseline on the hidden tests, and runs JUnit 5 and 4 tests, a parametrized method and a whole class',
+    async () => {
+      const evaluation = await grade(bundle, null);
+      expect(outcomes(evaluation, 'existing')).toEqual({
+        [ID.add]: 'passed',
+        [ID.param]: 'passed',
+        [ID.old]: 'passed',
+        // A class with an @Ignore'd method: its test ran and passed.
+        [ID.oldClass]: 'passed',
+      });
+      expect(outcomes(evaluation, 'hidden')).toEqual({
+        [ID.exact]: 'passed',
+        [ID.floor]: 'failed',
+        [ID.byZero]: 'failed',
+      });
+      expect(evaluation.verdict, evaluation.verdict.detail).toMatchObject({
+        verdict: 'FAIL',
+        reason: 'HIDDEN_FAILED',
+      });
+    },
+    SLOW,
+  );
+
+  it(
+    'passes the gold patch, and reports @Disabled and @Ignore as skipped, a failure as failed, a class setup that throws as error, and a class found nowhere not at all',
+    async () => {
+      const fixed = await grade(bundle, gold);
+      expect(fixed.verdict, fixed.verdict.detail).toMatchObject({
+        verdict: 'PASS',
+        reason: 'PASS',
+      });
+      expect(outcomes(fixed, 'hidden')).toEqual({
+        [ID.exact]: 'passed',
+        [ID.floor]: 'passed',
+        [ID.byZero]: 'passed',
+      });
+      const task = await loadBundle(
+        // The first listed test is JUnit 4's: so are the sentinels.
+        withIds(dir, { existing: [ID.ignored, ID.later, ID.wrong, ID.broken, ID.nowhere] }),
+      );
+      const evaluation = await grade(task, gold);
+      // Not TAMPERED: the sentinels (JUnit 4's here) reported what they must.
+      expect(evaluation.verdict).toMatchObject({ verdict: 'FAIL', reason: 'TESTS_MISSING' });
+      expect(outcomes(evaluation, 'existing')).toEqual({
+        [ID.later]: 'skipped',
+        [ID.ignored]: 'skipped',
+        [ID.wrong]: 'failed',
+        [ID.broken]: 'error',
+        [ID.nowhere]: 'missing',
+      });
+    },
+    SLOW,
+  );
+
+  it(
+    "makes every listed test an error when the candidate's code does not compile, with javac's lines as the cause",
+    async () => {
+      const broken = candidateDiff(dir, {
+        'src/main/java/calc/Calc.java': GOLD_CALC.replace(
+          'return Math.floorDiv(a, b);',
+          'return "q";',
+        ),
+      });
+      const evaluation = await grade(bundle, broken);
+      expect(evaluation.verdict).toMatchObject({ verdict: 'FAIL' });
+      for (const phase of ['existing', 'hidden'] as const) {
+        const seen = outcomes(evaluation, phase);
+        for (const id of phase === 'existing' ? SPEC.existing : SPEC.hiddenIds)
+          expect(seen[id], id).toBe('error');
+      }
+      expect(evaluation.verdict.detail).toMatch(/Calc\.java:\d+: error: incompatible types/);
+    },
+    SLOW,
+  );
+});
+
+describe("the junit runner under derive's discovery", () => {
+  it(
+    'runs every test of the classes of its paths and reports each as Class#method, by hand in the image',
+    async () => {
+      const script =
+        "cp -r /repo /tmp/r && cd /tmp/r && printf 'src/test/java/calc/OldTest.java\\n' > /tmp/list && " +
+        '{ python3 /proctor-run /tmp/list /tmp/report >/dev/null 2>&1; cat /tmp/report; }';
+      const { stdout } = await execFileAsync('docker', [
+        'run',
+        '--rm',
+        '--network',
+        'none',
+        '--user',
+        '1000:1000',
+        '--env',
+        'HOME=/tmp',
+        '--env',
+        'PROCTOR_DISCOVER=1',
+        '--volume',
+        `${bundle.paths.runner}:/proctor-run:ro`,
+        imageId,
+        'sh',
+        '-c',
+        script,
+      ]);
+      const report = JSON.parse(stdout) as { tests: Array<{ id: string; status: string }> };
+      expect(Object.fromEntries(report.tests.map((t) => [t.id, t.status]))).toEqual({
+        [ID.old]: 'passed',
+        [ID.ignored]: 'skipped',
+      });
+    },
+    SLOW,
+  );
+});
+
+describe('the junit runner under SWE-bench rules', () => {
+  it(
+    "records what SWE-bench's Maven, Gradle and ant parsers would: a skip is PASSED for Maven, ABSENT for Gradle",
+    async () => {
+      const task = await swebenchTask({
+        existing: [
+          ...SPEC.existing,
+          ID.gradleAdd,
+          ID.antOld,
+          ID.ignored,
+          ID.gradleLater,
+          ID.gradleParam0,
+          ID.gradleParam1,
+          ID.antParam0,
+        ],
+      });
+      const base = await grade(task, null);
+      // The Gradle skip is ABSENT, which PASS_TO_PASS does not allow.
+      expect(base.verdict, base.verdict.detail).toMatchObject({
+        verdict: 'FAIL',
+        reason: 'EXISTING_FAILED',
+      });
+      expect(base.verdict.detail).toContain(`${ID.gradleLater} (ABSENT)`);
+      expect(swebenchOf(base)).toMatchObject({
+        [ID.exact]: ['passed', 'PASSED'],
+        [ID.floor]: ['failed', 'FAILED'],
+        [ID.byZero]: ['failed', 'FAILED'],
+        [ID.param]: ['passed', 'PASSED'],
+        [ID.oldClass]: ['passed', 'PASSED'],
+        [ID.gradleAdd]: ['passed', 'PASSED'],
+        [ID.antOld]: ['passed', 'PASSED'],
+        [ID.ignored]: ['skipped', 'PASSED'],
+        [ID.gradleLater]: ['skipped', 'ABSENT'],
+        [ID.gradleParam0]: ['passed', 'PASSED'],
+        [ID.gradleParam1]: ['failed', 'FAILED'],
+        [ID.antParam0]: ['passed', 'PASSED'],
+      });
+      const fixed = await grade(await swebenchTask(), gold);
+      expect(fixed.verdict).toMatchObject({ verdict: 'PASS' });
+      expect(fixed.verdict.detail).toContain("resolved by SWE-bench's rules");
+    },
+    SLOW,
+  );
+});
+
+describe('forgeries against the junit runner', () => {
+  // Java that finds the launcher's channel (its first argument) in the JVM's command line.
+  const CHANNEL =
+    'String channel = null; for (String part : System.getProperty("sun.java.command").split(" ")) if (part.startsWith("/proc/self/fd/")) channel = part;';
+  const fake = (method: string) =>
+    `{\\"t\\":\\"test\\",\\"kind\\":\\"finish\\",\\"uid\\":\\"[engine:junit-jupiter]/[class:calc.DivTest]/[method:${method}()]\\",\\"cls\\":\\"calc.DivTest\\",\\"method\\":\\"${method}\\",\\"display\\":\\"${method}()\\",\\"legacy\\":\\"${method}()\\",\\"engine\\":\\"junit-jupiter\\",\\"status\\":\\"passed\\",\\"why\\":null}\\n`;
+  const FAKES = ['testExact', 'testFloor', 'testByZero'].map(fake).join('');
+  // Each a static initializer of Calc (it runs at the first hidden test), on the unfixed code.
+  const FORGERIES: Array<[string, string, RegExp]> = [
+    [
+      'a Surefire XML report that says every test passed, then System.exit(0)',
+      [
+        'new java.io.File("target/surefire-reports").mkdirs();',
+        'java.nio.file.Files.writeString(java.nio.file.Path.of("target/surefire-reports/TEST-calc.DivTest.xml"), "<testsuite name=\\"calc.DivTest\\" tests=\\"3\\" failures=\\"0\\" errors=\\"0\\"><testcase classname=\\"calc.DivTest\\" name=\\"testFloor\\"/></testsuite>");',
+        'System.exit(0);',
+      ].join(' '),
+      // Calc's first test (the existing phase's testAdd) dies: it fails, the others are errors.
+      /^(EXISTING|HIDDEN)_FAILED: /,
+    ],
+    [
+      "lines that imitate the launcher's, written into its channel",
+      `${CHANNEL} java.nio.file.Files.writeString(java.nio.file.Path.of(channel), "${FAKES}");`,
+      // The existing phase (DivTest does not run): more outcomes than the launcher sent; the
+      // hidden phase: the real ones arrive after the forged ones.
+      /^TAMPERED: .*(reported twice|sent \d+ outcomes; \d+ arrived)/,
+    ],
+    [
+      "lines that imitate the launcher's, its end, then Runtime.halt(0)",
+      `${CHANNEL} java.nio.file.Files.writeString(java.nio.file.Path.of(channel), "${FAKES}{\\"t\\":\\"done\\",\\"sent\\":6,\\"word\\":\\"x\\"}\\n"); Runtime.getRuntime().halt(0);`,
+      /^TAMPERED: .*without the runner's word/,
+    ],
+  ];
+
+  it.each(FORGERIES)(
+    '%s does not pass',
+    async (_name, body, detail) => {
+      const source = CALC.replace(
+        'public class Calc {\n',
+        `public class Calc {\n    static {\n        try { ${body} } catch (Exception e) { throw new RuntimeException(e); }\n    }\n\n`,
+      );
+      for (const task of [bundle, await swebenchTask()]) {
+        const evaluation = await grade(
+          task,
+          candidateDiff(dir, { 'src/main/java/calc/Calc.java': source }),
+        );
+        expect(evaluation.verdict.verdict, evaluation.verdict.detail).not.toBe('PASS');
+        expect(`${evaluation.verdict.reason}: ${evaluation.verdict.detail}`).toMatch(detail);
+      }
+    },
+    SLOW,
+  );
+});
