@@ -42,7 +42,16 @@ import { isBuiltinRunner, writeRunner } from '../runners/index.js';
  * runner, under PROCTOR_DISCOVER, every test of the targets of the Rust files under it; the go
  * runner, under PROCTOR_DISCOVER, every test of the packages of the Go files under it.
  */
-const DERIVE_RUNNERS = ['pytest', 'node', 'sympy', 'django', 'cargo', 'go'] as const;
+const DERIVE_RUNNERS = [
+  'pytest',
+  'node',
+  'sympy',
+  'django',
+  'cargo',
+  'go',
+  'jest',
+  'vitest',
+] as const;
 
 export interface DeriveOptions {
   repo: string;

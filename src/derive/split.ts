@@ -8,7 +8,8 @@
 import picomatch from 'picomatch';
 import { parseDiff } from '../oracle/diff-parse.js';
 
-export type Ecosystem = 'pytest' | 'node' | 'sympy' | 'django' | 'cargo' | 'go' | 'file';
+export type Ecosystem =
+  'pytest' | 'node' | 'sympy' | 'django' | 'cargo' | 'go' | 'jest' | 'vitest' | 'file';
 
 /** Where tests live, per runner ecosystem (`--tests` replaces these). */
 export const DEFAULT_TEST_GLOBS: Record<Ecosystem, readonly string[]> = {
@@ -37,6 +38,20 @@ export const DEFAULT_TEST_GLOBS: Record<Ecosystem, readonly string[]> = {
   cargo: ['**/tests/**', '**/testdata/**', '**/snapshots/**'],
   // Go: the _test.go files and the testdata/ folders go ignores when it builds.
   go: ['**/*_test.go', '**/testdata/**'],
+  // jest and vitest: their default test files (jest's testMatch, vitest's include), and the
+  // __tests__/ and __snapshots__/ folders beside them.
+  jest: [
+    '**/__tests__/**',
+    '**/__snapshots__/**',
+    '**/*.test.{js,cjs,mjs,jsx,ts,cts,mts,tsx}',
+    '**/*.spec.{js,cjs,mjs,jsx,ts,cts,mts,tsx}',
+  ],
+  vitest: [
+    '**/__tests__/**',
+    '**/__snapshots__/**',
+    '**/*.test.{js,cjs,mjs,jsx,ts,cts,mts,tsx}',
+    '**/*.spec.{js,cjs,mjs,jsx,ts,cts,mts,tsx}',
+  ],
   // An author's own runner: either ecosystem's locations.
   file: [
     '**/tests/**',

@@ -5,7 +5,9 @@
 // repository of SWE-bench's Python set pytest (sphinx through tox, which runs pytest). The
 // Rust repositories of SWE-bench Multilingual (MAP_REPO_TO_PARSER_RUST, all parse_log_cargo)
 // run `cargo test`; its Go repositories (MAP_REPO_TO_PARSER_GO, parse_log_gotest; test_cmd
-// `go test -v <packages> -run …` per version in constants/go.py) the go runner.
+// `go test -v <packages> -run …` per version in constants/go.py) the go runner; its jest
+// repositories (MAP_REPO_TO_PARSER_JS: parse_log_jest, `yarn jest <files> --verbose`) the jest
+// runner, vuejs/core (parse_log_vitest, `vitest --reporter=verbose`) the vitest runner.
 //
 // A dialect also names the files that make up its test machinery: the import denies them, so
 // that a candidate cannot change how its tests are run or reported (a candidate's
@@ -13,7 +15,7 @@
 // and report). Its [tests] env is what SWE-bench's test_cmd sets on the command line.
 
 /** The SWE-bench dialects: each is a built-in runner of the same name (src/runners/). */
-export type Dialect = 'pytest' | 'sympy' | 'django' | 'cargo' | 'go';
+export type Dialect = 'pytest' | 'sympy' | 'django' | 'cargo' | 'go' | 'jest' | 'vitest';
 
 export interface DialectRules {
   /** [grading] deny globs, added to the test patch's own files. */
@@ -55,6 +57,19 @@ export const DIALECT_RULES: Readonly<Record<Dialect, DialectRules>> = {
   // how its tests run or are reported (a candidate's TestMain or init() runs inside the test
   // binary, as the rest of its code does; the runner's sentinels answer for that).
   go: { deny: [], env: {} },
+  // jest's and vitest's configuration runs in the framework's own process, beside the
+  // runners' reporter, and names the runner, reporters, setup files and transforms: the
+  // runners use HEAD's when the work tree's differs, and the import denies the files too
+  // (a `jest` key in package.json is left to the runner: a fix may need to touch the file).
+  jest: { deny: ['**/jest.config.{js,ts,mjs,cjs,json}'], env: {} },
+  vitest: {
+    deny: [
+      '**/vitest.config.{js,ts,mjs,cjs,mts,cts}',
+      '**/vite.config.{js,ts,mjs,cjs,mts,cts}',
+      '**/vitest.{workspace,unit.config,e2e.config}.{js,ts,mjs,cjs,mts,cts,json}',
+    ],
+    env: {},
+  },
 };
 
 /**
@@ -93,6 +108,13 @@ export const SWEBENCH_DIALECTS: Readonly<Record<string, Dialect>> = {
   'gohugoio/hugo': 'go',
   'hashicorp/terraform': 'go',
   'prometheus/prometheus': 'go',
+  // MAP_REPO_TO_PARSER_JS's jest and vitest repositories of SWE-bench Multilingual
+  // (parse_log_jest; parse_log_vitest for vuejs/core; immutable-js's 2005 row reads jest's
+  // --json through jq instead, whose ids carry the describe blocks: not this dialect's).
+  'babel/babel': 'jest',
+  'facebook/docusaurus': 'jest',
+  'immutable-js/immutable-js': 'jest',
+  'vuejs/core': 'vitest',
 };
 
 /** The dialect of a row's `repo` (owner/name, as GitHub spells it or in any case). */
@@ -113,7 +135,7 @@ const NEEDS: ReadonlyArray<{ match: RegExp; needs: string }> = [
   { match: /\.rs$/, needs: 'the cargo runner (--runner cargo)' },
   {
     match: /\.(?:[cm]?js|jsx|[cm]?ts|tsx)$/,
-    needs: 'jest, mocha or vitest (not built in yet; --runner FILE)',
+    needs: 'the jest or vitest runner (--runner jest, --runner vitest), or mocha (--runner FILE)',
   },
   { match: /\.java$/, needs: 'JUnit (not built in yet; --runner FILE)' },
   { match: /\.(?:c|cc|cpp|cxx|h|hh|hpp)$/, needs: 'ctest (not built in yet; --runner FILE)' },

@@ -1,6 +1,7 @@
 // The dialect table of `proctor import swebench`: SWE-bench's repositories by the runner that
 // speaks their test dialect, and the reason given for a repository that has none.
 import { describe, expect, it } from 'vitest';
+import picomatch from 'picomatch';
 import {
   DIALECT_RULES,
   dialectOf,
@@ -33,7 +34,7 @@ describe('the dialect table', () => {
     ]) {
       expect(dialectOf(repo), repo).toBe('pytest');
     }
-    expect(Object.keys(SWEBENCH_DIALECTS)).toHaveLength(30);
+    expect(Object.keys(SWEBENCH_DIALECTS)).toHaveLength(34);
   });
 
   it("maps MAP_REPO_TO_PARSER_RUST's repositories (SWE-bench Multilingual) to cargo", () => {
@@ -66,6 +67,24 @@ describe('the dialect table', () => {
     }
     expect(dialectOf('Gin-Gonic/Gin')).toBe('go');
     expect(DIALECT_RULES.go).toEqual({ deny: [], env: {} });
+  });
+
+  it("maps MAP_REPO_TO_PARSER_JS's jest and vitest repositories (SWE-bench Multilingual), denying their configuration", () => {
+    for (const repo of ['babel/babel', 'facebook/docusaurus', 'immutable-js/immutable-js']) {
+      expect(dialectOf(repo), repo).toBe('jest');
+    }
+    expect(dialectOf('vuejs/core')).toBe('vitest');
+    // mocha, karma and qunit repositories (axios, preact, three.js) have no dialect.
+    expect(dialectOf('axios/axios')).toBeUndefined();
+    const denied = (dialect: 'jest' | 'vitest', path: string) =>
+      picomatch(DIALECT_RULES[dialect].deny as string[], { dot: true })(path);
+    expect(denied('jest', 'jest.config.js')).toBe(true);
+    expect(denied('jest', 'packages/x/jest.config.ts')).toBe(true);
+    expect(denied('jest', 'src/index.js')).toBe(false);
+    expect(denied('vitest', 'vitest.config.ts')).toBe(true);
+    expect(denied('vitest', 'vite.config.mts')).toBe(true);
+    expect(denied('vitest', 'vitest.workspace.ts')).toBe(true);
+    expect(denied('vitest', 'packages/runtime-core/src/index.ts')).toBe(false);
   });
 
   it('reads a repository in any case, and knows no other (nor an inherited key)', () => {
@@ -109,7 +128,7 @@ describe('the reason for a repository without a dialect', () => {
     [
       ['test/a.spec.ts', 'test/b.test.js', 'lib/c.mjs', 'd.tsx'],
       'test/a.spec.ts, test/b.test.js, lib/c.mjs, …',
-      'jest, mocha or vitest (not built in yet; --runner FILE)',
+      'the jest or vitest runner (--runner jest, --runner vitest), or mocha (--runner FILE)',
     ],
     [
       ['src/test/java/AppTest.java'],

@@ -38,8 +38,10 @@ describe('writeRunner', () => {
       'django',
       'cargo',
       'go',
+      'jest',
+      'vitest',
     ]);
-    expect(isBuiltinRunner('jest')).toBe(false);
+    expect(isBuiltinRunner('mocha')).toBe(false);
     expect(isBuiltinRunner('run')).toBe(false);
   });
 });
