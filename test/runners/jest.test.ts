@@ -299,6 +299,17 @@ describe('forgeries against the jest runner', () => {
   );
 
   it(
+    'code that ends its process with exit code 0 when it is loaded does not pass',
+    async () => {
+      const source = `${CALC}\nprocess.exit(0);\n`;
+      const evaluation = await grade(bundle, candidateDiff(dir, { 'src/calc.js': source }));
+      expect(evaluation.verdict.verdict, evaluation.verdict.detail).toBe('FAIL');
+      expect(outcomes(evaluation, 'hidden')[ID.floorNeg]).toBe('error');
+    },
+    SLOW,
+  );
+
+  it(
     "a jest configuration of the candidate's is not used: HEAD's is",
     async () => {
       // A custom test runner that reports every test as passed, named in package.json.

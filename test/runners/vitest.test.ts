@@ -301,6 +301,17 @@ describe('forgeries against the vitest runner', () => {
   );
 
   it(
+    'code that ends its process with exit code 0 when it is loaded does not pass',
+    async () => {
+      const source = `${CALC}\nprocess.exit(0);\n`;
+      const evaluation = await grade(bundle, candidateDiff(dir, { 'src/calc.js': source }));
+      expect(evaluation.verdict.verdict, evaluation.verdict.detail).toBe('FAIL');
+      expect(outcomes(evaluation, 'hidden')[ID.floorNeg]).toBe('error');
+    },
+    SLOW,
+  );
+
+  it(
     "a vitest configuration of the candidate's is not used: HEAD's (none) is",
     async () => {
       // A configuration whose reporter would not matter, but whose setup file makes every
