@@ -43,7 +43,18 @@ import { isBuiltinRunner, writeRunner } from '../runners/index.js';
  * runner, under PROCTOR_DISCOVER, every test of the packages of the Go files under it.
  * The mocha runner, under PROCTOR_DISCOVER, every test of the JavaScript files under its paths.
  */
-const DERIVE_RUNNERS = ['pytest', 'node', 'sympy', 'django', 'cargo', 'go', 'mocha'] as const;
+const DERIVE_RUNNERS = [
+  'pytest',
+  'node',
+  'sympy',
+  'django',
+  'cargo',
+  'go',
+  'jest',
+  'vitest',
+  'mocha',
+  'junit',
+] as const;
 
 export interface DeriveOptions {
   repo: string;

@@ -17,6 +17,10 @@ export const DISCOVERY_GLOBS: Record<Exclude<Ecosystem, 'file'>, readonly string
   cargo: ['**/*.rs'],
   // The go runner runs the packages of these files (every test of each, under PROCTOR_DISCOVER).
   go: ['**/*_test.go'],
+  // jest's default testMatch; vitest's default include (under PROCTOR_DISCOVER, each runs the
+  // test files of its paths and reports every test).
+  jest: ['**/__tests__/**/*.{js,jsx,ts,tsx}', '**/*.{test,spec}.{js,jsx,ts,tsx}'],
+  vitest: ['**/*.{test,spec}.{js,cjs,mjs,jsx,ts,cts,mts,tsx}'],
   // The mocha runner runs every test of these files (under PROCTOR_DISCOVER).
   mocha: ['test/**/*.{js,cjs,mjs}', '**/*.spec.{js,cjs,mjs}', '**/*.test.{js,cjs,mjs}'],
   // The junit runner runs the test classes of these files (every test of each, under PROCTOR_DISCOVER).

@@ -9,7 +9,17 @@ import picomatch from 'picomatch';
 import { parseDiff } from '../oracle/diff-parse.js';
 
 export type Ecosystem =
-  'pytest' | 'node' | 'sympy' | 'django' | 'cargo' | 'go' | 'mocha' | 'junit' | 'file';
+  | 'pytest'
+  | 'node'
+  | 'sympy'
+  | 'django'
+  | 'cargo'
+  | 'go'
+  | 'jest'
+  | 'vitest'
+  | 'mocha'
+  | 'junit'
+  | 'file';
 
 /** Where tests live, per runner ecosystem (`--tests` replaces these). */
 export const DEFAULT_TEST_GLOBS: Record<Ecosystem, readonly string[]> = {
@@ -38,6 +48,20 @@ export const DEFAULT_TEST_GLOBS: Record<Ecosystem, readonly string[]> = {
   cargo: ['**/tests/**', '**/testdata/**', '**/snapshots/**'],
   // Go: the _test.go files and the testdata/ folders go ignores when it builds.
   go: ['**/*_test.go', '**/testdata/**'],
+  // jest and vitest: their default test files (jest's testMatch, vitest's include), and the
+  // __tests__/ and __snapshots__/ folders beside them.
+  jest: [
+    '**/__tests__/**',
+    '**/__snapshots__/**',
+    '**/*.test.{js,cjs,mjs,jsx,ts,cts,mts,tsx}',
+    '**/*.spec.{js,cjs,mjs,jsx,ts,cts,mts,tsx}',
+  ],
+  vitest: [
+    '**/__tests__/**',
+    '**/__snapshots__/**',
+    '**/*.test.{js,cjs,mjs,jsx,ts,cts,mts,tsx}',
+    '**/*.spec.{js,cjs,mjs,jsx,ts,cts,mts,tsx}',
+  ],
   // mocha: its default spec folder (test/), and spec or test files anywhere.
   mocha: ['**/test/**', '**/tests/**', '**/*.spec.{js,cjs,mjs}', '**/*.test.{js,cjs,mjs}'],
   // Java (Maven's and Gradle's layout): each module's src/test/, its resources included.

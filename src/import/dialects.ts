@@ -5,12 +5,13 @@
 // repository of SWE-bench's Python set pytest (sphinx through tox, which runs pytest). The
 // Rust repositories of SWE-bench Multilingual (MAP_REPO_TO_PARSER_RUST, all parse_log_cargo)
 // run `cargo test`; its Go repositories (MAP_REPO_TO_PARSER_GO, parse_log_gotest; test_cmd
-// `go test -v <packages> -run …` per version in constants/go.py) the go runner. Of its
-// JavaScript ones, axios runs `npx mocha <file> -R tap` (SPECS_AXIOS in constants/javascript.py,
-// parse_log_tap): the mocha runner. Its Java repositories (MAP_REPO_TO_PARSER_JAVA:
-// parse_log_maven, parse_log_gradle_custom, parse_log_ant; test_cmd `mvnd test -Dtest=…`,
-// `./gradlew test --tests …`, `ant test.instance` per version in constants/java.py): the junit
-// runner.
+// `go test -v <packages> -run …` per version in constants/go.py) the go runner; its jest
+// repositories (MAP_REPO_TO_PARSER_JS: parse_log_jest, `yarn jest <files> --verbose`) the jest
+// runner, vuejs/core (parse_log_vitest, `vitest --reporter=verbose`) the vitest runner. Of the
+// other JavaScript ones, axios runs `npx mocha <file> -R tap` (SPECS_AXIOS, parse_log_tap): the mocha
+// runner. Its Java repositories (MAP_REPO_TO_PARSER_JAVA: parse_log_maven,
+// parse_log_gradle_custom, parse_log_ant; test_cmd `mvnd test -Dtest=…`, `./gradlew test
+// --tests …`, `ant test.instance` per version in constants/java.py): the junit runner.
 //
 // A dialect also names the files that make up its test machinery: the import denies them, so
 // that a candidate cannot change how its tests are run or reported (a candidate's
@@ -18,7 +19,8 @@
 // and report). Its [tests] env is what SWE-bench's test_cmd sets on the command line.
 
 /** The SWE-bench dialects: each is a built-in runner of the same name (src/runners/). */
-export type Dialect = 'pytest' | 'sympy' | 'django' | 'cargo' | 'go' | 'mocha' | 'junit';
+export type Dialect =
+  'pytest' | 'sympy' | 'django' | 'cargo' | 'go' | 'jest' | 'vitest' | 'mocha' | 'junit';
 
 export interface DialectRules {
   /** [grading] deny globs, added to the test patch's own files. */
@@ -60,6 +62,19 @@ export const DIALECT_RULES: Readonly<Record<Dialect, DialectRules>> = {
   // how its tests run or are reported (a candidate's TestMain or init() runs inside the test
   // binary, as the rest of its code does; the runner's sentinels answer for that).
   go: { deny: [], env: {} },
+  // jest's and vitest's configuration runs in the framework's own process, beside the
+  // runners' reporter, and names the runner, reporters, setup files and transforms: the
+  // runners use HEAD's when the work tree's differs, and the import denies the files too
+  // (a `jest` key in package.json is left to the runner: a fix may need to touch the file).
+  jest: { deny: ['**/jest.config.{js,ts,mjs,cjs,json}'], env: {} },
+  vitest: {
+    deny: [
+      '**/vitest.config.{js,ts,mjs,cjs,mts,cts}',
+      '**/vite.config.{js,ts,mjs,cjs,mts,cts}',
+      '**/vitest.{workspace,unit.config,e2e.config}.{js,ts,mjs,cjs,mts,cts,json}',
+    ],
+    env: {},
+  },
   // Mocha reads its configuration from the checkout (`require` names setup files that run
   // before every test file): SWE-bench's `npx mocha … -R tap` takes the base commit's.
   mocha: {
@@ -92,7 +107,7 @@ export const DIALECT_RULES: Readonly<Record<Dialect, DialectRules>> = {
 };
 
 /**
- * MAP_REPO_TO_PARSER_PY's, _RUST's, _GO's and _JAVA's repositories,
+ * MAP_REPO_TO_PARSER_PY's, _RUST's, _GO's, _JS's and _JAVA's repositories,
  * by the runner that speaks their dialect (keys in lower case).
  */
 export const SWEBENCH_DIALECTS: Readonly<Record<string, Dialect>> = {
@@ -127,6 +142,13 @@ export const SWEBENCH_DIALECTS: Readonly<Record<string, Dialect>> = {
   'gohugoio/hugo': 'go',
   'hashicorp/terraform': 'go',
   'prometheus/prometheus': 'go',
+  // MAP_REPO_TO_PARSER_JS's jest and vitest repositories of SWE-bench Multilingual
+  // (parse_log_jest; parse_log_vitest for vuejs/core; immutable-js's 2005 row reads jest's
+  // --json through jq instead, whose ids carry the describe blocks: not this dialect's).
+  'babel/babel': 'jest',
+  'facebook/docusaurus': 'jest',
+  'immutable-js/immutable-js': 'jest',
+  'vuejs/core': 'vitest',
   // SPECS_AXIOS (`npx mocha <file> -R tap -g …`, read by parse_log_tap).
   'axios/axios': 'mocha',
   // MAP_REPO_TO_PARSER_JAVA (SWE-bench Multilingual).
@@ -156,7 +178,7 @@ const NEEDS: ReadonlyArray<{ match: RegExp; needs: string }> = [
   { match: /\.rs$/, needs: 'the cargo runner (--runner cargo)' },
   {
     match: /\.(?:[cm]?js|jsx|[cm]?ts|tsx)$/,
-    needs: 'the mocha runner (--runner mocha), or jest or vitest (not built in yet; --runner FILE)',
+    needs: 'the jest, vitest or mocha runner (--runner jest, --runner vitest, --runner mocha)',
   },
   { match: /\.java$/, needs: 'the junit runner (--runner junit)' },
   { match: /\.(?:c|cc|cpp|cxx|h|hh|hpp)$/, needs: 'ctest (not built in yet; --runner FILE)' },

@@ -19,6 +19,8 @@ export const BUILTIN_RUNNERS = [
   'django',
   'cargo',
   'go',
+  'jest',
+  'vitest',
   'mocha',
   'junit',
 ] as const;

@@ -37,6 +37,37 @@ describe('splitDiff', () => {
     expect(split.hidden.toString()).toContain('deleted file mode');
   });
 
+  it.each(['jest', 'vitest'] as const)(
+    "puts %s's test files, __tests__/ and snapshots in the hidden patch, and source beside them in the gold",
+    (ecosystem) => {
+      const repo = newRepo();
+      const base = commit(repo, { 'src/calc.ts': 'a\n', 'package.json': '{}\n' }, 'b');
+      const fix = commit(
+        repo,
+        {
+          'src/calc.ts': 'b\n',
+          'src/calc.test.ts': 't\n',
+          'src/ui/button.spec.tsx': 't\n',
+          'packages/x/__tests__/parse.js': 't\n',
+          'packages/x/__tests__/__snapshots__/parse.js.snap': 's\n',
+          'packages/x/src/testing.ts': 'code\n',
+        },
+        'f',
+      );
+      const split = splitDiff(diffOf(repo, base, fix), {
+        tests: DEFAULT_TEST_GLOBS[ecosystem],
+        exclude: DEFAULT_EXCLUDE_GLOBS,
+      });
+      expect(split.hiddenFiles.sort()).toEqual([
+        'packages/x/__tests__/__snapshots__/parse.js.snap',
+        'packages/x/__tests__/parse.js',
+        'src/calc.test.ts',
+        'src/ui/button.spec.tsx',
+      ]);
+      expect(split.goldFiles.sort()).toEqual(['packages/x/src/testing.ts', 'src/calc.ts']);
+    },
+  );
+
   it('splits a rename across the two patches by path', () => {
     const repo = newRepo();
     const base = commit(repo, { 'tests/helper.py': 'shared\n'.repeat(20) }, 'b');

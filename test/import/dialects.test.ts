@@ -1,6 +1,7 @@
 // The dialect table of `proctor import swebench`: SWE-bench's repositories by the runner that
 // speaks their test dialect, and the reason given for a repository that has none.
 import { describe, expect, it } from 'vitest';
+import picomatch from 'picomatch';
 import {
   DIALECT_RULES,
   dialectOf,
@@ -33,7 +34,7 @@ describe('the dialect table', () => {
     ]) {
       expect(dialectOf(repo), repo).toBe('pytest');
     }
-    expect(Object.keys(SWEBENCH_DIALECTS)).toHaveLength(37);
+    expect(Object.keys(SWEBENCH_DIALECTS)).toHaveLength(41);
   });
 
   it("maps MAP_REPO_TO_PARSER_RUST's repositories (SWE-bench Multilingual) to cargo", () => {
@@ -66,6 +67,24 @@ describe('the dialect table', () => {
     }
     expect(dialectOf('Gin-Gonic/Gin')).toBe('go');
     expect(DIALECT_RULES.go).toEqual({ deny: [], env: {} });
+  });
+
+  it("maps MAP_REPO_TO_PARSER_JS's jest and vitest repositories (SWE-bench Multilingual), denying their configuration", () => {
+    for (const repo of ['babel/babel', 'facebook/docusaurus', 'immutable-js/immutable-js']) {
+      expect(dialectOf(repo), repo).toBe('jest');
+    }
+    expect(dialectOf('vuejs/core')).toBe('vitest');
+    // karma and qunit repositories (preact, three.js) have no dialect.
+    expect(dialectOf('preactjs/preact')).toBeUndefined();
+    const denied = (dialect: 'jest' | 'vitest', path: string) =>
+      picomatch(DIALECT_RULES[dialect].deny as string[], { dot: true })(path);
+    expect(denied('jest', 'jest.config.js')).toBe(true);
+    expect(denied('jest', 'packages/x/jest.config.ts')).toBe(true);
+    expect(denied('jest', 'src/index.js')).toBe(false);
+    expect(denied('vitest', 'vitest.config.ts')).toBe(true);
+    expect(denied('vitest', 'vite.config.mts')).toBe(true);
+    expect(denied('vitest', 'vitest.workspace.ts')).toBe(true);
+    expect(denied('vitest', 'packages/runtime-core/src/index.ts')).toBe(false);
   });
 
   it("maps axios (SPECS_AXIOS: `npx mocha <file> -R tap`, parse_log_tap) to mocha, denying mocha's configuration files", () => {
@@ -130,7 +149,7 @@ describe('the reason for a repository without a dialect', () => {
     [
       ['test/a.spec.ts', 'test/b.test.js', 'lib/c.mjs', 'd.tsx'],
       'test/a.spec.ts, test/b.test.js, lib/c.mjs, …',
-      'the mocha runner (--runner mocha), or jest or vitest (not built in yet; --runner FILE)',
+      'the jest, vitest or mocha runner (--runner jest, --runner vitest, --runner mocha)',
     ],
     [
       ['src/test/java/AppTest.java'],

@@ -169,12 +169,12 @@ describe('proctor import swebench: the runner', { timeout: 120_000 }, () => {
       [
         'js',
         ['test/a.test.js'],
-        'the mocha runner (--runner mocha), or jest or vitest (not built in yet; --runner FILE)',
+        'the jest, vitest or mocha runner (--runner jest, --runner vitest, --runner mocha)',
       ],
       [
         'ts',
         ['src/a.spec.ts'],
-        'the mocha runner (--runner mocha), or jest or vitest (not built in yet; --runner FILE)',
+        'the jest, vitest or mocha runner (--runner jest, --runner vitest, --runner mocha)',
       ],
       ['java', ['src/test/AppTest.java'], 'the junit runner (--runner junit)'],
       ['cpp', ['tests/check.cpp'], 'ctest (not built in yet; --runner FILE)'],
@@ -286,8 +286,8 @@ describe('proctor import swebench: the runner', { timeout: 120_000 }, () => {
     writeFileSync(empty, '');
     const cases: Array<[string, string]> = [
       [
-        'jest',
-        'proctor: --runner jest: not a built-in runner (pytest, node, sympy, django, cargo, go, mocha, junit) nor a file; pass one of them, or FILE, a runner of your own',
+        'rspec',
+        'proctor: --runner rspec: not a built-in runner (pytest, node, sympy, django, cargo, go, jest, vitest, mocha, junit) nor a file; pass one of them, or FILE, a runner of your own',
       ],
       [join(f.root, 'missing.sh'), `proctor: --runner ${join(f.root, 'missing.sh')}: no such file`],
       [folder, `proctor: --runner ${folder}: not a regular file`],

@@ -38,10 +38,12 @@ describe('writeRunner', () => {
       'django',
       'cargo',
       'go',
+      'jest',
+      'vitest',
       'mocha',
       'junit',
     ]);
-    expect(isBuiltinRunner('jest')).toBe(false);
+    expect(isBuiltinRunner('rspec')).toBe(false);
     expect(isBuiltinRunner('run')).toBe(false);
   });
 });

@@ -1,0 +1,334 @@
+// The built-in vitest runner in real grades, through the oracle (evaluate), on Debian's Node.js
+// with vitest 2.1 from npm (test/fixtures/images/vitest): passing, failing, skipped and todo
+// tests, test.each titles and nested describe blocks (ids are `file > describe > name`, as
+// SWE-bench's parse_log_vitest records them from the verbose reporter), a candidate whose code
+// does not parse (every listed test an error, vitest's lines as the cause), under Proctor's
+// rules and SWE-bench's; and forgeries that must not pass.
+import { beforeAll, describe, expect, it } from 'vitest';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadBundle, type Bundle } from '../../src/oracle/bundle.js';
+import type { Evaluation } from '../../src/oracle/evaluate.js';
+import { declaredOutcomes } from '../../src/oracle/verdict.js';
+import { requireDocker, resolveImage } from '../../src/sandbox/index.js';
+import { dockerScope, execFileAsync, fixtureImage, testDocker } from '../helpers/docker.js';
+import { gradeIn } from '../helpers/grade.js';
+import {
+  candidateDiff,
+  makeRepoBundle,
+  withIds,
+  type RepoBundleSpec,
+} from '../helpers/repo-bundles.js';
+
+const docker = testDocker();
+const SCOPE = dockerScope(docker, 'runners-vitest');
+const SLOW = 300_000;
+
+const CALC = `export const add = (a, b) => a + b;
+
+// div divides a by b.
+export const div = (a, b) => a / b;
+`;
+
+const GOLD_CALC = `export const add = (a, b) => a + b;
+
+// div divides a by b, rounding down; b = 0 is an error.
+export const div = (a, b) => {
+  if (b === 0) throw new RangeError('division by zero');
+  return Math.floor(a / b);
+};
+`;
+
+const CALC_TEST = `import { describe, expect, test } from 'vitest';
+import { add } from '../src/calc.js';
+
+describe('calc', () => {
+  test('adds', () => {
+    expect(add(1, 2)).toBe(3);
+  });
+  describe('signs', () => {
+    test.each([
+      [1, -1, 0],
+      [-2, -3, -5],
+    ])('adds %i and %i to %i', (a, b, sum) => {
+      expect(add(a, b)).toBe(sum);
+    });
+  });
+  test.skip('needs a network', () => {});
+  test.todo('multiplies');
+  test('is always wrong', () => {
+    expect(add(1, 1)).toBe(3);
+  });
+});
+`;
+
+// The hidden tests: a new file.
+const DIV_TEST = `import { describe, expect, test } from 'vitest';
+import { div } from '../src/calc.js';
+
+describe('div', () => {
+  test('divides exactly', () => {
+    expect(div(6, 3)).toBe(2);
+  });
+  describe('rounding', () => {
+    test.each([
+      [-7, 2, -4],
+      [7, 2, 3],
+    ])('floors %i / %i to %i', (a, b, q) => {
+      expect(div(a, b)).toBe(q);
+    });
+  });
+  test('refuses zero', () => {
+    expect(() => div(1, 0)).toThrow(RangeError);
+  });
+});
+`;
+
+const CALC_FILE = '__tests__/calc.test.js';
+const DIV_FILE = '__tests__/div.test.js';
+const ID = {
+  add: `${CALC_FILE} > calc > adds`,
+  signsA: `${CALC_FILE} > calc > signs > adds 1 and -1 to 0`,
+  signsB: `${CALC_FILE} > calc > signs > adds -2 and -3 to -5`,
+  skip: `${CALC_FILE} > calc > needs a network`,
+  todo: `${CALC_FILE} > calc > multiplies`,
+  wrong: `${CALC_FILE} > calc > is always wrong`,
+  exact: `${DIV_FILE} > div > divides exactly`,
+  floorNeg: `${DIV_FILE} > div > rounding > floors -7 / 2 to -4`,
+  floorPos: `${DIV_FILE} > div > rounding > floors 7 / 2 to 3`,
+  zero: `${DIV_FILE} > div > refuses zero`,
+  nowhere: `${CALC_FILE} > calc > is found nowhere`,
+};
+
+const SPEC: RepoBundleSpec = {
+  id: 'vitest-calc',
+  runner: 'vitest',
+  from: 'proctor-test-vitest:latest',
+  repo: {
+    'package.json': '{\n  "name": "calc",\n  "private": true,\n  "type": "module"\n}\n',
+    '.gitignore': 'node_modules\n',
+    'src/calc.js': CALC,
+    '__tests__/calc.test.js': CALC_TEST,
+  },
+  hidden: { '__tests__/div.test.js': DIV_TEST },
+  gold: { 'src/calc.js': GOLD_CALC },
+  existing: [ID.add, ID.signsA, ID.signsB],
+  hiddenIds: [ID.exact, ID.floorNeg, ID.floorPos, ID.zero],
+  testSeconds: 120,
+};
+
+let dir: string;
+let bundle: Bundle;
+let imageId: string;
+let gold: Buffer;
+
+beforeAll(async () => {
+  await requireDocker(docker);
+  await fixtureImage('vitest');
+  dir = await makeRepoBundle(SPEC);
+  bundle = await loadBundle(dir);
+  imageId = (await resolveImage(docker, bundle.environment)).localId;
+  gold = readFileSync(bundle.paths.goldPatch ?? '');
+}, SLOW);
+
+const grade = (task: Bundle, candidate: Buffer | null): Promise<Evaluation> =>
+  gradeIn(docker, SCOPE, imageId, task, candidate);
+
+function outcomes(evaluation: Evaluation, phase: 'existing' | 'hidden') {
+  const check = evaluation.phases?.[phase]?.check;
+  if (!check) throw new Error(`no ${phase} check: ${JSON.stringify(evaluation.verdict)}`);
+  return Object.fromEntries(declaredOutcomes(check));
+}
+
+/** A copy of the bundle graded by SWE-bench's rules, with other lists when given. */
+async function swebenchTask(lists: { existing?: string[]; hidden?: string[] } = {}) {
+  const copy = withIds(dir, lists);
+  const toml = join(copy, 'task.toml');
+  writeFileSync(
+    toml,
+    readFileSync(toml, 'utf8').replace('[grading]\n', '[grading]\nrules = "swebench"\n'),
+  );
+  return loadBundle(copy);
+}
+
+/** Each declared test's outcome and SWE-bench status, by id. */
+function swebenchOf(evaluation: Evaluation): Record<string, [string, string | undefined]> {
+  return Object.fromEntries(
+    evaluation.tests.tests.map((t) => [t.id, [t.outcome, t.swebench]] as const),
+  );
+}
+
+describe('the built-in vitest runner', () => {
+  it(
+    'fails a baseline on the hidden tests and passes the gold patch, test.each titles and nested describe blocks included',
+    async () => {
+      const base = await grade(bundle, null);
+      expect(outcomes(base, 'existing')).toEqual({
+        [ID.add]: 'passed',
+        [ID.signsA]: 'passed',
+        [ID.signsB]: 'passed',
+      });
+      expect(outcomes(base, 'hidden')).toEqual({
+        [ID.exact]: 'passed',
+        [ID.floorNeg]: 'failed',
+        [ID.floorPos]: 'failed',
+        [ID.zero]: 'failed',
+      });
+      expect(base.verdict, base.verdict.detail).toMatchObject({
+        verdict: 'FAIL',
+        reason: 'HIDDEN_FAILED',
+      });
+      const fixed = await grade(bundle, gold);
+      expect(fixed.verdict, fixed.verdict.detail).toMatchObject({
+        verdict: 'PASS',
+        reason: 'PASS',
+      });
+    },
+    SLOW,
+  );
+
+  it(
+    'reports a skip and a todo as skipped, a failure as failed, and a title found nowhere not at all',
+    async () => {
+      const task = await loadBundle(
+        withIds(dir, { existing: [ID.skip, ID.todo, ID.wrong, ID.nowhere] }),
+      );
+      const evaluation = await grade(task, gold);
+      expect(outcomes(evaluation, 'existing')).toEqual({
+        [ID.skip]: 'skipped',
+        [ID.todo]: 'skipped',
+        [ID.wrong]: 'failed',
+        [ID.nowhere]: 'missing',
+      });
+    },
+    SLOW,
+  );
+
+  it(
+    "makes every listed test an error when the candidate's code does not parse, with vitest's lines as the cause",
+    async () => {
+      const broken = candidateDiff(dir, { 'src/calc.js': 'export const add = (a, b) => a +;\n' });
+      const evaluation = await grade(bundle, broken);
+      expect(evaluation.verdict).toMatchObject({ verdict: 'FAIL' });
+      for (const phase of ['existing', 'hidden'] as const) {
+        const seen = outcomes(evaluation, phase);
+        for (const id of phase === 'existing' ? SPEC.existing : SPEC.hiddenIds)
+          expect(seen[id], id).toBe('error');
+      }
+      expect(evaluation.verdict.detail).toMatch(/RollupError: Expression expected|SyntaxError/);
+    },
+    SLOW,
+  );
+});
+
+describe("the vitest runner under derive's discovery", () => {
+  it(
+    'runs every test of the test files under its paths and reports each, by hand in the image',
+    async () => {
+      const script =
+        "cp -r /repo /tmp/r && cd /tmp/r && printf '__tests__/calc.test.js\\n' > /tmp/list && " +
+        '{ python3 /proctor-run /tmp/list /tmp/report >/dev/null 2>&1; cat /tmp/report; }';
+      const { stdout } = await execFileAsync('docker', [
+        'run',
+        '--rm',
+        '--network',
+        'none',
+        '--user',
+        '1000:1000',
+        '--env',
+        'HOME=/tmp',
+        '--env',
+        'PROCTOR_DISCOVER=1',
+        '--volume',
+        `${bundle.paths.runner}:/proctor-run:ro`,
+        imageId,
+        'sh',
+        '-c',
+        script,
+      ]);
+      const report = JSON.parse(stdout) as { tests: Array<{ id: string; status: string }> };
+      expect(Object.fromEntries(report.tests.map((t) => [t.id, t.status]))).toEqual({
+        [ID.add]: 'passed',
+        [ID.signsA]: 'passed',
+        [ID.signsB]: 'passed',
+        [ID.skip]: 'skipped',
+        [ID.todo]: 'skipped',
+        [ID.wrong]: 'failed',
+      });
+    },
+    SLOW,
+  );
+});
+
+describe('the vitest runner under SWE-bench rules', () => {
+  it(
+    'records what parse_log_vitest would: PASSED, FAILED, and ABSENT for a skip (vitest 2.1 does not print it)',
+    async () => {
+      const task = await swebenchTask();
+      const base = await grade(task, null);
+      expect(base.verdict, base.verdict.detail).toMatchObject({
+        verdict: 'FAIL',
+        reason: 'HIDDEN_FAILED',
+      });
+      expect(swebenchOf(base)).toMatchObject({
+        [ID.exact]: ['passed', 'PASSED'],
+        [ID.floorNeg]: ['failed', 'FAILED'],
+        [ID.zero]: ['failed', 'FAILED'],
+        [ID.signsA]: ['passed', 'PASSED'],
+      });
+      const fixed = await grade(task, gold);
+      expect(fixed.verdict, fixed.verdict.detail).toMatchObject({ verdict: 'PASS' });
+      expect(fixed.verdict.detail).toContain("resolved by SWE-bench's rules");
+      const skipped = await grade(await swebenchTask({ existing: [ID.skip] }), gold);
+      expect(swebenchOf(skipped)[ID.skip]).toEqual(['skipped', 'ABSENT']);
+    },
+    SLOW,
+  );
+});
+
+describe('forgeries against the vitest runner', () => {
+  it(
+    'code that makes every expectation pass does not pass: the sentinel that must fail passes too',
+    async () => {
+      const source = `${CALC}\nimport { chai } from 'vitest';\nchai.Assertion.prototype.assert = function () {};\n`;
+      for (const task of [bundle, await swebenchTask()]) {
+        const evaluation = await grade(task, candidateDiff(dir, { 'src/calc.js': source }));
+        expect(evaluation.verdict.verdict, evaluation.verdict.detail).not.toBe('PASS');
+        expect(`${evaluation.verdict.reason}: ${evaluation.verdict.detail}`).toMatch(/sentinel/);
+      }
+    },
+    SLOW,
+  );
+
+  it(
+    'code that ends its process with exit code 0 when it is loaded does not pass',
+    async () => {
+      const source = `${CALC}\nprocess.exit(0);\n`;
+      const evaluation = await grade(bundle, candidateDiff(dir, { 'src/calc.js': source }));
+      expect(evaluation.verdict.verdict, evaluation.verdict.detail).toBe('FAIL');
+      expect(outcomes(evaluation, 'hidden')[ID.floorNeg]).toBe('error');
+    },
+    SLOW,
+  );
+
+  it(
+    "a vitest configuration of the candidate's is not used: HEAD's (none) is",
+    async () => {
+      // A configuration whose reporter would not matter, but whose setup file makes every
+      // expectation pass in every test file.
+      const evaluation = await grade(
+        bundle,
+        candidateDiff(dir, {
+          'vitest.config.js': "export default { test: { setupFiles: ['./src/setup.js'] } };\n",
+          'src/setup.js':
+            "import { chai } from 'vitest';\nchai.Assertion.prototype.assert = function () {};\n",
+        }),
+      );
+      expect(evaluation.verdict, evaluation.verdict.detail).toMatchObject({
+        verdict: 'FAIL',
+        reason: 'HIDDEN_FAILED',
+      });
+    },
+    SLOW,
+  );
+});
