@@ -367,11 +367,15 @@ export function buildProgram(
     .option('--wait', 'run (or wait for) the solves and their grades; one task: gate line last')
     .option('--json', 'with --wait: the summary as JSON')
     .option('--max-cost <usd>', "start no solve once the batch's spend reaches this (needs prices)")
+    .option('--agent <name|file>', 'run this CLI agent in the sandbox (a built-in or a definition)')
+    .option('--model <model>', "ask the provider for this model instead of the profile's")
     .exitOverride()
     .action(
       (
         paths: string[],
         options: {
+          agent?: string;
+          model?: string;
           solver: string;
           timeout?: number;
           attempts: number;
