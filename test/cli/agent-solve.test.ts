@@ -1,0 +1,160 @@
+// `proctor solve --agent` end to end: the real Codex CLI from npm (agents/codex.toml, the
+// quickest built-in to install here: one native binary) in its agent layer on the shell fixture
+// task, in the solver's sandbox, its only route to a model the per-solve proxy on the host,
+// in front of a scripted Responses server on 127.0.0.1. The server answers from each request:
+// the first asks for a shell command through whichever shell tool Codex offered, and once a
+// tool result has come back it says it is done. The command edits the work tree and prints
+// what the container holds (every process's environment and argv, HOME's files, the socket
+// folder), which Codex sends back to the model: the planted key must be in none of it.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { proctor } from '../helpers/cli.js';
+import { allBytes, leftovers } from '../helpers/home.js';
+import {
+  startProtocolServer,
+  type UpstreamRequest,
+  type UpstreamStep,
+} from '../helpers/protocol-server.js';
+import { ROOT } from '../helpers/processes.js';
+import { tempDir } from '../helpers/temp.js';
+
+const TASK = join(ROOT, 'test/fixtures/bundles/shell-task');
+const GOLD = readFileSync(join(TASK, 'solution/gold.patch'), 'utf8');
+const WRONG = GOLD.replace('echo error', 'echo nope');
+const KEY = 'sk-agentsolveplanted0123456789abcdefKEY';
+const GATE = /^tests_hash=[0-9a-f]{64}$/;
+
+/** Shows the container from inside, then applies `patch` to the work tree. */
+const edit = (patch: string) =>
+  [
+    'for p in /proc/[0-9]*; do tr "\\0" "\\n" < $p/environ; tr "\\0" " " < $p/cmdline; echo; done 2>/dev/null',
+    'find "$HOME" /run/proctor -type f -exec cat {} + 2>/dev/null',
+    'ls -la /run/proctor',
+    `git apply <<'PATCH'\n${patch}PATCH`,
+    'echo applied',
+  ].join('\n');
+
+/** The names of the tools a Responses request offered. */
+const toolNames = (request: UpstreamRequest): string[] =>
+  ((request.body['tools'] as Array<{ name?: string }> | undefined) ?? []).map((t) => t.name ?? '');
+
+/** Runs `command` through Codex's shell tool, then finishes once a result came back. */
+function policy(command: string) {
+  return (request: UpstreamRequest): UpstreamStep => {
+    if (JSON.stringify(request.body['input'] ?? []).includes('function_call_output')) {
+      return { text: 'Fixed div by zero.' };
+    }
+    const tools = toolNames(request);
+    if (tools.includes('exec_command')) {
+      return { toolCall: { name: 'exec_command', arguments: { cmd: command } } };
+    }
+    if (tools.includes('shell_command')) {
+      return { toolCall: { name: 'shell_command', arguments: { command } } };
+    }
+    if (tools.includes('shell')) {
+      return { toolCall: { name: 'shell', arguments: { command: ['bash', '-lc', command] } } };
+    }
+    return { text: `no shell tool among ${tools.join(', ')}` };
+  };
+}
+
+async function home(patch: string, profile = '') {
+  const server = await startProtocolServer([], { otherwise: policy(edit(patch)) });
+  const dir = tempDir();
+  writeFileSync(
+    join(dir, 'proctor.toml'),
+    [
+      '[solvers.byo]',
+      'adapter = "agent"',
+      'agent = "codex"',
+      `base_url = "${server.baseUrl}"`,
+      'model = "scripted"',
+      'api_key_env = "PROCTOR_AGENT_KEY"',
+      profile,
+      '',
+    ].join('\n'),
+  );
+  return { dir, server };
+}
+
+const solve = (dir: string, extra: string[] = []) =>
+  proctor(['--home', dir, 'solve', TASK, '--solver', 'byo', '--wait', ...extra], {
+    PROCTOR_AGENT_KEY: KEY,
+  });
+
+async function resultOf(dir: string, id: number): Promise<Record<string, unknown>> {
+  const status = await proctor(['--home', dir, 'status', String(id), '--json']);
+  expect(status.code).toBe(0);
+  const { jobs } = JSON.parse(status.stdout) as {
+    jobs: Array<{ result: Record<string, unknown> }>;
+  };
+  return jobs[0]!.result;
+}
+
+describe('proctor solve --agent (a real agent behind the model proxy)', () => {
+  it('runs Codex in the sandbox, captures its edit and grades it PASS; the key stays on the host', async () => {
+    const { dir, server } = await home(GOLD);
+    const result = await solve(dir, ['--agent', 'codex']);
+    expect(result.stderr).not.toMatch(/proctor: /);
+    expect(result.stdout).toMatch(/shell-div-zero\s+PASS\s+PASS\s/);
+    expect(result.code).toBe(0);
+    expect(result.stdout.trimEnd().split('\n').at(-1)).toMatch(GATE);
+
+    // Codex reached the provider only through the proxy, which put the real key on.
+    expect(server.requests.length).toBeGreaterThanOrEqual(2);
+    for (const request of server.requests) {
+      expect(request.path).toBe('/v1/responses');
+      expect(request.headers.authorization).toBe(`Bearer ${KEY}`);
+    }
+    // What the container held came back as the tool's output: the run token, never the key.
+    const bodies = JSON.stringify(server.requests.map((r) => r.body));
+    expect(bodies).toContain('applied');
+    expect(bodies).toContain('OPENAI_API_KEY=');
+    expect(bodies).toContain('model.sock');
+    expect(bodies).not.toContain(KEY);
+
+    // The solve's result names the agent and its trajectory; the trajectory has the steps.
+    const solveResult = await resultOf(dir, 1);
+    expect(solveResult).toMatchObject({
+      reason: 'SOLVED',
+      agent: { name: 'codex', outcome: 'completed', exitCode: 0 },
+    });
+    expect(typeof solveResult['trajectory']).toBe('string');
+    const shown = await proctor(['--home', dir, 'status', '1', '--trajectory']);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toMatch(/^--- trajectory of job 1 /m);
+    expect(shown.stdout).toContain('exec_command');
+
+    // Nowhere in the database or the artifacts (transcript, trajectory, candidate).
+    expect(allBytes(dir).includes(KEY)).toBe(false);
+    expect(await leftovers(dir)).toEqual([]);
+  }, 600_000);
+
+  it('grades a wrong edit FAIL', async () => {
+    const { dir } = await home(WRONG);
+    const result = await solve(dir);
+    expect(result.stdout).toMatch(/shell-div-zero\s+FAIL\s+HIDDEN_FAILED\s/);
+    expect(result.code).toBe(1);
+    expect(await leftovers(dir)).toEqual([]);
+  }, 600_000);
+
+  it('ends BUDGET_EXCEEDED when the proxy refuses past the turn limit, its partial patch kept', async () => {
+    const { dir, server } = await home(GOLD, 'max_turns = 1');
+    const result = await solve(dir);
+    expect(result.stdout).toMatch(/shell-div-zero\s+FAIL\s+BUDGET_EXCEEDED\s/);
+    expect(result.code).toBe(1);
+    // The second request (after the edit) was refused by the proxy, never forwarded.
+    expect(server.requests).toHaveLength(1);
+    const solveResult = await resultOf(dir, 1);
+    expect(solveResult).toMatchObject({
+      verdict: 'FAIL',
+      reason: 'BUDGET_EXCEEDED',
+      end: { reason: 'budget_exceeded' },
+    });
+    const candidate = solveResult['candidate'] as { files: number } | null;
+    expect(candidate?.files).toBe(1);
+    expect(allBytes(dir).includes(KEY)).toBe(false);
+    expect(await leftovers(dir)).toEqual([]);
+  }, 600_000);
+});
