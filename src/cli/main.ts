@@ -123,6 +123,7 @@ export function buildProgram(
     .argument('[jobs...]', 'job ids')
     .option('--batch <id>', 'one batch and its first jobs')
     .option('--log', "with job ids: print each job's oracle log")
+    .option('--trajectory', "with job ids: print each agent solve's model trajectory")
     .option('--json', 'machine-readable output')
     .addOption(
       new Option('--limit <n>', `at most this many batches or jobs (1-${MAX_PAGE})`)
@@ -133,7 +134,13 @@ export function buildProgram(
     .action(
       (
         jobs: string[],
-        options: { batch?: string; json?: boolean; limit: number; log?: boolean },
+        options: {
+          batch?: string;
+          json?: boolean;
+          limit: number;
+          log?: boolean;
+          trajectory?: boolean;
+        },
       ) => {
         const ids = parseJobIds(jobs);
         return act(async (context) =>
