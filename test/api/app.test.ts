@@ -215,10 +215,7 @@ describe('API routes', () => {
       mediaType: 'application/json',
       bytes: '{"version": 1, "steps": []}\n',
     });
-    await store.complete({ id: job.id, attempt: 1 }, { verdict: 'PASS' }, [
-      transcript,
-      trajectory,
-    ]);
+    await store.complete({ id: job.id, attempt: 1 }, { verdict: 'PASS' }, [transcript, trajectory]);
     const slice = await call('GET', `/api/jobs/${job.id}/trajectory`);
     answers.logSlice.parse(slice.json());
     expect(slice.json()).toMatchObject({ artifact: trajectory.id, nextOffset: null });

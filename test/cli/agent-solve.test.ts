@@ -92,6 +92,33 @@ async function resultOf(dir: string, id: number): Promise<Record<string, unknown
   return jobs[0]!.result;
 }
 
+describe('proctor solve --agent: bad input', () => {
+  it.each([
+    [
+      ['--agent', 'nosuch'],
+      'proctor: no built-in agent named "nosuch"; the built-ins are claude-code, codex, gemini-cli, opencode, qwen-code (or give the path of a definition file)',
+    ],
+    [
+      ['--agent', 'gemini-cli'],
+      'proctor: --agent gemini-cli: the model proxy does not serve gemini-generate-content (it serves openai-chat, openai-responses, anthropic-messages)',
+    ],
+    [['--agent', './nowhere/mine.toml'], 'mine.toml'],
+    [['--agent', 'codex', '--model', 'two words'], 'proctor: --model: expected a model name'],
+  ])('refuses %j in one line and enqueues nothing', async (extra, message) => {
+    const { dir, server } = await home(GOLD);
+    const result = await proctor(['--home', dir, 'solve', TASK, '--solver', 'byo', ...extra], {
+      PROCTOR_AGENT_KEY: KEY,
+    });
+    expect(result.code).toBe(2);
+    expect(result.stderr.trimEnd().split('\n')).toHaveLength(1);
+    expect(result.stderr).toContain(message);
+    expect(result.stdout).toBe('');
+    expect(server.requests).toHaveLength(0);
+    const status = await proctor(['--home', dir, 'status', '--json']);
+    expect(JSON.parse(status.stdout)).toMatchObject({ counts: { queued: 0 } });
+  });
+});
+
 describe('proctor solve --agent (a real agent behind the model proxy)', () => {
   it('runs Codex in the sandbox, captures its edit and grades it PASS; the key stays on the host', async () => {
     const { dir, server } = await home(GOLD);
