@@ -1,7 +1,7 @@
 // `proctor solve --agent` end to end: the real Codex CLI from npm (agents/codex.toml, the
-// quickest built-in to install here: one native binary) in its agent layer on the shell fixture
-// task, in the solver's sandbox, its only route to a model the per-solve proxy on the host,
-// in front of a scripted Responses server on 127.0.0.1. The server answers from each request:
+// quickest built-in to install here: one native binary), and opencode (Chat Completions), in
+// their agent layers on the shell fixture task, in the solver's sandbox, its only route to a model the per-solve proxy on the host,
+// in front of a scripted model server on 127.0.0.1. The server answers from each request:
 // the first asks for a shell command through whichever shell tool Codex offered, and once a
 // tool result has come back it says it is done. The command edits the work tree and prints
 // what the container holds (every process's environment and argv, HOME's files, the socket
@@ -10,6 +10,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { proctor } from '../helpers/cli.js';
+import { copyBundle } from '../helpers/bundles.js';
 import { allBytes, leftovers } from '../helpers/home.js';
 import {
   startProtocolServer,
@@ -35,31 +36,40 @@ const edit = (patch: string) =>
     'echo applied',
   ].join('\n');
 
-/** The names of the tools a Responses request offered. */
+/** The names of the tools a request offered (Responses and Messages: `name`; Chat: `function.name`). */
 const toolNames = (request: UpstreamRequest): string[] =>
-  ((request.body['tools'] as Array<{ name?: string }> | undefined) ?? []).map((t) => t.name ?? '');
+  (
+    (request.body['tools'] as Array<{ name?: string; function?: { name?: string } }> | undefined) ??
+    []
+  ).map((t) => t.name ?? t.function?.name ?? '');
 
-/** Runs `command` through Codex's shell tool, then finishes once a result came back. */
+/** Whether the conversation holds a tool's result, in any of the three protocols. */
+const hasToolResult = (request: UpstreamRequest): boolean =>
+  /"function_call_output"|"role":"tool"|"tool_result"/.test(
+    JSON.stringify(request.body['input'] ?? request.body['messages'] ?? []),
+  );
+
+/**
+ * Runs `command` through the agent's shell tool, whichever it offered, then finishes once a
+ * result came back; a request with no shell tool (a title, a check) gets a short text.
+ */
 function policy(command: string) {
   return (request: UpstreamRequest): UpstreamStep => {
-    if (JSON.stringify(request.body['input'] ?? []).includes('function_call_output')) {
-      return { text: 'Fixed div by zero.' };
-    }
+    if (hasToolResult(request)) return { text: 'Fixed div by zero.' };
     const tools = toolNames(request);
-    if (tools.includes('exec_command')) {
-      return { toolCall: { name: 'exec_command', arguments: { cmd: command } } };
-    }
-    if (tools.includes('shell_command')) {
-      return { toolCall: { name: 'shell_command', arguments: { command } } };
-    }
-    if (tools.includes('shell')) {
-      return { toolCall: { name: 'shell', arguments: { command: ['bash', '-lc', command] } } };
-    }
-    return { text: `no shell tool among ${tools.join(', ')}` };
+    const call = (name: string, args: unknown): UpstreamStep => ({
+      toolCall: { name, arguments: args },
+    });
+    if (tools.includes('exec_command')) return call('exec_command', { cmd: command });
+    if (tools.includes('shell_command')) return call('shell_command', { command });
+    if (tools.includes('shell')) return call('shell', { command: ['bash', '-lc', command] });
+    // opencode's
+    if (tools.includes('bash')) return call('bash', { command, description: 'Fix div' });
+    return { text: 'Fix div by zero' };
   };
 }
 
-async function home(patch: string, profile = '') {
+async function home(patch: string, profile = '', agent = 'codex') {
   const server = await startProtocolServer([], { otherwise: policy(edit(patch)) });
   const dir = tempDir();
   writeFileSync(
@@ -67,7 +77,7 @@ async function home(patch: string, profile = '') {
     [
       '[solvers.byo]',
       'adapter = "agent"',
-      'agent = "codex"',
+      `agent = "${agent}"`,
       `base_url = "${server.baseUrl}"`,
       'model = "scripted"',
       'api_key_env = "PROCTOR_AGENT_KEY"',
@@ -78,8 +88,8 @@ async function home(patch: string, profile = '') {
   return { dir, server };
 }
 
-const solve = (dir: string, extra: string[] = []) =>
-  proctor(['--home', dir, 'solve', TASK, '--solver', 'byo', '--wait', ...extra], {
+const solve = (dir: string, extra: string[] = [], task = TASK) =>
+  proctor(['--home', dir, 'solve', task, '--solver', 'byo', '--wait', ...extra], {
     PROCTOR_AGENT_KEY: KEY,
   });
 
@@ -181,6 +191,29 @@ describe('proctor solve --agent (a real agent behind the model proxy)', () => {
     });
     const candidate = solveResult['candidate'] as { files: number } | null;
     expect(candidate?.files).toBe(1);
+    expect(allBytes(dir).includes(KEY)).toBe(false);
+    expect(await leftovers(dir)).toEqual([]);
+  }, 600_000);
+});
+
+describe('proctor solve --agent opencode (Chat Completions)', () => {
+  it('runs opencode in the sandbox, captures its edit and grades it PASS; the key stays on the host', async () => {
+    const { dir, server } = await home(GOLD, '', 'opencode');
+    // The fixture's 256 MiB are too few for opencode's 185 MB binary (it ends AGENT_CRASHED,
+    // killed by the memory limit): the agent lives within the task's limits.
+    const task = copyBundle({ limits: { memory_mb: 2048, pids: 256 } });
+    const result = await solve(dir, [], task);
+    expect(result.stderr).not.toMatch(/proctor: /);
+    expect(result.stdout).toMatch(/shell-div-zero\s+PASS\s+PASS\s/);
+    expect(result.code).toBe(0);
+    for (const request of server.requests) {
+      expect(request.path).toBe('/v1/chat/completions');
+      expect(request.headers.authorization).toBe(`Bearer ${KEY}`);
+    }
+    const bodies = JSON.stringify(server.requests.map((r) => r.body));
+    // (opencode clips a long tool output, so the dump of every process is not all there.)
+    expect(bodies).toContain('applied');
+    expect(bodies).not.toContain(KEY);
     expect(allBytes(dir).includes(KEY)).toBe(false);
     expect(await leftovers(dir)).toEqual([]);
   }, 600_000);
