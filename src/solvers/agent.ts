@@ -17,6 +17,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AgentDefinition } from '../agents/definition.js';
+import type { AgentLog } from '../agents/logs.js';
 import { runAgent, startAgentSandbox, type AgentRunResult } from '../agents/run.js';
 import { ProctorError } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -81,6 +82,8 @@ export interface AgentSolve {
   started: WorkspaceContainer;
   trajectory: Trajectory;
   run: AgentRunResult;
+  /** The files the definition's `logs` name, as read back (bounded), the token masked. */
+  logs: AgentLog[];
 }
 
 /** The wire protocol of a definition, when the proxy serves it. */
@@ -95,11 +98,14 @@ export function proxyProtocol(definition: AgentDefinition): WireProtocol {
   return protocol;
 }
 
-const tail = (text: string, secrets: readonly string[]): string => {
-  let out = text.length > OUTPUT_TAIL_CHARS ? `…${text.slice(-OUTPUT_TAIL_CHARS)}` : text;
+const mask = (text: string, secrets: readonly string[]): string => {
+  let out = text;
   for (const secret of secrets) if (secret !== '') out = out.split(secret).join('[REDACTED]');
   return out;
 };
+
+const tail = (text: string, secrets: readonly string[]): string =>
+  mask(text.length > OUTPUT_TAIL_CHARS ? `…${text.slice(-OUTPUT_TAIL_CHARS)}` : text, secrets);
 
 /** The solve's end from the proxy's stop, the cancel, and the agent's outcome, in that order. */
 export function agentSolveEnd(
@@ -205,7 +211,8 @@ export async function runAgentSolve(run: AgentSolveRun): Promise<AgentSolve> {
         stderr: tail(result.stderr, secrets),
         logs: result.logs.map((log) => log.path),
       });
-      return { end, started, trajectory: proxy.trajectory(), run: result };
+      const logs = result.logs.map((log) => ({ ...log, text: mask(log.text, secrets) }));
+      return { end, started, trajectory: proxy.trajectory(), run: result, logs };
     } finally {
       await proxy.close();
     }

@@ -43,7 +43,12 @@ import { createTranscript, type SolveEnd } from '../solvers/transcript.js';
 import { costUsd, createSolveMeter, type TokenUsage } from '../solvers/usage.js';
 import { containsSecret, type ArtifactRecord, type ArtifactStore } from '../store/index.js';
 import type { ImageCache } from './images.js';
-import { resolveAgent, type AgentDefinition, type AgentLayers } from '../agents/index.js';
+import {
+  resolveAgent,
+  type AgentDefinition,
+  type AgentLayers,
+  type AgentLog,
+} from '../agents/index.js';
 import { proxyProtocol, runAgentSolve } from '../solvers/agent.js';
 import type { Trajectory } from '../proxy/trajectory.js';
 import { asOwner, quarantineOf, type Quarantine } from './oracle-jobs.js';
@@ -188,6 +193,7 @@ export function solveHandler(deps: SolveDeps): JobHandler {
       let volume: string;
       let end: SolveEnd;
       let trajectory: Trajectory | null = null;
+      let agentLogs: AgentLog[] = [];
       let agent: SolveResult['agent'];
       if (definition !== null) {
         if (!deps.agentLayers) {
@@ -225,7 +231,7 @@ export function solveHandler(deps: SolveDeps): JobHandler {
             logger: context.logger,
           });
           ({ container, workspace: volume } = solved.started);
-          ({ end, trajectory } = solved);
+          ({ end, trajectory, logs: agentLogs } = solved);
           agent = {
             name: definition.name,
             outcome: solved.run.outcome.kind,
@@ -360,6 +366,17 @@ export function solveHandler(deps: SolveDeps): JobHandler {
         });
         records.push(record);
         trajectoryId = record.id;
+      }
+      if (agentLogs.length > 0) {
+        // What the agent wrote of its own session (the definition's `logs`), bounded by
+        // logs.ts and redacted like every artifact.
+        records.push(
+          await deps.artifacts.write({
+            name: 'agent-logs.json',
+            mediaType: 'application/json',
+            bytes: `${JSON.stringify(agentLogs, null, 1)}\n`,
+          }),
+        );
       }
       const result: SolveResult = {
         verdict,

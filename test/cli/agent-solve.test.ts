@@ -6,6 +6,7 @@
 // tool result has come back it says it is done. The command edits the work tree and prints
 // what the container holds (every process's environment and argv, HOME's files, the socket
 // folder), which Codex sends back to the model: the planted key must be in none of it.
+import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -214,6 +215,12 @@ describe('proctor solve --agent opencode (Chat Completions)', () => {
     // (opencode clips a long tool output, so the dump of every process is not all there.)
     expect(bodies).toContain('applied');
     expect(bodies).not.toContain(KEY);
+    // Its own log (the definition's `logs`) is kept with the solve.
+    const exported = join(tempDir(), 'export.tar.gz');
+    expect((await proctor(['--home', dir, 'export', '1', '--out', exported])).code).toBe(0);
+    const listing = execFileSync('tar', ['-tzf', exported], { encoding: 'utf8' });
+    expect(listing).toMatch(/agent-logs\.json/);
+    expect(listing).toMatch(/trajectory\.json/);
     expect(allBytes(dir).includes(KEY)).toBe(false);
     expect(await leftovers(dir)).toEqual([]);
   }, 600_000);
