@@ -55,7 +55,12 @@ const price = z.number({ error: PRICE }).min(0, PRICE).max(1_000_000, PRICE).opt
 
 const solverSchema = z
   .object({
-    adapter: z.enum(['flat', 'codex']),
+    adapter: z.enum(['flat', 'codex', 'agent']),
+    /**
+     * With adapter "agent": the agent definition, a built-in's name (agents/NAME.toml) or the
+     * path of a definition file (relative to the home). `--agent` gives it per solve.
+     */
+    agent: z.string().min(1).max(4096).optional(),
     base_url: z.url(),
     model: z.string().min(1).max(200),
     api_key_env: z
@@ -70,6 +75,13 @@ const solverSchema = z
   })
   .strict()
   .superRefine((profile, context) => {
+    if (profile.adapter === 'agent' && profile.agent === undefined) {
+      context.addIssue({
+        code: 'custom',
+        path: ['agent'],
+        message: 'must name an agent (a built-in or a definition file) with adapter "agent"',
+      });
+    }
     // One price alone would make every cost an undercount, so input and output go together.
     const input = profile.price_input_per_mtok !== undefined;
     const output = profile.price_output_per_mtok !== undefined;

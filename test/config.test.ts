@@ -128,6 +128,10 @@ describe('configuration', () => {
       '[solvers.mini]\nadapter="flat"\nbase_url="http://x"\nmodel="m"\napi_key_env="K"\napi_key="sk-secret"\n',
       'unknown key `solvers.mini.api_key`',
     ],
+    [
+      '[solvers.byo]\nadapter="agent"\nbase_url="http://x"\nmodel="m"\napi_key_env="K"\n',
+      'key `solvers.byo.agent`: must name an agent',
+    ],
     ['x = \n', 'line 1'],
   ])('rejects %j naming the key', (text, message) => {
     try {

@@ -21,8 +21,15 @@ import type { ExecResult } from '../sandbox/exec.js';
 import { execInContainer } from '../sandbox/exec.js';
 import type { DockerClient } from '../sandbox/docker.js';
 import type { Owner } from '../sandbox/labels.js';
-import { workTmpfs, type Limits, type VolumeMount } from '../sandbox/profile.js';
-import type { TemplateStore } from '../sandbox/template.js';
+import {
+  checkAgentEnv,
+  workTmpfs,
+  type Limits,
+  type ProxySocketMount,
+  type VolumeMount,
+} from '../sandbox/profile.js';
+import { forwarderArgv } from '../proxy/forwarder.js';
+import type { History, TemplateStore } from '../sandbox/template.js';
 import {
   startWithWorkspace,
   type WorkspaceContainer,
@@ -30,7 +37,7 @@ import {
 } from '../sandbox/workspace-start.js';
 import type { AgentDefinition } from './definition.js';
 import { agentBinDir } from './layer.js';
-import { AGENT_HOME } from './layer-script.js';
+import { AGENT_HOME, NODE_ROOT } from './layer-script.js';
 import { captureAgentLogs, type AgentLog } from './logs.js';
 import { fill, type PlaceholderValues } from './placeholders.js';
 import { ProctorError } from '../errors.js';
@@ -61,11 +68,15 @@ export interface AgentSandboxSpec {
   gid: number;
   limits?: Limits;
   homeMb?: number;
+  /** The work tree's history (workspace-start.ts); default `full`. */
+  history?: History;
   medium?: WorkspaceMedium;
   runtime?: string;
   templates?: TemplateStore;
-  /** More harness volumes (the proxy's socket, when it joins). */
+  /** More harness volumes. */
   mounts?: VolumeMount[];
+  /** The model proxy's socket folder, mounted read-only (the profile's one bind mount). */
+  proxySocket?: ProxySocketMount;
   signal?: AbortSignal;
 }
 
@@ -83,6 +94,7 @@ export function startAgentSandbox(
     baseCommit: spec.baseCommit,
     uid: spec.uid,
     gid: spec.gid,
+    ...(spec.history ? { history: spec.history } : {}),
     ...(spec.medium ? { medium: spec.medium } : {}),
     ...(spec.runtime ? { runtime: spec.runtime } : {}),
     ...(spec.templates ? { templates: spec.templates } : {}),
@@ -95,6 +107,7 @@ export function startAgentSandbox(
       ],
       ...(spec.limits ? { limits: spec.limits } : {}),
       ...(spec.mounts ? { mounts: spec.mounts } : {}),
+      ...(spec.proxySocket ? { proxySocket: spec.proxySocket } : {}),
     },
   });
 }
@@ -120,6 +133,14 @@ export interface AgentRunSpec {
   signal?: AbortSignal;
   /** Runs `version_command` instead of `command` (no prompt, no files): a smoke check. */
   versionOnly?: boolean;
+  /**
+   * Runs the command under the loopback forwarder (src/proxy/forwarder.ts, on the layer's own
+   * Node) listening on `port` and piping to the proxy's socket at `socketPath` in the
+   * container: the agent's `{{base_url}}` is then `http://127.0.0.1:PORT`.
+   */
+  forwarder?: { port: number; socketPath: string };
+  /** Provider keys: refused as any variable's value (the profile's checkAgentEnv). */
+  secrets?: readonly string[];
 }
 
 export type AgentOutcome =
@@ -224,6 +245,17 @@ export async function runAgent(
   env['HOME'] = AGENT_HOME;
   env['TMPDIR'] = '/tmp';
   env['PATH'] = `${agentBinDir(definition.name)}:${await imagePath(docker, containerId)}`;
+  checkAgentEnv(env, spec.token, spec.secrets);
+  const argv = command.map((arg) => fill(arg, values));
+  const cmd = spec.forwarder
+    ? forwarderArgv({
+        runtime: 'node',
+        interpreter: `${NODE_ROOT}/bin/node`,
+        port: spec.forwarder.port,
+        socketPath: spec.forwarder.socketPath,
+        command: argv,
+      })
+    : argv;
 
   const floodBytes = spec.floodBytes ?? AGENT_DEFAULTS.floodBytes;
   const stop = new AbortController();
@@ -233,7 +265,7 @@ export async function runAgent(
   let flooded: number | undefined;
   try {
     const result = await execInContainer(docker, containerId, {
-      cmd: command.map((arg) => fill(arg, values)),
+      cmd,
       user: `${spec.uid}:${spec.gid}`,
       workdir: spec.workdir,
       env,

@@ -127,6 +127,13 @@ export function openApiDocument() {
           responses: { 200: ok('the slice', answers.logSlice), default: error },
         },
       },
+      '/api/jobs/{id}/trajectory': {
+        get: {
+          summary: "a bounded slice of an agent solve's trajectory (trajectory.json)",
+          parameters: [jobIdParameter, ...parameters(logQuery)],
+          responses: { 200: ok('the slice', answers.logSlice), default: error },
+        },
+      },
       '/api/jobs/{id}/tests': {
         get: {
           summary: "a grade's or baseline's per-test statuses",

@@ -123,6 +123,7 @@ export function buildProgram(
     .argument('[jobs...]', 'job ids')
     .option('--batch <id>', 'one batch and its first jobs')
     .option('--log', "with job ids: print each job's oracle log")
+    .option('--trajectory', "with job ids: print each agent solve's model trajectory")
     .option('--json', 'machine-readable output')
     .addOption(
       new Option('--limit <n>', `at most this many batches or jobs (1-${MAX_PAGE})`)
@@ -133,7 +134,13 @@ export function buildProgram(
     .action(
       (
         jobs: string[],
-        options: { batch?: string; json?: boolean; limit: number; log?: boolean },
+        options: {
+          batch?: string;
+          json?: boolean;
+          limit: number;
+          log?: boolean;
+          trajectory?: boolean;
+        },
       ) => {
         const ids = parseJobIds(jobs);
         return act(async (context) =>
@@ -367,11 +374,15 @@ export function buildProgram(
     .option('--wait', 'run (or wait for) the solves and their grades; one task: gate line last')
     .option('--json', 'with --wait: the summary as JSON')
     .option('--max-cost <usd>', "start no solve once the batch's spend reaches this (needs prices)")
+    .option('--agent <name|file>', 'run this CLI agent in the sandbox (a built-in or a definition)')
+    .option('--model <model>', "ask the provider for this model instead of the profile's")
     .exitOverride()
     .action(
       (
         paths: string[],
         options: {
+          agent?: string;
+          model?: string;
           solver: string;
           timeout?: number;
           attempts: number;

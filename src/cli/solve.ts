@@ -1,14 +1,21 @@
-// `proctor solve PATH… --solver NAME [--timeout S] [--attempts K] [--max-cost USD] [--wait]`:
+// `proctor solve PATH… --solver NAME [--agent NAME|FILE] [--model M] [--timeout S]
+// [--attempts K] [--max-cost USD] [--wait]`:
 // K independent solve jobs per bundle of the given bundles and suites (one batch; each carries
 // its `sample`, 1..K, and its grade carries it too), each of which enqueues its grade. With
 // --wait, every solve and then every grade is waited for; with one task, the grade's gate line
 // is printed last (a solve ended by a limit or a rejection is a FAIL whose reason names it).
 // --max-cost goes into every solve's payload; a solve that starts once the batch's spend has
 // reached it ends, with the queued rest, as cancelled (BUDGET).
+// --agent runs that CLI agent in the sandbox through the profile's provider (src/solvers/agent.ts),
+// whatever the profile's adapter; a definition file is given to the workers by its absolute path.
+// --model replaces the profile's model.
 // Exit: 0 enqueued / PASS; 1 any FAIL; 2 usage errors (unknown profile, unset key variable,
 // a bad --max-cost or one without prices in the profile).
-import { solverKey, solverPrices } from '../config.js';
-import { ProctorError } from '../errors.js';
+import { resolve } from 'node:path';
+import { resolveAgent } from '../agents/builtin.js';
+import { solverKey, solverPrices, type SolverProfile } from '../config.js';
+import { ProctorError, describeError } from '../errors.js';
+import { proxyProtocol } from '../solvers/agent.js';
 import { createLogger } from '../logger.js';
 import { gateLine, testsHash, type Bundle } from '../oracle/index.js';
 import type { Job } from '../queue/index.js';
@@ -28,6 +35,9 @@ export interface SolveOptions {
   json?: boolean;
   /** USD, as typed: a decimal number > 0. */
   maxCost?: string;
+  /** A built-in agent's name or a definition file. */
+  agent?: string;
+  model?: string;
 }
 
 const USD = /^(0|[1-9][0-9]{0,8})(\.[0-9]{1,6})?$/;
@@ -76,6 +86,13 @@ export async function solveCommand(
       `--solver ${options.solver}: the variable ${profile.api_key_env} is not set`,
     );
   }
+  const agent = agentOption(options.agent, profile, config.home);
+  if (options.model !== undefined && !/^[^\s]{1,200}$/.test(options.model)) {
+    throw new ProctorError(
+      'USAGE',
+      `--model: expected a model name of 1 to 200 characters without spaces, got \`${options.model.slice(0, 40)}\``,
+    );
+  }
   const maxCostUsd = options.maxCost === undefined ? undefined : parseMaxCost(options.maxCost);
   if (maxCostUsd !== undefined && solverPrices(profile) === null) {
     throw new ProctorError(
@@ -101,6 +118,8 @@ export async function solveCommand(
             ...(options.timeout === undefined ? {} : { timeoutSeconds: options.timeout }),
             ...(attempts > 1 ? { sample } : {}),
             ...(maxCostUsd === undefined ? {} : { maxCostUsd }),
+            ...(agent === undefined ? {} : { agent }),
+            ...(options.model === undefined ? {} : { model: options.model }),
           },
         })),
       ),
@@ -160,6 +179,33 @@ export async function solveCommand(
   } finally {
     await runtime.close();
   }
+}
+
+/**
+ * `--agent` as the payload carries it (a built-in's name, or a definition file's absolute
+ * path), checked here so that a bad definition is one line now rather than a failed job; with
+ * none, the profile's own agent (adapter "agent") is checked the same way.
+ */
+function agentOption(
+  option: string | undefined,
+  profile: SolverProfile,
+  home: string,
+): string | undefined {
+  const given = option ?? (profile.adapter === 'agent' ? profile.agent : undefined);
+  if (given === undefined) return undefined;
+  const isPath = given.includes('/') || given.endsWith('.toml');
+  const definition = resolveAgent(
+    isPath ? (option === undefined ? resolve(home, given) : resolve(given)) : given,
+  );
+  try {
+    proxyProtocol(definition);
+  } catch (error) {
+    throw new ProctorError(
+      'USAGE',
+      `--agent ${given}: ${describeError(error).replace(/^agent \S+: /, '')}`,
+    );
+  }
+  return option === undefined ? undefined : isPath ? resolve(given) : given;
 }
 
 /** The outcome of one solve: its grade's verdict, or why it stopped. */

@@ -25,6 +25,8 @@ export interface StatusOptions {
   limit: number;
   /** With job ids: print each job's oracle log (bounded). */
   log?: boolean;
+  /** With job ids: print each agent solve's trajectory (the model proxy's record). */
+  trajectory?: boolean;
 }
 
 const MAX_LOG_BYTES = 1024 * 1024;
@@ -68,6 +70,30 @@ const NO_DATABASE: StatusStore = {
   close: () => Promise.resolve(),
 };
 
+async function printTrajectories(context: CommandContext, store: JobStore, ids: number[]) {
+  const [{ openArtifactStore }, { createRedactor }, { trajectoryLines }] = await Promise.all([
+    import('../queue/open.js'),
+    import('../store/index.js'),
+    import('./trajectory.js'),
+  ]);
+  const artifacts = openArtifactStore(context.config, store, {
+    redactor: createRedactor(),
+    clock: context.clock,
+  });
+  for (const id of ids) {
+    const stored = (await store.listArtifacts(id)).find((a) => a.name === 'trajectory.json');
+    if (!stored) {
+      context.io.err(`proctor: job ${id} has no trajectory (only agent solves have one)`);
+      continue;
+    }
+    const bytes = await artifacts.read(stored, { maxBytes: Math.max(stored.size, 1) });
+    context.io.out(`--- trajectory of job ${id} (artifact ${stored.id}, ${stored.size} bytes) ---`);
+    const lines = trajectoryLines(bytes.toString('utf8'));
+    if (lines === null) context.io.out(bytes.subarray(0, MAX_LOG_BYTES).toString('utf8').trimEnd());
+    else for (const line of lines) context.io.out(line);
+  }
+}
+
 async function printLogs(context: CommandContext, store: JobStore, ids: number[]) {
   const [{ openArtifactStore }, { createRedactor }] = await Promise.all([
     import('../queue/open.js'),
@@ -90,6 +116,19 @@ async function printLogs(context: CommandContext, store: JobStore, ids: number[]
     if (bytes.length > MAX_LOG_BYTES)
       context.io.out(`…[${bytes.length - MAX_LOG_BYTES} more bytes]`);
   }
+}
+
+/** An agent solve's agent, how it ended and its trajectory's artifact, as one line. */
+function agentLine(result: unknown): string | undefined {
+  const r = result as {
+    agent?: { name?: unknown; outcome?: unknown; exitCode?: unknown };
+    trajectory?: unknown;
+  } | null;
+  if (!r?.agent || typeof r.agent.name !== 'string') return undefined;
+  const exit = typeof r.agent.exitCode === 'number' ? `, exit ${r.agent.exitCode}` : '';
+  const trajectory =
+    typeof r.trajectory === 'string' ? `; trajectory ${r.trajectory} (--trajectory)` : '';
+  return `${r.agent.name} (${String(r.agent.outcome)}${exit})${trajectory}`;
 }
 
 /**
@@ -240,6 +279,8 @@ export async function statusCommand(
           if (line !== undefined) io.out(`job ${j.id} source: ${line}`);
           const spend = j.kind === 'solve' ? spendOf(j.result) : undefined;
           if (spend !== undefined) io.out(`job ${j.id} spent: ${spendText(spend)}`);
+          const agent = j.kind === 'solve' ? agentLine(j.result) : undefined;
+          if (agent !== undefined) io.out(`job ${j.id} agent: ${agent}`);
           if (j.suspicious !== null && j.suspicious > 0) {
             const hits = `${j.suspicious} ${j.suspicious === 1 ? 'hit' : 'hits'}`;
             io.out(`job ${j.id} suspicious: ${hits} of the screen (listed in its oracle log)`);
@@ -255,6 +296,13 @@ export async function statusCommand(
           opened,
           found.map((j) => j.id),
         );
+      if (options.trajectory && opened) {
+        await printTrajectories(
+          context,
+          opened,
+          found.map((j) => j.id),
+        );
+      }
       // Like a missing batch: asking about a job that does not exist is the caller's mistake.
       return missing.length > 0 ? 2 : 0;
     }

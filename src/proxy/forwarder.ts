@@ -14,7 +14,13 @@
 // Without a command the forwarder prints `listening 127.0.0.1:PORT` on stdout once it accepts
 // connections (PORT 0 picks a free port, printed there) and runs until killed. With a command
 // it starts it only once listening, so the agent never races its own route to the model, passes
-// SIGTERM and SIGINT on, and exits with its status (128 + signal when it was killed). A port it
+// SIGTERM and SIGINT on, and exits with its status (128 + signal when it was killed).
+//
+// The Node forwarder gives the command pipes of its own for stdout and stderr, drained at once
+// into its own (buffered in memory; the exec's flood bound and the memory limit bound them).
+// Inheriting the exec's pipes, an agent shared their open file description with everything
+// else that writes there: Codex was seen to die with EAGAIN ("failed printing to stdout:
+// Resource temporarily unavailable") when that pipe was non-blocking and its reader slow. A port it
 // cannot listen on is one line on stderr and exit 1, before any command starts.
 
 /** The Node forwarder's source: run it as `node -e SOURCE PORT SOCKET [-- COMMAND…]`. */
@@ -49,15 +55,22 @@ server.listen(port, '127.0.0.1', () => {
     process.stdout.write('listening 127.0.0.1:' + server.address().port + '\n');
     return;
   }
-  const child = spawn(command[0], command.slice(1), { stdio: 'inherit' });
+  const child = spawn(command[0], command.slice(1), { stdio: ['inherit', 'pipe', 'pipe'] });
+  child.stdout.on('data', (chunk) => process.stdout.write(chunk));
+  child.stderr.on('data', (chunk) => process.stderr.write(chunk));
   for (const signal of ['SIGTERM', 'SIGINT']) process.on(signal, () => child.kill(signal));
   child.on('error', (error) => {
     process.stderr.write('proctor forwarder: cannot start ' + command[0] + ': ' + error.message + '\n');
     process.exit(127);
   });
+  let status = null;
+  const finish = () => process.stdout.write('', () => process.stderr.write('', () => process.exit(status)));
   child.on('exit', (code, signal) => {
-    process.exit(code === null ? 128 + (require('os').constants.signals[signal] || 0) : code);
+    status = code === null ? 128 + (require('os').constants.signals[signal] || 0) : code;
+    // Its output is whole once its pipes close; a process it left behind may hold them open.
+    setTimeout(finish, 2000).unref();
   });
+  child.on('close', () => { if (status !== null) finish(); });
 });
 `;
 

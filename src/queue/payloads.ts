@@ -34,6 +34,13 @@ export const payloadSchemas = {
       timeoutSeconds: z.number().int().positive().optional(),
       /** The batch's cost cap in USD (`--max-cost`): checked as the solve starts. */
       maxCostUsd: z.number().positive().max(1_000_000_000).optional(),
+      /**
+       * `--agent`: run this agent (a built-in's name or an absolute definition path) through
+       * the profile's provider, whatever the profile's adapter.
+       */
+      agent: z.string().min(1).max(4096).optional(),
+      /** `--model`: the model the provider is asked for, instead of the profile's. */
+      model: z.string().min(1).max(200).optional(),
       sample,
       retryOf,
     })

@@ -5,8 +5,9 @@
 // container alone runs as root, with only CHOWN, DAC_OVERRIDE and FOWNER, to prepare a
 // workspace template and hand it over; jobs copy templates as the sandbox user); all capabilities dropped; no-new-privileges; CPU, memory (swap equal to
 // memory) and PID limits; named volumes only (no bind mounts, so no Docker socket and no
-// host paths); no devices; never privileged; no credential-like environment; labels that name
+// host paths) with one narrow exception, the model proxy's socket folder (below); no devices; never privileged; no credential-like environment; labels that name
 // the job; an optional OCI runtime (gVisor's runsc).
+import { lstatSync, readdirSync } from 'node:fs';
 import type { ContainerCreateOptions, MountSettings } from 'dockerode';
 import { ProctorError } from '../errors.js';
 import { labelsFor, type Owner, type Role } from './labels.js';
@@ -63,6 +64,76 @@ export interface SandboxSpec {
   limits?: Limits;
   /** An OCI runtime registered with the engine, such as `runsc`. Default: the engine's. */
   runtime?: string;
+  /** The model proxy's socket folder, the one host path a container may see (below). */
+  proxySocket?: ProxySocketMount;
+}
+
+/**
+ * The one bind mount the profile allows: the folder of one solve's model proxy (src/proxy/),
+ * read-only, holding exactly one entry, its socket `model.sock`, and nothing else (a folder,
+ * not the file, since a socket re-created by the proxy would leave a file mount stale). It is
+ * checked on the host as the container is created: a real folder (no symlink), whose only
+ * entry is a socket of that name. The token the proxy checks, not the mount, admits requests.
+ */
+export interface ProxySocketMount {
+  /** The host folder (absolute). */
+  dir: string;
+  /** Where the container sees it (absolute), disjoint from every other mount. */
+  target: string;
+}
+
+/** The one name the proxy's socket folder may hold (src/proxy/options.ts SOCKET_NAME). */
+export const PROXY_SOCKET_NAME = 'model.sock';
+
+/** The folder's bind mount, once it is checked to hold the proxy's socket alone. */
+function proxySocketBind(mount: ProxySocketMount): MountSettings {
+  const dir = checkPath(mount.dir, 'proxy socket folder');
+  const stats = lstatSync(dir, { throwIfNoEntry: false });
+  if (!stats?.isDirectory()) throw invalid(`proxy socket folder ${dir} is not a folder`);
+  const entries = readdirSync(dir);
+  const socket = lstatSync(`${dir}/${PROXY_SOCKET_NAME}`, { throwIfNoEntry: false });
+  if (entries.length !== 1 || entries[0] !== PROXY_SOCKET_NAME || !socket?.isSocket()) {
+    throw invalid(
+      `proxy socket folder ${dir} must hold exactly one socket, ${PROXY_SOCKET_NAME} (it holds ${entries.slice(0, 5).join(', ') || 'nothing'})`,
+    );
+  }
+  return {
+    Type: 'bind',
+    Source: dir,
+    Target: checkPath(mount.target, 'proxy socket target'),
+    ReadOnly: true,
+  };
+}
+
+/**
+ * The environment of the agent's command (src/agents/run.ts), which goes to an exec rather
+ * than the container's creation: the profile refuses every credential-like name there, and
+ * here admits one exception, exactly: such a variable may carry the proxy's run-scoped token,
+ * which is no provider's key (it opens only this solve's proxy, which holds the key on the
+ * host, and is worthless once the solve ends), and nothing else. A known provider key as any
+ * variable's value is refused whatever its name.
+ */
+export function checkAgentEnv(
+  env: Record<string, string>,
+  runToken: string,
+  secrets: readonly string[] = [],
+): void {
+  if (!/^[A-Za-z0-9._-]{16,256}$/.test(runToken)) {
+    throw invalid('the run token must be 16 to 256 letters, digits, ".", "_" or "-"');
+  }
+  if (secrets.includes(runToken)) throw invalid('the run token is a provider key');
+  for (const [name, value] of Object.entries(env)) {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
+      throw invalid(`invalid environment name ${JSON.stringify(name)}`);
+    if (secrets.some((secret) => secret !== '' && value.includes(secret))) {
+      throw invalid(`environment variable ${name} holds a provider key`);
+    }
+    if (CREDENTIAL_NAME.test(name) && value !== runToken) {
+      throw invalid(
+        `credential-like environment variable ${name} is not allowed (only the run token may be given so)`,
+      );
+    }
+  }
 }
 
 /**
@@ -127,6 +198,9 @@ export function hardenedContainerOptions(spec: SandboxSpec): ContainerCreateOpti
   const tmpfs = spec.tmpfs ?? [{ path: '/tmp', sizeMb: 64 }];
   const harness = [
     ...(spec.mounts ?? []).map((m) => ({ path: checkPath(m.target, 'mount target') })),
+    ...(spec.proxySocket
+      ? [{ path: checkPath(spec.proxySocket.target, 'proxy socket target') }]
+      : []),
     ...tmpfs.map((t) => ({ path: checkPath(t.path, 'tmpfs path') })),
   ];
   const workspace = spec.workspace ? checkPath(spec.workspace.target, 'workspace path') : undefined;
@@ -188,14 +262,17 @@ export function hardenedContainerOptions(spec: SandboxSpec): ContainerCreateOpti
       Devices: [],
       Binds: [],
       // NoCopy: a fresh volume must not be seeded with whatever the image has at that path.
-      Mounts: volumes.map((m: VolumeMount) => ({
-        Type: 'volume' as const,
-        Source: m.volume,
-        Target: m.target,
-        ReadOnly: m.readOnly ?? false,
-        // (@types/dockerode wants Labels and DriverConfig too; the engine does not.)
-        VolumeOptions: { NoCopy: true } as MountSettings['VolumeOptions'],
-      })),
+      Mounts: [
+        ...volumes.map((m: VolumeMount) => ({
+          Type: 'volume' as const,
+          Source: m.volume,
+          Target: m.target,
+          ReadOnly: m.readOnly ?? false,
+          // (@types/dockerode wants Labels and DriverConfig too; the engine does not.)
+          VolumeOptions: { NoCopy: true } as MountSettings['VolumeOptions'],
+        })),
+        ...(spec.proxySocket ? [proxySocketBind(spec.proxySocket)] : []),
+      ],
       Tmpfs: Object.fromEntries(
         tmpfs.map((t) => [
           t.path,

@@ -12,6 +12,12 @@ export const SOLVE_ENDS = [
   'cancelled',
   'provider_error',
   'protocol_error',
+  /** The agent adapter: the model proxy refused past a token, turn or cost limit. */
+  'budget_exceeded',
+  /** The agent adapter: the agent's process exited non-zero (or was killed by the OOM killer). */
+  'agent_crashed',
+  /** The agent adapter: the agent printed more than its bound and was killed. */
+  'output_flood',
 ] as const;
 
 export type SolveEndReason = (typeof SOLVE_ENDS)[number];

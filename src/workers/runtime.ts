@@ -5,7 +5,8 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { Clock } from '../clock.js';
 import { describeError } from '../errors.js';
-import { dockerHost, knownSecrets, type ProctorConfig } from '../config.js';
+import { dockerHost, knownSecrets, npmBuildSettings, type ProctorConfig } from '../config.js';
+import { createAgentLayers } from '../agents/layer.js';
 import type { Logger } from '../logger.js';
 import { openArtifactStore, openJobStore, type JobKind, type JobStore } from '../queue/index.js';
 import {
@@ -108,7 +109,18 @@ export function createRuntime(config: ProctorConfig, clock: Clock, logger: Logge
       const all: Partial<Record<JobKind, JobHandler>> = {
         baseline: baselineHandler(deps),
         grade: gradeHandler(deps),
-        solve: solveHandler({ ...deps, solvers: config.solvers, secrets, codexCatalog }),
+        solve: solveHandler({
+          ...deps,
+          solvers: config.solvers,
+          secrets,
+          codexCatalog,
+          // One per pool: solves of one agent on one image wait for one layer build.
+          agentLayers: createAgentLayers(client, {
+            uid: sandbox.uid,
+            gid: sandbox.gid,
+            ...npmBuildSettings(),
+          }),
+        }),
         validate: validateHandler(deps),
         ...options.handlers,
       };

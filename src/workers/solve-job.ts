@@ -13,6 +13,7 @@
 // the profile has prices, its cost in USD. A solve of a batch with a cost cap (`--max-cost`)
 // first checks the batch's spend; once it has reached the cap, the store ends this solve and
 // the batch's queued ones as cancelled (BUDGET) before anything runs.
+import { resolve } from 'node:path';
 import type { Clock } from '../clock.js';
 import { solverKey, solverPrices, type SolverProfile } from '../config.js';
 import { ProctorError, describeError, isProctorError, withContext } from '../errors.js';
@@ -42,6 +43,14 @@ import { createTranscript, type SolveEnd } from '../solvers/transcript.js';
 import { costUsd, createSolveMeter, type TokenUsage } from '../solvers/usage.js';
 import { containsSecret, type ArtifactRecord, type ArtifactStore } from '../store/index.js';
 import type { ImageCache } from './images.js';
+import {
+  resolveAgent,
+  type AgentDefinition,
+  type AgentLayers,
+  type AgentLog,
+} from '../agents/index.js';
+import { proxyProtocol, runAgentSolve } from '../solvers/agent.js';
+import type { Trajectory } from '../proxy/trajectory.js';
 import { asOwner, quarantineOf, type Quarantine } from './oracle-jobs.js';
 import type { EvaluatorSandbox } from '../oracle/index.js';
 import type { HandlerOutput, JobHandler } from './pool.js';
@@ -66,6 +75,8 @@ export interface SolveDeps {
   templates?: TemplateStore;
   /** File digests of earlier bundle loads: an unchanged bundle is not read whole again. */
   digests?: FileDigests;
+  /** The agent adapter's layers (the task image with the agent installed), built on first use. */
+  agentLayers?: AgentLayers;
 }
 
 /** What a solve job stores as its result. */
@@ -79,6 +90,10 @@ export interface SolveResult {
   end: SolveEnd;
   candidate: { artifact: string; sha256: string; files: number; bytes: number } | null;
   transcript: string;
+  /** The agent adapter: the agent's name and how its process ended. */
+  agent?: { name: string; outcome: string; exitCode: number | null };
+  /** The agent adapter: the model proxy's trajectory artifact (trajectory.json). */
+  trajectory?: string;
   /** Wall time of the solve (workspace, container and model loop), ms. */
   solveMs: number;
   /** Tokens summed over the provider's usage reports; null when it did not report them all. */
@@ -105,6 +120,9 @@ const REASON_OF_END: Record<SolveEnd['reason'], string> = {
   cancelled: 'CANCELLED',
   provider_error: 'SOLVER_PROVIDER_ERROR',
   protocol_error: 'SOLVER_PROTOCOL_ERROR',
+  budget_exceeded: 'BUDGET_EXCEEDED',
+  agent_crashed: 'AGENT_CRASHED',
+  output_flood: 'AGENT_OUTPUT_FLOOD',
 };
 
 export function solveHandler(deps: SolveDeps): JobHandler {
@@ -118,6 +136,8 @@ export function solveHandler(deps: SolveDeps): JobHandler {
       );
     }
     const prices = solverPrices(profile);
+    // What is left of the batch's cap: the agent adapter's proxy holds this solve to it.
+    let capLeftUsd: number | undefined;
     if (payload.maxCostUsd !== undefined && context.job.batchId !== null) {
       if (prices === null) {
         throw new ProctorError(
@@ -137,7 +157,9 @@ export function solveHandler(deps: SolveDeps): JobHandler {
           data: { spentUsd: budget.spentUsd, capUsd: payload.maxCostUsd },
         });
       }
+      capLeftUsd = Math.max(0, payload.maxCostUsd - budget.spentUsd);
     }
+    const definition = agentOf(profile, payload, deps.home);
     const apiKey = solverKey(profile);
     if (apiKey === undefined) {
       throw new ProctorError(
@@ -160,71 +182,125 @@ export function solveHandler(deps: SolveDeps): JobHandler {
     const transcript = createTranscript();
     const meter = createSolveMeter();
     const started = performance.now();
+    const model = payload.model ?? profile.model;
+    const limits = {
+      cpus: bundle.limits.cpus,
+      memoryMb: bundle.limits.memoryMb,
+      pids: bundle.limits.pids,
+    };
     return asOwner(deps, context, async (owner) => {
-      // The solver's own container copies the template in (no init container on the path).
-      const { container, workspace: volume } = await startWithWorkspace(deps.docker, {
-        owner,
-        role: 'solver',
-        image: image.localId,
-        repoPath: bundle.workdir,
-        baseCommit: bundle.baseCommit,
-        history: bundle.history ?? 'full',
-        uid,
-        gid,
-        ...runtime,
-        ...(deps.templates ? { templates: deps.templates } : {}),
-        signal: context.signal,
-        container: {
-          workdir: bundle.workdir,
-          tmpfs: [workTmpfs(bundle.limits.memoryMb)],
-          env: { HOME: '/tmp' },
-          limits: {
-            cpus: bundle.limits.cpus,
-            memoryMb: bundle.limits.memoryMb,
-            pids: bundle.limits.pids,
-          },
-        },
-      });
-      const deadline = createDeadline(seconds * 1000);
+      let container: Awaited<ReturnType<typeof startWithWorkspace>>['container'];
+      let volume: string;
       let end: SolveEnd;
-      try {
-        const sandbox = {
-          docker: deps.docker,
-          containerId: container.id,
-          workdir: bundle.workdir,
-          user: `${uid}:${gid}`,
-          outputBytes: bundle.limits.outputBytes,
-          patchBytes: bundle.limits.patchBytes,
-        };
-        const common = { prompt, sandbox, deadline, signal: context.signal, transcript, meter };
-        end =
-          profile.adapter === 'codex'
-            ? await runCodex(
-                {
+      let trajectory: Trajectory | null = null;
+      let agentLogs: AgentLog[] = [];
+      let agent: SolveResult['agent'];
+      if (definition !== null) {
+        if (!deps.agentLayers) {
+          throw new ProctorError('INTERNAL', 'the solve handler has no agent layers');
+        }
+        const layer = await deps.agentLayers.resolve(image.localId, definition, context.signal);
+        const deadline = createDeadline(seconds * 1000);
+        try {
+          const solved = await runAgentSolve({
+            docker: deps.docker,
+            definition,
+            image: layer.image,
+            owner,
+            repoPath: bundle.workdir,
+            baseCommit: bundle.baseCommit,
+            history: bundle.history ?? 'full',
+            uid,
+            gid,
+            limits,
+            ...runtime,
+            ...(deps.templates ? { templates: deps.templates } : {}),
+            prompt,
+            upstream: { baseUrl: profile.base_url, apiKey, model },
+            proxyLimits: {
+              maxTurns: profile.max_turns,
+              maxTokens: profile.max_tokens,
+              ...(capLeftUsd === undefined ? {} : { maxCostUsd: capLeftUsd }),
+            },
+            prices,
+            meter,
+            deadline,
+            signal: context.signal,
+            transcript,
+            secrets: deps.secrets,
+            logger: context.logger,
+          });
+          ({ container, workspace: volume } = solved.started);
+          ({ end, trajectory, logs: agentLogs } = solved);
+          agent = {
+            name: definition.name,
+            outcome: solved.run.outcome.kind,
+            exitCode: solved.run.exitCode,
+          };
+        } finally {
+          deadline.dispose();
+        }
+      } else {
+        // The solver's own container copies the template in (no init container on the path).
+        ({ container, workspace: volume } = await startWithWorkspace(deps.docker, {
+          owner,
+          role: 'solver',
+          image: image.localId,
+          repoPath: bundle.workdir,
+          baseCommit: bundle.baseCommit,
+          history: bundle.history ?? 'full',
+          uid,
+          gid,
+          ...runtime,
+          ...(deps.templates ? { templates: deps.templates } : {}),
+          signal: context.signal,
+          container: {
+            workdir: bundle.workdir,
+            tmpfs: [workTmpfs(bundle.limits.memoryMb)],
+            env: { HOME: '/tmp' },
+            limits,
+          },
+        }));
+        const deadline = createDeadline(seconds * 1000);
+        try {
+          const sandbox = {
+            docker: deps.docker,
+            containerId: container.id,
+            workdir: bundle.workdir,
+            user: `${uid}:${gid}`,
+            outputBytes: bundle.limits.outputBytes,
+            patchBytes: bundle.limits.patchBytes,
+          };
+          const common = { prompt, sandbox, deadline, signal: context.signal, transcript, meter };
+          end =
+            profile.adapter === 'codex'
+              ? await runCodex(
+                  {
+                    ...common,
+                    profile: {
+                      baseUrl: profile.base_url,
+                      model,
+                      apiKey,
+                      maxToolCalls: profile.max_tool_calls,
+                      maxTokens: profile.max_tokens,
+                    },
+                  },
+                  { catalog: deps.codexCatalog },
+                )
+              : await runFlat({
                   ...common,
                   profile: {
                     baseUrl: profile.base_url,
                     model: profile.model,
                     apiKey,
+                    maxTurns: profile.max_turns,
                     maxToolCalls: profile.max_tool_calls,
                     maxTokens: profile.max_tokens,
                   },
-                },
-                { catalog: deps.codexCatalog },
-              )
-            : await runFlat({
-                ...common,
-                profile: {
-                  baseUrl: profile.base_url,
-                  model: profile.model,
-                  apiKey,
-                  maxTurns: profile.max_turns,
-                  maxToolCalls: profile.max_tool_calls,
-                  maxTokens: profile.max_tokens,
-                },
-              });
-      } finally {
-        deadline.dispose();
+                });
+        } finally {
+          deadline.dispose();
+        }
       }
       const solveMs = Math.round(performance.now() - started);
       const totals = meter.totals();
@@ -281,6 +357,27 @@ export function solveHandler(deps: SolveDeps): JobHandler {
         bytes: transcript.toJson(end),
       });
       records.push(log);
+      let trajectoryId: string | undefined;
+      if (trajectory !== null) {
+        const record = await deps.artifacts.write({
+          name: 'trajectory.json',
+          mediaType: 'application/json',
+          bytes: `${JSON.stringify(trajectory, null, 1)}\n`,
+        });
+        records.push(record);
+        trajectoryId = record.id;
+      }
+      if (agentLogs.length > 0) {
+        // What the agent wrote of its own session (the definition's `logs`), bounded by
+        // logs.ts and redacted like every artifact.
+        records.push(
+          await deps.artifacts.write({
+            name: 'agent-logs.json',
+            mediaType: 'application/json',
+            bytes: `${JSON.stringify(agentLogs, null, 1)}\n`,
+          }),
+        );
+      }
       const result: SolveResult = {
         verdict,
         reason,
@@ -290,6 +387,8 @@ export function solveHandler(deps: SolveDeps): JobHandler {
         end,
         candidate,
         transcript: log.id,
+        ...(agent === undefined ? {} : { agent }),
+        ...(trajectoryId === undefined ? {} : { trajectory: trajectoryId }),
         solveMs,
         ...totals,
         costUsd: prices === null || totals.usage === null ? null : costUsd(totals.usage, prices),
@@ -315,4 +414,22 @@ export function solveHandler(deps: SolveDeps): JobHandler {
       return { result, artifacts: records, children: grade };
     });
   };
+}
+
+/**
+ * The agent a solve runs, if any: `--agent` (the payload's), else the profile's with adapter
+ * "agent"; a relative definition path is the home's. Refused at once when the proxy does not
+ * speak its protocol.
+ */
+function agentOf(
+  profile: SolverProfile,
+  payload: PayloadOf<'solve'>,
+  home: string,
+): AgentDefinition | null {
+  const name = payload.agent ?? (profile.adapter === 'agent' ? profile.agent : undefined);
+  if (name === undefined) return null;
+  const isPath = name.includes('/') || name.endsWith('.toml');
+  const definition = resolveAgent(isPath ? resolve(home, name) : name);
+  proxyProtocol(definition);
+  return definition;
 }

@@ -201,6 +201,36 @@ describe('API routes', () => {
     }
   });
 
+  it("serves an agent solve's trajectory, and says when a job has none", async () => {
+    const { call, store, artifacts } = await api();
+    const { job } = await store.enqueue({ kind: 'noop', payload: {} });
+    await store.claim('noop', 'w', 1, 60_000);
+    const transcript = await artifacts.write({
+      name: 'transcript.json',
+      mediaType: 'application/json',
+      bytes: '{"events": []}\n',
+    });
+    const trajectory = await artifacts.write({
+      name: 'trajectory.json',
+      mediaType: 'application/json',
+      bytes: '{"version": 1, "steps": []}\n',
+    });
+    await store.complete({ id: job.id, attempt: 1 }, { verdict: 'PASS' }, [transcript, trajectory]);
+    const slice = await call('GET', `/api/jobs/${job.id}/trajectory`);
+    answers.logSlice.parse(slice.json());
+    expect(slice.json()).toMatchObject({ artifact: trajectory.id, nextOffset: null });
+    // The artifact store's redactor rewrites JSON documents whole.
+    expect(JSON.parse((slice.json() as { text: string }).text)).toEqual({ version: 1, steps: [] });
+    // The log is still the transcript.
+    expect((await call('GET', `/api/jobs/${job.id}/log`)).json()).toMatchObject({
+      artifact: transcript.id,
+    });
+    const { job: other } = await store.enqueue({ kind: 'noop', payload: {} });
+    const none = await call('GET', `/api/jobs/${other.id}/trajectory`);
+    expect(none.status).toBe(404);
+    expect(none.text).toContain(`job ${other.id} has no trajectory`);
+  });
+
   it('serves bounded log slices and downloads artifacts only while their bytes are intact', async () => {
     const { call, store, artifacts, home } = await api();
     const { job } = await store.enqueue({ kind: 'noop', payload: {} });
@@ -310,6 +340,7 @@ describe('API routes', () => {
     const doc = (await call('GET', '/api/openapi.json')).json();
     expect(doc.openapi).toBe('3.1.0');
     expect(Object.keys(doc.paths)).toContain('/api/jobs/{id}/log');
+    expect(Object.keys(doc.paths)).toContain('/api/jobs/{id}/trajectory');
     expect(
       doc.paths['/api/jobs'].post.requestBody.content['application/json'].schema.oneOf ??
         doc.paths['/api/jobs'].post.requestBody.content['application/json'].schema.anyOf,

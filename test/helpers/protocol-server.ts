@@ -5,7 +5,9 @@
 // a text answer, a tool call, an HTTP error, an error that echoes the credential it was sent
 // (as some providers' 401s do), a hang, a stream cut before its end, or a slow stream. Chat
 // streams carry usage only when `stream_options.include_usage` asks for it, as OpenAI's do.
-// Every request is recorded, headers included.
+// Every request is recorded, headers included. When the script runs out, `otherwise` (if given)
+// picks each answer from the request itself: a real agent's side requests (a title, a check)
+// then cannot shift a script out of step.
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { onCleanup } from './temp.js';
@@ -325,7 +327,15 @@ function events(
   }
 }
 
-export async function startProtocolServer(script: UpstreamStep[] = []): Promise<ProtocolServer> {
+export interface ProtocolServerOptions {
+  /** The answer to a request once the script is spent; default the text "done". */
+  otherwise?: (request: UpstreamRequest) => UpstreamStep;
+}
+
+export async function startProtocolServer(
+  script: UpstreamStep[] = [],
+  options: ProtocolServerOptions = {},
+): Promise<ProtocolServer> {
   const requests: UpstreamRequest[] = [];
   const steps = [...script];
   const sockets = new Set<Socket>();
@@ -336,8 +346,9 @@ export async function startProtocolServer(script: UpstreamStep[] = []): Promise<
     protocol: Protocol,
     body: Record<string, unknown>,
     headers: IncomingHttpHeaders,
+    request: UpstreamRequest,
   ) => {
-    const step = steps.shift() ?? { text: 'done' };
+    const step = steps.shift() ?? options.otherwise?.(request) ?? { text: 'done' };
     const model = typeof body['model'] === 'string' ? body['model'] : 'scripted';
     const streamed = body['stream'] === true;
     if ('hang' in step) return;
@@ -427,8 +438,9 @@ export async function startProtocolServer(script: UpstreamStep[] = []): Promise<
         res.writeHead(400).end('not JSON');
         return;
       }
-      requests.push({ path, headers: req.headers, body });
-      respond(res, protocol, body, req.headers);
+      const request = { path, headers: req.headers, body };
+      requests.push(request);
+      respond(res, protocol, body, req.headers, request);
     });
   });
   server.on('connection', (socket) => {

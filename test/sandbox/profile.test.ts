@@ -1,7 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { isProctorError } from '../../src/errors.js';
 import { LABEL } from '../../src/sandbox/labels.js';
-import { hardenedContainerOptions, type SandboxSpec } from '../../src/sandbox/profile.js';
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import {
+  checkAgentEnv,
+  hardenedContainerOptions,
+  type SandboxSpec,
+} from '../../src/sandbox/profile.js';
+import { onCleanup, tempDir } from '../helpers/temp.js';
 import { fixtureImage, testDocker, testOwner } from '../helpers/docker.js';
 
 const IMAGE = `sha256:${'a'.repeat(64)}`;
@@ -137,4 +145,104 @@ describe('isolation profile: docker inspect of real containers', () => {
       });
     },
   );
+});
+
+/** A folder holding a listening socket `model.sock`, as the model proxy makes it. */
+async function socketFolder(): Promise<string> {
+  const dir = tempDir('proctor-sock-');
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(join(dir, 'model.sock'), resolve));
+  onCleanup(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  return dir;
+}
+
+describe("isolation profile: the model proxy's socket folder, its one bind mount", () => {
+  it('mounts a folder that holds the socket alone, read-only, beside the volumes', async () => {
+    const dir = await socketFolder();
+    const options = hardenedContainerOptions({
+      ...base,
+      workspace: { volume: 'v', target: '/workspace' },
+      proxySocket: { dir, target: '/run/proctor' },
+    });
+    expect(options.HostConfig?.Mounts).toEqual([
+      expect.objectContaining({ Type: 'volume', Source: 'v', Target: '/workspace' }),
+      { Type: 'bind', Source: dir, Target: '/run/proctor', ReadOnly: true },
+    ]);
+    expect(options.HostConfig?.Binds).toEqual([]);
+  });
+
+  it('refuses a folder with anything else in it, a socket by another name, or no folder', async () => {
+    const extra = await socketFolder();
+    writeFileSync(join(extra, 'key.txt'), 'sk-secret');
+    rejects(
+      { proxySocket: { dir: extra, target: '/run/proctor' } },
+      `proxy socket folder ${extra} must hold exactly one socket, model.sock (it holds key.txt, model.sock)`,
+    );
+    const notSocket = tempDir('proctor-sock-');
+    writeFileSync(join(notSocket, 'model.sock'), '');
+    rejects(
+      { proxySocket: { dir: notSocket, target: '/run/proctor' } },
+      'must hold exactly one socket, model.sock (it holds model.sock)',
+    );
+    const link = join(tempDir('proctor-sock-'), 'link');
+    symlinkSync(await socketFolder(), link);
+    rejects({ proxySocket: { dir: link, target: '/run/proctor' } }, `${link} is not a folder`);
+    const home = tempDir('proctor-sock-');
+    mkdirSync(join(home, 'empty'));
+    rejects(
+      { proxySocket: { dir: join(home, 'empty'), target: '/run/proctor' } },
+      'must hold exactly one socket, model.sock (it holds nothing)',
+    );
+    rejects({ proxySocket: { dir: 'relative', target: '/run/proctor' } }, 'without .. or NUL');
+    rejects(
+      {
+        workspace: { volume: 'v', target: '/run/proctor/x' },
+        proxySocket: { dir: await socketFolder(), target: '/run/proctor' },
+      },
+      'workspace /run/proctor/x overlaps the harness mount /run/proctor',
+    );
+  });
+});
+
+describe("isolation profile: the agent's environment", () => {
+  const TOKEN = 'a'.repeat(64);
+  const fails = (env: Record<string, string>, message: string, secrets: string[] = []) => {
+    try {
+      checkAgentEnv(env, TOKEN, secrets);
+      expect.unreachable();
+    } catch (error) {
+      expect(isProctorError(error, 'SANDBOX_INVALID')).toBe(true);
+      expect((error as Error).message).toContain(message);
+    }
+  };
+
+  it('admits the run token, exactly, under a credential-like name', () => {
+    expect(() =>
+      checkAgentEnv({ OPENAI_API_KEY: TOKEN, ANTHROPIC_AUTH_TOKEN: TOKEN, HOME: '/h' }, TOKEN, [
+        'sk-real',
+      ]),
+    ).not.toThrow();
+  });
+
+  it('refuses anything else there, and a provider key under any name', () => {
+    fails({ OPENAI_API_KEY: 'sk-real' }, 'credential-like environment variable OPENAI_API_KEY');
+    fails({ OPENAI_API_KEY: `${TOKEN}x` }, 'credential-like environment variable OPENAI_API_KEY');
+    fails({ GITHUB_TOKEN: '' }, 'credential-like environment variable GITHUB_TOKEN');
+    fails({ NOTES: 'key is sk-real here' }, 'environment variable NOTES holds a provider key', [
+      'sk-real',
+    ]);
+    fails({ 'BAD-NAME': 'x' }, 'invalid environment name');
+    try {
+      checkAgentEnv({}, 'short', []);
+      expect.unreachable();
+    } catch (error) {
+      expect((error as Error).message).toContain('the run token must be 16 to 256');
+    }
+    try {
+      checkAgentEnv({}, TOKEN, [TOKEN]);
+      expect.unreachable();
+    } catch (error) {
+      expect((error as Error).message).toContain('the run token is a provider key');
+    }
+  });
 });

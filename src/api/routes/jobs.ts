@@ -1,5 +1,6 @@
 // The job routes: enqueue one job, list jobs in bounded pages, read one with its artifacts,
-// cancel one, and read a bounded slice of its oracle log or transcript.
+// cancel one, and read a bounded slice of its oracle log or transcript, or of an agent solve's
+// trajectory.
 import type { Hono } from 'hono';
 import type { z } from 'zod';
 import { ProctorError } from '../../errors.js';
@@ -98,26 +99,30 @@ export function jobRoutes(app: Hono, ctx: RouteContext): void {
     return c.json({ id, outcome } satisfies Answer<'jobCancelled'>);
   });
 
-  app.get('/api/jobs/:id/log', async (c) => {
-    const id = parse(jobId, c.req.param('id'), 'id');
-    const { offset, limit } = parse(logQuery, queryOf(c), 'query');
-    const job = await store.getJob(id);
-    if (!job) throw new ProctorError('JOB_NOT_FOUND', `no job ${id}`);
-    const log = (await store.listArtifacts(id)).find(
-      (a) => a.name === 'oracle.log' || a.name === 'transcript.json',
-    );
-    if (!log) throw new ProctorError('ARTIFACT_NOT_FOUND', `job ${id} has no log`);
-    // Only the slice is kept in memory, though the whole file is verified; it ends on a
-    // character boundary, so that the next slice starts with a whole character.
-    const bytes = await artifacts.readSlice(log, { offset, length: limit, utf8: true });
-    const start = Math.min(offset, log.size);
-    const end = start + bytes.length;
-    return c.json({
-      artifact: log.id,
-      size: log.size,
-      offset: start,
-      text: bytes.toString('utf8'),
-      nextOffset: end < log.size ? end : null,
-    } satisfies Answer<'logSlice'>);
-  });
+  // A bounded slice of the job's first artifact named in `names`; `what` names it in the 404.
+  const sliceRoute = (path: string, names: readonly string[], what: string) =>
+    app.get(path, async (c) => {
+      const id = parse(jobId, c.req.param('id'), 'id');
+      const { offset, limit } = parse(logQuery, queryOf(c), 'query');
+      const job = await store.getJob(id);
+      if (!job) throw new ProctorError('JOB_NOT_FOUND', `no job ${id}`);
+      const artifactsOfJob = await store.listArtifacts(id);
+      const log = names.map((n) => artifactsOfJob.find((a) => a.name === n)).find((a) => a);
+      if (!log) throw new ProctorError('ARTIFACT_NOT_FOUND', `job ${id} has no ${what}`);
+      // Only the slice is kept in memory, though the whole file is verified; it ends on a
+      // character boundary, so that the next slice starts with a whole character.
+      const bytes = await artifacts.readSlice(log, { offset, length: limit, utf8: true });
+      const start = Math.min(offset, log.size);
+      const end = start + bytes.length;
+      return c.json({
+        artifact: log.id,
+        size: log.size,
+        offset: start,
+        text: bytes.toString('utf8'),
+        nextOffset: end < log.size ? end : null,
+      } satisfies Answer<'logSlice'>);
+    });
+  sliceRoute('/api/jobs/:id/log', ['oracle.log', 'transcript.json'], 'log');
+  // An agent solve's trajectory (the model proxy's record, trajectory.json), redacted like it.
+  sliceRoute('/api/jobs/:id/trajectory', ['trajectory.json'], 'trajectory');
 }

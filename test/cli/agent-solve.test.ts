@@ -1,0 +1,227 @@
+// `proctor solve --agent` end to end: the real Codex CLI from npm (agents/codex.toml, the
+// quickest built-in to install here: one native binary), and opencode (Chat Completions), in
+// their agent layers on the shell fixture task, in the solver's sandbox, its only route to a model the per-solve proxy on the host,
+// in front of a scripted model server on 127.0.0.1. The server answers from each request:
+// the first asks for a shell command through whichever shell tool Codex offered, and once a
+// tool result has come back it says it is done. The command edits the work tree and prints
+// what the container holds (every process's environment and argv, HOME's files, the socket
+// folder), which Codex sends back to the model: the planted key must be in none of it.
+import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { proctor } from '../helpers/cli.js';
+import { copyBundle } from '../helpers/bundles.js';
+import { allBytes, leftovers } from '../helpers/home.js';
+import {
+  startProtocolServer,
+  type UpstreamRequest,
+  type UpstreamStep,
+} from '../helpers/protocol-server.js';
+import { ROOT } from '../helpers/processes.js';
+import { tempDir } from '../helpers/temp.js';
+
+const TASK = join(ROOT, 'test/fixtures/bundles/shell-task');
+const GOLD = readFileSync(join(TASK, 'solution/gold.patch'), 'utf8');
+const WRONG = GOLD.replace('echo error', 'echo nope');
+const KEY = 'sk-agentsolveplanted0123456789abcdefKEY';
+const GATE = /^tests_hash=[0-9a-f]{64}$/;
+
+/** Shows the container from inside, then applies `patch` to the work tree. */
+const edit = (patch: string) =>
+  [
+    'for p in /proc/[0-9]*; do tr "\\0" "\\n" < $p/environ; tr "\\0" " " < $p/cmdline; echo; done 2>/dev/null',
+    'find "$HOME" /run/proctor -type f -exec cat {} + 2>/dev/null',
+    'ls -la /run/proctor',
+    `git apply <<'PATCH'\n${patch}PATCH`,
+    'echo applied',
+  ].join('\n');
+
+/** The names of the tools a request offered (Responses and Messages: `name`; Chat: `function.name`). */
+const toolNames = (request: UpstreamRequest): string[] =>
+  (
+    (request.body['tools'] as Array<{ name?: string; function?: { name?: string } }> | undefined) ??
+    []
+  ).map((t) => t.name ?? t.function?.name ?? '');
+
+/** Whether the conversation holds a tool's result, in any of the three protocols. */
+const hasToolResult = (request: UpstreamRequest): boolean =>
+  /"function_call_output"|"role":"tool"|"tool_result"/.test(
+    JSON.stringify(request.body['input'] ?? request.body['messages'] ?? []),
+  );
+
+/**
+ * Runs `command` through the agent's shell tool, whichever it offered, then finishes once a
+ * result came back; a request with no shell tool (a title, a check) gets a short text.
+ */
+function policy(command: string) {
+  return (request: UpstreamRequest): UpstreamStep => {
+    if (hasToolResult(request)) return { text: 'Fixed div by zero.' };
+    const tools = toolNames(request);
+    const call = (name: string, args: unknown): UpstreamStep => ({
+      toolCall: { name, arguments: args },
+    });
+    if (tools.includes('exec_command')) return call('exec_command', { cmd: command });
+    if (tools.includes('shell_command')) return call('shell_command', { command });
+    if (tools.includes('shell')) return call('shell', { command: ['bash', '-lc', command] });
+    // opencode's
+    if (tools.includes('bash')) return call('bash', { command, description: 'Fix div' });
+    return { text: 'Fix div by zero' };
+  };
+}
+
+async function home(patch: string, profile = '', agent = 'codex') {
+  const server = await startProtocolServer([], { otherwise: policy(edit(patch)) });
+  const dir = tempDir();
+  writeFileSync(
+    join(dir, 'proctor.toml'),
+    [
+      '[solvers.byo]',
+      'adapter = "agent"',
+      `agent = "${agent}"`,
+      `base_url = "${server.baseUrl}"`,
+      'model = "scripted"',
+      'api_key_env = "PROCTOR_AGENT_KEY"',
+      profile,
+      '',
+    ].join('\n'),
+  );
+  return { dir, server };
+}
+
+const solve = (dir: string, extra: string[] = [], task = TASK) =>
+  proctor(['--home', dir, 'solve', task, '--solver', 'byo', '--wait', ...extra], {
+    PROCTOR_AGENT_KEY: KEY,
+  });
+
+async function resultOf(dir: string, id: number): Promise<Record<string, unknown>> {
+  const status = await proctor(['--home', dir, 'status', String(id), '--json']);
+  expect(status.code).toBe(0);
+  const { jobs } = JSON.parse(status.stdout) as {
+    jobs: Array<{ result: Record<string, unknown> }>;
+  };
+  return jobs[0]!.result;
+}
+
+describe('proctor solve --agent: bad input', () => {
+  it.each([
+    [
+      ['--agent', 'nosuch'],
+      'proctor: no built-in agent named "nosuch"; the built-ins are claude-code, codex, gemini-cli, opencode, qwen-code (or give the path of a definition file)',
+    ],
+    [
+      ['--agent', 'gemini-cli'],
+      'proctor: --agent gemini-cli: the model proxy does not serve gemini-generate-content (it serves openai-chat, openai-responses, anthropic-messages)',
+    ],
+    [['--agent', './nowhere/mine.toml'], 'mine.toml'],
+    [['--agent', 'codex', '--model', 'two words'], 'proctor: --model: expected a model name'],
+  ])('refuses %j in one line and enqueues nothing', async (extra, message) => {
+    const { dir, server } = await home(GOLD);
+    const result = await proctor(['--home', dir, 'solve', TASK, '--solver', 'byo', ...extra], {
+      PROCTOR_AGENT_KEY: KEY,
+    });
+    expect(result.code).toBe(2);
+    expect(result.stderr.trimEnd().split('\n')).toHaveLength(1);
+    expect(result.stderr).toContain(message);
+    expect(result.stdout).toBe('');
+    expect(server.requests).toHaveLength(0);
+    const status = await proctor(['--home', dir, 'status', '--json']);
+    expect(JSON.parse(status.stdout)).toMatchObject({ counts: { queued: 0 } });
+  });
+});
+
+describe('proctor solve --agent (a real agent behind the model proxy)', () => {
+  it('runs Codex in the sandbox, captures its edit and grades it PASS; the key stays on the host', async () => {
+    const { dir, server } = await home(GOLD);
+    const result = await solve(dir, ['--agent', 'codex']);
+    expect(result.stderr).not.toMatch(/proctor: /);
+    expect(result.stdout).toMatch(/shell-div-zero\s+PASS\s+PASS\s/);
+    expect(result.code).toBe(0);
+    expect(result.stdout.trimEnd().split('\n').at(-1)).toMatch(GATE);
+
+    // Codex reached the provider only through the proxy, which put the real key on.
+    expect(server.requests.length).toBeGreaterThanOrEqual(2);
+    for (const request of server.requests) {
+      expect(request.path).toBe('/v1/responses');
+      expect(request.headers.authorization).toBe(`Bearer ${KEY}`);
+    }
+    // What the container held came back as the tool's output: the run token, never the key.
+    const bodies = JSON.stringify(server.requests.map((r) => r.body));
+    expect(bodies).toContain('applied');
+    expect(bodies).toContain('OPENAI_API_KEY=');
+    expect(bodies).toContain('model.sock');
+    expect(bodies).not.toContain(KEY);
+
+    // The solve's result names the agent and its trajectory; the trajectory has the steps.
+    const solveResult = await resultOf(dir, 1);
+    expect(solveResult).toMatchObject({
+      reason: 'SOLVED',
+      agent: { name: 'codex', outcome: 'completed', exitCode: 0 },
+    });
+    expect(typeof solveResult['trajectory']).toBe('string');
+    const shown = await proctor(['--home', dir, 'status', '1', '--trajectory']);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toMatch(/^--- trajectory of job 1 /m);
+    expect(shown.stdout).toContain('exec_command');
+
+    // Nowhere in the database or the artifacts (transcript, trajectory, candidate).
+    expect(allBytes(dir).includes(KEY)).toBe(false);
+    expect(await leftovers(dir)).toEqual([]);
+  }, 600_000);
+
+  it('grades a wrong edit FAIL', async () => {
+    const { dir } = await home(WRONG);
+    const result = await solve(dir);
+    expect(result.stdout).toMatch(/shell-div-zero\s+FAIL\s+HIDDEN_FAILED\s/);
+    expect(result.code).toBe(1);
+    expect(await leftovers(dir)).toEqual([]);
+  }, 600_000);
+
+  it('ends BUDGET_EXCEEDED when the proxy refuses past the turn limit, its partial patch kept', async () => {
+    const { dir, server } = await home(GOLD, 'max_turns = 1');
+    const result = await solve(dir);
+    expect(result.stdout).toMatch(/shell-div-zero\s+FAIL\s+BUDGET_EXCEEDED\s/);
+    expect(result.code).toBe(1);
+    // The second request (after the edit) was refused by the proxy, never forwarded.
+    expect(server.requests).toHaveLength(1);
+    const solveResult = await resultOf(dir, 1);
+    expect(solveResult).toMatchObject({
+      verdict: 'FAIL',
+      reason: 'BUDGET_EXCEEDED',
+      end: { reason: 'budget_exceeded' },
+    });
+    const candidate = solveResult['candidate'] as { files: number } | null;
+    expect(candidate?.files).toBe(1);
+    expect(allBytes(dir).includes(KEY)).toBe(false);
+    expect(await leftovers(dir)).toEqual([]);
+  }, 600_000);
+});
+
+describe('proctor solve --agent opencode (Chat Completions)', () => {
+  it('runs opencode in the sandbox, captures its edit and grades it PASS; the key stays on the host', async () => {
+    const { dir, server } = await home(GOLD, '', 'opencode');
+    // The fixture's 256 MiB are too few for opencode's 185 MB binary (it ends AGENT_CRASHED,
+    // killed by the memory limit): the agent lives within the task's limits.
+    const task = copyBundle({ limits: { memory_mb: 2048, pids: 256 } });
+    const result = await solve(dir, [], task);
+    expect(result.stderr).not.toMatch(/proctor: /);
+    expect(result.stdout).toMatch(/shell-div-zero\s+PASS\s+PASS\s/);
+    expect(result.code).toBe(0);
+    for (const request of server.requests) {
+      expect(request.path).toBe('/v1/chat/completions');
+      expect(request.headers.authorization).toBe(`Bearer ${KEY}`);
+    }
+    const bodies = JSON.stringify(server.requests.map((r) => r.body));
+    // (opencode clips a long tool output, so the dump of every process is not all there.)
+    expect(bodies).toContain('applied');
+    expect(bodies).not.toContain(KEY);
+    // Its own log (the definition's `logs`) is kept with the solve.
+    const exported = join(tempDir(), 'export.tar.gz');
+    expect((await proctor(['--home', dir, 'export', '1', '--out', exported])).code).toBe(0);
+    const listing = execFileSync('tar', ['-tzf', exported], { encoding: 'utf8' });
+    expect(listing).toMatch(/agent-logs\.json/);
+    expect(listing).toMatch(/trajectory\.json/);
+    expect(allBytes(dir).includes(KEY)).toBe(false);
+    expect(await leftovers(dir)).toEqual([]);
+  }, 600_000);
+});
