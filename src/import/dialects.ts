@@ -5,7 +5,10 @@
 // repository of SWE-bench's Python set pytest (sphinx through tox, which runs pytest). The
 // Rust repositories of SWE-bench Multilingual (MAP_REPO_TO_PARSER_RUST, all parse_log_cargo)
 // run `cargo test`; its Go repositories (MAP_REPO_TO_PARSER_GO, parse_log_gotest; test_cmd
-// `go test -v <packages> -run …` per version in constants/go.py) the go runner.
+// `go test -v <packages> -run …` per version in constants/go.py) the go runner. Of its C and C++
+// repositories (MAP_REPO_TO_PARSER_C), fmt (parse_log_googletest on `ctest -V`) and jq
+// (parse_log_jq on `make check`) the ctest runner; redis and valkey (Tcl's `./runtest`),
+// micropython (run-tests.py) and nlohmann/json (doctest's XML) speak dialects no runner has yet.
 //
 // A dialect also names the files that make up its test machinery: the import denies them, so
 // that a candidate cannot change how its tests are run or reported (a candidate's
@@ -13,7 +16,7 @@
 // and report). Its [tests] env is what SWE-bench's test_cmd sets on the command line.
 
 /** The SWE-bench dialects: each is a built-in runner of the same name (src/runners/). */
-export type Dialect = 'pytest' | 'sympy' | 'django' | 'cargo' | 'go';
+export type Dialect = 'pytest' | 'sympy' | 'django' | 'cargo' | 'go' | 'ctest';
 
 export interface DialectRules {
   /** [grading] deny globs, added to the test patch's own files. */
@@ -55,10 +58,13 @@ export const DIALECT_RULES: Readonly<Record<Dialect, DialectRules>> = {
   // how its tests run or are reported (a candidate's TestMain or init() runs inside the test
   // binary, as the rest of its code does; the runner's sentinels answer for that).
   go: { deny: [], env: {} },
+  // GoogleTest decides a test's exit and its JSON report: a copy vendored in the tree (fmt's
+  // test/gtest) is test machinery, as Debian's libgtest-dev is.
+  ctest: { deny: ['**/gtest/**', '**/googletest/**', '**/googlemock/**'], env: {} },
 };
 
 /**
- * MAP_REPO_TO_PARSER_PY's, MAP_REPO_TO_PARSER_RUST's and MAP_REPO_TO_PARSER_GO's repositories,
+ * MAP_REPO_TO_PARSER_PY's, _RUST's, _GO's and (fmt, jq) _C's repositories,
  * by the runner that speaks their dialect (keys in lower case).
  */
 export const SWEBENCH_DIALECTS: Readonly<Record<string, Dialect>> = {
@@ -93,6 +99,9 @@ export const SWEBENCH_DIALECTS: Readonly<Record<string, Dialect>> = {
   'gohugoio/hugo': 'go',
   'hashicorp/terraform': 'go',
   'prometheus/prometheus': 'go',
+  // MAP_REPO_TO_PARSER_C (SWE-bench Multilingual): the two whose dialect the ctest runner speaks.
+  'fmtlib/fmt': 'ctest',
+  'jqlang/jq': 'ctest',
 };
 
 /** The dialect of a row's `repo` (owner/name, as GitHub spells it or in any case). */
@@ -116,7 +125,7 @@ const NEEDS: ReadonlyArray<{ match: RegExp; needs: string }> = [
     needs: 'jest, mocha or vitest (not built in yet; --runner FILE)',
   },
   { match: /\.java$/, needs: 'JUnit (not built in yet; --runner FILE)' },
-  { match: /\.(?:c|cc|cpp|cxx|h|hh|hpp)$/, needs: 'ctest (not built in yet; --runner FILE)' },
+  { match: /\.(?:c|cc|cpp|cxx|h|hh|hpp)$/, needs: 'the ctest runner (--runner ctest)' },
 ];
 
 /** At most this many of the deciding files are named in the reason. */

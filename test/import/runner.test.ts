@@ -169,8 +169,8 @@ describe('proctor import swebench: the runner', { timeout: 120_000 }, () => {
       ['js', ['test/a.test.js'], 'jest, mocha or vitest (not built in yet; --runner FILE)'],
       ['ts', ['src/a.spec.ts'], 'jest, mocha or vitest (not built in yet; --runner FILE)'],
       ['java', ['src/test/AppTest.java'], 'JUnit (not built in yet; --runner FILE)'],
-      ['cpp', ['tests/check.cpp'], 'ctest (not built in yet; --runner FILE)'],
-      ['c', ['tests/check.c'], 'ctest (not built in yet; --runner FILE)'],
+      ['cpp', ['tests/check.cpp'], 'the ctest runner (--runner ctest)'],
+      ['c', ['tests/check.c'], 'the ctest runner (--runner ctest)'],
     ];
     const rows = kinds.map(([kind, paths]) => {
       const added = commit(repo, Object.fromEntries(paths.map((p) => [p, `${kind}\n`])), kind);
@@ -279,7 +279,7 @@ describe('proctor import swebench: the runner', { timeout: 120_000 }, () => {
     const cases: Array<[string, string]> = [
       [
         'jest',
-        'proctor: --runner jest: not a built-in runner (pytest, node, sympy, django, cargo, go) nor a file; pass one of them, or FILE, a runner of your own',
+        'proctor: --runner jest: not a built-in runner (pytest, node, sympy, django, cargo, go, ctest) nor a file; pass one of them, or FILE, a runner of your own',
       ],
       [join(f.root, 'missing.sh'), `proctor: --runner ${join(f.root, 'missing.sh')}: no such file`],
       [folder, `proctor: --runner ${folder}: not a regular file`],

@@ -38,6 +38,7 @@ describe('writeRunner', () => {
       'django',
       'cargo',
       'go',
+      'ctest',
     ]);
     expect(isBuiltinRunner('jest')).toBe(false);
     expect(isBuiltinRunner('run')).toBe(false);
