@@ -13,7 +13,7 @@ import { loadBundle, type Bundle } from '../../src/oracle/bundle.js';
 import type { Evaluation } from '../../src/oracle/evaluate.js';
 import { declaredOutcomes } from '../../src/oracle/verdict.js';
 import { requireDocker, resolveImage } from '../../src/sandbox/index.js';
-import { dockerScope, fixtureImage, testDocker } from '../helpers/docker.js';
+import { dockerScope, execFileAsync, fixtureImage, testDocker } from '../helpers/docker.js';
 import { gradeIn } from '../helpers/grade.js';
 import {
   candidateDiff,
@@ -232,6 +232,44 @@ describe('the built-in ctest runner on GoogleTest', () => {
   );
 });
 
+describe("the ctest runner under derive's discovery", () => {
+  it(
+    'runs every gtest test of the build and every other CTest test, and reports each, by hand in the image',
+    async () => {
+      // In place, in a throwaway container: the install step's build/ knows /repo as its home.
+      const script =
+        "cd /repo && printf 'test/calc-test.cc\\ntest/check.sh\\n' > /tmp/list && " +
+        '{ python3 /proctor-run /tmp/list /tmp/report >/dev/null 2>&1; cat /tmp/report; }';
+      const { stdout } = await execFileAsync('docker', [
+        'run',
+        '--rm',
+        '--network',
+        'none',
+        '--env',
+        'PROCTOR_DISCOVER=1',
+        '--volume',
+        `${bundle.paths.runner}:/proctor-run:ro`,
+        imageId,
+        'sh',
+        '-c',
+        script,
+      ]);
+      const report = JSON.parse(stdout) as { tests: Array<{ id: string; status: string }> };
+      expect(Object.fromEntries(report.tests.map((t) => [t.id, t.status]))).toEqual({
+        [ID.small]: 'passed',
+        [ID.wrong]: 'failed',
+        [ID.skipped]: 'skipped',
+        [ID.disabled]: 'skipped',
+        [ID.zero0]: 'passed',
+        [ID.zero1]: 'passed',
+        [ID.exact]: 'passed',
+        [ID.shell]: 'passed',
+      });
+    },
+    SLOW,
+  );
+});
+
 describe('the ctest runner under SWE-bench rules', () => {
   it(
     'records what parse_log_googletest would: PASSED, FAILED, and ABSENT for a skip, a crash, a test after a crash, and a failed parametrized test (gtest prints it `…, where GetParam() = 3`)',
@@ -263,6 +301,18 @@ describe('the ctest runner under SWE-bench rules', () => {
 });
 
 describe('forgeries against the ctest runner', () => {
+  it(
+    'a static constructor that exits 0 leaves every test an error: the executable lists no test, and the session never begins',
+    async () => {
+      const source = `#include <cstdlib>\nstatic int forged = (std::exit(0), 0);\n${CALC}`;
+      const evaluation = await grade(bundle, candidateDiff(dir, { 'src/calc.cc': source }));
+      expect(evaluation.verdict).toMatchObject({ verdict: 'FAIL', reason: 'EXISTING_FAILED' });
+      expect(Object.values(outcomes(evaluation, 'existing'))).toEqual(Array(4).fill('error'));
+      expect(evaluation.verdict.detail).toContain('calc-test --gtest_list_tests listed no test');
+    },
+    SLOW,
+  );
+
   // Each on top of the unfixed code: the hidden tests fail unless the forgery works.
   const FORGE_REPORT = `#include <cstdio>
 #include <fstream>
@@ -300,9 +350,11 @@ struct Forge {
 `;
   const FORGERIES: Array<[string, Record<string, string>, RegExp]> = [
     [
-      'a static constructor that exits 0',
-      { 'src/calc.cc': `#include <cstdlib>\nstatic int forged = (std::exit(0), 0);\n${CALC}` },
-      /exited 0 for .* without gtest's report|sentinel/,
+      'an exit(0) in the code under test',
+      {
+        'src/calc.cc': `#include <cstdlib>\n${CALC.replace('return a / b;', 'if (b <= 0) std::exit(0);\n  return a / b;')}`,
+      },
+      /exited 0 for Div\.ByZero without gtest's report of it/,
     ],
     [
       "a static constructor that writes gtest's JSON report and prints its lines",
@@ -314,7 +366,7 @@ struct Forge {
       {
         'CMakeLists.txt': CMAKE.replace(
           'endforeach()\n',
-          'endforeach()\nadd_custom_target(forge ALL COMMAND sh -c "grep -q ByZero test/div-test.cc && cp src/forged.txt test/div-test.cc || true" WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})\nadd_dependencies(div-test forge)\n',
+          'endforeach()\nadd_custom_target(forge ALL COMMAND sh -c "grep -q ByZero test/div-test.cc && cp src/forged.txt test/div-test.cc || true" WORKING_DIRECTORY ${CMAKE_SOURCE_DIR} VERBATIM)\nadd_dependencies(div-test forge)\n',
         ),
         'src/forged.txt':
           '#include <gtest/gtest.h>\nTEST(Div, Exact) {}\nTEST(Div, Floor) {}\nTEST(Div, ByZero) {}\nTEST(Div, Later) {}\n',
