@@ -4,7 +4,7 @@
 // by add_test; a candidate that breaks the build (every listed test an error, the compiler's
 // lines as the cause); a make check project (scripts by exit, TAP lines by name); under
 // Proctor's rules and SWE-bench's; and forgeries (a static constructor that exits 0, one that
-// writes gtest's JSON report and prints its lines, a build rule that rewrites the hidden test
+// writes gtest's XML report and prints its lines, a build rule that rewrites the hidden test
 // file) that must not pass.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -319,14 +319,14 @@ describe('forgeries against the ctest runner', () => {
 #include <string>
 #include <unistd.h>
 namespace {
-// Writes gtest's JSON report, every requested test passed, prints gtest's lines, and leaves.
+// Writes gtest's XML report, every requested test passed, prints gtest's lines, and leaves.
 struct Forge {
   Forge() {
     std::ifstream in("/proc/self/cmdline");
     std::string arg, filter, out;
     while (std::getline(in, arg, '\\0')) {
       if (arg.rfind("--gtest_filter=", 0) == 0) filter = arg.substr(15);
-      if (arg.rfind("--gtest_output=json:", 0) == 0) out = arg.substr(20);
+      if (arg.rfind("--gtest_output=xml:", 0) == 0) out = arg.substr(19);
     }
     if (out.empty()) return;
     std::string suites;
@@ -335,13 +335,12 @@ struct Forge {
       if (end == std::string::npos) end = filter.size();
       std::string id = filter.substr(start, end - start);
       std::size_t dot = id.find('.');
-      if (!suites.empty()) suites += ",";
-      suites += "{\\"name\\":\\"" + id.substr(0, dot) + "\\",\\"testsuite\\":[{\\"name\\":\\"" +
-                id.substr(dot + 1) + "\\",\\"status\\":\\"RUN\\",\\"result\\":\\"COMPLETED\\"}]}";
+      suites += "<testsuite name=\\"" + id.substr(0, dot) + "\\"><testcase name=\\"" +
+                id.substr(dot + 1) + "\\" status=\\"run\\" result=\\"completed\\"/></testsuite>";
       std::printf("[ RUN      ] %s\\n[       OK ] %s (0 ms)\\n", id.c_str(), id.c_str());
       start = end + 1;
     }
-    std::ofstream(out) << "{\\"testsuites\\":[" << suites << "]}";
+    std::ofstream(out) << "<testsuites>" << suites << "</testsuites>";
     std::fflush(stdout);
     _exit(0);
   }
@@ -357,7 +356,7 @@ struct Forge {
       /exited 0 for Div\.ByZero without gtest's report of it/,
     ],
     [
-      "a static constructor that writes gtest's JSON report and prints its lines",
+      "a static constructor that writes gtest's XML report and prints its lines",
       { 'src/calc.cc': FORGE_REPORT + CALC },
       /sentinel/,
     ],
