@@ -214,6 +214,17 @@ describe('the built-in ctest runner on GoogleTest', () => {
   );
 
   it(
+    'runs a CTest name by its command, with sentinels that are scripts run the same way when no gtest test is listed',
+    async () => {
+      const task = await loadBundle(withIds(dir, { existing: [ID.shell] }));
+      const evaluation = await grade(task, gold);
+      expect(evaluation.verdict, evaluation.verdict.detail).toMatchObject({ verdict: 'PASS' });
+      expect(outcomes(evaluation, 'existing')).toEqual({ [ID.shell]: 'passed' });
+    },
+    SLOW,
+  );
+
+  it(
     "makes every listed test an error when the candidate breaks the build, with the compiler's lines as the cause",
     async () => {
       const broken = candidateDiff(dir, {
