@@ -12,7 +12,15 @@ import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { projectPath } from '../paths.js';
 
-export const BUILTIN_RUNNERS = ['pytest', 'node', 'sympy', 'django', 'cargo', 'go', 'ctest'] as const;
+export const BUILTIN_RUNNERS = [
+  'pytest',
+  'node',
+  'sympy',
+  'django',
+  'cargo',
+  'go',
+  'ctest',
+] as const;
 export type BuiltinRunner = (typeof BUILTIN_RUNNERS)[number];
 
 /** The name of the one file each runner writes into a bundle's tests/ folder. */
