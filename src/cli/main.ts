@@ -215,7 +215,7 @@ export function buildProgram(
     .addOption(
       new Option(
         '--runner <name>',
-        'pytest, node, sympy, django, cargo, go, ctest, or FILE: your own runner script',
+        'pytest, node, sympy, django, cargo, go, mocha, ctest, or FILE: your own runner script',
       ).default('pytest'),
     )
     .addOption(
@@ -268,7 +268,7 @@ export function buildProgram(
     .exitOverride()
     .command('swebench')
     .description(
-      "SWE-bench rows to bundles: SUITE/<instance id>/, graded by SWE-bench's rules with the built-in runner of the row's repository (sympy, django, pytest, cargo, go, ctest)",
+      "SWE-bench rows to bundles: SUITE/<instance id>/, graded by SWE-bench's rules with the built-in runner of the row's repository (sympy, django, pytest, cargo, go, mocha, ctest)",
     )
     .argument('<rows>', 'a JSON-lines file (or a JSON array) of SWE-bench rows')
     .requiredOption('--repos <dir>', 'local repositories, as DIR/<owner>__<name> (or .git)')
@@ -285,7 +285,7 @@ export function buildProgram(
     )
     .option(
       '--runner <name>',
-      "tests/run for every row: pytest, sympy, django, node, cargo, go, ctest, or FILE, a runner of your own (else the runner of the row's repository)",
+      "tests/run for every row: pytest, sympy, django, node, cargo, go, mocha, ctest, or FILE, a runner of your own (else the runner of the row's repository)",
     )
     .option('--json', 'machine-readable output')
     .exitOverride()

@@ -40,10 +40,21 @@ import { isBuiltinRunner, writeRunner } from '../runners/index.js';
  * The built-in runners derive runs over a scope of paths: each reports every test of a LIST
  * line that names a file (the sympy runner) or a file or folder (the django runner); the cargo
  * runner, under PROCTOR_DISCOVER, every test of the targets of the Rust files under it; the go
- * runner, under PROCTOR_DISCOVER, every test of the packages of the Go files under it; the ctest
- * runner, under PROCTOR_DISCOVER, every test of the CMake build or every test script under it.
+ * runner, under PROCTOR_DISCOVER, every test of the packages of the Go files under it.
+ * The mocha runner, under PROCTOR_DISCOVER, every test of the JavaScript files under its paths;
+ * the ctest runner, under PROCTOR_DISCOVER, every test of the CMake build or every test script
+ * under its paths.
  */
-const DERIVE_RUNNERS = ['pytest', 'node', 'sympy', 'django', 'cargo', 'go', 'ctest'] as const;
+const DERIVE_RUNNERS = [
+  'pytest',
+  'node',
+  'sympy',
+  'django',
+  'cargo',
+  'go',
+  'mocha',
+  'ctest',
+] as const;
 
 export interface DeriveOptions {
   repo: string;

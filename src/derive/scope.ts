@@ -17,6 +17,8 @@ export const DISCOVERY_GLOBS: Record<Exclude<Ecosystem, 'file'>, readonly string
   cargo: ['**/*.rs'],
   // The go runner runs the packages of these files (every test of each, under PROCTOR_DISCOVER).
   go: ['**/*_test.go'],
+  // The mocha runner runs every test of these files (under PROCTOR_DISCOVER).
+  mocha: ['test/**/*.{js,cjs,mjs}', '**/*.spec.{js,cjs,mjs}', '**/*.test.{js,cjs,mjs}'],
   // The ctest runner reports every test of the build (gtest, CTest) or every script under these.
   ctest: ['tests/**', 'test/**', '**/*_test.c*'],
   node: [

@@ -8,7 +8,8 @@
 import picomatch from 'picomatch';
 import { parseDiff } from '../oracle/diff-parse.js';
 
-export type Ecosystem = 'pytest' | 'node' | 'sympy' | 'django' | 'cargo' | 'go' | 'ctest' | 'file';
+export type Ecosystem =
+  'pytest' | 'node' | 'sympy' | 'django' | 'cargo' | 'go' | 'mocha' | 'ctest' | 'file';
 
 /** Where tests live, per runner ecosystem (`--tests` replaces these). */
 export const DEFAULT_TEST_GLOBS: Record<Ecosystem, readonly string[]> = {
@@ -37,6 +38,8 @@ export const DEFAULT_TEST_GLOBS: Record<Ecosystem, readonly string[]> = {
   cargo: ['**/tests/**', '**/testdata/**', '**/snapshots/**'],
   // Go: the _test.go files and the testdata/ folders go ignores when it builds.
   go: ['**/*_test.go', '**/testdata/**'],
+  // mocha: its default spec folder (test/), and spec or test files anywhere.
+  mocha: ['**/test/**', '**/tests/**', '**/*.spec.{js,cjs,mjs}', '**/*.test.{js,cjs,mjs}'],
   // C and C++: the test folders (GoogleTest sources, make check scripts) and *_test.c* files.
   ctest: ['tests/**', 'test/**', '**/*_test.c*'],
   // An author's own runner: either ecosystem's locations.

@@ -5,10 +5,13 @@
 // repository of SWE-bench's Python set pytest (sphinx through tox, which runs pytest). The
 // Rust repositories of SWE-bench Multilingual (MAP_REPO_TO_PARSER_RUST, all parse_log_cargo)
 // run `cargo test`; its Go repositories (MAP_REPO_TO_PARSER_GO, parse_log_gotest; test_cmd
-// `go test -v <packages> -run …` per version in constants/go.py) the go runner. Of its C and C++
-// repositories (MAP_REPO_TO_PARSER_C), fmt (parse_log_googletest on `ctest -V`) and jq
-// (parse_log_jq on `make check`) the ctest runner; redis and valkey (Tcl's `./runtest`),
-// micropython (run-tests.py) and nlohmann/json (doctest's XML) speak dialects no runner has yet.
+// `go test -v <packages> -run …` per version in constants/go.py) the go runner. Of its
+// JavaScript ones, axios runs `npx mocha <file> -R tap` (SPECS_AXIOS in constants/javascript.py,
+// parse_log_tap): the mocha runner.
+// Of its C and C++ repositories (MAP_REPO_TO_PARSER_C), fmt (parse_log_googletest on
+// `ctest -V`) and jq (parse_log_jq on `make check`) the ctest runner; redis and valkey (Tcl's
+// `./runtest`), micropython (run-tests.py) and nlohmann/json (doctest's XML) speak dialects no
+// runner has yet.
 //
 // A dialect also names the files that make up its test machinery: the import denies them, so
 // that a candidate cannot change how its tests are run or reported (a candidate's
@@ -16,7 +19,7 @@
 // and report). Its [tests] env is what SWE-bench's test_cmd sets on the command line.
 
 /** The SWE-bench dialects: each is a built-in runner of the same name (src/runners/). */
-export type Dialect = 'pytest' | 'sympy' | 'django' | 'cargo' | 'go' | 'ctest';
+export type Dialect = 'pytest' | 'sympy' | 'django' | 'cargo' | 'go' | 'mocha' | 'ctest';
 
 export interface DialectRules {
   /** [grading] deny globs, added to the test patch's own files. */
@@ -58,6 +61,20 @@ export const DIALECT_RULES: Readonly<Record<Dialect, DialectRules>> = {
   // how its tests run or are reported (a candidate's TestMain or init() runs inside the test
   // binary, as the rest of its code does; the runner's sentinels answer for that).
   go: { deny: [], env: {} },
+  // Mocha reads its configuration from the checkout (`require` names setup files that run
+  // before every test file): SWE-bench's `npx mocha … -R tap` takes the base commit's.
+  mocha: {
+    deny: [
+      '.mocharc',
+      '.mocharc.js',
+      '.mocharc.cjs',
+      '.mocharc.json',
+      '.mocharc.jsonc',
+      '.mocharc.yml',
+      '.mocharc.yaml',
+    ],
+    env: {},
+  },
   // GoogleTest decides a test's exit and its JSON report: a copy vendored in the tree (fmt's
   // test/gtest) is test machinery, as Debian's libgtest-dev is.
   ctest: { deny: ['**/gtest/**', '**/googletest/**', '**/googlemock/**'], env: {} },
@@ -99,6 +116,8 @@ export const SWEBENCH_DIALECTS: Readonly<Record<string, Dialect>> = {
   'gohugoio/hugo': 'go',
   'hashicorp/terraform': 'go',
   'prometheus/prometheus': 'go',
+  // SPECS_AXIOS (`npx mocha <file> -R tap -g …`, read by parse_log_tap).
+  'axios/axios': 'mocha',
   // MAP_REPO_TO_PARSER_C (SWE-bench Multilingual): the two whose dialect the ctest runner speaks.
   'fmtlib/fmt': 'ctest',
   'jqlang/jq': 'ctest',
@@ -122,7 +141,7 @@ const NEEDS: ReadonlyArray<{ match: RegExp; needs: string }> = [
   { match: /\.rs$/, needs: 'the cargo runner (--runner cargo)' },
   {
     match: /\.(?:[cm]?js|jsx|[cm]?ts|tsx)$/,
-    needs: 'jest, mocha or vitest (not built in yet; --runner FILE)',
+    needs: 'the mocha runner (--runner mocha), or jest or vitest (not built in yet; --runner FILE)',
   },
   { match: /\.java$/, needs: 'JUnit (not built in yet; --runner FILE)' },
   { match: /\.(?:c|cc|cpp|cxx|h|hh|hpp)$/, needs: 'the ctest runner (--runner ctest)' },

@@ -1,5 +1,6 @@
 // Step 1 of an evaluation, on the host before any container exists: the candidate's size, its
-// files through allow/deny and the hidden-test paths (every dropped file logged), its file
+// form (a traditional unified diff is rewritten as the equivalent git diff), its files through
+// allow/deny and the hidden-test paths (every dropped file logged), its file
 // count, no symlinks or submodules unless the task allows symlinks, and the screen of what
 // is kept (screen.ts): its hits are recorded as `suspicious`, and fail the grade with
 // TAMPER_SUSPECTED when the task says `[grading] tamper = "fail"`.
@@ -7,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { describeError } from '../errors.js';
 import type { Bundle } from './bundle.js';
 import { describeDropped, filterDiff, pathsTouchedBy } from './diff-filter.js';
+import { asGitDiff } from './diff-traditional.js';
 import { screenDiff, type ScreenResult } from './screen.js';
 import { failVerdict, type Verdict } from './verdict.js';
 
@@ -21,6 +23,11 @@ export interface CandidateRecord {
   dropped: string[];
   /** The screen of the filtered diff; null when the diff was refused before filtering. */
   suspicious: ScreenResult | null;
+  /**
+   * The diff was a traditional unified diff (no `diff --git` line), read as the git diff of
+   * the same changes (diff-traditional.ts); the filtered diff is that rewrite's.
+   */
+  traditional: boolean;
 }
 
 export interface PreparedCandidate {
@@ -44,6 +51,7 @@ export function prepareCandidate(
     kept: [],
     dropped: [],
     suspicious: null,
+    traditional: false,
   };
   const { patchBytes, candidateFiles } = bundle.limits;
   if (diff.length > patchBytes) {
@@ -58,7 +66,9 @@ export function prepareCandidate(
   }
   let filtered;
   try {
-    filtered = filterDiff(diff, {
+    const git = asGitDiff(diff);
+    record.traditional = git !== diff;
+    filtered = filterDiff(git, {
       allow: bundle.grading.allow,
       deny: bundle.grading.deny,
       hiddenPaths: pathsTouchedBy(hiddenPatch),

@@ -104,7 +104,7 @@ const BASE85 = /^[0-9A-Za-z!#$%&()*+\-;<=>?@^_`{|}~]+$/;
 const MODE = /^[0-7]{6}$/;
 
 /** Reads the input one line at a time; a line keeps its `\n` (the last one may lack it). */
-class Lines {
+export class Lines {
   pos = 0;
   /** 1-based number of the line at `pos`. */
   lineNo = 1;
@@ -118,6 +118,17 @@ class Lines {
   peek(): string {
     const nl = this.text.indexOf('\n', this.pos);
     return this.text.slice(this.pos, nl === -1 ? this.text.length : nl + 1);
+  }
+
+  /** The line `ahead` lines after the current one ('' past the end). */
+  peekAt(ahead: number): string {
+    let pos = this.pos;
+    for (let i = 0; i < ahead && pos < this.text.length; i += 1) {
+      const nl = this.text.indexOf('\n', pos);
+      pos = nl === -1 ? this.text.length : nl + 1;
+    }
+    const nl = this.text.indexOf('\n', pos);
+    return this.text.slice(pos, nl === -1 ? this.text.length : nl + 1);
   }
 
   next(): string {
@@ -258,7 +269,8 @@ function parseSection(lines: Lines): DiffSection {
   return { change, start, end: lines.pos };
 }
 
-function parseHunk(lines: Lines): void {
+/** Consumes one text hunk, walked by its header's line counts as git does. */
+export function parseHunk(lines: Lines): void {
   const lineNo = lines.lineNo;
   const header = lines.next();
   const counts = HUNK_COUNTS.exec(header);

@@ -53,6 +53,11 @@ function evaluationLines(title: string, evaluation: Evaluation): string[] {
     lines.push('diff: none (the clean base commit)');
   } else {
     lines.push(`diff: sha256 ${candidate.sha256}, ${candidate.bytes} bytes`);
+    if (candidate.traditional) {
+      lines.push(
+        '  a traditional unified diff (no `diff --git` line): read as the git diff of the same changes',
+      );
+    }
     if (candidate.filteredSha256 !== null) {
       lines.push(
         `filtered diff: sha256 ${candidate.filteredSha256}, ${candidate.filteredBytes} bytes, ${candidate.kept.length} files kept, ${candidate.dropped.length} dropped`,

@@ -4,7 +4,8 @@
 // checked phases (the verdict's inputs, read, never re-decided), so that a result can keep
 // every declared test's status and not only its verdict (results/test-statuses.ts stores it).
 import type { Bundle } from './bundle.js';
-import type { SwebenchStatus, TestStatus } from './report.js';
+import { resolveCase, statusMap, type RecordedStatus } from '../grading/swebench-rules.js';
+import type { SwebenchStatus } from './report.js';
 import {
   declaredOutcomes,
   type GradePhases,
@@ -36,36 +37,6 @@ export interface DeclaredTests {
   tests: DeclaredTest[];
 }
 
-const MAPPED: Record<TestStatus, SwebenchStatus> = {
-  passed: 'PASSED',
-  failed: 'FAILED',
-  error: 'ERROR',
-  skipped: 'SKIPPED',
-};
-
-const passing = (s: SwebenchStatus) => s === 'PASSED' || s === 'XFAIL';
-
-/**
- * For a declared ID the report lacks that has more `[` than `]` (a parametrised ID the
- * dataset cut short), the status of the reported IDs it prefixes when they all agree on
- * pass-vs-fail, as SWE-bench's grading.py `_resolve_case` does; else undefined.
- */
-function resolveTruncated(
-  id: string,
-  report: NonNullable<PhaseOutcome['report']>,
-): SwebenchStatus | undefined {
-  if (id.split('[').length <= id.split(']').length) return undefined;
-  let first: SwebenchStatus | undefined;
-  let agree = true;
-  for (const [reported, status] of report.tests) {
-    if (!reported.startsWith(id)) continue;
-    const s = report.swebench.get(reported) ?? MAPPED[status];
-    if (first === undefined) first = s;
-    else if (passing(s) !== passing(first)) agree = false;
-  }
-  return agree ? first : undefined;
-}
-
 function stateOf(phase: PhaseOutcome | undefined): ListState {
   if (phase === undefined) return 'not_run';
   return phase.check === null ? 'no_report' : 'reported';
@@ -90,6 +61,15 @@ export function declaredTests(
     const phase = byList[list];
     if (phase?.check == null) continue;
     const outcomes = declaredOutcomes(phase.check);
+    // SWE-bench's status map of the report, for IDs the report lacks (a parametrised ID the
+    // dataset cut short resolves as grading.py's _resolve_case resolves it).
+    let map: Map<string, RecordedStatus> | undefined;
+    const resolved = (id: string): SwebenchStatus | undefined => {
+      if (phase.report === undefined) return undefined;
+      map ??= statusMap(phase.report);
+      const key = resolveCase(id, map);
+      return key === null ? undefined : map.get(key);
+    };
     const seen = new Set<string>();
     for (const id of list === 'hidden' ? bundle.hiddenIds : bundle.existingIds) {
       const outcome = outcomes.get(id);
@@ -98,8 +78,7 @@ export function declaredTests(
       const given =
         phase.report === undefined
           ? undefined
-          : (phase.report.swebench.get(id) ??
-            (outcome === 'missing' ? resolveTruncated(id, phase.report) : undefined));
+          : (phase.report.swebench.get(id) ?? (outcome === 'missing' ? resolved(id) : undefined));
       tests.push(
         given === undefined ? { id, list, outcome } : { id, list, outcome, swebench: given },
       );

@@ -19,6 +19,7 @@ export const BUILTIN_RUNNERS = [
   'django',
   'cargo',
   'go',
+  'mocha',
   'ctest',
 ] as const;
 export type BuiltinRunner = (typeof BUILTIN_RUNNERS)[number];

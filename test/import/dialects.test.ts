@@ -33,7 +33,7 @@ describe('the dialect table', () => {
     ]) {
       expect(dialectOf(repo), repo).toBe('pytest');
     }
-    expect(Object.keys(SWEBENCH_DIALECTS)).toHaveLength(32);
+    expect(Object.keys(SWEBENCH_DIALECTS)).toHaveLength(33);
   });
 
   it("maps MAP_REPO_TO_PARSER_RUST's repositories (SWE-bench Multilingual) to cargo", () => {
@@ -66,6 +66,12 @@ describe('the dialect table', () => {
     }
     expect(dialectOf('Gin-Gonic/Gin')).toBe('go');
     expect(DIALECT_RULES.go).toEqual({ deny: [], env: {} });
+  });
+
+  it("maps axios (SPECS_AXIOS: `npx mocha <file> -R tap`, parse_log_tap) to mocha, denying mocha's configuration files", () => {
+    expect(dialectOf('axios/axios')).toBe('mocha');
+    expect(DIALECT_RULES.mocha.deny).toContain('.mocharc.yml');
+    expect(DIALECT_RULES.mocha.deny).toContain('.mocharc.js');
   });
 
   it('reads a repository in any case, and knows no other (nor an inherited key)', () => {
@@ -127,7 +133,7 @@ describe('the reason for a repository without a dialect', () => {
     [
       ['test/a.spec.ts', 'test/b.test.js', 'lib/c.mjs', 'd.tsx'],
       'test/a.spec.ts, test/b.test.js, lib/c.mjs, …',
-      'jest, mocha or vitest (not built in yet; --runner FILE)',
+      'the mocha runner (--runner mocha), or jest or vitest (not built in yet; --runner FILE)',
     ],
     [
       ['src/test/java/AppTest.java'],

@@ -166,8 +166,16 @@ describe('proctor import swebench: the runner', { timeout: 120_000 }, () => {
     const kinds: Array<[string, string[], string]> = [
       ['go', ['server/http_test.go'], 'the go runner (--runner go)'],
       ['rust', ['tests/parse.rs'], 'the cargo runner (--runner cargo)'],
-      ['js', ['test/a.test.js'], 'jest, mocha or vitest (not built in yet; --runner FILE)'],
-      ['ts', ['src/a.spec.ts'], 'jest, mocha or vitest (not built in yet; --runner FILE)'],
+      [
+        'js',
+        ['test/a.test.js'],
+        'the mocha runner (--runner mocha), or jest or vitest (not built in yet; --runner FILE)',
+      ],
+      [
+        'ts',
+        ['src/a.spec.ts'],
+        'the mocha runner (--runner mocha), or jest or vitest (not built in yet; --runner FILE)',
+      ],
       ['java', ['src/test/AppTest.java'], 'JUnit (not built in yet; --runner FILE)'],
       ['cpp', ['tests/check.cpp'], 'the ctest runner (--runner ctest)'],
       ['c', ['tests/check.c'], 'the ctest runner (--runner ctest)'],
@@ -279,7 +287,7 @@ describe('proctor import swebench: the runner', { timeout: 120_000 }, () => {
     const cases: Array<[string, string]> = [
       [
         'jest',
-        'proctor: --runner jest: not a built-in runner (pytest, node, sympy, django, cargo, go, ctest) nor a file; pass one of them, or FILE, a runner of your own',
+        'proctor: --runner jest: not a built-in runner (pytest, node, sympy, django, cargo, go, mocha, ctest) nor a file; pass one of them, or FILE, a runner of your own',
       ],
       [join(f.root, 'missing.sh'), `proctor: --runner ${join(f.root, 'missing.sh')}: no such file`],
       [folder, `proctor: --runner ${folder}: not a regular file`],

@@ -185,6 +185,7 @@ describe('evaluate: baseline and gold', () => {
         kept: ['lib.sh'],
         dropped: [],
         suspicious: { hits: [], count: 0, unscreened: 0 },
+        traditional: false,
       });
       expect(evaluation.apply).toMatchObject({ exitCode: 0, timedOut: false });
     }
@@ -485,6 +486,41 @@ describe('evaluate: the diff filter on real grades', () => {
     });
     expect(evaluation.candidate?.filteredBytes).toBeLessThan(candidate.length);
     expect(evaluation.candidate?.filteredSha256).not.toBe(sha256(candidate));
+  });
+
+  it('grades a traditional unified diff (no `diff --git` lines) as the git diff of the same changes', async () => {
+    const git = candidateDiff({
+      files: { 'lib.sh': shellLib({ div: FIXED_DIV }), 'tests/t_add.sh': 'exit 1\n' },
+    }).toString('latin1');
+    // As a model writes it: no `diff --git`, `index` or mode lines.
+    const candidate = Buffer.from(
+      git
+        .split('\n')
+        .filter((l) => !/^(diff --git |index |new file mode )/.test(l))
+        .join('\n'),
+      'latin1',
+    );
+    expect(candidate.includes('diff --git')).toBe(false);
+    const { evaluation } = await grade(shellTask, candidate);
+    expect(evaluation.verdict).toMatchObject({ verdict: 'PASS', reason: 'PASS' });
+    expect(evaluation.candidate).toMatchObject({
+      sha256: sha256(candidate),
+      traditional: true,
+      kept: ['lib.sh'],
+      dropped: ['dropped tests/t_add.sh (denied by tests/**, 1 hunk)'],
+    });
+    const log = renderOracleLog({
+      kind: 'grade',
+      bundle: shellTask,
+      image: { portable: false, kind: 'local_build', imageId, localId: imageId },
+      runs: [{ title: 'grade', evaluation }],
+      verdict: evaluation.verdict,
+      startedAt: new Date(0),
+      finishedAt: new Date(1),
+    });
+    expect(log).toContain(
+      'a traditional unified diff (no `diff --git` line): read as the git diff of the same changes',
+    );
   });
 
   it('applies a binary file', async () => {

@@ -71,6 +71,25 @@ describe('declaredTests', () => {
     });
   });
 
+  it("resolves a cut ID over SWE-bench's map, which leaves ABSENT entries out", () => {
+    const result = declaredTests(bundle, {
+      existing: phase(bundle.existingIds, [
+        ['test_e1', 'passed'],
+        ['test_e2', 'passed'],
+      ]),
+      hidden: phase(bundle.hiddenIds, [
+        ['test_trunc[x-(1)-y]', 'skipped', 'ABSENT'],
+        ['test_trunc[x-(1)-z]', 'passed', 'PASSED'],
+      ]),
+    });
+    expect(result.tests.find((t) => t.id === 'test_trunc[x-(1')).toEqual({
+      id: 'test_trunc[x-(1',
+      list: 'hidden',
+      outcome: 'missing',
+      swebench: 'PASSED',
+    });
+  });
+
   it('says why a list has no tests: no usable report, or its phase never ran', () => {
     const broken: PhaseOutcome = { timedOut: true, oom: false, reportError: 'x', check: null };
     expect(declaredTests(bundle, { existing: broken })).toEqual({

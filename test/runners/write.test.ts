@@ -38,6 +38,7 @@ describe('writeRunner', () => {
       'django',
       'cargo',
       'go',
+      'mocha',
       'ctest',
     ]);
     expect(isBuiltinRunner('jest')).toBe(false);

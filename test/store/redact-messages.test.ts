@@ -447,6 +447,7 @@ function oracleLog(verdict: Verdict): string {
       filteredBytes: 700,
       kept: ['src/auth/token.py'],
       dropped: ['dropped tests/test_auth.py (denied by tests/**, 2 hunks)'],
+      traditional: false,
       suspicious: {
         hits: [
           {

@@ -1,0 +1,428 @@
+// The built-in mocha runner in real grades, through the oracle (evaluate), on Debian's Node.js
+// and Debian's mocha: passing, failing and pending tests, titles of nested describe() blocks,
+// a before() hook that fails (its tests are errors), a candidate with a syntax error and one
+// whose import cannot be found (every listed test an error, with the cause), under Proctor's
+// rules and SWE-bench's (parse_log_tap's statuses); and forgeries that must not pass.
+import { beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { derive } from '../../src/derive/derive.js';
+import { loadBundle, type Bundle } from '../../src/oracle/bundle.js';
+import { createImageCache } from '../../src/workers/images.js';
+import type { Evaluation } from '../../src/oracle/evaluate.js';
+import { declaredOutcomes } from '../../src/oracle/verdict.js';
+import { requireDocker, resolveImage } from '../../src/sandbox/index.js';
+import { dockerScope, execFileAsync, fixtureImage, testDocker } from '../helpers/docker.js';
+import { gradeIn } from '../helpers/grade.js';
+import { leftovers } from '../helpers/home.js';
+import { commit, newRepo } from '../helpers/repos.js';
+import { tempDir } from '../helpers/temp.js';
+import {
+  candidateDiff,
+  makeRepoBundle,
+  withIds,
+  type RepoBundleSpec,
+} from '../helpers/repo-bundles.js';
+
+const docker = testDocker();
+const SCOPE = dockerScope(docker, 'runners-mocha');
+const SLOW = 300_000;
+
+const CALC = `'use strict';
+
+exports.add = (a, b) => a + b;
+
+// div divides a by b.
+exports.div = (a, b) => a / b;
+`;
+
+const GOLD_CALC = `'use strict';
+
+exports.add = (a, b) => a + b;
+
+// div divides a by b, rounding down; b = 0 is an error.
+exports.div = (a, b) => {
+  if (b === 0) throw new RangeError('division by zero');
+  return Math.floor(a / b);
+};
+`;
+
+const CALC_TEST = `'use strict';
+const assert = require('assert');
+const { add } = require('../lib/calc');
+
+describe('calc', function () {
+  it('adds #1 and 2', function () {
+    assert.strictEqual(add(1, 2), 3);
+  });
+  it('is wrong', function () {
+    assert.strictEqual(add(1, 2), 4);
+  });
+  it.skip('needs a network', function () {});
+  describe('nested', function () {
+    describe('deeper', function () {
+      it('still adds', function () {
+        assert.strictEqual(add(2, 2), 4);
+      });
+    });
+  });
+  describe('with a server', function () {
+    before(function () {
+      throw new Error('no server here');
+    });
+    it('talks to it', function () {});
+  });
+});
+`;
+
+// The hidden tests: a new file.
+const DIV_TEST = `'use strict';
+const assert = require('assert');
+const { div } = require('../lib/calc');
+
+describe('div', function () {
+  it('divides exactly', function () {
+    assert.strictEqual(div(6, 3), 2);
+  });
+  it('rounds down', function () {
+    assert.strictEqual(div(-7, 2), -4);
+  });
+  it('refuses zero', function () {
+    assert.throws(() => div(1, 0), RangeError);
+  });
+});
+`;
+
+const ID = {
+  add: 'calc adds 1 and 2', // mocha's TAP reporter drops `#`
+  wrong: 'calc is wrong',
+  pending: 'calc needs a network',
+  nested: 'calc nested deeper still adds',
+  hooked: 'calc with a server talks to it',
+  nowhere: 'calc does not exist',
+  exact: 'div divides exactly',
+  floor: 'div rounds down',
+  zero: 'div refuses zero',
+};
+
+const SPEC: RepoBundleSpec = {
+  id: 'mocha-calc',
+  runner: 'mocha',
+  from: 'proctor-test-mocha:latest',
+  repo: {
+    'package.json': '{ "name": "calc", "version": "1.0.0", "private": true }\n',
+    'lib/calc.js': CALC,
+    'test/calc.spec.js': CALC_TEST,
+  },
+  hidden: { 'test/div.spec.js': DIV_TEST },
+  gold: { 'lib/calc.js': GOLD_CALC },
+  existing: [ID.add, ID.nested],
+  hiddenIds: [ID.exact, ID.floor, ID.zero],
+};
+
+let dir: string;
+let bundle: Bundle;
+let imageId: string;
+let gold: Buffer;
+
+beforeAll(async () => {
+  await requireDocker(docker);
+  await fixtureImage('mocha');
+  dir = await makeRepoBundle(SPEC);
+  bundle = await loadBundle(dir);
+  imageId = (await resolveImage(docker, bundle.environment)).localId;
+  gold = readFileSync(bundle.paths.goldPatch ?? '');
+}, SLOW);
+
+const grade = (task: Bundle, candidate: Buffer | null): Promise<Evaluation> =>
+  gradeIn(docker, SCOPE, imageId, task, candidate);
+
+function outcomes(evaluation: Evaluation, phase: 'existing' | 'hidden') {
+  const check = evaluation.phases?.[phase]?.check;
+  if (!check) throw new Error(`no ${phase} check: ${JSON.stringify(evaluation.verdict)}`);
+  return Object.fromEntries(declaredOutcomes(check));
+}
+
+/** A copy of the bundle graded by SWE-bench's rules, with other lists when given. */
+async function swebenchTask(lists: { existing?: string[]; hidden?: string[] } = {}) {
+  const copy = withIds(dir, lists);
+  const toml = join(copy, 'task.toml');
+  writeFileSync(
+    toml,
+    readFileSync(toml, 'utf8').replace('[grading]\n', '[grading]\nrules = "swebench"\n'),
+  );
+  return loadBundle(copy);
+}
+
+function swebenchOf(evaluation: Evaluation): Record<string, [string, string | undefined]> {
+  return Object.fromEntries(
+    evaluation.tests.tests.map((t) => [t.id, [t.outcome, t.swebench]] as const),
+  );
+}
+
+describe('the built-in mocha runner', () => {
+  it(
+    'fails a baseline on the hidden tests and passes the gold patch',
+    async () => {
+      const base = await grade(bundle, null);
+      expect(outcomes(base, 'existing')).toEqual({ [ID.add]: 'passed', [ID.nested]: 'passed' });
+      expect(outcomes(base, 'hidden')).toEqual({
+        [ID.exact]: 'passed',
+        [ID.floor]: 'failed',
+        [ID.zero]: 'failed',
+      });
+      expect(base.verdict, base.verdict.detail).toMatchObject({
+        verdict: 'FAIL',
+        reason: 'HIDDEN_FAILED',
+      });
+      const fixed = await grade(bundle, gold);
+      expect(fixed.verdict, fixed.verdict.detail).toMatchObject({
+        verdict: 'PASS',
+        reason: 'PASS',
+      });
+    },
+    SLOW,
+  );
+
+  it(
+    'reports a failure as failed, a pending test as skipped, the tests of a failing before() hook as errors, and a title found nowhere not at all',
+    async () => {
+      const task = await loadBundle(
+        withIds(dir, { existing: [ID.wrong, ID.pending, ID.hooked, ID.nowhere, ID.nested] }),
+      );
+      const evaluation = await grade(task, gold);
+      expect(outcomes(evaluation, 'existing')).toEqual({
+        [ID.wrong]: 'failed',
+        [ID.pending]: 'skipped',
+        [ID.hooked]: 'error',
+        [ID.nowhere]: 'missing',
+        [ID.nested]: 'passed',
+      });
+    },
+    SLOW,
+  );
+
+  it.each([
+    ['a syntax error', 'exports.div = (a, b) => {\n  return a /', /SyntaxError/],
+    [
+      'an import that cannot be found',
+      "require('left-pad-nowhere');\n" + GOLD_CALC,
+      /Cannot find module 'left-pad-nowhere'/,
+    ],
+  ])(
+    'makes every listed test an error, with the cause, for a candidate with %s',
+    async (_name, source, cause) => {
+      const evaluation = await grade(bundle, candidateDiff(dir, { 'lib/calc.js': source }));
+      expect(evaluation.verdict).toMatchObject({ verdict: 'FAIL' });
+      for (const phase of ['existing', 'hidden'] as const) {
+        const seen = outcomes(evaluation, phase);
+        for (const id of phase === 'existing' ? SPEC.existing : SPEC.hiddenIds)
+          expect(seen[id], id).toBe('error');
+      }
+      expect(evaluation.verdict.detail, evaluation.verdict.detail).toMatch(cause);
+    },
+    SLOW,
+  );
+});
+
+describe('what the mocha runner does not take for tampering', () => {
+  it(
+    "passes the gold patch with code that requires node's domain module (it replaces EventEmitter's emit) and hooks process.reallyExit as signal-exit does",
+    async () => {
+      const source = `require('domain');
+const reallyExit = process.reallyExit;
+process.reallyExit = function (code) { return reallyExit.call(process, code); };
+${GOLD_CALC}`;
+      const evaluation = await grade(bundle, candidateDiff(dir, { 'lib/calc.js': source }));
+      expect(evaluation.verdict, evaluation.verdict.detail).toMatchObject({
+        verdict: 'PASS',
+        reason: 'PASS',
+      });
+    },
+    SLOW,
+  );
+});
+
+describe('the mocha runner under SWE-bench rules', () => {
+  it(
+    'records what parse_log_tap would: PASSED, FAILED, and ABSENT for a pending test and one a hook kept from running',
+    async () => {
+      const task = await swebenchTask({
+        existing: [...SPEC.existing, ID.pending, ID.hooked],
+      });
+      const base = await grade(task, null);
+      expect(swebenchOf(base)).toMatchObject({
+        [ID.exact]: ['passed', 'PASSED'],
+        [ID.floor]: ['failed', 'FAILED'],
+        [ID.add]: ['passed', 'PASSED'],
+        [ID.nested]: ['passed', 'PASSED'],
+        [ID.pending]: ['skipped', 'ABSENT'],
+        [ID.hooked]: ['error', 'ABSENT'],
+      });
+      const fixed = await grade(await swebenchTask(), gold);
+      expect(fixed.verdict, fixed.verdict.detail).toMatchObject({ verdict: 'PASS' });
+    },
+    SLOW,
+  );
+});
+
+describe("the mocha runner under derive's discovery", () => {
+  it(
+    'runs every test of the files under its paths and reports each, by hand in the image',
+    async () => {
+      const script =
+        "cp -r /repo /tmp/r && cd /tmp/r && printf 'test\\n' > /tmp/list && " +
+        '{ /proctor-run /tmp/list /tmp/report >/dev/null 2>&1; cat /tmp/report; }';
+      const { stdout } = await execFileAsync('docker', [
+        'run',
+        '--rm',
+        '--network',
+        'none',
+        '--user',
+        '1000:1000',
+        '--env',
+        'HOME=/tmp',
+        '--env',
+        'PROCTOR_DISCOVER=1',
+        '--volume',
+        `${bundle.paths.runner}:/proctor-run:ro`,
+        imageId,
+        'sh',
+        '-c',
+        script,
+      ]);
+      const report = JSON.parse(stdout) as { tests: Array<{ id: string; status: string }> };
+      expect(Object.fromEntries(report.tests.map((t) => [t.id, t.status]))).toEqual({
+        [ID.add]: 'passed',
+        [ID.wrong]: 'failed',
+        [ID.pending]: 'skipped',
+        [ID.nested]: 'passed',
+        [ID.hooked]: 'error',
+      });
+    },
+    SLOW,
+  );
+});
+
+describe('proctor derive --runner mocha', () => {
+  it(
+    'derives a mocha project: IDs as mocha -R tap prints them, from the four states',
+    async () => {
+      const repo = newRepo();
+      const base = commit(
+        repo,
+        {
+          'lib/calc.js': CALC,
+          'test/calc.spec.js': CALC_TEST.replace(
+            /\n {2}describe\('with a server'[\s\S]*?\n {2}}\);\n/,
+            '\n',
+          ),
+        },
+        'base',
+      );
+      const fix = commit(
+        repo,
+        { 'lib/calc.js': GOLD_CALC, 'test/div.spec.js': DIV_TEST },
+        'div: round down, refuse zero',
+      );
+      const env = mkdtempSync(join(tmpdir(), 'proctor-env-'));
+      writeFileSync(join(env, 'Dockerfile'), 'FROM proctor-test-mocha:latest\n');
+      const home = tempDir('proctor-home-');
+      const out = join(tempDir('proctor-out-'), 'mocha');
+      try {
+        const result = await derive(
+          { repo, base, fix, environment: env, out, runner: 'mocha', repeat: 1, workdir: '/repo' },
+          {
+            docker,
+            images: createImageCache(docker, { dir: join(home, 'cache', 'contexts') }),
+            home,
+            sandbox: { uid: 1000, gid: 1000 },
+            note: () => {},
+          },
+        );
+        // `div divides exactly` passes before the fix too: not a hidden test.
+        expect(result.bundle.hiddenIds.sort()).toEqual([ID.zero, ID.floor]);
+        expect(result.bundle.existingIds).toEqual(expect.arrayContaining([ID.add, ID.nested]));
+        expect(result.bundle.existingIds).not.toContain(ID.wrong);
+        expect(result.hiddenFiles).toEqual(['test/div.spec.js']);
+      } finally {
+        expect(await leftovers(home)).toEqual([]);
+      }
+    },
+    SLOW,
+  );
+});
+
+describe('forgeries against the mocha runner', () => {
+  // Each on top of the unfixed code, in lib/calc.js (which the tests require): the hidden
+  // tests fail unless the forgery works.
+  const FORGERIES: Array<[string, string, RegExp]> = [
+    [
+      "a Runner whose runTest passes every test (mocha's own, from the require cache)",
+      `const Runner = require(require.resolve('mocha', { paths: [process.cwd()] })).Runner;
+Runner.prototype.runTest = function (fn) { fn(); };`,
+      /tripwire: Runner\.prototype\.runTest was replaced/,
+    ],
+    [
+      "an emit that turns every 'fail' into a 'pass'",
+      `const { EventEmitter } = require('events');
+const emit = EventEmitter.prototype.emit;
+EventEmitter.prototype.emit = function (name, ...args) {
+  if (name === 'fail' && args[0] && args[0].type === 'test') { args[0].state = 'passed'; return emit.call(this, 'pass', args[0]); }
+  return emit.call(this, name, ...args);
+};`,
+      /tripwire: EventEmitter\.prototype\.emit was replaced/,
+    ],
+    [
+      "lines written on the reporter's pipe",
+      `const fs = require('fs');
+for (const id of ['div divides exactly', 'div rounds down', 'div refuses zero'])
+  try { fs.writeSync(3, JSON.stringify({ t: 'outcome', node: id, when: 'call', ids: [id], status: 'passed', sb: 'PASSED' }) + '\\n'); } catch {}`,
+      /tripwire: a message without the reporter's key/,
+    ],
+  ];
+
+  it.each(FORGERIES)(
+    '%s is TAMPERED',
+    async (_name, forgery, detail) => {
+      const source = `${forgery}\n${CALC}`;
+      for (const task of [bundle, await swebenchTask()]) {
+        const evaluation = await grade(task, candidateDiff(dir, { 'lib/calc.js': source }));
+        expect(evaluation.verdict, evaluation.verdict.detail).toMatchObject({
+          verdict: 'FAIL',
+          reason: 'TAMPERED',
+        });
+        expect(evaluation.verdict.detail).toMatch(detail);
+      }
+    },
+    SLOW,
+  );
+
+  it(
+    'lines that imitate mocha -R tap for the hidden tests do not pass',
+    async () => {
+      const tap = [ID.exact, ID.floor, ID.zero].map((id, n) => `ok ${n + 1} ${id}`).join('\\n');
+      const source = `console.log('${tap}');\n${CALC}`;
+      for (const task of [bundle, await swebenchTask()]) {
+        const evaluation = await grade(task, candidateDiff(dir, { 'lib/calc.js': source }));
+        expect(evaluation.verdict, evaluation.verdict.detail).toMatchObject({
+          verdict: 'FAIL',
+          reason: 'HIDDEN_FAILED',
+        });
+      }
+    },
+    SLOW,
+  );
+
+  it(
+    'an exit before the tests run does not pass',
+    async () => {
+      const source = `process.exit(0);\n${CALC}`;
+      const evaluation = await grade(bundle, candidateDiff(dir, { 'lib/calc.js': source }));
+      expect(evaluation.verdict.verdict, evaluation.verdict.detail).not.toBe('PASS');
+      expect(outcomes(evaluation, 'hidden')[ID.floor]).toBe('error');
+    },
+    SLOW,
+  );
+});
