@@ -41,7 +41,9 @@ import { isBuiltinRunner, writeRunner } from '../runners/index.js';
  * line that names a file (the sympy runner) or a file or folder (the django runner); the cargo
  * runner, under PROCTOR_DISCOVER, every test of the targets of the Rust files under it; the go
  * runner, under PROCTOR_DISCOVER, every test of the packages of the Go files under it.
- * The mocha runner, under PROCTOR_DISCOVER, every test of the JavaScript files under its paths.
+ * The mocha runner, under PROCTOR_DISCOVER, every test of the JavaScript files under its paths;
+ * the ctest runner, under PROCTOR_DISCOVER, every test of the CMake build or every test script
+ * under its paths.
  */
 const DERIVE_RUNNERS = [
   'pytest',
@@ -54,6 +56,7 @@ const DERIVE_RUNNERS = [
   'vitest',
   'mocha',
   'junit',
+  'ctest',
 ] as const;
 
 export interface DeriveOptions {

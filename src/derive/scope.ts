@@ -25,6 +25,8 @@ export const DISCOVERY_GLOBS: Record<Exclude<Ecosystem, 'file'>, readonly string
   mocha: ['test/**/*.{js,cjs,mjs}', '**/*.spec.{js,cjs,mjs}', '**/*.test.{js,cjs,mjs}'],
   // The junit runner runs the test classes of these files (every test of each, under PROCTOR_DISCOVER).
   junit: ['**/src/test/**/*.java'],
+  // The ctest runner reports every test of the build (gtest, CTest) or every script under these.
+  ctest: ['tests/**', 'test/**', '**/*_test.c*'],
   node: [
     '**/*.test.{js,cjs,mjs}',
     '**/*-test.{js,cjs,mjs}',

@@ -19,6 +19,7 @@ export type Ecosystem =
   | 'vitest'
   | 'mocha'
   | 'junit'
+  | 'ctest'
   | 'file';
 
 /** Where tests live, per runner ecosystem (`--tests` replaces these). */
@@ -66,6 +67,8 @@ export const DEFAULT_TEST_GLOBS: Record<Ecosystem, readonly string[]> = {
   mocha: ['**/test/**', '**/tests/**', '**/*.spec.{js,cjs,mjs}', '**/*.test.{js,cjs,mjs}'],
   // Java (Maven's and Gradle's layout): each module's src/test/, its resources included.
   junit: ['**/src/test/**'],
+  // C and C++: the test folders (GoogleTest sources, make check scripts) and *_test.c* files.
+  ctest: ['tests/**', 'test/**', '**/*_test.c*'],
   // An author's own runner: either ecosystem's locations.
   file: [
     '**/tests/**',

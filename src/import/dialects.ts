@@ -12,6 +12,10 @@
 // runner. Its Java repositories (MAP_REPO_TO_PARSER_JAVA: parse_log_maven,
 // parse_log_gradle_custom, parse_log_ant; test_cmd `mvnd test -Dtest=…`, `./gradlew test
 // --tests …`, `ant test.instance` per version in constants/java.py): the junit runner.
+// Of its C and C++ repositories (MAP_REPO_TO_PARSER_C), fmt (parse_log_googletest on
+// `ctest -V`) and jq (parse_log_jq on `make check`) the ctest runner; redis and valkey (Tcl's
+// `./runtest`), micropython (run-tests.py) and nlohmann/json (doctest's XML) speak dialects no
+// runner has yet.
 //
 // A dialect also names the files that make up its test machinery: the import denies them, so
 // that a candidate cannot change how its tests are run or reported (a candidate's
@@ -20,7 +24,7 @@
 
 /** The SWE-bench dialects: each is a built-in runner of the same name (src/runners/). */
 export type Dialect =
-  'pytest' | 'sympy' | 'django' | 'cargo' | 'go' | 'jest' | 'vitest' | 'mocha' | 'junit';
+  'pytest' | 'sympy' | 'django' | 'cargo' | 'go' | 'jest' | 'vitest' | 'mocha' | 'junit' | 'ctest';
 
 export interface DialectRules {
   /** [grading] deny globs, added to the test patch's own files. */
@@ -104,10 +108,13 @@ export const DIALECT_RULES: Readonly<Record<Dialect, DialectRules>> = {
     ],
     env: {},
   },
+  // GoogleTest decides a test's exit and its JSON report: a copy vendored in the tree (fmt's
+  // test/gtest) is test machinery, as Debian's libgtest-dev is.
+  ctest: { deny: ['**/gtest/**', '**/googletest/**', '**/googlemock/**'], env: {} },
 };
 
 /**
- * MAP_REPO_TO_PARSER_PY's, _RUST's, _GO's, _JS's and _JAVA's repositories,
+ * MAP_REPO_TO_PARSER_PY's, _RUST's, _GO's, _JS's, _JAVA's and (fmt, jq) _C's repositories,
  * by the runner that speaks their dialect (keys in lower case).
  */
 export const SWEBENCH_DIALECTS: Readonly<Record<string, Dialect>> = {
@@ -158,6 +165,9 @@ export const SWEBENCH_DIALECTS: Readonly<Record<string, Dialect>> = {
   'javaparser/javaparser': 'junit',
   'projectlombok/lombok': 'junit',
   'reactivex/rxjava': 'junit',
+  // MAP_REPO_TO_PARSER_C (SWE-bench Multilingual): the two whose dialect the ctest runner speaks.
+  'fmtlib/fmt': 'ctest',
+  'jqlang/jq': 'ctest',
 };
 
 /** The dialect of a row's `repo` (owner/name, as GitHub spells it or in any case). */
@@ -181,7 +191,7 @@ const NEEDS: ReadonlyArray<{ match: RegExp; needs: string }> = [
     needs: 'the jest, vitest or mocha runner (--runner jest, --runner vitest, --runner mocha)',
   },
   { match: /\.java$/, needs: 'the junit runner (--runner junit)' },
-  { match: /\.(?:c|cc|cpp|cxx|h|hh|hpp)$/, needs: 'ctest (not built in yet; --runner FILE)' },
+  { match: /\.(?:c|cc|cpp|cxx|h|hh|hpp)$/, needs: 'the ctest runner (--runner ctest)' },
 ];
 
 /** At most this many of the deciding files are named in the reason. */

@@ -23,6 +23,7 @@ export const BUILTIN_RUNNERS = [
   'vitest',
   'mocha',
   'junit',
+  'ctest',
 ] as const;
 export type BuiltinRunner = (typeof BUILTIN_RUNNERS)[number];
 

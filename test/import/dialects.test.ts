@@ -34,7 +34,7 @@ describe('the dialect table', () => {
     ]) {
       expect(dialectOf(repo), repo).toBe('pytest');
     }
-    expect(Object.keys(SWEBENCH_DIALECTS)).toHaveLength(41);
+    expect(Object.keys(SWEBENCH_DIALECTS)).toHaveLength(43);
   });
 
   it("maps MAP_REPO_TO_PARSER_RUST's repositories (SWE-bench Multilingual) to cargo", () => {
@@ -117,6 +117,24 @@ describe('the dialect table', () => {
     expect(dialectOf('__proto__')).toBeUndefined();
   });
 
+  it("maps MAP_REPO_TO_PARSER_C's fmt and jq (SWE-bench Multilingual) to ctest, and none of its other repositories", () => {
+    expect(dialectOf('fmtlib/fmt')).toBe('ctest');
+    expect(dialectOf('jqlang/jq')).toBe('ctest');
+    for (const repo of [
+      'redis/redis',
+      'valkey-io/valkey',
+      'micropython/micropython',
+      'nlohmann/json',
+    ]) {
+      expect(dialectOf(repo), repo).toBeUndefined();
+    }
+    expect(DIALECT_RULES.ctest.deny).toEqual([
+      '**/gtest/**',
+      '**/googletest/**',
+      '**/googlemock/**',
+    ]);
+  });
+
   it("names a built-in runner for every dialect, and each dialect's test machinery", () => {
     for (const dialect of Object.values(SWEBENCH_DIALECTS)) {
       expect(isBuiltinRunner(dialect), dialect).toBe(true);
@@ -159,7 +177,7 @@ describe('the reason for a repository without a dialect', () => {
     [
       ['tests/check.c', 'tests/more.cpp'],
       'tests/check.c, tests/more.cpp',
-      'ctest (not built in yet; --runner FILE)',
+      'the ctest runner (--runner ctest)',
     ],
   ])('%j needs %s… %s', (paths, named, needs) => {
     expect(noDialectReason('acme/x', paths)).toBe(

@@ -177,8 +177,8 @@ describe('proctor import swebench: the runner', { timeout: 120_000 }, () => {
         'the jest, vitest or mocha runner (--runner jest, --runner vitest, --runner mocha)',
       ],
       ['java', ['src/test/AppTest.java'], 'the junit runner (--runner junit)'],
-      ['cpp', ['tests/check.cpp'], 'ctest (not built in yet; --runner FILE)'],
-      ['c', ['tests/check.c'], 'ctest (not built in yet; --runner FILE)'],
+      ['cpp', ['tests/check.cpp'], 'the ctest runner (--runner ctest)'],
+      ['c', ['tests/check.c'], 'the ctest runner (--runner ctest)'],
     ];
     const rows = kinds.map(([kind, paths]) => {
       const added = commit(repo, Object.fromEntries(paths.map((p) => [p, `${kind}\n`])), kind);
@@ -287,7 +287,7 @@ describe('proctor import swebench: the runner', { timeout: 120_000 }, () => {
     const cases: Array<[string, string]> = [
       [
         'rspec',
-        'proctor: --runner rspec: not a built-in runner (pytest, node, sympy, django, cargo, go, jest, vitest, mocha, junit) nor a file; pass one of them, or FILE, a runner of your own',
+        'proctor: --runner rspec: not a built-in runner (pytest, node, sympy, django, cargo, go, jest, vitest, mocha, junit, ctest) nor a file; pass one of them, or FILE, a runner of your own',
       ],
       [join(f.root, 'missing.sh'), `proctor: --runner ${join(f.root, 'missing.sh')}: no such file`],
       [folder, `proctor: --runner ${folder}: not a regular file`],

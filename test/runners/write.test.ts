@@ -42,6 +42,7 @@ describe('writeRunner', () => {
       'vitest',
       'mocha',
       'junit',
+      'ctest',
     ]);
     expect(isBuiltinRunner('rspec')).toBe(false);
     expect(isBuiltinRunner('run')).toBe(false);
