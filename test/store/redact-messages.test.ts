@@ -24,6 +24,8 @@ import {
   type PhaseOutcome,
   type Verdict,
 } from '../../src/oracle/verdict.js';
+import type { AgentRunResult } from '../../src/agents/run.js';
+import { agentSolveEnd } from '../../src/solvers/agent.js';
 import { createDeadline } from '../../src/solvers/deadline.js';
 import { runFlat, type FlatProfile } from '../../src/solvers/flat.js';
 import type { ToolSandbox } from '../../src/solvers/tools.js';
@@ -362,6 +364,37 @@ async function solveEnds(): Promise<SolveEnd[]> {
       reason: 'protocol_error',
       detail: 'codex exited 1: Error: session expired: token refresh failed',
     },
+  );
+  // The agent adapter's ends, from its own function (src/solvers/agent.ts), over the proxy's
+  // stops as src/proxy/budget.ts words them and the agent's outcome classes.
+  const run = (outcome: AgentRunResult['outcome'], stderr = ''): AgentRunResult => ({
+    outcome,
+    exitCode: null,
+    durationMs: 10,
+    stdout: '',
+    stderr,
+    stdoutBytes: 0,
+    stderrBytes: stderr.length,
+    truncated: false,
+    logs: [],
+  });
+  ends.push(
+    agentSolveEnd(
+      {
+        reason: 'BUDGET_EXCEEDED',
+        limit: 'tokens',
+        detail: 'the agent used 12000 tokens; the solve allows 10000',
+      },
+      false,
+      run({ kind: 'completed' }),
+    ),
+    agentSolveEnd(
+      null,
+      false,
+      run({ kind: 'crashed', exitCode: 1, oomKilled: false }, 'Error: ENOENT: no such file'),
+    ),
+    agentSolveEnd(null, false, run({ kind: 'crashed', exitCode: 137, oomKilled: true })),
+    agentSolveEnd(null, false, run({ kind: 'output_flood', bytes: 8_388_608 })),
   );
   return ends;
 }
