@@ -48,6 +48,8 @@ describe('the examples', () => {
   it.each([
     ['py-duration-parse', 'pytest'],
     ['node-version-compare', 'node'],
+    ['go-text-ellipsis', 'go'],
+    ['rust-ini-values', 'cargo'],
   ] as const)(
     '%s holds the built-in %s runner as it is today (copy it again after changing the runner)',
     async (example, name) => {
