@@ -43,7 +43,7 @@ describe('report --format swebench', () => {
     const result = await proctor(['--home', home, 'report', batch, '--format', 'swebench']);
     expect(result.code, result.stderr).toBe(0);
     expect(JSON.parse(result.stdout)).toEqual({
-      total_instances: 3,
+      total_instances: 5,
       submitted_instances: 2,
       completed_instances: 0,
       resolved_instances: 0,
@@ -51,7 +51,7 @@ describe('report --format swebench', () => {
       empty_patch_instances: 2,
       error_instances: 0,
       completed_ids: [],
-      incomplete_ids: ['sh-country-codes'],
+      incomplete_ids: ['go-text-ellipsis', 'rust-ini-values', 'sh-country-codes'],
       empty_patch_ids: ['node-version-compare', 'py-duration-parse'],
       submitted_ids: ['node-version-compare', 'py-duration-parse'],
       resolved_ids: [],

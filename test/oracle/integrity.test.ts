@@ -15,6 +15,8 @@ import { tempDir } from '../helpers/temp.js';
 
 const PY_TASK = join(ROOT, 'examples/py-duration-parse');
 const NODE_TASK = join(ROOT, 'examples/node-version-compare');
+const GO_TASK = join(ROOT, 'examples/go-text-ellipsis');
+const RUST_TASK = join(ROOT, 'examples/rust-ini-values');
 // A runner of its own that does not speak protocol 2 (the shell example's).
 const OWN_RUNNER = join(ROOT, 'examples/sh-country-codes/tests/run');
 const grading = (deny: string[], runner = OWN_RUNNER) => ({
@@ -51,7 +53,7 @@ describe('integrityLayers', () => {
   });
 
   it('adds the protocol-2 layers for a runner that says it speaks it (the built-in ones)', async () => {
-    for (const name of ['pytest', 'node', 'sympy', 'django']) {
+    for (const name of ['pytest', 'node', 'sympy', 'django', 'cargo', 'go']) {
       const runner = join(ROOT, 'src/runners', name, 'run');
       expect(await integrityLayers(grading(['tests/**', '**/conftest.py'], runner))).toEqual([
         'screen',
@@ -85,6 +87,9 @@ describe('integrityWarnings', () => {
     // Django's runtests.py loads no conftest.py: no pytest warning for a django task.
     const django = pyTask({ runner: readFileSync(join(ROOT, 'src/runners/django/run'), 'utf8') });
     expect(await runsPytest(await loadBundle(django))).toBe(false);
+    // Nor for a go or cargo task (the cargo runner's comments once named pytest's runner).
+    expect(await runsPytest(await loadBundle(GO_TASK))).toBe(false);
+    expect(await runsPytest(await loadBundle(RUST_TASK))).toBe(false);
   });
 
   it('warns about a pytest task whose deny list lets a conftest.py through, and no other', async () => {
@@ -97,5 +102,7 @@ describe('integrityWarnings', () => {
     expect(await integrityWarnings(await loadBundle(PY_TASK))).toEqual([]);
     // A node task has no use for the glob.
     expect(await integrityWarnings(await loadBundle(NODE_TASK))).toEqual([]);
+    expect(await integrityWarnings(await loadBundle(GO_TASK))).toEqual([]);
+    expect(await integrityWarnings(await loadBundle(RUST_TASK))).toEqual([]);
   });
 });

@@ -1,4 +1,5 @@
-// writeRunner: the built-in runners written into a bundle's tests/ folder as plain files.
+// writeRunner: the built-in runners written into a bundle's tests/ folder as plain files; the
+// examples that hold copies of them.
 import { readFileSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -53,11 +54,35 @@ describe('the examples', () => {
   it.each([
     ['py-duration-parse', 'pytest'],
     ['node-version-compare', 'node'],
+    ['go-text-ellipsis', 'go'],
+    ['rust-ini-values', 'cargo'],
   ] as const)(
     '%s holds the built-in %s runner as it is today (copy it again after changing the runner)',
     async (example, name) => {
       const root = new URL('../../examples/', import.meta.url).pathname;
       expect(readFileSync(join(root, example, 'tests/run'))).toEqual(await runnerSource(name));
+    },
+  );
+
+  // The instructions of a Dockerfile without its comments, a continued line as one.
+  const instructions = (path: string) =>
+    readFileSync(path, 'utf8')
+      .replace(/\\\n/g, '')
+      .split('\n')
+      .filter((line) => line.trim() !== '' && !line.startsWith('#'));
+
+  it.each([
+    ['go-text-ellipsis', 'go'],
+    ['rust-ini-values', 'cargo'],
+  ])(
+    "%s's image begins with the instructions of the %s runner's test image, so the two share their layers",
+    (example, name) => {
+      const root = new URL('../../', import.meta.url).pathname;
+      const fixture = instructions(join(root, 'test/fixtures/images', name, 'Dockerfile'));
+      const own = instructions(join(root, 'examples', example, 'environment/Dockerfile'));
+      expect(fixture.length).toBeGreaterThanOrEqual(2);
+      expect(own.slice(0, fixture.length)).toEqual(fixture);
+      expect(own[fixture.length]).toBe('COPY repo/ /repo/');
     },
   );
 });

@@ -1,0 +1,3 @@
+module example.com/ellipsis
+
+go 1.19
