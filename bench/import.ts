@@ -266,6 +266,7 @@ for (const row of chosen) {
     verdict: string;
     timings: Record<string, number>;
     load: string;
+    gradeFirst: boolean;
   }> = [];
   // The image: the baseline built it; the first grade names it.
   let image: string | null = null;
@@ -307,6 +308,7 @@ for (const row of chosen) {
       verdict: graded.verdict,
       timings: graded.timings,
       load: `${before}-${load()}`,
+      gradeFirst,
     });
   }
   const overheads = rounds.map((r) => r.jobMs - r.testsMs);
@@ -321,7 +323,8 @@ for (const row of chosen) {
     for (const [index, r] of rounds.entries()) {
       lines.push(
         `  ${id} round ${index + 1}: tests ${seconds(r.testsMs)} s  job ${seconds(r.jobMs)} s  ` +
-          `overhead ${seconds(r.jobMs - r.testsMs)} s  (load ${r.load})`,
+          `runner ${seconds(r.runnerMs)} s  overhead ${seconds(r.jobMs - r.testsMs)} s  ` +
+          `(${r.gradeFirst ? 'grade first' : 'raw first'}, load ${r.load})`,
       );
     }
   }
