@@ -9,19 +9,28 @@
 // on the files the test patch touches (swebench/harness/test_spec/python.py
 // get_test_directives: NON_TEST_EXTS left out). Printed per task: the tests' time (the test
 // command alone, timed inside the container), the raw run's wall time, the grade job's time
-// (startedAt to finishedAt), the overhead (job − tests) and whether it is within the target:
+// (startedAt to finishedAt), the runner's part of it (its `tests` step), the overhead
+// (job − tests) in seconds, the ratio job / tests, and whether it is within the target:
 // job time ≤ tests' time + 1.5 s.
+//
+// Like for like: the raw run gets the grade's own limits (the bundle's cpus, memory_mb and
+// pids; cpus 1 by default), where SWE-bench's harness starts its containers with none
+// (`--raw-limits none` does so too). On this shared machine the load moves by several times
+// within a minute, so `--repeat N` alternates the raw run and the grade N times and prints
+// the median of the N overheads (each one a raw run and the grade right after it).
 //
 // Usage: npm run bench:import -- [--rows FILE] [--repos DIR] [--environment DIR] [--n 5]
 //                                [--only ID...]   (ids separated by commas or spaces)
+//                                [--repeat 1] [--raw-limits job|none]
 // Defaults: --rows /work/rows/sympy.jsonl --repos /work/rows/repos --environment /work/rows/env.
 // Rows of a repository whose runner Proctor lacks (sympy before its runner lands) show as
 // quarantined in the baseline; use requests or flask rows (--rows …/flask.jsonl) then.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { loadBundle } from '../src/oracle/bundle.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const PROCTOR = join(ROOT, 'bin/proctor.js');
@@ -56,8 +65,15 @@ const { values } = parseArgs({
     environment: { type: 'string', default: '/work/rows/env' },
     n: { type: 'string', default: '5' },
     only: { type: 'string', multiple: true },
+    repeat: { type: 'string', default: '1' },
+    'raw-limits': { type: 'string', default: 'job' },
   },
 });
+const repeat = Number(values.repeat);
+if (!Number.isInteger(repeat) || repeat < 1) throw new Error(`--repeat must be a whole number ≥ 1`);
+const rawLimits = values['raw-limits'];
+if (rawLimits !== 'job' && rawLimits !== 'none')
+  throw new Error(`--raw-limits must be job or none`);
 
 interface Row {
   instance_id: string;
@@ -150,16 +166,24 @@ interface Job {
 const lines: string[] = [];
 let within = 0;
 let measured = 0;
-for (const row of chosen) {
-  const id = taskId(row.instance_id);
-  const state = sweep.tasks.find((t) => t.task === id);
-  if (state?.validity !== 'valid') {
-    lines.push(
-      `${id.padEnd(26)} not measured: baseline ${state?.validity ?? 'missing'} ${state?.reason ?? ''}`,
-    );
-    continue;
-  }
-  const bundle = join(suite, id);
+const median = (xs: number[]) => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? (sorted[mid] ?? 0) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
+};
+const seconds = (ms: number, width = 6) => (ms / 1000).toFixed(2).padStart(width);
+const load = () => loadavg()[0]?.toFixed(1) ?? '?';
+
+/** One `proctor grade` of the gold patch: the job's time, the runner's, and the job's steps. */
+interface Graded {
+  image: string;
+  verdict: string;
+  jobMs: number;
+  runnerMs: number;
+  timings: Record<string, number>;
+}
+
+function gradeGold(id: string, bundle: string): Graded {
   const graded = proctor(
     'grade',
     bundle,
@@ -177,7 +201,40 @@ for (const row of chosen) {
   if (!job) throw new Error(`${id}: no job ${jobId}`);
   const image = job.result.image?.localId;
   if (!image) throw new Error(`${id}: grade job ${jobId} names no image`);
-  const jobMs = job.finishedAt - job.startedAt;
+  const timings = job.result.timings ?? {};
+  return {
+    image,
+    verdict: job.result.verdict,
+    jobMs: job.finishedAt - job.startedAt,
+    runnerMs: timings.tests ?? (timings.existing ?? 0) + (timings.hidden ?? 0),
+    timings,
+  };
+}
+
+for (const row of chosen) {
+  const id = taskId(row.instance_id);
+  const state = sweep.tasks.find((t) => t.task === id);
+  if (state?.validity !== 'valid') {
+    lines.push(
+      `${id.padEnd(26)} not measured: baseline ${state?.validity ?? 'missing'} ${state?.reason ?? ''}`,
+    );
+    continue;
+  }
+  const bundle = join(suite, id);
+  const { limits } = await loadBundle(bundle);
+  const limitArgs =
+    rawLimits === 'job'
+      ? [
+          '--cpus',
+          String(limits.cpus),
+          '--memory',
+          `${limits.memoryMb}m`,
+          '--memory-swap',
+          `${limits.memoryMb}m`,
+          '--pids-limit',
+          String(limits.pids),
+        ]
+      : [];
 
   // SWE-bench's eval script, reduced to its test step: patches in, test_cmd on the test files.
   const files = [...row.test_patch.matchAll(/^diff --git a\/.* b\/(.*)$/gm)]
@@ -200,35 +257,104 @@ for (const row of chosen) {
     'e=$(date +%s%N)',
     'echo "PROCTOR_TESTS_NS $((e - s)) rc $rc"',
   ].join('\n');
-  const name = `proctor-bench-import-${process.pid}-${id.replace(/[^a-z0-9-]/g, '-')}`;
-  containers.push(name);
-  const raw = run(
-    'docker',
-    ['run', '--rm', '-i', '--name', name, '--network', 'none', image, 'bash', '-s'],
-    script,
-  );
-  containers.pop();
-  const match = /PROCTOR_TESTS_NS (\d+) rc (\d+)/.exec(raw.stdout);
-  if (!match) throw new Error(`${id}: the raw run did not finish: ${raw.stderr.slice(-500)}`);
-  const testsMs = Number(match[1]) / 1e6;
-  const overhead = jobMs - testsMs;
+  const rounds: Array<{
+    testsMs: number;
+    rawMs: number;
+    jobMs: number;
+    runnerMs: number;
+    rc: string;
+    verdict: string;
+    timings: Record<string, number>;
+    load: string;
+    gradeFirst: boolean;
+  }> = [];
+  // The image: the baseline built it; the first grade names it.
+  let image: string | null = null;
+  for (let round = 0; round < repeat; round++) {
+    const before = load();
+    // Grade first in even rounds (the first one learns the image from it), raw first in odd.
+    const gradeFirst: boolean = round % 2 === 0;
+    const grade: Graded | null = gradeFirst ? gradeGold(id, bundle) : null;
+    image = grade?.image ?? image;
+    const name = `proctor-bench-import-${process.pid}-${id.replace(/[^a-z0-9-]/g, '-')}`;
+    containers.push(name);
+    const raw = run(
+      'docker',
+      [
+        'run',
+        '--rm',
+        '-i',
+        '--name',
+        name,
+        '--network',
+        'none',
+        ...limitArgs,
+        image ?? '',
+        'bash',
+        '-s',
+      ],
+      script,
+    );
+    containers.pop();
+    const match = /PROCTOR_TESTS_NS (\d+) rc (\d+)/.exec(raw.stdout);
+    if (!match) throw new Error(`${id}: the raw run did not finish: ${raw.stderr.slice(-500)}`);
+    const graded: Graded = grade ?? gradeGold(id, bundle);
+    rounds.push({
+      testsMs: Number(match[1]) / 1e6,
+      rawMs: raw.ms,
+      jobMs: graded.jobMs,
+      runnerMs: graded.runnerMs,
+      rc: match[2] ?? '?',
+      verdict: graded.verdict,
+      timings: graded.timings,
+      load: `${before}-${load()}`,
+      gradeFirst,
+    });
+  }
+  const overheads = rounds.map((r) => r.jobMs - r.testsMs);
+  const overhead = median(overheads);
+  const testsMs = median(rounds.map((r) => r.testsMs));
+  const jobMs = median(rounds.map((r) => r.jobMs));
+  const ratio = median(rounds.map((r) => r.jobMs / r.testsMs));
   measured += 1;
   if (overhead <= TARGET_MS) within += 1;
+  const last = rounds[rounds.length - 1];
+  if (repeat > 1) {
+    for (const [index, r] of rounds.entries()) {
+      lines.push(
+        `  ${id} round ${index + 1}: tests ${seconds(r.testsMs)} s  job ${seconds(r.jobMs)} s  ` +
+          `runner ${seconds(r.runnerMs)} s  overhead ${seconds(r.jobMs - r.testsMs)} s  ` +
+          `(${r.gradeFirst ? 'grade first' : 'raw first'}, load ${r.load})`,
+      );
+    }
+  }
   lines.push(
-    `${id.padEnd(26)} tests ${(testsMs / 1000).toFixed(2).padStart(7)} s  raw run ${(raw.ms / 1000).toFixed(2).padStart(7)} s  ` +
-      `job ${(jobMs / 1000).toFixed(2).padStart(7)} s  overhead ${(overhead / 1000).toFixed(2).padStart(6)} s  ` +
-      `${overhead <= TARGET_MS ? 'ok' : 'OVER'} (grade ${job.result.verdict}, raw rc ${match[2]}; job: ${Object.entries(
-        job.result.timings ?? {},
-      )
+    `${id.padEnd(26)} tests ${seconds(testsMs, 7)} s  raw run ${seconds(median(rounds.map((r) => r.rawMs)), 7)} s  ` +
+      `job ${seconds(jobMs, 7)} s  runner ${seconds(median(rounds.map((r) => r.runnerMs)), 7)} s  ` +
+      `overhead ${seconds(overhead)} s  ratio ${ratio.toFixed(3)}  ` +
+      `${overhead <= TARGET_MS ? 'ok' : 'OVER'} (grade ${last?.verdict ?? '?'}, raw rc ${last?.rc ?? '?'}, ` +
+      `raw limits ${rawLimits === 'job' ? `cpus ${limits.cpus}, memory ${limits.memoryMb} MiB, pids ${limits.pids}` : 'none'}; ` +
+      `job: ${Object.entries(last?.timings ?? {})
         .filter(([key]) =>
-          ['workspace', 'template', 'container', 'existing', 'hidden', 'cleanup'].includes(key),
+          [
+            'workspace',
+            'template',
+            'container',
+            'apply',
+            'hidden_apply',
+            'collect',
+            'cleanup',
+          ].includes(key),
         )
-        .map(([key, ms]) => `${key} ${(ms / 1000).toFixed(1)}`)
-        .join(', ')})`,
+        .map(([key, ms]) => `${key} ${(ms / 1000).toFixed(2)}`)
+        .join(', ')}; load ${rounds.map((r) => r.load).join(' ')})`,
   );
 }
 
-console.log(`\nper task: SWE-bench's test command in the same image, against the gold grade's job`);
+console.log(
+  `\nper task: SWE-bench's test command in the same image (raw limits: ${rawLimits}), against the gold grade's job` +
+    (repeat > 1 ? ` (medians of ${repeat} rounds)` : ''),
+);
 for (const line of lines) console.log(line);
 console.log(`\n${within} of ${measured} measured tasks within tests' time + ${TARGET_MS / 1000} s`);
 writeFileSync(join(tmpdir(), 'proctor-bench-import-last.txt'), lines.join('\n') + '\n');
