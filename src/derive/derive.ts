@@ -34,7 +34,7 @@ import {
   writeBundleFiles,
   type TaskToml,
 } from './write.js';
-import { isBuiltinRunner, writeRunner } from '../runners/index.js';
+import { BUILTIN_RUNNERS, isBuiltinRunner, writeRunner } from '../runners/index.js';
 
 /**
  * The built-in runners derive runs over a scope of paths: each reports every test of a LIST
@@ -45,19 +45,7 @@ import { isBuiltinRunner, writeRunner } from '../runners/index.js';
  * the ctest runner, under PROCTOR_DISCOVER, every test of the CMake build or every test script
  * under its paths.
  */
-const DERIVE_RUNNERS = [
-  'pytest',
-  'node',
-  'sympy',
-  'django',
-  'cargo',
-  'go',
-  'jest',
-  'vitest',
-  'mocha',
-  'junit',
-  'ctest',
-] as const;
+const DERIVE_RUNNERS = BUILTIN_RUNNERS; // every built-in runner has a discovery mode
 
 export interface DeriveOptions {
   repo: string;
