@@ -246,7 +246,10 @@ export function hardenedContainerOptions(spec: SandboxSpec): ContainerCreateOpti
     WorkingDir: spec.workdir,
     Env: Object.entries(env).map(([k, v]) => `${k}=${v}`),
     Labels: labelsFor(spec.owner, spec.role),
-    NetworkDisabled: true,
+    // No network: NetworkMode "none" (below) gives the container its own network namespace with
+    // loopback alone. Not NetworkDisabled as well: that also leaves /etc/hosts empty, so that
+    // `localhost` does not resolve (node's EAI_AGAIN) where SWE-bench's `--network none`
+    // containers, and every test suite that starts a server on localhost, expect it to.
     AttachStdin: false,
     AttachStdout: false,
     AttachStderr: false,

@@ -42,6 +42,15 @@ describe('isolation', () => {
     expect(result.stdout.trim().split('\n')).toEqual(['lo', '0', 'refused']);
   });
 
+  it('resolves localhost to loopback, as `docker run --network none` does, and the sandbox user cannot change it', async () => {
+    const image = await fixtureImage('setuid');
+    const result = await probe(
+      image,
+      '(getent hosts localhost >/dev/null && echo resolves) || echo unresolved; grep -c "^127.0.0.1[[:space:]]*localhost" /etc/hosts; (echo "1.2.3.4 evil" >> /etc/hosts) 2>/dev/null && echo WROTE || echo denied; ls /sys/class/net',
+    );
+    expect(result.stdout.trim().split('\n')).toEqual(['resolves', '1', 'denied', 'lo']);
+  });
+
   it('refuses writes to the root filesystem, and allows them on its tmpfs', async () => {
     const image = await fixtureImage('setuid');
     const result = await probe(

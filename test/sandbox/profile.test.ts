@@ -108,7 +108,7 @@ describe('isolation profile: docker inspect of real containers', () => {
       const info = await container.inspect();
       const host = info.HostConfig;
       expect(info.Config.User).toBe(isInit ? '0:0' : '1000:1000');
-      expect((info.Config as { NetworkDisabled?: boolean }).NetworkDisabled).toBe(true);
+      expect((info.Config as { NetworkDisabled?: boolean }).NetworkDisabled ?? false).toBe(false);
       expect(host.NetworkMode).toBe('none');
       expect(host.ReadonlyRootfs).toBe(true);
       expect(host.CapDrop).toEqual(['ALL']);
