@@ -187,6 +187,14 @@ describe('worker processes on PostgreSQL', () => {
     const s = await setup();
     const { jobIds, batchId } = await enqueue(s.store, 400, 20);
     const workers = [s.worker(['8', '2000']), s.worker(['8', '2000'])];
+    // Both workers running (connected, the schema checked) before the first cut: a worker
+    // whose start-up migration is cut fails at once, as one that cannot reach its database
+    // does, which is not what this test is about; on a loaded machine one could still be
+    // starting when the other has finished 40 jobs.
+    await waitFor(() => workers.every((w) => w.stdout().includes('ready')), {
+      timeoutMs: 60_000,
+      what: 'the workers to start',
+    });
     const admin = new pg.Client({ connectionString: s.url });
     await admin.connect();
     onCleanup(() => admin.end());
