@@ -15,7 +15,7 @@ import type { Evaluation } from '../../src/oracle/evaluate.js';
 import { requireDocker, resolveImage } from '../../src/sandbox/index.js';
 import { createImageCache } from '../../src/workers/images.js';
 import { dockerScope, execFileAsync, fixtureImage, testDocker } from '../helpers/docker.js';
-import { gradeIn } from '../helpers/grade.js';
+import { gradeIn, swebenchTask } from '../helpers/grade.js';
 import {
   candidateDiff,
   makeRepoBundle,
@@ -126,17 +126,6 @@ beforeAll(async () => {
 const grade = (task: Bundle, candidate: Buffer | null): Promise<Evaluation> =>
   gradeIn(docker, SCOPE, imageId, task, candidate);
 
-/** A copy of the bundle graded by SWE-bench's rules, with other lists when given. */
-async function swebenchTask(lists: { existing?: string[]; hidden?: string[] } = {}) {
-  const copy = withIds(dir, lists);
-  const toml = join(copy, 'task.toml');
-  writeFileSync(
-    toml,
-    readFileSync(toml, 'utf8').replace('[grading]\n', '[grading]\nrules = "swebench"\n'),
-  );
-  return loadBundle(copy);
-}
-
 const lib = (code: string): Files => ({ 'src/lib.rs': `${GOLD_LIB}\n${code}` });
 
 function outcomes(evaluation: Evaluation): Record<string, string> {
@@ -212,7 +201,7 @@ describe('the built-in cargo runner', () => {
   it(
     "grades by SWE-bench's rules: one run after the hidden patch, an ignored test is not recorded (ABSENT)",
     async () => {
-      const task = await swebenchTask();
+      const task = await swebenchTask(dir);
       const base = await grade(task, null);
       expect(base.verdict).toMatchObject({ verdict: 'FAIL', reason: 'HIDDEN_FAILED' });
       expect(base.verdict.detail).toMatch(/subtracts \(ABSENT\)/);
@@ -228,7 +217,7 @@ describe('the built-in cargo runner', () => {
       );
 
       const ignored = await grade(
-        await swebenchTask({ existing: [ID.adds, ID.slow] }),
+        await swebenchTask(dir, { existing: [ID.adds, ID.slow] }),
         readFileSync(bundle.paths.goldPatch ?? ''),
       );
       expect(ignored.verdict).toMatchObject({ verdict: 'FAIL', reason: 'EXISTING_FAILED' });

@@ -7,14 +7,12 @@
 // writes gtest's XML report and prints its lines, a build rule that rewrites the hidden test
 // file) that must not pass.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { loadBundle, type Bundle } from '../../src/oracle/bundle.js';
 import type { Evaluation } from '../../src/oracle/evaluate.js';
-import { declaredOutcomes } from '../../src/oracle/verdict.js';
 import { requireDocker, resolveImage } from '../../src/sandbox/index.js';
 import { dockerScope, execFileAsync, fixtureImage, testDocker } from '../helpers/docker.js';
-import { gradeIn } from '../helpers/grade.js';
+import { gradeIn, outcomes, swebenchOf, swebenchTask } from '../helpers/grade.js';
 import {
   candidateDiff,
   makeRepoBundle,
@@ -138,30 +136,6 @@ beforeAll(async () => {
 
 const grade = (task: Bundle, candidate: Buffer | null, image = imageId): Promise<Evaluation> =>
   gradeIn(docker, SCOPE, image, task, candidate);
-
-function outcomes(evaluation: Evaluation, phase: 'existing' | 'hidden') {
-  const check = evaluation.phases?.[phase]?.check;
-  if (!check) throw new Error(`no ${phase} check: ${JSON.stringify(evaluation.verdict)}`);
-  return Object.fromEntries(declaredOutcomes(check));
-}
-
-/** A copy of a bundle graded by SWE-bench's rules, with other lists when given. */
-async function swebenchTask(from: string, lists: { existing?: string[]; hidden?: string[] } = {}) {
-  const copy = withIds(from, lists);
-  const toml = join(copy, 'task.toml');
-  writeFileSync(
-    toml,
-    readFileSync(toml, 'utf8').replace('[grading]\n', '[grading]\nrules = "swebench"\n'),
-  );
-  return loadBundle(copy);
-}
-
-/** Each declared test's outcome and SWE-bench status, by id. */
-function swebenchOf(evaluation: Evaluation): Record<string, [string, string | undefined]> {
-  return Object.fromEntries(
-    evaluation.tests.tests.map((t) => [t.id, [t.outcome, t.swebench]] as const),
-  );
-}
 
 describe('the built-in ctest runner on GoogleTest', () => {
   it(

@@ -6,14 +6,12 @@
 // and SWE-bench's; and forgeries (an init() that exits 0, lines that imitate `--- PASS`) that
 // must not pass.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { loadBundle, type Bundle } from '../../src/oracle/bundle.js';
 import type { Evaluation } from '../../src/oracle/evaluate.js';
-import { declaredOutcomes } from '../../src/oracle/verdict.js';
 import { requireDocker, resolveImage } from '../../src/sandbox/index.js';
 import { dockerScope, execFileAsync, fixtureImage, testDocker } from '../helpers/docker.js';
-import { gradeIn } from '../helpers/grade.js';
+import { gradeIn, outcomes, swebenchOf, swebenchTask } from '../helpers/grade.js';
 import {
   candidateDiff,
   makeRepoBundle,
@@ -148,30 +146,6 @@ beforeAll(async () => {
 const grade = (task: Bundle, candidate: Buffer | null): Promise<Evaluation> =>
   gradeIn(docker, SCOPE, imageId, task, candidate);
 
-function outcomes(evaluation: Evaluation, phase: 'existing' | 'hidden') {
-  const check = evaluation.phases?.[phase]?.check;
-  if (!check) throw new Error(`no ${phase} check: ${JSON.stringify(evaluation.verdict)}`);
-  return Object.fromEntries(declaredOutcomes(check));
-}
-
-/** A copy of the bundle graded by SWE-bench's rules, with other lists when given. */
-async function swebenchTask(lists: { existing?: string[]; hidden?: string[] } = {}) {
-  const copy = withIds(dir, lists);
-  const toml = join(copy, 'task.toml');
-  writeFileSync(
-    toml,
-    readFileSync(toml, 'utf8').replace('[grading]\n', '[grading]\nrules = "swebench"\n'),
-  );
-  return loadBundle(copy);
-}
-
-/** Each declared test's outcome and SWE-bench status, by id. */
-function swebenchOf(evaluation: Evaluation): Record<string, [string, string | undefined]> {
-  return Object.fromEntries(
-    evaluation.tests.tests.map((t) => [t.id, [t.outcome, t.swebench]] as const),
-  );
-}
-
 describe('the built-in go runner', () => {
   it(
     "fails a baseline on the hidden tests: a subtest's assertion fails, one panics, and the test after it is an error",
@@ -290,7 +264,7 @@ describe('the go runner under SWE-bench rules', () => {
   it(
     'records what parse_log_gotest would: PASSED, FAILED, SKIPPED, and ABSENT for a test with no `---` line',
     async () => {
-      const task = await swebenchTask({ existing: [...SPEC.existing, ID.skip] });
+      const task = await swebenchTask(dir, { existing: [...SPEC.existing, ID.skip] });
       const base = await grade(task, null);
       expect(base.verdict, base.verdict.detail).toMatchObject({
         verdict: 'FAIL',
@@ -314,7 +288,7 @@ describe('the go runner under SWE-bench rules', () => {
   it(
     'quotes the compiler when the candidate breaks the build',
     async () => {
-      const task = await swebenchTask();
+      const task = await swebenchTask(dir);
       const broken = candidateDiff(dir, { 'text/text.go': 'package text\n\nfunc Format(' });
       const evaluation = await grade(task, broken);
       expect(evaluation.verdict).toMatchObject({ verdict: 'FAIL', reason: 'EXISTING_FAILED' });
@@ -365,7 +339,7 @@ describe('forgeries against the go runner', () => {
         'package calc\n',
         `package calc\n\nimport (\n\t"fmt"\n\t"os"\n)\n\nvar _ = fmt.Sprint\nvar _ = os.Exit\n\nfunc init() {\n\t${body}\n}\n`,
       );
-      for (const task of [bundle, await swebenchTask()]) {
+      for (const task of [bundle, await swebenchTask(dir)]) {
         const evaluation = await grade(task, candidateDiff(dir, { 'calc/calc.go': source }));
         expect(evaluation.verdict.verdict, evaluation.verdict.detail).not.toBe('PASS');
         expect(`${evaluation.verdict.reason}: ${evaluation.verdict.detail}`).toMatch(detail);
@@ -393,7 +367,7 @@ describe('forgeries against the go runner', () => {
           'return 0, errors.New("division by zero")',
         ].join('\n\t\t'),
       );
-      for (const task of [bundle, await swebenchTask()]) {
+      for (const task of [bundle, await swebenchTask(dir)]) {
         const evaluation = await grade(task, candidateDiff(dir, { 'calc/calc.go': source }));
         expect(evaluation.verdict).toMatchObject({ verdict: 'FAIL', reason: 'TAMPERED' });
         expect(evaluation.verdict.detail).toMatch(

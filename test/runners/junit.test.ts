@@ -9,14 +9,12 @@
 // cannot build it offline in this image (no plugins in ~/.m2), so the runner falls back to
 // javac, as it must.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { loadBundle, type Bundle } from '../../src/oracle/bundle.js';
 import type { Evaluation } from '../../src/oracle/evaluate.js';
-import { declaredOutcomes } from '../../src/oracle/verdict.js';
 import { requireDocker, resolveImage } from '../../src/sandbox/index.js';
 import { dockerScope, execFileAsync, fixtureImage, testDocker } from '../helpers/docker.js';
-import { gradeIn } from '../helpers/grade.js';
+import { gradeIn, outcomes, swebenchOf, swebenchTask } from '../helpers/grade.js';
 import {
   candidateDiff,
   makeRepoBundle,
@@ -229,30 +227,6 @@ beforeAll(async () => {
 const grade = (task: Bundle, candidate: Buffer | null): Promise<Evaluation> =>
   gradeIn(docker, SCOPE, imageId, task, candidate);
 
-function outcomes(evaluation: Evaluation, phase: 'existing' | 'hidden') {
-  const check = evaluation.phases?.[phase]?.check;
-  if (!check) throw new Error(`no ${phase} check: ${JSON.stringify(evaluation.verdict)}`);
-  return Object.fromEntries(declaredOutcomes(check));
-}
-
-/** A copy of the bundle graded by SWE-bench's rules, with other lists when given. */
-async function swebenchTask(lists: { existing?: string[]; hidden?: string[] } = {}) {
-  const copy = withIds(dir, lists);
-  const toml = join(copy, 'task.toml');
-  writeFileSync(
-    toml,
-    readFileSync(toml, 'utf8').replace('[grading]\n', '[grading]\nrules = "swebench"\n'),
-  );
-  return loadBundle(copy);
-}
-
-/** Each declared test's outcome and SWE-bench status, by id. */
-function swebenchOf(evaluation: Evaluation): Record<string, [string, string | undefined]> {
-  return Object.fromEntries(
-    evaluation.tests.tests.map((t) => [t.id, [t.outcome, t.swebench]] as const),
-  );
-}
-
 describe('the built-in junit runner', () => {
   it(
     'fails a baseline on the hidden tests, and runs JUnit 5 and 4 tests, a parametrized method and a whole class',
@@ -370,7 +344,7 @@ describe('the junit runner under SWE-bench rules', () => {
   it(
     "records what SWE-bench's Maven, Gradle and ant parsers would: a skip is PASSED for Maven, ABSENT for Gradle",
     async () => {
-      const task = await swebenchTask({
+      const task = await swebenchTask(dir, {
         existing: [
           ...SPEC.existing,
           ID.gradleAdd,
@@ -403,7 +377,7 @@ describe('the junit runner under SWE-bench rules', () => {
         [ID.gradleParam1]: ['failed', 'FAILED'],
         [ID.antParam0]: ['passed', 'PASSED'],
       });
-      const fixed = await grade(await swebenchTask(), gold);
+      const fixed = await grade(await swebenchTask(dir), gold);
       expect(fixed.verdict).toMatchObject({ verdict: 'PASS' });
       expect(fixed.verdict.detail).toContain("resolved by SWE-bench's rules");
     },
@@ -451,7 +425,7 @@ describe('forgeries against the junit runner', () => {
         'public class Calc {\n',
         `public class Calc {\n    static {\n        try { ${body} } catch (Exception e) { throw new RuntimeException(e); }\n    }\n\n`,
       );
-      for (const task of [bundle, await swebenchTask()]) {
+      for (const task of [bundle, await swebenchTask(dir)]) {
         const evaluation = await grade(
           task,
           candidateDiff(dir, { 'src/main/java/calc/Calc.java': source }),

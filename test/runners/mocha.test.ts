@@ -11,10 +11,9 @@ import { derive } from '../../src/derive/derive.js';
 import { loadBundle, type Bundle } from '../../src/oracle/bundle.js';
 import { createImageCache } from '../../src/workers/images.js';
 import type { Evaluation } from '../../src/oracle/evaluate.js';
-import { declaredOutcomes } from '../../src/oracle/verdict.js';
 import { requireDocker, resolveImage } from '../../src/sandbox/index.js';
 import { dockerScope, execFileAsync, fixtureImage, testDocker } from '../helpers/docker.js';
-import { gradeIn } from '../helpers/grade.js';
+import { gradeIn, outcomes, swebenchOf, swebenchTask } from '../helpers/grade.js';
 import { leftovers } from '../helpers/home.js';
 import { commit, newRepo } from '../helpers/repos.js';
 import { tempDir } from '../helpers/temp.js';
@@ -138,29 +137,6 @@ beforeAll(async () => {
 const grade = (task: Bundle, candidate: Buffer | null): Promise<Evaluation> =>
   gradeIn(docker, SCOPE, imageId, task, candidate);
 
-function outcomes(evaluation: Evaluation, phase: 'existing' | 'hidden') {
-  const check = evaluation.phases?.[phase]?.check;
-  if (!check) throw new Error(`no ${phase} check: ${JSON.stringify(evaluation.verdict)}`);
-  return Object.fromEntries(declaredOutcomes(check));
-}
-
-/** A copy of the bundle graded by SWE-bench's rules, with other lists when given. */
-async function swebenchTask(lists: { existing?: string[]; hidden?: string[] } = {}) {
-  const copy = withIds(dir, lists);
-  const toml = join(copy, 'task.toml');
-  writeFileSync(
-    toml,
-    readFileSync(toml, 'utf8').replace('[grading]\n', '[grading]\nrules = "swebench"\n'),
-  );
-  return loadBundle(copy);
-}
-
-function swebenchOf(evaluation: Evaluation): Record<string, [string, string | undefined]> {
-  return Object.fromEntries(
-    evaluation.tests.tests.map((t) => [t.id, [t.outcome, t.swebench]] as const),
-  );
-}
-
 describe('the built-in mocha runner', () => {
   it(
     'fails a baseline on the hidden tests and passes the gold patch',
@@ -248,7 +224,7 @@ describe('the mocha runner under SWE-bench rules', () => {
   it(
     'records what parse_log_tap would: PASSED, FAILED, and ABSENT for a pending test and one a hook kept from running',
     async () => {
-      const task = await swebenchTask({
+      const task = await swebenchTask(dir, {
         existing: [...SPEC.existing, ID.pending, ID.hooked],
       });
       const base = await grade(task, null);
@@ -260,7 +236,7 @@ describe('the mocha runner under SWE-bench rules', () => {
         [ID.pending]: ['skipped', 'ABSENT'],
         [ID.hooked]: ['error', 'ABSENT'],
       });
-      const fixed = await grade(await swebenchTask(), gold);
+      const fixed = await grade(await swebenchTask(dir), gold);
       expect(fixed.verdict, fixed.verdict.detail).toMatchObject({ verdict: 'PASS' });
     },
     SLOW,
@@ -387,7 +363,7 @@ for (const id of ['div divides exactly', 'div rounds down', 'div refuses zero'])
     '%s is TAMPERED',
     async (_name, forgery, detail) => {
       const source = `${forgery}\n${CALC}`;
-      for (const task of [bundle, await swebenchTask()]) {
+      for (const task of [bundle, await swebenchTask(dir)]) {
         const evaluation = await grade(task, candidateDiff(dir, { 'lib/calc.js': source }));
         expect(evaluation.verdict, evaluation.verdict.detail).toMatchObject({
           verdict: 'FAIL',
@@ -404,7 +380,7 @@ for (const id of ['div divides exactly', 'div rounds down', 'div refuses zero'])
     async () => {
       const tap = [ID.exact, ID.floor, ID.zero].map((id, n) => `ok ${n + 1} ${id}`).join('\\n');
       const source = `console.log('${tap}');\n${CALC}`;
-      for (const task of [bundle, await swebenchTask()]) {
+      for (const task of [bundle, await swebenchTask(dir)]) {
         const evaluation = await grade(task, candidateDiff(dir, { 'lib/calc.js': source }));
         expect(evaluation.verdict, evaluation.verdict.detail).toMatchObject({
           verdict: 'FAIL',

@@ -3,8 +3,7 @@
 // lists; each verdict is what SWE-bench 5.x's grading.py would decide from `pytest -rA`'s log
 // (a skip is summarised as `SKIPPED [1] file:line`, which names no test, so it is ABSENT; an
 // XFAIL passes; an absent ID fails; a truncated parametrized ID matches the IDs it prefixes).
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadBundle, type Bundle } from '../../src/oracle/bundle.js';
 import type { Evaluation } from '../../src/oracle/evaluate.js';
@@ -12,13 +11,8 @@ import { renderOracleLog } from '../../src/oracle/oracle-log.js';
 import { decideSwebenchBaseline } from '../../src/oracle/swebench-verdict.js';
 import { requireDocker, resolveImage } from '../../src/sandbox/index.js';
 import { dockerScope, fixtureImage, testDocker } from '../helpers/docker.js';
-import { gradeIn } from '../helpers/grade.js';
-import {
-  candidateDiff,
-  makeRepoBundle,
-  withIds,
-  type RepoBundleSpec,
-} from '../helpers/repo-bundles.js';
+import { gradeIn, swebenchTask } from '../helpers/grade.js';
+import { candidateDiff, makeRepoBundle, type RepoBundleSpec } from '../helpers/repo-bundles.js';
 
 const docker = testDocker();
 const SCOPE = dockerScope(docker, 'runners-pytest-swebench');
@@ -92,17 +86,6 @@ let dir: string;
 let imageId: string;
 let gold: Buffer;
 
-/** A copy of the bundle graded by SWE-bench's rules, with other lists when given. */
-async function swebenchTask(lists: { existing?: string[]; hidden?: string[] } = {}) {
-  const copy = withIds(dir, lists);
-  const toml = join(copy, 'task.toml');
-  writeFileSync(
-    toml,
-    readFileSync(toml, 'utf8').replace('[grading]\n', '[grading]\nrules = "swebench"\n'),
-  );
-  return loadBundle(copy);
-}
-
 beforeAll(async () => {
   await requireDocker(docker);
   await fixtureImage('runners');
@@ -132,7 +115,7 @@ describe('SWE-bench rules with the built-in pytest runner', () => {
   it(
     'runs both lists once after the hidden patch: the baseline is sound and the gold patch resolves, a truncated id and a test the patch adds included',
     async () => {
-      const task = await swebenchTask();
+      const task = await swebenchTask(dir);
       const base = await grade(task, null);
       expect(base.phaseRecords.map((r) => r.name)).toEqual(['tests']);
       expect(base.hiddenApply?.exitCode).toBe(0);
@@ -203,7 +186,7 @@ describe('SWE-bench rules with the built-in pytest runner', () => {
         ],
       ];
       for (const [name, lists, reason, detail] of cases) {
-        const evaluation = await grade(await swebenchTask(lists), gold);
+        const evaluation = await grade(await swebenchTask(dir, lists), gold);
         expect({ name, reason: evaluation.verdict.reason }).toEqual({ name, reason });
         expect(evaluation.verdict.detail).toMatch(detail);
       }
@@ -214,7 +197,7 @@ describe('SWE-bench rules with the built-in pytest runner', () => {
   it(
     'quotes the cause when a listed test file cannot be collected (a module that is not installed)',
     async () => {
-      const task = await swebenchTask({ existing: [ID.add, ID.broken] });
+      const task = await swebenchTask(dir, { existing: [ID.add, ID.broken] });
       const evaluation = await grade(task, gold);
       expect(evaluation.verdict.reason).toBe('EXISTING_FAILED');
       expect(evaluation.verdict.detail).toMatch(
@@ -228,7 +211,7 @@ describe('SWE-bench rules with the built-in pytest runner', () => {
   it(
     'shows the cause of a conftest that cannot be imported, in the detail and the oracle log',
     async () => {
-      const task = await swebenchTask();
+      const task = await swebenchTask(dir);
       const candidate = candidateDiff(dir, { ...SPEC.gold, 'conftest.py': 'import flask\n' });
       const evaluation = await grade(task, candidate);
       expect(evaluation.verdict.verdict).toBe('FAIL');

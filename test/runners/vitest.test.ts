@@ -5,14 +5,12 @@
 // does not parse (every listed test an error, vitest's lines as the cause), under Proctor's
 // rules and SWE-bench's; and forgeries that must not pass.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { loadBundle, type Bundle } from '../../src/oracle/bundle.js';
 import type { Evaluation } from '../../src/oracle/evaluate.js';
-import { declaredOutcomes } from '../../src/oracle/verdict.js';
 import { requireDocker, resolveImage } from '../../src/sandbox/index.js';
 import { dockerScope, execFileAsync, fixtureImage, testDocker } from '../helpers/docker.js';
-import { gradeIn } from '../helpers/grade.js';
+import { gradeIn, outcomes, swebenchOf, swebenchTask } from '../helpers/grade.js';
 import {
   candidateDiff,
   makeRepoBundle,
@@ -134,30 +132,6 @@ beforeAll(async () => {
 const grade = (task: Bundle, candidate: Buffer | null): Promise<Evaluation> =>
   gradeIn(docker, SCOPE, imageId, task, candidate);
 
-function outcomes(evaluation: Evaluation, phase: 'existing' | 'hidden') {
-  const check = evaluation.phases?.[phase]?.check;
-  if (!check) throw new Error(`no ${phase} check: ${JSON.stringify(evaluation.verdict)}`);
-  return Object.fromEntries(declaredOutcomes(check));
-}
-
-/** A copy of the bundle graded by SWE-bench's rules, with other lists when given. */
-async function swebenchTask(lists: { existing?: string[]; hidden?: string[] } = {}) {
-  const copy = withIds(dir, lists);
-  const toml = join(copy, 'task.toml');
-  writeFileSync(
-    toml,
-    readFileSync(toml, 'utf8').replace('[grading]\n', '[grading]\nrules = "swebench"\n'),
-  );
-  return loadBundle(copy);
-}
-
-/** Each declared test's outcome and SWE-bench status, by id. */
-function swebenchOf(evaluation: Evaluation): Record<string, [string, string | undefined]> {
-  return Object.fromEntries(
-    evaluation.tests.tests.map((t) => [t.id, [t.outcome, t.swebench]] as const),
-  );
-}
-
 describe('the built-in vitest runner', () => {
   it(
     'fails a baseline on the hidden tests and passes the gold patch, test.each titles and nested describe blocks included',
@@ -264,7 +238,7 @@ describe('the vitest runner under SWE-bench rules', () => {
   it(
     'records what parse_log_vitest would: PASSED, FAILED, and ABSENT for a skip (vitest 2.1 does not print it)',
     async () => {
-      const task = await swebenchTask();
+      const task = await swebenchTask(dir);
       const base = await grade(task, null);
       expect(base.verdict, base.verdict.detail).toMatchObject({
         verdict: 'FAIL',
@@ -279,7 +253,7 @@ describe('the vitest runner under SWE-bench rules', () => {
       const fixed = await grade(task, gold);
       expect(fixed.verdict, fixed.verdict.detail).toMatchObject({ verdict: 'PASS' });
       expect(fixed.verdict.detail).toContain("resolved by SWE-bench's rules");
-      const skipped = await grade(await swebenchTask({ existing: [ID.skip] }), gold);
+      const skipped = await grade(await swebenchTask(dir, { existing: [ID.skip] }), gold);
       expect(swebenchOf(skipped)[ID.skip]).toEqual(['skipped', 'ABSENT']);
     },
     SLOW,
@@ -291,7 +265,7 @@ describe('forgeries against the vitest runner', () => {
     'code that makes every expectation pass does not pass: the sentinel that must fail passes too',
     async () => {
       const source = `${CALC}\nimport { chai } from 'vitest';\nchai.Assertion.prototype.assert = function () {};\n`;
-      for (const task of [bundle, await swebenchTask()]) {
+      for (const task of [bundle, await swebenchTask(dir)]) {
         const evaluation = await grade(task, candidateDiff(dir, { 'src/calc.js': source }));
         expect(evaluation.verdict.verdict, evaluation.verdict.detail).not.toBe('PASS');
         expect(`${evaluation.verdict.reason}: ${evaluation.verdict.detail}`).toMatch(/sentinel/);
