@@ -24,6 +24,7 @@ import type { Logger } from '../logger.js';
 import type { ProxyLimits } from '../proxy/budget.js';
 import { WIRE_PROTOCOLS, type WireProtocol } from '../proxy/protocols.js';
 import { SOCKET_NAME } from '../proxy/options.js';
+import { scrubText } from '../proxy/scrub.js';
 import { startModelProxy } from '../proxy/server.js';
 import type { Trajectory } from '../proxy/trajectory.js';
 import type { DockerClient } from '../sandbox/docker.js';
@@ -98,14 +99,8 @@ export function proxyProtocol(definition: AgentDefinition): WireProtocol {
   return protocol;
 }
 
-const mask = (text: string, secrets: readonly string[]): string => {
-  let out = text;
-  for (const secret of secrets) if (secret !== '') out = out.split(secret).join('[REDACTED]');
-  return out;
-};
-
 const tail = (text: string, secrets: readonly string[]): string =>
-  mask(text.length > OUTPUT_TAIL_CHARS ? `…${text.slice(-OUTPUT_TAIL_CHARS)}` : text, secrets);
+  scrubText(text.length > OUTPUT_TAIL_CHARS ? `…${text.slice(-OUTPUT_TAIL_CHARS)}` : text, secrets);
 
 /** The solve's end from the proxy's stop, the cancel, and the agent's outcome, in that order. */
 export function agentSolveEnd(
@@ -211,7 +206,7 @@ export async function runAgentSolve(run: AgentSolveRun): Promise<AgentSolve> {
         stderr: tail(result.stderr, secrets),
         logs: result.logs.map((log) => log.path),
       });
-      const logs = result.logs.map((log) => ({ ...log, text: mask(log.text, secrets) }));
+      const logs = result.logs.map((log) => ({ ...log, text: scrubText(log.text, secrets) }));
       return { end, started, trajectory: proxy.trajectory(), run: result, logs };
     } finally {
       await proxy.close();

@@ -44,11 +44,15 @@ export function createPool(url: string, options: PgConnectOptions = {}): pg.Pool
   // An idle client whose server went away emits here; without a listener the process dies.
   // The next query gets a fresh connection (and its own error if the server is still gone).
   pool.on('error', () => {});
-  // Every connection is heard from birth: pg-pool emits 'connect' (synchronously) before it
-  // hands a new client out. Hearing it only once the caller's `await pool.connect()` resumes
-  // is too late when the handshake's last message and a FATAL (a terminated backend) arrive
-  // in one read: pg emits the error in that same parse, before any promise continuation runs.
-  pool.on('connect', hearErrors);
+  // Every connection is heard from birth, for good: pg-pool emits 'connect' (synchronously)
+  // once per new client, before it hands it out. While a client is checked out the pool does
+  // not listen to it, and a connection cut between two statements or after its release (a
+  // terminated backend's FATAL 57P01, a restarted server) emits an error that, unheard, kills
+  // the process; the statement in flight fails with it anyway, so the event needs no handling.
+  // Hearing a client only once `await pool.connect()` resumes is too late when the
+  // handshake's last message and a FATAL arrive in one read: pg emits the error in that same
+  // parse, before any promise continuation runs.
+  pool.on('connect', (client) => client.on('error', () => {}));
   return pool;
 }
 
@@ -62,28 +66,12 @@ export function createClient(url: string, options: PgConnectOptions = {}): pg.Cl
   });
 }
 
-const hearing = new WeakSet<pg.ClientBase>();
-
-/**
- * Gives a pooled client a listener for its 'error' events, once, for good. While a client is
- * checked out the pool does not listen to it, and a connection cut between two statements or
- * after its release (a terminated backend's FATAL 57P01, a restarted server) emits an error
- * that, unheard, kills the process. The statement in flight fails with it anyway; the event
- * itself needs no handling. Removing the listener at release is what let a late one through.
- */
-export function hearErrors(client: pg.ClientBase): void {
-  if (hearing.has(client)) return;
-  hearing.add(client);
-  client.on('error', () => {});
-}
-
 /** Runs `fn` in one transaction on one connection; rolls back when it throws. */
 export async function inTransaction<T>(
   pool: Pick<pg.Pool, 'connect'>,
   fn: (client: pg.PoolClient) => Promise<T>,
 ): Promise<T> {
   const client = await pool.connect();
-  hearErrors(client);
   let broken = false;
   try {
     await client.query('BEGIN');

@@ -124,16 +124,10 @@ export function openPgJobStore(url: string, options: PgJobStoreOptions = {}): Pg
   const gate = options.outages
     ? createOutageGate(connected, isConnectionError, options.outages)
     : undefined;
-  // Every connection is taken through the gate, when there is one, and is heard for good
-  // (db.ts hearErrors): a connection cut while checked out, or after its release, must not
-  // kill the process.
+  // Every connection is taken through the gate, when there is one (the pool hears each one's
+  // errors from birth: db.ts createPool).
   const connections = {
-    connect: async () => {
-      const client = await (gate ? gate.connect() : connected().connect());
-      // The driver is loaded with the pool (connect), before any connection is taken.
-      (driver as typeof Driver).hearErrors(client);
-      return client;
-    },
+    connect: () => (gate ? gate.connect() : connected().connect()),
   };
   // Statements outside a transaction run on a pooled connection, there once `run` awaited
   // ready. As pg's pool.query does, a connection whose statement failed is not reused.
