@@ -23,9 +23,11 @@ import { filePath, isDevNull, show, showPath } from './diff-paths.js';
 
 /** True when `patch` holds no `diff --git` line but does hold a traditional section. */
 export function isTraditionalDiff(patch: Buffer): boolean {
-  const text = patch.toString('latin1');
-  if (/^diff --git /m.test(text)) return false;
-  return /^--- [^\n]*\n\+\+\+ [^\n]*\n@@ -/m.test(text);
+  return isTraditional(patch.toString('latin1'));
+}
+
+function isTraditional(text: string): boolean {
+  return !/^diff --git /m.test(text) && /^--- [^\n]*\n\+\+\+ [^\n]*\n@@ -/m.test(text);
 }
 
 /**
@@ -33,8 +35,9 @@ export function isTraditionalDiff(patch: Buffer): boolean {
  * (a git diff, a blank patch, or text with no section, which the git-diff parser then refuses).
  */
 export function asGitDiff(patch: Buffer): Buffer {
-  if (!isTraditionalDiff(patch)) return patch;
-  const lines = new Lines(patch.toString('latin1'));
+  const text = patch.toString('latin1');
+  if (!isTraditional(text)) return patch;
+  const lines = new Lines(text);
   const out: string[] = [];
   while (!lines.done) {
     const line = lines.peek();
@@ -62,7 +65,7 @@ function rewriteSection(lines: Lines): string {
   const minus = header(lines.next(), '--- ', lineNo);
   const plus = header(lines.next(), '+++ ', lineNo + 1);
   const fail: Fail = (why) => invalid(`line ${lineNo}: ${why}`);
-  const first = firstHunk(lines);
+  const first = lines.peek(); // the first hunk's header ('' at the end)
   const added = isDevNull(minus) || (isEpoch(minus) && /^@@ -0,0 /.test(first));
   const deleted = isDevNull(plus) || (isEpoch(plus) && / \+0,0 @@/.test(first));
   if (added && deleted) throw fail('both `--- ` and `+++ ` are /dev/null');
@@ -91,11 +94,6 @@ function rewriteSection(lines: Lines): string {
   head.push(added ? '--- /dev/null\n' : `--- a/${path}${end}`);
   head.push(deleted ? '+++ /dev/null\n' : `+++ b/${path}${end}`);
   return head.join('') + hunks;
-}
-
-/** The section's first hunk header ('' when none follows). */
-function firstHunk(lines: Lines): string {
-  return lines.done ? '' : lines.peek();
 }
 
 // GNU `diff -N` writes an absent file as an empty one dated the epoch (in its local time zone:
