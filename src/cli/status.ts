@@ -70,31 +70,35 @@ const NO_DATABASE: StatusStore = {
   close: () => Promise.resolve(),
 };
 
-async function printTrajectories(context: CommandContext, store: JobStore, ids: number[]) {
-  const [{ openArtifactStore }, { createRedactor }, { trajectoryLines }] = await Promise.all([
-    import('../queue/open.js'),
-    import('../store/index.js'),
-    import('./trajectory.js'),
-  ]);
-  const artifacts = openArtifactStore(context.config, store, {
-    redactor: createRedactor(),
-    clock: context.clock,
-  });
-  for (const id of ids) {
-    const stored = (await store.listArtifacts(id)).find((a) => a.name === 'trajectory.json');
-    if (!stored) {
-      context.io.err(`proctor: job ${id} has no trajectory (only agent solves have one)`);
-      continue;
-    }
-    const bytes = await artifacts.read(stored, { maxBytes: Math.max(stored.size, 1) });
-    context.io.out(`--- trajectory of job ${id} (artifact ${stored.id}, ${stored.size} bytes) ---`);
-    const lines = trajectoryLines(bytes.toString('utf8'));
-    if (lines === null) context.io.out(bytes.subarray(0, MAX_LOG_BYTES).toString('utf8').trimEnd());
-    else for (const line of lines) context.io.out(line);
-  }
+/** One artifact `status` prints per job: its name, what it is called, and how to show it. */
+interface PrintedArtifact {
+  name: string;
+  /** What the header calls it (`oracle log`). */
+  what: string;
+  /** Said when a job has none. */
+  missing: string;
+  /** Its lines, when it can be shown better than as text; null to print it as text. */
+  render?: (text: string) => string[] | null;
 }
 
-async function printLogs(context: CommandContext, store: JobStore, ids: number[]) {
+const ORACLE_LOG: PrintedArtifact = {
+  name: 'oracle.log',
+  what: 'oracle log',
+  missing: 'no oracle log',
+};
+
+const TRAJECTORY: PrintedArtifact = {
+  name: 'trajectory.json',
+  what: 'trajectory',
+  missing: 'no trajectory (only agent solves have one)',
+};
+
+async function printArtifacts(
+  context: CommandContext,
+  store: JobStore,
+  ids: number[],
+  printed: PrintedArtifact,
+) {
   const [{ openArtifactStore }, { createRedactor }] = await Promise.all([
     import('../queue/open.js'),
     import('../store/index.js'),
@@ -104,15 +108,21 @@ async function printLogs(context: CommandContext, store: JobStore, ids: number[]
     clock: context.clock,
   });
   for (const id of ids) {
-    const log = (await store.listArtifacts(id)).find((a) => a.name === 'oracle.log');
-    if (!log) {
-      context.io.err(`proctor: job ${id} has no oracle log`);
+    const stored = (await store.listArtifacts(id)).find((a) => a.name === printed.name);
+    if (!stored) {
+      context.io.err(`proctor: job ${id} has ${printed.missing}`);
       continue;
     }
-    const bytes = await artifacts.read(log, { maxBytes: Math.max(log.size, 1) });
-    const text = bytes.subarray(0, MAX_LOG_BYTES).toString('utf8');
-    context.io.out(`--- oracle log of job ${id} (artifact ${log.id}, ${log.size} bytes) ---`);
-    context.io.out(text.trimEnd());
+    const bytes = await artifacts.read(stored, { maxBytes: Math.max(stored.size, 1) });
+    context.io.out(
+      `--- ${printed.what} of job ${id} (artifact ${stored.id}, ${stored.size} bytes) ---`,
+    );
+    const lines = printed.render?.(bytes.toString('utf8')) ?? null;
+    if (lines !== null) {
+      for (const line of lines) context.io.out(line);
+      continue;
+    }
+    context.io.out(bytes.subarray(0, MAX_LOG_BYTES).toString('utf8').trimEnd());
     if (bytes.length > MAX_LOG_BYTES)
       context.io.out(`…[${bytes.length - MAX_LOG_BYTES} more bytes]`);
   }
@@ -290,18 +300,14 @@ export async function statusCommand(
         }
         for (const id of missing) io.err(`proctor: no job ${id}`);
       }
-      if (options.log && opened)
-        await printLogs(
-          context,
-          opened,
-          found.map((j) => j.id),
-        );
+      const foundIds = found.map((j) => j.id);
+      if (options.log && opened) await printArtifacts(context, opened, foundIds, ORACLE_LOG);
       if (options.trajectory && opened) {
-        await printTrajectories(
-          context,
-          opened,
-          found.map((j) => j.id),
-        );
+        const { trajectoryLines } = await import('./trajectory.js');
+        await printArtifacts(context, opened, foundIds, {
+          ...TRAJECTORY,
+          render: trajectoryLines,
+        });
       }
       // Like a missing batch: asking about a job that does not exist is the caller's mistake.
       return missing.length > 0 ? 2 : 0;
