@@ -11,7 +11,8 @@ import { readFileSync } from 'node:fs';
 import { loadBundle, type Bundle } from '../../src/oracle/bundle.js';
 import type { Evaluation } from '../../src/oracle/evaluate.js';
 import { requireDocker, resolveImage } from '../../src/sandbox/index.js';
-import { dockerScope, execFileAsync, fixtureImage, testDocker } from '../helpers/docker.js';
+import { dockerScope, fixtureImage, testDocker } from '../helpers/docker.js';
+import { discoverInImage } from '../helpers/discover.js';
 import { gradeIn, outcomes, swebenchOf, swebenchTask } from '../helpers/grade.js';
 import {
   candidateDiff,
@@ -222,25 +223,14 @@ describe("the ctest runner under derive's discovery", () => {
     'runs every gtest test of the build and every other CTest test, and reports each, by hand in the image',
     async () => {
       // In place, in a throwaway container: the install step's build/ knows /repo as its home.
-      const script =
-        "cd /repo && printf 'test/calc-test.cc\\ntest/check.sh\\n' > /tmp/list && " +
-        '{ python3 /proctor-run /tmp/list /tmp/report >/dev/null 2>&1; cat /tmp/report; }';
-      const { stdout } = await execFileAsync('docker', [
-        'run',
-        '--rm',
-        '--network',
-        'none',
-        '--env',
-        'PROCTOR_DISCOVER=1',
-        '--volume',
-        `${bundle.paths.runner}:/proctor-run:ro`,
-        imageId,
-        'sh',
-        '-c',
-        script,
-      ]);
-      const report = JSON.parse(stdout) as { tests: Array<{ id: string; status: string }> };
-      expect(Object.fromEntries(report.tests.map((t) => [t.id, t.status]))).toEqual({
+      expect(
+        await discoverInImage(
+          imageId,
+          bundle.paths.runner,
+          ['test/calc-test.cc', 'test/check.sh'],
+          { inPlace: true },
+        ),
+      ).toEqual({
         [ID.small]: 'passed',
         [ID.wrong]: 'failed',
         [ID.skipped]: 'skipped',

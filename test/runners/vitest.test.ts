@@ -9,7 +9,8 @@ import { readFileSync } from 'node:fs';
 import { loadBundle, type Bundle } from '../../src/oracle/bundle.js';
 import type { Evaluation } from '../../src/oracle/evaluate.js';
 import { requireDocker, resolveImage } from '../../src/sandbox/index.js';
-import { dockerScope, execFileAsync, fixtureImage, testDocker } from '../helpers/docker.js';
+import { dockerScope, fixtureImage, testDocker } from '../helpers/docker.js';
+import { discoverInImage } from '../helpers/discover.js';
 import { gradeIn, outcomes, swebenchOf, swebenchTask } from '../helpers/grade.js';
 import {
   candidateDiff,
@@ -199,29 +200,9 @@ describe("the vitest runner under derive's discovery", () => {
   it(
     'runs every test of the test files under its paths and reports each, by hand in the image',
     async () => {
-      const script =
-        "cp -r /repo /tmp/r && cd /tmp/r && printf '__tests__/calc.test.js\\n' > /tmp/list && " +
-        '{ python3 /proctor-run /tmp/list /tmp/report >/dev/null 2>&1; cat /tmp/report; }';
-      const { stdout } = await execFileAsync('docker', [
-        'run',
-        '--rm',
-        '--network',
-        'none',
-        '--user',
-        '1000:1000',
-        '--env',
-        'HOME=/tmp',
-        '--env',
-        'PROCTOR_DISCOVER=1',
-        '--volume',
-        `${bundle.paths.runner}:/proctor-run:ro`,
-        imageId,
-        'sh',
-        '-c',
-        script,
-      ]);
-      const report = JSON.parse(stdout) as { tests: Array<{ id: string; status: string }> };
-      expect(Object.fromEntries(report.tests.map((t) => [t.id, t.status]))).toEqual({
+      expect(
+        await discoverInImage(imageId, bundle.paths.runner, ['__tests__/calc.test.js']),
+      ).toEqual({
         [ID.add]: 'passed',
         [ID.signsA]: 'passed',
         [ID.signsB]: 'passed',
