@@ -207,6 +207,12 @@ export async function buildAgentLayer(
       {
         tag: `proctor-agent:${definition.name}-${digest.slice(0, 12)}-${base.slice(7, 19)}`,
         labels: {
+          // A layer is built FROM the task image and would inherit its claim to have been built
+          // from the task's context: a home without a record of that context would then take
+          // the newest such image, this layer, as the task image, and stack the next layer on
+          // it, and so on, until Docker's layer limit ("max depth exceeded"). Blank the claim.
+          [LABEL.context]: '',
+          [LABEL.dockerfile]: '',
           [LABEL.agent]: definition.name,
           [LABEL.agentDigest]: digest,
           [LABEL.agentBase]: base,

@@ -22,8 +22,15 @@ import {
 import { npmBuildSettings } from '../../src/config.js';
 import { ProctorError } from '../../src/errors.js';
 import { removeContainer } from '../../src/sandbox/container.js';
-import { dockerScope, fixtureImage, readFromImage, testDocker } from '../helpers/docker.js';
-import { tempDir } from '../helpers/temp.js';
+import { LABEL } from '../../src/sandbox/labels.js';
+import {
+  dockerScope,
+  execFileAsync,
+  fixtureImage,
+  readFromImage,
+  testDocker,
+} from '../helpers/docker.js';
+import { onCleanup, tempDir } from '../helpers/temp.js';
 
 const docker = testDocker();
 const scope = dockerScope(docker, 'agents-layer');
@@ -184,6 +191,36 @@ describe('agent layers', () => {
     });
     expect(result.outcome).toEqual({ kind: 'completed' });
     expect(result.stdout).toBe(`hello from node ${process.versions.node.split('.')[0]}\n`);
+  }, 900_000);
+
+  it("does not carry the task image's context labels, so no later home takes the layer for the task image", async () => {
+    // A task image as the image cache builds it: labelled with its context's hash.
+    const context = tempDir();
+    writeFileSync(join(context, 'Dockerfile'), `FROM ${base}\n`);
+    const hash = 'f'.repeat(64);
+    await execFileAsync('docker', [
+      'build',
+      '-q',
+      '--label',
+      `${LABEL.context}=${hash}`,
+      '--label',
+      `${LABEL.dockerfile}=Dockerfile`,
+      '-t',
+      `proctor-test-labelled:${'f'.repeat(12)}`,
+      context,
+    ]);
+    const tag = `proctor-test-labelled:${hash.slice(0, 12)}`;
+    const task = (await docker.getImage(tag).inspect()).Id;
+    const layer = await layers.resolve(task, helloAgent('host'));
+    onCleanup(async () => {
+      await execFileAsync('docker', ['rmi', '-f', layer.image, tag]).catch(() => undefined);
+    });
+    const labels = (await docker.getImage(layer.image).inspect()).Config.Labels ?? {};
+    expect(labels[LABEL.agent]).toBe('hello');
+    expect(labels[LABEL.context] ?? '').toBe('');
+    expect(labels[LABEL.dockerfile] ?? '').toBe('');
+    const claimed = await docker.listImages({ filters: { label: [`${LABEL.context}=${hash}`] } });
+    expect(claimed.map((i) => i.Id)).toEqual([task]);
   }, 900_000);
 
   it('installs the Node version a definition asks for from npm, and runs the agent on it', async () => {
