@@ -58,6 +58,10 @@ export interface ModelProxy {
   close(): Promise<void>;
 }
 
+/** What a refused body may still send, discarded, before its connection goes. */
+const DRAIN_BYTES = 256 * 1024 * 1024;
+const DRAIN_MS = 10_000;
+
 const digest = (s: string) => createHash('sha256').update(s).digest();
 
 /** Reads a request body up to `limit` bytes; null when it is larger. */
@@ -65,20 +69,39 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer | null> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    req.on('data', (chunk: Buffer) => {
+    const onData = (chunk: Buffer) => {
       size += chunk.length;
       if (size > limit) {
+        // Over the limit: stop collecting and leave the rest of the body to the caller.
+        req.off('data', onData);
         req.pause();
         resolve(null);
         return;
       }
       chunks.push(chunk);
-    });
+    };
+    req.on('data', onData);
     req.on('end', () => resolve(Buffer.concat(chunks)));
     req.on('error', reject);
     // Resolved already when the body was whole; otherwise the agent went away mid-body.
     req.on('close', () => reject(new Error('the agent went away before its request was whole')));
   });
+}
+
+/**
+ * Discards the rest of a refused body, so that the agent's client, still writing, reads the
+ * 413 instead of a connection reset (an HTTP client that is mid-body when the peer closes
+ * sees only the reset). Nothing is kept; past DRAIN_BYTES or DRAIN_MS the connection goes.
+ */
+function drainRefused(req: IncomingMessage): void {
+  let drained = 0;
+  const cap = setTimeout(() => req.destroy(), DRAIN_MS);
+  req.on('data', (chunk: Buffer) => {
+    drained += chunk.length;
+    if (drained > DRAIN_BYTES) req.destroy();
+  });
+  req.on('close', () => clearTimeout(cap));
+  req.resume();
 }
 
 export async function startModelProxy(options: ModelProxyOptions): Promise<ModelProxy> {
@@ -145,11 +168,18 @@ export async function startModelProxy(options: ModelProxyOptions): Promise<Model
       outcome: 'refused',
       error: null,
     };
-    const refuse = (kind: ProxyErrorKind, message: string, record = true) => {
+    const refuse = (
+      kind: ProxyErrorKind,
+      message: string,
+      { keepAlive = false }: { keepAlive?: boolean } = {},
+    ) => {
       const answer = errorResponse(protocol, kind, message);
-      res.writeHead(answer.status, { ...answer.headers, connection: 'close' });
+      // keepAlive: the body is still arriving; closing now would reset it (see drainRefused).
+      res.writeHead(
+        answer.status,
+        keepAlive ? answer.headers : { ...answer.headers, connection: 'close' },
+      );
       res.end(answer.body);
-      if (!record) return;
       const index = recorder.nextIndex();
       recorder.record(index, {
         ...draft,
@@ -190,9 +220,10 @@ export async function startModelProxy(options: ModelProxyOptions): Promise<Model
     }
     const raw = await readBody(req, maxRequestBytes);
     if (raw === null) {
-      // The rest of the body is not read: the connection goes once the answer is out.
-      res.on('finish', () => req.destroy());
-      refuse('too_large', `the request body is larger than ${maxRequestBytes} bytes`);
+      drainRefused(req);
+      refuse('too_large', `the request body is larger than ${maxRequestBytes} bytes`, {
+        keepAlive: true,
+      });
       return;
     }
     let body: Record<string, unknown>;
