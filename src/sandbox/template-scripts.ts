@@ -64,6 +64,15 @@ git config --remove-section remote.origin 2>/dev/null || true
 git update-ref --no-deref HEAD "$commit"
 git reflog expire --expire=now --all
 git gc -q --prune=now
+# The tracked files as the image has them, mtimes and all, so that a build the install ran in
+# the tree (make, CMake, cargo, go) finds its outputs newer than their sources and rebuilds
+# nothing; a checkout would give every file the time of this copy. The index comes from the
+# commit, each file is hashed once against it, and the reset then rewrites only the files
+# that differ from the commit (a change or a deletion in the image), leaving the rest as they
+# are. A gitlink is a bare directory (--no-recursion), as a checkout makes it.
+git read-tree "$commit"
+git -C "$src" ls-files -z | tar -C "$src" --null --no-recursion -T - -cf - 2>/dev/null | tar -C "$dst" -xpf -
+git update-index -q --refresh > /dev/null || true
 git reset -q --hard "$commit"
 # The image's work tree as built: its ignored files too (an [environment] install's output, an
 # egg-info, a compiled extension, a generated version file), never an untracked file that is

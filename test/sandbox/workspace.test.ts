@@ -112,6 +112,10 @@ describe('workspace init', () => {
           'test -e untracked.txt && echo UNTRACKED || echo no-untracked',
           'test -e local.txt && echo LOCAL || echo no-local',
           'git status --porcelain | wc -l',
+          // A tracked file keeps the image's mtime (a build's outputs stay newer than it);
+          // the changed one is the commit's again, rewritten.
+          'stat -c %Y old.txt',
+          'find . -path ./.git -prune -o -path ./build -prune -o -type f -newer a.out -print | sort | tr "\\n" " "',
         ].join('; '),
       );
       expect(report.split('\n'), history).toEqual([
@@ -123,6 +127,8 @@ describe('workspace init', () => {
         'no-untracked',
         'no-local',
         '0',
+        '978307200',
+        './a.txt',
       ]);
     }
   });
