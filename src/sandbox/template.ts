@@ -90,12 +90,13 @@ export const DEFAULT_TEMPLATE_LIMIT = 8;
 /**
  * The layout of a template's files, part of its key: 2 since its `ready` file holds the tree's
  * size (a memory-backed workspace is sized by it), 3 since the tree carries the image's
- * ignored files (build output). A template of another layout is never
+ * ignored files (build output), 4 since its tracked files keep the image's mtimes (a build's
+ * outputs stay newer than their sources). A template of another layout is never
  * found, so an upgraded Proctor prepares each template once more, and then removes the
  * older-layout template of the same image (tidy), rather than copying into disk volumes for
  * ever from templates whose size it cannot know.
  */
-export const TEMPLATE_LAYOUT = '3';
+export const TEMPLATE_LAYOUT = '4';
 
 /** The template key: everything a template's bytes depend on. */
 export function templateKey(spec: TemplateSpec): string {
