@@ -31,6 +31,7 @@ import { batchRoutes } from './routes/batches.js';
 import type { RouteContext } from './routes/context.js';
 import { jobRoutes } from './routes/jobs.js';
 import { resultRoutes } from './routes/results.js';
+import { trajectoryRoutes } from './routes/trajectory.js';
 import { MAX_REPORT_JOBS } from './results-schemas.js';
 import { validateRoutes } from './routes/validate.js';
 
@@ -101,6 +102,7 @@ export function createApp(deps: ApiDeps): Hono {
 
   validateRoutes(app, ctx);
   jobRoutes(app, ctx);
+  trajectoryRoutes(app, ctx);
   batchRoutes(app, ctx);
   resultRoutes(app, ctx);
   artifactRoutes(app, ctx);

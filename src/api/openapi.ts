@@ -10,7 +10,9 @@ import {
   jobRequest,
   logQuery,
   MAX_BATCH_JOBS,
+  MAX_TRAJECTORY_VIEW_BYTES,
   pageQuery,
+  trajectoryStepsQuery,
   validateRequest,
 } from './schemas.js';
 import {
@@ -132,6 +134,14 @@ export function openApiDocument() {
           summary: "a bounded slice of an agent solve's trajectory (trajectory.json)",
           parameters: [jobIdParameter, ...parameters(logQuery)],
           responses: { 200: ok('the slice', answers.logSlice), default: error },
+        },
+      },
+      '/api/jobs/{id}/trajectory/steps': {
+        get: {
+          summary: "an agent solve's trajectory: its totals and stop, and a page of its steps",
+          description: `Parses trajectory.json whole: one larger than ${MAX_TRAJECTORY_VIEW_BYTES} bytes is a 413 (LIMIT_EXCEEDED); read it by slices from /api/jobs/{id}/trajectory.`,
+          parameters: [jobIdParameter, ...parameters(trajectoryStepsQuery)],
+          responses: { 200: ok('the steps', answers.trajectorySteps), default: error },
         },
       },
       '/api/jobs/{id}/tests': {

@@ -32,6 +32,7 @@ export const PAGE_MODULES = [
   'jobs.js',
   'results.js',
   'state.js',
+  'trajectory.js',
   'verdict.js',
 ] as const;
 

@@ -2,6 +2,7 @@
 // build, and what tests parse real answers with). The OpenAPI document is generated from both.
 import { z } from 'zod';
 import { integerExpected, parseInteger } from '../numbers.js';
+import { proxyStopSchema, trajectorySchema, trajectoryStepSchema } from '../proxy/trajectory.js';
 import { CANCEL_OUTCOMES, JOB_KINDS, JOB_STATUSES, MAX_PAGE } from '../queue/index.js';
 
 /**
@@ -141,6 +142,21 @@ export const logQuery = z
   })
   .strict();
 
+/** The most steps one answer of the trajectory's steps view holds. */
+export const MAX_TRAJECTORY_STEPS_PAGE = 200;
+/**
+ * The largest trajectory.json the steps view parses (it must read the file whole to answer);
+ * a larger one is read by byte slices from `/api/jobs/:id/trajectory`.
+ */
+export const MAX_TRAJECTORY_VIEW_BYTES = 32 * 1024 * 1024;
+
+export const trajectoryStepsQuery = z
+  .object({
+    offset: decimal(0, Number.MAX_SAFE_INTEGER).default(0),
+    limit: decimal(1, MAX_TRAJECTORY_STEPS_PAGE).default(50),
+  })
+  .strict();
+
 export const jobId = decimal(1, Number.MAX_SAFE_INTEGER);
 
 // ---------------------------------------------------------------------------------------
@@ -248,6 +264,19 @@ export const answers = {
       offset: int,
       text: z.string(),
       nextOffset: int.nullable().describe('where the next slice starts; null: the end'),
+    })
+    .strict(),
+  trajectorySteps: z
+    .object({
+      artifact: z.string(),
+      size: int.describe('the whole trajectory.json, in bytes'),
+      totals: trajectorySchema.shape.totals,
+      stop: proxyStopSchema.nullable(),
+      droppedSteps: int.describe('steps the proxy did not keep (still counted in the totals)'),
+      stepCount: int.describe('the steps kept in the trajectory'),
+      offset: int.describe('the position (from 0) of the first step of this answer'),
+      steps: z.array(trajectoryStepSchema),
+      nextOffset: int.nullable().describe('pass as `offset` for the next steps; null: no more'),
     })
     .strict(),
   validated: z

@@ -1,6 +1,6 @@
 // @ts-check
-// The status page: batches and their progress, a batch's jobs, one job's artifacts and oracle
-// log, a batch's results and a comparison of two batches, all read from the local JSON API.
+// The status page: batches and their progress, a batch's jobs, one job's artifacts, oracle log
+// and trajectory, a batch's results and a comparison of two batches, all read from the local JSON API.
 // Plain ES modules, no build step, served under `default-src 'self'`: this module wires the
 // controls and runs the refresh loop; each view lives in a module of its own.
 import { byId, errorText, setMessage, setStatus } from './dom.js';
@@ -9,6 +9,7 @@ import { loadCompare, startCompare } from './compare.js';
 import { loadJob, loadLog } from './job.js';
 import { cancelBatch, loadJobs, openJobs } from './jobs.js';
 import { loadResults, startResults } from './results.js';
+import { loadTrajectory } from './trajectory.js';
 import { hooks, state } from './state.js';
 
 const REFRESH_MS = 2000;
@@ -80,6 +81,14 @@ function start() {
   byId('log-more').addEventListener('click', () => {
     loadLog(state.view, false).catch((error) => setMessage(errorText(error), true));
   });
+  for (const [id, fromStart] of /** @type {const} */ ([
+    ['trajectory-open', true],
+    ['trajectory-more', false],
+  ])) {
+    byId(id).addEventListener('click', () => {
+      loadTrajectory(state.view, fromStart).catch((error) => setMessage(errorText(error), true));
+    });
+  }
   startResults();
   startCompare();
   void loop();

@@ -1,11 +1,12 @@
 // @ts-check
-// One job: its fields, its artifacts (download links) and its oracle log, a bounded slice at
-// a time.
+// One job: its fields, its artifacts (download links), its oracle log, a bounded slice at a
+// time, and an agent solve's trajectory (trajectory.js).
 import { api, ApiError, query, segment } from './client.js';
 import { byId, clear, el, render } from './dom.js';
 import { formatBytes, formatTime } from './format.js';
 import { verdictOf, verdictText } from './verdict.js';
 import { refresh, state } from './state.js';
+import { offerTrajectory, resetTrajectory } from './trajectory.js';
 
 /** The log view keeps at most this many characters; loading more drops the oldest. */
 const MAX_LOG_CHARS = 512 * 1024;
@@ -23,6 +24,7 @@ export function openJob(id) {
   byId('log').textContent = '';
   byId('log-note').textContent = 'Loading…';
   byId('log-more').hidden = true;
+  resetTrajectory();
   refresh();
 }
 
@@ -67,6 +69,8 @@ export async function loadJob() {
     artifacts.length === 0 ? [el('li', 'none', 'note')] : artifacts.map(artifactItem),
   );
 
+  offerTrajectory(trajectoryArtifact(job, artifacts));
+
   // The oracle log is registered when a job ends: load it once it is there, from the start.
   const log = logArtifact(job, artifacts);
   if (!log) {
@@ -107,6 +111,20 @@ function logArtifact(job, artifacts) {
   const named = job.result && typeof job.result === 'object' ? job.result.log : undefined;
   return (
     artifacts.find((a) => a.id === named) || artifacts.find((a) => a.name === 'oracle.log') || null
+  );
+}
+
+/** An agent solve's trajectory: the artifact its result names, else one called trajectory.json. */
+/**
+ * @param {any} job
+ * @param {any[]} artifacts
+ */
+function trajectoryArtifact(job, artifacts) {
+  const named = job.result && typeof job.result === 'object' ? job.result.trajectory : undefined;
+  return (
+    artifacts.find((a) => a.id === named) ||
+    artifacts.find((a) => a.name === 'trajectory.json') ||
+    null
   );
 }
 

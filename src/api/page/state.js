@@ -14,6 +14,10 @@ export const state = {
   logId: /** @type {string | null} */ (null),
   /** Where the next log slice starts; null at the end or when there is no log. */
   logOffset: /** @type {number | null} */ (null),
+  /** The trajectory artifact offered (its id), or null: the job has none, or none is shown. */
+  trajectoryId: /** @type {string | null} */ (null),
+  /** Where the next page of trajectory steps starts; null at the end or before it opens. */
+  trajectoryOffset: /** @type {number | null} */ (null),
   /** The batch whose results are shown, or null. */
   results: /** @type {string | null} */ (null),
   /** The comparison shown: a batch and its reference, or null. */
