@@ -35,6 +35,7 @@ const args = process.argv.slice(require.main ? 2 : 1);
 const port = Number(args[0]);
 const socketPath = args[1];
 const command = args[2] === '--' ? args.slice(3) : [];
+const HELD = 8 * 1024 * 1024;
 if (!Number.isInteger(port) || port < 0 || port > 65535 || !socketPath || (args.length > 2 && args[2] !== '--')) {
   process.stderr.write('proctor forwarder: usage: PORT SOCKET [-- COMMAND ARGS...]\n');
   process.exit(2);
@@ -60,8 +61,17 @@ server.listen(port, '127.0.0.1', () => {
     return;
   }
   const child = spawn(command[0], command.slice(1), { stdio: ['inherit', 'pipe', 'pipe'] });
-  child.stdout.on('data', (chunk) => process.stdout.write(chunk));
-  child.stderr.on('data', (chunk) => process.stderr.write(chunk));
+  // At most HELD bytes wait for our reader; past that the command's pipe is left to fill, so
+  // that an agent printing without end is held back (and counted as a flood by the exec's
+  // reader) instead of growing this process to the memory limit.
+  const relay = (from, to) => from.on('data', (chunk) => {
+    if (!to.write(chunk) && to.writableLength > HELD) {
+      from.pause();
+      to.once('drain', () => from.resume());
+    }
+  });
+  relay(child.stdout, process.stdout);
+  relay(child.stderr, process.stderr);
   for (const signal of ['SIGTERM', 'SIGINT']) process.on(signal, () => child.kill(signal));
   child.on('error', (error) => {
     process.stderr.write('proctor forwarder: cannot start ' + command[0] + ': ' + error.message + '\n');
@@ -88,6 +98,7 @@ except (IndexError, ValueError, AssertionError):
     sys.stderr.write('proctor forwarder: usage: PORT SOCKET [-- COMMAND ARGS...]\n')
     sys.exit(2)
 command = args[3:]
+HELD = 8 * 1024 * 1024
 
 async def pipe(reader, writer):
     try:
@@ -127,7 +138,7 @@ def copy(source, target):
     # non-blocking writer never sees EAGAIN), and written by a second thread: a slow reader of
     # ours holds up neither the command nor the model traffic. The exec's flood bound and the
     # memory limit bound what waits here.
-    chunks, ready = collections.deque(), threading.Condition()
+    chunks, ready, held = collections.deque(), threading.Condition(), [0]
     def read():
         while True:
             try:
@@ -135,8 +146,13 @@ def copy(source, target):
             except OSError:
                 data = b''
             with ready:
+                # Past HELD bytes the command's pipe is left to fill: endless output is held
+                # back rather than grown to the memory limit.
+                while held[0] > HELD:
+                    ready.wait()
                 chunks.append(data)
-                ready.notify()
+                held[0] += len(data)
+                ready.notify_all()
             if not data:
                 return
     threading.Thread(target=read, daemon=True).start()
@@ -145,6 +161,8 @@ def copy(source, target):
             while not chunks:
                 ready.wait()
             data = chunks.popleft()
+            held[0] -= len(data)
+            ready.notify_all()
         if not data:
             return
         write_all(target, data)

@@ -55,6 +55,46 @@ describe('the forwarder', () => {
     30_000,
   );
 
+  // An agent that prints without end must not grow the forwarder to the memory limit (the
+  // agent would then end killed by it, not as a flood): past 8 MiB waiting for our reader, the
+  // command's own pipe is left to fill and its writes block.
+  it.each(RUNTIMES)(
+    'holds back a command whose output its reader does not take, past 8 MiB (%s)',
+    async (runtime) => {
+      const writer = [
+        'import os, sys',
+        'for i in range(1, 49):',
+        '    os.write(1, b"x" * 1048576)',
+        '    os.write(2, b"wrote %d\\n" % i)',
+      ].join('\n');
+      const argv = forwarderArgv({
+        runtime,
+        interpreter: INTERPRETER[runtime],
+        port: 0,
+        socketPath: '/nowhere',
+        command: ['python3', '-c', writer],
+      });
+      const child = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
+      let wrote = 0;
+      let bytes = 0;
+      child.stderr.on('data', (d: Buffer) => {
+        for (const m of d.toString().matchAll(/wrote (\d+)/g)) wrote = Number(m[1]);
+      });
+      const closed = new Promise<number | null>((resolve) => child.on('close', resolve));
+      child.stdout.pause();
+      await new Promise((resolve) => setTimeout(resolve, 3000));
+      // 8 MiB held, the pipes' buffers and the write in progress: far from all 48 MiB.
+      const whilePaused = wrote;
+      child.stdout.on('data', (d: Buffer) => (bytes += d.length));
+      child.stdout.resume();
+      expect(await closed).toBe(0);
+      expect(whilePaused).toBeGreaterThanOrEqual(4);
+      expect(whilePaused).toBeLessThan(16);
+      expect(bytes).toBe(48 * 1048576);
+    },
+    60_000,
+  );
+
   // A process the agent left behind (a server, a watcher) keeps the pipes open after the agent
   // has exited: the forwarder waits 2 s for them, then exits with the agent's status, instead of
   // holding the run to its deadline.
