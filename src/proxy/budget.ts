@@ -9,6 +9,10 @@
 // provider that does not count cannot be held to a limit, and the limit is not silently waived.
 // An answer cut short (the agent went away, the provider broke off, the deadline) leaves the
 // totals unknown but does not stop the solve by itself: its usage was never going to come.
+//
+// A cost cap may also be shared with the other solves of a batch (SharedCost): each answer's
+// cost is added to it when charged, and the next request of any solve that draws on it is
+// refused once the shared spend reaches the cap.
 import { costUsd, type TokenPrices, type TokenUsage } from '../solvers/usage.js';
 import type { ProxyStop } from './trajectory.js';
 
@@ -19,6 +23,17 @@ export interface ProxyLimits {
   maxTurns?: number;
   /** USD at the prices given; needs prices. Default: none. */
   maxCostUsd?: number;
+}
+
+/**
+ * A cost cap shared with other solves (the batch's `--max-cost`, src/workers/cost-ledger.ts):
+ * each answer's cost is added as it is charged, and a request is refused once the shared spend
+ * has reached the cap, whoever spent it.
+ */
+export interface SharedCost {
+  readonly capUsd: number;
+  spentUsd(): number;
+  add(usd: number): void;
 }
 
 export interface Budget {
@@ -42,6 +57,7 @@ export function createBudget(
   limits: ProxyLimits,
   prices: TokenPrices | null,
   onStop: (stop: ProxyStop) => void,
+  shared?: SharedCost,
 ): Budget {
   let stop: ProxyStop | null = null;
   let turns = 0;
@@ -54,10 +70,26 @@ export function createBudget(
     stop = next;
     onStop(next);
   };
+  /** The stop when the shared cap is reached, by this solve or another. */
+  const sharedStop = (): ProxyStop | null => {
+    if (!shared) return null;
+    const spent = shared.spentUsd();
+    if (spent < shared.capUsd) return null;
+    return {
+      reason: 'BUDGET_EXCEEDED',
+      limit: 'cost',
+      detail: `the batch has spent $${spent.toFixed(4)}, reaching its cost cap of $${shared.capUsd}`,
+    };
+  };
 
   return {
     admit() {
       if (stop) return stop;
+      const capped = sharedStop();
+      if (capped) {
+        stopWith(capped);
+        return stop;
+      }
       if (limits.maxTurns !== undefined && turns >= limits.maxTurns) {
         stopWith({
           reason: 'BUDGET_EXCEEDED',
@@ -72,7 +104,8 @@ export function createBudget(
     charge(usage, whole) {
       if (usage === null) {
         known = false;
-        if (whole && (limits.maxTokens !== undefined || limits.maxCostUsd !== undefined)) {
+        const counted = limits.maxTokens !== undefined || limits.maxCostUsd !== undefined;
+        if (whole && (counted || shared)) {
           stopWith({
             reason: 'BUDGET_EXCEEDED',
             limit: 'usage',
@@ -85,7 +118,11 @@ export function createBudget(
       sum.cachedInputTokens += usage.cachedInputTokens;
       sum.outputTokens += usage.outputTokens;
       const answerCost = prices ? costUsd(usage, prices) : null;
-      if (answerCost !== null) cost += answerCost;
+      if (answerCost !== null) {
+        cost += answerCost;
+        shared?.add(answerCost);
+      }
+      const capped = sharedStop();
       const tokens = sum.inputTokens + sum.outputTokens;
       if (limits.maxTokens !== undefined && tokens > limits.maxTokens) {
         stopWith({
@@ -99,6 +136,8 @@ export function createBudget(
           limit: 'cost',
           detail: `the agent spent $${cost.toFixed(4)}, reaching the solve's cap of $${limits.maxCostUsd}`,
         });
+      } else if (capped) {
+        stopWith(capped);
       }
       return { costUsd: answerCost };
     },

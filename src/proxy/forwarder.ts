@@ -16,12 +16,16 @@
 // it starts it only once listening, so the agent never races its own route to the model, passes
 // SIGTERM and SIGINT on, and exits with its status (128 + signal when it was killed).
 //
-// The Node forwarder gives the command pipes of its own for stdout and stderr, drained at once
-// into its own (buffered in memory; the exec's flood bound and the memory limit bound them).
+// Each forwarder gives the command pipes of its own for stdout and stderr, drained at once into
+// its own (Node's buffered in memory, the exec's flood bound and the memory limit bounding them;
+// Python's by threads, so a slow reader never stalls the model traffic).
 // Inheriting the exec's pipes, an agent shared their open file description with everything
 // else that writes there: Codex was seen to die with EAGAIN ("failed printing to stdout:
-// Resource temporarily unavailable") when that pipe was non-blocking and its reader slow. A port it
-// cannot listen on is one line on stderr and exit 1, before any command starts.
+// Resource temporarily unavailable") when that pipe was non-blocking and its reader slow. Once
+// the command has exited, its output is whole when its pipes close; a process it left behind
+// that still holds them gets 2 s, and the forwarder then exits with the command's status rather
+// than hang the run until its deadline. A port it cannot listen on is one line on stderr and
+// exit 1, before any command starts.
 
 /** The Node forwarder's source: run it as `node -e SOURCE PORT SOCKET [-- COMMAND…]`. */
 export const FORWARDER_NODE_SOURCE = String.raw`'use strict';
@@ -31,6 +35,7 @@ const args = process.argv.slice(require.main ? 2 : 1);
 const port = Number(args[0]);
 const socketPath = args[1];
 const command = args[2] === '--' ? args.slice(3) : [];
+const HELD = 8 * 1024 * 1024;
 if (!Number.isInteger(port) || port < 0 || port > 65535 || !socketPath || (args.length > 2 && args[2] !== '--')) {
   process.stderr.write('proctor forwarder: usage: PORT SOCKET [-- COMMAND ARGS...]\n');
   process.exit(2);
@@ -56,8 +61,17 @@ server.listen(port, '127.0.0.1', () => {
     return;
   }
   const child = spawn(command[0], command.slice(1), { stdio: ['inherit', 'pipe', 'pipe'] });
-  child.stdout.on('data', (chunk) => process.stdout.write(chunk));
-  child.stderr.on('data', (chunk) => process.stderr.write(chunk));
+  // At most HELD bytes wait for our reader; past that the command's pipe is left to fill, so
+  // that an agent printing without end is held back (and counted as a flood by the exec's
+  // reader) instead of growing this process to the memory limit.
+  const relay = (from, to) => from.on('data', (chunk) => {
+    if (!to.write(chunk) && to.writableLength > HELD) {
+      from.pause();
+      to.once('drain', () => from.resume());
+    }
+  });
+  relay(child.stdout, process.stdout);
+  relay(child.stderr, process.stderr);
   for (const signal of ['SIGTERM', 'SIGINT']) process.on(signal, () => child.kill(signal));
   child.on('error', (error) => {
     process.stderr.write('proctor forwarder: cannot start ' + command[0] + ': ' + error.message + '\n');
@@ -75,7 +89,7 @@ server.listen(port, '127.0.0.1', () => {
 `;
 
 /** The Python forwarder's source: run it as `python3 -c SOURCE PORT SOCKET [-- COMMAND…]`. */
-export const FORWARDER_PYTHON_SOURCE = String.raw`import asyncio, signal, sys
+export const FORWARDER_PYTHON_SOURCE = String.raw`import asyncio, collections, os, select, signal, subprocess, sys, threading, time
 args = sys.argv[1:]
 try:
     port, path = int(args[0]), args[1]
@@ -84,6 +98,7 @@ except (IndexError, ValueError, AssertionError):
     sys.stderr.write('proctor forwarder: usage: PORT SOCKET [-- COMMAND ARGS...]\n')
     sys.exit(2)
 command = args[3:]
+HELD = 8 * 1024 * 1024
 
 async def pipe(reader, writer):
     try:
@@ -108,6 +123,50 @@ async def handle(client_reader, client_writer):
     upstream_writer.close()
     client_writer.close()
 
+def write_all(fd, data):
+    view = memoryview(data)
+    while view:
+        try:
+            view = view[os.write(fd, view):]
+        except BlockingIOError:
+            select.select([], [fd], [])
+        except OSError:
+            return
+
+def copy(source, target):
+    # Read at once, whatever our own reader does (so the command's pipe never fills and a
+    # non-blocking writer never sees EAGAIN), and written by a second thread: a slow reader of
+    # ours holds up neither the command nor the model traffic. The exec's flood bound and the
+    # memory limit bound what waits here.
+    chunks, ready, held = collections.deque(), threading.Condition(), [0]
+    def read():
+        while True:
+            try:
+                data = os.read(source, 65536)
+            except OSError:
+                data = b''
+            with ready:
+                # Past HELD bytes the command's pipe is left to fill: endless output is held
+                # back rather than grown to the memory limit.
+                while held[0] > HELD:
+                    ready.wait()
+                chunks.append(data)
+                held[0] += len(data)
+                ready.notify_all()
+            if not data:
+                return
+    threading.Thread(target=read, daemon=True).start()
+    while True:
+        with ready:
+            while not chunks:
+                ready.wait()
+            data = chunks.popleft()
+            held[0] -= len(data)
+            ready.notify_all()
+        if not data:
+            return
+        write_all(target, data)
+
 async def main():
     try:
         server = await asyncio.start_server(handle, '127.0.0.1', port)
@@ -117,16 +176,28 @@ async def main():
     if not command:
         print('listening 127.0.0.1:%d' % server.sockets[0].getsockname()[1], flush=True)
         await asyncio.Event().wait()
+    sys.stdout.flush()
     try:
-        child = await asyncio.create_subprocess_exec(*command)
+        child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     except OSError as error:
         sys.stderr.write('proctor forwarder: cannot start %s: %s\n' % (command[0], error))
-        sys.exit(127)
+        sys.stderr.flush()
+        os._exit(127)
+    copiers = [threading.Thread(target=copy, args=(child.stdout.fileno(), 1), daemon=True),
+               threading.Thread(target=copy, args=(child.stderr.fileno(), 2), daemon=True)]
+    for copier in copiers:
+        copier.start()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, child.send_signal, sig)
-    code = await child.wait()
-    sys.exit(code if code >= 0 else 128 - code)
+    exited = loop.create_future()
+    threading.Thread(target=lambda: loop.call_soon_threadsafe(exited.set_result, child.wait()), daemon=True).start()
+    code = await exited
+    # Its output is whole once its pipes close; a process it left behind may hold them open.
+    until = time.monotonic() + 2
+    for copier in copiers:
+        copier.join(max(0, until - time.monotonic()))
+    os._exit(code if code >= 0 else 128 - code)
 
 asyncio.run(main())
 `;

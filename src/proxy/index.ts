@@ -5,7 +5,7 @@ export { startModelProxy } from './server.js';
 export type { ModelProxy } from './server.js';
 export { SOCKET_NAME, DEFAULT_MAX_REQUEST_BYTES, DEFAULT_UPSTREAM_IDLE_MS } from './options.js';
 export type { ModelProxyOptions } from './options.js';
-export type { ProxyLimits } from './budget.js';
+export type { ProxyLimits, SharedCost } from './budget.js';
 export type { Upstream } from './exchange.js';
 export { WIRE_PROTOCOLS } from './protocols.js';
 export type { WireProtocol } from './protocols.js';

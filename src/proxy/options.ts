@@ -4,7 +4,7 @@ import { ProctorError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Deadline } from '../solvers/deadline.js';
 import type { SolveMeter, TokenPrices } from '../solvers/usage.js';
-import type { ProxyLimits } from './budget.js';
+import type { ProxyLimits, SharedCost } from './budget.js';
 import type { Upstream } from './exchange.js';
 import type { WireProtocol } from './protocols.js';
 import type { ProxyStop } from './trajectory.js';
@@ -32,6 +32,8 @@ export interface ModelProxyOptions {
   /** The protocols served; others get 404. Default: all three. */
   protocols?: readonly WireProtocol[];
   limits?: ProxyLimits;
+  /** A cost cap shared with other solves (the batch's); needs prices. Default: none. */
+  sharedCost?: SharedCost;
   /** USD per million tokens; null when the profile has none (cost is then unknown). */
   prices?: TokenPrices | null;
   /** The solve's deadline: past it every request is refused and in-flight ones are cut. */
@@ -80,7 +82,7 @@ export function checkOptions(options: ModelProxyOptions): void {
       throw invalid(`Expected \`${name}\` to be an integer >= 1, got \`${String(value)}\``);
     }
   }
-  if (limits.maxCostUsd !== undefined && !options.prices) {
+  if ((limits.maxCostUsd !== undefined || options.sharedCost) && !options.prices) {
     throw invalid('a cost limit needs prices (the profile sets none)');
   }
   if (options.token !== undefined && !/^[A-Za-z0-9._-]{16,256}$/.test(options.token)) {

@@ -121,10 +121,18 @@ export async function startModelProxy(options: ModelProxyOptions): Promise<Model
   const started = performance.now();
   const now = () => performance.now() - started;
   const recorder = createRecorder(secrets);
-  const budget = createBudget(options.limits ?? {}, options.prices ?? null, (stop) => {
-    logger.warn('model proxy: the solve is stopped', { reason: stop.reason, detail: stop.detail });
-    options.onStop?.(stop);
-  });
+  const budget = createBudget(
+    options.limits ?? {},
+    options.prices ?? null,
+    (stop) => {
+      logger.warn('model proxy: the solve is stopped', {
+        reason: stop.reason,
+        detail: stop.detail,
+      });
+      options.onStop?.(stop);
+    },
+    options.sharedCost,
+  );
   const closing = new AbortController();
   const agents = {
     http: new HttpAgent({ keepAlive: true, maxSockets: 64 }),

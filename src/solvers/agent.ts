@@ -21,7 +21,7 @@ import type { AgentLog } from '../agents/logs.js';
 import { runAgent, startAgentSandbox, type AgentRunResult } from '../agents/run.js';
 import { ProctorError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import type { ProxyLimits } from '../proxy/budget.js';
+import type { ProxyLimits, SharedCost } from '../proxy/budget.js';
 import { WIRE_PROTOCOLS, type WireProtocol } from '../proxy/protocols.js';
 import { SOCKET_NAME } from '../proxy/options.js';
 import { scrubText } from '../proxy/scrub.js';
@@ -64,6 +64,8 @@ export interface AgentSolveRun {
   upstream: { baseUrl: string; apiKey: string; model: string };
   /** The solve's limits, enforced by the proxy. */
   proxyLimits: ProxyLimits;
+  /** The batch's cost cap, shared with its other solves in this process. */
+  sharedCost?: SharedCost;
   prices: TokenPrices | null;
   meter: SolveMeter;
   deadline: Deadline;
@@ -147,6 +149,7 @@ export async function runAgentSolve(run: AgentSolveRun): Promise<AgentSolve> {
       upstream: run.upstream,
       protocols: [protocol],
       limits: run.proxyLimits,
+      ...(run.sharedCost ? { sharedCost: run.sharedCost } : {}),
       prices: run.prices,
       deadline,
       meter: run.meter,

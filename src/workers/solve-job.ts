@@ -51,6 +51,7 @@ import {
 } from '../agents/index.js';
 import { proxyProtocol, runAgentSolve } from '../solvers/agent.js';
 import type { Trajectory } from '../proxy/trajectory.js';
+import { createCostLedgers, type CostLedgers, type CostShare } from './cost-ledger.js';
 import { asOwner, quarantineOf, type Quarantine } from './oracle-jobs.js';
 import type { EvaluatorSandbox } from '../oracle/index.js';
 import type { HandlerOutput, JobHandler } from './pool.js';
@@ -77,6 +78,11 @@ export interface SolveDeps {
   digests?: FileDigests;
   /** The agent adapter's layers (the task image with the agent installed), built on first use. */
   agentLayers?: AgentLayers;
+  /**
+   * The batches' cost caps as this process's running solves share them (cost-ledger.ts).
+   * Default: one per handler.
+   */
+  costLedgers?: CostLedgers;
 }
 
 /** What a solve job stores as its result. */
@@ -126,6 +132,7 @@ const REASON_OF_END: Record<SolveEnd['reason'], string> = {
 };
 
 export function solveHandler(deps: SolveDeps): JobHandler {
+  const ledgers = deps.costLedgers ?? createCostLedgers();
   return async (context): Promise<HandlerOutput> => {
     const payload = context.payload as PayloadOf<'solve'>;
     const profile = deps.solvers[payload.solver];
@@ -136,8 +143,9 @@ export function solveHandler(deps: SolveDeps): JobHandler {
       );
     }
     const prices = solverPrices(profile);
-    // What is left of the batch's cap: the agent adapter's proxy holds this solve to it.
-    let capLeftUsd: number | undefined;
+    // The batch's cap: the agent adapter's proxy holds this solve to it, drawing on one ledger
+    // with the batch's other solves running in this process.
+    let cap: { batchId: string; capUsd: number; spentUsd: number } | undefined;
     if (payload.maxCostUsd !== undefined && context.job.batchId !== null) {
       if (prices === null) {
         throw new ProctorError(
@@ -157,7 +165,7 @@ export function solveHandler(deps: SolveDeps): JobHandler {
           data: { spentUsd: budget.spentUsd, capUsd: payload.maxCostUsd },
         });
       }
-      capLeftUsd = Math.max(0, payload.maxCostUsd - budget.spentUsd);
+      cap = { batchId: context.job.batchId, capUsd: payload.maxCostUsd, spentUsd: budget.spentUsd };
     }
     const definition = agentOf(profile, payload, deps.home);
     const apiKey = solverKey(profile);
@@ -201,6 +209,10 @@ export function solveHandler(deps: SolveDeps): JobHandler {
         }
         const layer = await deps.agentLayers.resolve(image.localId, definition, context.signal);
         const deadline = createDeadline(seconds * 1000);
+        // Opened once the layer is there, so that its build does not hold a share.
+        const share: CostShare | undefined = cap
+          ? ledgers.open(cap.batchId, cap.capUsd, cap.spentUsd)
+          : undefined;
         try {
           const solved = await runAgentSolve({
             docker: deps.docker,
@@ -217,11 +229,8 @@ export function solveHandler(deps: SolveDeps): JobHandler {
             ...(deps.templates ? { templates: deps.templates } : {}),
             prompt,
             upstream: { baseUrl: profile.base_url, apiKey, model },
-            proxyLimits: {
-              maxTurns: profile.max_turns,
-              maxTokens: profile.max_tokens,
-              ...(capLeftUsd === undefined ? {} : { maxCostUsd: capLeftUsd }),
-            },
+            proxyLimits: { maxTurns: profile.max_turns, maxTokens: profile.max_tokens },
+            ...(share ? { sharedCost: share } : {}),
             prices,
             meter,
             deadline,
@@ -238,6 +247,7 @@ export function solveHandler(deps: SolveDeps): JobHandler {
             exitCode: solved.run.exitCode,
           };
         } finally {
+          share?.close();
           deadline.dispose();
         }
       } else {

@@ -66,6 +66,12 @@ function policy(command: string) {
     if (tools.includes('shell')) return call('shell', { command: ['bash', '-lc', command] });
     // opencode's
     if (tools.includes('bash')) return call('bash', { command, description: 'Fix div' });
+    // Qwen Code's (Gemini CLI's)
+    if (tools.includes('run_shell_command')) {
+      return call('run_shell_command', { command, description: 'Fix div', is_background: false });
+    }
+    // Claude Code's
+    if (tools.includes('Bash')) return call('Bash', { command, description: 'Fix div' });
     return { text: 'Fix div by zero' };
   };
 }
@@ -222,6 +228,92 @@ describe('proctor solve --agent opencode (Chat Completions)', () => {
     expect(listing).toMatch(/agent-logs\.json/);
     expect(listing).toMatch(/trajectory\.json/);
     expect(allBytes(dir).includes(KEY)).toBe(false);
+    expect(await leftovers(dir)).toEqual([]);
+  }, 600_000);
+});
+
+/** What the scripted provider was asked, one line per request, for a failing test's message. */
+const asked = (server: { requests: UpstreamRequest[] }) =>
+  server.requests
+    .map((r) => {
+      const tools = (r.body['tools'] as unknown[] | undefined)?.length ?? 0;
+      return `${r.path} stream=${String(r.body['stream'])} tools=${tools}`;
+    })
+    .join('\n');
+
+describe('proctor solve --agent qwen-code (Chat Completions)', () => {
+  it('runs Qwen Code in the sandbox, captures its edit and grades it PASS; the key stays on the host', async () => {
+    const { dir, server } = await home(GOLD, '', 'qwen-code');
+    const task = copyBundle({ limits: { memory_mb: 2048, pids: 256 } });
+    const result = await solve(dir, [], task);
+    const shown = await proctor(['--home', dir, 'status', '1', '--trajectory']);
+    const why = `${result.stdout}\n${result.stderr}\n${shown.stdout}\n${asked(server)}`;
+    expect(result.stdout, why).toMatch(/shell-div-zero\s+PASS\s+PASS\s/);
+    expect(result.code).toBe(0);
+    // Two requests, both streamed (the proxy asks for usage in the stream): the tool call,
+    // then the answer once the tool's result is back. No model list, no side requests.
+    expect(server.requests).toHaveLength(2);
+    for (const request of server.requests) {
+      expect(request.path).toBe('/v1/chat/completions');
+      expect(request.headers.authorization).toBe(`Bearer ${KEY}`);
+      expect(request.body).toMatchObject({ stream: true, stream_options: { include_usage: true } });
+    }
+    expect(shown.stdout).toContain('run_shell_command');
+    // Nothing was refused either (a path the proxy does not serve would be a step).
+    expect(shown.stdout).toMatch(/^2 request\(s\), 2 turn\(s\)/m);
+    const bodies = JSON.stringify(server.requests.map((r) => r.body));
+    expect(bodies).toContain('applied');
+    expect(bodies).toContain('OPENAI_API_KEY=');
+    expect(bodies).not.toContain(KEY);
+    expect(await resultOf(dir, 1)).toMatchObject({
+      reason: 'SOLVED',
+      agent: { name: 'qwen-code', outcome: 'completed', exitCode: 0 },
+    });
+    expect(allBytes(dir).includes(KEY)).toBe(false);
+    expect(await leftovers(dir)).toEqual([]);
+  }, 600_000);
+});
+
+describe('proctor solve --agent claude-code (Anthropic Messages)', () => {
+  it('runs Claude Code in the sandbox, captures its edit and grades it PASS; the key stays on the host', async () => {
+    const { dir, server } = await home(GOLD, '', 'claude-code');
+    const task = copyBundle({ limits: { memory_mb: 2048, pids: 256 } });
+    const result = await solve(dir, [], task);
+    const shown = await proctor(['--home', dir, 'status', '1', '--trajectory']);
+    const why = `${result.stdout}\n${result.stderr}\n${shown.stdout}\n${asked(server)}`;
+    expect(result.stdout, why).toMatch(/shell-div-zero\s+PASS\s+PASS\s/);
+    expect(result.code).toBe(0);
+    // Two requests, both streamed: the tool_use, then the answer once the tool_result is back.
+    // With CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC nothing else (no quota check, no title).
+    expect(server.requests).toHaveLength(2);
+    for (const request of server.requests) {
+      expect(request.path).toBe('/v1/messages');
+      expect(request.headers['x-api-key']).toBe(KEY);
+      expect(request.headers.authorization).toBeUndefined();
+      expect(request.headers['anthropic-version']).toBe('2023-06-01');
+      expect(request.headers['anthropic-beta']).toContain('claude-code-');
+      expect(request.body['stream']).toBe(true);
+    }
+    expect(shown.stdout).toContain('Bash');
+    expect(shown.stdout).toMatch(/^2 request\(s\), 2 turn\(s\)/m);
+    const bodies = JSON.stringify(server.requests.map((r) => r.body));
+    expect(bodies).toContain('applied');
+    expect(bodies).toContain('ANTHROPIC_API_KEY=');
+    expect(bodies).not.toContain(KEY);
+    expect(await resultOf(dir, 1)).toMatchObject({
+      reason: 'SOLVED',
+      agent: { name: 'claude-code', outcome: 'completed', exitCode: 0 },
+    });
+    expect(allBytes(dir).includes(KEY)).toBe(false);
+    expect(await leftovers(dir)).toEqual([]);
+  }, 600_000);
+
+  it('grades a wrong Claude Code edit FAIL', async () => {
+    const { dir } = await home(WRONG, '', 'claude-code');
+    const task = copyBundle({ limits: { memory_mb: 2048, pids: 256 } });
+    const result = await solve(dir, [], task);
+    expect(result.stdout).toMatch(/shell-div-zero\s+FAIL\s+HIDDEN_FAILED\s/);
+    expect(result.code).toBe(1);
     expect(await leftovers(dir)).toEqual([]);
   }, 600_000);
 });

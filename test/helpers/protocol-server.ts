@@ -3,7 +3,8 @@
 // and /v1/messages (Anthropic Messages), each plain or streamed (SSE) as the request's `stream`
 // asks, in the shapes the providers document. Each request takes the next step of the script:
 // a text answer, a tool call, an HTTP error, an error that echoes the credential it was sent
-// (as some providers' 401s do), a hang, a stream cut before its end, or a slow stream. Chat
+// (as some providers' 401s do), a hang, a stream cut before its end, a slow stream, or another
+// step held until a promise settles. Chat
 // streams carry usage only when `stream_options.include_usage` asks for it, as OpenAI's do.
 // Every request is recorded, headers included. When the script runs out, `otherwise` (if given)
 // picks each answer from the request itself: a real agent's side requests (a title, a check)
@@ -28,7 +29,9 @@ export type UpstreamStep =
   /** A 200 stream (or body) that starts, then the connection is destroyed. */
   | { cut: true }
   /** A streamed text sent one chunk every `everyMs`. */
-  | { slow: { chunks: number; everyMs: number }; usage?: StepUsage | null };
+  | { slow: { chunks: number; everyMs: number }; usage?: StepUsage | null }
+  /** `then`, answered once `until` has settled (a barrier between concurrent clients). */
+  | { until: Promise<unknown>; then: UpstreamStep };
 
 export interface UpstreamRequest {
   path: string;
@@ -347,8 +350,14 @@ export async function startProtocolServer(
     body: Record<string, unknown>,
     headers: IncomingHttpHeaders,
     request: UpstreamRequest,
-  ) => {
-    const step = steps.shift() ?? options.otherwise?.(request) ?? { text: 'done' };
+    chosen?: UpstreamStep,
+  ): void => {
+    const step = chosen ?? steps.shift() ?? options.otherwise?.(request) ?? { text: 'done' };
+    if ('until' in step) {
+      const then = () => respond(res, protocol, body, headers, request, step.then);
+      void step.until.then(then, then);
+      return;
+    }
     const model = typeof body['model'] === 'string' ? body['model'] : 'scripted';
     const streamed = body['stream'] === true;
     if ('hang' in step) return;
