@@ -8,7 +8,9 @@
 // [grading] rules = "swebench", and deny = the test patch's files and the dialect's test
 // machinery; [tests] env = the dialect's; [source] keeps where it came from;
 // [environment] install = --install, else the text of an install.sh or install file beside
-// the Dockerfile (not copied into environment/). Nothing runs here: `proctor baseline SUITE
+// the Dockerfile (not copied into environment/); [source] dataset = the row's `dataset`, else
+// the rows file's name. A base commit with submodules gets a note (the workspace leaves them
+// empty). Nothing runs here: `proctor baseline SUITE
 // --gold --wait` then tells which tasks are sound on this machine.
 //
 // A row that cannot become a bundle (malformed, colliding id, missing repository, commit or
