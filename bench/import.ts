@@ -19,9 +19,22 @@
 // within a minute, so `--repeat N` alternates the raw run and the grade N times and prints
 // the median of the N overheads (each one a raw run and the grade right after it).
 //
+// A SWE-bench Multilingual row (one with an eval_script) is run raw by its own eval script,
+// in the same image with the same limits, after the gold patch: the script's steps from the
+// test patch on (the build it does, then its test command between `: '>>>>> Start Test
+// Output'` and `: '>>>>> End Test Output'`); its resets after the end are left out. The tests'
+// time is that whole stretch (the build as well: a grade builds too), `cmd` the test command
+// alone. Steps that cannot run here are changed, each printed with the row: `npm install`
+// (no registry in a container; the image's install ran `npm ci`) and `git submodule update`
+// (no network; jq then configures with Debian's libonig, `--with-oniguruma=yes`, as its image
+// does) are dropped, and `mvnd test -pl M -Dtest=C#m` (no mvnd nor Maven's dependencies
+// offline) becomes javac over M's sources and JUnit's console launcher on the same tests
+// (Debian's junit5), which is what the junit runner's fallback does.
+// --per-language keeps the first chosen row of each language (repository table below).
+//
 // Usage: npm run bench:import -- [--rows FILE] [--repos DIR] [--environment DIR] [--n 5]
 //                                [--only ID...]   (ids separated by commas or spaces)
-//                                [--repeat 1] [--raw-limits job|none]
+//                                [--repeat 1] [--raw-limits job|none] [--per-language]
 // Defaults: --rows /work/rows/sympy.jsonl --repos /work/rows/repos --environment /work/rows/env.
 // Rows of a repository whose runner Proctor lacks (sympy before its runner lands) show as
 // quarantined in the baseline; use requests or flask rows (--rows …/flask.jsonl) then.
@@ -67,6 +80,7 @@ const { values } = parseArgs({
     only: { type: 'string', multiple: true },
     repeat: { type: 'string', default: '1' },
     'raw-limits': { type: 'string', default: 'job' },
+    'per-language': { type: 'boolean', default: false },
   },
 });
 const repeat = Number(values.repeat);
@@ -80,6 +94,124 @@ interface Row {
   repo: string;
   patch: string;
   test_patch: string;
+  /** SWE-bench Multilingual's own eval script (its image's commands for this row). */
+  eval_script?: string;
+}
+
+// The language of SWE-bench Multilingual's repositories (its paper's table); the Python ones
+// of SWE-bench's other sets are Python.
+const LANGUAGE: Record<string, string> = {
+  'fmtlib/fmt': 'C++',
+  'nlohmann/json': 'C++',
+  'jqlang/jq': 'C',
+  'redis/redis': 'C',
+  'valkey-io/valkey': 'C',
+  'micropython/micropython': 'C',
+  'google/gson': 'Java',
+  'apache/druid': 'Java',
+  'apache/lucene': 'Java',
+  'javaparser/javaparser': 'Java',
+  'projectlombok/lombok': 'Java',
+  'reactivex/rxjava': 'Java',
+  'axios/axios': 'JavaScript',
+  'babel/babel': 'JavaScript',
+  'facebook/docusaurus': 'JavaScript',
+  'immutable-js/immutable-js': 'JavaScript',
+  'mrdoob/three.js': 'JavaScript',
+  'preactjs/preact': 'JavaScript',
+  'vuejs/core': 'TypeScript',
+};
+const languageOf = (repo: string) =>
+  LANGUAGE[repo] ??
+  (/^(caddyserver|gin-gonic|gohugoio|hashicorp|prometheus)\//.test(repo)
+    ? 'Go'
+    : /^(astral-sh|burntsushi|nushell|sharkdp|tokio-rs|uutils)\//.test(repo)
+      ? 'Rust'
+      : 'Python');
+
+const START = ": '>>>>> Start Test Output'";
+const END = ": '>>>>> End Test Output'";
+const JUNIT_JAR = '/usr/share/java/junit-platform-console-standalone.jar';
+
+/** `mvnd test -pl M -Dtest=ID && …` as javac over M's sources and JUnit's console launcher. */
+function javacInstead(line: string): string {
+  const module = /-pl\s+(\S+)/.exec(line)?.[1] ?? '.';
+  const selects = [...line.matchAll(/-Dtest=(\S+)/g)].map((m) => {
+    const id = (m[1] ?? '').replace(/\)$/, '');
+    return id.includes('#') ? `--select-method '${id}'` : `--select-class '${id}'`;
+  });
+  const dirs = ['src/main/java', 'src/main/java-templates', 'src/test/java']
+    .map((d) => `${module}/${d}`)
+    .join(' ');
+  const resources = ['src/main/resources', 'src/test/resources'].map((d) => `${module}/${d}`);
+  return [
+    // find exits 1 when one of the folders is absent (gson before java-templates): not a failure.
+    `(mkdir -p /tmp/proctor-raw/classes && { find ${dirs} -name '*.java' ! -name module-info.java 2>/dev/null; true; } > /tmp/proctor-raw/sources`,
+    `&& javac -nowarn -encoding UTF-8 -d /tmp/proctor-raw/classes -cp "${JUNIT_JAR}:$PROCTOR_JUNIT_CLASSPATH" @/tmp/proctor-raw/sources`,
+    `&& java -jar ${JUNIT_JAR} -cp "/tmp/proctor-raw/classes:${resources.join(':')}:$PROCTOR_JUNIT_CLASSPATH" --disable-banner ${selects.join(' ')}) | cat`,
+  ].join(' ');
+}
+
+/**
+ * The raw run of a Multilingual row: the gold patch, then its eval script up to the end of its
+ * test output, with the offline changes (each named in `changes`) and the timestamps.
+ */
+function rawFromEval(row: Row): { script: string; changes: string[] } {
+  const lines = (row.eval_script ?? '').split('\n');
+  const changes: string[] = [];
+  const out: string[] = [
+    'cat > /tmp/gold.patch <<"PROCTOR_GOLD_PATCH"',
+    row.patch.replace(/\n$/, ''),
+    'PROCTOR_GOLD_PATCH',
+    'git -C /testbed apply /tmp/gold.patch || { echo "PROCTOR_GOLD_FAILED"; exit 3; }',
+  ];
+  let delimiter: string | null = null;
+  let started = false;
+  for (const line of lines) {
+    const heredoc = /^git apply -v - <<'([A-Za-z0-9_]+)'$/.exec(line);
+    if (heredoc?.[1]) delimiter = heredoc[1];
+    if (line === delimiter) {
+      out.push(line, 'PROCTOR_T0=$(date +%s%N)');
+      delimiter = null;
+      continue;
+    }
+    if (line === START) {
+      out.push(line, 'PROCTOR_T1=$(date +%s%N)');
+      started = true;
+      continue;
+    }
+    if (line === END) {
+      out.push('PROCTOR_RC=$?', 'PROCTOR_T2=$(date +%s%N)', line);
+      out.push(
+        'echo "PROCTOR_TESTS_NS $((PROCTOR_T2 - PROCTOR_T0)) cmd $((PROCTOR_T2 - PROCTOR_T1)) rc $PROCTOR_RC"',
+      );
+      break;
+    }
+    const bare = line.trim();
+    if (!started && /^npm (install|ci)\b/.test(bare)) {
+      changes.push(`dropped \`${bare}\``);
+      continue;
+    }
+    if (!started && /^git submodule update\b/.test(bare)) {
+      changes.push(`dropped \`${bare}\``);
+      continue;
+    }
+    if (!started && bare.includes('--with-oniguruma=builtin')) {
+      changes.push("--with-oniguruma=builtin → yes (the submodule is absent; Debian's libonig)");
+      out.push(line.replace('--with-oniguruma=builtin', '--with-oniguruma=yes'));
+      continue;
+    }
+    if (started && /\bmvnd test\b/.test(bare)) {
+      changes.push('mvnd test → javac + JUnit console launcher on the same tests');
+      out.push(javacInstead(bare));
+      continue;
+    }
+    out.push(line);
+  }
+  if (!out.some((l) => l.startsWith('echo "PROCTOR_TESTS_NS'))) {
+    throw new Error(`${row.instance_id}: its eval_script has no test output markers`);
+  }
+  return { script: out.join('\n'), changes: [...new Set(changes)] };
 }
 
 const rows = readFileSync(resolve(values.rows), 'utf8')
@@ -87,12 +219,18 @@ const rows = readFileSync(resolve(values.rows), 'utf8')
   .filter((line) => line.trim() !== '')
   .map((line) => JSON.parse(line) as Row);
 const only = (values.only ?? []).flatMap((v) => v.split(/[\s,]+/)).filter((v) => v !== '');
-const chosen = only.length
+const picked = only.length
   ? rows.filter((row) => only.includes(row.instance_id))
   : rows.slice(0, Number(values.n));
+const chosen = values['per-language']
+  ? picked.filter(
+      (row, i) =>
+        picked.findIndex((other) => languageOf(other.repo) === languageOf(row.repo)) === i,
+    )
+  : picked;
 if (chosen.length === 0) throw new Error(`no rows chosen from ${values.rows}`);
 for (const row of chosen) {
-  if (!TEST_CMD[row.repo])
+  if (!row.eval_script && !TEST_CMD[row.repo])
     throw new Error(`${row.instance_id}: no SWE-bench test_cmd known for ${row.repo}`);
 }
 
@@ -240,24 +378,28 @@ for (const row of chosen) {
   const files = [...row.test_patch.matchAll(/^diff --git a\/.* b\/(.*)$/gm)]
     .map((m) => m[1] ?? '')
     .filter((f) => !NON_TEST_EXTS.some((ext) => f.endsWith(ext)));
-  const script = [
-    'set -e',
-    'cd /testbed',
-    'cat > /tmp/test.patch <<"PROCTOR_TEST_PATCH"',
-    row.test_patch.replace(/\n$/, ''),
-    'PROCTOR_TEST_PATCH',
-    'cat > /tmp/gold.patch <<"PROCTOR_GOLD_PATCH"',
-    row.patch.replace(/\n$/, ''),
-    'PROCTOR_GOLD_PATCH',
-    'git apply /tmp/test.patch /tmp/gold.patch',
-    's=$(date +%s%N)',
-    'set +e',
-    `${TEST_CMD[row.repo]} ${files.join(' ')} >/tmp/out 2>&1`,
-    'rc=$?',
-    'e=$(date +%s%N)',
-    'echo "PROCTOR_TESTS_NS $((e - s)) rc $rc"',
-  ].join('\n');
+  const fromEval = row.eval_script ? rawFromEval(row) : null;
+  const script =
+    fromEval?.script ??
+    [
+      'set -e',
+      'cd /testbed',
+      'cat > /tmp/test.patch <<"PROCTOR_TEST_PATCH"',
+      row.test_patch.replace(/\n$/, ''),
+      'PROCTOR_TEST_PATCH',
+      'cat > /tmp/gold.patch <<"PROCTOR_GOLD_PATCH"',
+      row.patch.replace(/\n$/, ''),
+      'PROCTOR_GOLD_PATCH',
+      'git apply /tmp/test.patch /tmp/gold.patch',
+      's=$(date +%s%N)',
+      'set +e',
+      `${TEST_CMD[row.repo]} ${files.join(' ')} >/tmp/out 2>&1`,
+      'rc=$?',
+      'e=$(date +%s%N)',
+      'echo "PROCTOR_TESTS_NS $((e - s)) rc $rc"',
+    ].join('\n');
   const rounds: Array<{
+    cmdMs: number;
     testsMs: number;
     rawMs: number;
     jobMs: number;
@@ -270,6 +412,7 @@ for (const row of chosen) {
   }> = [];
   // The image: the baseline built it; the first grade names it.
   let image: string | null = null;
+  let unfinished: string | null = null;
   for (let round = 0; round < repeat; round++) {
     const before = load();
     // Grade first in even rounds (the first one learns the image from it), raw first in odd.
@@ -290,26 +433,39 @@ for (const row of chosen) {
         'none',
         ...limitArgs,
         image ?? '',
+        // The script is saved first and run with no stdin: a test command that reads stdin
+        // would otherwise eat the rest of `bash -s`'s script.
         'bash',
-        '-s',
+        '-c',
+        'cat > /tmp/proctor-raw.sh && exec bash /tmp/proctor-raw.sh </dev/null',
       ],
       script,
     );
     containers.pop();
-    const match = /PROCTOR_TESTS_NS (\d+) rc (\d+)/.exec(raw.stdout);
-    if (!match) throw new Error(`${id}: the raw run did not finish: ${raw.stderr.slice(-500)}`);
+    const match = /PROCTOR_TESTS_NS (\d+)(?: cmd (\d+))? rc (\d+)/.exec(raw.stdout);
+    if (!match) {
+      // One row's failed raw run does not lose the others' figures.
+      unfinished = `${id.padEnd(26)} not measured: the raw run did not finish (exit ${raw.status}): ${raw.stderr.slice(-300).replace(/\s+/g, ' ')}`;
+      break;
+    }
     const graded: Graded = grade ?? gradeGold(id, bundle);
     rounds.push({
+      cmdMs: Number(match[2] ?? match[1]) / 1e6,
       testsMs: Number(match[1]) / 1e6,
       rawMs: raw.ms,
       jobMs: graded.jobMs,
       runnerMs: graded.runnerMs,
-      rc: match[2] ?? '?',
+      rc: match[3] ?? '?',
       verdict: graded.verdict,
       timings: graded.timings,
       load: `${before}-${load()}`,
       gradeFirst,
     });
+  }
+  if (unfinished !== null) {
+    lines.push(unfinished);
+    console.log(unfinished);
+    continue;
   }
   const overheads = rounds.map((r) => r.jobMs - r.testsMs);
   const overhead = median(overheads);
@@ -329,7 +485,8 @@ for (const row of chosen) {
     }
   }
   lines.push(
-    `${id.padEnd(26)} tests ${seconds(testsMs, 7)} s  raw run ${seconds(median(rounds.map((r) => r.rawMs)), 7)} s  ` +
+    `${id.padEnd(26)} ${languageOf(row.repo).padEnd(10)} tests ${seconds(testsMs, 7)} s  ` +
+      `cmd ${seconds(median(rounds.map((r) => r.cmdMs)), 7)} s  raw run ${seconds(median(rounds.map((r) => r.rawMs)), 7)} s  ` +
       `job ${seconds(jobMs, 7)} s  runner ${seconds(median(rounds.map((r) => r.runnerMs)), 7)} s  ` +
       `overhead ${seconds(overhead)} s  ratio ${ratio.toFixed(3)}  ` +
       `${overhead <= TARGET_MS ? 'ok' : 'OVER'} (grade ${last?.verdict ?? '?'}, raw rc ${last?.rc ?? '?'}, ` +
@@ -347,8 +504,12 @@ for (const row of chosen) {
           ].includes(key),
         )
         .map(([key, ms]) => `${key} ${(ms / 1000).toFixed(2)}`)
-        .join(', ')}; load ${rounds.map((r) => r.load).join(' ')})`,
+        .join(', ')}; load ${rounds.map((r) => r.load).join(' ')})` +
+      (fromEval?.changes.length
+        ? `\n${' '.repeat(27)}raw changes: ${fromEval.changes.join('; ')}`
+        : ''),
   );
+  console.log(lines[lines.length - 1]);
 }
 
 console.log(

@@ -25,6 +25,8 @@ export interface SwebenchRow {
   environmentSetupCommit?: string;
   hintsText?: string;
   createdAt?: string;
+  /** The dataset the row says it comes from, when it has a `dataset` field. */
+  dataset?: string;
 }
 
 /** One row as found: its 1-based number in the file, and the row or why it is refused. */
@@ -86,6 +88,8 @@ const rowSchema = z.object({
   environment_setup_commit: commit('environment_setup_commit').optional(),
   hints_text: z.string('hints_text must be a string').optional(),
   created_at: z.string('created_at must be a string').optional(),
+  // Not a column of SWE-bench's own files; a derivative that mixes datasets names each row's.
+  dataset: nonEmpty('dataset').optional(),
 });
 
 /** Checks one parsed row; every problem is a reason. */
@@ -101,7 +105,13 @@ export function checkRow(raw: unknown): { value?: SwebenchRow; reasons: string[]
     }
   }
   // Datasets write null for an absent optional field.
-  for (const key of ['version', 'environment_setup_commit', 'hints_text', 'created_at']) {
+  for (const key of [
+    'version',
+    'environment_setup_commit',
+    'hints_text',
+    'created_at',
+    'dataset',
+  ]) {
     if (input[key] === null) delete input[key];
   }
   const parsed = rowSchema.safeParse(input);
@@ -133,6 +143,7 @@ export function checkRow(raw: unknown): { value?: SwebenchRow; reasons: string[]
         : {}),
       ...(r.hints_text !== undefined && r.hints_text !== '' ? { hintsText: r.hints_text } : {}),
       ...(r.created_at !== undefined && r.created_at !== '' ? { createdAt: r.created_at } : {}),
+      ...(r.dataset !== undefined ? { dataset: r.dataset.trim() } : {}),
     },
   };
 }

@@ -8,7 +8,9 @@
 // [grading] rules = "swebench", and deny = the test patch's files and the dialect's test
 // machinery; [tests] env = the dialect's; [source] keeps where it came from;
 // [environment] install = --install, else the text of an install.sh or install file beside
-// the Dockerfile (not copied into environment/). Nothing runs here: `proctor baseline SUITE
+// the Dockerfile (not copied into environment/); [source] dataset = the row's `dataset`, else
+// the rows file's name. A base commit with submodules gets a note (the workspace leaves them
+// empty). Nothing runs here: `proctor baseline SUITE
 // --gold --wait` then tells which tasks are sound on this machine.
 //
 // A row that cannot become a bundle (malformed, colliding id, missing repository, commit or
@@ -28,7 +30,7 @@ import {
 import { basename, dirname, join } from 'node:path';
 import { describeError, isProctorError, ProctorError } from '../errors.js';
 import { pathsTouchedBy, runnerRunsPytest } from '../oracle/index.js';
-import { resolveCommit } from '../derive/git.js';
+import { git, resolveCommit } from '../derive/git.js';
 import { SNAPSHOT_FILE, writeEnvironment } from '../derive/snapshot.js';
 import {
   checkOutParent,
@@ -77,6 +79,8 @@ export type RowOutcome =
       runner: string;
       /** The environment folder the bundle's build context came from. */
       environment: string;
+      /** What the bundle lacks that the row may need (its submodules). */
+      notes: string[];
     }
   | { row: number; instanceId?: string; id?: string; status: 'skipped'; reasons: string[] };
 
@@ -221,13 +225,45 @@ async function putRunner(runner: RunnerChoice, testsDir: string): Promise<void> 
   chmodSync(target, 0o755);
 }
 
+/** At most this many submodule paths are named in a note. */
+const NAMED_SUBMODULES = 5;
+
+/**
+ * The note of a base commit with submodules (gitlinks, mode 160000). The snapshot keeps each
+ * as the empty folder a checkout without `git submodule update` leaves, and a workspace is
+ * copied from the image's tree, where nothing fills it: a grade has no network, and SWE-bench's
+ * eval script's `git submodule update --init` is not run. Tests that live in a submodule, or
+ * need its files, are then absent from the reports, and the baseline says so; the import does
+ * not guess which IDs those are. (jq's oniguruma: its own tests are in jq's PASS_TO_PASS.)
+ */
+async function submoduleNotes(repo: string, commit: string): Promise<string[]> {
+  const entries = (await git(repo, ['ls-tree', '-r', '-z', '--full-tree', commit]))
+    .toString('utf8')
+    .split('\0');
+  const paths = entries.flatMap((entry) => {
+    const match = /^160000 commit [0-9a-f]+\t(.*)$/s.exec(entry);
+    return match?.[1] !== undefined ? [match[1]] : [];
+  });
+  if (paths.length === 0) return [];
+  const named =
+    paths.slice(0, NAMED_SUBMODULES).join(', ') + (paths.length > NAMED_SUBMODULES ? ', …' : '');
+  return [
+    `base_commit has ${paths.length === 1 ? 'a submodule' : `${paths.length} submodules`} (${named}) that the workspace leaves empty: tests in or needing ${paths.length === 1 ? 'it' : 'them'} will be absent (docs/suites.md, Submodules)`,
+  ];
+}
+
 async function importRow(
   row: SwebenchRow,
   id: string,
   options: ImportOptions,
   choice: RunnerChoice | undefined,
 ): Promise<
-  | { status: 'written' | 'rewritten' | 'unchanged'; runner: string; environment: string }
+  | {
+      status: 'written' | 'rewritten' | 'unchanged';
+      runner: string;
+      environment: string;
+      notes: string[];
+    }
   | { reasons: string[] }
 > {
   const dialect = dialectOf(row.repo);
@@ -253,6 +289,7 @@ async function importRow(
   } catch {
     return { reasons: [`base_commit ${row.baseCommit} is not in ${repo}`] };
   }
+  const notes = await submoduleNotes(repo, row.baseCommit);
   const found = findEnvironment(options.environment, row);
   if ('reason' in found) return { reasons: [found.reason] };
   const { context } = found;
@@ -292,7 +329,9 @@ async function importRow(
       skip,
     );
     const source: Record<string, string> = {
-      dataset: basename(options.rows),
+      // What the row says, else the rows file's name (SWE-bench's rows do not name their
+      // dataset: multilingual.jsonl, test.parquet's conversion, is the best there is).
+      dataset: row.dataset ?? basename(options.rows),
       instance_id: row.instanceId,
       repo: row.repo,
       base_commit: row.baseCommit,
@@ -345,17 +384,17 @@ async function importRow(
     if (existsSync(target)) {
       if (sameBundle(staging, target)) {
         rmSync(staging, { recursive: true, force: true });
-        return { status: 'unchanged', runner: label, environment: context };
+        return { status: 'unchanged', runner: label, environment: context, notes };
       }
       if (!options.force) {
         rmSync(staging, { recursive: true, force: true });
         return { reasons: [`${target} exists and differs; --force rewrites it`] };
       }
       await commitBundle(staging, target, true);
-      return { status: 'rewritten', runner: label, environment: context };
+      return { status: 'rewritten', runner: label, environment: context, notes };
     }
     await commitBundle(staging, target);
-    return { status: 'written', runner: label, environment: context };
+    return { status: 'written', runner: label, environment: context, notes };
   } catch (error) {
     rmSync(staging, { recursive: true, force: true });
     if (isProctorError(error, 'BUNDLE_INVALID') || isProctorError(error, 'USAGE')) {

@@ -34,6 +34,8 @@ export interface RepoBundleSpec {
   from?: string;
   /** [environment] install, e.g. a build kept in the image. */
   install?: string;
+  /** Paths of `repo` committed executable (mode 100755). */
+  executable?: string[];
 }
 
 const IDENTITY = ['-c', 'user.name=example', '-c', 'user.email=example@example.invalid'];
@@ -63,13 +65,13 @@ function git(cwd: string, args: string[]): string {
   });
 }
 
-function writeFiles(root: string, files: Files): void {
+function writeFiles(root: string, files: Files, executable: readonly string[] = []): void {
   for (const [path, text] of Object.entries(files)) {
     const target = join(root, path);
     rmSync(target, { force: true });
     if (text === null) continue;
     mkdirSync(dirname(target), { recursive: true });
-    writeFileSync(target, text, { mode: 0o644 });
+    writeFileSync(target, text, { mode: executable.includes(path) ? 0o755 : 0o644 });
   }
 }
 
@@ -91,11 +93,11 @@ export async function makeRepoBundle(spec: RepoBundleSpec): Promise<string> {
   const root = mkdtempSync(join(tmpdir(), 'proctor-runner-bundle-'));
   afterAll(() => rmSync(root, { recursive: true, force: true }));
   const dir = join(root, spec.id);
-  writeFiles(join(dir, 'environment/repo'), spec.repo);
+  writeFiles(join(dir, 'environment/repo'), spec.repo, spec.executable);
   writeFileSync(join(dir, 'environment/Dockerfile'), dockerfile(spec.from ?? RUNNERS_IMAGE));
 
   const repo = join(root, 'work');
-  writeFiles(repo, spec.repo);
+  writeFiles(repo, spec.repo, spec.executable);
   git(repo, ['init', '-q', '-b', 'main']);
   git(repo, ['add', '-A']);
   git(repo, [...IDENTITY, 'commit', '-q', '-m', 'base']);

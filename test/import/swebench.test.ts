@@ -86,6 +86,7 @@ describe('proctor import swebench', { timeout: 300_000 }, () => {
       PASS_TO_PASS: undefined,
       fail_to_pass: ['tests/test_calc.py::test_zero'],
       pass_to_pass: [],
+      dataset: 'SWE-bench/SWE-bench_Multilingual',
     };
     const rows = rowsFile(f.root, jsonl([f.row, lower]));
     const result = await proctor(importArgs(f, rows));
@@ -103,8 +104,13 @@ describe('proctor import swebench', { timeout: 300_000 }, () => {
     expect(toml).toContain('instance_id = "acme__calc-1"');
     expect(toml).toContain(`base_commit = "${f.row.base_commit}"`);
     expect(toml).toContain('version = "1.0"');
+    // [source] dataset: the rows file's name, unless the row names its dataset.
+    expect(toml).toContain('dataset = "rows.jsonl"');
     const second = await loadBundle(join(f.out, 'acme__calc-2'));
     expect(second.existingIds).toEqual([]);
+    expect(readFileSync(join(second.dir, 'task.toml'), 'utf8')).toContain(
+      'dataset = "SWE-bench/SWE-bench_Multilingual"',
+    );
 
     // Again: nothing changes; a changed row is refused unless --force.
     const again = await proctor(importArgs(f, rows));
@@ -347,6 +353,37 @@ describe('proctor import swebench', { timeout: 300_000 }, () => {
     expect(readdirSync(f.root).sort()).toEqual(['file.txt', 'repos', 'row.json', 'rows.jsonl']);
   });
 
+  it('notes a base commit with a submodule, which the workspace leaves empty', async () => {
+    const f = fixture();
+    const repo = join(f.repos, 'acme__calc');
+    const git = (...args: string[]) =>
+      execFileSync('git', args, { cwd: repo, encoding: 'utf8' }).trim();
+    git('checkout', '-q', f.row.base_commit);
+    git('update-index', '--add', '--cacheinfo', `160000,${'a'.repeat(40)},modules/onig`);
+    git('-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-q', '-m', 'submodule');
+    const withSubmodule = {
+      ...f.row,
+      instance_id: 'acme__calc-5',
+      base_commit: git('rev-parse', 'HEAD'),
+    };
+    const rows = rowsFile(f.root, jsonl([f.row, withSubmodule]));
+    const result = await proctor(importArgs(f, rows));
+    expect(result.code, result.stdout + result.stderr).toBe(0);
+    const lines = result.stdout.split('\n');
+    const at = lines.findIndex((l) => /written\s+acme__calc-5 /.test(l));
+    expect(lines[at + 1]).toBe(
+      '  note: base_commit has a submodule (modules/onig) that the workspace leaves empty: tests in or needing it will be absent (docs/suites.md, Submodules)',
+    );
+    // The row without one has no note.
+    const plain = lines.findIndex((l) => /written\s+acme__calc-1 /.test(l));
+    expect(lines[plain + 1]).not.toContain('note:');
+    const json = await proctor(importArgs(f, rows, '--json'));
+    const outcomes = (JSON.parse(json.stdout) as { rows: Array<{ id: string; notes: string[] }> })
+      .rows;
+    expect(outcomes.find((o) => o.id === 'acme__calc-5')?.notes).toHaveLength(1);
+    expect(outcomes.find((o) => o.id === 'acme__calc-1')?.notes).toEqual([]);
+  });
+
   it('names the rest of the malformed fields, and reads a file that starts with a byte-order mark', async () => {
     const f = fixture();
     const rows = [
@@ -357,7 +394,8 @@ describe('proctor import swebench', { timeout: 300_000 }, () => {
       { ...f.row, instance_id: 'r-p2p-object', PASS_TO_PASS: '{"a": 1}' },
       { ...f.row, instance_id: 'r-none', test_patch: 'not a diff at all\n' },
       { ...f.row, instance_id: 'r-patch-type', patch: 12 },
-      { ...f.row, instance_id: 'r-nulls', version: null, hints_text: null },
+      { ...f.row, instance_id: 'r-nulls', version: null, hints_text: null, dataset: null },
+      { ...f.row, instance_id: 'r-dataset', dataset: ' ' },
     ];
     const result = await proctor(importArgs(f, rowsFile(f.root, '\uFEFF' + jsonl(rows))));
     expect(result.code).toBe(1);
@@ -376,7 +414,8 @@ describe('proctor import swebench', { timeout: 300_000 }, () => {
     expect(out).toMatch(/skipped row 6 \(r-none\): test_patch is not a git diff/);
     expect(out).toContain('skipped row 7 (r-patch-type): patch must be a string');
     expect(out).toMatch(/written\s+r-nulls {2}row 8/);
-    expect(out).toContain('1 written, 0 rewritten, 0 unchanged, 7 skipped');
+    expect(out).toContain('skipped row 9 (r-dataset): dataset is empty');
+    expect(out).toContain('1 written, 0 rewritten, 0 unchanged, 8 skipped');
   });
 
   it('reads a JSON array, imports only the rows asked for, and its bundle passes baseline --gold', async () => {

@@ -457,3 +457,55 @@ describe('the ctest runner on make check', () => {
     SLOW,
   );
 });
+
+describe('the ctest runner and a secondary source of a test executable', () => {
+  it(
+    'builds only the executable whose DependInfo.cmake lists the file that defines a listed test, not the whole build',
+    async () => {
+      // div-more.cc is built into div-test, whose name it does not share; `tool` compiles only
+      // in a whole build (the image's install never built it), and fails.
+      const cmake = `cmake_minimum_required(VERSION 3.16)
+project(calc CXX)
+find_package(GTest REQUIRED)
+enable_testing()
+add_library(calc src/calc.cc)
+target_include_directories(calc PUBLIC include)
+add_executable(div-test test/div-test.cc test/div-more.cc)
+target_link_libraries(div-test calc GTest::gtest GTest::gtest_main)
+add_test(NAME div-test COMMAND div-test)
+add_executable(tool tool/tool.cc)
+`;
+      const more = `#include <gtest/gtest.h>\n#include "calc.h"\nTEST(More, Exact) { EXPECT_EQ(divide(6, 3), 2); }\n`;
+      const spec: RepoBundleSpec = {
+        id: 'ctest-secondary',
+        runner: 'ctest',
+        from: 'proctor-test-ctest:latest',
+        install: 'cmake -B build -S . && cmake --build build --target div-test',
+        testSeconds: 300,
+        repo: {
+          '.gitignore': '/build/\n',
+          'CMakeLists.txt': cmake,
+          'include/calc.h': '#pragma once\nint add(int a, int b);\nint divide(int a, int b);\n',
+          'src/calc.cc': CALC,
+          'test/div-test.cc': `#include <gtest/gtest.h>\n#include "calc.h"\nTEST(Div, Exact) { EXPECT_EQ(divide(8, 4), 2); }\n`,
+          'test/div-more.cc': more,
+          'tool/tool.cc': '#error "only a whole build compiles this"\n',
+        },
+        hidden: {
+          'test/div-more.cc': `${more}TEST(More, Floor) { EXPECT_EQ(divide(-7, 2), -4); }\n`,
+        },
+        gold: { 'src/calc.cc': GOLD_CALC },
+        existing: ['Div.Exact'],
+        hiddenIds: ['More.Exact', 'More.Floor'],
+      };
+      const task = await loadBundle(await makeRepoBundle(spec));
+      const image = (await resolveImage(docker, task.environment)).localId;
+      const base = await grade(task, null, image);
+      expect(outcomes(base, 'hidden')).toEqual({ 'More.Exact': 'passed', 'More.Floor': 'failed' });
+      const fixed = await grade(task, readFileSync(task.paths.goldPatch ?? ''), image);
+      expect(outcomes(fixed, 'hidden')).toEqual({ 'More.Exact': 'passed', 'More.Floor': 'passed' });
+      expect(fixed.verdict, fixed.verdict.detail).toMatchObject({ verdict: 'PASS' });
+    },
+    SLOW,
+  );
+});

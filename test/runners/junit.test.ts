@@ -418,3 +418,87 @@ describe('forgeries against the junit runner', () => {
     SLOW,
   );
 });
+
+describe("the junit runner's javac build of a project it cannot build offline", () => {
+  it(
+    'leaves out module-info.java, makes src/main/java-templates as Maven would, and never starts a ./gradlew that would download',
+    async () => {
+      const version = `package calc;
+
+public final class BuildConfig {
+    public static final String VERSION = "\${project.version}";
+    public static final String NAME = "\${calc.name}";
+    public static final String UNKNOWN = "\${no.such.property}";
+}
+`;
+      // gradlew marks that it ran (offline, a real one would try its download first, slowly).
+      const gradlew = '#!/bin/sh\ntouch "$(dirname "$0")/gradlew-ran"\nexit 1\n';
+      const test = `package calc;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+
+import org.junit.jupiter.api.Test;
+
+public class OfflineTest {
+    @Test
+    public void testVersion() {
+        assertEquals("2.5.1", BuildConfig.VERSION);
+        assertEquals("calculator", BuildConfig.NAME);
+        assertEquals("$" + "{no.such.property}", BuildConfig.UNKNOWN);
+    }
+
+    @Test
+    public void testNoWrapper() { assertFalse(new java.io.File("gradlew-ran").exists()); }
+
+    @Test
+    public void testDiv() { assertEquals(-4, Calc.div(-7, 2)); }
+}
+`;
+      const spec: RepoBundleSpec = {
+        id: 'junit-offline',
+        runner: 'junit',
+        from: 'proctor-test-junit:latest',
+        testSeconds: 180,
+        repo: {
+          'pom.xml': POM.replace('<version>1.0</version>', '<version>2.5.1</version>').replace(
+            '<properties>',
+            '<properties><calc.name>calculator</calc.name>',
+          ),
+          'build.gradle': "plugins { id 'java' }\n",
+          gradlew,
+          'gradle/wrapper/gradle-wrapper.properties':
+            'distributionUrl=https\\://services.gradle.org/distributions/gradle-8.5-bin.zip\n',
+          'src/main/java/module-info.java': 'module calc {\n    exports calc;\n}\n',
+          'src/main/java/calc/Calc.java': CALC,
+          'src/main/java-templates/calc/BuildConfig.java': version,
+        },
+        executable: ['gradlew'],
+        hidden: { 'src/test/java/calc/OfflineTest.java': test },
+        gold: { 'src/main/java/calc/Calc.java': GOLD_CALC },
+        existing: [],
+        hiddenIds: [
+          'calc.OfflineTest#testVersion',
+          'calc.OfflineTest#testNoWrapper',
+          'calc.OfflineTest#testDiv',
+        ],
+      };
+      const task = await loadBundle(await makeRepoBundle(spec));
+      const image = (await resolveImage(docker, task.environment)).localId;
+      const fixed = await gradeIn(
+        docker,
+        SCOPE,
+        image,
+        task,
+        readFileSync(task.paths.goldPatch ?? ''),
+      );
+      expect(outcomes(fixed, 'hidden')).toEqual({
+        'calc.OfflineTest#testVersion': 'passed',
+        'calc.OfflineTest#testNoWrapper': 'passed',
+        'calc.OfflineTest#testDiv': 'passed',
+      });
+      expect(fixed.verdict, fixed.verdict.detail).toMatchObject({ verdict: 'PASS' });
+    },
+    SLOW,
+  );
+});

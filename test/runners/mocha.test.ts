@@ -383,3 +383,50 @@ for (const id of ['div divides exactly', 'div rounds down', 'div refuses zero'])
     SLOW,
   );
 });
+
+describe('the mocha runner and files another framework runs', () => {
+  it(
+    "loads only the hidden patch's files that the project's scripts give mocha, not a karma spec beside them",
+    async () => {
+      // axios' test patches touch test/unit/ (mocha) and test/specs/ (karma, in a browser): a
+      // karma spec loaded by mocha dies on `window`, and with it every listed test.
+      const KARMA_SPEC = `describe('in a browser', function () {\n  it('has a window', function () {\n    expect(window.document).toBeDefined();\n  });\n});\nwindow.document;\n`;
+      const scripts = {
+        name: 'calc',
+        version: '1.0.0',
+        private: true,
+        scripts: { 'test:mocha': "mocha 'test/unit/**/*.js' --timeout 30000 --exit" },
+      };
+      const spec: RepoBundleSpec = {
+        ...SPEC,
+        id: 'mocha-karma',
+        existing: [],
+        repo: {
+          'package.json': JSON.stringify(scripts) + '\n',
+          'lib/calc.js': CALC,
+          'test/unit/calc.js': CALC_TEST.replace('../lib', '../../lib'),
+        },
+        hidden: {
+          'test/unit/div.js': DIV_TEST.replace('../lib', '../../lib'),
+          'test/specs/div.spec.js': KARMA_SPEC,
+        },
+      };
+      const task = await loadBundle(await makeRepoBundle(spec));
+      const image = (await resolveImage(docker, task.environment)).localId;
+      const fixed = await gradeIn(
+        docker,
+        SCOPE,
+        image,
+        task,
+        readFileSync(task.paths.goldPatch ?? ''),
+      );
+      expect(outcomes(fixed, 'hidden')).toEqual({
+        [ID.exact]: 'passed',
+        [ID.floor]: 'passed',
+        [ID.zero]: 'passed',
+      });
+      expect(fixed.verdict, fixed.verdict.detail).toMatchObject({ verdict: 'PASS' });
+    },
+    SLOW,
+  );
+});
