@@ -42,6 +42,7 @@ describe('writeRunner', () => {
       'jest',
       'vitest',
       'mocha',
+      'karma',
       'junit',
       'ctest',
     ]);
