@@ -250,7 +250,12 @@ describe("the karma runner under derive's discovery", () => {
     "runs every test of the configuration's files and reports each, by hand in the image",
     async () => {
       expect(
-        await discoverInImage(imageId, bundle.paths.runner, ['test'], { interpreter: null }),
+        // In place: karma-esbuild bundles into the temporary folder, and cannot import from a
+        // checkout inside it (a copy in /tmp).
+        await discoverInImage(imageId, bundle.paths.runner, ['test'], {
+          interpreter: null,
+          inPlace: true,
+        }),
       ).toEqual({
         [ID.add]: 'passed',
         [ID.wrong]: 'failed',
