@@ -6,13 +6,20 @@
 // test an error, with the cause), under Proctor's rules and SWE-bench's; derive's discovery;
 // and forgeries that must not pass.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { derive } from '../../src/derive/derive.js';
+import { createImageCache } from '../../src/workers/images.js';
 import { loadBundle, type Bundle } from '../../src/oracle/bundle.js';
 import type { Evaluation } from '../../src/oracle/evaluate.js';
 import { requireDocker, resolveImage } from '../../src/sandbox/index.js';
 import { dockerScope, fixtureImage, testDocker } from '../helpers/docker.js';
 import { discoverInImage } from '../helpers/discover.js';
 import { gradeIn, outcomes, swebenchOf, swebenchTask } from '../helpers/grade.js';
+import { leftovers } from '../helpers/home.js';
+import { commit, newRepo } from '../helpers/repos.js';
+import { tempDir } from '../helpers/temp.js';
 import {
   candidateDiff,
   makeRepoBundle,
@@ -264,6 +271,60 @@ describe("the karma runner under derive's discovery", () => {
         [ID.hooked]: 'error',
         [ID.browser]: 'passed',
       });
+    },
+    SLOW,
+  );
+});
+
+describe('proctor derive --runner karma', () => {
+  it(
+    'derives a karma project: IDs as karma-mocha-reporter nests them, from the four states',
+    async () => {
+      const repo = newRepo();
+      const base = commit(
+        repo,
+        {
+          '.gitignore': 'node_modules\n',
+          'package.json': SPEC.repo['package.json'] ?? '',
+          'karma.conf.cjs': KARMA_CONF,
+          'src/calc.js': CALC,
+          'test/calc.spec.js': CALC_TEST.replace(
+            /\n {2}describe\('with a server'[\s\S]*?\n {2}}\);\n/,
+            '\n',
+          ),
+        },
+        'base',
+      );
+      const fix = commit(
+        repo,
+        { 'src/calc.js': GOLD_CALC, 'test/div.spec.js': DIV_TEST },
+        'div: round down, refuse zero',
+      );
+      const env = mkdtempSync(join(tmpdir(), 'proctor-env-'));
+      writeFileSync(join(env, 'Dockerfile'), 'FROM proctor-test-karma:latest\n');
+      const home = tempDir('proctor-home-');
+      const out = join(tempDir('proctor-out-'), 'karma');
+      try {
+        const result = await derive(
+          { repo, base, fix, environment: env, out, runner: 'karma', repeat: 1, workdir: '/repo' },
+          {
+            docker,
+            images: createImageCache(docker, { dir: join(home, 'cache', 'contexts') }),
+            home,
+            sandbox: { uid: 1000, gid: 1000 },
+            note: () => {},
+          },
+        );
+        // `div() > divides exactly` passes before the fix too: not a hidden test.
+        expect(result.bundle.hiddenIds.sort()).toEqual([ID.zero, ID.floor]);
+        expect(result.bundle.existingIds).toEqual(
+          expect.arrayContaining([ID.add, ID.nested, ID.browser]),
+        );
+        expect(result.bundle.existingIds).not.toContain(ID.wrong);
+        expect(result.hiddenFiles).toEqual(['test/div.spec.js']);
+      } finally {
+        expect(await leftovers(home)).toEqual([]);
+      }
     },
     SLOW,
   );
