@@ -222,13 +222,13 @@ export function buildProgram(
     .addOption(
       new Option(
         '--runner <name>',
-        'pytest, node, sympy, django, cargo, go, jest, vitest, mocha, junit, ctest, or FILE: your own runner script',
+        'pytest, node, sympy, django, cargo, go, jest, vitest, mocha, karma, junit, ctest, or FILE: your own runner script',
       ).default('pytest'),
     )
     .addOption(
       new Option(
         '--scope <path...>',
-        "paths the runner runs every test under (default: pytest: every test_*.py and *_test.py of base and fix; node: node --test's test files; django: tests/*/**/test*.py; cargo: every .rs file; go: every _test.go file; jest, vitest: their default test files; ctest: tests/**, test/**, *_test.c*; FILE: .)",
+        "paths the runner runs every test under (default: pytest: every test_*.py and *_test.py of base and fix; node: node --test's test files; django: tests/*/**/test*.py; cargo: every .rs file; go: every _test.go file; jest, vitest: their default test files; karma: its configuration's files, whatever the paths; ctest: tests/**, test/**, *_test.c*; FILE: .)",
       ),
     )
     .addOption(
@@ -275,7 +275,7 @@ export function buildProgram(
     .exitOverride()
     .command('swebench')
     .description(
-      "SWE-bench rows to bundles: SUITE/<instance id>/, graded by SWE-bench's rules with the built-in runner of the row's repository (sympy, django, pytest, cargo, go, jest, vitest, mocha, junit, ctest)",
+      "SWE-bench rows to bundles: SUITE/<instance id>/, graded by SWE-bench's rules with the built-in runner of the row's repository (sympy, django, pytest, cargo, go, jest, vitest, mocha, karma, junit, ctest)",
     )
     .argument('<rows>', 'a JSON-lines file (or a JSON array) of SWE-bench rows')
     .requiredOption('--repos <dir>', 'local repositories, as DIR/<owner>__<name> (or .git)')
@@ -292,7 +292,7 @@ export function buildProgram(
     )
     .option(
       '--runner <name>',
-      "tests/run for every row: pytest, sympy, django, node, cargo, go, jest, vitest, mocha, junit, ctest, or FILE, a runner of your own (else the runner of the row's repository)",
+      "tests/run for every row: pytest, sympy, django, node, cargo, go, jest, vitest, mocha, karma, junit, ctest, or FILE, a runner of your own (else the runner of the row's repository)",
     )
     .option('--json', 'machine-readable output')
     .exitOverride()

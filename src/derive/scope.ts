@@ -23,6 +23,13 @@ export const DISCOVERY_GLOBS: Record<Exclude<Ecosystem, 'file'>, readonly string
   vitest: ['**/*.{test,spec}.{js,cjs,mjs,jsx,ts,cts,mts,tsx}'],
   // The mocha runner runs every test of these files (under PROCTOR_DISCOVER).
   mocha: ['test/**/*.{js,cjs,mjs}', '**/*.spec.{js,cjs,mjs}', '**/*.test.{js,cjs,mjs}'],
+  // The karma runner runs every test of its configuration's files (under PROCTOR_DISCOVER); the
+  // paths only say that there are tests.
+  karma: [
+    'test/**/*.{js,cjs,mjs,jsx,ts,tsx}',
+    '**/*.spec.{js,cjs,mjs,jsx,ts,tsx}',
+    '**/*.test.{js,cjs,mjs,jsx,ts,tsx}',
+  ],
   // The junit runner runs the test classes of these files (every test of each, under PROCTOR_DISCOVER).
   junit: ['**/src/test/**/*.java'],
   // The ctest runner reports every test of the build (gtest, CTest) or every script under these.

@@ -18,6 +18,7 @@ export type Ecosystem =
   | 'jest'
   | 'vitest'
   | 'mocha'
+  | 'karma'
   | 'junit'
   | 'ctest'
   | 'file';
@@ -65,6 +66,13 @@ export const DEFAULT_TEST_GLOBS: Record<Ecosystem, readonly string[]> = {
   ],
   // mocha: its default spec folder (test/), and spec or test files anywhere.
   mocha: ['**/test/**', '**/tests/**', '**/*.spec.{js,cjs,mjs}', '**/*.test.{js,cjs,mjs}'],
+  // karma: mocha's places, preact's test/browser/ among them.
+  karma: [
+    '**/test/**',
+    '**/tests/**',
+    '**/*.spec.{js,cjs,mjs,jsx,ts,tsx}',
+    '**/*.test.{js,cjs,mjs,jsx,ts,tsx}',
+  ],
   // Java (Maven's and Gradle's layout): each module's src/test/, its resources included.
   junit: ['**/src/test/**'],
   // C and C++: the test folders (GoogleTest sources, make check scripts) and *_test.c* files.

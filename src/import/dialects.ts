@@ -9,7 +9,7 @@
 // repositories (MAP_REPO_TO_PARSER_JS: parse_log_jest, `yarn jest <files> --verbose`) the jest
 // runner, vuejs/core (parse_log_vitest, `vitest --reporter=verbose`) the vitest runner. Of the
 // other JavaScript ones, axios runs `npx mocha <file> -R tap` (SPECS_AXIOS, parse_log_tap): the mocha
-// runner. Its Java repositories (MAP_REPO_TO_PARSER_JAVA: parse_log_maven,
+// runner; preact `karma start --single-run` (parse_log_karma): the karma runner. Its Java repositories (MAP_REPO_TO_PARSER_JAVA: parse_log_maven,
 // parse_log_gradle_custom, parse_log_ant; test_cmd `mvnd test -Dtest=…`, `./gradlew test
 // --tests …`, `ant test.instance` per version in constants/java.py): the junit runner.
 // Of its C and C++ repositories (MAP_REPO_TO_PARSER_C), fmt (parse_log_googletest on
@@ -24,7 +24,17 @@
 
 /** The SWE-bench dialects: each is a built-in runner of the same name (src/runners/). */
 export type Dialect =
-  'pytest' | 'sympy' | 'django' | 'cargo' | 'go' | 'jest' | 'vitest' | 'mocha' | 'junit' | 'ctest';
+  | 'pytest'
+  | 'sympy'
+  | 'django'
+  | 'cargo'
+  | 'go'
+  | 'jest'
+  | 'vitest'
+  | 'mocha'
+  | 'karma'
+  | 'junit'
+  | 'ctest';
 
 export interface DialectRules {
   /** [grading] deny globs, added to the test patch's own files. */
@@ -111,6 +121,13 @@ export const DIALECT_RULES: Readonly<Record<Dialect, DialectRules>> = {
   // GoogleTest decides a test's exit and its JSON report: a copy vendored in the tree (fmt's
   // test/gtest) is test machinery, as Debian's libgtest-dev is.
   ctest: { deny: ['**/gtest/**', '**/googletest/**', '**/googlemock/**'], env: {} },
+  // The karma server runs the project's karma configuration, and the bundler's configuration
+  // it loads (preact's babel.config.js), as its own code. COVERAGE=false BABEL_NO_MODULES=true
+  // is what SWE-bench's preact command sets.
+  karma: {
+    deny: ['**/karma.conf.*', '**/karma.config.*', '**/babel.config.*', '**/.babelrc*'],
+    env: { COVERAGE: 'false', BABEL_NO_MODULES: 'true' },
+  },
 };
 
 /**
@@ -158,6 +175,8 @@ export const SWEBENCH_DIALECTS: Readonly<Record<string, Dialect>> = {
   'vuejs/core': 'vitest',
   // SPECS_AXIOS (`npx mocha <file> -R tap -g …`, read by parse_log_tap).
   'axios/axios': 'mocha',
+  // preact: `npx karma start karma.conf.js --single-run --grep=<file>`, read by parse_log_karma.
+  'preactjs/preact': 'karma',
   // MAP_REPO_TO_PARSER_JAVA (SWE-bench Multilingual).
   'apache/druid': 'junit',
   'apache/lucene': 'junit',
@@ -188,7 +207,8 @@ const NEEDS: ReadonlyArray<{ match: RegExp; needs: string }> = [
   { match: /\.rs$/, needs: 'the cargo runner (--runner cargo)' },
   {
     match: /\.(?:[cm]?js|jsx|[cm]?ts|tsx)$/,
-    needs: 'the jest, vitest or mocha runner (--runner jest, --runner vitest, --runner mocha)',
+    needs:
+      'the jest, vitest, mocha or karma runner (--runner jest, --runner vitest, --runner mocha, --runner karma)',
   },
   { match: /\.java$/, needs: 'the junit runner (--runner junit)' },
   { match: /\.(?:c|cc|cpp|cxx|h|hh|hpp)$/, needs: 'the ctest runner (--runner ctest)' },

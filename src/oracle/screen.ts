@@ -275,7 +275,7 @@ export const SCREEN_RULES: readonly ScreenRule[] = [
   {
     id: 'node-test-config',
     why: "a JavaScript test runner's configuration, or npm's",
-    path: /(?:^|\/)(?:\.mocharc(?:\.[a-z]{1,6})?|\.c8rc(?:\.json)?|\.nycrc(?:\.[a-z]{1,6})?|\.taprc|\.npmrc|(?:jest|vitest|ava|playwright)\.config\.[a-z]{1,6})$/,
+    path: /(?:^|\/)(?:\.mocharc(?:\.[a-z]{1,6})?|\.c8rc(?:\.json)?|\.nycrc(?:\.[a-z]{1,6})?|\.taprc|\.npmrc|karma\.conf\.[a-z]{1,6}|(?:jest|vitest|ava|playwright|karma)\.config\.[a-z]{1,6})$/,
   },
   {
     id: 'package-json-test',

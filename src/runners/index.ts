@@ -22,6 +22,7 @@ export const BUILTIN_RUNNERS = [
   'jest',
   'vitest',
   'mocha',
+  'karma',
   'junit',
   'ctest',
 ] as const;

@@ -43,7 +43,7 @@ describe('report --format swebench', () => {
     const result = await proctor(['--home', home, 'report', batch, '--format', 'swebench']);
     expect(result.code, result.stderr).toBe(0);
     expect(JSON.parse(result.stdout)).toEqual({
-      total_instances: 5,
+      total_instances: 8,
       submitted_instances: 2,
       completed_instances: 0,
       resolved_instances: 0,
@@ -51,7 +51,14 @@ describe('report --format swebench', () => {
       empty_patch_instances: 2,
       error_instances: 0,
       completed_ids: [],
-      incomplete_ids: ['go-text-ellipsis', 'rust-ini-values', 'sh-country-codes'],
+      incomplete_ids: [
+        'cpp-csv-split',
+        'go-text-ellipsis',
+        'java-roman-numerals',
+        'js-slug-accents',
+        'rust-ini-values',
+        'sh-country-codes',
+      ],
       empty_patch_ids: ['node-version-compare', 'py-duration-parse'],
       submitted_ids: ['node-version-compare', 'py-duration-parse'],
       resolved_ids: [],

@@ -62,10 +62,15 @@ describe('the results session of docs/results.md', () => {
       string,
     ];
     expect(gold).toContain('gold: 3 graded (3 resolved, 0 unresolved, 0 error, 0 invalid_task)');
-    expect(draft).toContain('not submitted: go-text-ellipsis, rust-ini-values, sh-country-codes');
-    expect(report).toMatch(/INCOMPLETE\n\s+incomplete\s+3 tasks not submitted/);
+    expect(gold).toContain(
+      'not submitted: cpp-csv-split, go-text-ellipsis, java-roman-numerals, js-slug-accents, rust-ini-values\n',
+    );
+    expect(draft).toContain(
+      'not submitted: cpp-csv-split, go-text-ellipsis, java-roman-numerals, js-slug-accents, rust-ini-values, sh-country-codes',
+    );
+    expect(report).toMatch(/INCOMPLETE\n\s+incomplete\s+6 tasks not submitted/);
     expect(report).toMatch(/resolved rate \(scored\)\s+50\.0% \[9\.5%, 90\.5%\] \(1\/2\)/);
-    expect(report).toMatch(/resolved rate \(all\)\s+20\.0% \[3\.6%, 62\.4%\] \(1\/5\)/);
+    expect(report).toMatch(/resolved rate \(all\)\s+12\.5% \[2\.2%, 47\.1%\] \(1\/8\)/);
     expect(compare).toContain('both pass 1, both fail 0, pass→fail 1, fail→pass 0');
     expect(compare).toContain('exact McNemar p = 1.000');
     expect(compare).toContain('difference -50.0 points [-90.5, +27.3]');

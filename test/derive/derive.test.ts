@@ -321,7 +321,7 @@ describe('proctor derive', { timeout: 300_000 }, () => {
       [{ out: join(f.repo, 'calc.py', 'task') }, /^--out \S+task: \S+calc.py is not a folder$/],
       [
         { runner: join(exists, 'missing') },
-        /^--runner .*: not pytest, node, sympy, django, cargo, go, jest, vitest, mocha, junit, ctest, or a file$/,
+        /^--runner .*: not pytest, node, sympy, django, cargo, go, jest, vitest, mocha, karma, junit, ctest, or a file$/,
       ],
       [{ environment: join(exists, 'missing') }, /^--environment .*: not a folder$/],
       [{ environment: noDockerfile }, /^--environment .*: no Dockerfile in it$/],

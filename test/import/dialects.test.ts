@@ -34,7 +34,7 @@ describe('the dialect table', () => {
     ]) {
       expect(dialectOf(repo), repo).toBe('pytest');
     }
-    expect(Object.keys(SWEBENCH_DIALECTS)).toHaveLength(43);
+    expect(Object.keys(SWEBENCH_DIALECTS)).toHaveLength(44);
   });
 
   it("maps MAP_REPO_TO_PARSER_RUST's repositories (SWE-bench Multilingual) to cargo", () => {
@@ -74,8 +74,8 @@ describe('the dialect table', () => {
       expect(dialectOf(repo), repo).toBe('jest');
     }
     expect(dialectOf('vuejs/core')).toBe('vitest');
-    // karma and qunit repositories (preact, three.js) have no dialect.
-    expect(dialectOf('preactjs/preact')).toBeUndefined();
+    // qunit repositories (three.js) have no dialect; preact's karma has its own (below).
+    expect(dialectOf('mrdoob/three.js')).toBeUndefined();
     const denied = (dialect: 'jest' | 'vitest', path: string) =>
       picomatch(DIALECT_RULES[dialect].deny as string[], { dot: true })(path);
     expect(denied('jest', 'jest.config.js')).toBe(true);
@@ -91,6 +91,16 @@ describe('the dialect table', () => {
     expect(dialectOf('axios/axios')).toBe('mocha');
     expect(DIALECT_RULES.mocha.deny).toContain('.mocharc.yml');
     expect(DIALECT_RULES.mocha.deny).toContain('.mocharc.js');
+  });
+
+  it("maps preact (`npx karma start karma.conf.js --single-run`, parse_log_karma) to karma, denying karma's and babel's configuration", () => {
+    expect(dialectOf('preactjs/preact')).toBe('karma');
+    const denied = (path: string) =>
+      picomatch(DIALECT_RULES.karma.deny as string[], { dot: true })(path);
+    expect(denied('karma.conf.js')).toBe(true);
+    expect(denied('babel.config.js')).toBe(true);
+    expect(denied('src/diff/index.js')).toBe(false);
+    expect(DIALECT_RULES.karma.env).toEqual({ COVERAGE: 'false', BABEL_NO_MODULES: 'true' });
   });
 
   it("maps MAP_REPO_TO_PARSER_JAVA's repositories (SWE-bench Multilingual) to junit", () => {
@@ -167,7 +177,7 @@ describe('the reason for a repository without a dialect', () => {
     [
       ['test/a.spec.ts', 'test/b.test.js', 'lib/c.mjs', 'd.tsx'],
       'test/a.spec.ts, test/b.test.js, lib/c.mjs, …',
-      'the jest, vitest or mocha runner (--runner jest, --runner vitest, --runner mocha)',
+      'the jest, vitest, mocha or karma runner (--runner jest, --runner vitest, --runner mocha, --runner karma)',
     ],
     [
       ['src/test/java/AppTest.java'],

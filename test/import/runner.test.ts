@@ -169,12 +169,12 @@ describe('proctor import swebench: the runner', { timeout: 120_000 }, () => {
       [
         'js',
         ['test/a.test.js'],
-        'the jest, vitest or mocha runner (--runner jest, --runner vitest, --runner mocha)',
+        'the jest, vitest, mocha or karma runner (--runner jest, --runner vitest, --runner mocha, --runner karma)',
       ],
       [
         'ts',
         ['src/a.spec.ts'],
-        'the jest, vitest or mocha runner (--runner jest, --runner vitest, --runner mocha)',
+        'the jest, vitest, mocha or karma runner (--runner jest, --runner vitest, --runner mocha, --runner karma)',
       ],
       ['java', ['src/test/AppTest.java'], 'the junit runner (--runner junit)'],
       ['cpp', ['tests/check.cpp'], 'the ctest runner (--runner ctest)'],
@@ -287,7 +287,7 @@ describe('proctor import swebench: the runner', { timeout: 120_000 }, () => {
     const cases: Array<[string, string]> = [
       [
         'rspec',
-        'proctor: --runner rspec: not a built-in runner (pytest, node, sympy, django, cargo, go, jest, vitest, mocha, junit, ctest) nor a file; pass one of them, or FILE, a runner of your own',
+        'proctor: --runner rspec: not a built-in runner (pytest, node, sympy, django, cargo, go, jest, vitest, mocha, karma, junit, ctest) nor a file; pass one of them, or FILE, a runner of your own',
       ],
       [join(f.root, 'missing.sh'), `proctor: --runner ${join(f.root, 'missing.sh')}: no such file`],
       [folder, `proctor: --runner ${folder}: not a regular file`],

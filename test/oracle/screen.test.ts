@@ -148,6 +148,7 @@ const SAMPLES: Record<string, Array<[path: string, lines: string[]]>> = {
   'node-test-config': [
     ['.mocharc.json', ['{}']],
     ['jest.config.js', ['module.exports = {};']],
+    ['karma.conf.js', ['module.exports = () => {};']],
   ],
   'package-json-test': [
     ['package.json', ['{', '  "scripts": {', '    "test": "true"', '  }', '}']],

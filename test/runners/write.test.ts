@@ -42,6 +42,7 @@ describe('writeRunner', () => {
       'jest',
       'vitest',
       'mocha',
+      'karma',
       'junit',
       'ctest',
     ]);
@@ -56,6 +57,9 @@ describe('the examples', () => {
     ['node-version-compare', 'node'],
     ['go-text-ellipsis', 'go'],
     ['rust-ini-values', 'cargo'],
+    ['js-slug-accents', 'mocha'],
+    ['java-roman-numerals', 'junit'],
+    ['cpp-csv-split', 'ctest'],
   ] as const)(
     '%s holds the built-in %s runner as it is today (copy it again after changing the runner)',
     async (example, name) => {
@@ -74,6 +78,7 @@ describe('the examples', () => {
   it.each([
     ['go-text-ellipsis', 'go'],
     ['rust-ini-values', 'cargo'],
+    ['cpp-csv-split', 'ctest'],
   ])(
     "%s's image begins with the instructions of the %s runner's test image, so the two share their layers",
     (example, name) => {
