@@ -292,7 +292,7 @@ export function buildProgram(
     )
     .option(
       '--runner <name>',
-      "tests/run for every row: pytest, sympy, django, node, cargo, go, jest, vitest, mocha, karma, junit, ctest, or FILE, a runner of your own (else the runner of the row's repository)",
+      "tests/run for every row: pytest, sympy, django, node, cargo, go, jest, vitest, mocha, karma, junit, ctest, or FILE, a runner of your own (else the runner of the row's repository, or of its test patch's language)",
     )
     .option('--json', 'machine-readable output')
     .exitOverride()

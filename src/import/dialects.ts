@@ -22,6 +22,8 @@
 // conftest.py is a pytest plugin; bin/test and runtests.py decide what sympy and django run
 // and report). Its [tests] env is what SWE-bench's test_cmd sets on the command line.
 
+import { z } from 'zod';
+
 /** The SWE-bench dialects: each is a built-in runner of the same name (src/runners/). */
 export type Dialect =
   | 'pytest'
@@ -197,34 +199,113 @@ export function dialectOf(repo: string): Dialect | undefined {
 
 export const isDialect = (name: string): name is Dialect => Object.hasOwn(DIALECT_RULES, name);
 
+/** JavaScript's runners, in the order a package.json that names several is read. */
+const JS_RUNNERS = ['karma', 'vitest', 'jest', 'mocha'] as const satisfies readonly Dialect[];
+const JS_NEEDS =
+  'the jest, vitest, mocha or karma runner (--runner jest, --runner vitest, --runner mocha, --runner karma)';
+
 /**
  * What a test patch's files ask of a runner, for a repository without a dialect: the first
- * rule that matches any of `paths` (a Python test file before a Go file, and so on).
+ * rule that matches any of `paths` (a Python test file before a Go file, and so on). A rule
+ * with a dialect decides alone; JavaScript's asks the repository's package.json.
  */
-const NEEDS: ReadonlyArray<{ match: RegExp; needs: string }> = [
-  { match: /(?:^|\/)(?:test_[^/]*|[^/]*_test)\.py$/, needs: 'the pytest runner (--runner pytest)' },
-  { match: /\.go$/, needs: 'the go runner (--runner go)' },
-  { match: /\.rs$/, needs: 'the cargo runner (--runner cargo)' },
+const NEEDS: ReadonlyArray<{ match: RegExp; needs: string; dialect?: Dialect }> = [
   {
-    match: /\.(?:[cm]?js|jsx|[cm]?ts|tsx)$/,
-    needs:
-      'the jest, vitest, mocha or karma runner (--runner jest, --runner vitest, --runner mocha, --runner karma)',
+    match: /(?:^|\/)(?:test_[^/]*|[^/]*_test)\.py$/,
+    needs: 'the pytest runner (--runner pytest)',
+    dialect: 'pytest',
   },
-  { match: /\.java$/, needs: 'the junit runner (--runner junit)' },
-  { match: /\.(?:c|cc|cpp|cxx|h|hh|hpp)$/, needs: 'the ctest runner (--runner ctest)' },
+  { match: /\.go$/, needs: 'the go runner (--runner go)', dialect: 'go' },
+  { match: /\.rs$/, needs: 'the cargo runner (--runner cargo)', dialect: 'cargo' },
+  { match: /\.(?:[cm]?js|jsx|[cm]?ts|tsx)$/, needs: JS_NEEDS },
+  { match: /\.java$/, needs: 'the junit runner (--runner junit)', dialect: 'junit' },
+  {
+    match: /\.(?:c|cc|cpp|cxx|h|hh|hpp)$/,
+    needs: 'the ctest runner (--runner ctest)',
+    dialect: 'ctest',
+  },
 ];
 
 /** At most this many of the deciding files are named in the reason. */
 const NAMED_FILES = 3;
 
-/** Why a row of `repo`, whose test patch touches `paths`, has no runner without --runner. */
-export function noDialectReason(repo: string, paths: readonly string[]): string {
+const Manifest = z.object({
+  scripts: z.record(z.string(), z.unknown()).optional(),
+  dependencies: z.record(z.string(), z.unknown()).optional(),
+  devDependencies: z.record(z.string(), z.unknown()).optional(),
+});
+
+/**
+ * The JavaScript runner a package.json (its text at the base commit, or undefined when there
+ * is none) asks for: the one its `test` script runs, else the one among its dependencies;
+ * karma over mocha when both are named (karma runs mocha's tests in the browser). Two
+ * others, or none, decide nothing, and `why` says so.
+ */
+export function jsRunnerOf(packageJson: string | undefined): { dialect?: Dialect; why: string } {
+  if (packageJson === undefined) return { why: 'the base commit has no package.json to say which' };
+  let parsed: z.infer<typeof Manifest>;
+  try {
+    const result = Manifest.safeParse(JSON.parse(packageJson));
+    if (!result.success)
+      return { why: "its package.json's scripts or dependencies are not objects" };
+    parsed = result.data;
+  } catch {
+    return { why: 'its package.json is not JSON' };
+  }
+  const narrow = (names: Dialect[]) =>
+    names.includes('karma') ? names.filter((n) => n !== 'mocha') : names;
+  const script = parsed.scripts?.['test'];
+  if (typeof script === 'string') {
+    const ran = narrow(
+      JS_RUNNERS.filter((n) => new RegExp(`(?:^|[^\\w@/.-])${n}(?:$|[^\\w.-])`).test(script)),
+    );
+    if (ran.length === 1)
+      return { dialect: ran[0]!, why: `its package.json's test script runs ${ran[0]!}` };
+  }
+  const deps = new Set([
+    ...Object.keys(parsed.dependencies ?? {}),
+    ...Object.keys(parsed.devDependencies ?? {}),
+  ]);
+  const named = narrow(JS_RUNNERS.filter((n) => deps.has(n)));
+  if (named.length === 1)
+    return { dialect: named[0]!, why: `its package.json depends on ${named[0]!}` };
+  return {
+    why:
+      named.length === 0
+        ? 'its package.json names none of them'
+        : `its package.json names ${named.join(' and ')}`,
+  };
+}
+
+/**
+ * The runner for a row of `repo`, a repository without a dialect, whose test patch touches
+ * `paths`: by the language of its test files (a Python test file before a Go file, and so
+ * on; for JavaScript and TypeScript, by `packageJson`, the repository's package.json at the
+ * base commit, read only when asked for). `note` says how it was chosen; `reason` why none was.
+ */
+export async function dialectByFiles(
+  repo: string,
+  paths: readonly string[],
+  packageJson: () => Promise<string | undefined>,
+): Promise<{ dialect: Dialect; note: string } | { reason: string }> {
   const head = `repository ${repo} has no built-in test dialect`;
-  for (const { match, needs } of NEEDS) {
+  for (const { match, needs, dialect } of NEEDS) {
     const hits = paths.filter((p) => match.test(p));
     if (hits.length === 0) continue;
     const named = hits.slice(0, NAMED_FILES).join(', ') + (hits.length > NAMED_FILES ? ', …' : '');
-    return `${head}; by its test patch (${named}) it needs ${needs}`;
+    const js = dialect === undefined ? jsRunnerOf(await packageJson()) : undefined;
+    const chosen = dialect ?? js?.dialect;
+    if (chosen === undefined) {
+      return {
+        reason: `${head}; by its test patch (${named}) it needs ${needs}; ${js?.why ?? ''}`,
+      };
+    }
+    return {
+      dialect: chosen,
+      note: `runner ${chosen}: ${repo} is not in the dialect table, so the runner is chosen by its test patch (${named})${js !== undefined ? ` and ${js.why}` : ''}; --runner overrides`,
+    };
   }
-  return `${head}; its test patch names no test file this import knows; it needs a runner of your own (--runner FILE)`;
+  return {
+    reason: `${head}; its test patch names no test file this import knows; it needs a runner of your own (--runner FILE)`,
+  };
 }

@@ -2,8 +2,8 @@
 // environment/ = the build context (the first of DIR/<owner>__<name>/<version>/,
 // DIR/<owner>__<name>/ and DIR that holds a Dockerfile; findEnvironment) plus a one-commit
 // snapshot of base_commit at /testbed (as derive makes it);
-// tests/run = the built-in runner of the repository's dialect (dialects.ts: sympy, django,
-// pytest), or --runner's for every row; hidden.patch = test_patch; gold.patch = patch;
+// tests/run = the built-in runner of the repository's dialect (dialects.ts), or of the test
+// patch's language for a repository outside the table (a note says so), or --runner's for every row; hidden.patch = test_patch; gold.patch = patch;
 // hidden.txt = FAIL_TO_PASS; existing.txt = PASS_TO_PASS; description.md = problem_statement;
 // [grading] rules = "swebench", and deny = the test patch's files and the dialect's test
 // machinery; [tests] env = the dialect's; [source] keeps where it came from;
@@ -47,7 +47,7 @@ import {
   writeRunner,
   type BuiltinRunner,
 } from '../runners/index.js';
-import { dialectOf, DIALECT_RULES, isDialect, noDialectReason } from './dialects.js';
+import { dialectByFiles, dialectOf, DIALECT_RULES, isDialect } from './dialects.js';
 import { bundleId, readRows, type SwebenchRow } from './rows.js';
 
 export const SWEBENCH_WORKDIR = '/testbed';
@@ -142,6 +142,15 @@ function otherContexts(context: string, dir: string): string[] {
   }
   if (dirname(context) === dir) return folders.filter((name) => hasDockerfile(join(context, name)));
   return [];
+}
+
+/** `path`'s text at `commit`, or undefined when the commit has no such file. */
+async function fileAt(repo: string, commit: string, path: string): Promise<string | undefined> {
+  try {
+    return (await git(repo, ['show', `${commit}:${path}`])).toString('utf8');
+  } catch {
+    return undefined;
+  }
 }
 
 function findRepo(dir: string, repo: string): string | undefined {
@@ -266,30 +275,39 @@ async function importRow(
     }
   | { reasons: string[] }
 > {
-  const dialect = dialectOf(row.repo);
-  const runner = choice ?? (dialect !== undefined ? { builtin: dialect } : undefined);
-  if (runner === undefined) {
+  const repo = findRepo(options.repos, row.repo);
+  const notFound = () => ({
+    reasons: [
+      `repository ${row.repo} not found: no ${join(options.repos, repoFolder(row.repo))}(.git)`,
+    ],
+  });
+  const notes: string[] = [];
+  let dialect = dialectOf(row.repo);
+  if (dialect === undefined && choice === undefined) {
     let paths: string[] = [];
     try {
       paths = pathsTouchedBy(Buffer.from(row.testPatch));
     } catch {
       // Not a diff: the reason then names no file, and the runner the user must bring.
     }
-    return { reasons: [noDialectReason(row.repo, paths)] };
+    let missing = false;
+    const picked = await dialectByFiles(row.repo, paths, async () => {
+      if (repo === undefined) missing = true;
+      return repo === undefined ? undefined : fileAt(repo, row.baseCommit, 'package.json');
+    });
+    if (missing) return notFound();
+    if ('reason' in picked) return { reasons: [picked.reason] };
+    dialect = picked.dialect;
+    notes.push(picked.note);
   }
-  const repo = findRepo(options.repos, row.repo);
-  if (repo === undefined) {
-    const name = repoFolder(row.repo);
-    return {
-      reasons: [`repository ${row.repo} not found: no ${join(options.repos, name)}(.git)`],
-    };
-  }
+  const runner: RunnerChoice = choice ?? { builtin: dialect! };
+  if (repo === undefined) return notFound();
   try {
     await resolveCommit(repo, row.baseCommit, 'base_commit');
   } catch {
     return { reasons: [`base_commit ${row.baseCommit} is not in ${repo}`] };
   }
-  const notes = await submoduleNotes(repo, row.baseCommit);
+  notes.push(...(await submoduleNotes(repo, row.baseCommit)));
   const found = findEnvironment(options.environment, row);
   if ('reason' in found) return { reasons: [found.reason] };
   const { context } = found;

@@ -5,7 +5,8 @@ import picomatch from 'picomatch';
 import {
   DIALECT_RULES,
   dialectOf,
-  noDialectReason,
+  dialectByFiles,
+  jsRunnerOf,
   SWEBENCH_DIALECTS,
 } from '../../src/import/dialects.js';
 import { isBuiltinRunner } from '../../src/runners/index.js';
@@ -167,42 +168,95 @@ describe('the dialect table', () => {
   });
 });
 
-describe('the reason for a repository without a dialect', () => {
+describe('the runner of a repository without a dialect', () => {
   const head = 'repository acme/x has no built-in test dialect';
+  const none = () =>
+    Promise.reject(new Error('package.json read for a language that does not need it'));
   it.each([
-    [['src/a.py', 'tests/test_a.py'], 'tests/test_a.py', 'the pytest runner (--runner pytest)'],
-    [['pkg/a_test.py'], 'pkg/a_test.py', 'the pytest runner (--runner pytest)'],
-    [['server/http_test.go'], 'server/http_test.go', 'the go runner (--runner go)'],
-    [['tests/parse.rs'], 'tests/parse.rs', 'the cargo runner (--runner cargo)'],
-    [
-      ['test/a.spec.ts', 'test/b.test.js', 'lib/c.mjs', 'd.tsx'],
-      'test/a.spec.ts, test/b.test.js, lib/c.mjs, …',
-      'the jest, vitest, mocha or karma runner (--runner jest, --runner vitest, --runner mocha, --runner karma)',
-    ],
-    [
-      ['src/test/java/AppTest.java'],
-      'src/test/java/AppTest.java',
-      'the junit runner (--runner junit)',
-    ],
-    [
-      ['tests/check.c', 'tests/more.cpp'],
-      'tests/check.c, tests/more.cpp',
-      'the ctest runner (--runner ctest)',
-    ],
-  ])('%j needs %s… %s', (paths, named, needs) => {
-    expect(noDialectReason('acme/x', paths)).toBe(
-      `${head}; by its test patch (${named}) it needs ${needs}`,
+    [['src/a.py', 'tests/test_a.py'], 'tests/test_a.py', 'pytest'],
+    [['pkg/a_test.py'], 'pkg/a_test.py', 'pytest'],
+    [['server/http_test.go'], 'server/http_test.go', 'go'],
+    [['tests/parse.rs'], 'tests/parse.rs', 'cargo'],
+    [['src/test/java/AppTest.java'], 'src/test/java/AppTest.java', 'junit'],
+    [['tests/check.c', 'tests/more.cpp'], 'tests/check.c, tests/more.cpp', 'ctest'],
+    [['a_test.go', 'test_a.py'], 'test_a.py', 'pytest'],
+  ])('%j: chosen by the files (%s) alone: %s', async (paths, named, dialect) => {
+    expect(await dialectByFiles('acme/x', paths, none)).toEqual({
+      dialect,
+      note: `runner ${dialect}: acme/x is not in the dialect table, so the runner is chosen by its test patch (${named}); --runner overrides`,
+    });
+  });
+
+  it("asks a JavaScript or TypeScript row's package.json, and says why when it cannot tell", async () => {
+    const paths = ['test/a.spec.ts', 'test/b.test.js', 'lib/c.mjs', 'd.tsx'];
+    const named = 'test/a.spec.ts, test/b.test.js, lib/c.mjs, …';
+    const pkg = (manifest: unknown) => () => Promise.resolve(JSON.stringify(manifest));
+    expect(
+      await dialectByFiles('acme/x', paths, pkg({ devDependencies: { vitest: '1' } })),
+    ).toEqual({
+      dialect: 'vitest',
+      note: `runner vitest: acme/x is not in the dialect table, so the runner is chosen by its test patch (${named}) and its package.json depends on vitest; --runner overrides`,
+    });
+    const needs =
+      'the jest, vitest, mocha or karma runner (--runner jest, --runner vitest, --runner mocha, --runner karma)';
+    for (const [read, why] of [
+      [() => Promise.resolve(undefined), 'the base commit has no package.json to say which'],
+      [() => Promise.resolve('{ nope'), 'its package.json is not JSON'],
+      [pkg({ dependencies: { jest: '1', vitest: '1' } }), 'its package.json names vitest and jest'],
+      [pkg({ scripts: { test: 'node t.js' } }), 'its package.json names none of them'],
+    ] as const) {
+      expect(await dialectByFiles('acme/x', paths, read)).toEqual({
+        reason: `${head}; by its test patch (${named}) it needs ${needs}; ${why}`,
+      });
+    }
+  });
+
+  it('asks for a runner of your own when no file says', async () => {
+    for (const paths of [['tests/tests.py', 'docs/x.md'], []]) {
+      expect(await dialectByFiles('acme/x', paths, none)).toEqual({
+        reason: `${head}; its test patch names no test file this import knows; it needs a runner of your own (--runner FILE)`,
+      });
+    }
+  });
+});
+
+describe("a package.json's JavaScript runner", () => {
+  const of = (manifest: unknown) => jsRunnerOf(JSON.stringify(manifest));
+  it('takes the one its test script runs, before its dependencies', () => {
+    expect(
+      of({ scripts: { test: 'jest --ci' }, devDependencies: { mocha: '1', jest: '1' } }),
+    ).toEqual({ dialect: 'jest', why: "its package.json's test script runs jest" });
+    expect(of({ scripts: { test: 'npm run lint && vitest run' } }).dialect).toBe('vitest');
+    expect(of({ scripts: { test: 'cross-env COVERAGE=false karma start' } }).dialect).toBe('karma');
+    expect(
+      of({ scripts: { test: 'mocha test/**/*.js' }, devDependencies: { jest: '1' } }).dialect,
+    ).toBe('mocha');
+    // A name inside another word, a path or a scoped package is not the runner.
+    expect(
+      of({
+        scripts: { test: 'node ./jest-free/run.js @acme/mocha' },
+        devDependencies: { vitest: '1' },
+      }),
+    ).toEqual({ dialect: 'vitest', why: 'its package.json depends on vitest' });
+  });
+
+  it('takes karma over mocha, which karma runs in the browser', () => {
+    expect(of({ devDependencies: { karma: '6', mocha: '10', 'karma-mocha': '2' } }).dialect).toBe(
+      'karma',
+    );
+    expect(of({ scripts: { test: 'karma start --single-run && mocha node' } }).dialect).toBe(
+      'karma',
     );
   });
 
-  it('prefers a Python test file to the others, and asks for a runner of your own when no file says', () => {
-    expect(noDialectReason('acme/x', ['a_test.go', 'test_a.py'])).toContain(
-      'by its test patch (test_a.py) it needs the pytest runner (--runner pytest)',
-    );
-    for (const paths of [['tests/tests.py', 'docs/x.md'], []]) {
-      expect(noDialectReason('acme/x', paths)).toBe(
-        `${head}; its test patch names no test file this import knows; it needs a runner of your own (--runner FILE)`,
-      );
-    }
+  it('decides nothing from two others, none, or fields of the wrong shape', () => {
+    expect(of({ devDependencies: { jest: '1', mocha: '1' } })).toEqual({
+      why: 'its package.json names jest and mocha',
+    });
+    expect(of({})).toEqual({ why: 'its package.json names none of them' });
+    expect(of({ dependencies: ['jest'] })).toEqual({
+      why: "its package.json's scripts or dependencies are not objects",
+    });
+    expect(of([])).toEqual({ why: "its package.json's scripts or dependencies are not objects" });
   });
 });

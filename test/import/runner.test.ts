@@ -1,7 +1,8 @@
 // Which runner `proctor import swebench` writes: the built-in runner of the row's repository
 // (sympy, django, pytest), or --runner's for every row (a built-in one, or the user's own file
 // copied byte for byte); the SWE-bench grading rules, the dialect's deny lines and [tests]
-// env; a row of a repository without a dialect skipped with the runner it needs; and every
+// env; a row of a repository without a dialect given the runner its test patch's language asks
+// for (a JavaScript row's by its package.json), or skipped saying which it needs; and every
 // bad --runner refused in one line before anything is written.
 import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -140,77 +141,109 @@ describe('proctor import swebench: the runner', { timeout: 120_000 }, () => {
     });
   });
 
-  it('skips a row of a repository without a dialect, saying which runner it needs, and imports it with --runner', async () => {
+  it("imports a row of a repository without a dialect with the runner its test patch's language asks for, says so, and --runner overrides it", async () => {
     const f = fixture();
     const rows = f.rows('acme/calc', 'psf/requests');
     const result = await proctor(f.args(rows));
-    expect(result.code).toBe(1);
+    expect(result.code, result.stdout + result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/^written {3}acme__calc-1 .* runner pytest /m);
     expect(result.stdout).toContain(
-      'skipped row 1 (acme__calc-1): repository acme/calc has no built-in test dialect; by its test patch (tests/test_calc.py) it needs the pytest runner (--runner pytest)\n',
+      '  note: runner pytest: acme/calc is not in the dialect table, so the runner is chosen by its test patch (tests/test_calc.py); --runner overrides\n',
     );
     expect(result.stdout).toMatch(/^written {3}psf__requests-1 .* runner pytest /m);
-    expect(existsSync(join(f.out, 'acme__calc-1'))).toBe(false);
-    const again = await proctor(f.args(rows, '--runner', 'pytest'));
-    expect(again.code, again.stdout + again.stderr).toBe(0);
-    expect(again.stdout).toContain('1 written, 0 rewritten, 1 unchanged, 0 skipped');
     const bundle = await loadBundle(join(f.out, 'acme__calc-1'));
     expect(readFileSync(bundle.paths.runner)).toEqual(await runnerSource('pytest'));
     expect(bundle.grading.deny).toEqual(['tests/test_calc.py', '**/conftest.py']);
     expect(bundle.grading.rules).toBe('swebench');
+    const json = await proctor(f.args(rows, '--json'));
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      rows: [
+        {
+          id: 'acme__calc-1',
+          status: 'unchanged',
+          runner: 'pytest',
+          notes: [expect.stringContaining('chosen by its test patch')],
+        },
+        { id: 'psf__requests-1', status: 'unchanged', runner: 'pytest' },
+      ],
+    });
+    const own = join(f.root, 'own-run');
+    writeFileSync(own, '#!/bin/sh\nexit 0\n');
+    const again = await proctor(f.args(rows, '--runner', own, '--force'));
+    expect(again.code, again.stdout + again.stderr).toBe(0);
+    expect(again.stdout).not.toContain('chosen by its test patch');
+    expect(readFileSync(join(f.out, 'acme__calc-1', 'tests', 'run'), 'utf8')).toBe(
+      '#!/bin/sh\nexit 0\n',
+    );
   });
 
-  it('names, for each language of a test patch, the runner a repository without a dialect needs', async () => {
+  it("chooses, for each language of a test patch, the runner a repository without a dialect needs, asking a JavaScript row's package.json", async () => {
     const f = fixture();
-    const repo = newRepo();
-    const empty = commit(repo, { README: 'x\n' }, 'base');
-    const kinds: Array<[string, string[], string]> = [
-      ['go', ['server/http_test.go'], 'the go runner (--runner go)'],
-      ['rust', ['tests/parse.rs'], 'the cargo runner (--runner cargo)'],
-      [
-        'js',
-        ['test/a.test.js'],
-        'the jest, vitest, mocha or karma runner (--runner jest, --runner vitest, --runner mocha, --runner karma)',
-      ],
+    const repos = join(f.root, 'repos');
+    const kinds: Array<[string, Record<string, string>, string[], string | undefined]> = [
+      ['go', {}, ['server/http_test.go'], 'go'],
+      ['rust', {}, ['tests/parse.rs'], 'cargo'],
+      ['java', {}, ['src/test/AppTest.java'], 'junit'],
+      ['cpp', {}, ['tests/check.cpp'], 'ctest'],
+      ['js', { 'package.json': '{"devDependencies":{"jest":"29"}}\n' }, ['test/a.test.js'], 'jest'],
       [
         'ts',
+        { 'package.json': '{"scripts":{"test":"vitest run"}}\n' },
         ['src/a.spec.ts'],
-        'the jest, vitest, mocha or karma runner (--runner jest, --runner vitest, --runner mocha, --runner karma)',
+        'vitest',
       ],
-      ['java', ['src/test/AppTest.java'], 'the junit runner (--runner junit)'],
-      ['cpp', ['tests/check.cpp'], 'the ctest runner (--runner ctest)'],
-      ['c', ['tests/check.c'], 'the ctest runner (--runner ctest)'],
+      ['bare', {}, ['test/a.test.js'], undefined],
+      ['other', {}, ['tests/tests.py'], undefined],
     ];
-    const rows = kinds.map(([kind, paths]) => {
-      const added = commit(repo, Object.fromEntries(paths.map((p) => [p, `${kind}\n`])), kind);
+    const rows = kinds.map(([kind, files, paths]) => {
+      // A repository each, cloned under its row's name: a package.json is one row's alone.
+      const repo = newRepo();
+      const base = commit(repo, { README: `${kind}\n`, ...files }, `${kind} base`);
+      const added = commit(
+        repo,
+        { 'lib.txt': `${kind} fixed\n`, ...Object.fromEntries(paths.map((p) => [p, `${kind}\n`])) },
+        kind,
+      );
+      execFileSync('git', ['clone', '-q', '--bare', repo, join(repos, `acme__${kind}`)]);
       return {
         ...f.row('acme/calc'),
         instance_id: `acme__${kind}-1`,
         repo: `acme/${kind}`,
-        test_patch: diff(repo, empty, added, ...paths),
+        base_commit: base,
+        patch: diff(repo, base, added, 'lib.txt'),
+        test_patch: diff(repo, base, added, ...paths),
       };
-    });
-    const other = commit(repo, { 'tests/tests.py': 'x = 1\n' }, 'other');
-    rows.push({
-      ...f.row('acme/calc'),
-      instance_id: 'acme__other-1',
-      repo: 'acme/other',
-      test_patch: diff(repo, empty, other, 'tests/tests.py'),
     });
     const file = join(f.root, 'langs.jsonl');
     writeFileSync(file, rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
     const result = await proctor(f.args(file));
     expect(result.code).toBe(1);
-    kinds.forEach(([kind, paths, needs], i) => {
-      expect(result.stdout).toContain(
-        `skipped row ${i + 1} (acme__${kind}-1): repository acme/${kind} has no built-in test dialect; by its test patch (${paths.join(', ')}) it needs ${needs}\n`,
+    for (const [kind, files, paths, runner] of kinds) {
+      if (runner === undefined) continue;
+      expect(result.stdout).toMatch(
+        new RegExp(`^written {3}acme__${kind}-1 .* runner ${runner} `, 'm'),
       );
-    });
+      const why =
+        'package.json' in files
+          ? kind === 'js'
+            ? ' and its package.json depends on jest'
+            : " and its package.json's test script runs vitest"
+          : '';
+      expect(result.stdout).toContain(
+        `  note: runner ${runner}: acme/${kind} is not in the dialect table, so the runner is chosen by its test patch (${paths.join(', ')})${why}; --runner overrides\n`,
+      );
+      expect(readFileSync(join(f.out, `acme__${kind}-1`, 'tests', 'run'))).toEqual(
+        await runnerSource(runner as never),
+      );
+    }
     expect(result.stdout).toContain(
-      `skipped row ${kinds.length + 1} (acme__other-1): repository acme/other has no built-in test dialect; its test patch names no test file this import knows; it needs a runner of your own (--runner FILE)\n`,
+      'skipped row 7 (acme__bare-1): repository acme/bare has no built-in test dialect; by its test patch (test/a.test.js) it needs the jest, vitest, mocha or karma runner (--runner jest, --runner vitest, --runner mocha, --runner karma); the base commit has no package.json to say which\n',
     );
     expect(result.stdout).toContain(
-      `0 written, 0 rewritten, 0 unchanged, ${kinds.length + 1} skipped`,
+      'skipped row 8 (acme__other-1): repository acme/other has no built-in test dialect; its test patch names no test file this import knows; it needs a runner of your own (--runner FILE)\n',
     );
+    expect(result.stdout).toContain('6 written, 0 rewritten, 0 unchanged, 2 skipped');
+    expect(existsSync(join(f.out, 'acme__bare-1'))).toBe(false);
   });
 
   it('takes --runner for every row over the table, adding its machinery to the repository’s', async () => {
