@@ -89,18 +89,22 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer | null> {
 }
 
 /**
- * Discards the rest of a refused body, so that the agent's client, still writing, reads the
- * 413 instead of a connection reset (an HTTP client that is mid-body when the peer closes
- * sees only the reset). Nothing is kept; past DRAIN_BYTES or DRAIN_MS the connection goes.
+ * Discards the rest of a refused request's body, so that the agent's client, still writing,
+ * reads the refusal instead of a connection reset (an HTTP client that is mid-body when the
+ * peer closes sees only the reset). Nothing is kept; past DRAIN_BYTES or DRAIN_MS the
+ * connection goes. A body already whole needs nothing.
  */
 function drainRefused(req: IncomingMessage): void {
+  if (req.complete) return;
   let drained = 0;
   const cap = setTimeout(() => req.destroy(), DRAIN_MS);
+  const done = () => clearTimeout(cap);
   req.on('data', (chunk: Buffer) => {
     drained += chunk.length;
     if (drained > DRAIN_BYTES) req.destroy();
   });
-  req.on('close', () => clearTimeout(cap));
+  req.on('end', done);
+  req.on('close', done);
   req.resume();
 }
 
@@ -176,17 +180,12 @@ export async function startModelProxy(options: ModelProxyOptions): Promise<Model
       outcome: 'refused',
       error: null,
     };
-    const refuse = (
-      kind: ProxyErrorKind,
-      message: string,
-      { keepAlive = false }: { keepAlive?: boolean } = {},
-    ) => {
+    const refuse = (kind: ProxyErrorKind, message: string) => {
       const answer = errorResponse(protocol, kind, message);
-      // keepAlive: the body is still arriving; closing now would reset it (see drainRefused).
-      res.writeHead(
-        answer.status,
-        keepAlive ? answer.headers : { ...answer.headers, connection: 'close' },
-      );
+      // The connection stays: closing it while the body is still arriving would reset it, and
+      // the client would see the reset, not this answer (stop 29's 413, a 401 under load).
+      drainRefused(req);
+      res.writeHead(answer.status, answer.headers);
       res.end(answer.body);
       const index = recorder.nextIndex();
       recorder.record(index, {
@@ -200,7 +199,6 @@ export async function startModelProxy(options: ModelProxyOptions): Promise<Model
 
     // The token first: an unauthenticated caller learns nothing, not even which paths exist.
     if (!authorized(req)) {
-      req.resume();
       refuse('unauthorized', 'the request did not present this run’s token');
       return;
     }
@@ -217,21 +215,16 @@ export async function startModelProxy(options: ModelProxyOptions): Promise<Model
       return;
     }
     if (protocol === null || !protocols.has(protocol)) {
-      req.resume();
       refuse('not_found', `no model endpoint at ${(req.url ?? '').split('?')[0]?.slice(0, 100)}`);
       return;
     }
     if (req.method !== 'POST') {
-      req.resume();
       refuse('method_not_allowed', `${req.method ?? '?'} is not allowed; model requests are POST`);
       return;
     }
     const raw = await readBody(req, maxRequestBytes);
     if (raw === null) {
-      drainRefused(req);
-      refuse('too_large', `the request body is larger than ${maxRequestBytes} bytes`, {
-        keepAlive: true,
-      });
+      refuse('too_large', `the request body is larger than ${maxRequestBytes} bytes`);
       return;
     }
     let body: Record<string, unknown>;

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { connect } from 'node:net';
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
 import { isProctorError } from '../../src/errors.js';
@@ -781,6 +782,42 @@ describe('the model proxy’s edges', () => {
       .catch((e: unknown) => e);
     expect(error).toMatchObject({ status: 413 });
     expect(upstream.requests).toHaveLength(0);
+  });
+
+  it('answers a refusal while the body is still arriving without resetting the connection, and keeps it', async () => {
+    const upstream = await startProtocolServer();
+    const { proxy } = await startTestProxy({
+      upstream: { baseUrl: upstream.baseUrl, apiKey: KEY },
+    });
+    // A client that has sent its headers and the start of its body when the 401 comes (the
+    // forwarder relays in pieces; under load the rest arrives after the answer).
+    const socket = connect(proxy.socketPath);
+    const errors: Error[] = [];
+    socket.on('error', (e) => errors.push(e));
+    let received = '';
+    socket.on('data', (c: Buffer) => (received += c.toString('latin1')));
+    const answers = (n: number) =>
+      waitFor(() => (received.split('HTTP/1.1 401').length > n ? true : undefined));
+    const body = 'x'.repeat(512 * 1024);
+    socket.write(
+      'POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\nauthorization: Bearer not-the-token\r\n' +
+        `content-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body.slice(0, 10)}`,
+    );
+    await answers(1);
+    expect(received).not.toMatch(/^connection: close/im);
+    await new Promise<void>((resolve, reject) =>
+      socket.write(body.slice(10), (e) => (e ? reject(e) : resolve())),
+    );
+    // The same connection takes the next request.
+    socket.write(
+      'POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\nauthorization: Bearer not-the-token\r\n' +
+        'content-type: application/json\r\ncontent-length: 2\r\n\r\n{}',
+    );
+    await answers(2);
+    socket.destroy();
+    expect(errors).toEqual([]);
+    expect(upstream.requests).toHaveLength(0);
+    expect(proxy.trajectory().steps.map((s) => s.status)).toEqual([401, 401]);
   });
 
   it('records an agent that goes away mid-stream as aborted, without stopping the solve', async () => {
