@@ -325,6 +325,32 @@ describe("the karma runner and a configuration that picks its files from --grep 
   );
 });
 
+describe('the karma runner on karma 5 (before 6.3: a synchronous parseConfig)', () => {
+  it(
+    "grades as on karma 6: preact's 2020-21 rows have karma 3 and 5",
+    async () => {
+      await fixtureImage('karma5');
+      const oldDir = await makeRepoBundle({
+        ...GREP_SPEC,
+        id: 'karma5-grep',
+        from: 'proctor-test-karma5:latest',
+      });
+      const task = await swebenchTask(oldDir);
+      const image = (await resolveImage(docker, task.environment)).localId;
+      const base = await gradeIn(docker, SCOPE, image, task, null);
+      expect(swebenchOf(base)).toMatchObject({
+        [ID.exact]: ['passed', 'PASSED'],
+        [ID.floor]: ['failed', 'FAILED'],
+        [ID.add]: ['passed', 'PASSED'],
+        [ID.nested]: ['passed', 'PASSED'],
+      });
+      const fixed = await gradeIn(docker, SCOPE, image, task, gold);
+      expect(fixed.verdict, fixed.verdict.detail).toMatchObject({ verdict: 'PASS' });
+    },
+    SLOW,
+  );
+});
+
 describe("the karma runner under derive's discovery", () => {
   it(
     "runs every test of the configuration's files and reports each, by hand in the image",
