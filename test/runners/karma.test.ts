@@ -312,6 +312,26 @@ describe("the karma runner and a configuration that picks its files from --grep 
   );
 
   it(
+    "answers to parse_log_karma's IDs too: a suite after a deeper one is filed under the last suite it kept",
+    async () => {
+      // SWE-bench's parser reads karma-mocha-reporter's indentation: after `calc > nested >
+      // deeper`, the top-level `div()` pops one level and is not pushed, so its tests are
+      // recorded as `calc > …` (as preact 4152's PASS_TO_PASS lists `Components > Component
+      // construction > …` for tests of a sibling suite).
+      const parsed = { exact: 'calc > divides exactly', floor: 'calc > rounds down' };
+      const task = await swebenchTask(grepDir, { hidden: [parsed.exact, parsed.floor] });
+      const base = await gradeIn(docker, SCOPE, grepImage, task, null);
+      expect(swebenchOf(base)).toMatchObject({
+        [parsed.exact]: ['passed', 'PASSED'],
+        [parsed.floor]: ['failed', 'FAILED'],
+      });
+      const fixed = await gradeIn(docker, SCOPE, grepImage, task, gold);
+      expect(fixed.verdict, fixed.verdict.detail).toMatchObject({ verdict: 'PASS' });
+    },
+    SLOW,
+  );
+
+  it(
     'loads every file of the configuration when a listed ID is not a title of those files',
     async () => {
       const task = await swebenchTask(grepDir, {
