@@ -252,6 +252,125 @@ describe('the karma runner under SWE-bench rules', () => {
   );
 });
 
+// preact's karma configuration takes its test files from `--grep=FILE` (config.grep), and
+// SWE-bench runs the one file of the row: the runner passes the hidden patch's test files
+// there, as long as every listed ID is a title they hold. Another test file of the project
+// that cannot load here (one of preact's needs what the image lacks) must not break the grade.
+const GREP_CONF = `module.exports = function (config) {
+  config.set({
+    frameworks: ['mocha'],
+    files: [{ pattern: config.grep || 'test/**/*.spec.js', watched: false }],
+    preprocessors: { 'test/**/*.spec.js': ['esbuild'] },
+    esbuild: { target: 'es2020' },
+  });
+};
+`;
+
+// The hidden tests join the existing file, as preact's rows add to theirs.
+const GREP_HIDDEN = `${CALC_TEST.replace('import { add }', 'import { add, div }')}
+describe('div()', () => {
+  it('divides exactly', () => equal(div(6, 3), 2));
+  it('rounds down', () => equal(div(-7, 2), -4));
+});
+`;
+
+const GREP_SPEC: RepoBundleSpec = {
+  ...SPEC,
+  id: 'karma-grep',
+  repo: {
+    ...SPEC.repo,
+    'karma.conf.cjs': GREP_CONF,
+    'test/other.spec.js': `throw new Error('loaded although the hidden patch does not touch it');\n`,
+  },
+  hidden: { 'test/calc.spec.js': GREP_HIDDEN },
+  hiddenIds: [ID.exact, ID.floor],
+};
+
+describe("the karma runner and a configuration that picks its files from --grep (preact's)", () => {
+  let grepDir: string;
+  let grepImage: string;
+  beforeAll(async () => {
+    grepDir = await makeRepoBundle(GREP_SPEC);
+    grepImage = (await resolveImage(docker, (await loadBundle(grepDir)).environment)).localId;
+  }, SLOW);
+
+  it(
+    "loads only the hidden patch's test files, as SWE-bench's --grep=FILE does",
+    async () => {
+      const task = await swebenchTask(grepDir);
+      const base = await gradeIn(docker, SCOPE, grepImage, task, null);
+      expect(swebenchOf(base)).toMatchObject({
+        [ID.exact]: ['passed', 'PASSED'],
+        [ID.floor]: ['failed', 'FAILED'],
+        [ID.add]: ['passed', 'PASSED'],
+        [ID.nested]: ['passed', 'PASSED'],
+      });
+      const fixed = await gradeIn(docker, SCOPE, grepImage, task, gold);
+      expect(fixed.verdict, fixed.verdict.detail).toMatchObject({ verdict: 'PASS' });
+    },
+    SLOW,
+  );
+
+  it(
+    "answers to parse_log_karma's IDs too: a suite after a deeper one is filed under the last suite it kept",
+    async () => {
+      // SWE-bench's parser reads karma-mocha-reporter's indentation: after `calc > nested >
+      // deeper`, the top-level `div()` pops one level and is not pushed, so its tests are
+      // recorded as `calc > …` (as preact 4152's PASS_TO_PASS lists `Components > Component
+      // construction > …` for tests of a sibling suite).
+      const parsed = { exact: 'calc > divides exactly', floor: 'calc > rounds down' };
+      const task = await swebenchTask(grepDir, { hidden: [parsed.exact, parsed.floor] });
+      const base = await gradeIn(docker, SCOPE, grepImage, task, null);
+      expect(swebenchOf(base)).toMatchObject({
+        [parsed.exact]: ['passed', 'PASSED'],
+        [parsed.floor]: ['failed', 'FAILED'],
+      });
+      const fixed = await gradeIn(docker, SCOPE, grepImage, task, gold);
+      expect(fixed.verdict, fixed.verdict.detail).toMatchObject({ verdict: 'PASS' });
+    },
+    SLOW,
+  );
+
+  it(
+    'loads every file of the configuration when a listed ID is not a title of those files',
+    async () => {
+      const task = await swebenchTask(grepDir, {
+        existing: [...SPEC.existing, 'other > elsewhere'],
+      });
+      const fixed = await gradeIn(docker, SCOPE, grepImage, task, gold);
+      expect(fixed.verdict.verdict).toBe('FAIL');
+      expect(fixed.verdict.detail).toMatch(/loaded although the hidden patch does not touch it/);
+    },
+    SLOW,
+  );
+});
+
+describe('the karma runner on karma 5 (before 6.3: a synchronous parseConfig)', () => {
+  it(
+    "grades as on karma 6: preact's 2020-21 rows have karma 3 and 5",
+    async () => {
+      await fixtureImage('karma5');
+      const oldDir = await makeRepoBundle({
+        ...GREP_SPEC,
+        id: 'karma5-grep',
+        from: 'proctor-test-karma5:latest',
+      });
+      const task = await swebenchTask(oldDir);
+      const image = (await resolveImage(docker, task.environment)).localId;
+      const base = await gradeIn(docker, SCOPE, image, task, null);
+      expect(swebenchOf(base)).toMatchObject({
+        [ID.exact]: ['passed', 'PASSED'],
+        [ID.floor]: ['failed', 'FAILED'],
+        [ID.add]: ['passed', 'PASSED'],
+        [ID.nested]: ['passed', 'PASSED'],
+      });
+      const fixed = await gradeIn(docker, SCOPE, image, task, gold);
+      expect(fixed.verdict, fixed.verdict.detail).toMatchObject({ verdict: 'PASS' });
+    },
+    SLOW,
+  );
+});
+
 describe("the karma runner under derive's discovery", () => {
   it(
     "runs every test of the configuration's files and reports each, by hand in the image",
