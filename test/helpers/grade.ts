@@ -5,7 +5,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import { loadBundle, type Bundle } from '../../src/oracle/bundle.js';
-import { evaluate, type Evaluation } from '../../src/oracle/evaluate.js';
+import { evaluate, type EvaluateInput, type Evaluation } from '../../src/oracle/evaluate.js';
 import { declaredOutcomes } from '../../src/oracle/verdict.js';
 import type { DockerClient } from '../../src/sandbox/docker.js';
 import type { DockerScope } from './docker.js';
@@ -17,6 +17,7 @@ export async function gradeIn(
   imageId: string,
   task: Bundle,
   candidate: Buffer | null,
+  onReport?: EvaluateInput['onReport'],
 ): Promise<Evaluation> {
   const evaluation = await evaluate(docker, {
     bundle: task,
@@ -24,6 +25,7 @@ export async function gradeIn(
     candidate,
     owner: scope.owner(),
     sandbox: { uid: 1000, gid: 1000 },
+    ...(onReport ? { onReport } : {}),
   });
   expect(evaluation.cleanupError).toBeUndefined();
   return evaluation;
