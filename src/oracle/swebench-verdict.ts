@@ -5,7 +5,6 @@
 // with its list's check, so that tests_hash, flaky detection and the per-test results read
 // them as they read Proctor's two phases. Integrity comes first whatever the rules: a forged,
 // stopped or unreadable run is graded as under Proctor's rules.
-import { ProctorError } from '../errors.js';
 import {
   gradeList,
   statusMap,
@@ -14,11 +13,11 @@ import {
   type SwebenchList,
 } from '../grading/swebench-rules.js';
 import {
+  baselineStart,
   causeNote,
   declaredOutcomes,
   failVerdict,
   firstFailure,
-  flakyDetail,
   listIds,
   missingDetail,
   passVerdict,
@@ -108,12 +107,8 @@ export function decideSwebenchGrade(phases: GradePhases): Verdict {
  * (every hidden ID already succeeds); then GOLD_FAILED (the gold patch is not resolved).
  */
 export function decideSwebenchBaseline(input: BaselineInput): Verdict {
-  const [first] = input.runs;
-  if (first === undefined) throw new ProctorError('INTERNAL', 'decideBaseline needs a run');
-  const hash = runHash(first);
-  const several = input.runs.length > 1;
-  const flaky = several ? flakyDetail(input.runs) : null;
-  if (flaky !== null) return failVerdict('FLAKY', flaky, hash);
+  const { first, hash, several, flaky } = baselineStart(input);
+  if (flaky !== null) return flaky;
 
   for (const [index, phases] of input.runs.entries()) {
     const where = several ? ` (run ${index + 1})` : '';

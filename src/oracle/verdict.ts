@@ -427,6 +427,30 @@ export function missingDetail(phase: PhaseName, check: PhaseCheck, where: string
 }
 
 /**
+ * What every baseline decision (Proctor's rules and SWE-bench's) starts from: the first run's
+ * tests hash (and the run), whether there are several runs (each detail then names its run), and the FLAKY
+ * verdict when they disagree, which comes before anything one run says.
+ */
+export function baselineStart(input: BaselineInput): {
+  first: GradePhases;
+  hash: string | null;
+  several: boolean;
+  flaky: Verdict | null;
+} {
+  const [first] = input.runs;
+  if (first === undefined) throw new ProctorError('INTERNAL', 'decideBaseline needs a run');
+  const hash = runHash(first);
+  const several = input.runs.length > 1;
+  const flaky = several ? flakyDetail(input.runs) : null;
+  return {
+    first,
+    hash,
+    several,
+    flaky: flaky === null ? null : failVerdict('FLAKY', flaky, hash),
+  };
+}
+
+/**
  * Whether a task is sound: without a diff the existing suite must PASS and every hidden test
  * must be in the report and FAIL, repeatably, and the gold patch (if any) must PASS. A FAIL
  * verdict quarantines the task. Precedence: FLAKY (repeated runs disagree: then no single run
@@ -440,13 +464,8 @@ export function missingDetail(phase: PhaseName, check: PhaseCheck, where: string
  * through unchanged, as they say nothing about the task. `testsHash` is that of the first run.
  */
 export function decideBaseline(input: BaselineInput): Verdict {
-  const [first] = input.runs;
-  if (first === undefined) throw new ProctorError('INTERNAL', 'decideBaseline needs a run');
-  const hash = runHash(first);
-  const several = input.runs.length > 1;
-
-  const flaky = several ? flakyDetail(input.runs) : null;
-  if (flaky !== null) return failVerdict('FLAKY', flaky, hash);
+  const { first, hash, several, flaky } = baselineStart(input);
+  if (flaky !== null) return flaky;
 
   for (const [index, run] of input.runs.entries()) {
     const where = several ? ` (run ${index + 1})` : '';

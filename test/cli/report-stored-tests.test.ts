@@ -75,6 +75,23 @@ function migrationsBefore(suffix: string): string {
   return folder;
 }
 
+/** `proctor report BATCH --format swebench` into a new folder, which must succeed. */
+async function reportSwebench(dir: string, batch: string) {
+  const out = join(tempDir(), 'swebench');
+  const result = await proctor([
+    '--home',
+    dir,
+    'report',
+    batch,
+    '--format',
+    'swebench',
+    '--out',
+    out,
+  ]);
+  expect(result.code, result.stderr).toBe(0);
+  return { out, result };
+}
+
 async function storedHome() {
   const dir = tempDir();
   const paths = bundles(dir);
@@ -107,18 +124,7 @@ async function storedHome() {
 describe('stored per-test statuses', () => {
   it("make report --format swebench's tests_status by SWE-bench's grading rules, not the verdict's", async () => {
     const { dir, batch } = await storedHome();
-    const out = join(tempDir(), 'swebench');
-    const result = await proctor([
-      '--home',
-      dir,
-      'report',
-      batch,
-      '--format',
-      'swebench',
-      '--out',
-      out,
-    ]);
-    expect(result.code, result.stderr).toBe(0);
+    const { out, result } = await reportSwebench(dir, batch);
     expect(result.stdout.trim()).toBe(`wrote ${join(out, 'summary.json')} and 2 report.json files`);
     // SWE-bench counts a skipped PASS_TO_PASS test as maintained; the verdict failed on it.
     expect(readReport(out, 'org__t-1')).toEqual({
@@ -290,18 +296,7 @@ describe('stored per-test statuses', () => {
     };
     expect(tables()).not.toContain('test_statuses');
 
-    const out = join(tempDir(), 'swebench');
-    const result = await proctor([
-      '--home',
-      dir,
-      'report',
-      batch,
-      '--format',
-      'swebench',
-      '--out',
-      out,
-    ]);
-    expect(result.code, result.stderr).toBe(0);
+    const { out, result } = await reportSwebench(dir, batch);
     expect(tables()).toContain('test_statuses');
     expect(result.stdout.trim()).toBe(
       `wrote ${join(out, 'summary.json')} and 1 report.json files (1 with tests_status inferred from the verdict: no per-test statuses stored)`,

@@ -5,7 +5,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import { loadBundle, type Bundle } from '../../src/oracle/bundle.js';
-import { evaluate, type Evaluation } from '../../src/oracle/evaluate.js';
+import { evaluate, type EvaluateInput, type Evaluation } from '../../src/oracle/evaluate.js';
 import { declaredOutcomes } from '../../src/oracle/verdict.js';
 import type { DockerClient } from '../../src/sandbox/docker.js';
 import type { DockerScope } from './docker.js';
@@ -17,6 +17,7 @@ export async function gradeIn(
   imageId: string,
   task: Bundle,
   candidate: Buffer | null,
+  onReport?: EvaluateInput['onReport'],
 ): Promise<Evaluation> {
   const evaluation = await evaluate(docker, {
     bundle: task,
@@ -24,6 +25,7 @@ export async function gradeIn(
     candidate,
     owner: scope.owner(),
     sandbox: { uid: 1000, gid: 1000 },
+    ...(onReport ? { onReport } : {}),
   });
   expect(evaluation.cleanupError).toBeUndefined();
   return evaluation;
@@ -55,4 +57,81 @@ export async function swebenchTask(
     readFileSync(toml, 'utf8').replace('[grading]\n', '[grading]\nrules = "swebench"\n'),
   );
   return loadBundle(copy);
+}
+
+/** The ids a task lists, as a RepoBundleSpec names them. */
+export interface ListedIds {
+  existing: readonly string[];
+  hiddenIds: readonly string[];
+}
+
+/** A baseline's outcomes per phase are these, and it fails on the hidden tests. */
+export function expectBaseline(
+  base: Evaluation,
+  baseline: { existing: Record<string, string>; hidden: Record<string, string> },
+): void {
+  expect(outcomes(base, 'existing')).toEqual(baseline.existing);
+  expect(outcomes(base, 'hidden')).toEqual(baseline.hidden);
+  expect(base.verdict, base.verdict.detail).toMatchObject({
+    verdict: 'FAIL',
+    reason: 'HIDDEN_FAILED',
+  });
+}
+
+/**
+ * A baseline (no candidate) gives these outcomes per phase and fails on the hidden tests, and
+ * the gold patch passes: both evaluations, for a test's further checks.
+ */
+export async function expectBaselineThenGold(
+  grade: (task: Bundle, candidate: Buffer | null) => Promise<Evaluation>,
+  task: Bundle,
+  gold: Buffer,
+  baseline: { existing: Record<string, string>; hidden: Record<string, string> },
+): Promise<{ base: Evaluation; fixed: Evaluation }> {
+  const base = await grade(task, null);
+  expectBaseline(base, baseline);
+  const fixed = await grade(task, gold);
+  expect(fixed.verdict, fixed.verdict.detail).toMatchObject({ verdict: 'PASS', reason: 'PASS' });
+  return { base, fixed };
+}
+
+/** The evaluation fails, and every listed test of both phases is an error. */
+export function expectAllErrors(evaluation: Evaluation, listed: ListedIds): void {
+  expect(evaluation.verdict).toMatchObject({ verdict: 'FAIL' });
+  for (const phase of ['existing', 'hidden'] as const) {
+    const seen = outcomes(evaluation, phase);
+    for (const id of phase === 'existing' ? listed.existing : listed.hiddenIds)
+      expect(seen[id], id).toBe('error');
+  }
+}
+
+/** A forgery's evaluation does not pass, and its reason and detail say why (`detail`). */
+export function expectNotPassed(evaluation: Evaluation, detail: RegExp): void {
+  expect(evaluation.verdict.verdict, evaluation.verdict.detail).not.toBe('PASS');
+  expect(`${evaluation.verdict.reason}: ${evaluation.verdict.detail}`).toMatch(detail);
+}
+
+/** Every id either phase's check reported: passed, not passed, or undeclared. */
+export function reported(evaluation: Evaluation): string[] {
+  return (['existing', 'hidden'] as const).flatMap((name) => {
+    const check = evaluation.phases?.[name]?.check;
+    return check ? [...check.passed, ...check.notPassed.map((t) => t.id), ...check.undeclared] : [];
+  });
+}
+
+/**
+ * Both phases ran the protocol: none tampered, three sentinels each (one must pass, one fail,
+ * one be an error), each reported as it must be.
+ */
+export function expectSentinelsHeld(evaluation: Evaluation): void {
+  expect(evaluation.phaseRecords).toHaveLength(2);
+  for (const phase of evaluation.phaseRecords) {
+    expect(phase.integrity?.tampered).toBeNull();
+    expect(phase.integrity?.sentinels.map((s) => s.expect).sort()).toEqual([
+      'error',
+      'failed',
+      'passed',
+    ]);
+    for (const s of phase.integrity?.sentinels ?? []) expect(s.status).toBe(s.expect);
+  }
 }

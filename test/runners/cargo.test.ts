@@ -6,23 +6,22 @@
 // a lib that does not; graded by Proctor's rules and by SWE-bench's (parse_log_cargo: ok →
 // PASSED, FAILED → FAILED, ignored → not recorded). Forgeries that print libtest's lines or
 // end the test process early never pass; `derive --runner cargo` makes the same lists.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { derive } from '../../src/derive/derive.js';
-import { loadBundle, type Bundle } from '../../src/oracle/bundle.js';
+import { loadBundle } from '../../src/oracle/bundle.js';
 import type { Evaluation } from '../../src/oracle/evaluate.js';
-import { requireDocker, resolveImage } from '../../src/sandbox/index.js';
 import { createImageCache } from '../../src/workers/images.js';
-import { dockerScope, execFileAsync, fixtureImage, testDocker } from '../helpers/docker.js';
-import { gradeIn, swebenchTask } from '../helpers/grade.js';
+import { dockerScope, execFileAsync, testDocker } from '../helpers/docker.js';
+import { swebenchTask } from '../helpers/grade.js';
 import {
   candidateDiff,
-  makeRepoBundle,
   withIds,
   type Files,
   type RepoBundleSpec,
 } from '../helpers/repo-bundles.js';
+import { runnerSuite } from '../helpers/runner-suite.js';
 import { leftovers } from '../helpers/home.js';
 import { commit, newRepo } from '../helpers/repos.js';
 import { tempDir } from '../helpers/temp.js';
@@ -111,20 +110,8 @@ const SPEC: RepoBundleSpec = {
   hiddenIds: [ID.subtracts, ID.zero, ID.multiplies],
 };
 
-let dir: string;
-let bundle: Bundle;
-let imageId: string;
-
-beforeAll(async () => {
-  await requireDocker(docker);
-  await fixtureImage('cargo');
-  dir = await makeRepoBundle(SPEC);
-  bundle = await loadBundle(dir);
-  imageId = (await resolveImage(docker, bundle.environment)).localId;
-}, SLOW);
-
-const grade = (task: Bundle, candidate: Buffer | null): Promise<Evaluation> =>
-  gradeIn(docker, SCOPE, imageId, task, candidate);
+const suite = runnerSuite(docker, SCOPE, { image: 'cargo', spec: SPEC });
+const { grade } = suite;
 
 const lib = (code: string): Files => ({ 'src/lib.rs': `${GOLD_LIB}\n${code}` });
 
@@ -136,7 +123,7 @@ describe('the built-in cargo runner', () => {
   it(
     "grades by Proctor's rules: the baseline fails (a target that does not build is an error, with the compiler's lines), the gold patch passes, with every sentinel as it must be",
     async () => {
-      const base = await grade(bundle, null);
+      const base = await grade(suite.bundle, null);
       expect(base.verdict).toMatchObject({ verdict: 'FAIL', reason: 'HIDDEN_FAILED' });
       expect(outcomes(base)).toMatchObject({
         [ID.adds]: 'passed',
@@ -147,7 +134,7 @@ describe('the built-in cargo runner', () => {
       expect(base.phases?.hidden?.cause).toMatch(/error\[E0425\]: cannot find function `mul`/);
 
       const started = Date.now();
-      const fixed = await grade(bundle, readFileSync(bundle.paths.goldPatch ?? ''));
+      const fixed = await grade(suite.bundle, suite.gold);
       expect(fixed.verdict).toMatchObject({ verdict: 'PASS', reason: 'PASS' });
       expect(Date.now() - started).toBeLessThan(60_000);
       expect(fixed.phaseRecords).toHaveLength(2);
@@ -177,13 +164,13 @@ describe('the built-in cargo runner', () => {
     'reports a failure, a panic and an ignored test as libtest does',
     async () => {
       // mul added, sub and div left as they are: an assertion that fails and a panic.
-      const candidate = candidateDiff(dir, {
+      const candidate = candidateDiff(suite.dir, {
         'src/lib.rs': LIB.replace(
           '#[cfg(test)]',
           'pub fn mul(a: i32, b: i32) -> i32 {\n    a * b\n}\n\n#[cfg(test)]',
         ),
       });
-      const task = withIds(dir, { existing: [ID.adds, ID.slow, ID.large] });
+      const task = withIds(suite.dir, { existing: [ID.adds, ID.slow, ID.large] });
       const evaluation = await grade(await loadBundle(task), candidate);
       expect(evaluation.verdict.verdict).toBe('FAIL');
       expect(outcomes(evaluation)).toEqual({
@@ -201,13 +188,13 @@ describe('the built-in cargo runner', () => {
   it(
     "grades by SWE-bench's rules: one run after the hidden patch, an ignored test is not recorded (ABSENT)",
     async () => {
-      const task = await swebenchTask(dir);
+      const task = await swebenchTask(suite.dir);
       const base = await grade(task, null);
       expect(base.verdict).toMatchObject({ verdict: 'FAIL', reason: 'HIDDEN_FAILED' });
       expect(base.verdict.detail).toMatch(/subtracts \(ABSENT\)/);
       expect(base.verdict.detail).toContain('cannot find function `mul`');
 
-      const fixed = await grade(task, readFileSync(bundle.paths.goldPatch ?? ''));
+      const fixed = await grade(task, suite.gold);
       expect(fixed.verdict).toMatchObject({ verdict: 'PASS' });
       expect(fixed.tests.tests).toEqual(
         expect.arrayContaining([
@@ -217,8 +204,8 @@ describe('the built-in cargo runner', () => {
       );
 
       const ignored = await grade(
-        await swebenchTask(dir, { existing: [ID.adds, ID.slow] }),
-        readFileSync(bundle.paths.goldPatch ?? ''),
+        await swebenchTask(suite.dir, { existing: [ID.adds, ID.slow] }),
+        suite.gold,
       );
       expect(ignored.verdict).toMatchObject({ verdict: 'FAIL', reason: 'EXISTING_FAILED' });
       expect(ignored.verdict.detail).toMatch(/tests::slow \(ABSENT\)/);
@@ -230,8 +217,8 @@ describe('the built-in cargo runner', () => {
     "fails a candidate whose lib does not compile: every listed test an error, the compiler's first lines the cause",
     async () => {
       const evaluation = await grade(
-        bundle,
-        candidateDiff(dir, lib('pub fn broken() -> i32 { "no" }\n')),
+        suite.bundle,
+        candidateDiff(suite.dir, lib('pub fn broken() -> i32 { "no" }\n')),
       );
       expect(evaluation.verdict.verdict).toBe('FAIL');
       expect(Object.values(outcomes(evaluation)).every((o) => o === 'error')).toBe(true);
@@ -250,7 +237,7 @@ describe('the built-in cargo runner', () => {
         '/tmp/w/tests/run /tmp/ids /tmp/report >/dev/null 2>&1',
         'cat /tmp/report',
       ].join(' && ');
-      const runner = join(dir, 'tests/run');
+      const runner = join(suite.dir, 'tests/run');
       const { stdout } = await execFileAsync('docker', [
         'run',
         '--rm',
@@ -260,7 +247,7 @@ describe('the built-in cargo runner', () => {
         'HOME=/tmp',
         '-v',
         `${runner}:/tmp/runner:ro`,
-        imageId,
+        suite.imageId,
         'sh',
         '-c',
         script.replace('/tmp/w/tests/run', '/tmp/runner'),
@@ -317,9 +304,9 @@ describe('the built-in cargo runner', () => {
     async () => {
       const names = Array.from({ length: 301 }, (_, i) => `t${String(i).padStart(3, '0')}`);
       const many = `#[cfg(test)]\nmod many {\n${names.map((n) => `    #[test]\n    fn ${n}() {}\n`).join('')}}\n`;
-      const candidate = candidateDiff(dir, { 'src/lib.rs': `${GOLD_LIB}\n${many}` });
+      const candidate = candidateDiff(suite.dir, { 'src/lib.rs': `${GOLD_LIB}\n${many}` });
       const listed = names.map((n) => `many::${n}`);
-      const task = await loadBundle(withIds(dir, { existing: [...listed, ID.adds] }));
+      const task = await loadBundle(withIds(suite.dir, { existing: [...listed, ID.adds] }));
       const evaluation = await grade(task, candidate);
       expect(evaluation.verdict).toMatchObject({ verdict: 'PASS' });
       const outcome = outcomes(evaluation);
@@ -400,7 +387,7 @@ fn main() {
           : name === 'buildScriptSparingSentinels'
             ? { 'src/lib.rs': WITH_MUL, 'build.rs': BUILD_SCRIPT_SPARING }
             : { 'src/lib.rs': source };
-      const evaluation = await grade(bundle, candidateDiff(dir, files));
+      const evaluation = await grade(suite.bundle, candidateDiff(suite.dir, files));
       expect(evaluation.verdict.verdict).toBe('FAIL');
       expect(evaluation.verdict.reason).toBe(reason);
       expect(evaluation.verdict.detail).toMatch(detail);

@@ -6,20 +6,26 @@
 // Proctor's rules and SWE-bench's; and forgeries (a static constructor that exits 0, one that
 // writes gtest's XML report and prints its lines, a build rule that rewrites the hidden test
 // file) that must not pass.
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
-import { loadBundle, type Bundle } from '../../src/oracle/bundle.js';
-import type { Evaluation } from '../../src/oracle/evaluate.js';
-import { requireDocker, resolveImage } from '../../src/sandbox/index.js';
-import { dockerScope, fixtureImage, testDocker } from '../helpers/docker.js';
+import { loadBundle } from '../../src/oracle/bundle.js';
+import { resolveImage } from '../../src/sandbox/index.js';
+import { dockerScope, testDocker } from '../helpers/docker.js';
 import { discoverInImage } from '../helpers/discover.js';
-import { gradeIn, outcomes, swebenchOf, swebenchTask } from '../helpers/grade.js';
+import {
+  expectAllErrors,
+  expectBaseline,
+  outcomes,
+  swebenchOf,
+  swebenchTask,
+} from '../helpers/grade.js';
 import {
   candidateDiff,
   makeRepoBundle,
   withIds,
   type RepoBundleSpec,
 } from '../helpers/repo-bundles.js';
+import { runnerSuite } from '../helpers/runner-suite.js';
 
 const docker = testDocker();
 const SCOPE = dockerScope(docker, 'runners-ctest');
@@ -121,45 +127,29 @@ const SPEC: RepoBundleSpec = {
   hiddenIds: [ID.exact, ID.floor, ID.byZero, ID.later, ID.floors0, ID.floors1],
 };
 
-let dir: string;
-let bundle: Bundle;
-let imageId: string;
-let gold: Buffer;
-
-beforeAll(async () => {
-  await requireDocker(docker);
-  await fixtureImage('ctest');
-  dir = await makeRepoBundle(SPEC);
-  bundle = await loadBundle(dir);
-  imageId = (await resolveImage(docker, bundle.environment)).localId;
-  gold = readFileSync(bundle.paths.goldPatch ?? '');
-}, SLOW);
-
-const grade = (task: Bundle, candidate: Buffer | null, image = imageId): Promise<Evaluation> =>
-  gradeIn(docker, SCOPE, image, task, candidate);
+const suite = runnerSuite(docker, SCOPE, { image: 'ctest', spec: SPEC });
+const { grade } = suite;
 
 describe('the built-in ctest runner on GoogleTest', () => {
   it(
     'fails a baseline on the hidden tests: an assertion fails, a crash fails only its own test, a parametrized test fails',
     async () => {
-      const evaluation = await grade(bundle, null);
-      expect(outcomes(evaluation, 'existing')).toEqual({
-        [ID.small]: 'passed',
-        [ID.zero0]: 'passed',
-        [ID.zero1]: 'passed',
-        [ID.shell]: 'passed',
-      });
-      expect(outcomes(evaluation, 'hidden')).toEqual({
-        [ID.exact]: 'passed',
-        [ID.floor]: 'failed',
-        [ID.byZero]: 'failed',
-        [ID.later]: 'passed',
-        [ID.floors0]: 'passed',
-        [ID.floors1]: 'failed',
-      });
-      expect(evaluation.verdict, evaluation.verdict.detail).toMatchObject({
-        verdict: 'FAIL',
-        reason: 'HIDDEN_FAILED',
+      const evaluation = await grade(suite.bundle, null);
+      expectBaseline(evaluation, {
+        existing: {
+          [ID.small]: 'passed',
+          [ID.zero0]: 'passed',
+          [ID.zero1]: 'passed',
+          [ID.shell]: 'passed',
+        },
+        hidden: {
+          [ID.exact]: 'passed',
+          [ID.floor]: 'failed',
+          [ID.byZero]: 'failed',
+          [ID.later]: 'passed',
+          [ID.floors0]: 'passed',
+          [ID.floors1]: 'failed',
+        },
       });
     },
     SLOW,
@@ -168,16 +158,16 @@ describe('the built-in ctest runner on GoogleTest', () => {
   it(
     'passes the gold patch, and reports a skip and a disabled test as skipped, a failure as failed, and a name found nowhere not at all',
     async () => {
-      const fixed = await grade(bundle, gold);
+      const fixed = await grade(suite.bundle, suite.gold);
       expect(fixed.verdict, fixed.verdict.detail).toMatchObject({
         verdict: 'PASS',
         reason: 'PASS',
       });
       expect(Object.values(outcomes(fixed, 'hidden'))).toEqual(Array(6).fill('passed'));
       const task = await loadBundle(
-        withIds(dir, { existing: [ID.wrong, ID.skipped, ID.disabled, ID.nowhere] }),
+        withIds(suite.dir, { existing: [ID.wrong, ID.skipped, ID.disabled, ID.nowhere] }),
       );
-      const evaluation = await grade(task, gold);
+      const evaluation = await grade(task, suite.gold);
       expect(outcomes(evaluation, 'existing')).toEqual({
         [ID.wrong]: 'failed',
         [ID.skipped]: 'skipped',
@@ -191,8 +181,8 @@ describe('the built-in ctest runner on GoogleTest', () => {
   it(
     'runs a CTest name by its command, with sentinels that are scripts run the same way when no gtest test is listed',
     async () => {
-      const task = await loadBundle(withIds(dir, { existing: [ID.shell] }));
-      const evaluation = await grade(task, gold);
+      const task = await loadBundle(withIds(suite.dir, { existing: [ID.shell] }));
+      const evaluation = await grade(task, suite.gold);
       expect(evaluation.verdict, evaluation.verdict.detail).toMatchObject({ verdict: 'PASS' });
       expect(outcomes(evaluation, 'existing')).toEqual({ [ID.shell]: 'passed' });
     },
@@ -202,16 +192,11 @@ describe('the built-in ctest runner on GoogleTest', () => {
   it(
     "makes every listed test an error when the candidate breaks the build, with the compiler's lines as the cause",
     async () => {
-      const broken = candidateDiff(dir, {
+      const broken = candidateDiff(suite.dir, {
         'src/calc.cc': GOLD_CALC.replace('return q;', 'return "q";'),
       });
-      const evaluation = await grade(bundle, broken);
-      expect(evaluation.verdict).toMatchObject({ verdict: 'FAIL' });
-      for (const phase of ['existing', 'hidden'] as const) {
-        const seen = outcomes(evaluation, phase);
-        for (const id of phase === 'existing' ? SPEC.existing : SPEC.hiddenIds)
-          expect(seen[id], id).toBe('error');
-      }
+      const evaluation = await grade(suite.bundle, broken);
+      expectAllErrors(evaluation, SPEC);
       expect(evaluation.verdict.detail).toMatch(/calc\.cc:\d+:\d+: error/);
     },
     SLOW,
@@ -225,8 +210,8 @@ describe("the ctest runner under derive's discovery", () => {
       // In place, in a throwaway container: the install step's build/ knows /repo as its home.
       expect(
         await discoverInImage(
-          imageId,
-          bundle.paths.runner,
+          suite.imageId,
+          suite.bundle.paths.runner,
           ['test/calc-test.cc', 'test/check.sh'],
           { inPlace: true },
         ),
@@ -249,7 +234,7 @@ describe('the ctest runner under SWE-bench rules', () => {
   it(
     'records what parse_log_googletest would: PASSED, FAILED, and ABSENT for a skip, a crash, a test after a crash, and a failed parametrized test (gtest prints it `…, where GetParam() = 3`)',
     async () => {
-      const task = await swebenchTask(dir, { existing: [...SPEC.existing, ID.skipped] });
+      const task = await swebenchTask(suite.dir, { existing: [...SPEC.existing, ID.skipped] });
       const base = await grade(task, null);
       expect(base.verdict, base.verdict.detail).toMatchObject({ verdict: 'FAIL' });
       expect(swebenchOf(base)).toMatchObject({
@@ -265,8 +250,8 @@ describe('the ctest runner under SWE-bench rules', () => {
       });
       // No SWE-bench parser records a CTest name: shell-check is left out of this list.
       const fixed = await grade(
-        await swebenchTask(dir, { existing: [ID.small, ID.zero0, ID.zero1] }),
-        gold,
+        await swebenchTask(suite.dir, { existing: [ID.small, ID.zero0, ID.zero1] }),
+        suite.gold,
       );
       expect(fixed.verdict, fixed.verdict.detail).toMatchObject({ verdict: 'PASS' });
       expect(fixed.verdict.detail).toContain("resolved by SWE-bench's rules");
@@ -280,7 +265,10 @@ describe('forgeries against the ctest runner', () => {
     'a static constructor that exits 0 leaves every test an error: the executable lists no test, and the session never begins',
     async () => {
       const source = `#include <cstdlib>\nstatic int forged = (std::exit(0), 0);\n${CALC}`;
-      const evaluation = await grade(bundle, candidateDiff(dir, { 'src/calc.cc': source }));
+      const evaluation = await grade(
+        suite.bundle,
+        candidateDiff(suite.dir, { 'src/calc.cc': source }),
+      );
       expect(evaluation.verdict).toMatchObject({ verdict: 'FAIL', reason: 'EXISTING_FAILED' });
       expect(Object.values(outcomes(evaluation, 'existing'))).toEqual(Array(4).fill('error'));
       expect(evaluation.verdict.detail).toContain('calc-test --gtest_list_tests listed no test');
@@ -352,7 +340,7 @@ struct Forge {
   it.each(FORGERIES)(
     '%s is TAMPERED',
     async (_name, files, detail) => {
-      const evaluation = await grade(bundle, candidateDiff(dir, files));
+      const evaluation = await grade(suite.bundle, candidateDiff(suite.dir, files));
       expect(evaluation.verdict, evaluation.verdict.detail).toMatchObject({
         verdict: 'FAIL',
         reason: 'TAMPERED',

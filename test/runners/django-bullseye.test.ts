@@ -6,14 +6,13 @@
 // grade through the oracle on this Python (protocol 2, Django 2.2's test classes as sentinels).
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
-import { loadBundle, type Bundle } from '../../src/oracle/bundle.js';
-import { evaluate, type Evaluation } from '../../src/oracle/evaluate.js';
+import { describe, expect, it } from 'vitest';
+import { type Evaluation } from '../../src/oracle/evaluate.js';
 import { declaredOutcomes } from '../../src/oracle/verdict.js';
-import { requireDocker, resolveImage } from '../../src/sandbox/index.js';
-import { dockerScope, fixtureImage, testDocker } from '../helpers/docker.js';
+import { dockerScope, testDocker } from '../helpers/docker.js';
 import { HIDDEN, inImage, readReport, REPO, statuses, workTree } from '../helpers/django-tree.js';
-import { makeRepoBundle } from '../helpers/repo-bundles.js';
+import { type RepoBundleSpec } from '../helpers/repo-bundles.js';
+import { runnerSuite } from '../helpers/runner-suite.js';
 
 const docker = testDocker();
 const SCOPE = dockerScope(docker, 'runners-django-bullseye');
@@ -22,43 +21,26 @@ const IMAGE = 'proctor-test-django-bullseye:latest';
 
 const id = (method: string, cls: string) => `${method} (outcomes.tests.${cls})`;
 
-let dir: string;
-let bundle: Bundle;
-let imageId: string;
+const SPEC: RepoBundleSpec = {
+  id: 'django-bullseye',
+  runner: 'django',
+  from: IMAGE,
+  repo: REPO,
+  hidden: { 'tests/adding/__init__.py': '', 'tests/adding/tests.py': HIDDEN },
+  gold: { 'calc.py': 'def add(a, b):\n    return a + b\n' },
+  existing: [id('test_small', 'Outcomes'), 'Adding zero changes nothing.'],
+  hiddenIds: [
+    'test_add (adding.tests.Adding)',
+    'Adding negatives gives their sum.',
+    'test_sums (adding.tests.Adding)',
+  ],
+  testSeconds: 120,
+};
 
-beforeAll(async () => {
-  await requireDocker(docker);
-  await fixtureImage('django-bullseye');
-  dir = await makeRepoBundle({
-    id: 'django-bullseye',
-    runner: 'django',
-    from: IMAGE,
-    repo: REPO,
-    hidden: { 'tests/adding/__init__.py': '', 'tests/adding/tests.py': HIDDEN },
-    gold: { 'calc.py': 'def add(a, b):\n    return a + b\n' },
-    existing: [id('test_small', 'Outcomes'), 'Adding zero changes nothing.'],
-    hiddenIds: [
-      'test_add (adding.tests.Adding)',
-      'Adding negatives gives their sum.',
-      'test_sums (adding.tests.Adding)',
-    ],
-    testSeconds: 120,
-  });
-  bundle = await loadBundle(dir);
-  imageId = (await resolveImage(docker, bundle.environment)).localId;
-}, SLOW);
-
-async function grade(candidate: Buffer | null): Promise<Evaluation> {
-  const evaluation = await evaluate(docker, {
-    bundle,
-    imageId,
-    candidate,
-    owner: SCOPE.owner(),
-    sandbox: { uid: 1000, gid: 1000 },
-  });
-  expect(evaluation.cleanupError).toBeUndefined();
-  return evaluation;
-}
+const suite = runnerSuite(docker, SCOPE, { image: 'django-bullseye', spec: SPEC });
+/** The bundle graded against `candidate` (null: a baseline). */
+const grade = (candidate: Buffer | null): Promise<Evaluation> =>
+  suite.grade(suite.bundle, candidate);
 
 describe('the built-in django runner on Python 3.9 and Django 2.2', () => {
   it(
@@ -115,7 +97,7 @@ describe('the built-in django runner on Python 3.9 and Django 2.2', () => {
         'Adding negatives gives their sum.': 'failed',
         'test_sums (adding.tests.Adding)': 'failed',
       });
-      const evaluation = await grade(readFileSync(bundle.paths.goldPatch ?? ''));
+      const evaluation = await grade(suite.gold);
       expect(evaluation.verdict).toMatchObject({ verdict: 'PASS', reason: 'PASS' });
       for (const phase of evaluation.phaseRecords) {
         expect(phase.integrity?.tampered).toBeNull();

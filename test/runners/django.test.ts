@@ -8,17 +8,20 @@
 // candidates that forge a pass fail.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
-import { loadBundle, type Bundle } from '../../src/oracle/bundle.js';
-import type { Evaluation } from '../../src/oracle/evaluate.js';
-import { declaredOutcomes } from '../../src/oracle/verdict.js';
+import { describe, expect, it } from 'vitest';
+import { loadBundle } from '../../src/oracle/bundle.js';
 import { runnerSource } from '../../src/runners/index.js';
-import { requireDocker, resolveImage } from '../../src/sandbox/index.js';
-import { dockerScope, fixtureImage, testDocker } from '../helpers/docker.js';
-import { gradeIn } from '../helpers/grade.js';
+import { dockerScope, testDocker } from '../helpers/docker.js';
+import { expectSentinelsHeld, outcomes } from '../helpers/grade.js';
 import { HIDDEN, inImage, readReport, REPO, statuses, workTree } from '../helpers/django-tree.js';
 import { leftovers } from '../helpers/home.js';
-import { candidateDiff, makeRepoBundle, withIds, type Files } from '../helpers/repo-bundles.js';
+import {
+  candidateDiff,
+  withIds,
+  type Files,
+  type RepoBundleSpec,
+} from '../helpers/repo-bundles.js';
+import { runnerSuite } from '../helpers/runner-suite.js';
 import { commit, newRepo } from '../helpers/repos.js';
 import { proctor } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
@@ -73,38 +76,20 @@ const STATUSES: Record<string, [string, string]> = {
   [ID.bare]: ['failed', 'FAILED'],
 };
 
-let dir: string;
-let bundle: Bundle;
-let imageId: string;
-let gold: Buffer;
+const SPEC: RepoBundleSpec = {
+  id: 'django-outcomes',
+  runner: 'django',
+  from: IMAGE,
+  repo: REPO,
+  hidden: { 'tests/adding/__init__.py': '', 'tests/adding/tests.py': HIDDEN },
+  gold: { 'calc.py': 'def add(a, b):\n    return a + b\n' },
+  existing: [ID.small, ID.documented],
+  hiddenIds: Object.values(HIDDEN_ID),
+  testSeconds: 120,
+};
 
-beforeAll(async () => {
-  await requireDocker(docker);
-  await fixtureImage('django');
-  dir = await makeRepoBundle({
-    id: 'django-outcomes',
-    runner: 'django',
-    from: IMAGE,
-    repo: REPO,
-    hidden: { 'tests/adding/__init__.py': '', 'tests/adding/tests.py': HIDDEN },
-    gold: { 'calc.py': 'def add(a, b):\n    return a + b\n' },
-    existing: [ID.small, ID.documented],
-    hiddenIds: Object.values(HIDDEN_ID),
-    testSeconds: 120,
-  });
-  bundle = await loadBundle(dir);
-  imageId = (await resolveImage(docker, bundle.environment)).localId;
-  gold = readFileSync(bundle.paths.goldPatch ?? '');
-}, SLOW);
-
-const grade = (task: Bundle, candidate: Buffer | null): Promise<Evaluation> =>
-  gradeIn(docker, SCOPE, imageId, task, candidate);
-
-function outcomes(evaluation: Evaluation, phase: 'existing' | 'hidden') {
-  const check = evaluation.phases?.[phase]?.check;
-  if (!check) throw new Error(`no ${phase} check: ${JSON.stringify(evaluation.verdict)}`);
-  return Object.fromEntries(declaredOutcomes(check));
-}
+const suite = runnerSuite(docker, SCOPE, { image: 'django', spec: SPEC });
+const { grade } = suite;
 
 describe('the built-in django runner, directly', () => {
   it(
@@ -284,7 +269,7 @@ describe('the built-in django runner under the oracle', () => {
   it(
     'fails the baseline (the hidden tests fail) and passes the gold patch, with the sentinels holding',
     async () => {
-      const baseline = await grade(bundle, null);
+      const baseline = await grade(suite.bundle, null);
       expect(baseline.verdict).toMatchObject({ verdict: 'FAIL', reason: 'HIDDEN_FAILED' });
       expect(outcomes(baseline, 'existing')).toEqual({
         [ID.small]: 'passed',
@@ -295,18 +280,9 @@ describe('the built-in django runner under the oracle', () => {
         [HIDDEN_ID.negative]: 'failed',
         [HIDDEN_ID.sums]: 'failed',
       });
-      const evaluation = await grade(bundle, gold);
+      const evaluation = await grade(suite.bundle, suite.gold);
       expect(evaluation.verdict).toMatchObject({ verdict: 'PASS', reason: 'PASS' });
-      expect(evaluation.phaseRecords).toHaveLength(2);
-      for (const phase of evaluation.phaseRecords) {
-        expect(phase.integrity?.tampered).toBeNull();
-        expect(phase.integrity?.sentinels.map((s) => s.expect).sort()).toEqual([
-          'error',
-          'failed',
-          'passed',
-        ]);
-        for (const s of phase.integrity?.sentinels ?? []) expect(s.status).toBe(s.expect);
-      }
+      expectSentinelsHeld(evaluation);
     },
     SLOW,
   );
@@ -315,8 +291,8 @@ describe('the built-in django runner under the oracle', () => {
     "makes every test error, not tampered, when the candidate's code cannot be imported",
     async () => {
       const evaluation = await grade(
-        bundle,
-        candidateDiff(dir, { 'calc.py': 'raise ImportError("calc is broken")\n' }),
+        suite.bundle,
+        candidateDiff(suite.dir, { 'calc.py': 'raise ImportError("calc is broken")\n' }),
       );
       expect(evaluation.verdict.verdict).toBe('FAIL');
       expect(evaluation.phases?.existing.tampered ?? null).toBeNull();
@@ -331,8 +307,8 @@ describe('the built-in django runner under the oracle', () => {
   it(
     'finds listed tests of a module the hidden patch does not touch, failed and skipped as they are',
     async () => {
-      const task = await loadBundle(withIds(dir, { existing: [ID.wrong, ID.remote] }));
-      expect(outcomes(await grade(task, gold), 'existing')).toEqual({
+      const task = await loadBundle(withIds(suite.dir, { existing: [ID.wrong, ID.remote] }));
+      expect(outcomes(await grade(task, suite.gold), 'existing')).toEqual({
         [ID.wrong]: 'failed',
         [ID.remote]: 'skipped',
       });
@@ -352,7 +328,7 @@ describe('the built-in django runner under the oracle', () => {
   it.each(cases)(
     'fails the %s forgery: %s',
     async (name, reason, detail) => {
-      const evaluation = await grade(bundle, candidateDiff(dir, FORGERIES[name]!));
+      const evaluation = await grade(suite.bundle, candidateDiff(suite.dir, FORGERIES[name]!));
       expect(evaluation.verdict.verdict).toBe('FAIL');
       expect(evaluation.verdict.reason).toBe(reason);
       expect(evaluation.verdict.detail).toMatch(detail);

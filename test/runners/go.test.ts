@@ -5,20 +5,20 @@
 // (every listed test of it an error, the compiler's lines as the cause), under Proctor's rules
 // and SWE-bench's; and forgeries (an init() that exits 0, lines that imitate `--- PASS`) that
 // must not pass.
-import { beforeAll, describe, expect, it } from 'vitest';
-import { readFileSync } from 'node:fs';
-import { loadBundle, type Bundle } from '../../src/oracle/bundle.js';
-import type { Evaluation } from '../../src/oracle/evaluate.js';
-import { requireDocker, resolveImage } from '../../src/sandbox/index.js';
-import { dockerScope, fixtureImage, testDocker } from '../helpers/docker.js';
+import { describe, expect, it } from 'vitest';
+import { loadBundle } from '../../src/oracle/bundle.js';
+import { dockerScope, testDocker } from '../helpers/docker.js';
 import { discoverInImage } from '../helpers/discover.js';
-import { gradeIn, outcomes, swebenchOf, swebenchTask } from '../helpers/grade.js';
 import {
-  candidateDiff,
-  makeRepoBundle,
-  withIds,
-  type RepoBundleSpec,
-} from '../helpers/repo-bundles.js';
+  expectAllErrors,
+  expectBaseline,
+  expectNotPassed,
+  outcomes,
+  swebenchOf,
+  swebenchTask,
+} from '../helpers/grade.js';
+import { candidateDiff, withIds, type RepoBundleSpec } from '../helpers/repo-bundles.js';
+import { runnerSuite } from '../helpers/runner-suite.js';
 
 const docker = testDocker();
 const SCOPE = dockerScope(docker, 'runners-go');
@@ -130,49 +130,33 @@ const SPEC: RepoBundleSpec = {
   hiddenIds: [ID.exact, ID.floor, ID.byZero, ID.div, ID.later],
 };
 
-let dir: string;
-let bundle: Bundle;
-let imageId: string;
-let gold: Buffer;
-
-beforeAll(async () => {
-  await requireDocker(docker);
-  await fixtureImage('go');
-  dir = await makeRepoBundle(SPEC);
-  bundle = await loadBundle(dir);
-  imageId = (await resolveImage(docker, bundle.environment)).localId;
-  gold = readFileSync(bundle.paths.goldPatch ?? '');
-}, SLOW);
-
-const grade = (task: Bundle, candidate: Buffer | null): Promise<Evaluation> =>
-  gradeIn(docker, SCOPE, imageId, task, candidate);
+const suite = runnerSuite(docker, SCOPE, { image: 'go', spec: SPEC });
+const { grade } = suite;
 
 describe('the built-in go runner', () => {
   it(
     "fails a baseline on the hidden tests: a subtest's assertion fails, one panics, and the test after it is an error",
     async () => {
-      const evaluation = await grade(bundle, null);
-      expect(outcomes(evaluation, 'existing')).toEqual({
-        [ID.add]: 'passed',
-        [ID.small]: 'passed',
-        [ID.bigCase]: 'passed',
-        [ID.format]: 'passed',
-      });
-      expect(outcomes(evaluation, 'hidden')).toEqual({
-        [ID.exact]: 'passed',
-        [ID.floor]: 'failed',
-        [ID.byZero]: 'failed',
-        [ID.div]: 'failed',
-        [ID.later]: 'error',
+      const evaluation = await grade(suite.bundle, null);
+      expectBaseline(evaluation, {
+        existing: {
+          [ID.add]: 'passed',
+          [ID.small]: 'passed',
+          [ID.bigCase]: 'passed',
+          [ID.format]: 'passed',
+        },
+        hidden: {
+          [ID.exact]: 'passed',
+          [ID.floor]: 'failed',
+          [ID.byZero]: 'failed',
+          [ID.div]: 'failed',
+          [ID.later]: 'error',
+        },
       });
       // The report's cause: the panic that ended the binary.
       expect(JSON.stringify(evaluation.phaseRecords)).toContain(
         'panic: runtime error: integer divide by zero',
       );
-      expect(evaluation.verdict, evaluation.verdict.detail).toMatchObject({
-        verdict: 'FAIL',
-        reason: 'HIDDEN_FAILED',
-      });
     },
     SLOW,
   );
@@ -180,7 +164,7 @@ describe('the built-in go runner', () => {
   it(
     'passes the gold patch, and reports a skip as skipped, a failure as failed, and a name found nowhere not at all',
     async () => {
-      const fixed = await grade(bundle, gold);
+      const fixed = await grade(suite.bundle, suite.gold);
       expect(fixed.verdict).toMatchObject({ verdict: 'PASS', reason: 'PASS' });
       expect(outcomes(fixed, 'hidden')).toEqual({
         [ID.exact]: 'passed',
@@ -189,8 +173,10 @@ describe('the built-in go runner', () => {
         [ID.div]: 'passed',
         [ID.later]: 'passed',
       });
-      const task = await loadBundle(withIds(dir, { existing: [ID.skip, ID.wrong, ID.nowhere] }));
-      const evaluation = await grade(task, gold);
+      const task = await loadBundle(
+        withIds(suite.dir, { existing: [ID.skip, ID.wrong, ID.nowhere] }),
+      );
+      const evaluation = await grade(task, suite.gold);
       expect(outcomes(evaluation, 'existing')).toEqual({
         [ID.skip]: 'skipped',
         [ID.wrong]: 'failed',
@@ -203,17 +189,15 @@ describe('the built-in go runner', () => {
   it(
     "makes every listed test of a package that does not build an error, with the compiler's lines as the cause",
     async () => {
-      const broken = candidateDiff(dir, {
+      const broken = candidateDiff(suite.dir, {
         'calc/calc.go': GOLD_CALC.replace('return q, nil', 'return "q", nil'),
       });
-      const evaluation = await grade(bundle, broken);
-      expect(evaluation.verdict).toMatchObject({ verdict: 'FAIL' });
+      const evaluation = await grade(suite.bundle, broken);
       // The sentinels live in the package that does not build: the session never began.
-      for (const phase of ['existing', 'hidden'] as const) {
-        const seen = outcomes(evaluation, phase);
-        for (const id of phase === 'existing' ? [ID.add, ID.small, ID.bigCase] : SPEC.hiddenIds)
-          expect(seen[id], id).toBe('error');
-      }
+      expectAllErrors(evaluation, {
+        existing: [ID.add, ID.small, ID.bigCase],
+        hiddenIds: SPEC.hiddenIds,
+      });
       expect(evaluation.verdict.detail).toMatch(/calc\/calc\.go:\d+:\d+: cannot use "q"/);
     },
     SLOW,
@@ -226,7 +210,10 @@ describe("the go runner under derive's discovery", () => {
     async () => {
       // `go test` exits 1 (TestWrong fails): the report is what counts.
       expect(
-        await discoverInImage(imageId, bundle.paths.runner, ['calc/calc_test.go', 'text']),
+        await discoverInImage(suite.imageId, suite.bundle.paths.runner, [
+          'calc/calc_test.go',
+          'text',
+        ]),
       ).toEqual({
         [ID.add]: 'passed',
         [ID.skip]: 'skipped',
@@ -245,7 +232,7 @@ describe('the go runner under SWE-bench rules', () => {
   it(
     'records what parse_log_gotest would: PASSED, FAILED, SKIPPED, and ABSENT for a test with no `---` line',
     async () => {
-      const task = await swebenchTask(dir, { existing: [...SPEC.existing, ID.skip] });
+      const task = await swebenchTask(suite.dir, { existing: [...SPEC.existing, ID.skip] });
       const base = await grade(task, null);
       expect(base.verdict, base.verdict.detail).toMatchObject({
         verdict: 'FAIL',
@@ -259,7 +246,7 @@ describe('the go runner under SWE-bench rules', () => {
         [ID.skip]: ['skipped', 'SKIPPED'],
         [ID.format]: ['passed', 'PASSED'],
       });
-      const fixed = await grade(task, gold);
+      const fixed = await grade(task, suite.gold);
       expect(fixed.verdict).toMatchObject({ verdict: 'PASS' });
       expect(fixed.verdict.detail).toContain("resolved by SWE-bench's rules");
     },
@@ -269,8 +256,8 @@ describe('the go runner under SWE-bench rules', () => {
   it(
     'quotes the compiler when the candidate breaks the build',
     async () => {
-      const task = await swebenchTask(dir);
-      const broken = candidateDiff(dir, { 'text/text.go': 'package text\n\nfunc Format(' });
+      const task = await swebenchTask(suite.dir);
+      const broken = candidateDiff(suite.dir, { 'text/text.go': 'package text\n\nfunc Format(' });
       const evaluation = await grade(task, broken);
       expect(evaluation.verdict).toMatchObject({ verdict: 'FAIL', reason: 'EXISTING_FAILED' });
       expect(swebenchOf(evaluation)[ID.format]).toEqual(['error', 'ABSENT']);
@@ -320,10 +307,9 @@ describe('forgeries against the go runner', () => {
         'package calc\n',
         `package calc\n\nimport (\n\t"fmt"\n\t"os"\n)\n\nvar _ = fmt.Sprint\nvar _ = os.Exit\n\nfunc init() {\n\t${body}\n}\n`,
       );
-      for (const task of [bundle, await swebenchTask(dir)]) {
-        const evaluation = await grade(task, candidateDiff(dir, { 'calc/calc.go': source }));
-        expect(evaluation.verdict.verdict, evaluation.verdict.detail).not.toBe('PASS');
-        expect(`${evaluation.verdict.reason}: ${evaluation.verdict.detail}`).toMatch(detail);
+      for (const task of [suite.bundle, await swebenchTask(suite.dir)]) {
+        const evaluation = await grade(task, candidateDiff(suite.dir, { 'calc/calc.go': source }));
+        expectNotPassed(evaluation, detail);
       }
     },
     SLOW,
@@ -348,8 +334,8 @@ describe('forgeries against the go runner', () => {
           'return 0, errors.New("division by zero")',
         ].join('\n\t\t'),
       );
-      for (const task of [bundle, await swebenchTask(dir)]) {
-        const evaluation = await grade(task, candidateDiff(dir, { 'calc/calc.go': source }));
+      for (const task of [suite.bundle, await swebenchTask(suite.dir)]) {
+        const evaluation = await grade(task, candidateDiff(suite.dir, { 'calc/calc.go': source }));
         expect(evaluation.verdict).toMatchObject({ verdict: 'FAIL', reason: 'TAMPERED' });
         expect(evaluation.verdict.detail).toMatch(
           /tripwire: example\.com\/calc\/calc ran tests but go reported no result for it/,

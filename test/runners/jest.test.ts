@@ -3,20 +3,20 @@
 // test.each titles and nested describe blocks (ids are titles, as SWE-bench's parse_log_jest
 // records them), a candidate whose code does not parse (every listed test an error, jest's
 // lines as the cause), under Proctor's rules and SWE-bench's; and forgeries that must not pass.
-import { beforeAll, describe, expect, it } from 'vitest';
-import { readFileSync } from 'node:fs';
-import { loadBundle, type Bundle } from '../../src/oracle/bundle.js';
-import type { Evaluation } from '../../src/oracle/evaluate.js';
-import { requireDocker, resolveImage } from '../../src/sandbox/index.js';
-import { dockerScope, fixtureImage, testDocker } from '../helpers/docker.js';
+import { describe, expect, it } from 'vitest';
+import { loadBundle } from '../../src/oracle/bundle.js';
+import { dockerScope, testDocker } from '../helpers/docker.js';
 import { discoverInImage } from '../helpers/discover.js';
-import { gradeIn, outcomes, swebenchOf, swebenchTask } from '../helpers/grade.js';
 import {
-  candidateDiff,
-  makeRepoBundle,
-  withIds,
-  type RepoBundleSpec,
-} from '../helpers/repo-bundles.js';
+  expectAllErrors,
+  expectBaselineThenGold,
+  expectNotPassed,
+  outcomes,
+  swebenchOf,
+  swebenchTask,
+} from '../helpers/grade.js';
+import { candidateDiff, withIds, type RepoBundleSpec } from '../helpers/repo-bundles.js';
+import { runnerSuite } from '../helpers/runner-suite.js';
 
 const docker = testDocker();
 const SCOPE = dockerScope(docker, 'runners-jest');
@@ -113,47 +113,25 @@ const SPEC: RepoBundleSpec = {
   testSeconds: 120,
 };
 
-let dir: string;
-let bundle: Bundle;
-let imageId: string;
-let gold: Buffer;
-
-beforeAll(async () => {
-  await requireDocker(docker);
-  await fixtureImage('jest');
-  dir = await makeRepoBundle(SPEC);
-  bundle = await loadBundle(dir);
-  imageId = (await resolveImage(docker, bundle.environment)).localId;
-  gold = readFileSync(bundle.paths.goldPatch ?? '');
-}, SLOW);
-
-const grade = (task: Bundle, candidate: Buffer | null): Promise<Evaluation> =>
-  gradeIn(docker, SCOPE, imageId, task, candidate);
+const suite = runnerSuite(docker, SCOPE, { image: 'jest', spec: SPEC });
+const { grade } = suite;
 
 describe('the built-in jest runner', () => {
   it(
     'fails a baseline on the hidden tests and passes the gold patch, test.each titles and nested describe blocks included',
     async () => {
-      const base = await grade(bundle, null);
-      expect(outcomes(base, 'existing')).toEqual({
-        [ID.add]: 'passed',
-        [ID.signsA]: 'passed',
-        [ID.signsB]: 'passed',
-      });
-      expect(outcomes(base, 'hidden')).toEqual({
-        [ID.exact]: 'passed',
-        [ID.floorNeg]: 'failed',
-        [ID.floorPos]: 'failed',
-        [ID.zero]: 'failed',
-      });
-      expect(base.verdict, base.verdict.detail).toMatchObject({
-        verdict: 'FAIL',
-        reason: 'HIDDEN_FAILED',
-      });
-      const fixed = await grade(bundle, gold);
-      expect(fixed.verdict, fixed.verdict.detail).toMatchObject({
-        verdict: 'PASS',
-        reason: 'PASS',
+      await expectBaselineThenGold(grade, suite.bundle, suite.gold, {
+        existing: {
+          [ID.add]: 'passed',
+          [ID.signsA]: 'passed',
+          [ID.signsB]: 'passed',
+        },
+        hidden: {
+          [ID.exact]: 'passed',
+          [ID.floorNeg]: 'failed',
+          [ID.floorPos]: 'failed',
+          [ID.zero]: 'failed',
+        },
       });
     },
     SLOW,
@@ -163,9 +141,9 @@ describe('the built-in jest runner', () => {
     'reports a skip and a todo as skipped, a failure as failed, and a title found nowhere not at all',
     async () => {
       const task = await loadBundle(
-        withIds(dir, { existing: [ID.skip, ID.todo, ID.wrong, ID.nowhere] }),
+        withIds(suite.dir, { existing: [ID.skip, ID.todo, ID.wrong, ID.nowhere] }),
       );
-      const evaluation = await grade(task, gold);
+      const evaluation = await grade(task, suite.gold);
       expect(outcomes(evaluation, 'existing')).toEqual({
         [ID.skip]: 'skipped',
         [ID.todo]: 'skipped',
@@ -179,14 +157,9 @@ describe('the built-in jest runner', () => {
   it(
     "makes every listed test an error when the candidate's code does not parse, with jest's lines as the cause",
     async () => {
-      const broken = candidateDiff(dir, { 'src/calc.js': 'exports.add = (a, b) => a +;\n' });
-      const evaluation = await grade(bundle, broken);
-      expect(evaluation.verdict).toMatchObject({ verdict: 'FAIL' });
-      for (const phase of ['existing', 'hidden'] as const) {
-        const seen = outcomes(evaluation, phase);
-        for (const id of phase === 'existing' ? SPEC.existing : SPEC.hiddenIds)
-          expect(seen[id], id).toBe('error');
-      }
+      const broken = candidateDiff(suite.dir, { 'src/calc.js': 'exports.add = (a, b) => a +;\n' });
+      const evaluation = await grade(suite.bundle, broken);
+      expectAllErrors(evaluation, SPEC);
       expect(evaluation.verdict.detail).toMatch(/SyntaxError|Test suite failed to run/);
     },
     SLOW,
@@ -197,7 +170,9 @@ describe("the jest runner under derive's discovery", () => {
   it(
     'runs every test of the test files under its paths and reports each, by hand in the image',
     async () => {
-      expect(await discoverInImage(imageId, bundle.paths.runner, ['__tests__'])).toEqual({
+      expect(
+        await discoverInImage(suite.imageId, suite.bundle.paths.runner, ['__tests__']),
+      ).toEqual({
         [ID.add]: 'passed',
         [ID.signsA]: 'passed',
         [ID.signsB]: 'passed',
@@ -214,7 +189,7 @@ describe('the jest runner under SWE-bench rules', () => {
   it(
     'records what parse_log_jest would: PASSED, FAILED, SKIPPED for `skipped TITLE`, ABSENT for a skipped bare title',
     async () => {
-      const task = await swebenchTask(dir, { existing: [...SPEC.existing, ID.skipLine] });
+      const task = await swebenchTask(suite.dir, { existing: [...SPEC.existing, ID.skipLine] });
       const base = await grade(task, null);
       expect(base.verdict, base.verdict.detail).toMatchObject({
         verdict: 'FAIL',
@@ -227,10 +202,13 @@ describe('the jest runner under SWE-bench rules', () => {
         [ID.signsA]: ['passed', 'PASSED'],
         [ID.skipLine]: ['skipped', 'SKIPPED'],
       });
-      const fixed = await grade(task, gold);
+      const fixed = await grade(task, suite.gold);
       expect(fixed.verdict, fixed.verdict.detail).toMatchObject({ verdict: 'PASS' });
       expect(fixed.verdict.detail).toContain("resolved by SWE-bench's rules");
-      const skipped = await grade(await swebenchTask(dir, { existing: [ID.skip] }), gold);
+      const skipped = await grade(
+        await swebenchTask(suite.dir, { existing: [ID.skip] }),
+        suite.gold,
+      );
       expect(swebenchOf(skipped)[ID.skip]).toEqual(['skipped', 'ABSENT']);
     },
     SLOW,
@@ -242,10 +220,9 @@ describe('forgeries against the jest runner', () => {
     'code that makes every expectation pass does not pass: the sentinel that must fail passes too',
     async () => {
       const source = `${CALC}\nglobal.expect = () => new Proxy({}, { get: () => () => undefined });\n`;
-      for (const task of [bundle, await swebenchTask(dir)]) {
-        const evaluation = await grade(task, candidateDiff(dir, { 'src/calc.js': source }));
-        expect(evaluation.verdict.verdict, evaluation.verdict.detail).not.toBe('PASS');
-        expect(`${evaluation.verdict.reason}: ${evaluation.verdict.detail}`).toMatch(/sentinel/);
+      for (const task of [suite.bundle, await swebenchTask(suite.dir)]) {
+        const evaluation = await grade(task, candidateDiff(suite.dir, { 'src/calc.js': source }));
+        expectNotPassed(evaluation, /sentinel/);
       }
     },
     SLOW,
@@ -255,7 +232,10 @@ describe('forgeries against the jest runner', () => {
     'code that ends its process with exit code 0 when it is loaded does not pass',
     async () => {
       const source = `${CALC}\nprocess.exit(0);\n`;
-      const evaluation = await grade(bundle, candidateDiff(dir, { 'src/calc.js': source }));
+      const evaluation = await grade(
+        suite.bundle,
+        candidateDiff(suite.dir, { 'src/calc.js': source }),
+      );
       expect(evaluation.verdict.verdict, evaluation.verdict.detail).toBe('FAIL');
       expect(outcomes(evaluation, 'hidden')[ID.floorNeg]).toBe('error');
     },
@@ -274,8 +254,8 @@ describe('forgeries against the jest runner', () => {
 });
 `;
       const evaluation = await grade(
-        bundle,
-        candidateDiff(dir, {
+        suite.bundle,
+        candidateDiff(suite.dir, {
           'package.json':
             '{\n  "name": "calc",\n  "private": true,\n  "jest": { "testEnvironment": "node", "testRunner": "<rootDir>/src/runner.js" }\n}\n',
           'src/runner.js': fake,

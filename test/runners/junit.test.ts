@@ -8,20 +8,28 @@
 // launcher's channel, a forged end) that must not pass. The project has a pom.xml: Maven
 // cannot build it offline in this image (no plugins in ~/.m2), so the runner falls back to
 // javac, as it must.
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
-import { loadBundle, type Bundle } from '../../src/oracle/bundle.js';
-import type { Evaluation } from '../../src/oracle/evaluate.js';
-import { requireDocker, resolveImage } from '../../src/sandbox/index.js';
-import { dockerScope, fixtureImage, testDocker } from '../helpers/docker.js';
+import { loadBundle } from '../../src/oracle/bundle.js';
+import { resolveImage } from '../../src/sandbox/index.js';
+import { dockerScope, testDocker } from '../helpers/docker.js';
 import { discoverInImage } from '../helpers/discover.js';
-import { gradeIn, outcomes, swebenchOf, swebenchTask } from '../helpers/grade.js';
+import {
+  expectAllErrors,
+  expectBaseline,
+  expectNotPassed,
+  gradeIn,
+  outcomes,
+  swebenchOf,
+  swebenchTask,
+} from '../helpers/grade.js';
 import {
   candidateDiff,
   makeRepoBundle,
   withIds,
   type RepoBundleSpec,
 } from '../helpers/repo-bundles.js';
+import { runnerSuite } from '../helpers/runner-suite.js';
 
 const docker = testDocker();
 const SCOPE = dockerScope(docker, 'runners-junit');
@@ -211,43 +219,27 @@ const SPEC: RepoBundleSpec = {
   hiddenIds: [ID.exact, ID.floor, ID.byZero],
 };
 
-let dir: string;
-let bundle: Bundle;
-let imageId: string;
-let gold: Buffer;
-
-beforeAll(async () => {
-  await requireDocker(docker);
-  await fixtureImage('junit');
-  dir = await makeRepoBundle(SPEC);
-  bundle = await loadBundle(dir);
-  imageId = (await resolveImage(docker, bundle.environment)).localId;
-  gold = readFileSync(bundle.paths.goldPatch ?? '');
-}, SLOW);
-
-const grade = (task: Bundle, candidate: Buffer | null): Promise<Evaluation> =>
-  gradeIn(docker, SCOPE, imageId, task, candidate);
+const suite = runnerSuite(docker, SCOPE, { image: 'junit', spec: SPEC });
+const { grade } = suite;
 
 describe('the built-in junit runner', () => {
   it(
     'fails a baseline on the hidden tests, and runs JUnit 5 and 4 tests, a parametrized method and a whole class',
     async () => {
-      const evaluation = await grade(bundle, null);
-      expect(outcomes(evaluation, 'existing')).toEqual({
-        [ID.add]: 'passed',
-        [ID.param]: 'passed',
-        [ID.old]: 'passed',
-        // A class with an @Ignore'd method: its test ran and passed.
-        [ID.oldClass]: 'passed',
-      });
-      expect(outcomes(evaluation, 'hidden')).toEqual({
-        [ID.exact]: 'passed',
-        [ID.floor]: 'failed',
-        [ID.byZero]: 'failed',
-      });
-      expect(evaluation.verdict, evaluation.verdict.detail).toMatchObject({
-        verdict: 'FAIL',
-        reason: 'HIDDEN_FAILED',
+      const evaluation = await grade(suite.bundle, null);
+      expectBaseline(evaluation, {
+        existing: {
+          [ID.add]: 'passed',
+          [ID.param]: 'passed',
+          [ID.old]: 'passed',
+          // A class with an @Ignore'd method: its test ran and passed.
+          [ID.oldClass]: 'passed',
+        },
+        hidden: {
+          [ID.exact]: 'passed',
+          [ID.floor]: 'failed',
+          [ID.byZero]: 'failed',
+        },
       });
     },
     SLOW,
@@ -256,7 +248,7 @@ describe('the built-in junit runner', () => {
   it(
     'passes the gold patch, and reports @Disabled and @Ignore as skipped, a failure as failed, a class setup that throws as error, and a class found nowhere not at all',
     async () => {
-      const fixed = await grade(bundle, gold);
+      const fixed = await grade(suite.bundle, suite.gold);
       expect(fixed.verdict, fixed.verdict.detail).toMatchObject({
         verdict: 'PASS',
         reason: 'PASS',
@@ -268,9 +260,9 @@ describe('the built-in junit runner', () => {
       });
       const task = await loadBundle(
         // The first listed test is JUnit 4's: so are the sentinels.
-        withIds(dir, { existing: [ID.ignored, ID.later, ID.wrong, ID.broken, ID.nowhere] }),
+        withIds(suite.dir, { existing: [ID.ignored, ID.later, ID.wrong, ID.broken, ID.nowhere] }),
       );
-      const evaluation = await grade(task, gold);
+      const evaluation = await grade(task, suite.gold);
       // Not TAMPERED: the sentinels (JUnit 4's here) reported what they must.
       expect(evaluation.verdict).toMatchObject({ verdict: 'FAIL', reason: 'TESTS_MISSING' });
       expect(outcomes(evaluation, 'existing')).toEqual({
@@ -287,19 +279,14 @@ describe('the built-in junit runner', () => {
   it(
     "makes every listed test an error when the candidate's code does not compile, with javac's lines as the cause",
     async () => {
-      const broken = candidateDiff(dir, {
+      const broken = candidateDiff(suite.dir, {
         'src/main/java/calc/Calc.java': GOLD_CALC.replace(
           'return Math.floorDiv(a, b);',
           'return "q";',
         ),
       });
-      const evaluation = await grade(bundle, broken);
-      expect(evaluation.verdict).toMatchObject({ verdict: 'FAIL' });
-      for (const phase of ['existing', 'hidden'] as const) {
-        const seen = outcomes(evaluation, phase);
-        for (const id of phase === 'existing' ? SPEC.existing : SPEC.hiddenIds)
-          expect(seen[id], id).toBe('error');
-      }
+      const evaluation = await grade(suite.bundle, broken);
+      expectAllErrors(evaluation, SPEC);
       expect(evaluation.verdict.detail).toMatch(/Calc\.java:\d+: error: incompatible types/);
     },
     SLOW,
@@ -311,7 +298,9 @@ describe("the junit runner under derive's discovery", () => {
     'runs every test of the classes of its paths and reports each as Class#method, by hand in the image',
     async () => {
       expect(
-        await discoverInImage(imageId, bundle.paths.runner, ['src/test/java/calc/OldTest.java']),
+        await discoverInImage(suite.imageId, suite.bundle.paths.runner, [
+          'src/test/java/calc/OldTest.java',
+        ]),
       ).toEqual({
         [ID.old]: 'passed',
         [ID.ignored]: 'skipped',
@@ -325,7 +314,7 @@ describe('the junit runner under SWE-bench rules', () => {
   it(
     "records what SWE-bench's Maven, Gradle and ant parsers would: a skip is PASSED for Maven, ABSENT for Gradle",
     async () => {
-      const task = await swebenchTask(dir, {
+      const task = await swebenchTask(suite.dir, {
         existing: [
           ...SPEC.existing,
           ID.gradleAdd,
@@ -358,7 +347,7 @@ describe('the junit runner under SWE-bench rules', () => {
         [ID.gradleParam1]: ['failed', 'FAILED'],
         [ID.antParam0]: ['passed', 'PASSED'],
       });
-      const fixed = await grade(await swebenchTask(dir), gold);
+      const fixed = await grade(await swebenchTask(suite.dir), suite.gold);
       expect(fixed.verdict).toMatchObject({ verdict: 'PASS' });
       expect(fixed.verdict.detail).toContain("resolved by SWE-bench's rules");
     },
@@ -406,13 +395,12 @@ describe('forgeries against the junit runner', () => {
         'public class Calc {\n',
         `public class Calc {\n    static {\n        try { ${body} } catch (Exception e) { throw new RuntimeException(e); }\n    }\n\n`,
       );
-      for (const task of [bundle, await swebenchTask(dir)]) {
+      for (const task of [suite.bundle, await swebenchTask(suite.dir)]) {
         const evaluation = await grade(
           task,
-          candidateDiff(dir, { 'src/main/java/calc/Calc.java': source }),
+          candidateDiff(suite.dir, { 'src/main/java/calc/Calc.java': source }),
         );
-        expect(evaluation.verdict.verdict, evaluation.verdict.detail).not.toBe('PASS');
-        expect(`${evaluation.verdict.reason}: ${evaluation.verdict.detail}`).toMatch(detail);
+        expectNotPassed(evaluation, detail);
       }
     },
     SLOW,

@@ -3,18 +3,24 @@
 // a before() hook that fails (its tests are errors), a candidate with a syntax error and one
 // whose import cannot be found (every listed test an error, with the cause), under Proctor's
 // rules and SWE-bench's (parse_log_tap's statuses); and forgeries that must not pass.
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { derive } from '../../src/derive/derive.js';
-import { loadBundle, type Bundle } from '../../src/oracle/bundle.js';
+import { loadBundle } from '../../src/oracle/bundle.js';
 import { createImageCache } from '../../src/workers/images.js';
-import type { Evaluation } from '../../src/oracle/evaluate.js';
-import { requireDocker, resolveImage } from '../../src/sandbox/index.js';
-import { dockerScope, fixtureImage, testDocker } from '../helpers/docker.js';
+import { resolveImage } from '../../src/sandbox/index.js';
+import { dockerScope, testDocker } from '../helpers/docker.js';
 import { discoverInImage } from '../helpers/discover.js';
-import { gradeIn, outcomes, swebenchOf, swebenchTask } from '../helpers/grade.js';
+import {
+  expectAllErrors,
+  expectBaselineThenGold,
+  gradeIn,
+  outcomes,
+  swebenchOf,
+  swebenchTask,
+} from '../helpers/grade.js';
 import { leftovers } from '../helpers/home.js';
 import { commit, newRepo } from '../helpers/repos.js';
 import { tempDir } from '../helpers/temp.js';
@@ -24,6 +30,7 @@ import {
   withIds,
   type RepoBundleSpec,
 } from '../helpers/repo-bundles.js';
+import { runnerSuite } from '../helpers/runner-suite.js';
 
 const docker = testDocker();
 const SCOPE = dockerScope(docker, 'runners-mocha');
@@ -121,42 +128,20 @@ const SPEC: RepoBundleSpec = {
   hiddenIds: [ID.exact, ID.floor, ID.zero],
 };
 
-let dir: string;
-let bundle: Bundle;
-let imageId: string;
-let gold: Buffer;
-
-beforeAll(async () => {
-  await requireDocker(docker);
-  await fixtureImage('mocha');
-  dir = await makeRepoBundle(SPEC);
-  bundle = await loadBundle(dir);
-  imageId = (await resolveImage(docker, bundle.environment)).localId;
-  gold = readFileSync(bundle.paths.goldPatch ?? '');
-}, SLOW);
-
-const grade = (task: Bundle, candidate: Buffer | null): Promise<Evaluation> =>
-  gradeIn(docker, SCOPE, imageId, task, candidate);
+const suite = runnerSuite(docker, SCOPE, { image: 'mocha', spec: SPEC });
+const { grade } = suite;
 
 describe('the built-in mocha runner', () => {
   it(
     'fails a baseline on the hidden tests and passes the gold patch',
     async () => {
-      const base = await grade(bundle, null);
-      expect(outcomes(base, 'existing')).toEqual({ [ID.add]: 'passed', [ID.nested]: 'passed' });
-      expect(outcomes(base, 'hidden')).toEqual({
-        [ID.exact]: 'passed',
-        [ID.floor]: 'failed',
-        [ID.zero]: 'failed',
-      });
-      expect(base.verdict, base.verdict.detail).toMatchObject({
-        verdict: 'FAIL',
-        reason: 'HIDDEN_FAILED',
-      });
-      const fixed = await grade(bundle, gold);
-      expect(fixed.verdict, fixed.verdict.detail).toMatchObject({
-        verdict: 'PASS',
-        reason: 'PASS',
+      await expectBaselineThenGold(grade, suite.bundle, suite.gold, {
+        existing: { [ID.add]: 'passed', [ID.nested]: 'passed' },
+        hidden: {
+          [ID.exact]: 'passed',
+          [ID.floor]: 'failed',
+          [ID.zero]: 'failed',
+        },
       });
     },
     SLOW,
@@ -166,9 +151,9 @@ describe('the built-in mocha runner', () => {
     'reports a failure as failed, a pending test as skipped, the tests of a failing before() hook as errors, and a title found nowhere not at all',
     async () => {
       const task = await loadBundle(
-        withIds(dir, { existing: [ID.wrong, ID.pending, ID.hooked, ID.nowhere, ID.nested] }),
+        withIds(suite.dir, { existing: [ID.wrong, ID.pending, ID.hooked, ID.nowhere, ID.nested] }),
       );
-      const evaluation = await grade(task, gold);
+      const evaluation = await grade(task, suite.gold);
       expect(outcomes(evaluation, 'existing')).toEqual({
         [ID.wrong]: 'failed',
         [ID.pending]: 'skipped',
@@ -190,13 +175,11 @@ describe('the built-in mocha runner', () => {
   ])(
     'makes every listed test an error, with the cause, for a candidate with %s',
     async (_name, source, cause) => {
-      const evaluation = await grade(bundle, candidateDiff(dir, { 'lib/calc.js': source }));
-      expect(evaluation.verdict).toMatchObject({ verdict: 'FAIL' });
-      for (const phase of ['existing', 'hidden'] as const) {
-        const seen = outcomes(evaluation, phase);
-        for (const id of phase === 'existing' ? SPEC.existing : SPEC.hiddenIds)
-          expect(seen[id], id).toBe('error');
-      }
+      const evaluation = await grade(
+        suite.bundle,
+        candidateDiff(suite.dir, { 'lib/calc.js': source }),
+      );
+      expectAllErrors(evaluation, SPEC);
       expect(evaluation.verdict.detail, evaluation.verdict.detail).toMatch(cause);
     },
     SLOW,
@@ -211,7 +194,10 @@ describe('what the mocha runner does not take for tampering', () => {
 const reallyExit = process.reallyExit;
 process.reallyExit = function (code) { return reallyExit.call(process, code); };
 ${GOLD_CALC}`;
-      const evaluation = await grade(bundle, candidateDiff(dir, { 'lib/calc.js': source }));
+      const evaluation = await grade(
+        suite.bundle,
+        candidateDiff(suite.dir, { 'lib/calc.js': source }),
+      );
       expect(evaluation.verdict, evaluation.verdict.detail).toMatchObject({
         verdict: 'PASS',
         reason: 'PASS',
@@ -225,7 +211,7 @@ describe('the mocha runner under SWE-bench rules', () => {
   it(
     'records what parse_log_tap would: PASSED, FAILED, and ABSENT for a pending test and one a hook kept from running',
     async () => {
-      const task = await swebenchTask(dir, {
+      const task = await swebenchTask(suite.dir, {
         existing: [...SPEC.existing, ID.pending, ID.hooked],
       });
       const base = await grade(task, null);
@@ -237,7 +223,7 @@ describe('the mocha runner under SWE-bench rules', () => {
         [ID.pending]: ['skipped', 'ABSENT'],
         [ID.hooked]: ['error', 'ABSENT'],
       });
-      const fixed = await grade(await swebenchTask(dir), gold);
+      const fixed = await grade(await swebenchTask(suite.dir), suite.gold);
       expect(fixed.verdict, fixed.verdict.detail).toMatchObject({ verdict: 'PASS' });
     },
     SLOW,
@@ -249,7 +235,9 @@ describe("the mocha runner under derive's discovery", () => {
     'runs every test of the files under its paths and reports each, by hand in the image',
     async () => {
       expect(
-        await discoverInImage(imageId, bundle.paths.runner, ['test'], { interpreter: null }),
+        await discoverInImage(suite.imageId, suite.bundle.paths.runner, ['test'], {
+          interpreter: null,
+        }),
       ).toEqual({
         [ID.add]: 'passed',
         [ID.wrong]: 'failed',
@@ -344,8 +332,8 @@ for (const id of ['div divides exactly', 'div rounds down', 'div refuses zero'])
     '%s is TAMPERED',
     async (_name, forgery, detail) => {
       const source = `${forgery}\n${CALC}`;
-      for (const task of [bundle, await swebenchTask(dir)]) {
-        const evaluation = await grade(task, candidateDiff(dir, { 'lib/calc.js': source }));
+      for (const task of [suite.bundle, await swebenchTask(suite.dir)]) {
+        const evaluation = await grade(task, candidateDiff(suite.dir, { 'lib/calc.js': source }));
         expect(evaluation.verdict, evaluation.verdict.detail).toMatchObject({
           verdict: 'FAIL',
           reason: 'TAMPERED',
@@ -361,8 +349,8 @@ for (const id of ['div divides exactly', 'div rounds down', 'div refuses zero'])
     async () => {
       const tap = [ID.exact, ID.floor, ID.zero].map((id, n) => `ok ${n + 1} ${id}`).join('\\n');
       const source = `console.log('${tap}');\n${CALC}`;
-      for (const task of [bundle, await swebenchTask(dir)]) {
-        const evaluation = await grade(task, candidateDiff(dir, { 'lib/calc.js': source }));
+      for (const task of [suite.bundle, await swebenchTask(suite.dir)]) {
+        const evaluation = await grade(task, candidateDiff(suite.dir, { 'lib/calc.js': source }));
         expect(evaluation.verdict, evaluation.verdict.detail).toMatchObject({
           verdict: 'FAIL',
           reason: 'HIDDEN_FAILED',
@@ -376,7 +364,10 @@ for (const id of ['div divides exactly', 'div rounds down', 'div refuses zero'])
     'an exit before the tests run does not pass',
     async () => {
       const source = `process.exit(0);\n${CALC}`;
-      const evaluation = await grade(bundle, candidateDiff(dir, { 'lib/calc.js': source }));
+      const evaluation = await grade(
+        suite.bundle,
+        candidateDiff(suite.dir, { 'lib/calc.js': source }),
+      );
       expect(evaluation.verdict.verdict, evaluation.verdict.detail).not.toBe('PASS');
       expect(outcomes(evaluation, 'hidden')[ID.floor]).toBe('error');
     },

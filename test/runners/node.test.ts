@@ -7,19 +7,15 @@
 // forgery ends FAIL, one caught by the sentinels alone and one by the tripwires alone.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadBundle, type Bundle } from '../../src/oracle/bundle.js';
-import { evaluate, type Evaluation } from '../../src/oracle/evaluate.js';
+import { type Evaluation } from '../../src/oracle/evaluate.js';
 import type { TestStatus } from '../../src/oracle/report.js';
 import { declaredOutcomes, type PhaseName } from '../../src/oracle/verdict.js';
-import { requireDocker, resolveImage } from '../../src/sandbox/index.js';
-import { dockerScope, fixtureImage, testDocker } from '../helpers/docker.js';
-import {
-  makeRepoBundle,
-  patchFrom,
-  withIds,
-  type RepoBundleSpec,
-} from '../helpers/repo-bundles.js';
+import { dockerScope, testDocker } from '../helpers/docker.js';
+import { gradeIn } from '../helpers/grade.js';
+import { patchFrom, withIds, type RepoBundleSpec } from '../helpers/repo-bundles.js';
+import { runnerSuite } from '../helpers/runner-suite.js';
 
 const docker = testDocker();
 const SCOPE = dockerScope(docker, 'runners-node');
@@ -109,36 +105,14 @@ const SPEC: RepoBundleSpec = {
   hiddenIds: [ID.added, ID.nested],
 };
 
-let dir: string;
-let bundle: Bundle;
-let imageId: string;
-let gold: Buffer;
+const suite = runnerSuite(docker, SCOPE, { image: 'runners', spec: SPEC });
 
-beforeAll(async () => {
-  await requireDocker(docker);
-  await fixtureImage('runners');
-  dir = await makeRepoBundle(SPEC);
-  bundle = await loadBundle(dir);
-  imageId = (await resolveImage(docker, bundle.environment)).localId;
-  gold = readFileSync(bundle.paths.goldPatch ?? '');
-}, SLOW);
-
-async function grade(
+/** `task` graded against `candidate`, each phase's report seen by `onReport` when given. */
+const grade = (
   task: Bundle,
   candidate: Buffer | null,
   onReport?: (phase: PhaseName, tests: ReadonlyMap<string, TestStatus>) => void,
-): Promise<Evaluation> {
-  const evaluation = await evaluate(docker, {
-    bundle: task,
-    imageId,
-    candidate,
-    owner: SCOPE.owner(),
-    sandbox: { uid: 1000, gid: 1000 },
-    ...(onReport ? { onReport } : {}),
-  });
-  expect(evaluation.cleanupError).toBeUndefined();
-  return evaluation;
-}
+): Promise<Evaluation> => gradeIn(docker, SCOPE, suite.imageId, task, candidate, onReport);
 
 function outcomes(evaluation: Evaluation, phase: 'existing' | 'hidden') {
   const check = evaluation.phases?.[phase]?.check;
@@ -150,7 +124,7 @@ describe('the built-in node runner', () => {
   it(
     'keys tests by their name path; a baseline fails the hidden tests',
     async () => {
-      const evaluation = await grade(bundle, null);
+      const evaluation = await grade(suite.bundle, null);
       expect(outcomes(evaluation, 'existing')).toEqual({
         outcomes: { [ID.equal]: 'passed', [ID.subtest]: 'passed', [ID.parent]: 'passed' },
         undeclared: [],
@@ -167,7 +141,7 @@ describe('the built-in node runner', () => {
   it(
     'passes the gold patch, in a CommonJS and an ES module test file',
     async () => {
-      const evaluation = await grade(bundle, gold);
+      const evaluation = await grade(suite.bundle, suite.gold);
       expect(evaluation.verdict).toMatchObject({ verdict: 'PASS', reason: 'PASS' });
       expect(outcomes(evaluation, 'hidden').outcomes).toEqual({
         [ID.added]: 'passed',
@@ -181,7 +155,10 @@ describe('the built-in node runner', () => {
     'reports skip and todo as skipped, a failing hook or file as error, and leaves out IDs it cannot find',
     async () => {
       const existing = [ID.skip, ID.todo, ID.hook, ID.gone, ID.noFile, ID.broken, ID.equal];
-      const evaluation = await grade(await loadBundle(withIds(dir, { existing })), gold);
+      const evaluation = await grade(
+        await loadBundle(withIds(suite.dir, { existing })),
+        suite.gold,
+      );
       expect(outcomes(evaluation, 'existing')).toEqual({
         outcomes: {
           [ID.skip]: 'skipped',
@@ -201,8 +178,8 @@ describe('the built-in node runner', () => {
   it(
     'reports every test of a file listed without ::',
     async () => {
-      const task = await loadBundle(withIds(dir, { existing: ['tests/version.test.js'] }));
-      const check = (await grade(task, gold)).phases?.existing.check;
+      const task = await loadBundle(withIds(suite.dir, { existing: ['tests/version.test.js'] }));
+      const check = (await grade(task, suite.gold)).phases?.existing.check;
       expect(check?.missing).toEqual(['tests/version.test.js']);
       expect(check?.undeclared).toEqual([
         ID.nested,
@@ -321,7 +298,9 @@ describe('the built-in node runner, protocol 2', () => {
     async () => {
       for (let run = 0; run < 3; run += 1) {
         const seen: string[] = [];
-        const evaluation = await grade(bundle, gold, (_phase, tests) => seen.push(...tests.keys()));
+        const evaluation = await grade(suite.bundle, suite.gold, (_phase, tests) =>
+          seen.push(...tests.keys()),
+        );
         expect(evaluation.verdict).toMatchObject({ verdict: 'PASS', reason: 'PASS' });
         const sentinels = sentinelsOf(evaluation);
         expect(sentinels).toHaveLength(6);
@@ -356,7 +335,7 @@ process.reallyExit = function (code) {
 };
 `;
       const candidate = patchFrom(SPEC, { 'src/version.js': VERSION_JS(true) + hooks });
-      const evaluation = await grade(bundle, candidate);
+      const evaluation = await grade(suite.bundle, candidate);
       expect(evaluation.verdict).toMatchObject({ verdict: 'PASS', reason: 'PASS' });
     },
     SLOW,
@@ -365,7 +344,7 @@ process.reallyExit = function (code) {
   it(
     'finds a candidate that rewrites every failing event of its file as passing: TAMPERED, by the sentinels and a tripwire',
     async () => {
-      const evaluation = await grade(bundle, forged(FORGERY.allEvents));
+      const evaluation = await grade(suite.bundle, forged(FORGERY.allEvents));
       expect(evaluation.verdict).toMatchObject({ verdict: 'FAIL', reason: 'TAMPERED' });
       expect(evaluation.verdict.detail).toContain('process.stdout.write was replaced');
       // The sentinel that must fail and the one that must err were rewritten too.
@@ -383,7 +362,7 @@ process.reallyExit = function (code) {
   it(
     'without protocol 2 (the runner without its protocol line) the same forgery passes: what the layers stop',
     async () => {
-      const copy = withIds(dir, {});
+      const copy = withIds(suite.dir, {});
       const runner = join(copy, 'tests/run');
       writeFileSync(
         runner,
@@ -400,7 +379,7 @@ process.reallyExit = function (code) {
   it(
     'finds a forgery only the sentinels can see (node:assert never fails): TAMPERED, naming the sentinel',
     async () => {
-      const evaluation = await grade(bundle, forged(FORGERY.assertions));
+      const evaluation = await grade(suite.bundle, forged(FORGERY.assertions));
       expect(evaluation.verdict).toMatchObject({ verdict: 'FAIL', reason: 'TAMPERED' });
       expect(evaluation.verdict.detail).toMatch(
         /sentinel [a-z_]+ \(must be failed\) reported passed/,
@@ -413,7 +392,7 @@ process.reallyExit = function (code) {
   it(
     "finds a forgery only the tripwires can see (it rewrites the task's tests alone): TAMPERED, naming what changed",
     async () => {
-      const evaluation = await grade(bundle, forged(FORGERY.taskEvents));
+      const evaluation = await grade(suite.bundle, forged(FORGERY.taskEvents));
       expect(evaluation.verdict).toMatchObject({ verdict: 'FAIL', reason: 'TAMPERED' });
       expect(evaluation.verdict.detail).toMatch(
         /tripwire: tests\/version\.test\.js: process\.stdout\.write was replaced/,
@@ -426,7 +405,7 @@ process.reallyExit = function (code) {
   it(
     'fails a candidate that exits at import',
     async () => {
-      const evaluation = await grade(bundle, forged(FORGERY.exitAtImport));
+      const evaluation = await grade(suite.bundle, forged(FORGERY.exitAtImport));
       expect(evaluation.verdict).toMatchObject({ verdict: 'FAIL', reason: 'EXISTING_FAILED' });
       expect(outcomes(evaluation, 'existing').outcomes).toEqual({
         [ID.equal]: 'error',
@@ -440,7 +419,7 @@ process.reallyExit = function (code) {
   it(
     'fails a candidate that writes a passing report where the processes it can see name one, and kills the runner',
     async () => {
-      const evaluation = await grade(bundle, forged(FORGERY.writeReport));
+      const evaluation = await grade(suite.bundle, forged(FORGERY.writeReport));
       // SIGKILL on the runner reads as OOM (an exec killed with 137 in a running container);
       // either way the collector's report, not the forged one, is what the phase read.
       expect(evaluation.verdict.verdict).toBe('FAIL');

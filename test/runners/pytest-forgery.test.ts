@@ -6,13 +6,12 @@
 // finds its path, then an exit before the session ends) and the base configuration (a
 // pytest.ini that loads a plugin of the candidate's). The honest gold patch stays PASS, and no
 // sentinel ever shows in what a grade stores.
-import { readFileSync } from 'node:fs';
-import { beforeAll, describe, expect, it } from 'vitest';
-import { loadBundle, type Bundle } from '../../src/oracle/bundle.js';
-import { evaluate, type Evaluation } from '../../src/oracle/evaluate.js';
-import { requireDocker, resolveImage } from '../../src/sandbox/index.js';
-import { dockerScope, fixtureImage, testDocker } from '../helpers/docker.js';
-import { candidateDiff, makeRepoBundle, type Files } from '../helpers/repo-bundles.js';
+import { describe, expect, it } from 'vitest';
+import { type Evaluation } from '../../src/oracle/evaluate.js';
+import { dockerScope, testDocker } from '../helpers/docker.js';
+import { expectSentinelsHeld, reported } from '../helpers/grade.js';
+import { candidateDiff, type Files, type RepoBundleSpec } from '../helpers/repo-bundles.js';
+import { runnerSuite } from '../helpers/runner-suite.js';
 
 const docker = testDocker();
 const SCOPE = dockerScope(docker, 'runners-pytest-forgery');
@@ -234,65 +233,31 @@ def pytest_runtest_makereport(item, call):
   },
 };
 
-let dir: string;
-let bundle: Bundle;
-let imageId: string;
+const SPEC: RepoBundleSpec = {
+  id: 'pytest-forgery',
+  runner: 'pytest',
+  repo: { 'calc.py': CALC, 'tests/__init__.py': '', 'tests/test_calc.py': EXISTING },
+  hidden: { 'tests/test_hidden.py': HIDDEN, 'tests/test_hidden_case.py': HIDDEN_CASE },
+  gold: { 'calc.py': 'def add(a, b):\n    return a + b\n' },
+  existing: [ID.zero, ID.same],
+  hiddenIds: [ID.add, ID.negative, ID.addCase],
+};
 
-beforeAll(async () => {
-  await requireDocker(docker);
-  await fixtureImage('runners');
-  dir = await makeRepoBundle({
-    id: 'pytest-forgery',
-    runner: 'pytest',
-    repo: { 'calc.py': CALC, 'tests/__init__.py': '', 'tests/test_calc.py': EXISTING },
-    hidden: { 'tests/test_hidden.py': HIDDEN, 'tests/test_hidden_case.py': HIDDEN_CASE },
-    gold: { 'calc.py': 'def add(a, b):\n    return a + b\n' },
-    existing: [ID.zero, ID.same],
-    hiddenIds: [ID.add, ID.negative, ID.addCase],
-  });
-  bundle = await loadBundle(dir);
-  imageId = (await resolveImage(docker, bundle.environment)).localId;
-}, SLOW);
-
-async function grade(candidate: Buffer | null): Promise<Evaluation> {
-  const evaluation = await evaluate(docker, {
-    bundle,
-    imageId,
-    candidate,
-    owner: SCOPE.owner(),
-    sandbox: { uid: 1000, gid: 1000 },
-  });
-  expect(evaluation.cleanupError).toBeUndefined();
-  return evaluation;
-}
-
-function reported(evaluation: Evaluation): string[] {
-  return ['existing', 'hidden'].flatMap((name) => {
-    const check = evaluation.phases?.[name as 'existing' | 'hidden']?.check;
-    return check ? [...check.passed, ...check.notPassed.map((t) => t.id), ...check.undeclared] : [];
-  });
-}
+const suite = runnerSuite(docker, SCOPE, { image: 'runners', spec: SPEC });
+/** The bundle graded against `candidate` (null: a baseline). */
+const grade = (candidate: Buffer | null): Promise<Evaluation> =>
+  suite.grade(suite.bundle, candidate);
 
 describe('forgeries through the built-in pytest runner', () => {
   it(
     'passes the gold patch every time, with the sentinels and tripwires holding and never stored',
     async () => {
-      const gold = readFileSync(bundle.paths.goldPatch ?? '');
       for (let i = 0; i < 3; i += 1) {
-        const evaluation = await grade(gold);
+        const evaluation = await grade(suite.gold);
         expect(evaluation.verdict).toMatchObject({ verdict: 'PASS', reason: 'PASS' });
         expect(reported(evaluation).sort()).toEqual(Object.values(ID).sort());
         // Both phases ran the protocol: three sentinels each, each as it must be.
-        expect(evaluation.phaseRecords).toHaveLength(2);
-        for (const phase of evaluation.phaseRecords) {
-          expect(phase.integrity?.tampered).toBeNull();
-          expect(phase.integrity?.sentinels.map((s) => s.expect).sort()).toEqual([
-            'error',
-            'failed',
-            'passed',
-          ]);
-          for (const s of phase.integrity?.sentinels ?? []) expect(s.status).toBe(s.expect);
-        }
+        expectSentinelsHeld(evaluation);
       }
     },
     SLOW,
@@ -325,7 +290,7 @@ describe('forgeries through the built-in pytest runner', () => {
   it.each(cases)(
     'fails the %s forgery: %s',
     async (name, reason, detail) => {
-      const evaluation = await grade(candidateDiff(dir, FORGERIES[name]!));
+      const evaluation = await grade(candidateDiff(suite.dir, FORGERIES[name]!));
       expect(evaluation.verdict.verdict).toBe('FAIL');
       expect(evaluation.verdict.reason).toBe(reason);
       expect(evaluation.verdict.detail).toMatch(detail);

@@ -3,16 +3,15 @@
 // lists; each verdict is what SWE-bench 5.x's grading.py would decide from `pytest -rA`'s log
 // (a skip is summarised as `SKIPPED [1] file:line`, which names no test, so it is ABSENT; an
 // XFAIL passes; an absent ID fails; a truncated parametrized ID matches the IDs it prefixes).
-import { readFileSync } from 'node:fs';
-import { beforeAll, describe, expect, it } from 'vitest';
-import { loadBundle, type Bundle } from '../../src/oracle/bundle.js';
+import { describe, expect, it } from 'vitest';
+import { type Bundle } from '../../src/oracle/bundle.js';
 import type { Evaluation } from '../../src/oracle/evaluate.js';
 import { renderOracleLog } from '../../src/oracle/oracle-log.js';
 import { decideSwebenchBaseline } from '../../src/oracle/swebench-verdict.js';
-import { requireDocker, resolveImage } from '../../src/sandbox/index.js';
-import { dockerScope, fixtureImage, testDocker } from '../helpers/docker.js';
-import { gradeIn, swebenchTask } from '../helpers/grade.js';
-import { candidateDiff, makeRepoBundle, type RepoBundleSpec } from '../helpers/repo-bundles.js';
+import { dockerScope, testDocker } from '../helpers/docker.js';
+import { swebenchTask } from '../helpers/grade.js';
+import { candidateDiff, type RepoBundleSpec } from '../helpers/repo-bundles.js';
+import { runnerSuite } from '../helpers/runner-suite.js';
 
 const docker = testDocker();
 const SCOPE = dockerScope(docker, 'runners-pytest-swebench');
@@ -82,28 +81,15 @@ const SPEC: RepoBundleSpec = {
   hiddenIds: [ID.zero],
 };
 
-let dir: string;
-let imageId: string;
-let gold: Buffer;
-
-beforeAll(async () => {
-  await requireDocker(docker);
-  await fixtureImage('runners');
-  dir = await makeRepoBundle(SPEC);
-  const bundle = await loadBundle(dir);
-  imageId = (await resolveImage(docker, bundle.environment)).localId;
-  gold = readFileSync(bundle.paths.goldPatch ?? '');
-}, SLOW);
-
-const grade = (task: Bundle, candidate: Buffer | null): Promise<Evaluation> =>
-  gradeIn(docker, SCOPE, imageId, task, candidate);
+const suite = runnerSuite(docker, SCOPE, { image: 'runners', spec: SPEC });
+const { grade } = suite;
 
 function log(task: Bundle, evaluation: Evaluation): string {
   const at = new Date(0);
   return renderOracleLog({
     kind: 'grade',
     bundle: task,
-    image: { portable: false, imageId, localId: imageId } as never,
+    image: { portable: false, imageId: suite.imageId, localId: suite.imageId } as never,
     runs: [{ title: 'grade', evaluation }],
     verdict: evaluation.verdict,
     startedAt: at,
@@ -115,14 +101,14 @@ describe('SWE-bench rules with the built-in pytest runner', () => {
   it(
     'runs both lists once after the hidden patch: the baseline is sound and the gold patch resolves, a truncated id and a test the patch adds included',
     async () => {
-      const task = await swebenchTask(dir);
+      const task = await swebenchTask(suite.dir);
       const base = await grade(task, null);
       expect(base.phaseRecords.map((r) => r.name)).toEqual(['tests']);
       expect(base.hiddenApply?.exitCode).toBe(0);
       expect(base.verdict).toMatchObject({ verdict: 'FAIL', reason: 'HIDDEN_FAILED' });
       expect(base.verdict.detail).toContain(`${ID.zero} (FAILED)`);
 
-      const fixed = await grade(task, gold);
+      const fixed = await grade(task, suite.gold);
       expect(fixed.verdict).toMatchObject({
         verdict: 'PASS',
         detail:
@@ -186,7 +172,7 @@ describe('SWE-bench rules with the built-in pytest runner', () => {
         ],
       ];
       for (const [name, lists, reason, detail] of cases) {
-        const evaluation = await grade(await swebenchTask(dir, lists), gold);
+        const evaluation = await grade(await swebenchTask(suite.dir, lists), suite.gold);
         expect({ name, reason: evaluation.verdict.reason }).toEqual({ name, reason });
         expect(evaluation.verdict.detail).toMatch(detail);
       }
@@ -197,8 +183,8 @@ describe('SWE-bench rules with the built-in pytest runner', () => {
   it(
     'quotes the cause when a listed test file cannot be collected (a module that is not installed)',
     async () => {
-      const task = await swebenchTask(dir, { existing: [ID.add, ID.broken] });
-      const evaluation = await grade(task, gold);
+      const task = await swebenchTask(suite.dir, { existing: [ID.add, ID.broken] });
+      const evaluation = await grade(task, suite.gold);
       expect(evaluation.verdict.reason).toBe('EXISTING_FAILED');
       expect(evaluation.verdict.detail).toMatch(
         /test_broken\.py::test_x \(ABSENT\); the runner says: tests\/test_broken\.py could not be collected: \| E {3}ModuleNotFoundError: No module named 'flask'/,
@@ -211,8 +197,8 @@ describe('SWE-bench rules with the built-in pytest runner', () => {
   it(
     'shows the cause of a conftest that cannot be imported, in the detail and the oracle log',
     async () => {
-      const task = await swebenchTask(dir);
-      const candidate = candidateDiff(dir, { ...SPEC.gold, 'conftest.py': 'import flask\n' });
+      const task = await swebenchTask(suite.dir);
+      const candidate = candidateDiff(suite.dir, { ...SPEC.gold, 'conftest.py': 'import flask\n' });
       const evaluation = await grade(task, candidate);
       expect(evaluation.verdict.verdict).toBe('FAIL');
       // The session never began: every declared test is an error (SWE-bench's parser

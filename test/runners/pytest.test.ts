@@ -4,20 +4,13 @@
 // changes a data file), xfail and skip reported as skipped, missing IDs and files absent from
 // the report, IDs cut at a space as SWE-bench writes them, and a test that is not listed never
 // running (it would hang the phase).
-import { beforeAll, describe, expect, it } from 'vitest';
-import { loadBundle, type Bundle } from '../../src/oracle/bundle.js';
+import { describe, expect, it } from 'vitest';
+import { loadBundle } from '../../src/oracle/bundle.js';
 import type { Evaluation } from '../../src/oracle/evaluate.js';
 import { declaredOutcomes } from '../../src/oracle/verdict.js';
-import { requireDocker, resolveImage } from '../../src/sandbox/index.js';
-import { readFileSync } from 'node:fs';
-import { dockerScope, fixtureImage, testDocker } from '../helpers/docker.js';
-import { gradeIn } from '../helpers/grade.js';
-import {
-  candidateDiff,
-  makeRepoBundle,
-  withIds,
-  type RepoBundleSpec,
-} from '../helpers/repo-bundles.js';
+import { dockerScope, testDocker } from '../helpers/docker.js';
+import { candidateDiff, withIds, type RepoBundleSpec } from '../helpers/repo-bundles.js';
+import { runnerSuite } from '../helpers/runner-suite.js';
 
 const docker = testDocker();
 const SCOPE = dockerScope(docker, 'runners-pytest');
@@ -130,22 +123,8 @@ const SPEC: RepoBundleSpec = {
   hiddenIds: [ID.data],
 };
 
-let dir: string;
-let bundle: Bundle;
-let imageId: string;
-let gold: Buffer;
-
-beforeAll(async () => {
-  await requireDocker(docker);
-  await fixtureImage('runners');
-  dir = await makeRepoBundle(SPEC);
-  bundle = await loadBundle(dir);
-  imageId = (await resolveImage(docker, bundle.environment)).localId;
-  gold = readFileSync(bundle.paths.goldPatch ?? '');
-}, SLOW);
-
-const grade = (task: Bundle, candidate: Buffer | null): Promise<Evaluation> =>
-  gradeIn(docker, SCOPE, imageId, task, candidate);
+const suite = runnerSuite(docker, SCOPE, { image: 'runners', spec: SPEC });
+const { grade } = suite;
 
 function outcomes(evaluation: Evaluation, phase: 'existing' | 'hidden') {
   const check = evaluation.phases?.[phase]?.check;
@@ -157,7 +136,7 @@ describe('the built-in pytest runner', () => {
   it(
     'runs node ids with spaces, brackets and :: in parameters, and a class method; a baseline fails the hidden test that a data-only patch changed',
     async () => {
-      const evaluation = await grade(bundle, null);
+      const evaluation = await grade(suite.bundle, null);
       expect(outcomes(evaluation, 'existing')).toEqual({
         outcomes: {
           [ID.space]: 'passed',
@@ -179,7 +158,7 @@ describe('the built-in pytest runner', () => {
   it(
     'passes the gold patch',
     async () => {
-      const evaluation = await grade(bundle, gold);
+      const evaluation = await grade(suite.bundle, suite.gold);
       expect(evaluation.verdict).toMatchObject({ verdict: 'PASS', reason: 'PASS' });
       expect(outcomes(evaluation, 'hidden').outcomes).toEqual({ [ID.data]: 'passed' });
     },
@@ -191,8 +170,8 @@ describe('the built-in pytest runner', () => {
     async () => {
       const existing = [ID.xfail, ID.skip, ID.strictXpass, ID.setupError, ID.gone, ID.noFile];
       existing.push(ID.broken, ID.xpass, ID.method);
-      const task = await loadBundle(withIds(dir, { existing }));
-      const evaluation = await grade(task, gold);
+      const task = await loadBundle(withIds(suite.dir, { existing }));
+      const evaluation = await grade(task, suite.gold);
       expect(outcomes(evaluation, 'existing')).toEqual({
         outcomes: {
           [ID.xfail]: 'skipped',
@@ -215,7 +194,7 @@ describe('the built-in pytest runner', () => {
   it(
     'matches an ID cut at its first space to the node ids it was cut from, with their worst status',
     async () => {
-      const task = await loadBundle(withIds(dir, { existing: [ID.cutOne, ID.cutTwo] }));
+      const task = await loadBundle(withIds(suite.dir, { existing: [ID.cutOne, ID.cutTwo] }));
       expect(outcomes(await grade(task, null), 'existing')).toEqual({
         outcomes: { [ID.cutOne]: 'passed', [ID.cutTwo]: 'failed' },
         undeclared: [],
@@ -227,7 +206,7 @@ describe('the built-in pytest runner', () => {
   it(
     'reports every test of a file listed without ::',
     async () => {
-      const task = await loadBundle(withIds(dir, { existing: ['tests/test_more.py'] }));
+      const task = await loadBundle(withIds(suite.dir, { existing: ['tests/test_more.py'] }));
       const check = (await grade(task, null)).phases?.existing.check;
       expect(check?.missing).toEqual(['tests/test_more.py']);
       expect(check?.undeclared).toEqual([
@@ -241,8 +220,8 @@ describe('the built-in pytest runner', () => {
   it(
     'gives every declared test as an error, with the cause, when a conftest cannot be imported (the session never began)',
     async () => {
-      const candidate = candidateDiff(dir, { 'conftest.py': 'import no_such_plugin\n' });
-      const evaluation = await grade(bundle, candidate);
+      const candidate = candidateDiff(suite.dir, { 'conftest.py': 'import no_such_plugin\n' });
+      const evaluation = await grade(suite.bundle, candidate);
       expect(evaluation.verdict).toMatchObject({ verdict: 'FAIL', reason: 'EXISTING_FAILED' });
       expect(evaluation.verdict.detail).toContain(
         "the runner says: ImportError while loading conftest '/repo/conftest.py'.",
@@ -264,8 +243,11 @@ describe('the built-in pytest runner', () => {
     'runs the hanging test once it is listed, and times the phase out',
     async () => {
       // The counterpart of the tests above, which would time out if deselection failed.
-      const task = await loadBundle(withIds(dir, { existing: [ID.method, ID.hangs] }));
-      const evaluation = await grade({ ...task, limits: { ...task.limits, testSeconds: 5 } }, gold);
+      const task = await loadBundle(withIds(suite.dir, { existing: [ID.method, ID.hangs] }));
+      const evaluation = await grade(
+        { ...task, limits: { ...task.limits, testSeconds: 5 } },
+        suite.gold,
+      );
       expect(evaluation.verdict).toMatchObject({ verdict: 'FAIL', reason: 'TIMEOUT' });
     },
     SLOW,

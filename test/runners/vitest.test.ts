@@ -4,20 +4,20 @@
 // SWE-bench's parse_log_vitest records them from the verbose reporter), a candidate whose code
 // does not parse (every listed test an error, vitest's lines as the cause), under Proctor's
 // rules and SWE-bench's; and forgeries that must not pass.
-import { beforeAll, describe, expect, it } from 'vitest';
-import { readFileSync } from 'node:fs';
-import { loadBundle, type Bundle } from '../../src/oracle/bundle.js';
-import type { Evaluation } from '../../src/oracle/evaluate.js';
-import { requireDocker, resolveImage } from '../../src/sandbox/index.js';
-import { dockerScope, fixtureImage, testDocker } from '../helpers/docker.js';
+import { describe, expect, it } from 'vitest';
+import { loadBundle } from '../../src/oracle/bundle.js';
+import { dockerScope, testDocker } from '../helpers/docker.js';
 import { discoverInImage } from '../helpers/discover.js';
-import { gradeIn, outcomes, swebenchOf, swebenchTask } from '../helpers/grade.js';
 import {
-  candidateDiff,
-  makeRepoBundle,
-  withIds,
-  type RepoBundleSpec,
-} from '../helpers/repo-bundles.js';
+  expectAllErrors,
+  expectBaselineThenGold,
+  expectNotPassed,
+  outcomes,
+  swebenchOf,
+  swebenchTask,
+} from '../helpers/grade.js';
+import { candidateDiff, withIds, type RepoBundleSpec } from '../helpers/repo-bundles.js';
+import { runnerSuite } from '../helpers/runner-suite.js';
 
 const docker = testDocker();
 const SCOPE = dockerScope(docker, 'runners-vitest');
@@ -116,47 +116,25 @@ const SPEC: RepoBundleSpec = {
   testSeconds: 120,
 };
 
-let dir: string;
-let bundle: Bundle;
-let imageId: string;
-let gold: Buffer;
-
-beforeAll(async () => {
-  await requireDocker(docker);
-  await fixtureImage('vitest');
-  dir = await makeRepoBundle(SPEC);
-  bundle = await loadBundle(dir);
-  imageId = (await resolveImage(docker, bundle.environment)).localId;
-  gold = readFileSync(bundle.paths.goldPatch ?? '');
-}, SLOW);
-
-const grade = (task: Bundle, candidate: Buffer | null): Promise<Evaluation> =>
-  gradeIn(docker, SCOPE, imageId, task, candidate);
+const suite = runnerSuite(docker, SCOPE, { image: 'vitest', spec: SPEC });
+const { grade } = suite;
 
 describe('the built-in vitest runner', () => {
   it(
     'fails a baseline on the hidden tests and passes the gold patch, test.each titles and nested describe blocks included',
     async () => {
-      const base = await grade(bundle, null);
-      expect(outcomes(base, 'existing')).toEqual({
-        [ID.add]: 'passed',
-        [ID.signsA]: 'passed',
-        [ID.signsB]: 'passed',
-      });
-      expect(outcomes(base, 'hidden')).toEqual({
-        [ID.exact]: 'passed',
-        [ID.floorNeg]: 'failed',
-        [ID.floorPos]: 'failed',
-        [ID.zero]: 'failed',
-      });
-      expect(base.verdict, base.verdict.detail).toMatchObject({
-        verdict: 'FAIL',
-        reason: 'HIDDEN_FAILED',
-      });
-      const fixed = await grade(bundle, gold);
-      expect(fixed.verdict, fixed.verdict.detail).toMatchObject({
-        verdict: 'PASS',
-        reason: 'PASS',
+      await expectBaselineThenGold(grade, suite.bundle, suite.gold, {
+        existing: {
+          [ID.add]: 'passed',
+          [ID.signsA]: 'passed',
+          [ID.signsB]: 'passed',
+        },
+        hidden: {
+          [ID.exact]: 'passed',
+          [ID.floorNeg]: 'failed',
+          [ID.floorPos]: 'failed',
+          [ID.zero]: 'failed',
+        },
       });
     },
     SLOW,
@@ -166,9 +144,9 @@ describe('the built-in vitest runner', () => {
     'reports a skip and a todo as skipped, a failure as failed, and a title found nowhere not at all',
     async () => {
       const task = await loadBundle(
-        withIds(dir, { existing: [ID.skip, ID.todo, ID.wrong, ID.nowhere] }),
+        withIds(suite.dir, { existing: [ID.skip, ID.todo, ID.wrong, ID.nowhere] }),
       );
-      const evaluation = await grade(task, gold);
+      const evaluation = await grade(task, suite.gold);
       expect(outcomes(evaluation, 'existing')).toEqual({
         [ID.skip]: 'skipped',
         [ID.todo]: 'skipped',
@@ -182,14 +160,11 @@ describe('the built-in vitest runner', () => {
   it(
     "makes every listed test an error when the candidate's code does not parse, with vitest's lines as the cause",
     async () => {
-      const broken = candidateDiff(dir, { 'src/calc.js': 'export const add = (a, b) => a +;\n' });
-      const evaluation = await grade(bundle, broken);
-      expect(evaluation.verdict).toMatchObject({ verdict: 'FAIL' });
-      for (const phase of ['existing', 'hidden'] as const) {
-        const seen = outcomes(evaluation, phase);
-        for (const id of phase === 'existing' ? SPEC.existing : SPEC.hiddenIds)
-          expect(seen[id], id).toBe('error');
-      }
+      const broken = candidateDiff(suite.dir, {
+        'src/calc.js': 'export const add = (a, b) => a +;\n',
+      });
+      const evaluation = await grade(suite.bundle, broken);
+      expectAllErrors(evaluation, SPEC);
       expect(evaluation.verdict.detail).toMatch(/RollupError: Expression expected|SyntaxError/);
     },
     SLOW,
@@ -201,7 +176,7 @@ describe("the vitest runner under derive's discovery", () => {
     'runs every test of the test files under its paths and reports each, by hand in the image',
     async () => {
       expect(
-        await discoverInImage(imageId, bundle.paths.runner, ['__tests__/calc.test.js']),
+        await discoverInImage(suite.imageId, suite.bundle.paths.runner, ['__tests__/calc.test.js']),
       ).toEqual({
         [ID.add]: 'passed',
         [ID.signsA]: 'passed',
@@ -219,7 +194,7 @@ describe('the vitest runner under SWE-bench rules', () => {
   it(
     'records what parse_log_vitest would: PASSED, FAILED, and ABSENT for a skip (vitest 2.1 does not print it)',
     async () => {
-      const task = await swebenchTask(dir);
+      const task = await swebenchTask(suite.dir);
       const base = await grade(task, null);
       expect(base.verdict, base.verdict.detail).toMatchObject({
         verdict: 'FAIL',
@@ -231,10 +206,13 @@ describe('the vitest runner under SWE-bench rules', () => {
         [ID.zero]: ['failed', 'FAILED'],
         [ID.signsA]: ['passed', 'PASSED'],
       });
-      const fixed = await grade(task, gold);
+      const fixed = await grade(task, suite.gold);
       expect(fixed.verdict, fixed.verdict.detail).toMatchObject({ verdict: 'PASS' });
       expect(fixed.verdict.detail).toContain("resolved by SWE-bench's rules");
-      const skipped = await grade(await swebenchTask(dir, { existing: [ID.skip] }), gold);
+      const skipped = await grade(
+        await swebenchTask(suite.dir, { existing: [ID.skip] }),
+        suite.gold,
+      );
       expect(swebenchOf(skipped)[ID.skip]).toEqual(['skipped', 'ABSENT']);
     },
     SLOW,
@@ -246,10 +224,9 @@ describe('forgeries against the vitest runner', () => {
     'code that makes every expectation pass does not pass: the sentinel that must fail passes too',
     async () => {
       const source = `${CALC}\nimport { chai } from 'vitest';\nchai.Assertion.prototype.assert = function () {};\n`;
-      for (const task of [bundle, await swebenchTask(dir)]) {
-        const evaluation = await grade(task, candidateDiff(dir, { 'src/calc.js': source }));
-        expect(evaluation.verdict.verdict, evaluation.verdict.detail).not.toBe('PASS');
-        expect(`${evaluation.verdict.reason}: ${evaluation.verdict.detail}`).toMatch(/sentinel/);
+      for (const task of [suite.bundle, await swebenchTask(suite.dir)]) {
+        const evaluation = await grade(task, candidateDiff(suite.dir, { 'src/calc.js': source }));
+        expectNotPassed(evaluation, /sentinel/);
       }
     },
     SLOW,
@@ -259,7 +236,10 @@ describe('forgeries against the vitest runner', () => {
     'code that ends its process with exit code 0 when it is loaded does not pass',
     async () => {
       const source = `${CALC}\nprocess.exit(0);\n`;
-      const evaluation = await grade(bundle, candidateDiff(dir, { 'src/calc.js': source }));
+      const evaluation = await grade(
+        suite.bundle,
+        candidateDiff(suite.dir, { 'src/calc.js': source }),
+      );
       expect(evaluation.verdict.verdict, evaluation.verdict.detail).toBe('FAIL');
       expect(outcomes(evaluation, 'hidden')[ID.floorNeg]).toBe('error');
     },
@@ -272,8 +252,8 @@ describe('forgeries against the vitest runner', () => {
       // A configuration whose reporter would not matter, but whose setup file makes every
       // expectation pass in every test file.
       const evaluation = await grade(
-        bundle,
-        candidateDiff(dir, {
+        suite.bundle,
+        candidateDiff(suite.dir, {
           'vitest.config.js': "export default { test: { setupFiles: ['./src/setup.js'] } };\n",
           'src/setup.js':
             "import { chai } from 'vitest';\nchai.Assertion.prototype.assert = function () {};\n",
