@@ -142,7 +142,7 @@ export async function planSubmodules(
       const mirror = find(owner);
       if (mirror === undefined) {
         left(
-          `no mirror of ${url}; add ${folder(owner)}.git (a bare clone) to --repos with commit ${link}`,
+          `no mirror of ${owner} (${url}); add ${folder(owner)}.git (a bare clone) to --repos with commit ${link}`,
         );
         continue;
       }
