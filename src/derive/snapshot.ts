@@ -74,7 +74,8 @@ async function vendoredTree(
 ): Promise<string> {
   const empty = join(temp, 'empty');
   mkdirSync(empty);
-  const env = { GIT_INDEX_FILE: join(temp, 'index') };
+  // A submodule's path is a path, never a pathspec (`*`, `:(glob)`).
+  const env = { GIT_INDEX_FILE: join(temp, 'index'), GIT_LITERAL_PATHSPECS: '1' };
   const run = (args: string[]) =>
     gitText(dir, [`--git-dir=${dir}`, `--work-tree=${empty}`, ...args], { env });
   await run(['read-tree', upstream]);
