@@ -482,7 +482,7 @@ int main(void) {
           '.gitignore': '/prog\n/sub/addneg\n',
           'sub/Makefile': [
             '#TESTS = ghost',
-            'TESTS = addneg \\',
+            'TESTS = addneg$(EXEEXT) \\',
             '\t$(EXTRA)',
             'addneg: addneg.c',
             '\t$(CC) -o addneg addneg.c',
