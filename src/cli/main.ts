@@ -278,7 +278,10 @@ export function buildProgram(
       "SWE-bench rows to bundles: SUITE/<instance id>/, graded by SWE-bench's rules with the built-in runner of the row's repository (sympy, django, pytest, cargo, go, jest, vitest, mocha, karma, junit, ctest)",
     )
     .argument('<rows>', 'a JSON-lines file (or a JSON array) of SWE-bench rows')
-    .requiredOption('--repos <dir>', 'local repositories, as DIR/<owner>__<name> (or .git)')
+    .requiredOption(
+      '--repos <dir>',
+      "local repositories, as DIR/<owner>__<name> (or .git); a submodule's repository there (by its .gitmodules URL) is vendored into the snapshot",
+    )
     .requiredOption(
       '--environment <dir>',
       'build contexts: DIR/<owner>__<name>/<version>/, else DIR/<owner>__<name>/, else DIR itself (the first with a Dockerfile)',

@@ -8,7 +8,19 @@
 // before any build. The image receives it as a git bundle (a pack of exactly that commit and
 // its tree: every byte, mode and symlink as committed, no .gitattributes conversion on the
 // way in) and checks its HEAD against the id computed here, so a mismatch fails the build.
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+//
+// A submodule can be vendored (import swebench, when --repos holds its mirror): its gitlink is
+// replaced by the tree of the submodule's commit, read from the mirror (another alternate),
+// so the snapshot holds its files as ordinary tracked files; the message names each one.
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ProctorError } from '../errors.js';
@@ -29,8 +41,54 @@ export interface Snapshot {
   upstream: string;
 }
 
-/** The fixed message of the snapshot commit; it names the upstream commit. */
-export const snapshotMessage = (upstream: string) => `Proctor snapshot of ${upstream}\n`;
+/** A submodule whose files the snapshot holds in place of its gitlink. */
+export interface VendoredSubmodule {
+  /** Its path in the snapshot's tree (a nested one's path includes its parent's). */
+  path: string;
+  /** The repository (a work tree or a bare mirror) that holds `commit`. */
+  repo: string;
+  /** The gitlink's commit. */
+  commit: string;
+}
+
+/**
+ * The fixed message of the snapshot commit; it names the upstream commit, and each vendored
+ * submodule's path and commit.
+ */
+export const snapshotMessage = (upstream: string, vendored: readonly VendoredSubmodule[] = []) =>
+  `Proctor snapshot of ${upstream}\n` +
+  (vendored.length === 0
+    ? ''
+    : `\n${vendored.map((v) => `Vendored submodule ${v.path} at ${v.commit}\n`).join('')}`);
+
+/**
+ * The tree of `upstream` with each vendored submodule's gitlink replaced by its commit's tree,
+ * built in a temporary index (parents before their nested submodules). Plumbing that wants a
+ * work tree gets an empty one it never writes to.
+ */
+async function vendoredTree(
+  dir: string,
+  temp: string,
+  upstream: string,
+  vendored: readonly VendoredSubmodule[],
+): Promise<string> {
+  const empty = join(temp, 'empty');
+  mkdirSync(empty);
+  // A submodule's path is a path, never a pathspec (`*`, `:(glob)`).
+  const env = { GIT_INDEX_FILE: join(temp, 'index'), GIT_LITERAL_PATHSPECS: '1' };
+  const run = (args: string[]) =>
+    gitText(dir, [`--git-dir=${dir}`, `--work-tree=${empty}`, ...args], { env });
+  await run(['read-tree', upstream]);
+  for (const v of vendored) {
+    const entry = await run(['ls-files', '-s', '--', v.path]);
+    if (!entry.startsWith('160000 ')) {
+      throw new ProctorError('USAGE', `${upstream}: ${v.path} is not a submodule in its tree`);
+    }
+    await run(['update-index', '--force-remove', '--', v.path]);
+    await run(['read-tree', `--prefix=${v.path}/`, `${v.commit}^{tree}`]);
+  }
+  return run(['write-tree']);
+}
 
 /**
  * Makes the snapshot commit of `upstream` (a commit of `repo`) and writes it as a git bundle
@@ -40,13 +98,24 @@ export async function makeSnapshot(
   repo: string,
   upstream: string,
   bundlePath: string,
+  /** Submodules whose files replace their gitlinks, parents first. */
+  vendored: readonly VendoredSubmodule[] = [],
 ): Promise<Snapshot> {
-  const objects = join(await gitDirOf(repo), 'objects');
+  const objects = [
+    ...new Set(
+      await Promise.all(
+        [repo, ...vendored.map((v) => v.repo)].map(async (r) => join(await gitDirOf(r), 'objects')),
+      ),
+    ),
+  ];
   const temp = mkdtempSync(join(tmpdir(), 'proctor-snapshot-'));
   try {
     const dir = join(temp, 'snapshot.git');
     await git(temp, ['init', '-q', '--bare', dir]);
-    writeFileSync(join(dir, 'objects', 'info', 'alternates'), `${objects}\n`);
+    writeFileSync(
+      join(dir, 'objects', 'info', 'alternates'),
+      objects.map((o) => `${o}\n`).join(''),
+    );
     const env = {
       GIT_AUTHOR_NAME: IDENTITY.name,
       GIT_AUTHOR_EMAIL: IDENTITY.email,
@@ -55,10 +124,13 @@ export async function makeSnapshot(
       GIT_COMMITTER_EMAIL: IDENTITY.email,
       GIT_COMMITTER_DATE: SNAPSHOT_DATE,
     };
-    const tree = await gitText(dir, ['rev-parse', '--verify', `${upstream}^{tree}`]);
+    const tree =
+      vendored.length === 0
+        ? await gitText(dir, ['rev-parse', '--verify', `${upstream}^{tree}`])
+        : await vendoredTree(dir, temp, upstream, vendored);
     const commit = await gitText(
       dir,
-      ['commit-tree', '--no-gpg-sign', '-m', snapshotMessage(upstream).trimEnd(), tree],
+      ['commit-tree', '--no-gpg-sign', '-m', snapshotMessage(upstream, vendored).trimEnd(), tree],
       { env },
     );
     await git(dir, ['update-ref', SNAPSHOT_REF, commit]);
@@ -129,6 +201,8 @@ export async function writeEnvironment(
   workdir: string,
   /** Top-level entries of `context` not to copy (other repositories' contexts). */
   skip: readonly string[] = [],
+  /** Submodules whose files the snapshot holds (makeSnapshot). */
+  vendored: readonly VendoredSubmodule[] = [],
 ): Promise<Snapshot> {
   const dockerfile = join(context, 'Dockerfile');
   if (!existsSync(dockerfile)) {
@@ -140,7 +214,7 @@ export async function writeEnvironment(
     verbatimSymlinks: true,
     filter: (source) => !skipped.has(source),
   });
-  const snapshot = await makeSnapshot(repo, upstream, join(target, SNAPSHOT_FILE));
+  const snapshot = await makeSnapshot(repo, upstream, join(target, SNAPSHOT_FILE), vendored);
   const text = readFileSync(dockerfile, 'utf8');
   writeFileSync(
     join(target, 'Dockerfile'),

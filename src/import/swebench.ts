@@ -9,8 +9,11 @@
 // machinery; [tests] env = the dialect's; [source] keeps where it came from;
 // [environment] install = --install, else the text of an install.sh or install file beside
 // the Dockerfile (not copied into environment/); [source] dataset = the row's `dataset`, else
-// the rows file's name. A base commit with submodules gets a note (the workspace leaves them
-// empty). Nothing runs here: `proctor baseline SUITE
+// the rows file's name. A base commit's submodules (submodules.ts) are vendored into the
+// snapshot, as ordinary files at the gitlink's commit, when --repos holds a mirror of each one's
+// repository (found by its .gitmodules URL, as the row's own repository is found); the others
+// stay empty (a grade has no network for `git submodule update`). A note says which came from
+// where, or what to add. Nothing runs here: `proctor baseline SUITE
 // --gold --wait` then tells which tasks are sound on this machine.
 //
 // A row that cannot become a bundle (malformed, colliding id, missing repository, commit or
@@ -49,6 +52,7 @@ import {
 } from '../runners/index.js';
 import { dialectByFiles, dialectOf, DIALECT_RULES, isDialect } from './dialects.js';
 import { bundleId, readRows, type SwebenchRow } from './rows.js';
+import { planSubmodules } from './submodules.js';
 
 export const SWEBENCH_WORKDIR = '/testbed';
 const ID = /^[a-z0-9][a-z0-9._-]{0,127}$/;
@@ -79,7 +83,7 @@ export type RowOutcome =
       runner: string;
       /** The environment folder the bundle's build context came from. */
       environment: string;
-      /** What the bundle lacks that the row may need (its submodules). */
+      /** Its submodules: vendored from which mirror, or left empty and what to add. */
       notes: string[];
     }
   | { row: number; instanceId?: string; id?: string; status: 'skipped'; reasons: string[] };
@@ -234,33 +238,6 @@ async function putRunner(runner: RunnerChoice, testsDir: string): Promise<void> 
   chmodSync(target, 0o755);
 }
 
-/** At most this many submodule paths are named in a note. */
-const NAMED_SUBMODULES = 5;
-
-/**
- * The note of a base commit with submodules (gitlinks, mode 160000). The snapshot keeps each
- * as the empty folder a checkout without `git submodule update` leaves, and a workspace is
- * copied from the image's tree, where nothing fills it: a grade has no network, and SWE-bench's
- * eval script's `git submodule update --init` is not run. Tests that live in a submodule, or
- * need its files, are then absent from the reports, and the baseline says so; the import does
- * not guess which IDs those are. (jq's oniguruma: its own tests are in jq's PASS_TO_PASS.)
- */
-async function submoduleNotes(repo: string, commit: string): Promise<string[]> {
-  const entries = (await git(repo, ['ls-tree', '-r', '-z', '--full-tree', commit]))
-    .toString('utf8')
-    .split('\0');
-  const paths = entries.flatMap((entry) => {
-    const match = /^160000 commit [0-9a-f]+\t(.*)$/s.exec(entry);
-    return match?.[1] !== undefined ? [match[1]] : [];
-  });
-  if (paths.length === 0) return [];
-  const named =
-    paths.slice(0, NAMED_SUBMODULES).join(', ') + (paths.length > NAMED_SUBMODULES ? ', …' : '');
-  return [
-    `base_commit has ${paths.length === 1 ? 'a submodule' : `${paths.length} submodules`} (${named}) that the workspace leaves empty: tests in or needing ${paths.length === 1 ? 'it' : 'them'} will be absent (docs/suites.md, Submodules)`,
-  ];
-}
-
 async function importRow(
   row: SwebenchRow,
   id: string,
@@ -307,7 +284,14 @@ async function importRow(
   } catch {
     return { reasons: [`base_commit ${row.baseCommit} is not in ${repo}`] };
   }
-  notes.push(...(await submoduleNotes(repo, row.baseCommit)));
+  const submodules = await planSubmodules(
+    repo,
+    row.repo,
+    row.baseCommit,
+    (name) => findRepo(options.repos, name),
+    (name) => join(options.repos, repoFolder(name)),
+  );
+  notes.push(...submodules.notes);
   const found = findEnvironment(options.environment, row);
   if ('reason' in found) return { reasons: [found.reason] };
   const { context } = found;
@@ -345,6 +329,7 @@ async function importRow(
       row.baseCommit,
       SWEBENCH_WORKDIR,
       skip,
+      submodules.vendored,
     );
     const source: Record<string, string> = {
       // What the row says, else the rows file's name (SWE-bench's rows do not name their

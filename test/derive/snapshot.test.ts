@@ -68,4 +68,39 @@ describe('the base snapshot', () => {
     expect(readFileSync(join(target, 'extra.txt'), 'utf8')).toBe('x\n');
     expect(readFileSync(join(context, 'Dockerfile'), 'utf8')).toBe('FROM debian:bookworm-slim\n');
   });
+
+  it("holds a vendored submodule's files in place of its gitlink, and refuses a path that is no gitlink", async () => {
+    const sub = newRepo();
+    const subCommit = commit(sub, { 'lib.c': 'int one(void) { return 1; }\n' }, 'sub');
+    const repo = newRepo();
+    commit(repo, FILES, 'files');
+    gitIn(repo, ['update-index', '--add', '--cacheinfo', `160000,${subCommit},vendor/sub`]);
+    gitIn(repo, ['commit', '-q', '-m', 'gitlink']);
+    const base = gitIn(repo, ['rev-parse', 'HEAD']);
+    const dir = tempDir();
+    const plain = await makeSnapshot(repo, base, join(dir, 'plain.bundle'));
+    const vendored = [{ path: 'vendor/sub', repo: sub, commit: subCommit }];
+    const snapshot = await makeSnapshot(repo, base, join(dir, 'v.bundle'), vendored);
+    expect(snapshot.commit).not.toBe(plain.commit);
+    // The same inputs, the same commit.
+    expect((await makeSnapshot(repo, base, join(dir, 'w.bundle'), vendored)).commit).toBe(
+      snapshot.commit,
+    );
+    const clone = join(tempDir(), 'clone');
+    execFileSync('git', ['clone', '-q', '-b', 'proctor-base', join(dir, 'v.bundle'), clone]);
+    expect(gitIn(clone, ['ls-tree', '-r', '--name-only', 'HEAD'])).toBe(
+      ['calc.py', 'data/x.bin', 'vendor/sub/lib.c'].join('\n'),
+    );
+    expect(gitIn(clone, ['rev-parse', 'HEAD:vendor/sub'])).toBe(
+      gitIn(sub, ['rev-parse', `${subCommit}^{tree}`]),
+    );
+    expect(gitIn(clone, ['log', '-1', '--format=%B'])).toBe(
+      `Proctor snapshot of ${base}\n\nVendored submodule vendor/sub at ${subCommit}`,
+    );
+    await expect(
+      makeSnapshot(repo, base, join(dir, 'x.bundle'), [
+        { path: 'calc.py', repo: sub, commit: subCommit },
+      ]),
+    ).rejects.toThrow(`${base}: calc.py is not a submodule in its tree`);
+  });
 });

@@ -353,7 +353,7 @@ describe('proctor import swebench', { timeout: 300_000 }, () => {
     expect(readdirSync(f.root).sort()).toEqual(['file.txt', 'repos', 'row.json', 'rows.jsonl']);
   });
 
-  it('notes a base commit with a submodule, which the workspace leaves empty', async () => {
+  it('notes a base commit with a submodule it cannot vendor, which the workspace leaves empty', async () => {
     const f = fixture();
     const repo = join(f.repos, 'acme__calc');
     const git = (...args: string[]) =>
@@ -372,7 +372,7 @@ describe('proctor import swebench', { timeout: 300_000 }, () => {
     const lines = result.stdout.split('\n');
     const at = lines.findIndex((l) => /written\s+acme__calc-5 /.test(l));
     expect(lines[at + 1]).toBe(
-      '  note: base_commit has a submodule (modules/onig) that the workspace leaves empty: tests in or needing it will be absent (docs/suites.md, Submodules)',
+      `  note: submodule modules/onig is left empty: .gitmodules names no URL for modules/onig, so no mirror of commit ${'a'.repeat(40)} can be looked up (tests in or needing it will be absent; docs/suites.md, Submodules)`,
     );
     // The row without one has no note.
     const plain = lines.findIndex((l) => /written\s+acme__calc-1 /.test(l));

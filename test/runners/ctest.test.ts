@@ -446,6 +446,58 @@ describe('the ctest runner on make check', () => {
   );
 });
 
+describe('the ctest runner on a SUBDIRS folder of make check', () => {
+  it(
+    "builds a listed test of a subfolder's Makefile by its own target and runs it there, as automake names it alone",
+    async () => {
+      // jq's vendored oniguruma: jq's `make check` recurses into modules/oniguruma, whose
+      // Makefiles list test_utf8, … (check programs `make check TESTS=` leaves unbuilt), and
+      // SWE-bench's PASS_TO_PASS names them alone. addneg runs ../prog, so only from sub/.
+      const addneg = `#include <stdio.h>
+int main(void) {
+  int v = 0;
+  FILE *p = popen("../prog -1 -2", "r");
+  if (p == NULL || fscanf(p, "%d", &v) != 1) return 99;
+  pclose(p);
+  return v == -3 ? 0 : 1;
+}
+`;
+      const spec: RepoBundleSpec = {
+        ...MAKE_SPEC,
+        id: 'make-subdirs',
+        repo: {
+          ...MAKE_SPEC.repo,
+          '.gitignore': '/prog\n/sub/addneg\n',
+          'sub/Makefile': [
+            '#TESTS = ghost',
+            'TESTS = addneg$(EXEEXT) \\',
+            '\t$(EXTRA)',
+            'addneg: addneg.c',
+            '\t$(CC) -o addneg addneg.c',
+            '',
+          ].join('\n'),
+          'sub/addneg.c': addneg,
+        },
+        hidden: { 'tests/neg.sh': 'test "$(./prog -1 -2)" = -3\n' },
+        existing: ['tests/add.sh'],
+        hiddenIds: ['addneg', 'ghost'],
+      };
+      const task = await loadBundle(await makeRepoBundle(spec));
+      const image = (await resolveImage(docker, task.environment)).localId;
+      const base = await grade(task, null, image);
+      // A name only a commented-out TESTS line holds is found nowhere.
+      expect(outcomes(base, 'hidden')).toEqual({ addneg: 'failed', ghost: 'missing' });
+      const fixed = await grade(task, readFileSync(task.paths.goldPatch ?? ''), image);
+      expect(swebenchOf(fixed)).toMatchObject({
+        'tests/add.sh': ['passed', 'PASSED'],
+        addneg: ['passed', 'PASSED'],
+      });
+      expect(outcomes(fixed, 'hidden')).toEqual({ addneg: 'passed', ghost: 'missing' });
+    },
+    SLOW,
+  );
+});
+
 describe('the ctest runner and a secondary source of a test executable', () => {
   it(
     'builds only the executable whose DependInfo.cmake lists the file that defines a listed test, not the whole build',
