@@ -108,8 +108,10 @@ describe('worker processes', () => {
     expect(runs).toHaveLength(5_000);
     expect(new Set(runs.map(([id]) => id)).size).toBe(5_000);
     expect(runs.every(([, attempt]) => attempt === 1)).toBe(true);
-    // Every process took part.
-    expect(new Set(runs.map(([, , pid]) => pid)).size).toBe(4);
+    // The claims were contended: several processes took jobs. (Not necessarily all four: on a
+    // loaded machine one ready process can be starved of CPU until the others have drained the
+    // batch; stop 31's CI saw three of four, with nothing run twice or lost.)
+    expect(new Set(runs.map(([, , pid]) => pid)).size).toBeGreaterThanOrEqual(2);
     const effects = effectsPerJob();
     expect(effects).toHaveLength(5_000);
     expect(effects.every((e) => e.n === 1)).toBe(true);
