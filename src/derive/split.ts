@@ -7,21 +7,10 @@
 // - else it goes to solution/gold.patch.
 import picomatch from 'picomatch';
 import { parseDiff } from '../oracle/diff-parse.js';
+import type { BuiltinRunner } from '../runners/index.js';
 
-export type Ecosystem =
-  | 'pytest'
-  | 'node'
-  | 'sympy'
-  | 'django'
-  | 'cargo'
-  | 'go'
-  | 'jest'
-  | 'vitest'
-  | 'mocha'
-  | 'karma'
-  | 'junit'
-  | 'ctest'
-  | 'file';
+/** A built-in runner's, or `file` for a runner of the user's own. */
+export type Ecosystem = BuiltinRunner | 'file';
 
 /** Where tests live, per runner ecosystem (`--tests` replaces these). */
 export const DEFAULT_TEST_GLOBS: Record<Ecosystem, readonly string[]> = {

@@ -23,20 +23,13 @@
 // and report). Its [tests] env is what SWE-bench's test_cmd sets on the command line.
 
 import { z } from 'zod';
+import type { BuiltinRunner } from '../runners/index.js';
 
-/** The SWE-bench dialects: each is a built-in runner of the same name (src/runners/). */
-export type Dialect =
-  | 'pytest'
-  | 'sympy'
-  | 'django'
-  | 'cargo'
-  | 'go'
-  | 'jest'
-  | 'vitest'
-  | 'mocha'
-  | 'karma'
-  | 'junit'
-  | 'ctest';
+/**
+ * The SWE-bench dialects: each is a built-in runner of the same name (src/runners/); the node
+ * runner speaks no SWE-bench dialect.
+ */
+export type Dialect = Exclude<BuiltinRunner, 'node'>;
 
 export interface DialectRules {
   /** [grading] deny globs, added to the test patch's own files. */
