@@ -10,9 +10,12 @@
 // An answer cut short (the agent went away, the provider broke off, the deadline) leaves the
 // totals unknown but does not stop the solve by itself: its usage was never going to come.
 //
-// A cost cap may also be shared with the other solves of a batch (SharedCost): each answer's
-// cost is added to it when charged, and the next request of any solve that draws on it is
-// refused once the shared spend reaches the cap.
+// A cost cap may also be shared with the other solves of a batch (SharedCost, kept in the job
+// store so that it holds across processes and hosts): every request first reads the shared
+// spend and is refused once it has reached the cap, and each answer's cost is drawn on it
+// atomically when charged. So once the spend reaches the cap no solve drawing on it has another
+// request admitted, and what can still be added is the answers already in flight then. A spend
+// that cannot be read or drawn (the database is away) stops the solve: the cap is not waived.
 import { costUsd, type TokenPrices, type TokenUsage } from '../solvers/usage.js';
 import type { ProxyStop } from './trajectory.js';
 
@@ -26,27 +29,30 @@ export interface ProxyLimits {
 }
 
 /**
- * A cost cap shared with other solves (the batch's `--max-cost`, src/workers/cost-ledger.ts):
- * each answer's cost is added as it is charged, and a request is refused once the shared spend
- * has reached the cap, whoever spent it.
+ * A cost cap shared with other solves (the batch's `--max-cost`, kept by the job store:
+ * src/workers/batch-cost.ts): the shared spend is read before every request, which is refused
+ * once it has reached the cap, whoever spent it; each answer's cost is drawn on it atomically.
  */
 export interface SharedCost {
   readonly capUsd: number;
-  spentUsd(): number;
-  add(usd: number): void;
+  /** The shared spend now. */
+  spentUsd(): Promise<number>;
+  /** Adds an answer's cost (once); resolves to the shared spend after it. */
+  draw(usd: number): Promise<number>;
 }
 
 export interface Budget {
   /**
    * Takes a turn for a request about to be forwarded, or returns the stop that refuses it
-   * (an earlier one, or this request being one turn too many).
+   * (an earlier one, the shared spend at its cap, or this request being one turn too many).
    */
-  admit(): ProxyStop | null;
+  admit(): Promise<ProxyStop | null>;
   /**
    * Charges an answer's usage (null: the answer's tokens are unknown); `whole` says whether
    * the answer arrived whole, so that its missing usage means the provider does not report it.
+   * Resolves once the answer's cost is drawn on the shared cap, if there is one.
    */
-  charge(usage: TokenUsage | null, whole: boolean): { costUsd: number | null };
+  charge(usage: TokenUsage | null, whole: boolean): Promise<{ costUsd: number | null }>;
   /** Records a stop decided elsewhere (the deadline); the first stop recorded stays. */
   stopWith(stop: ProxyStop): void;
   stop(): ProxyStop | null;
@@ -64,31 +70,47 @@ export function createBudget(
   let known = true;
   const sum: TokenUsage = { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 };
   let cost = 0;
+  // This solve's draws not yet answered. The answer that a draw is for has reached the agent
+  // already, which may ask again at once: its next request waits for them, so that it never
+  // reads a spend without this solve's own answers in it.
+  const drawing = new Set<Promise<number>>();
 
   const stopWith = (next: ProxyStop) => {
     if (stop) return;
     stop = next;
     onStop(next);
   };
-  /** The stop when the shared cap is reached, by this solve or another. */
-  const sharedStop = (): ProxyStop | null => {
-    if (!shared) return null;
-    const spent = shared.spentUsd();
-    if (spent < shared.capUsd) return null;
-    return {
-      reason: 'BUDGET_EXCEEDED',
-      limit: 'cost',
-      detail: `the batch has spent $${spent.toFixed(4)}, reaching its cost cap of $${shared.capUsd}`,
-    };
-  };
+  /** The stop when the shared spend has reached the cap, by this solve or another. */
+  const capStop = (capUsd: number, spent: number): ProxyStop | null =>
+    spent < capUsd
+      ? null
+      : {
+          reason: 'BUDGET_EXCEEDED',
+          limit: 'cost',
+          detail: `the batch has spent $${spent.toFixed(4)}, reaching its cost cap of $${capUsd}`,
+        };
+  const unknownSpend = (what: string, error: unknown): ProxyStop => ({
+    reason: 'BUDGET_EXCEEDED',
+    limit: 'cost',
+    detail: `the batch's spend could not be ${what}, so its cost cap cannot be held: ${
+      error instanceof Error ? error.message : String(error)
+    }`,
+  });
 
   return {
-    admit() {
+    async admit() {
       if (stop) return stop;
-      const capped = sharedStop();
-      if (capped) {
-        stopWith(capped);
-        return stop;
+      if (shared) {
+        let capped: ProxyStop | null;
+        try {
+          await Promise.allSettled(drawing);
+          capped = capStop(shared.capUsd, await shared.spentUsd());
+        } catch (error) {
+          capped = unknownSpend('read', error);
+        }
+        // Another request may have stopped the solve while this one waited for the store.
+        if (capped) stopWith(capped);
+        if (stop) return stop;
       }
       if (limits.maxTurns !== undefined && turns >= limits.maxTurns) {
         stopWith({
@@ -101,7 +123,7 @@ export function createBudget(
       turns++;
       return null;
     },
-    charge(usage, whole) {
+    async charge(usage, whole) {
       if (usage === null) {
         known = false;
         const counted = limits.maxTokens !== undefined || limits.maxCostUsd !== undefined;
@@ -118,11 +140,21 @@ export function createBudget(
       sum.cachedInputTokens += usage.cachedInputTokens;
       sum.outputTokens += usage.outputTokens;
       const answerCost = prices ? costUsd(usage, prices) : null;
-      if (answerCost !== null) {
-        cost += answerCost;
-        shared?.add(answerCost);
+      if (answerCost !== null) cost += answerCost;
+      let capped: ProxyStop | null = null;
+      // A free answer adds nothing: the next request's read decides.
+      if (shared && answerCost !== null && answerCost > 0) {
+        // Started before anything is awaited: a request arriving next already waits for it.
+        const drawn = shared.draw(answerCost);
+        drawing.add(drawn);
+        try {
+          capped = capStop(shared.capUsd, await drawn);
+        } catch (error) {
+          capped = unknownSpend('recorded', error);
+        } finally {
+          drawing.delete(drawn);
+        }
       }
-      const capped = sharedStop();
       const tokens = sum.inputTokens + sum.outputTokens;
       if (limits.maxTokens !== undefined && tokens > limits.maxTokens) {
         stopWith({

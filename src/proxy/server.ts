@@ -250,7 +250,7 @@ export async function startModelProxy(options: ModelProxyOptions): Promise<Model
     draft.tools = tools;
 
     if (deadline.expired()) budget.stopWith(timeoutStop);
-    const stop = budget.admit();
+    const stop = await budget.admit();
     if (stop) {
       refuse(stop.reason === 'TIMEOUT' ? 'deadline_exceeded' : 'budget_exceeded', stop.detail);
       return;
@@ -307,7 +307,7 @@ export async function startModelProxy(options: ModelProxyOptions): Promise<Model
     // Tokens are spent once a 2xx answer began, whether or not its usage arrived.
     let cost: number | null = null;
     if (result.began) {
-      cost = budget.charge(result.usage, result.whole).costUsd;
+      cost = (await budget.charge(result.usage, result.whole)).costUsd;
       options.meter?.answer(result.usage);
     }
     recorder.record(index, {

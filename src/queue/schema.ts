@@ -13,6 +13,7 @@ import {
   index,
   integer,
   primaryKey,
+  real,
   sqliteTable,
   text,
   uniqueIndex,
@@ -34,12 +35,18 @@ export const batches = sqliteTable(
     requestHash: text('request_hash').notNull(),
     label: text('label'),
     total: integer('total').notNull(),
+    /**
+     * USD the batch's solves have spent (its `--max-cost` ledger): every metered model answer
+     * adds its cost in one atomic UPDATE … RETURNING, whichever process or host metered it.
+     */
+    spentUsd: real('spent_usd').notNull().default(0),
     createdAt: integer('created_at').notNull(),
   },
   (t) => [
     uniqueIndex('batches_idempotency_key').on(t.idempotencyKey),
     index('batches_created').on(t.createdAt),
     check('batches_total_nonnegative', sql`${t.total} >= 0`),
+    check('batches_spent_nonnegative', sql`${t.spentUsd} >= 0`),
   ],
 );
 

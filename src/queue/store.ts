@@ -214,6 +214,16 @@ export function checkTestStatusIds(jobIds: readonly number[]): void {
   }
 }
 
+/** Refuses a `drawCost` amount that is not a finite number of USD >= 0. */
+export function checkDrawUsd(usd: number): void {
+  if (typeof usd !== 'number' || !Number.isFinite(usd) || usd < 0) {
+    throw new ProctorError(
+      'USAGE',
+      `drawCost: expected \`usd\` to be a finite number >= 0, got \`${String(usd)}\``,
+    );
+  }
+}
+
 /** The largest page any listing returns. */
 export const MAX_PAGE = 200;
 export const DEFAULT_PAGE = 50;
@@ -276,7 +286,7 @@ export interface BatchProgress {
 
 /** What a solve's budget check found and did (see JobStore.checkBudget). */
 export interface BudgetCheck {
-  /** The sum of the batch's done solves' costUsd. */
+  /** The batch's spend (JobStore.batchSpent), settled with its done solves' costUsd. */
   spentUsd: number;
   /** The cap is reached: the starting solve must not run (it is already ended). */
   stopped: boolean;
@@ -319,12 +329,23 @@ export interface JobStore {
   cancel(ids: number[]): Promise<Map<number, CancelOutcome>>;
   cancelBatch(batchId: string): Promise<Map<number, CancelOutcome>>;
   /**
-   * The cost cap of a starting solve's batch (`--max-cost`), in one transaction: the spend is
-   * the sum of `result.costUsd` over the batch's done solve jobs; once it is >= `capUsd`, every
-   * queued solve of the batch and the starting one (`lease`, if still held) end as
+   * The cost cap of a starting solve's batch (`--max-cost`), in one transaction: the batch's
+   * spend is first raised to the sum of `result.costUsd` over its done solve jobs if that is
+   * more (what solves recorded before the batch kept its own spend); once it is >= `capUsd`,
+   * every queued solve of the batch and the starting one (`lease`, if still held) end as
    * `cancelled` with errorCode BUDGET and a last error naming the spend and the cap.
+   * BATCH_NOT_FOUND for an unknown batch.
    */
   checkBudget(batchId: string, capUsd: number, lease: Lease): Promise<BudgetCheck>;
+  /**
+   * Draws `usd` (a finite amount >= 0; USAGE otherwise) on the batch's spend in one atomic
+   * UPDATE … RETURNING and returns the spend after it: concurrent draws from any process or
+   * host each add exactly once, and each sees the others that came before it. What a solve's
+   * model proxy calls with every metered answer. BATCH_NOT_FOUND for an unknown batch.
+   */
+  drawCost(batchId: string, usd: number): Promise<number>;
+  /** The batch's spend now (every draw so far). BATCH_NOT_FOUND for an unknown batch. */
+  batchSpent(batchId: string): Promise<number>;
 
   /** Requeues (or fails, when out of attempts) every running job whose lease has expired. */
   reclaimExpired(): Promise<ReclaimedJob[]>;

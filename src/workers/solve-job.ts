@@ -12,7 +12,8 @@
 // Every result records what the solve spent (usage.ts): tokens, turns, tool calls and, when
 // the profile has prices, its cost in USD. A solve of a batch with a cost cap (`--max-cost`)
 // first checks the batch's spend; once it has reached the cap, the store ends this solve and
-// the batch's queued ones as cancelled (BUDGET) before anything runs.
+// the batch's queued ones as cancelled (BUDGET) before anything runs. While it runs, what it
+// spends is drawn on the batch's spend in the store (batch-cost.ts).
 import { resolve } from 'node:path';
 import type { Clock } from '../clock.js';
 import { solverKey, solverPrices, type SolverProfile } from '../config.js';
@@ -51,7 +52,7 @@ import {
 } from '../agents/index.js';
 import { proxyProtocol, runAgentSolve } from '../solvers/agent.js';
 import type { Trajectory } from '../proxy/trajectory.js';
-import { createCostLedgers, type CostLedgers, type CostShare } from './cost-ledger.js';
+import { batchCost } from './batch-cost.js';
 import { asOwner, quarantineOf, type Quarantine } from './oracle-jobs.js';
 import type { EvaluatorSandbox } from '../oracle/index.js';
 import type { HandlerOutput, JobHandler } from './pool.js';
@@ -59,7 +60,7 @@ import type { HandlerOutput, JobHandler } from './pool.js';
 export interface SolveDeps {
   docker: DockerClient;
   /** For the batch's cost cap, and a failed solve's task quarantine. */
-  store: Pick<JobStore, 'checkBudget' | 'taskJudgement'>;
+  store: Pick<JobStore, 'checkBudget' | 'drawCost' | 'batchSpent' | 'taskJudgement'>;
   artifacts: ArtifactStore;
   images: ImageCache;
   sandbox: EvaluatorSandbox;
@@ -78,11 +79,6 @@ export interface SolveDeps {
   digests?: FileDigests;
   /** The agent adapter's layers (the task image with the agent installed), built on first use. */
   agentLayers?: AgentLayers;
-  /**
-   * The batches' cost caps as this process's running solves share them (cost-ledger.ts).
-   * Default: one per handler.
-   */
-  costLedgers?: CostLedgers;
 }
 
 /** What a solve job stores as its result. */
@@ -132,7 +128,6 @@ const REASON_OF_END: Record<SolveEnd['reason'], string> = {
 };
 
 export function solveHandler(deps: SolveDeps): JobHandler {
-  const ledgers = deps.costLedgers ?? createCostLedgers();
   return async (context): Promise<HandlerOutput> => {
     const payload = context.payload as PayloadOf<'solve'>;
     const profile = deps.solvers[payload.solver];
@@ -143,9 +138,9 @@ export function solveHandler(deps: SolveDeps): JobHandler {
       );
     }
     const prices = solverPrices(profile);
-    // The batch's cap: the agent adapter's proxy holds this solve to it, drawing on one ledger
-    // with the batch's other solves running in this process.
-    let cap: { batchId: string; capUsd: number; spentUsd: number } | undefined;
+    // The batch's cap, kept in the store: the agent adapter's proxy holds this solve to it,
+    // drawing on it with the batch's other solves wherever they run.
+    let cap: { batchId: string; capUsd: number } | undefined;
     if (payload.maxCostUsd !== undefined && context.job.batchId !== null) {
       if (prices === null) {
         throw new ProctorError(
@@ -165,7 +160,7 @@ export function solveHandler(deps: SolveDeps): JobHandler {
           data: { spentUsd: budget.spentUsd, capUsd: payload.maxCostUsd },
         });
       }
-      cap = { batchId: context.job.batchId, capUsd: payload.maxCostUsd, spentUsd: budget.spentUsd };
+      cap = { batchId: context.job.batchId, capUsd: payload.maxCostUsd };
     }
     const definition = agentOf(profile, payload, deps.home);
     const apiKey = solverKey(profile);
@@ -209,10 +204,6 @@ export function solveHandler(deps: SolveDeps): JobHandler {
         }
         const layer = await deps.agentLayers.resolve(image.localId, definition, context.signal);
         const deadline = createDeadline(seconds * 1000);
-        // Opened once the layer is there, so that its build does not hold a share.
-        const share: CostShare | undefined = cap
-          ? ledgers.open(cap.batchId, cap.capUsd, cap.spentUsd)
-          : undefined;
         try {
           const solved = await runAgentSolve({
             docker: deps.docker,
@@ -230,7 +221,7 @@ export function solveHandler(deps: SolveDeps): JobHandler {
             prompt,
             upstream: { baseUrl: profile.base_url, apiKey, model },
             proxyLimits: { maxTurns: profile.max_turns, maxTokens: profile.max_tokens },
-            ...(share ? { sharedCost: share } : {}),
+            ...(cap ? { sharedCost: batchCost(deps.store, cap.batchId, cap.capUsd) } : {}),
             prices,
             meter,
             deadline,
@@ -247,7 +238,6 @@ export function solveHandler(deps: SolveDeps): JobHandler {
             exitCode: solved.run.exitCode,
           };
         } finally {
-          share?.close();
           deadline.dispose();
         }
       } else {
@@ -314,6 +304,19 @@ export function solveHandler(deps: SolveDeps): JobHandler {
       }
       const solveMs = Math.round(performance.now() - started);
       const totals = meter.totals();
+      if (cap && definition === null && prices !== null && totals.usage !== null) {
+        // The flat and codex loops run without the proxy: their cost is drawn as they end. A
+        // draw that fails is not the solve's failure; its result still records the cost, which
+        // the next solve's budget check counts.
+        const spent = costUsd(totals.usage, prices);
+        if (spent > 0) {
+          await deps.store.drawCost(cap.batchId, spent).catch((error: unknown) => {
+            context.logger.warn("solve: the batch's spend could not be recorded", {
+              error: describeError(error),
+            });
+          });
+        }
+      }
       if (end.reason === 'cancelled') {
         throw new ProctorError('CANCELLED', 'the solve was cancelled');
       }

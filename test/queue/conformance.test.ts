@@ -1,8 +1,9 @@
 // The queue's behaviour, once, against both stores: idempotent batches, claim order, per-kind
 // slots, leases and reclaim, fencing, cancel, backoff, retention, pages, task validity,
-// input artifacts, outcome classes, the cost cap, jobs finished at enqueue, batch appends and
-// retry candidates. Each case gets a fresh migrated SQLite file or PostgreSQL database; a
-// PostgreSQL that cannot be started fails the run (test/helpers/postgres.ts), never skips it.
+// input artifacts, outcome classes, the cost cap and the batch's spend, jobs finished at
+// enqueue, batch appends and retry candidates. Each case gets a fresh migrated SQLite file or
+// PostgreSQL database; a PostgreSQL that cannot be started fails the run
+// (test/helpers/postgres.ts), never skips it.
 import { describe } from 'vitest';
 import { STORE_KINDS } from '../helpers/stores.js';
 import { batchCountCases } from './conformance/batch-counts.cases.js';
@@ -12,6 +13,7 @@ import { enqueueCases } from './conformance/enqueue.cases.js';
 import { listCases } from './conformance/list.cases.js';
 import { outcomeCases } from './conformance/outcome.cases.js';
 import { retryCases } from './conformance/retry.cases.js';
+import { spendCases } from './conformance/spend.cases.js';
 import { taskCases } from './conformance/tasks.cases.js';
 import { testStatusCases } from './conformance/test-statuses.cases.js';
 
@@ -22,6 +24,7 @@ describe.each(STORE_KINDS)('JobStore on $name', (kind) => {
   listCases(kind);
   taskCases(kind);
   outcomeCases(kind);
+  spendCases(kind);
   retryCases(kind);
   batchCountCases(kind);
   testStatusCases(kind);

@@ -16,6 +16,7 @@ import {
   bigint,
   check,
   customType,
+  doublePrecision,
   index,
   integer,
   pgTable,
@@ -44,12 +45,18 @@ export const batches = pgTable(
     requestHash: text('request_hash').notNull(),
     label: text('label'),
     total: integer('total').notNull(),
+    /**
+     * USD the batch's solves have spent (its `--max-cost` ledger): every metered model answer
+     * adds its cost in one atomic UPDATE … RETURNING, whichever process or host metered it.
+     */
+    spentUsd: doublePrecision('spent_usd').notNull().default(0),
     createdAt: millis('created_at').notNull(),
   },
   (t) => [
     uniqueIndex('batches_idempotency_key').on(t.idempotencyKey),
     index('batches_created').on(t.createdAt),
     check('batches_total_nonnegative', sql`${t.total} >= 0`),
+    check('batches_spent_nonnegative', sql`${t.spentUsd} >= 0`),
   ],
 );
 

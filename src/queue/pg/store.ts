@@ -11,7 +11,13 @@ import type { Clock } from '../../clock.js';
 import { ProctorError, describeError } from '../../errors.js';
 import { backoffDelay, type BackoffOptions } from '../backoff.js';
 import { prepareBatch, prepareJob } from '../sqlite/enqueue.js';
-import { DEFAULT_PAGE, MAX_PAGE, checkTestStatusIds, type JobStore } from '../store.js';
+import {
+  DEFAULT_PAGE,
+  MAX_PAGE,
+  checkDrawUsd,
+  checkTestStatusIds,
+  type JobStore,
+} from '../store.js';
 import { readBatchCounts } from './batch-counts.js';
 import { batchJobIds, cancelJobs } from './cancel.js';
 import { claimJobs } from './claim.js';
@@ -352,16 +358,15 @@ export function openPgJobStore(url: string, options: PgJobStoreOptions = {}): Pg
         return cancelJobs(q, await batchJobIds(q, batchId), now());
       }),
 
-    // Below the cap (the common answer) a plain read decides, without locking; at the cap the
-    // sum is taken again with the cancels in one transaction under the batch row's lock.
     checkBudget: (batchId, capUsd, lease) =>
-      run(async () => {
-        const below = await budget.spent(db, batchId);
-        if (below < capUsd) return { spentUsd: below, stopped: false, cancelled: 0 };
-        return (driver as typeof Driver).inTransaction(connections, (q) =>
-          budget.stop(q, batchId, capUsd, lease, now()),
-        );
-      }),
+      tx((q) => budget.check(q, batchId, capUsd, lease, now())),
+
+    async drawCost(batchId, usd) {
+      checkDrawUsd(usd);
+      return run(() => budget.draw(db, batchId, usd));
+    },
+
+    batchSpent: (batchId) => run(() => budget.spent(db, batchId)),
 
     reclaimExpired: () => tx((q) => requeued(q, reclaimExpired(q, now()))),
     reclaimOwner: (owner) => tx((q) => requeued(q, reclaimOwner(q, owner, now()))),

@@ -7,8 +7,15 @@ import { ProctorError } from '../../errors.js';
 import { backoffDelay, type BackoffOptions } from '../backoff.js';
 import { openDatabase, type OpenDatabaseOptions, type OpenedDatabase } from '../db.js';
 import { artifacts, batches, jobs, testStatuses } from '../schema.js';
-import { DEFAULT_PAGE, MAX_PAGE, checkTestStatusIds, type Job, type JobStore } from '../store.js';
-import { createBudgetCheck } from './budget.js';
+import {
+  DEFAULT_PAGE,
+  MAX_PAGE,
+  checkDrawUsd,
+  checkTestStatusIds,
+  type Job,
+  type JobStore,
+} from '../store.js';
+import { createBudgetOps } from './budget.js';
 import { createBatchCounts } from './batch-counts.js';
 import { createBatchJobs } from './batch-jobs.js';
 import { createBatchSuites } from './batch-suites.js';
@@ -53,7 +60,7 @@ export function openSqliteJobStore(path: string, options: SqliteJobStoreOptions)
   const inputOps = createInputOps(sqlite);
   const claim = createClaim(db);
   const fenced = createFencedOps(db);
-  const budgetCheck = createBudgetCheck(sqlite);
+  const budget = createBudgetOps(sqlite);
   const batchJobs = createBatchJobs(sqlite);
   const suites = createBatchSuites(sqlite);
   const batchCounts = createBatchCounts(sqlite);
@@ -158,11 +165,15 @@ export function openSqliteJobStore(path: string, options: SqliteJobStoreOptions)
 
     // Below the cap (the common answer) a plain read decides, without taking the write lock
     // for the sum; at the cap the sum is taken again with the cancels in one transaction.
-    checkBudget: async (batchId, capUsd, lease) => {
-      const below = budgetCheck.spent(batchId);
-      if (below < capUsd) return { spentUsd: below, stopped: false, cancelled: 0 };
-      return immediate(() => budgetCheck.stop(batchId, capUsd, lease, clock.now()));
+    checkBudget: (batchId, capUsd, lease) =>
+      batcher.run(() => budget.check(batchId, capUsd, lease, clock.now())),
+
+    async drawCost(batchId, usd) {
+      checkDrawUsd(usd);
+      return batcher.run(() => budget.draw(batchId, usd));
     },
+
+    batchSpent: async (batchId) => budget.spent(batchId),
 
     reclaimExpired: () => batcher.run(() => reclaimExpired(db, clock.now())),
     reclaimOwner: (owner) => batcher.run(() => reclaimOwner(db, owner, clock.now())),

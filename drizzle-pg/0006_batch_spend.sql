@@ -1,0 +1,1 @@
+ALTER TABLE "batches" ADD COLUMN "spent_usd" double precision DEFAULT 0 NOT NULL;

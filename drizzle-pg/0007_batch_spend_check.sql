@@ -1,0 +1,1 @@
+ALTER TABLE "batches" ADD CONSTRAINT "batches_spent_nonnegative" CHECK ("batches"."spent_usd" >= 0);
