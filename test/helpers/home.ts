@@ -18,11 +18,12 @@ export function allBytes(dir: string): Buffer {
 /**
  * The containers and volumes labelled with one Proctor home (none may be left). Workspace
  * templates are meant to outlive jobs: they are not counted, and are removed here, since a
- * test's home is never used again.
+ * test's home is never used again. `host`: the host identity its workers ran as
+ * (PROCTOR_HOST), when not this machine's: its templates are labelled with it.
  */
-export async function leftovers(home: string): Promise<string[]> {
+export async function leftovers(home: string, host?: string): Promise<string[]> {
   const docker = testDocker();
-  await pruneTemplates(docker, home);
+  await pruneTemplates(docker, host === undefined ? home : { home, host, unlabelled: false });
   const filters = { label: [`proctor.home=${home}`] };
   const containers = await docker.listContainers({ all: true, filters });
   const { Volumes } = await docker.listVolumes({ filters });

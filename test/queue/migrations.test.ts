@@ -136,6 +136,40 @@ describe('migrations', () => {
     }
   });
 
+  it("add the batch's spend and its check without losing a batch, a job of one or a link", async () => {
+    const path = join(tempDir(), 'proctor.db');
+    const old = openDatabase(path, { migrationsFolder: previousMigrations('0012_batch_spend') });
+    old.sqlite
+      .prepare("INSERT INTO batches (id, request_hash, total, created_at) VALUES ('b1', 'h', 2, 1)")
+      .run();
+    const insertJob = old.sqlite.prepare(
+      "INSERT INTO jobs (id, batch_id, kind, status, payload, result, run_at, created_at, updated_at, finished_at) VALUES (?, 'b1', 'solve', ?, '{}', ?, 1, 1, 1, ?)",
+    );
+    insertJob.run(1, 'done', '{"verdict":"FAIL","costUsd":0.5}', 5);
+    insertJob.run(2, 'queued', null, null);
+    old.close();
+
+    const store = openSqliteJobStore(path, { clock: systemClock });
+    expect(await store.getBatch('b1')).toMatchObject({ id: 'b1', total: 2 });
+    expect((await store.getJob(2))?.batchId).toBe('b1');
+    // Nothing drawn yet; the first budget check takes in what the done solve recorded.
+    expect(await store.batchSpent('b1')).toBe(0);
+    const [starting] = await store.claim('solve', 'w', 1, 60_000);
+    const check = await store.checkBudget('b1', 1, { id: starting!.id, attempt: 1 });
+    expect(check).toEqual({ spentUsd: 0.5, stopped: false, cancelled: 0 });
+    expect(await store.drawCost('b1', 0.25)).toBe(0.75);
+    await store.close();
+    const db = new Database(path);
+    try {
+      expect(db.pragma('foreign_key_check')).toEqual([]);
+      expect(() => db.prepare("UPDATE batches SET spent_usd = -1 WHERE id = 'b1'").run()).toThrow(
+        /CHECK constraint/,
+      );
+    } finally {
+      db.close();
+    }
+  });
+
   it('refuses a database written by a newer Proctor', () => {
     const path = join(tempDir(), 'proctor.db');
     openDatabase(path).close();

@@ -1,6 +1,7 @@
-// The PostgreSQL batch_counts migration (drizzle-pg/*_batch_counts.sql) on a database that
-// already has batches: the counts it starts from are what counting the jobs gives, and the
-// triggers keep them so from there on.
+// PostgreSQL migrations on a database that already has work: batch_counts
+// (drizzle-pg/*_batch_counts.sql) starts from what counting the jobs gives and its triggers
+// keep it so; test_statuses leaves earlier grades working; a batch's spend starts at nothing
+// and the first budget check takes in what its done solves recorded.
 import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -90,6 +91,34 @@ describe('PostgreSQL migrations', () => {
     ).toBe(true);
     expect(await store.testStatuses([job.id, next.id])).toEqual(
       new Map([[next.id, JSON.stringify(tests)]]),
+    );
+  });
+
+  it("add a batch's spend to a database with a batch under way, counting its done solves", async () => {
+    const url = await emptyPgDatabase();
+    const old = openPgJobStore(url, { migrationsFolder: migrationsBefore('_batch_spend') });
+    const { batch } = await old.enqueueBatch({
+      jobs: [0, 1].map((i) => ({
+        kind: 'solve' as const,
+        payload: { bundle: `/t/${i}`, solver: 'm' },
+      })),
+    });
+    const [done] = await old.claim('solve', 'w', 1, 60_000);
+    await old.complete({ id: done!.id, attempt: 1 }, { verdict: 'FAIL', costUsd: 0.5 });
+    await old.close();
+
+    const store = openPgJobStore(url);
+    onCleanup(() => store.close());
+    expect(await store.migrate()).toBe(2);
+    const batchId = batch!.id;
+    expect(await store.batchSpent(batchId)).toBe(0);
+    const [starting] = await store.claim('solve', 'w', 1, 60_000);
+    const check = await store.checkBudget(batchId, 1, { id: starting!.id, attempt: 1 });
+    expect(check).toEqual({ spentUsd: 0.5, stopped: false, cancelled: 0 });
+    expect(await store.drawCost(batchId, 0.25)).toBe(0.75);
+    const pool = await store.pool();
+    await expect(pool.query('UPDATE batches SET spent_usd = -1')).rejects.toThrow(
+      /batches_spent_nonnegative/,
     );
   });
 });
