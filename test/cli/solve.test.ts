@@ -4,6 +4,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { systemClock } from '../../src/clock.js';
+import { openSqliteJobStore } from '../../src/queue/index.js';
 import { cancelWhileWaiting, proctor } from '../helpers/cli.js';
 import { copyBundle } from '../helpers/bundles.js';
 import { allBytes, leftovers } from '../helpers/home.js';
@@ -453,6 +455,31 @@ describe('proctor solve (flat adapter)', () => {
     ]);
     const table = await proctor(['--home', dir, 'status', '--batch', batchOf(result.stdout)]);
     expect(table.stdout).toMatch(/cancelled \(BUDGET\)/);
+    expect(await leftovers(dir)).toEqual([]);
+  }, 180_000);
+
+  it("--max-cost: a flat solve draws its cost on the batch's spend as its model loop ends", async () => {
+    // $1 (a million input tokens at $1); max_tokens ends the solve on that one answer.
+    const server = await startModelServer([
+      { message: 'done', usage: { prompt: 1_000_000, completion: 0 } },
+    ]);
+    const dir = tempDir();
+    writeFileSync(
+      join(dir, 'proctor.toml'),
+      `[solvers.mini]\nadapter = "flat"\nbase_url = "${server.baseUrl}"\nmodel = "scripted"\napi_key_env = "PROCTOR_SOLVE_KEY"\nmax_tokens = 10\nprice_input_per_mtok = 1\nprice_output_per_mtok = 1\n`,
+    );
+    const result = await proctor(
+      ['--home', dir, 'solve', TASK, '--solver', 'mini', '--max-cost', '5', '--wait'],
+      { PROCTOR_SOLVE_KEY: KEY },
+    );
+    expect(result.stdout).toMatch(/FAIL\s+SOLVER_TOKEN_LIMIT/);
+    // No later solve's budget check has read the result: the spend is the solve's own draw.
+    const store = openSqliteJobStore(join(dir, 'proctor.db'), { clock: systemClock });
+    try {
+      expect(await store.batchSpent(batchOf(result.stdout))).toBe(1);
+    } finally {
+      await store.close();
+    }
     expect(await leftovers(dir)).toEqual([]);
   }, 180_000);
 
