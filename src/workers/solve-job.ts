@@ -306,8 +306,8 @@ export function solveHandler(deps: SolveDeps): JobHandler {
       const totals = meter.totals();
       if (cap && definition === null && prices !== null && totals.usage !== null) {
         // The flat and codex loops run without the proxy: their cost is drawn as they end. A
-        // draw that fails is not the solve's failure; its result still records the cost, which
-        // the next solve's budget check counts.
+        // draw that fails is not the solve's failure (its result still records the cost, which
+        // a later budget check takes in only where the done solves' sum exceeds the spend).
         const spent = costUsd(totals.usage, prices);
         if (spent > 0) {
           await deps.store.drawCost(cap.batchId, spent).catch((error: unknown) => {

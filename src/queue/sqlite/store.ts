@@ -163,8 +163,8 @@ export function openSqliteJobStore(path: string, options: SqliteJobStoreOptions)
       return immediate(() => cancelJobs(db, batchJobIds(db, batchId), clock.now()));
     },
 
-    // Below the cap (the common answer) a plain read decides, without taking the write lock
-    // for the sum; at the cap the sum is taken again with the cancels in one transaction.
+    // A write even below the cap: settling the spend with the done solves' sum and the cancels
+    // at the cap are one transaction, once per starting solve.
     checkBudget: (batchId, capUsd, lease) =>
       batcher.run(() => budget.check(batchId, capUsd, lease, clock.now())),
 
