@@ -5,7 +5,7 @@
 //
 // Only those four folders are flagged: the paths a container or an image defines (`/testbed`,
 // `/repo`, `/opt/...`, `/tmp/...`, `/proctor/...`) are the product's own and pass. A path
-// inside a longer one (`src/work/`, `https://host/work/`, `$HOME/work/`) is not absolute and
+// inside a longer one (`src/work/`, `https://host/work/`, `${HOME}/work/`, `$(pwd)/work/`) is not absolute and
 // passes too. A line that must name one of them (a container whose user's home is /root, say)
 // carries the marker `machine-path: allowed` on the same line.
 //
@@ -24,7 +24,7 @@ const SKIPPED_FOLDERS = new Set(['node_modules', 'dist', '.git']);
 /** Files larger than this are data, not prose or code: not read. */
 const MAX_BYTES = 4 * 1024 * 1024;
 
-const MACHINE_PATH = /(?<![\w.~$/-])\/(?:home\/[\w.-]+\/|Users\/[\w.-]+\/|root\/|work\/)/;
+const MACHINE_PATH = /(?<![\w.~$/})-])\/(?:home\/[\w.-]+\/|Users\/[\w.-]+\/|root\/|work\/)/;
 const ALLOWED = 'machine-path: allowed';
 
 export interface Finding {
