@@ -1,5 +1,5 @@
 // npm run bench:derive — `proctor derive` on a large generated repository against the four
-// runner runs alone (issue 12).
+// runner runs alone.
 //
 // Generates (locally, deterministically) a Python project of --files files and about --mb MB:
 // modules of generated code, a few dozen pytest files, and a fix commit that changes one
@@ -14,7 +14,7 @@
 //                  hardening, no assets, no report checks.
 // and prints the medians and their ratios. derive() is the command's core; the CLI then runs
 // `baseline --gold` on the bundle, which is the oracle's own cost (bench:oracle).
-// The base has --commits commits of history (default 20,000, as the speed issue's generated
+// The base has --commits commits of history (default 20,000, as the derive speed target's generated
 // repository), which derive never reads: the snapshot holds the base tree alone.
 // Usage: npm run bench:derive [-- --files 2000 --mb 35 --runs 3 --commits 20000]
 import { execFileSync } from 'node:child_process';
@@ -75,7 +75,7 @@ function write(path: string, text: string) {
 }
 
 const TESTS = 40;
-/** --commits commits of history before the base (as the speed issue's repository has), each
+/** --commits commits of history before the base (as the derive speed target's repository has), each
  * changing one small file, written by `git fast-import` in one go. */
 function history() {
   const parts: string[] = [];

@@ -32,12 +32,13 @@
 // (Debian's junit5), which is what the junit runner's fallback does.
 // --per-language keeps the first chosen row of each language (repository table below).
 //
-// Usage: npm run bench:import -- [--rows FILE] [--repos DIR] [--environment DIR] [--n 5]
+// Usage: npm run bench:import -- --rows FILE --repos DIR --environment DIR [--n 5]
 //                                [--only ID...]   (ids separated by commas or spaces)
 //                                [--repeat 1] [--raw-limits job|none] [--per-language]
-// Defaults: --rows /work/rows/sympy.jsonl --repos /work/rows/repos --environment /work/rows/env.
-// Rows of a repository whose runner Proctor lacks (sympy before its runner lands) show as
-// quarantined in the baseline; use requests or flask rows (--rows …/flask.jsonl) then.
+// The repository holds no SWE-bench rows: --rows, --repos and --environment are required and
+// name a rows file, its repositories and its environments as `proctor import swebench` takes
+// them (docs/suites.md). Rows of a repository whose runner Proctor lacks show as quarantined in
+// the baseline.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -73,9 +74,9 @@ const TEST_CMD: Record<string, string> = {
 
 const { values } = parseArgs({
   options: {
-    rows: { type: 'string', default: '/work/rows/sympy.jsonl' },
-    repos: { type: 'string', default: '/work/rows/repos' },
-    environment: { type: 'string', default: '/work/rows/env' },
+    rows: { type: 'string' },
+    repos: { type: 'string' },
+    environment: { type: 'string' },
     n: { type: 'string', default: '5' },
     only: { type: 'string', multiple: true },
     repeat: { type: 'string', default: '1' },
@@ -83,6 +84,12 @@ const { values } = parseArgs({
     'per-language': { type: 'boolean', default: false },
   },
 });
+if (values.rows === undefined || values.repos === undefined || values.environment === undefined) {
+  console.error(
+    'bench:import: pass --rows FILE --repos DIR --environment DIR (SWE-bench rows, their repositories and environments, as `proctor import swebench` takes them)',
+  );
+  process.exit(2);
+}
 const repeat = Number(values.repeat);
 if (!Number.isInteger(repeat) || repeat < 1) throw new Error(`--repeat must be a whole number ≥ 1`);
 const rawLimits = values['raw-limits'];

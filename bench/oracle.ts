@@ -8,7 +8,7 @@
 //  (b) a sweep of --sweep baseline jobs (copies of the examples) at concurrency 2: wall time
 //      against the ideal, the sum of the jobs' evaluation times (containers, from each job's
 //      result) divided by 2. Target: ≥ 85 % efficiency.
-//  (c) the integrity layers (issue 24): a generated pytest task graded with the built-in
+//  (c) the integrity layers (docs/threat-model.md): a generated pytest task graded with the built-in
 //      runner as it is (protocol 2: sentinels, the collector exec, tripwires, the base
 //      configuration check) against the same task with the runner as it was before them
 //      (bench/fixtures/pytest-run-v1), same image, interleaved, median of --runs. Target: the

@@ -213,7 +213,7 @@ try {
   console.log(
     `batchProgress (trigger-kept row)  ${progress.toFixed(3).padStart(10)} ms; counting the batch: ${counted.toFixed(1)} ms (${(counted / progress).toFixed(0)}× slower)`,
   );
-  // The target (issue 13 §6): a report of a 100,000-job batch in <= 2 s, end to end through
+  // The target: a report of a 100,000-job batch in <= 2 s, end to end through
   // the CLI, for the table and for the jsonl rows alike.
   const missed: string[] = [];
   for (const [name, ms] of [

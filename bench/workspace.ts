@@ -1,5 +1,5 @@
 // npm run bench:workspace — grades of a large generated repository against its tests run
-// with plain `docker run`, with a one-commit history and with a long one (issue 11).
+// with plain `docker run`, with a one-commit history and with a long one.
 //
 // Generates (locally, deterministically; cached under --cache between runs) a Python project
 // of about --files files and --mb MB with a small pytest suite and a bug, and --commits commits

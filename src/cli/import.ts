@@ -11,7 +11,7 @@ const EXIT_INTERRUPTED = 130;
 function line(o: RowOutcome): string {
   const who = `row ${o.row}${o.instanceId !== undefined ? ` (${o.instanceId})` : ''}`;
   if (o.status === 'skipped') return `skipped ${who}: ${o.reasons.join('; ')}`;
-  const head = `${o.status.padEnd(9)} ${o.id}  ${who}  runner ${o.runner}  environment ${o.environment}`;
+  const head = `${o.status.padEnd(9)} ${o.id}  ${who}  runner ${o.runner} (${o.why})  environment ${o.environment}`;
   return [head, ...o.notes.map((note) => `  note: ${note}`)].join('\n');
 }
 

@@ -1,5 +1,5 @@
 // The ID lists of a derived bundle, from what the runner reported in the four states
-// (product of issue 12, part 1): never guessed.
+// (docs/suites.md): never guessed.
 //
 //   existing = passed in all four states;
 //   hidden   = passed in base + hidden + gold, and did not pass in base + hidden;

@@ -1,4 +1,4 @@
-// `proctor derive`: a task bundle from a fix commit of a local repository (issue 12, part 1).
+// `proctor derive`: a task bundle from a fix commit of a local repository.
 // The diff base..fix is split into hidden tests and gold patch (split.ts), the environment is
 // the author's build context plus a one-commit snapshot of base (snapshot.ts), and the ID
 // lists come from running the runner in four states in the oracle's sandbox (runs.ts,

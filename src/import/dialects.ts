@@ -198,26 +198,44 @@ const JS_NEEDS =
   'the jest, vitest, mocha or karma runner (--runner jest, --runner vitest, --runner mocha, --runner karma)';
 
 /**
- * What a test patch's files ask of a runner, for a repository without a dialect: the first
- * rule that matches any of `paths` (a Python test file before a Go file, and so on). A rule
- * with a dialect decides alone; JavaScript's asks the repository's package.json.
+ * The language of a test patch's files, for a row the IDs and the table leave undecided: the
+ * first rule that matches any of `paths` (Python before Go, and so on). Any `.py` file is
+ * Python, whatever its name (python-slugify's tests are `test.py` at the top). A rule with a
+ * dialect decides alone; JavaScript's asks the repository's package.json.
  */
-const NEEDS: ReadonlyArray<{ match: RegExp; needs: string; dialect?: Dialect }> = [
-  {
-    match: /(?:^|\/)(?:test_[^/]*|[^/]*_test)\.py$/,
-    needs: 'the pytest runner (--runner pytest)',
-    dialect: 'pytest',
-  },
-  { match: /\.go$/, needs: 'the go runner (--runner go)', dialect: 'go' },
-  { match: /\.rs$/, needs: 'the cargo runner (--runner cargo)', dialect: 'cargo' },
-  { match: /\.(?:[cm]?js|jsx|[cm]?ts|tsx)$/, needs: JS_NEEDS },
-  { match: /\.java$/, needs: 'the junit runner (--runner junit)', dialect: 'junit' },
-  {
-    match: /\.(?:c|cc|cpp|cxx|h|hh|hpp)$/,
-    needs: 'the ctest runner (--runner ctest)',
-    dialect: 'ctest',
-  },
-];
+const NEEDS: ReadonlyArray<{ match: RegExp; language: string; needs: string; dialect?: Dialect }> =
+  [
+    {
+      match: /\.py$/,
+      language: 'Python',
+      needs: 'the pytest runner (--runner pytest)',
+      dialect: 'pytest',
+    },
+    { match: /\.go$/, language: 'Go', needs: 'the go runner (--runner go)', dialect: 'go' },
+    {
+      match: /\.rs$/,
+      language: 'Rust',
+      needs: 'the cargo runner (--runner cargo)',
+      dialect: 'cargo',
+    },
+    {
+      match: /\.(?:[cm]?js|jsx|[cm]?ts|tsx)$/,
+      language: 'JavaScript or TypeScript',
+      needs: JS_NEEDS,
+    },
+    {
+      match: /\.java$/,
+      language: 'Java',
+      needs: 'the junit runner (--runner junit)',
+      dialect: 'junit',
+    },
+    {
+      match: /\.(?:c|cc|cpp|cxx|h|hh|hpp)$/,
+      language: 'C or C++',
+      needs: 'the ctest runner (--runner ctest)',
+      dialect: 'ctest',
+    },
+  ];
 
 /** At most this many of the deciding files are named in the reason. */
 const NAMED_FILES = 3;
@@ -271,34 +289,113 @@ export function jsRunnerOf(packageJson: string | undefined): { dialect?: Dialect
 }
 
 /**
- * The runner for a row of `repo`, a repository without a dialect, whose test patch touches
- * `paths`: by the language of its test files (a Python test file before a Go file, and so
- * on; for JavaScript and TypeScript, by `packageJson`, the repository's package.json at the
- * base commit, read only when asked for). `note` says how it was chosen; `reason` why none was.
+ * The runner for a row whose test patch touches `paths`, by the language of its files (Python
+ * before Go, and so on; for JavaScript and TypeScript, by `packageJson`, the repository's
+ * package.json at the base commit, read only when asked for). `why` says how it was chosen;
+ * `reason` why none was.
  */
 export async function dialectByFiles(
-  repo: string,
   paths: readonly string[],
   packageJson: () => Promise<string | undefined>,
-): Promise<{ dialect: Dialect; note: string } | { reason: string }> {
-  const head = `repository ${repo} has no built-in test dialect`;
-  for (const { match, needs, dialect } of NEEDS) {
+): Promise<{ dialect: Dialect; why: string } | { reason: string }> {
+  for (const { match, language, needs, dialect } of NEEDS) {
     const hits = paths.filter((p) => match.test(p));
     if (hits.length === 0) continue;
     const named = hits.slice(0, NAMED_FILES).join(', ') + (hits.length > NAMED_FILES ? ', …' : '');
     const js = dialect === undefined ? jsRunnerOf(await packageJson()) : undefined;
     const chosen = dialect ?? js?.dialect;
-    if (chosen === undefined) {
-      return {
-        reason: `${head}; by its test patch (${named}) it needs ${needs}; ${js?.why ?? ''}`,
-      };
-    }
+    const what = `its test patch is ${language} (${named})`;
+    if (chosen === undefined) return { reason: `${what}: it needs ${needs}; ${js?.why ?? ''}` };
+    return { dialect: chosen, why: `${what}${js !== undefined ? ` and ${js.why}` : ''}` };
+  }
+  return { reason: 'its test patch names no file of a language this import knows' };
+}
+
+/**
+ * The shapes of test IDs that name a Python dialect, as SWE-bench and the datasets after it
+ * write them: pytest's node ID `path.py::name` (any dataset that runs pytest, sympy's rows
+ * included), django's `name (module.Class)` (runtests.py's verbose lines) and sympy's bare
+ * test function name (bin/test's). The path must be a `.py` file, so that a Rust test's
+ * `module::name` is not taken for pytest's.
+ */
+const ID_SHAPES: ReadonlyArray<{ dialect: Dialect; match: RegExp; shape: string }> = [
+  { dialect: 'pytest', match: /^[^\n]*?\.py::[^\n]+$/, shape: "pytest's node IDs (path::name)" },
+  {
+    dialect: 'django',
+    match: /^[A-Za-z_]\w* \([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\)$/,
+    shape: "django's (name (module.Class))",
+  },
+  { dialect: 'sympy', match: /^[A-Za-z_]\w*$/, shape: "bare names, sympy's" },
+];
+
+/**
+ * The dialect a row's own test IDs name: the one shape every ID has. An ID of no known shape
+ * (a django docstring line, a sentence) or two known shapes decide nothing, and `why` says so:
+ * one bare word among sentences is no evidence of sympy.
+ */
+export function dialectByIds(ids: readonly string[]): { dialect?: Dialect; why: string } {
+  const unique = [...new Set(ids)];
+  const counts = ID_SHAPES.map((s) => ({
+    ...s,
+    n: unique.filter((id) => s.match.test(id)).length,
+  }));
+  const found = counts.filter((c) => c.n > 0);
+  const others = unique.length - found.reduce((sum, c) => sum + c.n, 0);
+  const [only] = found;
+  if (only !== undefined && found.length === 1 && others === 0) {
+    return { dialect: only.dialect, why: `its test IDs are ${only.shape}` };
+  }
+  if (found.length === 0) {
     return {
-      dialect: chosen,
-      note: `runner ${chosen}: ${repo} is not in the dialect table, so the runner is chosen by its test patch (${named})${js !== undefined ? ` and ${js.why}` : ''}; --runner overrides`,
+      why: "its test IDs decide nothing: none is pytest's path::name, django's name (module.Class) or a bare name",
     };
   }
+  const parts = [
+    ...found.map((c) => `${c.n} of ${c.shape}`),
+    ...(others > 0 ? [`${others} of no known shape`] : []),
+  ];
+  return { why: `its test IDs decide nothing: they mix ${parts.join(' and ')}` };
+}
+
+export interface RowForRunner {
+  /** owner/name. */
+  repo: string;
+  /** FAIL_TO_PASS and PASS_TO_PASS. */
+  ids: readonly string[];
+  /** The files the test patch touches. */
+  paths: readonly string[];
+}
+
+/**
+ * The runner of a row, and why: by its own test IDs first (when its test patch is Python: the
+ * ID shapes are those of Python's dialects, and a Go test's bare name is not sympy's), then by
+ * the repository's dialect table, then by the language of its test patch. `reason` says why
+ * nothing decided: the row then needs --runner.
+ */
+export async function chooseDialect(
+  row: RowForRunner,
+  packageJson: () => Promise<string | undefined>,
+): Promise<{ dialect: Dialect; why: string } | { reason: string }> {
+  const table = dialectOf(row.repo);
+  const python = row.paths.some((p) => p.endsWith('.py'));
+  const byIds = python ? dialectByIds(row.ids) : undefined;
+  if (byIds?.dialect !== undefined) {
+    const over =
+      table !== undefined && table !== byIds.dialect
+        ? `, over the dialect table's ${table} for ${row.repo}`
+        : '';
+    return { dialect: byIds.dialect, why: `${byIds.why}${over}` };
+  }
+  const undecided = byIds !== undefined ? `${byIds.why}; ` : '';
+  if (table !== undefined) {
+    return { dialect: table, why: `${undecided}the dialect table's runner for ${row.repo}` };
+  }
+  const notInTable = `${row.repo} is not in the dialect table`;
+  const byFiles = await dialectByFiles(row.paths, packageJson);
+  if ('dialect' in byFiles) {
+    return { dialect: byFiles.dialect, why: `${undecided}${notInTable}; ${byFiles.why}` };
+  }
   return {
-    reason: `${head}; its test patch names no test file this import knows; it needs a runner of your own (--runner FILE)`,
+    reason: `no runner: ${undecided}${notInTable}; ${byFiles.reason}${byFiles.reason.includes('it needs') ? '' : '; it needs a runner of your own (--runner FILE)'}`,
   };
 }

@@ -1,4 +1,4 @@
-// SWE-bench rows (issue 12, part 3): read from a JSON-lines file or a JSON array, each checked
+// SWE-bench rows: read from a JSON-lines file or a JSON array, each checked
 // on its own, so that one malformed row is listed with its reasons and skipped while the
 // others are imported. The two ID lists are JSON-encoded strings in SWE-bench and plain lists
 // in some derivatives, spelled FAIL_TO_PASS/PASS_TO_PASS or fail_to_pass/pass_to_pass: all

@@ -2,8 +2,10 @@
 // environment/ = the build context (the first of DIR/<owner>__<name>/<version>/,
 // DIR/<owner>__<name>/ and DIR that holds a Dockerfile; findEnvironment) plus a one-commit
 // snapshot of base_commit at /testbed (as derive makes it);
-// tests/run = the built-in runner of the repository's dialect (dialects.ts), or of the test
-// patch's language for a repository outside the table (a note says so), or --runner's for every row; hidden.patch = test_patch; gold.patch = patch;
+// tests/run = the built-in runner its own test IDs name (pytest's path::name, django's
+// name (module.Class), sympy's bare names), else its repository's dialect (dialects.ts), else
+// its test patch's language's; or --runner's for every row (the row's line says which and
+// why); hidden.patch = test_patch; gold.patch = patch;
 // hidden.txt = FAIL_TO_PASS; existing.txt = PASS_TO_PASS; description.md = problem_statement;
 // [grading] rules = "swebench", and deny = the test patch's files and the dialect's test
 // machinery; [tests] env = the dialect's; [source] keeps where it came from;
@@ -50,7 +52,7 @@ import {
   writeRunner,
   type BuiltinRunner,
 } from '../runners/index.js';
-import { dialectByFiles, dialectOf, DIALECT_RULES, isDialect } from './dialects.js';
+import { chooseDialect, dialectOf, DIALECT_RULES, isDialect, type Dialect } from './dialects.js';
 import { bundleId, readRows, type SwebenchRow } from './rows.js';
 import { planSubmodules } from './submodules.js';
 
@@ -81,6 +83,8 @@ export type RowOutcome =
       status: 'written' | 'rewritten' | 'unchanged';
       /** The built-in runner's name, or the --runner FILE copied as tests/run. */
       runner: string;
+      /** How the runner was chosen: the row's test IDs, the dialect table, its test patch, --runner. */
+      why: string;
       /** The environment folder the bundle's build context came from. */
       environment: string;
       /** Its submodules: vendored from which mirror, or left empty and what to add. */
@@ -247,6 +251,7 @@ async function importRow(
   | {
       status: 'written' | 'rewritten' | 'unchanged';
       runner: string;
+      why: string;
       environment: string;
       notes: string[];
     }
@@ -259,8 +264,12 @@ async function importRow(
     ],
   });
   const notes: string[] = [];
-  let dialect = dialectOf(row.repo);
-  if (dialect === undefined && choice === undefined) {
+  // The repository's own dialect (its machinery is denied whichever runner grades it), and
+  // the runner's, chosen by the row's IDs, the table, then its test patch's language.
+  const table = dialectOf(row.repo);
+  let chosen: Dialect | undefined;
+  let why = '--runner';
+  if (choice === undefined) {
     let paths: string[] = [];
     try {
       paths = pathsTouchedBy(Buffer.from(row.testPatch));
@@ -268,16 +277,19 @@ async function importRow(
       // Not a diff: the reason then names no file, and the runner the user must bring.
     }
     let missing = false;
-    const picked = await dialectByFiles(row.repo, paths, async () => {
-      if (repo === undefined) missing = true;
-      return repo === undefined ? undefined : fileAt(repo, row.baseCommit, 'package.json');
-    });
+    const picked = await chooseDialect(
+      { repo: row.repo, ids: [...row.failToPass, ...row.passToPass], paths },
+      async () => {
+        if (repo === undefined) missing = true;
+        return repo === undefined ? undefined : fileAt(repo, row.baseCommit, 'package.json');
+      },
+    );
     if (missing) return notFound();
     if ('reason' in picked) return { reasons: [picked.reason] };
-    dialect = picked.dialect;
-    notes.push(picked.note);
+    chosen = picked.dialect;
+    why = picked.why;
   }
-  const runner: RunnerChoice = choice ?? { builtin: dialect! };
+  const runner: RunnerChoice = choice ?? { builtin: chosen! };
   if (repo === undefined) return notFound();
   try {
     await resolveCommit(repo, row.baseCommit, 'base_commit');
@@ -353,7 +365,7 @@ async function importRow(
     // and validate judge it.
     const dialects = [
       ...new Set([
-        ...(dialect !== undefined ? [dialect] : []),
+        ...(table !== undefined ? [table] : []),
         ...('builtin' in runner && isDialect(runner.builtin) ? [runner.builtin] : []),
       ]),
     ];
@@ -387,17 +399,17 @@ async function importRow(
     if (existsSync(target)) {
       if (sameBundle(staging, target)) {
         rmSync(staging, { recursive: true, force: true });
-        return { status: 'unchanged', runner: label, environment: context, notes };
+        return { status: 'unchanged', runner: label, why, environment: context, notes };
       }
       if (!options.force) {
         rmSync(staging, { recursive: true, force: true });
         return { reasons: [`${target} exists and differs; --force rewrites it`] };
       }
       await commitBundle(staging, target, true);
-      return { status: 'rewritten', runner: label, environment: context, notes };
+      return { status: 'rewritten', runner: label, why, environment: context, notes };
     }
     await commitBundle(staging, target);
-    return { status: 'written', runner: label, environment: context, notes };
+    return { status: 'written', runner: label, why, environment: context, notes };
   } catch (error) {
     rmSync(staging, { recursive: true, force: true });
     if (isProctorError(error, 'BUNDLE_INVALID') || isProctorError(error, 'USAGE')) {

@@ -1,4 +1,4 @@
-// Which of issue 24's integrity layers a task has, and the warnings `proctor validate` gives
+// Which of the integrity layers (docs/threat-model.md) a task has, and the warnings `proctor validate` gives
 // about the ones it could have. A candidate's own code runs in the test process, so the
 // verdict rests on layers around it: the screen of the diff (screen.ts, every task), a deny
 // glob that drops every conftest.py (pytest loads one as a plugin before any test), and the

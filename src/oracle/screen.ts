@@ -1,4 +1,4 @@
-// The screen of a candidate diff (issue 24, layer 5): the filtered diff's added lines and the
+// The screen of a candidate diff (layer 5 of docs/threat-model.md): the filtered diff's added lines and the
 // names of the files it touches, read on the host before any candidate code runs, for
 // references to test-framework internals, to Proctor's runner and report, and to process
 // exits at import time. A candidate that fixes a bug has no business with any of these; one

@@ -1,4 +1,4 @@
-// [source] in task.toml (issue 12, part 4): where a task came from. Optional and informational:
+// [source] in task.toml: where a task came from. Optional and informational:
 // nothing in grading reads it. It is shown by `proctor status` and kept with every job's result
 // (and in the oracle log), so that reports and predictions can be matched by `instance_id`.
 //

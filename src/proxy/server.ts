@@ -183,7 +183,7 @@ export async function startModelProxy(options: ModelProxyOptions): Promise<Model
     const refuse = (kind: ProxyErrorKind, message: string) => {
       const answer = errorResponse(protocol, kind, message);
       // The connection stays: closing it while the body is still arriving would reset it, and
-      // the client would see the reset, not this answer (stop 29's 413, a 401 under load).
+      // the client would see the reset, not this answer (a 413 or a 401 under load did).
       drainRefused(req);
       res.writeHead(answer.status, answer.headers);
       res.end(answer.body);

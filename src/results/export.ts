@@ -1,4 +1,4 @@
-// The debug export of jobs (issue 13 §7): each job's row with its payload and result (and a
+// The debug export of jobs: each job's row with its payload and result (and a
 // grade's or baseline's per-test statuses, tests.json, when stored), every
 // artifact it registered (oracle log, transcript, candidate) and the candidate it was handed,
 // its bundle's task.toml and description.md, and MANIFEST.sha256 over all of it — every byte

@@ -1,4 +1,4 @@
-// The built-in runners (issue 12, part 2): a bundle's tests/run written for its author, under
+// The built-in runners: a bundle's tests/run written for its author, under
 // the unchanged runner contract (`run LIST REPORT` in the checkout; Proctor's JSON report).
 // Each runner is one plain, commented file kept beside this module (src/runners/<name>/run)
 // and copied verbatim, so a bundle stays plain files a person can read and edit.

@@ -1,5 +1,5 @@
 // A job's first container with its workspace, copied from the workspace template by the
-// container itself: no init container on a job's path (issue 11).
+// container itself: no init container on a job's path.
 //
 //  1. load: the fresh workspace volume (and, when asked, an asset volume) is made, and one
 //     archive is extracted into both through a container that is created and never started

@@ -1,4 +1,4 @@
-// A baseline sweep in the page's results and comparison views (issue 22), in a real headless
+// A baseline sweep in the page's results and comparison views, in a real headless
 // Chromium over the real API: two real `proctor baseline --gold --repeat 2 --wait` sweeps of
 // a copy of the first three examples/ in Docker, the second after one bundle's gold patch was
 // broken. What the page shows is checked against the report the API answers, which is

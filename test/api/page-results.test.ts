@@ -4,7 +4,7 @@
 // pass@k, tokens and cost over attempts recorded through the real store. Every number the
 // page shows is checked against the report the API answers, in the CLI's own words.
 import { spawn } from 'node:child_process';
-import { copyFileSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Locator, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
@@ -75,7 +75,6 @@ async function shot(page: Page, dir: string, name: string) {
   const png = readFileSync(path);
   expect(png.subarray(0, 8).equals(PNG)).toBe(true);
   expect(png.length).toBeGreaterThan(20_000);
-  copyFileSync(path, `/tmp/s19-page-${name}.png`);
 }
 
 describe('the results and comparison views', () => {

@@ -140,7 +140,7 @@ describe('proctor grade --predictions', () => {
     const quarantined = listed.jobs.find((j) => j.id === summary.jobs[3]?.job);
     expect(quarantined?.result.quarantined).toMatchObject({ reason: 'BASELINE_HIDDEN_PASSED' });
 
-    // The report counts the suite's tasks without a prediction as not submitted (issue 13 §1),
+    // The report counts the suite's tasks without a prediction as not submitted,
     // and the swebench form lists them among the incomplete ones.
     const report = await proctor(['--home', home, 'report', summary.batch]);
     expect(report.code).toBe(0);

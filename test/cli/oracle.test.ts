@@ -196,7 +196,7 @@ done < "$list"; printf ']}\\n'; } > "$report"
     );
     expect(result.code).toBe(1);
     expect(await leftovers(home)).toEqual([]);
-    // The result records every flipped ID, and the sweep's report counts them (issue 22).
+    // The result records every flipped ID, and the sweep's report counts them.
     const batch = /\(batch (b_[0-9a-z]+)/.exec(result.stdout)?.[1] ?? '';
     const json = await proctor(['--home', home, 'report', batch, '--format', 'json']);
     const sweep = (JSON.parse(json.stdout) as { baselines: BaselineSummary[] }).baselines[0]!;

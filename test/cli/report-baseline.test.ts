@@ -1,4 +1,4 @@
-// `proctor report` on baseline sweeps, end to end (issue 22): two real `baseline --gold
+// `proctor report` on baseline sweeps, end to end: two real `baseline --gold
 // --repeat 2 --wait` sweeps of a copy of the first three examples/ in Docker, the second after
 // one bundle's gold patch was broken, then `report` in every format and `--compare` of the
 // two; and the one-line refusals of what cannot be reported or compared.
@@ -83,7 +83,7 @@ describe('proctor report on baseline sweeps', () => {
     expect(table.stdout).toMatch(/\n {2}runs {20}2 per task; gold patch graded for 3 tasks\n/);
     expect(table.stdout).toMatch(/\n {2}images {18}3, /);
     expect(table.stdout).toMatch(/\n {2}sh-country-codes +\d+ +quarantined +GOLD_FAILED +- +\S/);
-    // Not the grade summary of an empty batch (issue 22: `tasks 0` and dashes).
+    // Not the grade summary of an empty batch (`tasks 0` and dashes).
     expect(table.stdout).not.toMatch(/resolved rate/);
 
     const json = JSON.parse(

@@ -1,5 +1,5 @@
 // `report --format swebench` through the real CLI on a predictions batch of the examples/
-// suite (issue 22): empty predictions are counted as SWE-bench's make_run_report counts them,
+// suite: empty predictions are counted as SWE-bench's make_run_report counts them,
 // and --out DIR makes the folder it writes.
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,4 +1,4 @@
-// Issue 24's screen and conftest.py deny end to end: `proctor grade … --patch F --wait --json`
+// The screen of the diff and conftest.py's deny end to end: `proctor grade … --patch F --wait --json`
 // (the real binary, a real SQLite home, the real Docker engine) of the py-duration-parse
 // example against a forged candidate — a root conftest.py that rewrites every report to
 // passed, and a package module that imports `_pytest.reports` — under `tamper = "flag"` (the

@@ -1,5 +1,5 @@
 // Start-up is paid by every command: main.ts loads each command's module only when its action
-// runs (issue 11). These tests record every module the real bin resolves (an ESM loader hook
+// runs. These tests record every module the real bin resolves (an ESM loader hook
 // given to node with --import) and fail if `--help` or `status` loads what they do not use, so
 // that a later static import cannot silently undo the laziness. The bin runs the bundle
 // (scripts/bundle.ts): each chunk it loads stands for the modules esbuild put in it, read from

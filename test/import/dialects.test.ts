@@ -3,9 +3,11 @@
 import { describe, expect, it } from 'vitest';
 import picomatch from 'picomatch';
 import {
+  chooseDialect,
   DIALECT_RULES,
-  dialectOf,
   dialectByFiles,
+  dialectByIds,
+  dialectOf,
   jsRunnerOf,
   SWEBENCH_DIALECTS,
 } from '../../src/import/dialects.js';
@@ -168,34 +170,35 @@ describe('the dialect table', () => {
   });
 });
 
-describe('the runner of a repository without a dialect', () => {
-  const head = 'repository acme/x has no built-in test dialect';
+describe("the runner of a row's test patch, by its language", () => {
   const none = () =>
     Promise.reject(new Error('package.json read for a language that does not need it'));
   it.each([
-    [['src/a.py', 'tests/test_a.py'], 'tests/test_a.py', 'pytest'],
-    [['pkg/a_test.py'], 'pkg/a_test.py', 'pytest'],
-    [['server/http_test.go'], 'server/http_test.go', 'go'],
-    [['tests/parse.rs'], 'tests/parse.rs', 'cargo'],
-    [['src/test/java/AppTest.java'], 'src/test/java/AppTest.java', 'junit'],
-    [['tests/check.c', 'tests/more.cpp'], 'tests/check.c, tests/more.cpp', 'ctest'],
-    [['a_test.go', 'test_a.py'], 'test_a.py', 'pytest'],
-  ])('%j: chosen by the files (%s) alone: %s', async (paths, named, dialect) => {
-    expect(await dialectByFiles('acme/x', paths, none)).toEqual({
+    [['src/a.py', 'tests/test_a.py'], 'Python', 'src/a.py, tests/test_a.py', 'pytest'],
+    [['pkg/a_test.py'], 'Python', 'pkg/a_test.py', 'pytest'],
+    // Any .py file is Python, whatever its name: python-slugify's tests are test.py.
+    [['test.py', 'README.md'], 'Python', 'test.py', 'pytest'],
+    [['tests/tests.py', 'docs/x.md'], 'Python', 'tests/tests.py', 'pytest'],
+    [['server/http_test.go'], 'Go', 'server/http_test.go', 'go'],
+    [['tests/parse.rs'], 'Rust', 'tests/parse.rs', 'cargo'],
+    [['src/test/java/AppTest.java'], 'Java', 'src/test/java/AppTest.java', 'junit'],
+    [['tests/check.c', 'tests/more.cpp'], 'C or C++', 'tests/check.c, tests/more.cpp', 'ctest'],
+    [['a_test.go', 'test_a.py'], 'Python', 'test_a.py', 'pytest'],
+  ])('%j: %s (%s): %s', async (paths, language, named, dialect) => {
+    expect(await dialectByFiles(paths, none)).toEqual({
       dialect,
-      note: `runner ${dialect}: acme/x is not in the dialect table, so the runner is chosen by its test patch (${named}); --runner overrides`,
+      why: `its test patch is ${language} (${named})`,
     });
   });
 
   it("asks a JavaScript or TypeScript row's package.json, and says why when it cannot tell", async () => {
     const paths = ['test/a.spec.ts', 'test/b.test.js', 'lib/c.mjs', 'd.tsx'];
-    const named = 'test/a.spec.ts, test/b.test.js, lib/c.mjs, …';
+    const what =
+      'its test patch is JavaScript or TypeScript (test/a.spec.ts, test/b.test.js, lib/c.mjs, …)';
     const pkg = (manifest: unknown) => () => Promise.resolve(JSON.stringify(manifest));
-    expect(
-      await dialectByFiles('acme/x', paths, pkg({ devDependencies: { vitest: '1' } })),
-    ).toEqual({
+    expect(await dialectByFiles(paths, pkg({ devDependencies: { vitest: '1' } }))).toEqual({
       dialect: 'vitest',
-      note: `runner vitest: acme/x is not in the dialect table, so the runner is chosen by its test patch (${named}) and its package.json depends on vitest; --runner overrides`,
+      why: `${what} and its package.json depends on vitest`,
     });
     const needs =
       'the jest, vitest, mocha or karma runner (--runner jest, --runner vitest, --runner mocha, --runner karma)';
@@ -205,18 +208,124 @@ describe('the runner of a repository without a dialect', () => {
       [pkg({ dependencies: { jest: '1', vitest: '1' } }), 'its package.json names vitest and jest'],
       [pkg({ scripts: { test: 'node t.js' } }), 'its package.json names none of them'],
     ] as const) {
-      expect(await dialectByFiles('acme/x', paths, read)).toEqual({
-        reason: `${head}; by its test patch (${named}) it needs ${needs}; ${why}`,
+      expect(await dialectByFiles(paths, read)).toEqual({
+        reason: `${what}: it needs ${needs}; ${why}`,
       });
     }
   });
 
-  it('asks for a runner of your own when no file says', async () => {
-    for (const paths of [['tests/tests.py', 'docs/x.md'], []]) {
-      expect(await dialectByFiles('acme/x', paths, none)).toEqual({
-        reason: `${head}; its test patch names no test file this import knows; it needs a runner of your own (--runner FILE)`,
+  it('decides nothing when no file is of a language it knows', async () => {
+    for (const paths of [['docs/x.md', 'data/t.csv'], []]) {
+      expect(await dialectByFiles(paths, none)).toEqual({
+        reason: 'its test patch names no file of a language this import knows',
       });
     }
+  });
+});
+
+describe("the runner of a row's test IDs, by their shape", () => {
+  it("takes pytest's path::name, django's name (module.Class) and a bare name as sympy's", () => {
+    expect(
+      dialectByIds([
+        'sympy/core/tests/test_sympify.py::test_evaluate_false',
+        'test.py::TestSlugify::test_accented_text[a b]',
+      ]),
+    ).toEqual({ dialect: 'pytest', why: "its test IDs are pytest's node IDs (path::name)" });
+    expect(
+      dialectByIds([
+        'test_zero (calc.tests.CalcTests)',
+        'test_div (calc.tests.CalcTests.test_div)',
+      ]),
+    ).toEqual({ dialect: 'django', why: "its test IDs are django's (name (module.Class))" });
+    expect(dialectByIds(['test_evaluate_false', 'test_issue_1'])).toEqual({
+      dialect: 'sympy',
+      why: "its test IDs are bare names, sympy's",
+    });
+  });
+
+  it('decides nothing from IDs of mixed shapes, of no known shape, or with any of no known shape', () => {
+    expect(dialectByIds(['a/test_x.py::test_a', 'test_b', 'test_c'])).toEqual({
+      why: "its test IDs decide nothing: they mix 1 of pytest's node IDs (path::name) and 2 of bare names, sympy's",
+    });
+    // One bare word among sentences is no evidence of sympy; a django docstring line, as some
+    // of SWE-bench's django rows list, leaves the row to the table.
+    expect(dialectByIds(['accented text', 'phonetic'])).toEqual({
+      why: "its test IDs decide nothing: they mix 1 of bare names, sympy's and 1 of no known shape",
+    });
+    expect(
+      dialectByIds(['test_zero (calc.tests.CalcTests)', 'Regression test for #1234.']),
+    ).toEqual({
+      why: "its test IDs decide nothing: they mix 1 of django's (name (module.Class)) and 1 of no known shape",
+    });
+    // A Rust test's module::name is not a pytest node ID.
+    expect(dialectByIds(['parser::tests::parses', 'renders a page'])).toEqual({
+      why: "its test IDs decide nothing: none is pytest's path::name, django's name (module.Class) or a bare name",
+    });
+  });
+});
+
+describe('the runner of a row: its IDs, then the table, then its test patch', () => {
+  const none = () =>
+    Promise.reject(new Error('package.json read for a language that does not need it'));
+  it("takes a row's pytest node IDs over the table's sympy, and says so", async () => {
+    expect(
+      await chooseDialect(
+        {
+          repo: 'sympy/sympy',
+          ids: ['sympy/core/tests/test_sympify.py::test_evaluate_false'],
+          paths: ['sympy/core/tests/test_sympify.py'],
+        },
+        none,
+      ),
+    ).toEqual({
+      dialect: 'pytest',
+      why: "its test IDs are pytest's node IDs (path::name), over the dialect table's sympy for sympy/sympy",
+    });
+  });
+
+  it('asks the IDs only of a row whose test patch is Python: a Go test is not sympy', async () => {
+    expect(
+      await chooseDialect(
+        { repo: 'gin-gonic/gin', ids: ['TestContextRender'], paths: ['context_test.go'] },
+        none,
+      ),
+    ).toEqual({ dialect: 'go', why: "the dialect table's runner for gin-gonic/gin" });
+    expect(
+      await chooseDialect({ repo: 'acme/x', ids: ['TestA'], paths: ['a_test.go'] }, none),
+    ).toEqual({
+      dialect: 'go',
+      why: 'acme/x is not in the dialect table; its test patch is Go (a_test.go)',
+    });
+  });
+
+  it('falls back to the table, then to the test patch, saying why the IDs did not decide', async () => {
+    expect(
+      await chooseDialect(
+        { repo: 'sympy/sympy', ids: ['a/test_x.py::test_a', 'test_b'], paths: ['a/test_x.py'] },
+        none,
+      ),
+    ).toEqual({
+      dialect: 'sympy',
+      why: "its test IDs decide nothing: they mix 1 of pytest's node IDs (path::name) and 1 of bare names, sympy's; the dialect table's runner for sympy/sympy",
+    });
+    expect(
+      await chooseDialect(
+        { repo: 'acme/slugify', ids: ['Slugify: accents'], paths: ['test.py'] },
+        none,
+      ),
+    ).toEqual({
+      dialect: 'pytest',
+      why: "its test IDs decide nothing: none is pytest's path::name, django's name (module.Class) or a bare name; acme/slugify is not in the dialect table; its test patch is Python (test.py)",
+    });
+  });
+
+  it('skips a row only when nothing decides, naming what it needs', async () => {
+    expect(
+      await chooseDialect({ repo: 'acme/x', ids: ['it works'], paths: ['docs/x.md'] }, none),
+    ).toEqual({
+      reason:
+        'no runner: acme/x is not in the dialect table; its test patch names no file of a language this import knows; it needs a runner of your own (--runner FILE)',
+    });
   });
 });
 

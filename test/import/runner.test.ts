@@ -11,7 +11,8 @@ import { describe, expect, it } from 'vitest';
 import { loadBundle, runnerRunsPytest } from '../../src/oracle/index.js';
 import { runnerSource } from '../../src/runners/index.js';
 import { proctor } from '../helpers/cli.js';
-import { commit, newRepo } from '../helpers/repos.js';
+import { leftovers } from '../helpers/home.js';
+import { commit, newRepo, toolchainEnvironment } from '../helpers/repos.js';
 import { tempDir } from '../helpers/temp.js';
 
 const diff = (repo: string, a: string, b: string, ...paths: string[]) =>
@@ -54,30 +55,44 @@ function fixture() {
   const environment = join(root, 'env');
   mkdirSync(environment);
   writeFileSync(join(environment, 'Dockerfile'), 'FROM debian:bookworm-slim\n');
-  const row = (repoName: string) => ({
+  const row = (repoName: string, ids: Ids = IDS[repoName] ?? NODE_IDS) => ({
     instance_id: `${repoName.replace('/', '__')}-1`,
     repo: repoName,
     base_commit: base,
     patch: diff(repo, base, fix, 'calc.py'),
     test_patch: diff(repo, base, fix, 'tests'),
-    FAIL_TO_PASS: ['tests/test_calc.py::test_zero'],
-    PASS_TO_PASS: ['tests/test_calc.py::test_div'],
+    FAIL_TO_PASS: ids[0],
+    PASS_TO_PASS: ids[1],
     problem_statement: 'div(1, 0) raises; it should return None.',
   });
-  const rows = (...repoNames: string[]) => {
+  const rowsOf = (list: unknown[]) => {
     // Each in a folder of its own, under one name: [source].dataset is the file's name.
     const dir = tempDir('proctor-rows-');
     const path = join(dir, 'rows.jsonl');
-    writeFileSync(path, repoNames.map((r) => JSON.stringify(row(r))).join('\n') + '\n');
+    writeFileSync(path, list.map((r) => JSON.stringify(r)).join('\n') + '\n');
     return path;
   };
+  const rows = (...repoNames: string[]) => rowsOf(repoNames.map((r) => row(r)));
   const out = join(root, 'suite');
   const args = (rowsFile: string, ...more: string[]) => [
     ...['import', 'swebench', rowsFile, '--repos', repos],
     ...['--environment', environment, '--out', out, ...more],
   ];
-  return { root, repo, base, row, rows, out, args, environment };
+  return { root, repo, base, row, rows, rowsOf, out, args, environment };
 }
+
+/** FAIL_TO_PASS and PASS_TO_PASS. */
+type Ids = [string[], string[]];
+const NODE_IDS: Ids = [['tests/test_calc.py::test_zero'], ['tests/test_calc.py::test_div']];
+/** Each dialect's rows as SWE-bench writes them: bare names for sympy, name (module.Class) for django. */
+const IDS: Record<string, Ids> = {
+  'sympy/sympy': [['test_zero'], ['test_div']],
+  'django/django': [
+    ['test_zero (tests.test_calc.CalcTests)'],
+    ['test_div (tests.test_calc.CalcTests)'],
+  ],
+};
+const BY_NODE_IDS = "its test IDs are pytest's node IDs (path::name)";
 
 const SYMPY_DENY = [
   'bin/test',
@@ -98,13 +113,13 @@ describe('proctor import swebench: the runner', { timeout: 120_000 }, () => {
     const f = fixture();
     const result = await proctor(f.args(f.rows('sympy/sympy', 'django/django', 'psf/requests')));
     expect(result.code, result.stdout + result.stderr).toBe(0);
-    for (const [id, runner] of [
-      ['sympy__sympy-1', 'sympy'],
-      ['django__django-1', 'django'],
-      ['psf__requests-1', 'pytest'],
+    for (const [id, runner, why] of [
+      ['sympy__sympy-1', 'sympy', "its test IDs are bare names, sympy's"],
+      ['django__django-1', 'django', "its test IDs are django's (name (module.Class))"],
+      ['psf__requests-1', 'pytest', BY_NODE_IDS],
     ] as const) {
       expect(result.stdout).toContain(
-        `written   ${id}  row ${['sympy', 'django', 'pytest'].indexOf(runner) + 1} (${id})  runner ${runner}  environment ${f.environment}\n`,
+        `written   ${id}  row ${['sympy', 'django', 'pytest'].indexOf(runner) + 1} (${id})  runner ${runner} (${why})  environment ${f.environment}\n`,
       );
       const bundle = await loadBundle(join(f.out, id));
       expect(readFileSync(bundle.paths.runner)).toEqual(await runnerSource(runner));
@@ -141,28 +156,36 @@ describe('proctor import swebench: the runner', { timeout: 120_000 }, () => {
     });
   });
 
-  it("imports a row of a repository without a dialect with the runner its test patch's language asks for, says so, and --runner overrides it", async () => {
+  it("imports a row of a repository without a dialect by its IDs, else its test patch's language, says why on the row's line, and --runner overrides it", async () => {
     const f = fixture();
-    const rows = f.rows('acme/calc', 'psf/requests');
+    const unshaped: Ids = [['calc: zero'], ['calc: div']];
+    const rows = f.rowsOf([
+      f.row('acme/calc'),
+      { ...f.row('acme/calc', unshaped), instance_id: 'acme__calc-2' },
+      f.row('psf/requests'),
+    ]);
     const result = await proctor(f.args(rows));
     expect(result.code, result.stdout + result.stderr).toBe(0);
-    expect(result.stdout).toMatch(/^written {3}acme__calc-1 .* runner pytest /m);
     expect(result.stdout).toContain(
-      '  note: runner pytest: acme/calc is not in the dialect table, so the runner is chosen by its test patch (tests/test_calc.py); --runner overrides\n',
+      `written   acme__calc-1  row 1 (acme__calc-1)  runner pytest (${BY_NODE_IDS})  environment ${f.environment}\n`,
+    );
+    expect(result.stdout).toContain(
+      `written   acme__calc-2  row 2 (acme__calc-2)  runner pytest (its test IDs decide nothing: none is pytest's path::name, django's name (module.Class) or a bare name; acme/calc is not in the dialect table; its test patch is Python (tests/test_calc.py))  environment ${f.environment}\n`,
     );
     expect(result.stdout).toMatch(/^written {3}psf__requests-1 .* runner pytest /m);
-    const bundle = await loadBundle(join(f.out, 'acme__calc-1'));
+    const bundle = await loadBundle(join(f.out, 'acme__calc-2'));
     expect(readFileSync(bundle.paths.runner)).toEqual(await runnerSource('pytest'));
     expect(bundle.grading.deny).toEqual(['tests/test_calc.py', '**/conftest.py']);
     expect(bundle.grading.rules).toBe('swebench');
     const json = await proctor(f.args(rows, '--json'));
     expect(JSON.parse(json.stdout)).toMatchObject({
       rows: [
+        { id: 'acme__calc-1', status: 'unchanged', runner: 'pytest', why: BY_NODE_IDS },
         {
-          id: 'acme__calc-1',
+          id: 'acme__calc-2',
           status: 'unchanged',
           runner: 'pytest',
-          notes: [expect.stringContaining('chosen by its test patch')],
+          why: expect.stringContaining('its test patch is Python (tests/test_calc.py)'),
         },
         { id: 'psf__requests-1', status: 'unchanged', runner: 'pytest' },
       ],
@@ -171,29 +194,55 @@ describe('proctor import swebench: the runner', { timeout: 120_000 }, () => {
     writeFileSync(own, '#!/bin/sh\nexit 0\n');
     const again = await proctor(f.args(rows, '--runner', own, '--force'));
     expect(again.code, again.stdout + again.stderr).toBe(0);
-    expect(again.stdout).not.toContain('chosen by its test patch');
-    expect(readFileSync(join(f.out, 'acme__calc-1', 'tests', 'run'), 'utf8')).toBe(
+    expect(again.stdout).toContain(`runner ${own} (--runner)  environment`);
+    expect(again.stdout).not.toContain('its test patch is');
+    expect(readFileSync(join(f.out, 'acme__calc-2', 'tests', 'run'), 'utf8')).toBe(
       '#!/bin/sh\nexit 0\n',
     );
+  });
+
+  it("gives a sympy row whose IDs are pytest node IDs the pytest runner, over the table, keeping sympy's machinery denied", async () => {
+    const f = fixture();
+    const result = await proctor(f.args(f.rows('sympy/sympy'), '--only', 'sympy__sympy-1'));
+    expect(result.code, result.stdout + result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/^written {3}sympy__sympy-1 .* runner sympy /m);
+    const nodeIds = f.rowsOf([f.row('sympy/sympy', NODE_IDS)]);
+    const again = await proctor(f.args(nodeIds, '--force'));
+    expect(again.code, again.stdout + again.stderr).toBe(0);
+    expect(again.stdout).toContain(
+      `rewritten sympy__sympy-1  row 1 (sympy__sympy-1)  runner pytest (${BY_NODE_IDS}, over the dialect table's sympy for sympy/sympy)  environment ${f.environment}\n`,
+    );
+    const bundle = await loadBundle(join(f.out, 'sympy__sympy-1'));
+    expect(readFileSync(bundle.paths.runner)).toEqual(await runnerSource('pytest'));
+    expect(bundle.grading.deny).toEqual(['tests/test_calc.py', ...SYMPY_DENY, '**/conftest.py']);
+    expect(bundle.testsEnv).toEqual(SYMPY_ENV);
   });
 
   it("chooses, for each language of a test patch, the runner a repository without a dialect needs, asking a JavaScript row's package.json", async () => {
     const f = fixture();
     const repos = join(f.root, 'repos');
-    const kinds: Array<[string, Record<string, string>, string[], string | undefined]> = [
-      ['go', {}, ['server/http_test.go'], 'go'],
-      ['rust', {}, ['tests/parse.rs'], 'cargo'],
-      ['java', {}, ['src/test/AppTest.java'], 'junit'],
-      ['cpp', {}, ['tests/check.cpp'], 'ctest'],
-      ['js', { 'package.json': '{"devDependencies":{"jest":"29"}}\n' }, ['test/a.test.js'], 'jest'],
+    const JS = 'JavaScript or TypeScript';
+    const kinds: Array<[string, Record<string, string>, string[], string, string | undefined]> = [
+      ['go', {}, ['server/http_test.go'], 'Go', 'go'],
+      ['rust', {}, ['tests/parse.rs'], 'Rust', 'cargo'],
+      ['java', {}, ['src/test/AppTest.java'], 'Java', 'junit'],
+      ['cpp', {}, ['tests/check.cpp'], 'C or C++', 'ctest'],
+      [
+        'js',
+        { 'package.json': '{"devDependencies":{"jest":"29"}}\n' },
+        ['test/a.test.js'],
+        JS,
+        'jest',
+      ],
       [
         'ts',
         { 'package.json': '{"scripts":{"test":"vitest run"}}\n' },
         ['src/a.spec.ts'],
+        JS,
         'vitest',
       ],
-      ['bare', {}, ['test/a.test.js'], undefined],
-      ['other', {}, ['tests/tests.py'], undefined],
+      ['bare', {}, ['test/a.test.js'], JS, undefined],
+      ['other', {}, ['docs/notes.md'], '', undefined],
     ];
     const rows = kinds.map(([kind, files, paths]) => {
       // A repository each, cloned under its row's name: a package.json is one row's alone.
@@ -218,7 +267,7 @@ describe('proctor import swebench: the runner', { timeout: 120_000 }, () => {
     writeFileSync(file, rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
     const result = await proctor(f.args(file));
     expect(result.code).toBe(1);
-    for (const [kind, files, paths, runner] of kinds) {
+    for (const [kind, files, paths, language, runner] of kinds) {
       if (runner === undefined) continue;
       expect(result.stdout).toMatch(
         new RegExp(`^written {3}acme__${kind}-1 .* runner ${runner} `, 'm'),
@@ -230,17 +279,17 @@ describe('proctor import swebench: the runner', { timeout: 120_000 }, () => {
             : " and its package.json's test script runs vitest"
           : '';
       expect(result.stdout).toContain(
-        `  note: runner ${runner}: acme/${kind} is not in the dialect table, so the runner is chosen by its test patch (${paths.join(', ')})${why}; --runner overrides\n`,
+        `  runner ${runner} (acme/${kind} is not in the dialect table; its test patch is ${language} (${paths.join(', ')})${why})  environment`,
       );
       expect(readFileSync(join(f.out, `acme__${kind}-1`, 'tests', 'run'))).toEqual(
         await runnerSource(runner as never),
       );
     }
     expect(result.stdout).toContain(
-      'skipped row 7 (acme__bare-1): repository acme/bare has no built-in test dialect; by its test patch (test/a.test.js) it needs the jest, vitest, mocha or karma runner (--runner jest, --runner vitest, --runner mocha, --runner karma); the base commit has no package.json to say which\n',
+      'skipped row 7 (acme__bare-1): no runner: acme/bare is not in the dialect table; its test patch is JavaScript or TypeScript (test/a.test.js): it needs the jest, vitest, mocha or karma runner (--runner jest, --runner vitest, --runner mocha, --runner karma); the base commit has no package.json to say which\n',
     );
     expect(result.stdout).toContain(
-      'skipped row 8 (acme__other-1): repository acme/other has no built-in test dialect; its test patch names no test file this import knows; it needs a runner of your own (--runner FILE)\n',
+      'skipped row 8 (acme__other-1): no runner: acme/other is not in the dialect table; its test patch names no file of a language this import knows; it needs a runner of your own (--runner FILE)\n',
     );
     expect(result.stdout).toContain('6 written, 0 rewritten, 0 unchanged, 2 skipped');
     expect(existsSync(join(f.out, 'acme__bare-1'))).toBe(false);
@@ -333,5 +382,99 @@ describe('proctor import swebench: the runner', { timeout: 120_000 }, () => {
       expect(result.stdout).toBe('');
       expect(existsSync(f.out)).toBe(false);
     }
+  });
+});
+
+/**
+ * A repository shaped as python-slugify is: the package in slugify/, its tests in one test.py
+ * at the top (a name pytest's default patterns never collect), unittest classes in it.
+ */
+function slugifyFixture(ids: 'node' | 'unshaped') {
+  const root = tempDir('proctor-import-slugify-');
+  const repos = join(root, 'repos');
+  const repo = newRepo(join(repos, 'un33k__python-slugify'));
+  const TESTS = [
+    'import unittest',
+    'from slugify import slugify',
+    '',
+    '',
+    'class TestSlugify(unittest.TestCase):',
+    '    def test_phonetic(self):',
+    "        self.assertEqual(slugify('Hello World'), 'hello-world')",
+    '',
+  ].join('\n');
+  const NEW_TESTS = `${TESTS}\n    def test_accented_text(self):\n        self.assertEqual(slugify('Café Über'), 'cafe-uber')\n`;
+  const base = commit(
+    repo,
+    {
+      'slugify/__init__.py': 'from .slugify import slugify\n',
+      'slugify/slugify.py':
+        "import re\n\n\ndef slugify(text):\n    return re.sub(r'[^a-z0-9]+', '-', text.lower()).strip('-')\n",
+      'test.py': TESTS,
+      'setup.py': "from setuptools import setup\nsetup(name='python-slugify')\n",
+    },
+    'base',
+  );
+  const fix = commit(
+    repo,
+    {
+      'slugify/slugify.py':
+        "import re\nimport unicodedata\n\n\ndef slugify(text):\n    text = unicodedata.normalize('NFKD', text).encode('ascii', 'ignore').decode()\n    return re.sub(r'[^a-z0-9]+', '-', text.lower()).strip('-')\n",
+      'test.py': NEW_TESTS,
+    },
+    'fix',
+  );
+  const [failing, passing] =
+    ids === 'node'
+      ? ['test.py::TestSlugify::test_accented_text', 'test.py::TestSlugify::test_phonetic']
+      : ['accented text', 'phonetic'];
+  const row = {
+    instance_id: `un33k__python-slugify-${ids === 'node' ? 1 : 2}`,
+    repo: 'un33k/python-slugify',
+    base_commit: base,
+    patch: diff(repo, base, fix, 'slugify'),
+    test_patch: diff(repo, base, fix, 'test.py'),
+    FAIL_TO_PASS: [failing],
+    PASS_TO_PASS: [passing],
+    problem_statement: 'slugify drops accented letters; it should transliterate them.',
+  };
+  const rows = join(root, 'rows.jsonl');
+  writeFileSync(rows, JSON.stringify(row) + '\n');
+  const out = join(root, 'suite');
+  const args = [
+    ...['import', 'swebench', rows, '--repos', repos],
+    ...['--environment', toolchainEnvironment(), '--out', out],
+  ];
+  return { args, out, id: row.instance_id };
+}
+
+describe('proctor import swebench: a top-level test.py', { timeout: 600_000 }, () => {
+  it('imports a slugify-shaped row with the pytest runner, denies test.py, and its gold passes baseline', async () => {
+    const f = slugifyFixture('node');
+    const result = await proctor(f.args);
+    expect(result.code, result.stdout + result.stderr).toBe(0);
+    expect(result.stdout).toContain(
+      `written   ${f.id}  row 1 (${f.id})  runner pytest (${BY_NODE_IDS})  environment`,
+    );
+    const bundle = await loadBundle(join(f.out, f.id));
+    expect(readFileSync(bundle.paths.runner)).toEqual(await runnerSource('pytest'));
+    // The test patch's file is denied as a test file, whatever its name.
+    expect(bundle.grading.deny).toEqual(['test.py', '**/conftest.py']);
+    const home = tempDir('proctor-home-');
+    const baseline = await proctor(['--home', home, 'baseline', f.out, '--gold', '--wait']);
+    expect(baseline.code, baseline.stdout + baseline.stderr).toBe(0);
+    expect(baseline.stdout).toMatch(/1 valid, 0 quarantined/);
+    expect(await leftovers(home)).toEqual([]);
+  });
+
+  it('takes the pytest runner from the test patch when the IDs say nothing: test.py is Python', async () => {
+    const f = slugifyFixture('unshaped');
+    const result = await proctor(f.args);
+    expect(result.code, result.stdout + result.stderr).toBe(0);
+    expect(result.stdout).toContain(
+      "runner pytest (its test IDs decide nothing: they mix 1 of bare names, sympy's and 1 of no known shape; un33k/python-slugify is not in the dialect table; its test patch is Python (test.py))",
+    );
+    const bundle = await loadBundle(join(f.out, f.id));
+    expect(bundle.grading.deny).toEqual(['test.py', '**/conftest.py']);
   });
 });

@@ -33,7 +33,7 @@ function changeFile(path: string, hunk: readonly string[], at = 10): string {
 const screen = (...diffs: string[]) => screenDiff(Buffer.from(diffs.join('')));
 const rulesOf = (...diffs: string[]) => [...new Set(screen(...diffs).hits.map((h) => h.rule))];
 
-// At least one forgery per rule: the shapes issue 24's hostile candidates took, and their kin.
+// At least one forgery per rule: the shapes hostile candidates took, and their kin.
 const SAMPLES: Record<string, Array<[path: string, lines: string[]]>> = {
   'pytest-internals': [
     ['pkg/durations.py', ['import _pytest.reports']],
@@ -261,7 +261,7 @@ describe('screenDiff rules', () => {
   });
 });
 
-describe("screenDiff on issue 24's forgeries, written out whole", () => {
+describe('screenDiff on whole forgeries, written out', () => {
   const FORGERIES: Record<string, Array<[path: string, lines: string[]]>> = {
     'replaces TestReport.from_item_and_call': [
       [

@@ -1,4 +1,4 @@
-// A baseline sweep read from a real SQLite job table (issue 22): baseline jobs finished with
+// A baseline sweep read from a real SQLite job table: baseline jobs finished with
 // results shaped as the baseline handler writes them, a retried task, a job that failed, and a
 // batch holding grades too, loaded by loadBatch and reported by the real CLI.
 import { join } from 'node:path';

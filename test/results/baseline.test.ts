@@ -1,4 +1,4 @@
-// The baseline sweep's rows, figures and comparison (issue 22), from stored baseline results
+// The baseline sweep's rows, figures and comparison, from stored baseline results
 // shaped as the baseline handler writes them.
 import { describe, expect, it } from 'vitest';
 import {

@@ -1,5 +1,5 @@
 // The outcome class of every finished grade and solve: each verdict reason, each status, and
-// each failure code, against the rules of issue 13 §3.
+// each failure code, against the rules of docs/results.md.
 import { describe, expect, it } from 'vitest';
 import { ERROR_CODES } from '../../src/errors.js';
 import { REASONS } from '../../src/oracle/verdict.js';

@@ -133,7 +133,7 @@ describe('stored result checks', () => {
 
   it('read the fields a report uses as the schemas would', () => {
     expect(gradeOf(grade)).toMatchObject(storedGrade.parse(grade));
-    // Issue 22: an empty prediction's grade (image and log null) was unread, its reason lost.
+    // An empty prediction's grade (image and log null) is read, its reason kept.
     expect(gradeOf({ ...grade, reason: 'EMPTY_PATCH', image: null, log: null })?.reason).toBe(
       'EMPTY_PATCH',
     );

@@ -3,7 +3,7 @@
 // CommonJS and ES module test files, hidden tests in a file the hidden patch adds and in one it
 // does not touch, skip and todo reported as skipped, a failing hook or a file that cannot be
 // loaded as error, and missing IDs and files absent from the report. Then the runner's
-// protocol 2 (issue 24) against candidates that forge: the gold patch stays PASS, and each
+// protocol 2 against candidates that forge: the gold patch stays PASS, and each
 // forgery ends FAIL, one caught by the sentinels alone and one by the tripwires alone.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -63,7 +63,7 @@ const ID = {
 const forged = (code: string): Files => ({ 'calc.py': `${CALC}\n${code}` });
 
 const FORGERIES: Record<string, Files> = {
-  // The first row of the issue's table: every report marked passed.
+  // The first forgery: every report marked passed.
   reportPatch: forged(`import _pytest.reports as _r
 
 _orig = _r.TestReport.from_item_and_call.__func__

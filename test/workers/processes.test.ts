@@ -110,7 +110,7 @@ describe('worker processes', () => {
     expect(runs.every(([, attempt]) => attempt === 1)).toBe(true);
     // The claims were contended: several processes took jobs. (Not necessarily all four: on a
     // loaded machine one ready process can be starved of CPU until the others have drained the
-    // batch; stop 31's CI saw three of four, with nothing run twice or lost.)
+    // batch; a CI run saw three of four, with nothing run twice or lost.)
     expect(new Set(runs.map(([, , pid]) => pid)).size).toBeGreaterThanOrEqual(2);
     const effects = effectsPerJob();
     expect(effects).toHaveLength(5_000);

@@ -1,4 +1,4 @@
-// The results routes (issue 13 §8): a batch's report, the report of several batches with a
+// The results routes: a batch's report, the report of several batches with a
 // comparison, and the debug export as a download. A report is `proctor report --format json`
 // (src/results/report.ts); an export is the archive `proctor export` writes, through the same
 // redactor, with hidden tests only when asked for as `--include-hidden` asks.
