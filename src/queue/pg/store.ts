@@ -31,6 +31,7 @@ import {
   verdictCounts,
 } from './list.js';
 import { listBatchJobRows } from './batch-jobs.js';
+import { lockTask, markJob, markTask, resultTaskId } from './quarantine.js';
 import { reclaimExpired, reclaimOwner, runningOwners } from './reclaim.js';
 import {
   ARTIFACT_COLUMNS,
@@ -281,11 +282,15 @@ export function openPgJobStore(url: string, options: PgJobStoreOptions = {}): Pg
       // Nothing but the job's own row to write (a no-op, a solve without a grade): one
       // statement, atomic by itself, without BEGIN and COMMIT around it. That halves the round
       // trips of a job's claim and finish; and completions that arrive together share it.
+      // A grade's or solve's class may have to follow its task's quarantine (quarantine.ts).
+      const classed = outcome !== null && outcome !== 'invalid_task';
+      const markedTask = classed ? resultTaskId(result) : undefined;
       if (
         children.length === 0 &&
         artifacts.length === 0 &&
         extras.task === undefined &&
-        extras.tests === undefined
+        extras.tests === undefined &&
+        markedTask === undefined
       ) {
         const t = now();
         const text = JSON.stringify(result ?? null);
@@ -293,6 +298,10 @@ export function openPgJobStore(url: string, options: PgJobStoreOptions = {}): Pg
       }
       return tx(async (q) => {
         const t = now();
+        const quarantined = extras.task?.validity === 'quarantined' ? extras.task : undefined;
+        // First: a quarantine and a grade of the same task id complete one after the other.
+        const locked = quarantined?.taskId ?? markedTask;
+        if (locked !== undefined) await lockTask(q, locked);
         const done = await fenced.complete(
           q,
           lease,
@@ -306,6 +315,10 @@ export function openPgJobStore(url: string, options: PgJobStoreOptions = {}): Pg
         if (!done) {
           return false;
         }
+        if (quarantined !== undefined) {
+          await markTask(q, quarantined.taskId, quarantined.contentHash, t);
+        }
+        if (markedTask !== undefined) await markJob(q, lease.id, t);
         for (const child of children) await enqueueOne(q, child, t);
         await notifyKinds(
           q,

@@ -16,6 +16,7 @@ import { batchJobIds, cancelJobs } from './cancel.js';
 import { createClaim } from './claim.js';
 import { createEnqueueOps, prepareBatch, prepareJob } from './enqueue.js';
 import { createFencedOps } from './fenced.js';
+import { createQuarantineOps } from './quarantine.js';
 import { createInputOps } from './inputs.js';
 import {
   countFinishedSince,
@@ -53,6 +54,7 @@ export function openSqliteJobStore(path: string, options: SqliteJobStoreOptions)
   const inputOps = createInputOps(sqlite);
   const claim = createClaim(db);
   const fenced = createFencedOps(db);
+  const quarantine = createQuarantineOps(sqlite);
   const budgetCheck = createBudgetCheck(sqlite);
   const batchJobs = createBatchJobs(sqlite);
   const suites = createBatchSuites(sqlite);
@@ -122,6 +124,12 @@ export function openSqliteJobStore(path: string, options: SqliteJobStoreOptions)
         if (!fenced.complete(lease, result, artifacts, now, extras.task, outcome, extras.tests)) {
           return false;
         }
+        // In the same transaction: a quarantine reaches the grades that finished before it,
+        // and a grade that finishes after one is marked whatever its worker read.
+        if (extras.task?.validity === 'quarantined') {
+          quarantine.markTask(extras.task.taskId, extras.task.contentHash, now);
+        }
+        if (outcome !== null && outcome !== 'invalid_task') quarantine.markJob(lease.id, now);
         for (const child of children) enqueueOps.one(child, now);
         return true;
       });
