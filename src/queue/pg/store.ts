@@ -50,7 +50,7 @@ import { countByOutcome, listRetryable } from './outcomes.js';
 import { batchSuite, recordBatchSuite } from './batch-suites.js';
 import { listen, notifyKinds } from './notify.js';
 import { createOutageGate, type OutageOptions } from './outage.js';
-import type { Batch, Job, ReclaimedJob, RegisteredArtifact } from '../store.js';
+import type { Batch, ClaimScope, Job, ReclaimedJob, RegisteredArtifact } from '../store.js';
 
 export interface PgJobStoreOptions extends PgConnectOptions {
   /**
@@ -195,9 +195,15 @@ export function openPgJobStore(url: string, options: PgJobStoreOptions = {}): Pg
   // A coalesced claim takes as many rows as its requests' limits add up to and hands them out
   // in claim order, each request at most its own limit.
   const claims = createCoalescer<number, Job[]>(async (key, limits) => {
-    const [kind, owner, leaseMs, t] = JSON.parse(key) as [string, string, number, TimeParam];
+    const [kind, owner, leaseMs, t, scope] = JSON.parse(key) as [
+      string,
+      string,
+      number,
+      TimeParam,
+      ClaimScope | null,
+    ];
     const total = limits.reduce((a, b) => a + b, 0);
-    const jobs = await run(() => claimJobs(db, kind, owner, total, leaseMs, t));
+    const jobs = await run(() => claimJobs(db, kind, owner, total, leaseMs, t, scope ?? undefined));
     let next = 0;
     return limits.map((limit) => jobs.slice(next, (next += limit)));
   });
@@ -261,10 +267,11 @@ export function openPgJobStore(url: string, options: PgJobStoreOptions = {}): Pg
       });
     },
 
-    async claim(kind, owner, limit, leaseMs) {
+    async claim(kind, owner, limit, leaseMs, scope) {
       if (limit <= 0) return [];
       const t = now();
-      return claims.submit(JSON.stringify([kind, owner, leaseMs, t]), limit);
+      // A scoped claim shares its statement only with claims of the same scope.
+      return claims.submit(JSON.stringify([kind, owner, leaseMs, t, scope ?? null]), limit);
     },
 
     async heartbeat(leases, leaseMs) {

@@ -100,9 +100,9 @@ export function openSqliteJobStore(path: string, options: SqliteJobStoreOptions)
       return { ...rest, batch: batchId === null ? null : (getBatch(batchId) ?? null) };
     },
 
-    async claim(kind, owner, limit, leaseMs) {
+    async claim(kind, owner, limit, leaseMs, scope) {
       if (limit <= 0) return [];
-      const rows = await batcher.run(() => claim(kind, owner, limit, clock.now(), leaseMs));
+      const rows = await batcher.run(() => claim(kind, owner, limit, clock.now(), leaseMs, scope));
       return rows.map(toJob);
     },
 
