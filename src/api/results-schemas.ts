@@ -334,6 +334,16 @@ export const parity = z
         })
         .strict(),
     ),
+    notInSuite: z
+      .array(
+        z
+          .object({
+            instance: z.string(),
+            official: z.enum(['resolved', 'unresolved', 'error', 'empty', 'not_run']),
+          })
+          .strict(),
+      )
+      .describe("the instances the official file names that the batch's suite lacks"),
   })
   .strict();
 

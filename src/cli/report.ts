@@ -28,6 +28,7 @@ import {
   reportObject,
   ROW_COLUMNS,
   storedTestsStatus,
+  suiteInstanceKeys,
   summaryLines,
   swebenchSummary,
   type LoadedBatch,
@@ -259,9 +260,7 @@ export async function reportCommand(
             `--format swebench: batch ${only.batch.id} is a baseline sweep; SWE-bench's form is of grades`,
           );
         }
-        // The suite's tasks without a row have no instance id on record: keyed by task id.
-        const keyOfTask = new Map(only.rows.map((row) => [row.task, instanceKey(row)]));
-        const suite = only.suiteTasks?.map((task) => keyOfTask.get(task) ?? task) ?? null;
+        const suite = suiteInstanceKeys(only.rows, only.suiteTasks);
         text = `${JSON.stringify(swebenchSummary(only.rows, suite), null, 2)}\n`;
         if (target?.kind === 'dir') {
           await mkdir(target.path, { recursive: true });

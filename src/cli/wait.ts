@@ -5,7 +5,21 @@
 // worker's jobs and removes its containers, as any starting worker does), so it never waits
 // on a worker that is gone. Long waits show a progress line on stderr: done/total, verdicts,
 // rate and ETA (rewritten in place on a terminal, every 10 seconds otherwise).
-import { formatDuration, progressFigures, type Job, type JobStore } from '../queue/index.js';
+//
+// Other batches. A pool run here (no worker at its start) takes every batch's jobs, as a
+// worker would, so that nothing waits for a worker nobody started. But once a worker serves
+// the home (it started later: a presence lock of this host, or on a shared database, jobs
+// running under another host's owner, which then counts until the command ends), the pool
+// claims only its own batch's jobs (or its own job) and their children, and says so in one
+// line: another batch's job that it took would be handed back, and begun again, when this
+// command ends. Jobs it already runs go on.
+import {
+  formatDuration,
+  progressFigures,
+  type ClaimScope,
+  type Job,
+  type JobStore,
+} from '../queue/index.js';
 import { announceWorker, liveWorkers, type Runtime, type WorkerPool } from '../workers/index.js';
 import type { CommandContext } from './context.js';
 
@@ -92,10 +106,42 @@ export async function waitForJobs(
 ): Promise<{ jobs: Job[]; interrupted: boolean }> {
   const { store } = runtime;
   const home = runtime.config.home;
+  const host = runtime.config.host;
   let pool: WorkerPool | undefined;
   let withdraw: (() => void) | undefined;
+  // Read by the pool before each claim: narrowed while a worker serves the home.
+  const own: ClaimScope =
+    target.batchId !== undefined ? { batchId: target.batchId } : { jobId: target.jobId as number };
+  const ownName =
+    target.batchId !== undefined ? `batch ${target.batchId}'s` : `job ${target.jobId}'s`;
+  let scoped = false;
+  // Another host's worker has no lock this host can read: its running jobs are the evidence,
+  // and they come and go between its jobs, so once seen it counts for the rest of the wait
+  // (the scope would flap, and say so, at each gap otherwise).
+  let otherHostSeen = false;
+  /** Whether a worker serves the home: one of this host, or one running jobs of another host. */
+  const workerServes = async () => {
+    if (liveWorkers(home, host).length > 0) return true;
+    if (runtime.config.dbUrl === undefined || otherHostSeen) return otherHostSeen;
+    const owners = await store.runningOwners();
+    otherHostSeen = owners.some((owner) => !owner.startsWith(`${host}/`));
+    return otherHostSeen;
+  };
+  const rescope = async () => {
+    const serves = await workerServes();
+    if (serves === scoped) return;
+    scoped = serves;
+    context.io.err(
+      serves
+        ? `proctor: a worker serves this home; this command runs only ${ownName} jobs`
+        : "proctor: no worker serves this home any more; this command runs every batch's jobs",
+    );
+  };
   const runHere = async () => {
-    const created = await runtime.createPool({ pollMs: 250 });
+    const created = await runtime.createPool({
+      pollMs: 250,
+      claimScope: () => (scoped ? own : undefined),
+    });
     // Its lock proves this pool's leases alive, or dead once this process is gone.
     const release = announceWorker(home, created.owner, 'pool');
     try {
@@ -107,7 +153,11 @@ export async function waitForJobs(
     pool = created;
     withdraw = release;
   };
-  if (liveWorkers(home, runtime.config.host).length === 0) await runHere();
+  if (liveWorkers(home, host).length === 0) {
+    // Before the first claim: a worker of another host may already serve a shared database.
+    await rescope();
+    await runHere();
+  }
   let checked = context.clock.now();
   let interrupted = false;
   let wake: (() => void) | undefined;
@@ -134,12 +184,14 @@ export async function waitForJobs(
         lastLine = line;
       }
       if (s.finished === s.total || interrupted) break;
-      if (pool === undefined && now - checked >= PRESENCE_MS) {
+      if (now - checked >= PRESENCE_MS) {
         checked = now;
-        if (liveWorkers(home, runtime.config.host).length === 0) {
+        if (pool !== undefined) await rescope();
+        else if (liveWorkers(home, host).length === 0) {
           context.io.err(
             'proctor: no live worker serves this home any more; running the jobs here',
           );
+          scoped = false;
           await runHere();
         }
       }

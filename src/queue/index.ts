@@ -38,6 +38,7 @@ export type {
   Job,
   JobFilter,
   JobStore,
+  ClaimScope,
   Lease,
   OutcomeCounts,
   Page,

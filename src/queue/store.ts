@@ -12,6 +12,13 @@ import type { CancelOutcome, JobKind, JobStatus, OutcomeClass } from './constant
 
 export type { ArtifactRecord };
 
+/**
+ * The jobs a claim may take: those of one batch, or one job, each with their children (a
+ * solve's grade carries no batch id). What a `--wait` command's pool claims while a worker
+ * serves the home.
+ */
+export type ClaimScope = { batchId: string } | { jobId: number };
+
 export interface Lease {
   id: number;
   attempt: number;
@@ -298,8 +305,18 @@ export interface JobStore {
   enqueue(request: EnqueueRequest, inputs?: EnqueueInputs): Promise<EnqueueResult>;
   enqueueBatch(request: BatchRequest, inputs?: EnqueueInputs): Promise<BatchResult>;
 
-  /** Claims up to `limit` due jobs of one kind, by priority then age, for `leaseMs`. */
-  claim(kind: JobKind, owner: string, limit: number, leaseMs: number): Promise<Job[]>;
+  /**
+   * Claims up to `limit` due jobs of one kind, by priority then age, for `leaseMs`; with
+   * `scope`, only those of one batch or one job (and their children), in the same one
+   * atomic statement.
+   */
+  claim(
+    kind: JobKind,
+    owner: string,
+    limit: number,
+    leaseMs: number,
+    scope?: ClaimScope,
+  ): Promise<Job[]>;
   /** Extends each lease that is still held; says which are lost or asked to cancel. */
   heartbeat(leases: Lease[], leaseMs: number): Promise<HeartbeatResult[]>;
   /** The running jobs of `owner` whose cancel was requested (a cheap read). */

@@ -51,6 +51,7 @@ export {
   isEmptyPatch,
   namedIds,
   storedTestsStatus,
+  suiteInstanceKeys,
   swebenchSummary,
 } from './swebench.js';
 export type { InstanceReport, SwebenchSummary, TestSplit } from './swebench.js';
@@ -93,6 +94,7 @@ export type {
   DeclaredIds,
   Disagreement,
   NotComparable,
+  NotInSuite,
   Parity,
   TestDifference,
 } from './parity.js';

@@ -1,5 +1,6 @@
 // The text forms of `report --against`: the table people read, and the csv records (the
-// disagreements and the instances not comparable; the json form is the Parity object itself).
+// disagreements, the instances not comparable and those not in this suite; the json form is
+// the Parity object itself).
 import { SHAPE_NAMES } from './official.js';
 import type { Disagreement, Parity, TestDifference } from './parity.js';
 
@@ -37,6 +38,7 @@ export function parityLines(p: Parity, source: string): string[] {
     put('resolved here only', String(a.counts.resolvedHereOnly)),
     put('resolved there only', String(a.counts.resolvedThereOnly)),
     put('not comparable', String(p.notComparable.length)),
+    put('not in this suite', String(p.notInSuite.length)),
   ];
   if (p.disagreements.length > 0) {
     lines.push('', `disagreements (${p.disagreements.length}):`);
@@ -73,8 +75,23 @@ export function parityLines(p: Parity, source: string): string[] {
       }
     }
   }
+  if (p.notInSuite.length > 0) {
+    lines.push('', `not in this suite (${p.notInSuite.length}): named there, no task of it here`);
+    for (const n of p.notInSuite.slice(0, MAX_LISTED_PER_REASON)) {
+      lines.push(`    ${n.instance} (${n.official} there)`);
+    }
+    if (p.notInSuite.length > MAX_LISTED_PER_REASON) {
+      lines.push(
+        `    … and ${p.notInSuite.length - MAX_LISTED_PER_REASON} more (--format json lists all)`,
+      );
+    }
+  }
   return lines;
 }
+
+/** The class, `proctor` column and `why` of an instance the suite lacks. */
+export const NOT_IN_SUITE = 'not_in_suite';
+const NOT_IN_SUITE_WHY = 'not in this suite';
 
 export const PARITY_COLUMNS = [
   'instance_id',
@@ -91,7 +108,8 @@ export const PARITY_COLUMNS = [
 ] as const;
 
 /**
- * The csv records: every disagreement, then every instance not comparable. Agreeing
+ * The csv records: every disagreement, then every instance not comparable, then every one not
+ * in this suite (proctor `not_in_suite`, why `not in this suite`). Agreeing
  * instances are counted in the table and json, not listed (a batch of 2,294 would be
  * 2,294 rows saying "yes").
  */
@@ -116,6 +134,20 @@ export function parityRecords(p: Parity): string[][] {
   }
   for (const n of p.notComparable) {
     records.push([n.instance, n.task ?? '', n.proctor, n.official, 'false', '', n.why, '', '', '']);
+  }
+  for (const n of p.notInSuite) {
+    records.push([
+      n.instance,
+      '',
+      NOT_IN_SUITE,
+      n.official,
+      'false',
+      '',
+      NOT_IN_SUITE_WHY,
+      '',
+      '',
+      '',
+    ]);
   }
   return records;
 }

@@ -9,14 +9,17 @@
 // Each instance is its first attempt's row (SWE-bench grades one prediction per instance),
 // keyed by [source].instance_id, else the task id. Comparable: Proctor resolved or unresolved,
 // and the official resolved or unresolved. Not comparable, with why: `error` or `invalid_task`
-// here (the machine's fault, or a task its baseline quarantined), not graded here (no row,
-// or one still queued, running or cancelled); missing there, `error` there, `empty` there
-// (SWE-bench never runs an empty patch), not run there (incomplete or pending).
+// here (the machine's fault, or a task its baseline quarantined), not graded here (a task of
+// the suite with no row, or one still queued, running or cancelled); missing there, `error`
+// there, `empty` there (SWE-bench never runs an empty patch), not run there (incomplete or
+// pending). An instance the official file names that the batch's suite lacks is in a class of
+// its own, not in this suite: a labels file of the whole benchmark against a suite of some of
+// it names hundreds, which say nothing about this grader and must not hide those that failed.
 import { ProctorError } from '../errors.js';
 import type { LoadedBatch } from './load.js';
 import type { OfficialInstance, Official, OfficialShape, OfficialStatus } from './official.js';
 import type { ReportRow } from './rows.js';
-import { instanceRows, namedIds } from './swebench.js';
+import { instanceRows, namedIds, suiteInstanceKeys } from './swebench.js';
 import { taskClasses } from './summary.js';
 import { swebenchSplit, type StoredTestStatuses } from './test-statuses.js';
 
@@ -67,6 +70,13 @@ export interface NotComparable {
   why: string;
 }
 
+/** An instance the official file names that the batch's suite does not hold. */
+export interface NotInSuite {
+  instance: string;
+  /** The official status. */
+  official: OfficialStatus;
+}
+
 export interface AgreementCounts {
   bothResolved: number;
   bothUnresolved: number;
@@ -94,6 +104,12 @@ export interface Parity {
   agreement: Agreement;
   disagreements: Disagreement[];
   notComparable: NotComparable[];
+  /**
+   * The instances the official file names that the suite lacks (no task of the batch's
+   * recorded suite, or, without one, no job of the batch), by instance; neither comparable
+   * nor in `notComparable`.
+   */
+  notInSuite: NotInSuite[];
 }
 
 export interface DeclaredIds {
@@ -215,19 +231,23 @@ function testDifferences(
 }
 
 /**
- * Proctor's batch (`rows`) against `official`. `declared` gives the declared IDs of a row's
- * bundle (by bundle path), and `stored` the per-test statuses of a row's grade (by job id),
- * for the per-test differences of the disagreements: the stored statuses when the grade has
- * them, else inferred from the verdict; a disagreement with neither its stored statuses nor
- * its bundle's declared IDs has its tests null with a note.
+ * Proctor's batch (`rows`) against `official`. `suite` holds the instance keys of the batch's
+ * suite (suiteInstanceKeys; null when it recorded none, and then the suite is the rows'
+ * instances). `declared` gives the declared IDs of a row's bundle (by bundle path), and
+ * `stored` the per-test statuses of a row's grade (by job id), for the per-test differences of
+ * the disagreements: the stored statuses when the grade has them, else inferred from the
+ * verdict; a disagreement with neither its stored statuses nor its bundle's declared IDs has
+ * its tests null with a note.
  */
 export function compareWithOfficial(
   batch: string,
   rows: readonly ReportRow[],
   official: Official,
+  suite: readonly string[] | null = null,
   declared: ReadonlyMap<string, DeclaredIds | null> = new Map(),
   stored: ReadonlyMap<number, StoredTestStatuses> = new Map(),
 ): Parity {
+  const inSuite = new Set(suite ?? []);
   const byInstance = instanceRows(rows);
   const classes = taskClasses([...byInstance.values()]);
   const counts: AgreementCounts = {
@@ -238,6 +258,7 @@ export function compareWithOfficial(
   };
   const disagreements: Disagreement[] = [];
   const notComparable: NotComparable[] = [];
+  const notInSuite: NotInSuite[] = [];
   const keys = new Set([...byInstance.keys(), ...official.instances.keys()]);
   for (const key of [...keys].sort()) {
     const row = byInstance.get(key);
@@ -247,6 +268,11 @@ export function compareWithOfficial(
       theirs?.status ?? (official.unlisted === null ? 'missing' : official.unlisted);
     // Neither side ran it: nothing to say.
     if (!row && there === 'not_run') continue;
+    if (!row && !inSuite.has(key)) {
+      // Only an official instance can lack a row, so `there` is its own status.
+      notInSuite.push({ instance: key, official: there as OfficialStatus });
+      continue;
+    }
     const comparable =
       row !== undefined &&
       (here === 'resolved' || here === 'unresolved') &&
@@ -311,6 +337,7 @@ export function compareWithOfficial(
     },
     disagreements,
     notComparable,
+    notInSuite,
   };
 }
 
@@ -347,7 +374,8 @@ export async function parityOfBatch(
       `batch ${batch.batch.id} is a baseline sweep; the official grader's outcomes are of grades (grade --predictions)`,
     );
   }
-  const first = compareWithOfficial(batch.batch.id, batch.rows, official);
+  const suite = suiteInstanceKeys(batch.rows, batch.suiteTasks);
+  const first = compareWithOfficial(batch.batch.id, batch.rows, official, suite);
   if (first.disagreements.length === 0) return first;
   const bundles = disagreeingBundles(batch.rows, first);
   const grades = disagreeingGrades(batch.rows, first);
@@ -355,6 +383,7 @@ export async function parityOfBatch(
     batch.batch.id,
     batch.rows,
     official,
+    suite,
     bundles.length === 0 ? new Map() : await readDeclared(bundles),
     grades.length === 0 ? new Map() : await readStored(grades),
   );

@@ -37,6 +37,19 @@ export const instanceKey = (row: Pick<ReportRow, 'instanceId' | 'task'>) =>
   row.instanceId ?? row.task;
 
 /**
+ * The instance keys of a batch's suite (its recorded task ids), or null when it recorded none.
+ * A task without a row has no instance id on record: it is keyed by its task id.
+ */
+export function suiteInstanceKeys(
+  rows: readonly ReportRow[],
+  suiteTasks: readonly string[] | null,
+): string[] | null {
+  if (suiteTasks === null) return null;
+  const keyOfTask = new Map(rows.map((row) => [row.task, instanceKey(row)]));
+  return suiteTasks.map((task) => keyOfTask.get(task) ?? task);
+}
+
+/**
  * Whether SWE-bench counts the row's prediction as an empty patch (`model_patch` null or
  * empty: never run, in empty_patch_ids, neither completed nor given a report.json).
  */

@@ -16,6 +16,7 @@ import {
   JOB_KINDS,
   parsePayload,
   type ArtifactRecord,
+  type ClaimScope,
   type Job,
   type JobKind,
   type JobStore,
@@ -93,6 +94,12 @@ export interface WorkerPoolOptions {
   sweep?: () => Promise<void>;
   /** How often `sweep` runs. Default 600 000 ms. */
   sweepEveryMs?: number;
+  /**
+   * Read before each claim: the jobs the pool may take (ClaimScope), or undefined for every
+   * job of its kinds. A `--wait` command's pool narrows itself to its own batch while a
+   * worker serves the home. Default: every job.
+   */
+  claimScope?: () => ClaimScope | undefined;
   /** Tells whether a lease owner is a dead process on this host. Default: by pid. */
   isOwnerDead?: (owner: string) => boolean;
   /**
@@ -312,7 +319,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       }
       let claimed: Job[] = [];
       try {
-        claimed = await store.claim(kind, owner, free, leaseMs);
+        claimed = await store.claim(kind, owner, free, leaseMs, options.claimScope?.());
       } catch (error) {
         logger.error('claim failed', { kind, error: describeError(error) });
       }

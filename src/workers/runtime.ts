@@ -8,7 +8,13 @@ import { describeError } from '../errors.js';
 import { dockerHost, knownSecrets, npmBuildSettings, type ProctorConfig } from '../config.js';
 import { createAgentLayers } from '../agents/layer.js';
 import type { Logger } from '../logger.js';
-import { openArtifactStore, openJobStore, type JobKind, type JobStore } from '../queue/index.js';
+import {
+  openArtifactStore,
+  openJobStore,
+  type ClaimScope,
+  type JobKind,
+  type JobStore,
+} from '../queue/index.js';
 import {
   createDockerClient,
   createTemplateStore,
@@ -51,6 +57,8 @@ export interface Runtime {
     pollMs?: number;
     handlers?: Partial<Record<JobKind, JobHandler>>;
     concurrency?: Partial<Record<JobKind, number>>;
+    /** The jobs the pool may claim, read before each claim (WorkerPoolOptions.claimScope). */
+    claimScope?: () => ClaimScope | undefined;
   }): Promise<WorkerPool>;
   close(): Promise<void>;
 }
@@ -144,6 +152,7 @@ export function createRuntime(config: ProctorConfig, clock: Clock, logger: Logge
         ...settings,
         concurrency,
         ...(options.pollMs !== undefined ? { pollMs: options.pollMs } : {}),
+        ...(options.claimScope !== undefined ? { claimScope: options.claimScope } : {}),
         // A dead owner is proved by its presence lock, which outlives a reused pid.
         isOwnerDead: (owner) => isDeadLocalOwner(owner, config.home, config.host),
         recover: async () => {

@@ -110,6 +110,23 @@ describe('POST /api/batches/:id/against', () => {
     expect(doc['/api/batches/{id}/against']?.['post']).toBeDefined();
   });
 
+  it('answers the instances the batch lacks as not in this suite, apart from those not comparable', async () => {
+    const { batch, call } = await home();
+    const answer = await call('POST', `/api/batches/${batch}/against`, {
+      ...official,
+      'org__t-99': { resolved: true },
+      'org__t-98': { resolved: false, patch_is_None: true },
+    });
+    expect(answer.status).toBe(200);
+    const body = parity.parse(answer.json());
+    expect(body.notInSuite).toEqual([
+      { instance: 'org__t-98', official: 'empty' },
+      { instance: 'org__t-99', official: 'resolved' },
+    ]);
+    expect(body.notComparable.map((n) => n.instance)).toEqual(['org__t-3']);
+    expect(body.agreement.comparable).toBe(2);
+  });
+
   it('refuses a body of an unknown shape, naming what it accepts', async () => {
     const { batch, call } = await home();
     refused(

@@ -1,8 +1,8 @@
 // The page's comparison with the official grader in a real headless Chromium over the real
 // API: the user picks the official file (one run report, or several per-instance report.json
 // merged in the browser), the page posts its JSON to POST /api/batches/:id/against and shows
-// agreement, kappa, the disagreements with the tests that differ and what is not comparable,
-// the same numbers the API answers; a bad file is said in one line, and nothing is stored.
+// agreement, kappa, the disagreements with the tests that differ, what is not comparable and
+// what the batch's suite lacks, the same numbers the API answers; a bad file is said in one line, and nothing is stored.
 import { cpSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
@@ -122,7 +122,9 @@ describe('the page against the official grader', () => {
     expect(await figure(page, 'kappa')).toBe(answer.agreement.kappa!.toFixed(3));
     expect(await figure(page, 'here')).toBe('1');
     expect(await figure(page, 'there')).toBe('1');
-    expect(await figure(page, 'notComparable')).toBe('2');
+    expect(await figure(page, 'notComparable')).toBe('1');
+    // org__t-5 is named there only: no task of this batch, a class of its own.
+    expect(await figure(page, 'notInSuite')).toBe('1');
     const rows = page.locator('#against-disagreements tbody tr');
     expect(await rows.count()).toBe(2);
     expect(await rows.nth(0).textContent()).toBe(
@@ -130,8 +132,13 @@ describe('the page against the official grader', () => {
     );
     const cells = (n: number) =>
       page.locator(`#against-not-comparable tbody tr td:nth-child(${n})`).allTextContents();
-    expect(await cells(1)).toEqual(['org__t-3', 'org__t-5']);
-    expect(await cells(2)).toEqual(['error here', 'not graded here; empty there']);
+    expect(await cells(1)).toEqual(['org__t-3']);
+    expect(await cells(2)).toEqual(['error here']);
+    const outside = (n: number) =>
+      page.locator(`#against-not-in-suite tbody tr td:nth-child(${n})`).allTextContents();
+    expect(await outside(1)).toEqual(['org__t-5']);
+    expect(await outside(2)).toEqual(['empty']);
+    expect(answer.notInSuite).toEqual([{ instance: 'org__t-5', official: 'empty' }]);
     expect(await page.locator('#against-note').textContent()).toBe(
       'Compared with acme.run-1.json; nothing was stored.',
     );

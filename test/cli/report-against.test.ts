@@ -193,6 +193,47 @@ describe('report --against', () => {
     expect(readFileSync(out, 'utf8')).toBe(result.stdout);
   });
 
+  it('lists the instances the official file names but the suite lacks as not in this suite, apart from the not comparable', async () => {
+    const file = write('whole-benchmark.json', {
+      ...nodeReport,
+      ...pyReport,
+      'acme__other-17': { ...pyReport['py-duration-parse'] },
+      'acme__other-4': { ...nodeReport['node-version-compare'] },
+    });
+    const table = await report('--against', file);
+    expect(table.code, table.stderr).toBe(0);
+    expect(table.stdout).toMatch(/not comparable\s+1\n/);
+    expect(table.stdout).toMatch(/not in this suite\s+2\n/);
+    expect(table.stdout).toContain(
+      [
+        'not in this suite (2): named there, no task of it here',
+        '    acme__other-17 (resolved there)',
+        '    acme__other-4 (unresolved there)',
+      ].join('\n'),
+    );
+    // The suite's own instance that the file lacks stays where it was, under its reason.
+    expect(table.stdout).toMatch(/missing there \(1\):\n {4}sh-country-codes\n/);
+    expect(table.stdout).not.toMatch(/not graded here/);
+    const json = await report('--against', file, '--format', 'json');
+    expect(json.code, json.stderr).toBe(0);
+    const parity = JSON.parse(json.stdout) as {
+      agreement: { comparable: number };
+      notComparable: Array<{ instance: string }>;
+      notInSuite: Array<{ instance: string; official: string }>;
+    };
+    expect(parity.agreement.comparable).toBe(2);
+    expect(parity.notComparable.map((n) => n.instance)).toEqual(['sh-country-codes']);
+    expect(parity.notInSuite).toEqual([
+      { instance: 'acme__other-17', official: 'resolved' },
+      { instance: 'acme__other-4', official: 'unresolved' },
+    ]);
+    const csv = await report('--against', file, '--format', 'csv');
+    expect(csv.code, csv.stderr).toBe(0);
+    expect(csv.stdout).toContain(
+      'acme__other-4,,not_in_suite,unresolved,false,,not in this suite,,,',
+    );
+  });
+
   it("compares with a results file's resolved list, counting the unlisted as unresolved", async () => {
     const file = write('results.json', {
       no_generation: [],

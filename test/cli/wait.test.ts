@@ -1,5 +1,6 @@
 // `--wait` against worker presence, end to end: the real binary, a real `proctor worker`
-// killed by a real SIGKILL, stale presence files naming live pids, and the real Docker engine.
+// killed by a real SIGKILL, stale presence files naming live pids, a worker of another host on
+// a shared PostgreSQL queue, and the real Docker engine.
 import { spawn } from 'node:child_process';
 import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -9,7 +10,10 @@ import { describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.js';
 import { openSqliteJobStore } from '../../src/queue/index.js';
 import { reapOrphans } from '../../src/sandbox/cleanup.js';
+import { pruneTemplates } from '../../src/sandbox/template-prune.js';
 import { testDocker } from '../helpers/docker.js';
+import { proctor } from '../helpers/cli.js';
+import { emptyPgDatabase, tempPgStore } from '../helpers/postgres.js';
 import { leftovers } from '../helpers/home.js';
 import { ROOT, spawnTs, type Child } from '../helpers/processes.js';
 import { onCleanup, tempDir } from '../helpers/temp.js';
@@ -20,7 +24,7 @@ const BIN = join(ROOT, 'bin/proctor.js');
 const PRESENCE_CHILD = 'test/helpers/presence-child.ts';
 
 /** A suite of `n` copies of the shell task whose runner first sleeps, so jobs stay in flight. */
-function slowSuite(n: number, sleepSeconds: number): string {
+function slowSuite(n: number, sleepSeconds: number, prefix = 'slow'): string {
   const root = tempDir();
   for (let i = 0; i < n; i++) {
     const dir = join(root, `t${i}`);
@@ -28,7 +32,11 @@ function slowSuite(n: number, sleepSeconds: number): string {
     const run = join(dir, 'tests/run');
     writeFileSync(run, readFileSync(run, 'utf8').replace(/^(#!.*\n)/, `$1sleep ${sleepSeconds}\n`));
     const toml = join(dir, 'task.toml');
-    writeFileSync(toml, readFileSync(toml, 'utf8').replace('shell-div-zero', `slow-${i}`));
+    // The runner's limit leaves room for the sleep: its run must end in its own time.
+    const text = readFileSync(toml, 'utf8')
+      .replace('shell-div-zero', `${prefix}-${i}`)
+      .replace(/^test_seconds = \d+$/m, `test_seconds = ${sleepSeconds + 30}`);
+    writeFileSync(toml, text);
   }
   return root;
 }
@@ -43,12 +51,13 @@ function unrelatedProcess(): number {
   return child.pid;
 }
 
-/** A fresh home whose Docker resources are removed after the test, whatever happened. */
-function dockerHome(): string {
+/** A fresh home (of `host`) whose Docker resources are removed after the test, whatever happened. */
+function dockerHome(host = machineHost()): string {
   const home = tempDir();
   // Registered before any process starts, so it runs after they are killed.
   onCleanup(async () => {
-    await reapOrphans(testDocker(), { home, host: machineHost(), unlabelled: true }, () => false);
+    await reapOrphans(testDocker(), { home, host, unlabelled: true }, () => false);
+    await pruneTemplates(testDocker(), { home, host, unlabelled: true });
   });
   return home;
 }
@@ -94,6 +103,111 @@ describe('--wait and worker presence', () => {
     expect(items.some((job) => job.attempt >= 2)).toBe(true);
     expect(await leftovers(home)).toEqual([]);
   }, 300_000);
+
+  it("claims only its own batch's jobs once a worker serves the home: the worker runs every job of the other batch, each once", async () => {
+    const home = dockerHome();
+    writeFileSync(join(home, 'proctor.toml'), '[workers]\nbaseline = 2\ngrade = 1\nsolve = 1\n');
+    // No worker yet: the command runs its one long job itself, and keeps a slot free.
+    const waiting = spawnTs(BIN, ['--home', home, 'baseline', slowSuite(1, 30, 'own'), '--wait']);
+    const store = openSqliteJobStore(join(home, 'proctor.db'), { clock: systemClock });
+    onCleanup(() => store.close());
+    await waitFor(async () => (await store.countByStatus()).running === 1, {
+      what: 'the waiting command to run its job',
+      timeoutMs: 90_000,
+      intervalMs: 200,
+    });
+    const worker = spawnTs(BIN, ['--home', home, 'worker']);
+    onCleanup(async () => {
+      worker.process.kill('SIGKILL');
+      await worker.exited;
+    });
+    await waitFor(() => /this command runs only batch \S+'s jobs/.test(waiting.stderr()), {
+      what: 'the waiting command to see the worker',
+      timeoutMs: 60_000,
+      intervalMs: 200,
+    });
+    expect(waiting.stderr()).toMatch(
+      /^proctor: a worker serves this home; this command runs only batch b_\S+'s jobs$/m,
+    );
+    // Another batch, while the waiting command's free slot polls the queue.
+    const other = await proctor(['--home', home, 'baseline', slowSuite(4, 1, 'other')]);
+    expect(other.code, other.stderr).toBe(0);
+    const otherBatch = /batch (\S+):/.exec(other.stdout)?.[1] as string;
+    await ended(waiting, 180_000, 'the waiting baseline to end');
+    expect(waiting.process.exitCode, waiting.stderr()).toBe(0);
+    expect(waiting.stdout()).toMatch(/own-0\s+valid/);
+    await waitFor(async () => (await store.batchProgress(otherBatch)).counts.done === 4, {
+      what: 'the worker to finish the other batch',
+      timeoutMs: 180_000,
+      intervalMs: 500,
+    });
+    // Each job of the other batch ran once (attempt 1), by the worker: it logged each one's end.
+    const { items } = await store.listJobs({ batchId: otherBatch }, { limit: 10 });
+    expect(items.map((job) => [job.status, job.attempt])).toEqual(Array(4).fill(['done', 1]));
+    for (const job of items) {
+      expect(worker.stderr()).toContain(`job done (job=${job.id} kind=baseline attempt=1)`);
+    }
+    worker.process.kill('SIGTERM');
+    await worker.exited;
+    expect(await leftovers(home)).toEqual([]);
+  }, 420_000);
+
+  it("on a shared PostgreSQL queue, claims only its own batch's jobs from its start while another host's worker runs jobs", async () => {
+    const url = await emptyPgDatabase();
+    const queue = `[queue]\nurl = ${JSON.stringify(url)}\n`;
+    // Another host (a name of its own, its own home) whose worker runs one job at a time.
+    const OTHER = 'proctor-wait-other';
+    const otherHome = dockerHome(OTHER);
+    writeFileSync(join(otherHome, 'proctor.toml'), `[workers]\nbaseline = 1\n${queue}`);
+    const worker = spawnTs(BIN, ['--home', otherHome, 'worker'], { PROCTOR_HOST: OTHER });
+    onCleanup(async () => {
+      worker.process.kill('SIGKILL');
+      await worker.exited;
+    });
+    await waitFor(() => worker.stderr().includes('ready'), {
+      what: "the other host's worker to start",
+      timeoutMs: 60_000,
+    });
+    const other = await proctor(['--home', otherHome, 'baseline', slowSuite(3, 8, 'other')], {
+      PROCTOR_HOST: OTHER,
+    });
+    expect(other.code, other.stderr).toBe(0);
+    const otherBatch = /batch (\S+):/.exec(other.stdout)?.[1] as string;
+    const store = await tempPgStore({ url });
+    await waitFor(async () => (await store.countByStatus()).running === 1, {
+      what: "the other host's worker to run a job",
+      timeoutMs: 90_000,
+      intervalMs: 200,
+    });
+
+    // This host has no worker: the command runs a pool, with two baseline slots.
+    const home = dockerHome();
+    writeFileSync(join(home, 'proctor.toml'), `[workers]\nbaseline = 2\n${queue}`);
+    const waiting = spawnTs(BIN, ['--home', home, 'baseline', slowSuite(1, 1, 'own'), '--wait']);
+    await ended(waiting, 180_000, 'the waiting baseline to end');
+    expect(waiting.process.exitCode, waiting.stderr()).toBe(0);
+    expect(waiting.stderr()).toMatch(
+      /^proctor: a worker serves this home; this command runs only batch b_\S+'s jobs$/m,
+    );
+    expect(waiting.stdout()).toMatch(/own-0\s+valid/);
+
+    await waitFor(async () => (await store.batchProgress(otherBatch)).counts.done === 3, {
+      what: "the other host's worker to finish its batch",
+      timeoutMs: 240_000,
+      intervalMs: 500,
+    });
+    const { items } = await store.listJobs({ batchId: otherBatch }, { limit: 10 });
+    expect(items.map((job) => [job.status, job.attempt])).toEqual(Array(3).fill(['done', 1]));
+    for (const job of items) {
+      expect(worker.stderr()).toContain(`job done (job=${job.id} kind=baseline attempt=1)`);
+    }
+    worker.process.kill('SIGTERM');
+    await worker.exited;
+    expect(await leftovers(home)).toEqual([]);
+    // leftovers() prunes only this host's workspace templates: the other host's go first.
+    await pruneTemplates(testDocker(), { home: otherHome, host: OTHER, unlabelled: true });
+    expect(await leftovers(otherHome)).toEqual([]);
+  }, 480_000);
 
   it('does not wait for a stale presence file naming a live unrelated pid: grade --wait runs the job itself', async () => {
     const home = dockerHome();

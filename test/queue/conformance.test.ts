@@ -1,14 +1,15 @@
-// The queue's behaviour, once, against both stores: idempotent batches, claim order, per-kind
-// slots, leases and reclaim, fencing, cancel, backoff, retention, pages, task validity,
-// input artifacts, outcome classes, the cost cap and the batch's spend, jobs finished at
-// enqueue, batch appends and retry candidates. Each case gets a fresh migrated SQLite file or
-// PostgreSQL database; a PostgreSQL that cannot be started fails the run
+// The queue's behaviour, once, against both stores: idempotent batches, claim order, claims
+// scoped to a batch or a job, per-kind slots, leases and reclaim, fencing, cancel, backoff,
+// retention, pages, task validity, input artifacts, outcome classes, the cost cap and the
+// batch's spend, jobs finished at enqueue, batch appends and retry candidates. Each case gets a
+// fresh migrated SQLite file or PostgreSQL database; a PostgreSQL that cannot be started fails the run
 // (test/helpers/postgres.ts), never skips it.
 import { describe } from 'vitest';
 import { STORE_KINDS } from '../helpers/stores.js';
 import { batchCountCases } from './conformance/batch-counts.cases.js';
 import { cancelCases } from './conformance/cancel.cases.js';
 import { claimCases } from './conformance/claim.cases.js';
+import { claimScopeCases } from './conformance/claim-scope.cases.js';
 import { enqueueCases } from './conformance/enqueue.cases.js';
 import { listCases } from './conformance/list.cases.js';
 import { outcomeCases } from './conformance/outcome.cases.js';
@@ -20,6 +21,7 @@ import { testStatusCases } from './conformance/test-statuses.cases.js';
 describe.each(STORE_KINDS)('JobStore on $name', (kind) => {
   enqueueCases(kind);
   claimCases(kind);
+  claimScopeCases(kind);
   cancelCases(kind);
   listCases(kind);
   taskCases(kind);

@@ -113,8 +113,8 @@ describe('compareWithOfficial', () => {
     expect(p.disagreements[0]?.testsNote).toBe('the official file has no tests_status');
   });
 
-  it('lists an official instance with no row here as not graded here', () => {
-    const p = compareWithOfficial('b1', [row('i-agree-r')], official);
+  it('lists an official instance of the suite with no row here as not graded here', () => {
+    const p = compareWithOfficial('b1', [row('i-agree-r')], official, ['i-agree-r', 'i-disagree']);
     expect(p.notComparable.find((n) => n.instance === 'i-disagree')).toEqual({
       instance: 'i-disagree',
       task: null,
@@ -123,6 +123,56 @@ describe('compareWithOfficial', () => {
       why: 'not graded here',
     });
     expect(p.notComparable.some((n) => n.instance === 'i-not-run-nor-here')).toBe(false);
+  });
+
+  it('puts the official instances the suite lacks in a class of their own, apart from those that failed here', () => {
+    const suite = ['i-agree-r', 'i-error-here', 'i-queued-here'];
+    const p = compareWithOfficial(
+      'b1',
+      [
+        row('i-agree-r'),
+        row('i-error-here', { class: 'error', verdict: null, reason: 'DOCKER_ERROR' }),
+        row('i-queued-here', { class: null, status: 'queued', verdict: null, reason: null }),
+      ],
+      official,
+      suite,
+    );
+    expect(p.notComparable.map((n) => [n.instance, n.why])).toEqual([
+      ['i-error-here', 'error here'],
+      ['i-queued-here', 'not graded here'],
+    ]);
+    // Named there, no task here; one neither side ran (i-not-run-nor-here) is left out.
+    expect(p.notInSuite).toEqual([
+      { instance: 'i-agree-u', official: 'unresolved' },
+      { instance: 'i-disagree', official: 'resolved' },
+      { instance: 'i-empty-there', official: 'empty' },
+      { instance: 'i-error-there', official: 'error' },
+      { instance: 'i-invalid-here', official: 'resolved' },
+    ]);
+    expect(p.agreement.comparable).toBe(1);
+    const table = parityLines(p, 'run.json').join('\n');
+    expect(table).toMatch(/not comparable\s+2\n/);
+    expect(table).toMatch(/not in this suite\s+5\n/);
+    expect(table).toMatch(
+      /not in this suite \(5\): named there, no task of it here\n {4}i-agree-u \(unresolved there\)/,
+    );
+    expect(table).not.toMatch(/not graded here \(\d+\):\n {4}i-agree-u/);
+    const records = parityRecords(p);
+    expect(
+      records.filter((r) => r[6] === 'not in this suite').map((r) => [r[0], r[2], r[3]]),
+    ).toEqual([
+      ['i-agree-u', 'not_in_suite', 'unresolved'],
+      ['i-disagree', 'not_in_suite', 'resolved'],
+      ['i-empty-there', 'not_in_suite', 'empty'],
+      ['i-error-there', 'not_in_suite', 'error'],
+      ['i-invalid-here', 'not_in_suite', 'resolved'],
+    ]);
+  });
+
+  it('takes a batch that recorded no suite to hold only the instances it has jobs for', () => {
+    const p = compareWithOfficial('b1', [row('i-agree-r')], official);
+    expect(p.notComparable).toEqual([]);
+    expect(p.notInSuite.map((n) => n.instance)).toContain('i-disagree');
   });
 
   it('counts an instance a resolved list does not name as unresolved there', () => {
@@ -180,7 +230,7 @@ describe('compareWithOfficial', () => {
       expect(first.disagreements[0]?.testsNote).toBe(
         "the task's declared tests could not be read (/tasks/i-1)",
       );
-      const p = compareWithOfficial('b', rowsHere, reports, declared);
+      const p = compareWithOfficial('b', rowsHere, reports, null, declared);
       expect(p.disagreements.map((d) => [d.instance, d.tests])).toEqual([
         [
           'i-1',
@@ -204,6 +254,7 @@ describe('compareWithOfficial', () => {
         'b',
         [row('i-1', unresolved('hidden phase: 2 tests not passed: h2 (failed), … and 1 more'))],
         reports,
+        null,
         declared,
       );
       expect(p.disagreements[0]?.tests).toEqual([
@@ -218,6 +269,7 @@ describe('compareWithOfficial', () => {
         'b',
         [row('i-1', unresolved('error: patch failed', 'APPLY_FAILED'))],
         reports,
+        null,
         declared,
       );
       expect(p.disagreements[0]?.tests?.map((t) => `${t.test}:${t.proctor}`)).toEqual([

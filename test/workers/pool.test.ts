@@ -5,6 +5,7 @@ import { systemClock } from '../../src/clock.js';
 import { ProctorError } from '../../src/errors.js';
 import { silentLogger } from '../../src/logger.js';
 import { createRedactor } from '../../src/store/index.js';
+import type { ClaimScope } from '../../src/queue/index.js';
 import {
   createWorkerPool,
   noopHandler,
@@ -83,6 +84,31 @@ describe('worker pool', () => {
     });
     const outcomes = await Promise.all(jobIds.map(async (id) => (await store.getJob(id))?.outcome));
     expect(outcomes).toEqual(['resolved', 'unresolved', 'error', 'invalid_task', 'error']);
+  });
+
+  it('claims, before each claim, only the jobs its claimScope allows at that moment', async () => {
+    const store = tempStore();
+    const jobs = Array.from({ length: 3 }, () => ({ kind: 'noop' as const, payload: {} }));
+    const own = (await store.enqueueBatch({ jobs })).batch?.id as string;
+    const other = (await store.enqueueBatch({ jobs })).batch?.id as string;
+    let scope: ClaimScope | undefined = { batchId: own };
+    let reads = 0;
+    const claimScope = () => {
+      reads += 1;
+      return scope;
+    };
+    await pool({ store, claimScope }).start();
+    await waitFor(async () => (await store.batchProgress(own)).counts.done === 3, {
+      what: "the own batch's jobs done",
+    });
+    // Several more claims with the scope, none of which may take the other batch's jobs.
+    const readsThen = reads;
+    await waitFor(() => reads >= readsThen + 5, { what: 'five more claims' });
+    expect((await store.batchProgress(other)).counts).toMatchObject({ queued: 3, running: 0 });
+    scope = undefined;
+    await waitFor(async () => (await store.batchProgress(other)).counts.done === 3, {
+      what: "the other batch's jobs done once the scope is lifted",
+    });
   });
 
   it('claims only kinds it has handlers for', async () => {

@@ -4,7 +4,8 @@
 // list, or one or more per-instance report.json files (merged here) — the page reads it in the
 // browser and posts its JSON to POST /api/batches/:id/against (the API has no file browser and
 // stores nothing). Shown: agreement, Cohen's kappa, the disagreements with the tests that
-// differ, and the instances not comparable with why. Asked once per pick, not refreshed.
+// differ, the instances not comparable with why, and those the batch's suite lacks. Asked once
+// per pick, not refreshed.
 import { api, segment } from './client.js';
 import { byId, clear, el, errorText, figureRows } from './dom.js';
 import { state } from './state.js';
@@ -28,6 +29,7 @@ export function resetAgainst() {
   clear(byId('against-figures').tBodies[0]);
   clear(byId('against-disagreements').tBodies[0]);
   clear(byId('against-not-comparable').tBodies[0]);
+  clear(byId('against-not-in-suite').tBodies[0]);
   byId('against-results').hidden = true;
   byId('against-file').value = '';
   note('', false);
@@ -106,6 +108,7 @@ function figures(p) {
     ['here', 'Resolved here only', String(a.counts.resolvedHereOnly)],
     ['there', 'Resolved there only', String(a.counts.resolvedThereOnly)],
     ['notComparable', 'Not comparable', String(p.notComparable.length)],
+    ['notInSuite', 'Not in this suite', String(p.notInSuite.length)],
   ];
 }
 
@@ -145,6 +148,14 @@ function notComparableRow(n) {
   return row;
 }
 
+/** @param {any} n an instance the suite lacks */
+function notInSuiteRow(n) {
+  const row = el('tr');
+  row.dataset.instance = n.instance;
+  row.append(el('td', n.instance), el('td', n.official));
+  return row;
+}
+
 /** @param {FileList | null} list */
 async function compare(list) {
   const batchId = state.results;
@@ -167,6 +178,7 @@ async function compare(list) {
     byId('against-not-comparable').tBodies[0].replaceChildren(
       ...p.notComparable.map(notComparableRow),
     );
+    byId('against-not-in-suite').tBodies[0].replaceChildren(...p.notInSuite.map(notInSuiteRow));
     byId('against-results').hidden = false;
     note(`Compared with ${files.map((f) => f.name).join(', ')}; nothing was stored.`, false);
   } catch (error) {

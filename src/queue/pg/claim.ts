@@ -7,11 +7,11 @@
 // A named (prepared) statement: each pooled connection parses and plans it once, not on every
 // claim (it is the statement every slot of every host runs, bench:scale (a)).
 import { NOW, jobColumnsOf, toJob, type JobRecord, type Queryable, type TimeParam } from './sql.js';
-import type { Job } from '../store.js';
+import type { ClaimScope, Job } from '../store.js';
 
-const CLAIM = `WITH next AS (
+const claimOf = (scope: string) => `WITH next AS (
     SELECT id FROM jobs
-    WHERE status = 'queued' AND kind = $2 AND run_at <= ${NOW}
+    WHERE status = 'queued' AND kind = $2 AND run_at <= ${NOW}${scope}
     ORDER BY priority DESC, run_at, id
     LIMIT $3
     FOR UPDATE SKIP LOCKED)
@@ -21,6 +21,15 @@ const CLAIM = `WITH next AS (
   FROM next WHERE j.id = next.id
   RETURNING ${jobColumnsOf('j')}`;
 
+// A scoped claim (ClaimScope: a `--wait` command beside a worker) is the same one statement
+// with its filter: one batch's jobs and their children (a solve's grade has no batch id), or
+// one job and its children.
+const CLAIM = claimOf('');
+const CLAIM_BATCH = claimOf(
+  ' AND (batch_id = $6 OR parent_id IN (SELECT id FROM jobs WHERE batch_id = $6))',
+);
+const CLAIM_JOB = claimOf(' AND (id = $6::bigint OR parent_id = $6::bigint)');
+
 export async function claimJobs(
   db: Queryable,
   kind: string,
@@ -28,12 +37,16 @@ export async function claimJobs(
   limit: number,
   leaseMs: number,
   now: TimeParam,
+  scope?: ClaimScope,
 ): Promise<Job[]> {
-  const { rows } = await db.query<JobRecord>({
-    name: 'proctor_claim',
-    text: CLAIM,
-    values: [now, kind, limit, owner, leaseMs],
-  });
+  const values: unknown[] = [now, kind, limit, owner, leaseMs];
+  const { rows } = await db.query<JobRecord>(
+    scope === undefined
+      ? { name: 'proctor_claim', text: CLAIM, values }
+      : 'batchId' in scope
+        ? { name: 'proctor_claim_batch', text: CLAIM_BATCH, values: [...values, scope.batchId] }
+        : { name: 'proctor_claim_job', text: CLAIM_JOB, values: [...values, scope.jobId] },
+  );
   // RETURNING has no order: give the claim order back.
   return rows
     .sort((a, b) => b.priority - a.priority || a.runAt - b.runAt || a.id - b.id)

@@ -37,6 +37,7 @@ import {
   verdictCounts,
 } from './list.js';
 import { listBatchJobRows } from './batch-jobs.js';
+import { lockTask, markJob, markTask, resultTaskId } from './quarantine.js';
 import { reclaimExpired, reclaimOwner, runningOwners } from './reclaim.js';
 import {
   ARTIFACT_COLUMNS,
@@ -55,7 +56,7 @@ import { countByOutcome, listRetryable } from './outcomes.js';
 import { batchSuite, recordBatchSuite } from './batch-suites.js';
 import { listen, notifyKinds } from './notify.js';
 import { createOutageGate, type OutageOptions } from './outage.js';
-import type { Batch, Job, ReclaimedJob, RegisteredArtifact } from '../store.js';
+import type { Batch, ClaimScope, Job, ReclaimedJob, RegisteredArtifact } from '../store.js';
 
 export interface PgJobStoreOptions extends PgConnectOptions {
   /**
@@ -200,9 +201,15 @@ export function openPgJobStore(url: string, options: PgJobStoreOptions = {}): Pg
   // A coalesced claim takes as many rows as its requests' limits add up to and hands them out
   // in claim order, each request at most its own limit.
   const claims = createCoalescer<number, Job[]>(async (key, limits) => {
-    const [kind, owner, leaseMs, t] = JSON.parse(key) as [string, string, number, TimeParam];
+    const [kind, owner, leaseMs, t, scope] = JSON.parse(key) as [
+      string,
+      string,
+      number,
+      TimeParam,
+      ClaimScope | null,
+    ];
     const total = limits.reduce((a, b) => a + b, 0);
-    const jobs = await run(() => claimJobs(db, kind, owner, total, leaseMs, t));
+    const jobs = await run(() => claimJobs(db, kind, owner, total, leaseMs, t, scope ?? undefined));
     let next = 0;
     return limits.map((limit) => jobs.slice(next, (next += limit)));
   });
@@ -266,10 +273,11 @@ export function openPgJobStore(url: string, options: PgJobStoreOptions = {}): Pg
       });
     },
 
-    async claim(kind, owner, limit, leaseMs) {
+    async claim(kind, owner, limit, leaseMs, scope) {
       if (limit <= 0) return [];
       const t = now();
-      return claims.submit(JSON.stringify([kind, owner, leaseMs, t]), limit);
+      // A scoped claim shares its statement only with claims of the same scope.
+      return claims.submit(JSON.stringify([kind, owner, leaseMs, t, scope ?? null]), limit);
     },
 
     async heartbeat(leases, leaseMs) {
@@ -287,11 +295,15 @@ export function openPgJobStore(url: string, options: PgJobStoreOptions = {}): Pg
       // Nothing but the job's own row to write (a no-op, a solve without a grade): one
       // statement, atomic by itself, without BEGIN and COMMIT around it. That halves the round
       // trips of a job's claim and finish; and completions that arrive together share it.
+      // A grade's or solve's class may have to follow its task's quarantine (quarantine.ts).
+      const classed = outcome !== null && outcome !== 'invalid_task';
+      const markedTask = classed ? resultTaskId(result) : undefined;
       if (
         children.length === 0 &&
         artifacts.length === 0 &&
         extras.task === undefined &&
-        extras.tests === undefined
+        extras.tests === undefined &&
+        markedTask === undefined
       ) {
         const t = now();
         const text = JSON.stringify(result ?? null);
@@ -299,6 +311,10 @@ export function openPgJobStore(url: string, options: PgJobStoreOptions = {}): Pg
       }
       return tx(async (q) => {
         const t = now();
+        const quarantined = extras.task?.validity === 'quarantined' ? extras.task : undefined;
+        // First: a quarantine and a grade of the same task id complete one after the other.
+        const locked = quarantined?.taskId ?? markedTask;
+        if (locked !== undefined) await lockTask(q, locked);
         const done = await fenced.complete(
           q,
           lease,
@@ -312,6 +328,10 @@ export function openPgJobStore(url: string, options: PgJobStoreOptions = {}): Pg
         if (!done) {
           return false;
         }
+        if (quarantined !== undefined) {
+          await markTask(q, quarantined.taskId, quarantined.contentHash, t);
+        }
+        if (markedTask !== undefined) await markJob(q, lease.id, t);
         for (const child of children) await enqueueOne(q, child, t);
         await notifyKinds(
           q,

@@ -23,6 +23,7 @@ import { batchJobIds, cancelJobs } from './cancel.js';
 import { createClaim } from './claim.js';
 import { createEnqueueOps, prepareBatch, prepareJob } from './enqueue.js';
 import { createFencedOps } from './fenced.js';
+import { createQuarantineOps } from './quarantine.js';
 import { createInputOps } from './inputs.js';
 import {
   countFinishedSince,
@@ -61,6 +62,7 @@ export function openSqliteJobStore(path: string, options: SqliteJobStoreOptions)
   const claim = createClaim(db);
   const fenced = createFencedOps(db);
   const budget = createBudgetOps(sqlite);
+  const quarantine = createQuarantineOps(sqlite);
   const batchJobs = createBatchJobs(sqlite);
   const suites = createBatchSuites(sqlite);
   const batchCounts = createBatchCounts(sqlite);
@@ -105,9 +107,9 @@ export function openSqliteJobStore(path: string, options: SqliteJobStoreOptions)
       return { ...rest, batch: batchId === null ? null : (getBatch(batchId) ?? null) };
     },
 
-    async claim(kind, owner, limit, leaseMs) {
+    async claim(kind, owner, limit, leaseMs, scope) {
       if (limit <= 0) return [];
-      const rows = await batcher.run(() => claim(kind, owner, limit, clock.now(), leaseMs));
+      const rows = await batcher.run(() => claim(kind, owner, limit, clock.now(), leaseMs, scope));
       return rows.map(toJob);
     },
 
@@ -129,6 +131,12 @@ export function openSqliteJobStore(path: string, options: SqliteJobStoreOptions)
         if (!fenced.complete(lease, result, artifacts, now, extras.task, outcome, extras.tests)) {
           return false;
         }
+        // In the same transaction: a quarantine reaches the grades that finished before it,
+        // and a grade that finishes after one is marked whatever its worker read.
+        if (extras.task?.validity === 'quarantined') {
+          quarantine.markTask(extras.task.taskId, extras.task.contentHash, now);
+        }
+        if (outcome !== null && outcome !== 'invalid_task') quarantine.markJob(lease.id, now);
         for (const child of children) enqueueOps.one(child, now);
         return true;
       });
