@@ -14,7 +14,7 @@
 import { resolve } from 'node:path';
 import { resolveAgent } from '../agents/builtin.js';
 import { solverKey, solverPrices, type SolverProfile } from '../config.js';
-import { ProctorError, describeError } from '../errors.js';
+import { ProctorError } from '../errors.js';
 import { createLogger } from '../logger.js';
 import { gateLine, testsHash, type Bundle } from '../oracle/index.js';
 import type { Job } from '../queue/index.js';

@@ -19,7 +19,6 @@ import { join } from 'node:path';
 import type { AgentDefinition } from '../agents/definition.js';
 import type { AgentLog } from '../agents/logs.js';
 import { runAgent, startAgentSandbox, type AgentRunResult } from '../agents/run.js';
-import { ProctorError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { ProxyLimits, SharedCost } from '../proxy/budget.js';
 import { SOCKET_NAME } from '../proxy/options.js';
