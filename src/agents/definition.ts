@@ -15,19 +15,12 @@ import { parse as parseToml } from 'smol-toml';
 import { z } from 'zod';
 import { ProctorError, describeError } from '../errors.js';
 import { tomlProblem, zodProblems, type Problem } from '../problems.js';
+import { WIRE_PROTOCOLS } from '../proxy/protocols.js';
 import { CREDENTIAL_NAME } from '../sandbox/profile.js';
 import { isPlaceholder, placeholdersIn, type Placeholder } from './placeholders.js';
 
-/**
- * The wire protocols an agent speaks to its model: the proxy's three, and Google's own
- * generateContent API, which Gemini CLI speaks and nothing else.
- */
-export const PROTOCOLS = [
-  'openai-chat',
-  'openai-responses',
-  'anthropic-messages',
-  'gemini-generate-content',
-] as const;
+/** The wire protocols an agent speaks to its model: the ones the model proxy serves. */
+export const PROTOCOLS = WIRE_PROTOCOLS;
 export type Protocol = (typeof PROTOCOLS)[number];
 
 /** How the task's description reaches the agent. */

@@ -14,8 +14,7 @@
 import { resolve } from 'node:path';
 import { resolveAgent } from '../agents/builtin.js';
 import { solverKey, solverPrices, type SolverProfile } from '../config.js';
-import { ProctorError, describeError } from '../errors.js';
-import { proxyProtocol } from '../solvers/agent.js';
+import { ProctorError } from '../errors.js';
 import { createLogger } from '../logger.js';
 import { gateLine, testsHash, type Bundle } from '../oracle/index.js';
 import type { Job } from '../queue/index.js';
@@ -194,17 +193,7 @@ function agentOption(
   const given = option ?? (profile.adapter === 'agent' ? profile.agent : undefined);
   if (given === undefined) return undefined;
   const isPath = given.includes('/') || given.endsWith('.toml');
-  const definition = resolveAgent(
-    isPath ? (option === undefined ? resolve(home, given) : resolve(given)) : given,
-  );
-  try {
-    proxyProtocol(definition);
-  } catch (error) {
-    throw new ProctorError(
-      'USAGE',
-      `--agent ${given}: ${describeError(error).replace(/^agent \S+: /, '')}`,
-    );
-  }
+  resolveAgent(isPath ? (option === undefined ? resolve(home, given) : resolve(given)) : given);
   return option === undefined ? undefined : isPath ? resolve(given) : given;
 }
 

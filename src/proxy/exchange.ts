@@ -17,7 +17,6 @@ import {
   DEFAULT_ANTHROPIC_VERSION,
   FORWARDED_REQUEST_HEADERS,
   FORWARDED_RESPONSE_HEADERS,
-  UPSTREAM_PATH,
   errorEvent,
   errorResponse,
   upstreamAuth,
@@ -43,6 +42,8 @@ export interface Upstream {
 
 export interface ExchangeInput {
   protocol: WireProtocol;
+  /** Appended to the upstream base URL (protocols.ts's upstreamPath). */
+  path: string;
   body: Buffer;
   stream: boolean;
   headers: IncomingHttpHeaders;
@@ -89,7 +90,7 @@ function sendError(
 
 export function forward(input: ExchangeInput): Promise<ExchangeResult> {
   const { protocol, res, secrets } = input;
-  const url = new URL(input.upstream.baseUrl.replace(/\/+$/, '') + UPSTREAM_PATH[protocol]);
+  const url = new URL(input.upstream.baseUrl.replace(/\/+$/, '') + input.path);
   const headers: Record<string, string | number> = {
     'content-type': 'application/json',
     'content-length': input.body.length,

@@ -107,14 +107,96 @@ function anthropicMessage(m: unknown): TrajectoryMessage[] {
   return out;
 }
 
+/**
+ * A Gemini `functionCall` part's call. A call carries an `id` only sometimes (Gemini's API
+ * pairs calls and results by name and order): without one, the name stands for it, in the call
+ * and in its result (geminiContent) alike.
+ */
+export function geminiCall(call: Json) {
+  return toolCall(str(call['id']) || str(call['name']), call['name'], call['args']);
+}
+
+/**
+ * One Gemini `Content` (a role and its parts). Text parts are joined (a `thought` part is
+ * reasoning), `functionCall` parts are tool calls and `functionResponse` parts tool results;
+ * other parts (`inlineData`, `executableCode`, …) are placeholders.
+ */
+function geminiContent(c: unknown, defaultRole: TrajectoryMessage['role']): TrajectoryMessage[] {
+  if (!isObject(c)) return [];
+  const r = c['role'] === 'model' ? 'assistant' : c['role'] === 'user' ? 'user' : defaultRole;
+  const out: TrajectoryMessage[] = [];
+  const texts: string[] = [];
+  const calls: ReturnType<typeof toolCall>[] = [];
+  for (const part of list(c['parts'])) {
+    if (!isObject(part)) continue;
+    const call = part['functionCall'];
+    const result = part['functionResponse'];
+    if (typeof part['text'] === 'string') {
+      if (part['thought'] === true) out.push(message('reasoning', part['text']));
+      else texts.push(part['text']);
+    } else if (isObject(call)) {
+      calls.push(geminiCall(call));
+    } else if (isObject(result)) {
+      const id = str(result['id']) || str(result['name']);
+      out.push(message('tool', JSON.stringify(result['response'] ?? {}), { toolCallId: id }));
+    } else {
+      const kind = Object.keys(part).find((k) => k !== 'thought' && k !== 'thoughtSignature');
+      if (kind !== undefined) texts.push(`[${kind}]`);
+    }
+  }
+  const text = texts.join('');
+  if (text !== '' || calls.length > 0 || out.length === 0) {
+    out.push(message(r, text, calls.length > 0 ? { toolCalls: calls } : {}));
+  }
+  return out;
+}
+
+/** Gemini's system instruction: a `Content`, its parts, or (as the SDKs accept) a string. */
+function geminiSystem(system: unknown): string {
+  if (typeof system === 'string') return system;
+  const parts = isObject(system) ? system['parts'] : system;
+  return list(parts)
+    .map((p) => (isObject(p) ? str(p['text']) : str(p)))
+    .filter((t) => t !== '')
+    .join('\n');
+}
+
+/** The names of the functions a Gemini request declares (one tool may declare several). */
+function geminiTools(tools: unknown): string[] {
+  return list(tools)
+    .filter(isObject)
+    .flatMap((t) => {
+      const declared = list(t['functionDeclarations']).filter(isObject);
+      if (declared.length > 0) return declared.map((d) => str(d['name']));
+      const kind = Object.keys(t)[0];
+      return kind === undefined ? [] : [`[${kind}]`];
+    });
+}
+
+/** The messages of a whole Gemini answer (its first candidate) and its finish reason. */
+export function geminiAnswer(body: Json): {
+  messages: TrajectoryMessage[];
+  finishReason: string | null;
+} {
+  const candidate = list(body['candidates']).find(isObject);
+  if (!candidate) return { messages: [], finishReason: null };
+  return {
+    messages: geminiContent(candidate['content'], 'assistant'),
+    finishReason: str(candidate['finishReason']) || null,
+  };
+}
+
 /** The messages a request sends (its system prompt first), and the names of the tools offered. */
 export function requestMessages(
   protocol: WireProtocol,
   body: Json,
 ): { messages: TrajectoryMessage[]; tools: string[] } {
-  const tools = list(body['tools'])
-    .filter(isObject)
-    .map((t) => str(t['name']) || str(isObject(t['function']) ? t['function']['name'] : ''));
+  const tools =
+    protocol === 'gemini-generate-content'
+      ? geminiTools(body['tools'])
+      : list(body['tools'])
+          .filter(isObject)
+          .map((t) => str(t['name']) || str(isObject(t['function']) ? t['function']['name'] : ''));
   switch (protocol) {
     case 'openai-chat':
       return { messages: list(body['messages']).flatMap(chatMessage), tools };
@@ -135,6 +217,16 @@ export function requestMessages(
         messages: [
           ...(system === '' ? [] : [message('system', system)]),
           ...list(body['messages']).flatMap(anthropicMessage),
+        ],
+        tools,
+      };
+    }
+    case 'gemini-generate-content': {
+      const system = geminiSystem(body['systemInstruction']);
+      return {
+        messages: [
+          ...(system === '' ? [] : [message('system', system)]),
+          ...list(body['contents']).flatMap((c) => geminiContent(c, 'user')),
         ],
         tools,
       };
@@ -165,5 +257,7 @@ export function answerMessages(
         messages: anthropicMessage({ role: 'assistant', content: body['content'] }),
         finishReason: str(body['stop_reason']) || null,
       };
+    case 'gemini-generate-content':
+      return geminiAnswer(body);
   }
 }

@@ -29,7 +29,7 @@ export interface ModelProxyOptions {
     /** Replaces the model every request names. Default: the agent's own choice. */
     model?: string;
   };
-  /** The protocols served; others get 404. Default: all three. */
+  /** The protocols served; others get 404. Default: all four (WIRE_PROTOCOLS). */
   protocols?: readonly WireProtocol[];
   limits?: ProxyLimits;
   /** A cost cap shared with other solves (the batch's); needs prices. Default: none. */

@@ -6,8 +6,8 @@
 // For each request: the run-scoped token is checked (constant time; a refusal says nothing
 // about the key); the path picks the protocol; the body is read (bounded) and parsed; the
 // deadline and the budget admit it or it is refused in its protocol's error shape; the model
-// may be replaced by the configured one and, for a Chat Completions stream, usage is asked
-// for; the exchange is forwarded (exchange.ts), its usage charged at the price table, and a
+// may be replaced by the configured one (in the body, or in a Gemini path) and, for a Chat
+// Completions stream, usage is asked for; the exchange is forwarded (exchange.ts), its usage charged at the price table, and a
 // redacted step recorded. The first limit passed, or the deadline, is the solve's stop
 // (BUDGET_EXCEEDED or TIMEOUT), reported once through `onStop`.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
@@ -31,6 +31,8 @@ import {
   isModelList,
   presentedToken,
   protocolOf,
+  routeOf,
+  upstreamPath,
   type ProxyErrorKind,
 } from './protocols.js';
 import {
@@ -48,7 +50,10 @@ import type { ProxyStop, Trajectory } from './trajectory.js';
 export interface ModelProxy {
   /** The socket's host path. */
   readonly socketPath: string;
-  /** What the agent presents as its API key (Bearer or x-api-key). Not a provider key. */
+  /**
+   * What the agent presents as its API key (Bearer, x-api-key, x-goog-api-key or `?key=`).
+   * Not a provider key.
+   */
   readonly token: string;
   /** The solve's stop, once a limit or the deadline has been passed. */
   stop(): ProxyStop | null;
@@ -155,13 +160,14 @@ export async function startModelProxy(options: ModelProxyOptions): Promise<Model
   onDeadline(); // a deadline already spent aborted its signal before anyone listened
 
   const authorized = (req: IncomingMessage): boolean => {
-    const presented = presentedToken(req.headers);
+    const presented = presentedToken(req.headers, req.url);
     return presented !== undefined && timingSafeEqual(digest(presented), tokenDigest);
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const startMs = now();
-    const protocol = protocolOf(req.url);
+    const route = routeOf(req.url);
+    const protocol = route?.protocol ?? null;
     const draft: StepDraft = {
       protocol,
       startMs,
@@ -214,7 +220,7 @@ export async function startModelProxy(options: ModelProxyOptions): Promise<Model
       );
       return;
     }
-    if (protocol === null || !protocols.has(protocol)) {
+    if (route === null || protocol === null || !protocols.has(protocol)) {
       refuse('not_found', `no model endpoint at ${(req.url ?? '').split('?')[0]?.slice(0, 100)}`);
       return;
     }
@@ -238,13 +244,20 @@ export async function startModelProxy(options: ModelProxyOptions): Promise<Model
       refuse('bad_request', 'the request body must be a JSON object');
       return;
     }
-    if (body['stream'] !== undefined && typeof body['stream'] !== 'boolean') {
+    // Gemini names the model and streaming in the path; the others in the body.
+    const { gemini } = route;
+    if (gemini?.stream === true && !gemini.sse) {
+      refuse('bad_request', 'streamGenerateContent is served with ?alt=sse only');
+      return;
+    }
+    if (!gemini && body['stream'] !== undefined && typeof body['stream'] !== 'boolean') {
       refuse('bad_request', '`stream` must be true or false');
       return;
     }
-    const stream = body['stream'] === true;
+    const stream = gemini ? gemini.stream : body['stream'] === true;
     draft.stream = stream;
-    draft.requestedModel = typeof body['model'] === 'string' ? body['model'].slice(0, 200) : null;
+    const requested = gemini ? gemini.model : body['model'];
+    draft.requestedModel = typeof requested === 'string' ? requested.slice(0, 200) : null;
     const { messages, tools } = requestMessages(protocol, body);
     draft.input = messages;
     draft.tools = tools;
@@ -256,8 +269,14 @@ export async function startModelProxy(options: ModelProxyOptions): Promise<Model
       return;
     }
 
-    if (options.upstream.model !== undefined) body['model'] = options.upstream.model;
-    draft.model = typeof body['model'] === 'string' ? body['model'] : null;
+    let model: string | null;
+    if (gemini) {
+      model = options.upstream.model ?? gemini.model;
+    } else {
+      if (options.upstream.model !== undefined) body['model'] = options.upstream.model;
+      model = typeof body['model'] === 'string' ? body['model'] : null;
+    }
+    draft.model = model;
     if (stream && protocol === 'openai-chat') {
       const existing = body['stream_options'];
       body['stream_options'] = {
@@ -274,6 +293,7 @@ export async function startModelProxy(options: ModelProxyOptions): Promise<Model
     const signal = AbortSignal.any([deadline.signal, closing.signal, gone.signal]);
     const result: ExchangeResult = await forward({
       protocol,
+      path: upstreamPath(protocol, model ?? '', stream),
       body: Buffer.from(JSON.stringify(body)),
       stream,
       headers: req.headers,

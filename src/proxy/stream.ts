@@ -3,18 +3,20 @@
 // the trajectory records (the answer's messages, tool calls, finish reason) and its usage
 // (Chat Completions: the final chunk's, which the proxy asks for with
 // `stream_options.include_usage`; Responses: `response.completed`'s; Anthropic: message_start's
-// input counts and the last message_delta's output count).
+// input counts and the last message_delta's output count; Gemini: the last `usageMetadata`,
+// whose counts are cumulative).
 //
 // Bounded: an event's data beyond MAX_EVENT_BYTES is not parsed (the bytes still reach the
 // agent), and texts keep MAX_TEXT_CHARS characters while counting the rest.
 import type { TokenUsage } from '../solvers/usage.js';
-import { contentText } from './messages.js';
+import { contentText, geminiCall } from './messages.js';
 import type { WireProtocol } from './protocols.js';
 import { chatCompletionUsage } from '../solvers/usage.js';
-import { MAX_TEXT_CHARS, type TrajectoryMessage } from './trajectory.js';
+import { MAX_MESSAGES_PER_STEP, MAX_TEXT_CHARS, type TrajectoryMessage } from './trajectory.js';
 import {
   anthropicMessagesUsage,
   anthropicUsagePart,
+  geminiApiUsage,
   responsesApiUsage,
   type AnthropicUsage,
 } from './usage.js';
@@ -292,6 +294,63 @@ function anthropicAccumulator(): StreamAccumulator {
   };
 }
 
+/**
+ * Gemini's `streamGenerateContent?alt=sse`: every event is a whole GenerateContentResponse
+ * holding the next parts of the first candidate. Text parts follow on from one another (a
+ * thought's apart from the answer's); a function call comes whole in one part. The stream has
+ * no end event: it is whole when a candidate has given its finish reason. An event that is an
+ * error object (`{"error": {…}}`) is the provider's error.
+ */
+function geminiAccumulator(): StreamAccumulator {
+  type Piece = { thought: boolean; text: Text } | { call: Json };
+  const pieces: Piece[] = [];
+  let usage: TokenUsage | null = null;
+  let finishReason: string | null = null;
+  let error: string | null = null;
+  return {
+    event({ data }) {
+      const chunk = parse(data);
+      if (!chunk) return;
+      if (chunk['error'] !== undefined) error = errorText(chunk['error']);
+      if (chunk['usageMetadata'] != null) usage = geminiApiUsage(chunk['usageMetadata']);
+      const candidate = Array.isArray(chunk['candidates'])
+        ? (chunk['candidates'][0] as unknown)
+        : null;
+      if (!isObject(candidate)) return;
+      if (typeof candidate['finishReason'] === 'string') finishReason = candidate['finishReason'];
+      const content = isObject(candidate['content']) ? candidate['content'] : {};
+      for (const part of Array.isArray(content['parts']) ? content['parts'] : []) {
+        if (!isObject(part)) continue;
+        const last = pieces.at(-1);
+        if (typeof part['text'] === 'string') {
+          const thought = part['thought'] === true;
+          if (last && 'text' in last && last.thought === thought) last.text.add(part['text']);
+          else if (pieces.length < MAX_MESSAGES_PER_STEP) {
+            const text = new Text();
+            text.add(part['text']);
+            pieces.push({ thought, text });
+          }
+        } else if (isObject(part['functionCall']) && pieces.length < MAX_MESSAGES_PER_STEP) {
+          pieces.push({ call: part['functionCall'] });
+        }
+      }
+    },
+    summary() {
+      const messages: TrajectoryMessage[] = [];
+      const reply: TrajectoryMessage = { role: 'assistant', content: '' };
+      const calls = [];
+      for (const piece of pieces) {
+        if ('call' in piece) calls.push(geminiCall(piece.call));
+        else if (piece.thought) messages.push({ role: 'reasoning', content: piece.text.value() });
+        else reply.content += piece.text.value();
+      }
+      if (calls.length > 0) reply.toolCalls = calls;
+      messages.push(reply);
+      return { messages, finishReason, usage, error, complete: finishReason !== null };
+    },
+  };
+}
+
 export function createStreamAccumulator(protocol: WireProtocol): StreamAccumulator {
   switch (protocol) {
     case 'openai-chat':
@@ -300,5 +359,7 @@ export function createStreamAccumulator(protocol: WireProtocol): StreamAccumulat
       return responsesAccumulator();
     case 'anthropic-messages':
       return anthropicAccumulator();
+    case 'gemini-generate-content':
+      return geminiAccumulator();
   }
 }

@@ -5,6 +5,14 @@
 // Anthropic counts differently: its `input_tokens` leaves out both the tokens read from the
 // cache and the ones written to it, so input here is the sum of the three and cached input the
 // cache reads. (Cache writes are priced as ordinary input: the price table has no write price.)
+//
+// Gemini's `usageMetadata` counts like OpenAI's on input (`promptTokenCount` includes the
+// `cachedContentTokenCount`), plus the `toolUsePromptTokenCount` of a built-in tool's own
+// prompt. Its output is `candidatesTokenCount` and, apart from it, the `thoughtsTokenCount`
+// billed as output. Google omits a zero count (proto3's JSON), so a missing count is 0 once
+// the prompt's count is there; without it nothing can be counted and the usage is unknown. A
+// `totalTokenCount` above the sum of the parts counts the difference as output: tokens billed
+// under a count Proctor does not know are spent all the same.
 import { z } from 'zod';
 import { chatCompletionUsage, type TokenUsage } from '../solvers/usage.js';
 import type { WireProtocol } from './protocols.js';
@@ -26,6 +34,30 @@ const anthropicUsage = z.object({
 });
 
 export type AnthropicUsage = z.output<typeof anthropicUsage>;
+
+const geminiUsage = z.object({
+  promptTokenCount: count,
+  cachedContentTokenCount: count.nullish(),
+  toolUsePromptTokenCount: count.nullish(),
+  candidatesTokenCount: count.nullish(),
+  thoughtsTokenCount: count.nullish(),
+  totalTokenCount: count.nullish(),
+});
+
+/** Gemini's `usageMetadata` (a stream's last one: its counts are cumulative), or null. */
+export function geminiApiUsage(usage: unknown): TokenUsage | null {
+  const parsed = geminiUsage.safeParse(usage);
+  if (!parsed.success) return null;
+  const u = parsed.data;
+  const inputTokens = u.promptTokenCount + (u.toolUsePromptTokenCount ?? 0);
+  const outputTokens = (u.candidatesTokenCount ?? 0) + (u.thoughtsTokenCount ?? 0);
+  const unnamed = Math.max(0, (u.totalTokenCount ?? 0) - inputTokens - outputTokens);
+  return {
+    inputTokens,
+    cachedInputTokens: Math.min(u.cachedContentTokenCount ?? 0, inputTokens),
+    outputTokens: outputTokens + unnamed,
+  };
+}
 
 /** A Responses `usage` (in `response.completed` when streaming), or null when absent or bad. */
 export function responsesApiUsage(usage: unknown): TokenUsage | null {
@@ -77,5 +109,7 @@ export function answerUsage(protocol: WireProtocol, body: Record<string, unknown
       const part = anthropicUsagePart(body['usage']);
       return part ? anthropicMessagesUsage([part]) : null;
     }
+    case 'gemini-generate-content':
+      return geminiApiUsage(body['usageMetadata']);
   }
 }

@@ -19,10 +19,8 @@ import { join } from 'node:path';
 import type { AgentDefinition } from '../agents/definition.js';
 import type { AgentLog } from '../agents/logs.js';
 import { runAgent, startAgentSandbox, type AgentRunResult } from '../agents/run.js';
-import { ProctorError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { ProxyLimits, SharedCost } from '../proxy/budget.js';
-import { WIRE_PROTOCOLS, type WireProtocol } from '../proxy/protocols.js';
 import { SOCKET_NAME } from '../proxy/options.js';
 import { scrubText } from '../proxy/scrub.js';
 import { startModelProxy } from '../proxy/server.js';
@@ -89,18 +87,6 @@ export interface AgentSolve {
   logs: AgentLog[];
 }
 
-/** The wire protocol of a definition, when the proxy serves it. */
-export function proxyProtocol(definition: AgentDefinition): WireProtocol {
-  const protocol = definition.protocol as WireProtocol;
-  if (!WIRE_PROTOCOLS.includes(protocol)) {
-    throw new ProctorError(
-      'CONFIG_INVALID',
-      `agent ${definition.name}: the model proxy does not serve ${definition.protocol} (it serves ${WIRE_PROTOCOLS.join(', ')})`,
-    );
-  }
-  return protocol;
-}
-
 const tail = (text: string, secrets: readonly string[]): string =>
   scrubText(text.length > OUTPUT_TAIL_CHARS ? `…${text.slice(-OUTPUT_TAIL_CHARS)}` : text, secrets);
 
@@ -139,7 +125,7 @@ export function agentSolveEnd(
 
 export async function runAgentSolve(run: AgentSolveRun): Promise<AgentSolve> {
   const { definition, deadline, transcript } = run;
-  const protocol = proxyProtocol(definition);
+  const { protocol } = definition;
   const socketDir = await mkdtemp(join(tmpdir(), 'proctor-proxy-'));
   const stopped = new AbortController();
   let grace: NodeJS.Timeout | undefined;

@@ -50,7 +50,7 @@ import {
   type AgentLayers,
   type AgentLog,
 } from '../agents/index.js';
-import { proxyProtocol, runAgentSolve } from '../solvers/agent.js';
+import { runAgentSolve } from '../solvers/agent.js';
 import type { Trajectory } from '../proxy/trajectory.js';
 import { batchCost } from './batch-cost.js';
 import { asOwner, quarantineOf, type Quarantine } from './oracle-jobs.js';
@@ -442,7 +442,5 @@ function agentOf(
   const name = payload.agent ?? (profile.adapter === 'agent' ? profile.agent : undefined);
   if (name === undefined) return null;
   const isPath = name.includes('/') || name.endsWith('.toml');
-  const definition = resolveAgent(isPath ? resolve(home, name) : name);
-  proxyProtocol(definition);
-  return definition;
+  return resolveAgent(isPath ? resolve(home, name) : name);
 }

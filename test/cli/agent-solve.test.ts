@@ -1,11 +1,13 @@
 // `proctor solve --agent` end to end: the real Codex CLI from npm (agents/codex.toml, the
-// quickest built-in to install here: one native binary), and opencode (Chat Completions), in
-// their agent layers on the shell fixture task, in the solver's sandbox, its only route to a model the per-solve proxy on the host,
-// in front of a scripted model server on 127.0.0.1. The server answers from each request:
-// the first asks for a shell command through whichever shell tool Codex offered, and once a
-// tool result has come back it says it is done. The command edits the work tree and prints
-// what the container holds (every process's environment and argv, HOME's files, the socket
-// folder), which Codex sends back to the model: the planted key must be in none of it.
+// quickest built-in to install here: one native binary), opencode and Qwen Code (Chat
+// Completions), Claude Code (Anthropic Messages) and Gemini CLI (Google's generateContent), in
+// their agent layers on the shell fixture task, in the solver's sandbox, its only route to a
+// model the per-solve proxy on the host, in front of a scripted model server on 127.0.0.1. The
+// server answers from each request: the first asks for a shell command through whichever shell
+// tool the agent offered, and once a tool result has come back it says it is done. The command
+// edits the work tree and prints what the container holds (every process's environment and
+// argv, HOME's files, the socket folder), which the agent sends back to the model: the planted
+// key must be in none of it.
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -27,27 +29,40 @@ const WRONG = GOLD.replace('echo error', 'echo nope');
 const KEY = 'sk-agentsolveplanted0123456789abcdefKEY';
 const GATE = /^tests_hash=[0-9a-f]{64}$/;
 
+/** Shows the container from inside: every process's environment and argv, HOME's files, the socket folder. */
+const SHOW = [
+  'for p in /proc/[0-9]*; do tr "\\0" "\\n" < $p/environ; tr "\\0" " " < $p/cmdline; echo; done 2>/dev/null',
+  'find "$HOME" /run/proctor -type f -exec cat {} + 2>/dev/null',
+  'ls -la /run/proctor',
+].join('\n');
+
 /** Shows the container from inside, then applies `patch` to the work tree. */
 const edit = (patch: string) =>
-  [
-    'for p in /proc/[0-9]*; do tr "\\0" "\\n" < $p/environ; tr "\\0" " " < $p/cmdline; echo; done 2>/dev/null',
-    'find "$HOME" /run/proctor -type f -exec cat {} + 2>/dev/null',
-    'ls -la /run/proctor',
-    `git apply <<'PATCH'\n${patch}PATCH`,
-    'echo applied',
-  ].join('\n');
+  [SHOW, `git apply <<'PATCH'\n${patch}PATCH`, 'echo applied'].join('\n');
 
-/** The names of the tools a request offered (Responses and Messages: `name`; Chat: `function.name`). */
+interface OfferedTool {
+  name?: string;
+  function?: { name?: string };
+  functionDeclarations?: Array<{ name?: string }>;
+}
+
+/**
+ * The names of the tools a request offered (Responses and Messages: `name`; Chat:
+ * `function.name`; Gemini: each of a tool's `functionDeclarations`).
+ */
 const toolNames = (request: UpstreamRequest): string[] =>
-  (
-    (request.body['tools'] as Array<{ name?: string; function?: { name?: string } }> | undefined) ??
-    []
-  ).map((t) => t.name ?? t.function?.name ?? '');
+  ((request.body['tools'] as OfferedTool[] | undefined) ?? []).flatMap((t) =>
+    t.functionDeclarations
+      ? t.functionDeclarations.map((d) => d.name ?? '')
+      : [t.name ?? t.function?.name ?? ''],
+  );
 
-/** Whether the conversation holds a tool's result, in any of the three protocols. */
+/** Whether the conversation holds a tool's result, in any of the four protocols. */
 const hasToolResult = (request: UpstreamRequest): boolean =>
-  /"function_call_output"|"role":"tool"|"tool_result"/.test(
-    JSON.stringify(request.body['input'] ?? request.body['messages'] ?? []),
+  /"function_call_output"|"role":"tool"|"tool_result"|"functionResponse"/.test(
+    JSON.stringify(
+      request.body['input'] ?? request.body['messages'] ?? request.body['contents'] ?? [],
+    ),
   );
 
 /**
@@ -66,7 +81,7 @@ function policy(command: string) {
     if (tools.includes('shell')) return call('shell', { command: ['bash', '-lc', command] });
     // opencode's
     if (tools.includes('bash')) return call('bash', { command, description: 'Fix div' });
-    // Qwen Code's (Gemini CLI's)
+    // Gemini CLI's, and Qwen Code's (its fork)
     if (tools.includes('run_shell_command')) {
       return call('run_shell_command', { command, description: 'Fix div', is_background: false });
     }
@@ -76,16 +91,62 @@ function policy(command: string) {
   };
 }
 
+/** The lines a one-hunk patch takes out (`-`) and puts in (`+`), as texts. */
+function hunk(patch: string): { old: string; new: string } {
+  const lines = patch.split('\n');
+  const side = (sign: string) =>
+    lines
+      .filter((l) => l.startsWith(sign) && !l.startsWith(sign.repeat(3)))
+      .map((l) => l.slice(1))
+      .join('\n');
+  return { old: side('-'), new: side('+') };
+}
+
+/**
+ * Gemini CLI's shell tool refuses a command holding `$(` anywhere (its injection check reads
+ * even a quoted here-document), and the patch has `$((…))`. So the container is shown by one
+ * shell call, and the edit made by a second call, to its own edit tool, `replace`.
+ */
+function geminiPolicy(patch: string) {
+  const { old: oldString, new: newString } = hunk(patch);
+  return (request: UpstreamRequest): UpstreamStep => {
+    const results = JSON.stringify(request.body['contents'] ?? []).split('"functionResponse"');
+    if (!toolNames(request).includes('replace')) return { text: 'Fix div by zero' };
+    if (results.length === 1) {
+      return { toolCall: { name: 'run_shell_command', arguments: { command: SHOW } } };
+    }
+    if (results.length === 2) {
+      return {
+        toolCall: {
+          name: 'replace',
+          arguments: {
+            file_path: 'lib.sh',
+            instruction: 'Make div print error when dividing by zero.',
+            old_string: oldString,
+            new_string: newString,
+          },
+        },
+      };
+    }
+    return { text: 'Fixed div by zero.' };
+  };
+}
+
 async function home(patch: string, profile = '', agent = 'codex') {
-  const server = await startProtocolServer([], { otherwise: policy(edit(patch)) });
+  const server = await startProtocolServer([], {
+    otherwise: agent === 'gemini-cli' ? geminiPolicy(patch) : policy(edit(patch)),
+  });
   const dir = tempDir();
+  // A Gemini profile's base URL ends in Google's API version, as OpenAI's and Anthropic's in v1.
+  const baseUrl =
+    agent === 'gemini-cli' ? server.baseUrl.replace(/\/v1$/, '/v1beta') : server.baseUrl;
   writeFileSync(
     join(dir, 'proctor.toml'),
     [
       '[solvers.byo]',
       'adapter = "agent"',
       `agent = "${agent}"`,
-      `base_url = "${server.baseUrl}"`,
+      `base_url = "${baseUrl}"`,
       'model = "scripted"',
       'api_key_env = "PROCTOR_AGENT_KEY"',
       profile,
@@ -114,10 +175,6 @@ describe('proctor solve --agent: bad input', () => {
     [
       ['--agent', 'nosuch'],
       'proctor: no built-in agent named "nosuch"; the built-ins are claude-code, codex, gemini-cli, opencode, qwen-code (or give the path of a definition file)',
-    ],
-    [
-      ['--agent', 'gemini-cli'],
-      'proctor: --agent gemini-cli: the model proxy does not serve gemini-generate-content (it serves openai-chat, openai-responses, anthropic-messages)',
     ],
     [['--agent', './nowhere/mine.toml'], 'mine.toml'],
     [['--agent', 'codex', '--model', 'two words'], 'proctor: --model: expected a model name'],
@@ -314,6 +371,68 @@ describe('proctor solve --agent claude-code (Anthropic Messages)', () => {
     const result = await solve(dir, [], task);
     expect(result.stdout).toMatch(/shell-div-zero\s+FAIL\s+HIDDEN_FAILED\s/);
     expect(result.code).toBe(1);
+    expect(await leftovers(dir)).toEqual([]);
+  }, 600_000);
+});
+
+describe('proctor solve --agent gemini-cli (Gemini generateContent)', () => {
+  it('runs Gemini CLI in the sandbox, captures its edit and grades it PASS; the key stays on the host', async () => {
+    // Prices, so that the trajectory shows the proxy metered Gemini's usageMetadata into a cost.
+    const prices = 'price_input_per_mtok = 2\nprice_output_per_mtok = 8';
+    const { dir, server } = await home(GOLD, prices, 'gemini-cli');
+    const task = copyBundle({ limits: { memory_mb: 2048, pids: 256 } });
+    const result = await solve(dir, [], task);
+    const shown = await proctor(['--home', dir, 'status', '1', '--trajectory']);
+    // The tool's result as Gemini CLI sent it back (what the shell command did).
+    const lastTurn = JSON.stringify(server.requests.at(-1)?.body['contents']).slice(-3000);
+    const why = `${result.stdout}\n${result.stderr}\n${shown.stdout}\n${asked(server)}\n${lastTurn}`;
+    expect(result.stderr, why).not.toMatch(/proctor: /);
+    expect(result.stdout, why).toMatch(/shell-div-zero\s+PASS\s+PASS\s/);
+    expect(result.code).toBe(0);
+    expect(result.stdout.trimEnd().split('\n').at(-1)).toMatch(GATE);
+    // Three requests, each streamed with Google's key header on the profile's model, the run
+    // token replaced by the real key (and no ?key= upstream): the shell call, the edit once the
+    // shell's result is back, then the answer. No side request (a token count, a router).
+    expect(server.requests, why).toHaveLength(3);
+    for (const request of server.requests) {
+      expect(request.path).toBe('/v1beta/models/scripted:streamGenerateContent');
+      expect(request.query).toBe('alt=sse');
+      expect(request.headers['x-goog-api-key']).toBe(KEY);
+      expect(request.headers.authorization).toBeUndefined();
+    }
+    expect(toolNames(server.requests[0]!)).toEqual(
+      expect.arrayContaining(['run_shell_command', 'replace', 'write_file']),
+    );
+    // The proxy read each step in Gemini's dialect: its calls, and usageMetadata metered
+    // (100 in and 20 out a step, at $2 and $8 per million).
+    expect(shown.stdout).toMatch(
+      /^step 1: gemini-generate-content scripted ok 200 \(100 in, 20 out/m,
+    );
+    expect(shown.stdout).toContain('run_shell_command');
+    expect(shown.stdout).toContain('replace');
+    expect(shown.stdout).toMatch(/^3 request\(s\), 3 turn\(s\) \(300 in, 60 out, \$0\.0011\)/m);
+    // What the container held came back as the shell's output: the run token, never the key.
+    const bodies = JSON.stringify(server.requests.map((r) => r.body));
+    expect(bodies).toContain('Successfully modified file');
+    expect(bodies).toContain('GEMINI_API_KEY=');
+    expect(bodies).toContain('model.sock');
+    expect(bodies).not.toContain(KEY);
+    expect(await resultOf(dir, 1)).toMatchObject({
+      reason: 'SOLVED',
+      agent: { name: 'gemini-cli', outcome: 'completed', exitCode: 0 },
+    });
+    expect(allBytes(dir).includes(KEY)).toBe(false);
+    expect(await leftovers(dir)).toEqual([]);
+  }, 600_000);
+
+  it('grades a wrong Gemini CLI edit FAIL', async () => {
+    const { dir } = await home(WRONG, '', 'gemini-cli');
+    const task = copyBundle({ limits: { memory_mb: 2048, pids: 256 } });
+    const result = await solve(dir, [], task);
+    expect(result.stdout).toMatch(/shell-div-zero\s+FAIL\s+HIDDEN_FAILED\s/);
+    expect(result.code).toBe(1);
+    // The agent did edit (the wrong edit is what failed): its candidate holds the file.
+    expect(await resultOf(dir, 1)).toMatchObject({ reason: 'SOLVED', candidate: { files: 1 } });
     expect(await leftovers(dir)).toEqual([]);
   }, 600_000);
 });

@@ -1,7 +1,9 @@
-// A scripted model provider on 127.0.0.1 speaking all three wire protocols the model proxy
+// A scripted model provider on 127.0.0.1 speaking all four wire protocols the model proxy
 // serves: POST /v1/chat/completions (OpenAI Chat Completions), /v1/responses (OpenAI Responses)
 // and /v1/messages (Anthropic Messages), each plain or streamed (SSE) as the request's `stream`
-// asks, in the shapes the providers document. Each request takes the next step of the script:
+// asks, and Google's /v1beta/models/MODEL:generateContent, streamed at
+// :streamGenerateContent?alt=sse (and the same under /v1), in the shapes the providers document.
+// A Gemini request's model is recorded from its path, as `body.model` is for the others. Each request takes the next step of the script:
 // a text answer, a tool call, an HTTP error, an error that echoes the credential it was sent
 // (as some providers' 401s do), a hang, a stream cut before its end, a slow stream, or another
 // step held until a promise settles. Chat
@@ -17,6 +19,8 @@ export interface StepUsage {
   input: number;
   cached?: number;
   output: number;
+  /** Gemini only: thinking tokens, apart from `output` (its thoughtsTokenCount). */
+  thoughts?: number;
 }
 
 export type UpstreamStep =
@@ -35,6 +39,10 @@ export type UpstreamStep =
 
 export interface UpstreamRequest {
   path: string;
+  /** The query string, without its `?` ('' when none). */
+  query: string;
+  /** The model a Gemini path names (null for the other protocols). */
+  model: string | null;
   headers: IncomingHttpHeaders;
   body: Record<string, unknown>;
 }
@@ -49,13 +57,15 @@ export interface ProtocolServer {
 
 export const DEFAULT_USAGE: StepUsage = { input: 100, output: 20 };
 
-type Protocol = 'chat' | 'responses' | 'anthropic';
+type Protocol = 'chat' | 'responses' | 'anthropic' | 'gemini';
 
 const PATHS: Record<string, Protocol> = {
   '/v1/chat/completions': 'chat',
   '/v1/responses': 'responses',
   '/v1/messages': 'anthropic',
 };
+
+const GEMINI_PATH = /^\/v1(?:beta)?\/models\/([^/:]+):(generateContent|streamGenerateContent)$/;
 
 let counter = 0;
 const id = (prefix: string) => `${prefix}_${++counter}`;
@@ -92,12 +102,55 @@ function usageFor(protocol: Protocol, u: StepUsage) {
         cache_creation_input_tokens: 0,
         output_tokens: u.output,
       };
+    case 'gemini':
+      // promptTokenCount counts the cached tokens in; thoughts are apart from candidates.
+      return {
+        promptTokenCount: u.input,
+        candidatesTokenCount: u.output,
+        totalTokenCount: u.input + u.output + (u.thoughts ?? 0),
+        ...(u.cached === undefined ? {} : { cachedContentTokenCount: u.cached }),
+        ...(u.thoughts === undefined ? {} : { thoughtsTokenCount: u.thoughts }),
+      };
   }
+}
+
+/** A Gemini candidate holding `parts`, with its finish reason when it is the last. */
+function geminiChunk(
+  model: string,
+  parts: unknown[],
+  finish: boolean,
+  usageMetadata: unknown,
+  responseId: string,
+): Record<string, unknown> {
+  return {
+    candidates: [
+      {
+        content: { role: 'model', parts },
+        index: 0,
+        ...(finish ? { finishReason: 'STOP' } : {}),
+      },
+    ],
+    ...(usageMetadata ? { usageMetadata } : {}),
+    modelVersion: model,
+    responseId,
+  };
+}
+
+/** The Gemini part of an answer: a function call (its id only when the script gave one), or text. */
+function geminiParts(a: Answer, text: string): unknown[] {
+  if (!a.call) return [{ text }];
+  const call = {
+    name: a.call.name,
+    args: JSON.parse(a.call.arguments) as unknown,
+    ...(a.call.named ? { id: a.call.id } : {}),
+  };
+  return [{ functionCall: call }];
 }
 
 interface Answer {
   text: string | null;
-  call: { id: string; name: string; arguments: string } | null;
+  /** `named`: the script gave the id (a Gemini call carries one only then). */
+  call: { id: string; named: boolean; name: string; arguments: string } | null;
   usage: StepUsage | null;
 }
 
@@ -114,6 +167,7 @@ function answerOf(step: UpstreamStep): Answer | null {
       text: null,
       call: {
         id: step.toolCall.id ?? id('call'),
+        named: step.toolCall.id !== undefined,
         name: step.toolCall.name,
         arguments: typeof args === 'string' ? args : JSON.stringify(args),
       },
@@ -185,6 +239,14 @@ function whole(protocol: Protocol, model: string, a: Answer): Record<string, unk
         stop_sequence: null,
         ...usage,
       };
+    case 'gemini':
+      return geminiChunk(
+        model,
+        geminiParts(a, a.text ?? ''),
+        true,
+        a.usage && usageFor('gemini', a.usage),
+        id('resp'),
+      );
   }
 }
 
@@ -327,6 +389,23 @@ function events(
       event('message_stop', {});
       return out;
     }
+    case 'gemini': {
+      // Google ends each event with CRLF CRLF. Every chunk but the last carries the prompt's
+      // count alone; the last, with the finish reason, the whole usage.
+      const rid = id('resp');
+      const send = (value: unknown) => out.push(`data: ${JSON.stringify(value)}\r\n\r\n`);
+      const full = a.usage && usageFor('gemini', a.usage);
+      const partial = a.usage && {
+        promptTokenCount: a.usage.input,
+        totalTokenCount: a.usage.input,
+      };
+      const pieces = a.call ? [''] : split(a.text ?? '', parts);
+      pieces.forEach((piece, i) => {
+        const last = i === pieces.length - 1;
+        send(geminiChunk(model, geminiParts(a, piece), last, last ? full : partial, rid));
+      });
+      return out;
+    }
   }
 }
 
@@ -358,8 +437,13 @@ export async function startProtocolServer(
       void step.until.then(then, then);
       return;
     }
-    const model = typeof body['model'] === 'string' ? body['model'] : 'scripted';
-    const streamed = body['stream'] === true;
+    const model = request.model ?? (typeof body['model'] === 'string' ? body['model'] : 'scripted');
+    // Gemini streams at its own method, as SSE only with ?alt=sse (the proxy always asks so).
+    const streamed =
+      protocol === 'gemini'
+        ? request.path.endsWith(':streamGenerateContent') &&
+          new URLSearchParams(request.query).get('alt') === 'sse'
+        : body['stream'] === true;
     if ('hang' in step) return;
     if ('status' in step) {
       res.writeHead(step.status, { 'content-type': 'application/json' });
@@ -370,7 +454,9 @@ export async function startProtocolServer(
       return;
     }
     if ('echoKey' in step) {
-      const presented = String(headers.authorization ?? headers['x-api-key'] ?? '');
+      const presented = String(
+        headers.authorization ?? headers['x-api-key'] ?? headers['x-goog-api-key'] ?? '',
+      );
       res.writeHead(401, {
         'content-type': 'application/json',
         'x-echo': presented,
@@ -434,8 +520,9 @@ export async function startProtocolServer(
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const path = (req.url ?? '').split('?')[0] ?? '';
-      const protocol = PATHS[path];
+      const [path = '', query = ''] = (req.url ?? '').split(/\?(.*)/s);
+      const gemini = GEMINI_PATH.exec(path);
+      const protocol = gemini ? 'gemini' : PATHS[path];
       if (req.method !== 'POST' || protocol === undefined) {
         res.writeHead(404).end();
         return;
@@ -447,7 +534,8 @@ export async function startProtocolServer(
         res.writeHead(400).end('not JSON');
         return;
       }
-      const request = { path, headers: req.headers, body };
+      const model = gemini ? decodeURIComponent(gemini[1] as string) : null;
+      const request = { path, query, model, headers: req.headers, body };
       requests.push(request);
       respond(res, protocol, body, req.headers, request);
     });

@@ -415,7 +415,9 @@ describe('the model proxy’s token and the real key', () => {
     const { proxy, baseUrl } = await startTestProxy({
       upstream: { baseUrl: upstream.baseUrl, apiKey: KEY },
     });
-    const wrong = client(baseUrl, `${proxy.token.slice(0, -1)}0`);
+    // The token with its last character changed (one in 16 tokens already ends in 0).
+    const last = proxy.token.endsWith('0') ? '1' : '0';
+    const wrong = client(baseUrl, `${proxy.token.slice(0, -1)}${last}`);
     const error = await wrong.chat.completions
       .create({ model: 'm', messages: [{ role: 'user', content: 'x' }] })
       .catch((e: unknown) => e);
