@@ -29,40 +29,51 @@ function noBatch(batchId: string): ProctorError {
   return new ProctorError('BATCH_NOT_FOUND', `no batch ${batchId}`);
 }
 
+// Statements are prepared on first use: a store opened on a database migrated only to an earlier
+// version (before spent_usd) must still open, and the column is there once the store migrates.
+function lazy<T>(make: () => T): () => T {
+  let made: T | undefined;
+  return () => (made ??= make());
+}
+
 export function createBudgetOps(sqlite: Database.Database) {
-  const settle = sqlite.prepare<{ batch: string }, number>(SETTLE).pluck();
-  const draw = sqlite.prepare<{ batch: string; usd: number }, number>(DRAW).pluck();
-  const read = sqlite
-    .prepare<[string], number>('SELECT spent_usd FROM batches WHERE id = ?')
-    .pluck();
-  const cancelQueued = sqlite.prepare(
-    `UPDATE jobs ${END} WHERE batch_id = @batch AND kind = 'solve' AND status = 'queued'`,
+  const settle = lazy(() => sqlite.prepare<{ batch: string }, number>(SETTLE).pluck());
+  const draw = lazy(() => sqlite.prepare<{ batch: string; usd: number }, number>(DRAW).pluck());
+  const read = lazy(() =>
+    sqlite.prepare<[string], number>('SELECT spent_usd FROM batches WHERE id = ?').pluck(),
   );
-  const endStarting = sqlite.prepare(
-    `UPDATE jobs ${END} WHERE id = @id AND attempt = @attempt AND status = 'running'`,
+  const cancelQueued = lazy(() =>
+    sqlite.prepare(
+      `UPDATE jobs ${END} WHERE batch_id = @batch AND kind = 'solve' AND status = 'queued'`,
+    ),
+  );
+  const endStarting = lazy(() =>
+    sqlite.prepare(
+      `UPDATE jobs ${END} WHERE id = @id AND attempt = @attempt AND status = 'running'`,
+    ),
   );
   return {
     /** The batch's spend now. */
     spent(batchId: string): number {
-      const spent = read.get(batchId);
+      const spent = read().get(batchId);
       if (spent === undefined) throw noBatch(batchId);
       return spent;
     },
     /** Inside a write transaction: adds `usd` to the batch's spend; the spend after it. */
     draw(batchId: string, usd: number): number {
-      const spent = draw.get({ batch: batchId, usd });
+      const spent = draw().get({ batch: batchId, usd });
       if (spent === undefined) throw noBatch(batchId);
       return spent;
     },
     /** Inside a write transaction: the settled spend, and the cancels once it reached the cap. */
     check(batchId: string, capUsd: number, lease: Lease, now: number): BudgetCheck {
-      const spentUsd = settle.get({ batch: batchId });
+      const spentUsd = settle().get({ batch: batchId });
       if (spentUsd === undefined) throw noBatch(batchId);
       if (spentUsd < capUsd) return { spentUsd, stopped: false, cancelled: 0 };
       const error = `BUDGET: the batch has spent $${spentUsd.toFixed(4)}, reaching its cost cap of $${capUsd}`;
       const params = { now, error, batch: batchId, id: lease.id, attempt: lease.attempt };
-      const starting = endStarting.run(params).changes;
-      const cancelled = cancelQueued.run(params).changes;
+      const starting = endStarting().run(params).changes;
+      const cancelled = cancelQueued().run(params).changes;
       return { spentUsd, stopped: true, cancelled: cancelled + starting };
     },
   };
