@@ -21,6 +21,17 @@ const fromText = (d: Disagreement) =>
 const testLine = (t: TestDifference) =>
   `      ${t.category} ${t.test}: Proctor ${t.proctor.replace('_', ' ')}, official ${t.official}`;
 
+/** Up to MAX_LISTED_PER_REASON entries, one a line, and how many more the json lists. */
+function listed(entries: readonly string[]): string[] {
+  const lines = entries.slice(0, MAX_LISTED_PER_REASON).map((entry) => `    ${entry}`);
+  if (entries.length > MAX_LISTED_PER_REASON) {
+    lines.push(
+      `    … and ${entries.length - MAX_LISTED_PER_REASON} more (--format json lists all)`,
+    );
+  }
+  return lines;
+}
+
 export function parityLines(p: Parity, source: string): string[] {
   const a = p.agreement;
   const put = (key: string, value: string) => `  ${key.padEnd(24)}${value}`;
@@ -65,26 +76,12 @@ export function parityLines(p: Parity, source: string): string[] {
     }
     for (const [why, instances] of byWhy) {
       lines.push(`  ${why} (${instances.length}):`);
-      for (const instance of instances.slice(0, MAX_LISTED_PER_REASON)) {
-        lines.push(`    ${instance}`);
-      }
-      if (instances.length > MAX_LISTED_PER_REASON) {
-        lines.push(
-          `    … and ${instances.length - MAX_LISTED_PER_REASON} more (--format json lists all)`,
-        );
-      }
+      lines.push(...listed(instances));
     }
   }
   if (p.notInSuite.length > 0) {
     lines.push('', `not in this suite (${p.notInSuite.length}): named there, no task of it here`);
-    for (const n of p.notInSuite.slice(0, MAX_LISTED_PER_REASON)) {
-      lines.push(`    ${n.instance} (${n.official} there)`);
-    }
-    if (p.notInSuite.length > MAX_LISTED_PER_REASON) {
-      lines.push(
-        `    … and ${p.notInSuite.length - MAX_LISTED_PER_REASON} more (--format json lists all)`,
-      );
-    }
+    lines.push(...listed(p.notInSuite.map((n) => `${n.instance} (${n.official} there)`)));
   }
   return lines;
 }

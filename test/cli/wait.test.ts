@@ -8,7 +8,7 @@ import { machineHost } from '../../src/config.js';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.js';
-import { openSqliteJobStore } from '../../src/queue/index.js';
+import { openSqliteJobStore, type JobStore } from '../../src/queue/index.js';
 import { reapOrphans } from '../../src/sandbox/cleanup.js';
 import { pruneTemplates } from '../../src/sandbox/template-prune.js';
 import { testDocker } from '../helpers/docker.js';
@@ -60,6 +60,29 @@ function dockerHome(host = machineHost()): string {
     await pruneTemplates(testDocker(), { home, host, unlabelled: true });
   });
   return home;
+}
+
+/**
+ * Waits for the `count` jobs of `batchId` to be done, and checks that each ran once
+ * (attempt 1) and by `worker`, which logs each job's end.
+ */
+async function ranOnceBy(
+  worker: Child,
+  store: Pick<JobStore, 'batchProgress' | 'listJobs'>,
+  batchId: string,
+  count: number,
+  timeoutMs: number,
+): Promise<void> {
+  await waitFor(async () => (await store.batchProgress(batchId)).counts.done === count, {
+    what: `the worker to finish batch ${batchId}`,
+    timeoutMs,
+    intervalMs: 500,
+  });
+  const { items } = await store.listJobs({ batchId }, { limit: count + 10 });
+  expect(items.map((job) => [job.status, job.attempt])).toEqual(Array(count).fill(['done', 1]));
+  for (const job of items) {
+    expect(worker.stderr()).toContain(`job done (job=${job.id} kind=baseline attempt=1)`);
+  }
 }
 
 const ended = (child: Child, timeoutMs: number, what: string) =>
@@ -136,17 +159,7 @@ describe('--wait and worker presence', () => {
     await ended(waiting, 180_000, 'the waiting baseline to end');
     expect(waiting.process.exitCode, waiting.stderr()).toBe(0);
     expect(waiting.stdout()).toMatch(/own-0\s+valid/);
-    await waitFor(async () => (await store.batchProgress(otherBatch)).counts.done === 4, {
-      what: 'the worker to finish the other batch',
-      timeoutMs: 180_000,
-      intervalMs: 500,
-    });
-    // Each job of the other batch ran once (attempt 1), by the worker: it logged each one's end.
-    const { items } = await store.listJobs({ batchId: otherBatch }, { limit: 10 });
-    expect(items.map((job) => [job.status, job.attempt])).toEqual(Array(4).fill(['done', 1]));
-    for (const job of items) {
-      expect(worker.stderr()).toContain(`job done (job=${job.id} kind=baseline attempt=1)`);
-    }
+    await ranOnceBy(worker, store, otherBatch, 4, 180_000);
     worker.process.kill('SIGTERM');
     await worker.exited;
     expect(await leftovers(home)).toEqual([]);
@@ -191,16 +204,7 @@ describe('--wait and worker presence', () => {
     );
     expect(waiting.stdout()).toMatch(/own-0\s+valid/);
 
-    await waitFor(async () => (await store.batchProgress(otherBatch)).counts.done === 3, {
-      what: "the other host's worker to finish its batch",
-      timeoutMs: 240_000,
-      intervalMs: 500,
-    });
-    const { items } = await store.listJobs({ batchId: otherBatch }, { limit: 10 });
-    expect(items.map((job) => [job.status, job.attempt])).toEqual(Array(3).fill(['done', 1]));
-    for (const job of items) {
-      expect(worker.stderr()).toContain(`job done (job=${job.id} kind=baseline attempt=1)`);
-    }
+    await ranOnceBy(worker, store, otherBatch, 3, 240_000);
     worker.process.kill('SIGTERM');
     await worker.exited;
     expect(await leftovers(home)).toEqual([]);
