@@ -3,6 +3,8 @@
 // trajectory; in the sandbox, a loopback forwarder pipes the agent's connections to it.
 export { startModelProxy } from './server.js';
 export type { ModelProxy } from './server.js';
+export { startHostRoute } from './host-route.js';
+export type { HostRoute } from './host-route.js';
 export { SOCKET_NAME, DEFAULT_MAX_REQUEST_BYTES, DEFAULT_UPSTREAM_IDLE_MS } from './options.js';
 export type { ModelProxyOptions } from './options.js';
 export type { ProxyLimits, SharedCost } from './budget.js';

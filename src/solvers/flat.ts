@@ -8,13 +8,17 @@
 // than the profile allows each end the solve with its reason. Every request gets the remaining
 // solver deadline as its timeout and one AbortSignal (deadline and cancel); the SDK never
 // retries, so no request outlives the deadline. Each answer's `usage`, the turns and the tool
-// calls run go to the solve's meter (usage.ts) as they happen.
+// calls run go to the solve's meter (usage.ts) as they happen. With a batch's cost cap, every
+// request is first admitted by the batch's spend and every answer's cost is drawn on it as it
+// arrives (the proxy's budget, src/proxy/budget.ts), so a running solve stops at its next
+// request once the batch, in any process, has spent the cap.
 import OpenAI from 'openai';
 import type {
   ChatCompletionMessageParam,
   ChatCompletionTool,
 } from 'openai/resources/chat/completions';
 import { describeError } from '../errors.js';
+import type { Budget } from '../proxy/budget.js';
 import type { Deadline } from './deadline.js';
 import {
   callTool,
@@ -46,6 +50,8 @@ export interface FlatRun {
   transcript: Transcript;
   /** Counts the answers' tokens, the turns and the tool calls run. */
   meter: SolveMeter;
+  /** The batch's cost cap (a budget holding its SharedCost); absent without one. */
+  spend?: Pick<Budget, 'admit' | 'charge'>;
 }
 
 const TOOLS: ChatCompletionTool[] = TOOL_NAMES.map((name) => ({
@@ -82,6 +88,8 @@ export async function runFlat(run: FlatRun): Promise<SolveEnd> {
     if (turn > profile.maxTurns) {
       return { reason: 'turn_limit', detail: `the model used all ${profile.maxTurns} turns` };
     }
+    const capped = await run.spend?.admit();
+    if (capped) return { reason: 'budget_exceeded', detail: capped.detail };
     transcript.add({ kind: 'request', turn, messages: messages.length });
     let response;
     try {
@@ -105,7 +113,10 @@ export async function runFlat(run: FlatRun): Promise<SolveEnd> {
       };
     }
     tokens += response.usage?.total_tokens ?? 0;
-    run.meter.answer(chatCompletionUsage(response.usage));
+    const usage = chatCompletionUsage(response.usage);
+    run.meter.answer(usage);
+    // The answer that reaches the cap is still used; the next request is refused.
+    await run.spend?.charge(usage, true);
     const message = response.choices[0]?.message;
     transcript.add({
       kind: 'response',

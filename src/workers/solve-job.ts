@@ -51,6 +51,7 @@ import {
   type AgentLog,
 } from '../agents/index.js';
 import { runAgentSolve } from '../solvers/agent.js';
+import { createBudget } from '../proxy/budget.js';
 import type { Trajectory } from '../proxy/trajectory.js';
 import { batchCost } from './batch-cost.js';
 import { asOwner, quarantineOf, type Quarantine } from './oracle-jobs.js';
@@ -272,6 +273,8 @@ export function solveHandler(deps: SolveDeps): JobHandler {
             patchBytes: bundle.limits.patchBytes,
           };
           const common = { prompt, sandbox, deadline, signal: context.signal, transcript, meter };
+          // The batch's cap holds each model request of the loop, whichever adapter runs it.
+          const shared = cap && prices ? batchCost(deps.store, cap.batchId, cap.capUsd) : null;
           end =
             profile.adapter === 'codex'
               ? await runCodex(
@@ -284,6 +287,7 @@ export function solveHandler(deps: SolveDeps): JobHandler {
                       maxToolCalls: profile.max_tool_calls,
                       maxTokens: profile.max_tokens,
                     },
+                    ...(shared && prices ? { spend: { shared, prices } } : {}),
                   },
                   { catalog: deps.codexCatalog },
                 )
@@ -297,6 +301,7 @@ export function solveHandler(deps: SolveDeps): JobHandler {
                     maxToolCalls: profile.max_tool_calls,
                     maxTokens: profile.max_tokens,
                   },
+                  ...(shared ? { spend: createBudget({}, prices, () => {}, shared) } : {}),
                 });
         } finally {
           deadline.dispose();
@@ -304,19 +309,6 @@ export function solveHandler(deps: SolveDeps): JobHandler {
       }
       const solveMs = Math.round(performance.now() - started);
       const totals = meter.totals();
-      if (cap && definition === null && prices !== null && totals.usage !== null) {
-        // The flat and codex loops run without the proxy: their cost is drawn as they end. A
-        // draw that fails is not the solve's failure (its result still records the cost, which
-        // a later budget check takes in only where the done solves' sum exceeds the spend).
-        const spent = costUsd(totals.usage, prices);
-        if (spent > 0) {
-          await deps.store.drawCost(cap.batchId, spent).catch((error: unknown) => {
-            context.logger.warn("solve: the batch's spend could not be recorded", {
-              error: describeError(error),
-            });
-          });
-        }
-      }
       if (end.reason === 'cancelled') {
         throw new ProctorError('CANCELLED', 'the solve was cancelled');
       }

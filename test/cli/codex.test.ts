@@ -159,6 +159,34 @@ describe('proctor solve (codex adapter)', () => {
     180_000,
   );
 
+  it('--max-cost: a running codex solve is stopped once the batch reaches the cap, and never holds the key', async () => {
+    // Every response costs $1 (20 input tokens at $50,000 a million); codex would go on calling.
+    const { dir, server } = await home(
+      Array.from({ length: 10 }, () => ({
+        call: { name: 'run_command', arguments: { command: 'true', timeout_s: null } },
+      })),
+      'price_input_per_mtok = 50000\nprice_output_per_mtok = 0\n',
+    );
+    const result = await solve(dir, ['--max-cost', '2.5']);
+    expect(result.stderr).not.toMatch(/proctor: /);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(
+      /FAIL\s+BUDGET_EXCEEDED\s+.*the batch has spent \$3\.0000, reaching its cost cap of \$2\.5/,
+    );
+    // The third response crossed the cap; codex was killed before a fourth went out.
+    expect(server.requests).toHaveLength(3);
+    // Codex logged in with the proxy's run token: the key went upstream from the proxy only.
+    expect(server.requests.every((r) => r.headers['authorization'] === `Bearer ${KEY}`)).toBe(true);
+    expect(result.seen).toEqual([]);
+    expect(allBytes(dir).includes(KEY)).toBe(false);
+    // Metered answer by answer, so the killed run's spend is known.
+    const status = await proctor(['--home', dir, 'status', '1', '--json']);
+    const { jobs } = JSON.parse(status.stdout) as { jobs: Array<{ result: unknown }> };
+    expect(jobs[0]?.result).toMatchObject({ costUsd: 3, turns: 3 });
+    expect(processesHolding('proctor-codex-')).toEqual([]);
+    expect(await leftovers(dir)).toEqual([]);
+  }, 180_000);
+
   it('kills codex at the deadline when the provider hangs', async () => {
     const { dir } = await home([{ hang: true }]);
     const started = Date.now();

@@ -458,25 +458,60 @@ describe('proctor solve (flat adapter)', () => {
     expect(await leftovers(dir)).toEqual([]);
   }, 180_000);
 
-  it("--max-cost: a flat solve draws its cost on the batch's spend as its model loop ends", async () => {
-    // $1 (a million input tokens at $1); max_tokens ends the solve on that one answer.
-    const server = await startModelServer([
-      { message: 'done', usage: { prompt: 1_000_000, completion: 0 } },
-    ]);
+  /** A flat profile whose every answer costs $1 (1000 input tokens at $1000 a million). */
+  const dollarAnswers = (baseUrl: string, workers: number) =>
+    `[workers]\nsolve = ${workers}\n[solvers.mini]\nadapter = "flat"\nbase_url = "${baseUrl}"\nmodel = "scripted"\napi_key_env = "PROCTOR_SOLVE_KEY"\nprice_input_per_mtok = 1000\nprice_output_per_mtok = 0\n`;
+  const busyWork = (n: number): Step[] =>
+    Array.from({ length: n }, () => ({
+      toolCalls: [{ name: 'run_command', arguments: { command: 'true', timeout_s: null } }],
+      usage: { prompt: 1000, completion: 0 },
+    }));
+
+  it('--max-cost: a running flat solve stops at its next model request once the batch reaches the cap', async () => {
+    const server = await startModelServer(busyWork(12));
     const dir = tempDir();
-    writeFileSync(
-      join(dir, 'proctor.toml'),
-      `[solvers.mini]\nadapter = "flat"\nbase_url = "${server.baseUrl}"\nmodel = "scripted"\napi_key_env = "PROCTOR_SOLVE_KEY"\nmax_tokens = 10\nprice_input_per_mtok = 1\nprice_output_per_mtok = 1\n`,
-    );
+    writeFileSync(join(dir, 'proctor.toml'), dollarAnswers(server.baseUrl, 1));
     const result = await proctor(
-      ['--home', dir, 'solve', TASK, '--solver', 'mini', '--max-cost', '5', '--wait'],
+      ['--home', dir, 'solve', TASK, '--solver', 'mini', '--max-cost', '2.5', '--wait'],
       { PROCTOR_SOLVE_KEY: KEY },
     );
-    expect(result.stdout).toMatch(/FAIL\s+SOLVER_TOKEN_LIMIT/);
-    // No later solve's budget check has read the result: the spend is the solve's own draw.
+    expect(result.stderr).not.toMatch(/proctor: /);
+    expect(result.stdout).toMatch(
+      /FAIL\s+BUDGET_EXCEEDED\s+.*the batch has spent \$3\.0000, reaching its cost cap of \$2\.5/,
+    );
+    // The third answer crossed the cap and was still used; the fourth request was never sent.
+    expect(server.requests).toHaveLength(3);
     const store = openSqliteJobStore(join(dir, 'proctor.db'), { clock: systemClock });
     try {
-      expect(await store.batchSpent(batchOf(result.stdout))).toBe(1);
+      expect(await store.batchSpent(batchOf(result.stdout))).toBe(3);
+    } finally {
+      await store.close();
+    }
+    expect(await resultOf(dir, 1)).toMatchObject({ costUsd: 3, turns: 3, toolCalls: 3 });
+    expect(await leftovers(dir)).toEqual([]);
+  }, 180_000);
+
+  it('--max-cost: two running flat solves of one batch stop together, over the cap by the answers in flight', async () => {
+    const server = await startModelServer(busyWork(30));
+    const dir = tempDir();
+    writeFileSync(join(dir, 'proctor.toml'), dollarAnswers(server.baseUrl, 2));
+    const tasks = [1, 2].map((n) =>
+      copyBundle({ editToml: (toml) => toml.replace('"shell-div-zero"', `"capped-${n}"`) }),
+    );
+    const result = await proctor(
+      ['--home', dir, 'solve', ...tasks, '--solver', 'mini', '--max-cost', '4.5', '--wait'],
+      { PROCTOR_SOLVE_KEY: KEY },
+    );
+    expect(result.stderr).not.toMatch(/proctor: /);
+    expect(result.stdout).toMatch(/capped-1\s+FAIL\s+BUDGET_EXCEEDED\s/);
+    expect(result.stdout).toMatch(/capped-2\s+FAIL\s+BUDGET_EXCEEDED\s/);
+    // $5 reaches the cap; one answer of the other solve may have been in flight then.
+    const sent = server.requests.length;
+    expect(sent).toBeGreaterThanOrEqual(5);
+    expect(sent).toBeLessThanOrEqual(6);
+    const store = openSqliteJobStore(join(dir, 'proctor.db'), { clock: systemClock });
+    try {
+      expect(await store.batchSpent(batchOf(result.stdout))).toBe(sent);
     } finally {
       await store.close();
     }

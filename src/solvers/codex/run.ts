@@ -18,17 +18,31 @@
 //   kills the process group at once (process.ts), as do cancel and the deadline. Preflight
 //   (version, system config, catalog, login) and the run spend the same deadline.
 // - turn.completed's usage (codex sums its requests into it) and every tool call go to the
-//   solve's meter; a run that ends without turn.completed leaves its tokens unknown.
+//   solve's meter; a run that ends without turn.completed leaves its tokens unknown (through
+//   a proxy, below, each answer is metered as it arrives instead).
+// - with a batch's cost cap, codex reaches the model through a model proxy of the run's own
+//   (its socket in the private root, a loopback route to it: src/proxy/host-route.ts), which
+//   admits each request by the batch's spend and draws each answer's cost on it as it arrives;
+//   codex is then logged in with the proxy's run token, never the provider's key, and the
+//   proxy's stop kills it at once (`budget_exceeded`).
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describeError } from '../../errors.js';
+import {
+  startHostRoute,
+  startModelProxy,
+  type HostRoute,
+  type ModelProxy,
+  type ProxyStop,
+  type SharedCost,
+} from '../../proxy/index.js';
 import { createOutputBuffer } from '../../sandbox/index.js';
 import type { Deadline } from '../deadline.js';
 import type { ToolSandbox } from '../tools.js';
 import { solveStopped, type SolveEnd, type Transcript } from '../transcript.js';
-import { codexTurnUsage, type SolveMeter } from '../usage.js';
+import { codexTurnUsage, type SolveMeter, type TokenPrices } from '../usage.js';
 import { codexExecArgs } from './argv.js';
 import { createAudit, DEFAULT_MAX_LINE_BYTES, type AuditFinding } from './audit.js';
 import { CODEX_VERSION, bridgeCommand, codexBinary } from './binary.js';
@@ -55,6 +69,8 @@ export interface CodexRun {
   transcript: Transcript;
   /** Counts turn.completed's tokens, the turn and the tool calls run. */
   meter: SolveMeter;
+  /** The batch's cost cap, with the profile's prices: codex then goes through a proxy. */
+  spend?: { shared: SharedCost; prices: TokenPrices };
 }
 
 /** What a codex run uses beyond its own request: owned by the worker pool's runtime. */
@@ -77,10 +93,18 @@ interface RunDirs {
   home: string;
   cwd: string;
   mcp: string;
+  /** The model proxy's socket folder, when the run has one. */
+  proxy: string;
 }
 
 async function makeDirs(root: string): Promise<RunDirs> {
-  const dirs = { root, home: join(root, 'home'), cwd: join(root, 'cwd'), mcp: join(root, 'mcp') };
+  const dirs = {
+    root,
+    home: join(root, 'home'),
+    cwd: join(root, 'cwd'),
+    mcp: join(root, 'mcp'),
+    proxy: join(root, 'proxy'),
+  };
   await mkdir(dirs.home, { mode: 0o700 });
   await mkdir(dirs.mcp, { mode: 0o700 });
   await mkdir(dirs.cwd, { mode: 0o700 });
@@ -97,6 +121,7 @@ async function prepare(
   deps: CodexDeps,
   dirs: RunDirs,
   env: Record<string, string>,
+  loginKey: string,
 ): Promise<{ catalogPath: string } | SolveEnd> {
   const { profile, deadline } = run;
   const binary = codexBinary();
@@ -120,7 +145,7 @@ async function prepare(
     env,
     dirs.cwd,
     deadline,
-    `${profile.apiKey}\n`,
+    `${loginKey}\n`,
   );
   const late = solveStopped(run.signal, deadline);
   if (late) return late;
@@ -185,10 +210,16 @@ async function exec(run: CodexRun, proc: Spawned, maxLineBytes: number): Promise
 }
 
 /** How the run ends, from what codex did; the stopped and over-limit cases come first. */
-function judge(run: CodexRun, outcome: ExecOutcome, overLimit: boolean): SolveEnd {
+function judge(
+  run: CodexRun,
+  outcome: ExecOutcome,
+  overLimit: boolean,
+  capped: ProxyStop | null,
+): SolveEnd {
   const { profile } = run;
   const halted = solveStopped(run.signal, run.deadline);
   if (halted) return halted;
+  if (capped) return { reason: 'budget_exceeded', detail: capped.detail };
   if (overLimit) {
     return {
       reason: 'tool_call_limit',
@@ -232,18 +263,40 @@ export async function runCodex(run: CodexRun, deps: CodexDeps): Promise<SolveEnd
   const root = await mkdtemp(join(tmpdir(), 'proctor-codex-'));
   await chmod(root, 0o700);
   let server: McpSocketServer | undefined;
+  let proxy: ModelProxy | undefined;
+  let route: HostRoute | undefined;
   // Once codex runs, the model may spend tokens that only turn.completed reports.
   let metered = true;
   try {
     const dirs = await makeDirs(root);
     const env = { PATH, HOME: dirs.home, CODEX_HOME: dirs.home };
-    const prepared = await prepare(run, deps, dirs, env);
+    // Set once codex runs; a tool call over the limit, or the batch's cap, kills it.
+    const running: { proc?: Spawned } = {};
+    let capped: ProxyStop | null = null;
+    if (run.spend) {
+      proxy = await startModelProxy({
+        socketDir: dirs.proxy,
+        upstream: { baseUrl: profile.baseUrl, apiKey: profile.apiKey },
+        protocols: ['openai-responses'],
+        sharedCost: run.spend.shared,
+        prices: run.spend.prices,
+        // The proxy meters each answer as it arrives, so turn.completed is not counted again.
+        meter: run.meter,
+        deadline,
+        onStop: (stop) => {
+          if (stop.reason !== 'BUDGET_EXCEEDED') return;
+          capped = stop;
+          if (running.proc) killGroup(running.proc.child);
+        },
+      });
+      route = await startHostRoute(proxy.socketPath);
+    }
+    const model = route && proxy ? { baseUrl: route.baseUrl, key: proxy.token } : null;
+    const prepared = await prepare(run, deps, dirs, env, model?.key ?? profile.apiKey);
     if ('reason' in prepared) return prepared;
 
     let toolCalls = 0;
     let overLimit = false;
-    // Set once codex runs; a tool call over the limit kills it.
-    const running: { proc?: Spawned } = {};
     server = await startMcpSocketServer({
       dir: dirs.mcp,
       sandbox: run.sandbox,
@@ -262,7 +315,7 @@ export async function runCodex(run: CodexRun, deps: CodexDeps): Promise<SolveEnd
     const args = codexExecArgs({
       cwd: dirs.cwd,
       model: profile.model,
-      baseUrl: profile.baseUrl,
+      baseUrl: model?.baseUrl ?? profile.baseUrl,
       catalogPath: prepared.catalogPath,
       bridge: bridgeCommand(),
       remainingMs: deadline.remainingMs(),
@@ -278,8 +331,11 @@ export async function runCodex(run: CodexRun, deps: CodexDeps): Promise<SolveEnd
     );
     const outcome = await exec(run, running.proc, maxLineBytes);
     const summary = outcome.audit.summary();
-    if (summary.completed) run.meter.answer(codexTurnUsage(summary.usage));
-    else run.meter.unknown();
+    // Through a proxy, each answer was metered as it arrived.
+    if (!proxy) {
+      if (summary.completed) run.meter.answer(codexTurnUsage(summary.usage));
+      else run.meter.unknown();
+    }
     metered = true;
     transcript.add({
       kind: 'codex',
@@ -288,14 +344,16 @@ export async function runCodex(run: CodexRun, deps: CodexDeps): Promise<SolveEnd
       warnings: outcome.audit.warnings(),
       stderr: outcome.stderr,
     });
-    return judge(run, outcome, overLimit);
+    return judge(run, outcome, overLimit, capped);
   } catch (error) {
-    if (!metered) run.meter.unknown();
+    if (!metered && !proxy) run.meter.unknown();
     const halted = solveStopped(run.signal, deadline);
     if (halted) return halted;
     return { reason: 'protocol_error', detail: `codex could not run: ${describeError(error)}` };
   } finally {
     await server?.close().catch(() => undefined);
+    await route?.close();
+    await proxy?.close().catch(() => undefined);
     await rm(root, { recursive: true, force: true });
   }
 }
