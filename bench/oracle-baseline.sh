@@ -4,7 +4,9 @@
 #
 #   bench/oracle-baseline.sh BUNDLE_DIR [PATCH_FILE]
 #
-# 1. build the image from BUNDLE_DIR/environment (the layer cache makes a rebuild a reuse);
+# 1. build the image from BUNDLE_DIR/environment (the layer cache makes a rebuild a reuse), or
+#    take the image id in $ORACLE_BASELINE_IMAGE, built before (bench:sweep does so, so that its
+#    raw loop does not pay a build check per task where Proctor's image cache does not);
 # 2. fill a fresh named volume with a clone of the repository at [environment].workdir (the
 #    clean tracked tree and .git, nothing untracked), checking that HEAD is base_commit, owned
 #    by 1000:1000;
@@ -94,7 +96,11 @@ step() {
 }
 
 # 1. The image (its id, not the tag, from here on).
-image=$(docker build -q --network host -t "proctor-bench:$id" -f "$bundle/$dockerfile" "$bundle/environment")
+if [ -n "${ORACLE_BASELINE_IMAGE:-}" ]; then
+  image=$ORACLE_BASELINE_IMAGE
+else
+  image=$(docker build -q --network host -t "proctor-bench:$id" -f "$bundle/$dockerfile" "$bundle/environment")
+fi
 step build
 
 # 2. Volumes: the assets through docker cp into a created (never started) container.

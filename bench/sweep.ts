@@ -1,0 +1,309 @@
+// npm run bench:sweep — a baseline sweep against the machine: `proctor baseline SUITE --gold
+// --wait` in a fresh home, with the pool sized to the machine (Proctor's default slots), against
+// the same tests run raw by a simple parallel loop of `docker run` with the same limits and the
+// same concurrency (bench/oracle-baseline.sh per task: the clean commit, then the gold patch;
+// each run makes a volume, clones the work tree into it, runs the existing tests, applies the
+// hidden tests and runs them, as a baseline with --gold does).
+//
+// The suite is --suite (default: the bundled examples), each task copied --copies times under
+// its own id, so that the sweep has work enough to fill the pool. Images are built before the
+// clock starts, for both sides (the raw loop gets the image id, not a build check per task);
+// Proctor's home is fresh each run, so its workspace templates are made inside the timed run,
+// as on a user's first sweep. With --runs N the two sides alternate N times (this machine is
+// shared and noisy: compare within a run). Every task must come out valid from Proctor, and
+// every raw run must finish, or the bench fails.
+//
+// Printed per side: wall, tasks/hour, the machine's CPU busy (/proc/stat) over the run, and
+// the wall per task in seconds (a sample here is one task's baseline with its gold grade) and
+// in core-seconds, the figures Epoch's published sweep reads as (SWE-bench Verified's 500
+// samples in about an hour on 32 cores: 7.2 s and 230 core-seconds a sample). Target: Proctor's
+// wall ≤ 1.1× the raw loop's.
+//
+// Usage: npm run bench:sweep [-- --suite DIR --copies 3 --pool N --runs 1]
+import { spawn, spawnSync } from 'node:child_process';
+import {
+  cpSync,
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { defaultSlots } from '../src/config.js';
+
+const ROOT = join(import.meta.dirname, '..');
+const { values } = parseArgs({
+  options: {
+    suite: { type: 'string', default: join(ROOT, 'examples') },
+    copies: { type: 'string', default: '3' },
+    pool: { type: 'string' },
+    runs: { type: 'string', default: '1' },
+  },
+});
+
+function count(name: string, value: string | undefined, fallback: number, max: number): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < 1 || n > max) {
+    console.error(`bench:sweep: --${name} must be a whole number from 1 to ${max}, got ${value}`);
+    process.exit(2);
+  }
+  return n;
+}
+const COPIES = count('copies', values.copies, 3, 1000);
+const POOL = count('pool', values.pool, defaultSlots(), 256);
+const RUNS = count('runs', values.runs, 1, 50);
+const SUITE = resolve(values.suite);
+const CORES = cpus().length;
+
+const temp: string[] = [];
+process.on('exit', () => {
+  for (const dir of temp) rmSync(dir, { recursive: true, force: true });
+});
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'proctor-bench-sweep-'));
+  temp.push(dir);
+  return dir;
+}
+
+/** The suite's bundles: SUITE itself when it is one, else its folders holding a task.toml. */
+function bundlesOf(suite: string): string[] {
+  if (existsSync(join(suite, 'task.toml'))) return [suite];
+  if (!existsSync(suite)) {
+    console.error(`bench:sweep: no such suite folder: ${suite}`);
+    process.exit(2);
+  }
+  const found = readdirSync(suite, { withFileTypes: true })
+    .filter((e) => e.isDirectory() && existsSync(join(suite, e.name, 'task.toml')))
+    .map((e) => join(suite, e.name))
+    .sort();
+  if (found.length === 0) {
+    console.error(`bench:sweep: ${suite} holds no task bundle (a folder with task.toml)`);
+    process.exit(2);
+  }
+  return found;
+}
+
+/** The task's id and Dockerfile, read as oracle-baseline.sh reads them. */
+function taskValues(bundle: string): { id: string; dockerfile: string } {
+  const toml = readFileSync(join(bundle, 'task.toml'), 'utf8');
+  const value = (key: string) => new RegExp(`^\\s*${key}\\s*=\\s*"([^"]*)"`, 'm').exec(toml)?.[1];
+  return {
+    id: value('id') ?? bundle,
+    dockerfile: value('dockerfile') ?? 'environment/Dockerfile',
+  };
+}
+
+const sources = bundlesOf(SUITE);
+for (const bundle of sources) {
+  if (!existsSync(join(bundle, 'solution/gold.patch'))) {
+    console.error(`bench:sweep: ${bundle} has no solution/gold.patch`);
+    process.exit(2);
+  }
+}
+
+// The sweep's suite: each source task COPIES times, ids made unique.
+const suite = tempDir();
+const tasks: Array<{ dir: string; source: string }> = [];
+for (let copy = 0; copy < COPIES; copy++) {
+  for (const source of sources) {
+    const dir = join(suite, `t${String(tasks.length).padStart(4, '0')}`);
+    cpSync(source, dir, { recursive: true });
+    const toml = join(dir, 'task.toml');
+    writeFileSync(
+      toml,
+      readFileSync(toml, 'utf8').replace(/^id = "([^"]+)"/m, `id = "$1-c${copy}"`),
+    );
+    tasks.push({ dir, source });
+  }
+}
+
+function run(command: string, args: string[], env: NodeJS.ProcessEnv = {}) {
+  const result = spawnSync(command, args, {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+function runAsync(command: string, args: string[], env: NodeJS.ProcessEnv = {}) {
+  return new Promise<{ code: number | null; stderr: string }>((done) => {
+    const child = spawn(command, args, {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr = (stderr + chunk.toString()).slice(-4000);
+    });
+    child.on('close', (code) => done({ code, stderr }));
+  });
+}
+
+/** The machine's busy and total CPU time so far (/proc/stat's first line, in ticks). */
+function cpuTicks(): { busy: number; total: number } {
+  const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1);
+  const ticks = fields.map(Number);
+  const idle = (ticks[3] ?? 0) + (ticks[4] ?? 0);
+  const total = ticks.slice(0, 8).reduce((a, b) => a + b, 0);
+  return { busy: total - idle, total };
+}
+
+interface Timing {
+  ms: number;
+  cpuBusy: number;
+}
+
+async function timedRun(body: () => Promise<void>): Promise<Timing> {
+  const cpu = cpuTicks();
+  const started = performance.now();
+  await body();
+  const ms = performance.now() - started;
+  const after = cpuTicks();
+  return { ms, cpuBusy: (after.busy - cpu.busy) / Math.max(1, after.total - cpu.total) };
+}
+
+// ---- before the clock: images for both sides -----------------------------------------------
+console.log(
+  `bench:sweep: ${tasks.length} tasks (${sources.length} of ${SUITE} × ${COPIES}), pool ${POOL} on ${CORES} cores, ${RUNS} run(s)`,
+);
+const imageOf = new Map<string, string>();
+for (const source of sources) {
+  const { id, dockerfile } = taskValues(source);
+  const built = run('docker', [
+    'build',
+    '-q',
+    '--network',
+    'host',
+    '-t',
+    `proctor-bench:${id}`,
+    '-f',
+    join(source, dockerfile),
+    join(source, 'environment'),
+  ]);
+  if (built.code !== 0) {
+    console.error(`bench:sweep: the image of ${source} does not build:\n${built.stderr}`);
+    process.exit(1);
+  }
+  imageOf.set(source, built.stdout.trim());
+}
+{
+  // Proctor's images (its own build of each environment) in a throw-away home.
+  const home = tempDir();
+  const warm = run(process.execPath, [
+    join(ROOT, 'bin/proctor.js'),
+    '--home',
+    home,
+    'baseline',
+    ...sources,
+    '--gold',
+    '--wait',
+  ]);
+  if (warm.code !== 0) {
+    console.error(`bench:sweep: the suite is not sound (warm-up baseline):\n${warm.stdout}`);
+    process.exit(1);
+  }
+}
+
+// ---- the two sides --------------------------------------------------------------------------
+async function rawLoop(): Promise<void> {
+  let next = 0;
+  const failures: string[] = [];
+  const lane = async () => {
+    for (;;) {
+      const task = tasks[next++];
+      if (!task) return;
+      const env = { ORACLE_BASELINE_IMAGE: imageOf.get(task.source) ?? '' };
+      const script = join(ROOT, 'bench/oracle-baseline.sh');
+      for (const args of [[task.dir], [task.dir, join(task.dir, 'solution/gold.patch')]]) {
+        const done = await runAsync('bash', [script, ...args], env);
+        if (done.code !== 0) failures.push(`${task.dir}: exit ${done.code}\n${done.stderr}`);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: POOL }, lane));
+  if (failures.length > 0) {
+    throw new Error(`bench:sweep: ${failures.length} raw run(s) failed:\n${failures[0]}`);
+  }
+}
+
+async function proctorSweep(): Promise<void> {
+  const home = tempDir();
+  writeFileSync(join(home, 'proctor.toml'), `[workers]\nbaseline = ${POOL}\ngrade = ${POOL}\n`);
+  const done = await new Promise<{ code: number | null; stdout: string }>((settle) => {
+    const child = spawn(
+      process.execPath,
+      [
+        join(ROOT, 'bin/proctor.js'),
+        '--home',
+        home,
+        'baseline',
+        suite,
+        '--gold',
+        '--wait',
+        '--json',
+      ],
+      { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    let stdout = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.on('close', (code) => settle({ code, stdout }));
+  });
+  const summary = JSON.parse(done.stdout) as { tasks: Array<{ id: string; validity: string }> };
+  const invalid = summary.tasks.filter((t) => t.validity !== 'valid');
+  if (done.code !== 0 || invalid.length > 0 || summary.tasks.length !== tasks.length) {
+    throw new Error(
+      `bench:sweep: Proctor's sweep exited ${done.code} with ${summary.tasks.length} tasks, ${invalid.length} not valid: ${invalid
+        .slice(0, 5)
+        .map((t) => `${t.id} ${t.validity}`)
+        .join(', ')}`,
+    );
+  }
+}
+
+const raw: Timing[] = [];
+const proctor: Timing[] = [];
+for (let i = 0; i < RUNS; i++) {
+  // Alternate which side goes first, so neither always meets the other's leftovers.
+  if (i % 2 === 0) {
+    raw.push(await timedRun(rawLoop));
+    proctor.push(await timedRun(proctorSweep));
+  } else {
+    proctor.push(await timedRun(proctorSweep));
+    raw.push(await timedRun(rawLoop));
+  }
+  const [r, p] = [raw.at(-1)!, proctor.at(-1)!];
+  console.log(
+    `run ${i + 1}: raw ${(r.ms / 1000).toFixed(1)} s, Proctor ${(p.ms / 1000).toFixed(1)} s (${(p.ms / r.ms).toFixed(2)}×)`,
+  );
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
+const row = (name: string, timings: Timing[]) => {
+  const ms = median(timings.map((t) => t.ms));
+  const perTask = ms / 1000 / tasks.length;
+  return [
+    name,
+    `${(ms / 1000).toFixed(1)} s`,
+    ((tasks.length * 3_600_000) / ms).toFixed(0),
+    `${(median(timings.map((t) => t.cpuBusy)) * 100).toFixed(0)} %`,
+    perTask.toFixed(2),
+    (perTask * CORES).toFixed(1),
+  ];
+};
+const header = ['case', 'wall', 'tasks/h', 'CPU busy', 's/task', 'core-s/task'];
+const rows = [header, row('raw docker loop', raw), row('Proctor', proctor)];
+const widths = header.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
+console.log();
+for (const r of rows) console.log(r.map((cell, c) => cell.padEnd(widths[c]!)).join('  '));
+const ratio = median(proctor.map((t) => t.ms)) / median(raw.map((t) => t.ms));
+console.log(
+  `\nProctor / raw wall: ${ratio.toFixed(2)}× (target ≤ 1.10×) — median of ${RUNS} run(s); Epoch's Verified sweep: 7.2 s and 230 core-s a sample`,
+);
