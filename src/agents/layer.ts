@@ -34,7 +34,13 @@ import { isNotFound, type DockerClient } from '../sandbox/docker.js';
 import { LABEL } from '../sandbox/labels.js';
 import { installDigest, type AgentDefinition } from './definition.js';
 import { AGENTS_ROOT, BUILD_ROOT, LAYER_SCRIPT, NODE_ROOT, REFUSED } from './layer-script.js';
-import { DEFAULT_PYTHON_IMAGE, PYTHON_ROOT, PYTHON_STAGE_SCRIPT } from './python-stage.js';
+import {
+  DEFAULT_PYTHON_IMAGE,
+  PYTHON_AGENT_SCRIPT,
+  PYTHON_LAYOUT,
+  PYTHON_ROOT,
+  PYTHON_SETUP_SCRIPT,
+} from './python-stage.js';
 
 /** The layout of the layer's files; a change here is a new digest, so a rebuild. */
 export const LAYER_LAYOUT = 1;
@@ -110,8 +116,9 @@ export function layerDockerfile(
       : [
           `FROM ${pythonImage} AS python`,
           'USER root',
+          `RUN ${JSON.stringify(['/bin/sh', '-c', PYTHON_SETUP_SCRIPT])}`,
           `COPY build/extra ${BUILD_ROOT}`,
-          `RUN ${JSON.stringify(['/bin/sh', '-c', PYTHON_STAGE_SCRIPT, 'proctor-python', name, ...install.pip])}`,
+          `RUN ${JSON.stringify(['/bin/sh', '-c', PYTHON_AGENT_SCRIPT, 'proctor-python', name, ...install.pip])}`,
           '',
         ];
   const run = [
@@ -152,8 +159,11 @@ export function layerDigest(
   definition: AgentDefinition,
   user: { uid: number; gid: number },
 ): string {
+  // A pip install's own layout joins the digest only for pip agents: the npm agents' layers
+  // already built stay valid when it changes.
+  const pip = definition.install.pip === undefined ? '' : `:python${PYTHON_LAYOUT}`;
   return createHash('sha256')
-    .update(`${installDigest(definition, LAYER_LAYOUT)}:${user.uid}:${user.gid}`)
+    .update(`${installDigest(definition, LAYER_LAYOUT)}:${user.uid}:${user.gid}${pip}`)
     .digest('hex');
 }
 

@@ -16,23 +16,28 @@
 //   /opt/proctor/python/bin/python3.X        the stage's interpreter (statically linked libpython)
 //   /opt/proctor/python/lib/python3.X/       its standard library
 //   /opt/proctor/python/libs/                its shared libraries and the loader (ld-linux*.so*)
+//   /opt/proctor/python/loader               the loader's file name
 //   /opt/proctor/agents/NAME/venv/           the venv (pyvenv.cfg home = /opt/proctor/python/bin)
 //   /opt/proctor/agents/NAME/bin/SCRIPT      a wrapper per console script of the pinned projects
 //   /opt/proctor/agents/NAME/python          a wrapper of the venv's python (not on any PATH)
 import { AGENTS_ROOT, BUILD_ROOT, REFUSED } from './layer-script.js';
 
 export const PYTHON_ROOT = '/opt/proctor/python';
+/** The layout of a pip install's files; a change here is a new digest for pip agents alone. */
+export const PYTHON_LAYOUT = 1;
 /** The image the Python stage is built from, unless the build options name another. */
 export const DEFAULT_PYTHON_IMAGE = 'debian:bookworm-slim';
 
-// $1 the agent's name, then the pins.
-export const PYTHON_STAGE_SCRIPT = String.raw`set -u
-name=$1; shift
-P=${PYTHON_ROOT} agent=${AGENTS_ROOT}/$name
+const PRELUDE = String.raw`set -u
+P=${PYTHON_ROOT}
 refuse() { printf '${REFUSED}%s\n' "$@"; exit 1; }
-# pip's reason in one line: its ERROR lines (a missing version, a conflict).
-why() { grep -E '^ERROR: ' "$1" | sed 's/^ERROR: //' | head -n 2 | tr '\n' '|' | sed 's/|$//; s/|/ | /g'; }
-export DEBIAN_FRONTEND=noninteractive
+`;
+
+/**
+ * The stage's first RUN, the same for every agent (so the engine's build cache shares it):
+ * Debian's python3 and python3-venv, copied with their libraries into /opt/proctor/python.
+ */
+export const PYTHON_SETUP_SCRIPT = String.raw`${PRELUDE}export DEBIAN_FRONTEND=noninteractive
 { apt-get update -q && apt-get install -y -q --no-install-recommends python3 python3-venv; } >/tmp/proctor-apt.log 2>&1 || { cat /tmp/proctor-apt.log; refuse "apt-get could not install python3 and python3-venv in the Python stage: $(grep -E '^E: ' /tmp/proctor-apt.log | head -n 1)"; }
 py=$(readlink -f /usr/bin/python3)
 ver=$(basename "$py")
@@ -44,13 +49,26 @@ cp -a "/usr/lib/$ver" "$P/lib/$ver"
 cp -a "/usr/lib/$triplet"/*.so* "$P/libs/"
 loader=$(cd "$P/libs" && ls ld-linux*.so* 2>/dev/null | head -n 1)
 [ -n "$loader" ] || refuse "the Python stage has no dynamic loader in /usr/lib/$triplet"
-"$P/bin/$ver" -m venv "$agent/venv" >/tmp/proctor-venv.log 2>&1 || { cat /tmp/proctor-venv.log; refuse "cannot make the agent's venv: $(tail -n 1 /tmp/proctor-venv.log)"; }
+printf '%s\n' "$loader" >"$P/loader"
+rm -f /tmp/proctor-apt.log
+echo "proctor-agent: $("$P/bin/python3" --version) in $P"
+`;
+
+/**
+ * The stage's second RUN ($1 the agent's name, then the pins): the agent's venv, its pins, and
+ * a wrapper per console script.
+ */
+export const PYTHON_AGENT_SCRIPT = String.raw`${PRELUDE}name=$1; shift
+agent=${AGENTS_ROOT}/$name
+# pip's reason in one line: its ERROR lines (a missing version, a conflict).
+why() { grep -E '^ERROR: ' "$1" | sed 's/^ERROR: //' | head -n 2 | tr '\n' '|' | sed 's/|$//; s/|/ | /g'; }
+"$P/bin/python3" -m venv "$agent/venv" >/tmp/proctor-venv.log 2>&1 || { cat /tmp/proctor-venv.log; refuse "cannot make the agent's venv: $(tail -n 1 /tmp/proctor-venv.log)"; }
 if [ -f ${BUILD_ROOT}/ca.crt ]; then export PIP_CERT=${BUILD_ROOT}/ca.crt SSL_CERT_FILE=${BUILD_ROOT}/ca.crt; fi
 export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1 PIP_NO_INPUT=1 PIP_ROOT_USER_ACTION=ignore
 "$agent/venv/bin/python" -m pip install --no-input -- "$@" >/tmp/proctor-pip.log 2>&1 || { cat /tmp/proctor-pip.log; refuse "pip could not install $*: $(why /tmp/proctor-pip.log)"; }
 tail -n 3 /tmp/proctor-pip.log
 mkdir -p "$agent/bin"
-run="$P/libs/$loader --library-path $P/libs $agent/venv/bin/python"
+run="$P/libs/$(cat "$P/loader") --library-path $P/libs $agent/venv/bin/python"
 printf '#!/bin/sh\nexec %s "$@"\n' "$run" >"$agent/python"
 chmod 0755 "$agent/python"
 # The console scripts of the pinned projects alone: their dependencies' scripts (and the venv's
@@ -72,6 +90,6 @@ for script in $scripts; do
   echo "proctor-agent: $script"
 done
 [ -n "$(ls "$agent/bin")" ] || refuse "$* installed no console script"
-rm -f /tmp/proctor-apt.log /tmp/proctor-venv.log /tmp/proctor-pip.log
-echo "proctor-agent: $("$P/bin/$ver" --version) with $*"
+rm -f /tmp/proctor-venv.log /tmp/proctor-pip.log
+echo "proctor-agent: installed $* into $agent"
 `;
