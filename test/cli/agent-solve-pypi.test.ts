@@ -161,6 +161,7 @@ describe('proctor solve --agent mini-swe-agent (PyPI, Chat Completions)', () => 
         expect(request.path).toBe('/v1/chat/completions');
         expect(request.headers.authorization).toBe(`Bearer ${KEY}`);
         expect(request.body['model']).toBe('scripted');
+        expect(request.body['stream'] ?? false).toBe(false);
         expect(
           (request.body['tools'] as Array<{ function: { name: string } }>).map(
             (t) => t.function.name,
@@ -218,6 +219,7 @@ describe('proctor solve --agent aider (PyPI, Chat Completions)', () => {
         expect(request.path).toBe('/v1/chat/completions');
         expect(request.headers.authorization).toBe(`Bearer ${KEY}`);
         expect(request.body['tools']).toBeUndefined();
+        expect(request.body['stream'] ?? false).toBe(false);
       }
       expect(JSON.stringify(server.requests[1]!.body['messages'])).toContain(
         'I added these files to the chat: lib.sh',
