@@ -6,6 +6,7 @@
 import { execFileSync } from 'node:child_process';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
+  builtinAgent,
   createAgentLayers,
   parseAgentDefinition,
   runAgent,
@@ -61,6 +62,36 @@ function pythonOf(image: string): string {
     ['run', '--rm', '--network', 'none', '--entrypoint', 'sh', image, '-c', PYTHON_SHOWN],
     { encoding: 'utf8' },
   );
+}
+
+/** Builds (or finds) the layer, runs the definition's version command in its sandbox offline. */
+async function versionOf(definition: AgentDefinition) {
+  const layer = await layers.resolve(base, definition);
+  const started = await startAgentSandbox(docker, {
+    owner: scope.owner(),
+    image: layer.image,
+    repoPath: '/repo',
+    baseCommit,
+    uid: UID,
+    gid: UID,
+    limits: { cpus: 1, memoryMb: 2048, pids: 256 },
+  });
+  try {
+    return await runAgent(docker, started.container.id, {
+      definition,
+      prompt: '',
+      baseUrl: 'http://127.0.0.1:9',
+      token: 'proctor-run-token',
+      model: 'test-model',
+      workdir: '/repo',
+      uid: UID,
+      gid: UID,
+      timeoutMs: 120_000,
+      versionOnly: true,
+    });
+  } finally {
+    await removeContainer(started.container);
+  }
 }
 
 describe('agent layers from PyPI', () => {
@@ -135,4 +166,18 @@ describe('agent layers from PyPI', () => {
     );
     expect((error as ProctorError).message).not.toContain('\n');
   }, 1_800_000);
+
+  // The built-ins on the bullseye image too: their compiled dependencies (numpy, tokenizers,
+  // tree-sitter, …) load through the layer's loader on a glibc older than the one they need.
+  const versions: Record<string, RegExp> = {
+    'mini-swe-agent': /This is mini-swe-agent version 2\.4\.6\.[\s\S]*Usage: mini /,
+    aider: /^aider 0\.86\.2$/m,
+  };
+  for (const [name, version] of Object.entries(versions)) {
+    it(`installs ${name} on a task image with an older glibc and runs its version command offline`, async () => {
+      const result = await versionOf(builtinAgent(name));
+      expect(result.outcome, result.stderr).toEqual({ kind: 'completed' });
+      expect(`${result.stdout}${result.stderr}`).toMatch(version);
+    }, 1_800_000);
+  }
 });
