@@ -103,7 +103,7 @@ describe('fixture images', () => {
     const message = (error as Error).message;
     expect(message).toMatch(
       new RegExp(
-        `^fixture image ${prefix}broken:latest did not build \\(docker build .*broken, exit status 3 after [\\d.]+ s\\): `,
+        `^fixture image ${prefix}broken:latest did not build \\(.*broken, IMAGE_INVALID after [\\d.]+ s\\): `,
       ),
     );
     expect(message).toMatch(/returned a non-zero code: 3$/);

@@ -3,10 +3,17 @@
 // build of Go's or Rust's toolchain takes minutes on a loaded machine, longer than a test's
 // limit, and a cache hit takes a fraction of a second. Images whose Dockerfile starts FROM
 // another fixture wait for it; at most `concurrency` builds run at once. One progress line a
-// build on stderr. No vitest APIs here, so that global-setup.ts can use it.
+// build on stderr. Built as Proctor builds a task's Dockerfile (src/sandbox/build.ts), with
+// the host's CA bundle and proxy settings offered. No vitest APIs here, so that
+// global-setup.ts can use it.
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { buildTrust } from '../../src/config.js';
+import { describeError, ProctorError } from '../../src/errors.js';
+import { buildDockerfile } from '../../src/sandbox/build.js';
+import type { BuildTrust } from '../../src/sandbox/build-trust.js';
+import { createDockerClient, type DockerClient } from '../../src/sandbox/docker.js';
 
 export const FIXTURE_PREFIX = 'proctor-test-';
 
@@ -171,22 +178,33 @@ export async function buildFixture(
   const started = Date.now();
   const before = await imageId(tag);
   log(`fixture image ${fixture.name}: started`);
-  const result = await dockerBuild(tag, fixture.dir, options.buildTimeoutMs ?? DEFAULT_TIMEOUT_MS);
+  let failure: string | undefined;
+  let output = '';
+  try {
+    await buildDockerfile(
+      testDockerClient(),
+      { contextDir: fixture.dir, dockerfile: 'Dockerfile' },
+      { tag, timeoutMs: options.buildTimeoutMs ?? DEFAULT_TIMEOUT_MS, trust: hostTrust() },
+    );
+  } catch (error) {
+    failure = error instanceof ProctorError ? error.code : 'an error';
+    const log = (error as { data?: { buildLog?: unknown } }).data?.buildLog;
+    output = typeof log === 'string' && log !== '' ? log : describeError(error);
+  }
   const seconds = Math.round((Date.now() - started) / 100) / 10;
-  if (result.failure !== undefined) {
-    // The classic builder colours its last line: the escapes are no part of a message.
-    const tail = stripColours(result.tail)
+  if (failure !== undefined) {
+    const tail = output
       .split('\n')
       .filter((line) => line.trim() !== '')
       .slice(-TAIL_LINES);
     for (const line of tail) log(`fixture image ${fixture.name}: | ${line}`);
     const inside = relative(process.cwd(), fixture.dir);
     const where = inside !== '' && !inside.startsWith('..') ? inside : fixture.dir;
-    const failure = new Error(
-      `fixture image ${tag} did not build (docker build ${where}, ${result.failure} after ${seconds} s): ${tail.at(-1) ?? 'no output'}`,
+    const error = new Error(
+      `fixture image ${tag} did not build (${where}, ${failure} after ${seconds} s): ${tail.at(-1) ?? 'no output'}`,
     );
-    failure.stack = `Error: ${failure.message}`;
-    throw failure;
+    error.stack = `Error: ${error.message}`;
+    throw error;
   }
   const after = await imageId(tag);
   if (after === null) throw new Error(`fixture image ${tag} was built but is not in the engine`);
@@ -197,14 +215,24 @@ export async function buildFixture(
   return { name: fixture.name, imageId: after, cached, seconds };
 }
 
+let client: DockerClient | undefined;
+function testDockerClient(): DockerClient {
+  client ??= createDockerClient(process.env['DOCKER_HOST']);
+  return client;
+}
+
+/**
+ * The host's CA bundle and proxy settings, as Proctor offers them to a task's build: fixtures
+ * that fetch from npm or a Go proxy build behind a TLS-inspecting proxy too.
+ */
+function hostTrust(): BuildTrust {
+  return buildTrust({ home: FIXTURES_ROOT, build: {} });
+}
+
 /** The local id of an image, or null when the engine has none by that name. */
 export async function imageId(tag: string): Promise<string | null> {
   const result = await runDocker(['image', 'inspect', '--format', '{{.Id}}', tag], 60_000);
   return result.failure === undefined ? result.tail.trim() : null;
-}
-
-function dockerBuild(tag: string, dir: string, timeoutMs: number) {
-  return runDocker(['build', '--network', 'host', '-t', tag, dir], timeoutMs);
 }
 
 /** Runs the docker CLI; its merged output's last TAIL_BYTES, and why it failed if it did. */
@@ -239,9 +267,4 @@ function runDocker(
       resolve({ tail, failure });
     });
   });
-}
-
-/** Text without its terminal colour escapes (ESC [ … m). */
-function stripColours(text: string): string {
-  return text.replace(new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, 'g'), '');
 }

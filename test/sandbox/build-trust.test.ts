@@ -12,6 +12,7 @@ import {
   type BuildTrust,
 } from '../../src/sandbox/build-trust.js';
 import { buildDockerfile } from '../../src/sandbox/build.js';
+import { buildInstallLayer } from '../../src/sandbox/install.js';
 import { requireDocker } from '../../src/sandbox/index.js';
 import { execFileAsync, fixtureImage, testDocker } from '../helpers/docker.js';
 import { onCleanup, tempDir } from '../helpers/temp.js';
@@ -138,11 +139,10 @@ describe('the host trust every build is offered', () => {
 });
 
 describe('an environment build behind a TLS-inspecting proxy', () => {
-  let base = '';
+  const clientsImage = 'proctor-test-tls-clients:latest';
   beforeAll(async () => {
     await requireDocker(docker);
     await fixtureImage('tls-clients');
-    base = 'proctor-test-tls-clients:latest';
   }, 600_000);
 
   // Each client, as an environment's RUN step would call it against the server at URL.
@@ -173,7 +173,7 @@ describe('an environment build behind a TLS-inspecting proxy', () => {
       const server = await startTlsServer();
       removeTrustImage(server.ca);
       // A nonce: no earlier build's cache answers for this one.
-      const dockerfile = `FROM ${base}\nRUN set -e; : ${randomBytes(6).toString('hex')}; ${client.run.replaceAll('URL', server.url)}\n`;
+      const dockerfile = `FROM ${clientsImage}\nRUN set -e; : ${randomBytes(6).toString('hex')}; ${client.run.replaceAll('URL', server.url)}\n`;
 
       const refused = await build(dockerfile, {}).catch((e: unknown) => e as ProctorError);
       expect(refused).toBeInstanceOf(ProctorError);
@@ -192,7 +192,7 @@ describe('an environment build behind a TLS-inspecting proxy', () => {
     const server = await startTlsServer();
     removeTrustImage(server.ca);
     const image = await build(
-      `FROM ${base}\nCOPY . /ctx\nRUN ls -A /ctx > /listing\n`,
+      `FROM ${clientsImage}\nCOPY . /ctx\nRUN ls -A /ctx > /listing\n`,
       { caBundle: server.ca },
       { '.dockerignore': 'secret.txt\n', 'secret.txt': 'x', 'kept.txt': 'y' },
     );
@@ -211,5 +211,44 @@ describe('an environment build behind a TLS-inspecting proxy', () => {
         .filter((l) => l !== '')
         .sort(),
     ).toEqual(['.dockerignore', 'Dockerfile', 'kept.txt']);
+  }, 600_000);
+
+  it('offers the bundle to an [environment] install layer too', async () => {
+    const server = await startTlsServer();
+    removeTrustImage(server.ca);
+    const nonce = randomBytes(6).toString('hex');
+    const base = await build(
+      `FROM ${clientsImage}\nRUN git init -q /repo && cd /repo && git -c user.name=t -c user.email=t@t commit -q --allow-empty -m ${nonce}\n`,
+      {},
+    );
+    const { stdout } = await execFileAsync('docker', [
+      'run',
+      '--rm',
+      '--network',
+      'none',
+      base.localId,
+      'git',
+      '-C',
+      '/repo',
+      'rev-parse',
+      'HEAD',
+    ]);
+    const spec = {
+      command: `curl -fsS ${server.url}/file > /dev/null`,
+      workdir: '/repo',
+      baseCommit: stdout.trim(),
+    };
+    const refused = await buildInstallLayer(docker, base, spec, {}).catch((e: unknown) => e);
+    expect((refused as Error).message).toMatch(
+      /^\[environment\] install: the install command failed \(exit 60\).*certificate/,
+    );
+    const layer = await buildInstallLayer(docker, base, spec, { trust: { caBundle: server.ca } });
+    onCleanup(async () => {
+      await docker
+        .getImage(layer.localId)
+        .remove({ force: true })
+        .catch(() => undefined);
+    });
+    expect(server.requests).toContain('/file');
   }, 600_000);
 });
