@@ -22,6 +22,10 @@
 //   uid = 1000
 //   gid = 1000
 //   templates = 8                   # workspace templates kept (least recently used go first)
+//   [build]
+//   ca_bundle = "certs/all.pem"     # the CA bundle every environment build trusts (relative to
+//                                   # the home); false offers none; default: the host's own
+//                                   # (SSL_CERT_FILE and NODE_EXTRA_CA_CERTS), see buildTrust
 //   [solvers.NAME]                  # a registered solver profile (see docs/solvers.md)
 //   price_input_per_mtok = 2.0      # USD per million tokens: input and output together, or
 //   price_output_per_mtok = 8.0     # neither; cached input defaults to the input price
@@ -148,6 +152,10 @@ const fileSchema = z
       })
       .strict()
       .default({ runtime: 'runc', uid: 1000, gid: 1000, templates: 8 }),
+    build: z
+      .object({ ca_bundle: z.union([z.string().min(1).max(4096), z.literal(false)]).optional() })
+      .strict()
+      .default({}),
     solvers: z.record(z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/), solverSchema).default({}),
   })
   .strict();
@@ -173,6 +181,7 @@ export interface ProctorConfig {
   workers: { baseline: number; grade: number; solve: number; validate: number };
   queue: z.output<typeof fileSchema>['queue'];
   sandbox: z.output<typeof fileSchema>['sandbox'];
+  build: z.output<typeof fileSchema>['build'];
   solvers: Record<string, SolverProfile>;
 }
 
@@ -198,6 +207,70 @@ export function npmBuildSettings(): { registry?: string; extraCaCerts?: string }
   return {
     ...(registry ? { registry } : {}),
     ...(extraCaCerts ? { extraCaCerts } : {}),
+  };
+}
+
+/** Where Debian, Ubuntu and Alpine keep the system's CA bundle (update-ca-certificates). */
+export const SYSTEM_CA_BUNDLE = '/etc/ssl/certs/ca-certificates.crt';
+
+const PROXY_NAMES = ['HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY', 'ALL_PROXY', 'FTP_PROXY'] as const;
+
+/**
+ * What every environment build is offered (src/sandbox/build-trust.ts): the CA bundle its
+ * tools verify against, and the host's proxy variables (either case). The bundle is
+ * `[build] ca_bundle` (a path relative to the home; false: none); by default the host's own:
+ * SSL_CERT_FILE, with NODE_EXTRA_CA_CERTS added (to the system bundle when SSL_CERT_FILE is
+ * unset), or none when the host sets neither. Its tools use the bundle instead of their own
+ * list, so it must hold every CA they need, public ones included. An unreadable bundle throws
+ * one line naming the file and where it came from. Read here so that nothing else touches
+ * process.env.
+ */
+export function buildTrust(config: Pick<ProctorConfig, 'home' | 'build'>): {
+  caBundle?: Buffer;
+  proxy?: Record<string, string>;
+} {
+  const env = (name: string) => {
+    const value = process.env[name]?.trim();
+    return value === undefined || value === '' ? undefined : value;
+  };
+  const read = (path: string, source: string) => {
+    try {
+      return readFileSync(path);
+    } catch (error) {
+      const why = error instanceof Error ? error.message : String(error);
+      throw new ProctorError(
+        'CONFIG_INVALID',
+        `${source}: cannot read the CA bundle ${path}: ${why}`,
+      );
+    }
+  };
+  let caBundle: Buffer | undefined;
+  const setting = config.build.ca_bundle;
+  if (typeof setting === 'string') {
+    caBundle = read(
+      resolve(config.home, setting),
+      `${join(config.home, CONFIG_FILE)}: key \`build.ca_bundle\``,
+    );
+  } else if (setting === undefined) {
+    const file = env('SSL_CERT_FILE');
+    const extra = env('NODE_EXTRA_CA_CERTS');
+    const parts: Buffer[] = [];
+    if (file !== undefined) parts.push(read(file, 'SSL_CERT_FILE'));
+    else if (extra !== undefined) parts.push(read(SYSTEM_CA_BUNDLE, 'the system CA bundle'));
+    if (extra !== undefined && extra !== file) parts.push(read(extra, 'NODE_EXTRA_CA_CERTS'));
+    if (parts.length > 0)
+      caBundle = Buffer.concat(parts.flatMap((part) => [part, Buffer.from('\n')]));
+  }
+  const proxy: Record<string, string> = {};
+  for (const name of PROXY_NAMES) {
+    for (const variant of [name, name.toLowerCase()]) {
+      const value = env(variant);
+      if (value !== undefined) proxy[variant] = value;
+    }
+  }
+  return {
+    ...(caBundle !== undefined ? { caBundle } : {}),
+    ...(Object.keys(proxy).length > 0 ? { proxy } : {}),
   };
 }
 
@@ -421,6 +494,7 @@ export function loadConfig(home: string, overrides: ConfigOverrides = {}): Proct
     },
     queue: c.queue,
     sandbox: c.sandbox,
+    build: c.build,
     solvers: c.solvers,
   };
 }

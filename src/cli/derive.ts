@@ -3,7 +3,7 @@
 // cannot be derived (no hidden test, the gold patch breaks a test, the runner fails) or its
 // baseline quarantines it (the bundle then stays, for inspection); 2 for usage errors.
 import { join } from 'node:path';
-import { dockerHost } from '../config.js';
+import { buildTrust, dockerHost } from '../config.js';
 import { isProctorError, ProctorError } from '../errors.js';
 import { STATE_NAMES, STATES } from '../derive/classify.js';
 import { derive, type DeriveOptions } from '../derive/derive.js';
@@ -39,10 +39,14 @@ export async function deriveCommand(
     result = await derive(options, {
       signal: interrupt.signal,
       docker,
-      images: createImageCache(docker, {
-        dir: join(config.home, 'cache', 'contexts'),
-        now: () => context.clock.now(),
-      }),
+      images: createImageCache(
+        docker,
+        {
+          dir: join(config.home, 'cache', 'contexts'),
+          now: () => context.clock.now(),
+        },
+        buildTrust(config),
+      ),
       home: config.home,
       host: config.host,
       sandbox: {

@@ -6,7 +6,7 @@
 // The check runs here, not as a validate job: the CLI is the user's own process, bounded by
 // their Ctrl-C, and they wait for the answer anyway, so a durable job and a worker would add
 // nothing. It runs the same checkImage a validate job runs, so both agree on every answer.
-import { dockerHost } from '../config.js';
+import { buildTrust, dockerHost } from '../config.js';
 import { validatePaths, type ValidationResult } from '../oracle/index.js';
 import { createDockerClient, requireDocker } from '../sandbox/docker.js';
 import type { CommandContext } from './context.js';
@@ -38,6 +38,7 @@ export async function validateCommand(
       uid: config.sandbox.uid,
       gid: config.sandbox.gid,
       ...(config.sandbox.runtime !== 'runc' ? { runtime: config.sandbox.runtime } : {}),
+      ...(docker ? { trust: buildTrust(config) } : {}),
     },
     {},
     (result) => {

@@ -7,6 +7,7 @@ import { describeError, isProctorError, isRetryable } from '../errors.js';
 import {
   readRepositoryHead,
   resolveImage,
+  type BuildTrust,
   type DockerClient,
   type ImageIdentity,
   type Owner,
@@ -26,6 +27,8 @@ export interface ImageCheckDeps {
   gid: number;
   runtime?: string;
   signal?: AbortSignal;
+  /** The host's CA bundle and proxy settings, offered to the build (without `resolve`). */
+  trust?: BuildTrust;
 }
 
 export type ImageCheck =
@@ -44,6 +47,7 @@ export async function checkImage(bundle: Bundle, deps: ImageCheckDeps): Promise<
       ? await deps.resolve(bundle, deps.signal)
       : await resolveImage(deps.docker, bundle.environment, {
           ...(deps.signal ? { signal: deps.signal } : {}),
+          ...(deps.trust ? { trust: deps.trust } : {}),
         });
   } catch (error) {
     if (isRetryable(error)) throw error;
@@ -83,6 +87,8 @@ export interface ValidationDeps {
   gid: number;
   runtime?: string;
   signal?: AbortSignal;
+  /** The host's CA bundle and proxy settings, offered to every image build. */
+  trust?: BuildTrust;
 }
 
 export type ValidationResult =
@@ -148,6 +154,7 @@ async function fullCheck(
       gid: deps.gid,
       ...(deps.runtime ? { runtime: deps.runtime } : {}),
       ...(deps.signal ? { signal: deps.signal } : {}),
+      ...(deps.trust ? { trust: deps.trust } : {}),
     });
     return check.ok
       ? { ok: true, ...where, identity: check.identity, localId: check.localId, ...integrity }

@@ -1,10 +1,21 @@
 // Building a task's Dockerfile: the build context is environment/ alone, packed file by file
 // (symlinks that leave it are refused), built with the host network for the build only, its
-// output kept bounded (head and tail) for the log. The image id is the identity, both for
+// output kept bounded (head and tail) for the log. With a CA bundle or proxy settings from the
+// host (build-trust.ts), every RUN step is offered them. The image id is the identity, both for
 // later Docker calls and as the non-portable `local_build` record.
-import { lstat, readdir, readlink, realpath } from 'node:fs/promises';
+import { lstat, readdir, readFile, readlink, realpath } from 'node:fs/promises';
+import type { Readable } from 'node:stream';
 import { dirname, isAbsolute, join, normalize, resolve, sep } from 'node:path';
 import { ProctorError, describeError } from '../errors.js';
+import {
+  bundleDigest,
+  packContextWith,
+  readIgnore,
+  TRUST_IMAGE_DOCKERFILE,
+  TRUSTED_DOCKERFILE,
+  trustedDockerfile,
+  trustFiles,
+} from './build-trust.js';
 import { deadline, followJson, imageInvalid as invalid, inspectImage } from './daemon.js';
 import type { DockerClient } from './docker.js';
 import type { ResolvedImage, ResolveImageOptions } from './image.js';
@@ -20,25 +31,76 @@ export async function buildDockerfile(
     options.maxContextFiles ?? 50_000,
   );
   const what = `building ${source.dockerfile} in ${source.contextDir}`;
+  const caBundle = options.trust?.caBundle;
+  if (caBundle === undefined) {
+    return runBuild(docker, { context: root, src: entries }, dockerfile, what, options);
+  }
+  // The bundle's image first (a cache hit after the first build with this bundle), then the
+  // task's Dockerfile with the bundle copied in after each FROM (build-trust.ts).
+  const trustImage = await buildTrustImage(docker, caBundle, options);
+  const ignore = await readIgnore(root, entries);
+  const text = await readFile(join(root, dockerfile), 'utf8');
+  const context = packContextWith(root, entries, ignore, [
+    { name: TRUSTED_DOCKERFILE, content: Buffer.from(trustedDockerfile(text, trustImage)) },
+    {
+      name: '.dockerignore',
+      content: Buffer.from(
+        ignore === undefined
+          ? `${TRUSTED_DOCKERFILE}\n.dockerignore\n`
+          : `${ignore}\n${TRUSTED_DOCKERFILE}\n`,
+      ),
+    },
+  ]);
+  return runBuild(docker, context, TRUSTED_DOCKERFILE, what, options);
+}
+
+/** The image holding a CA bundle for trusted builds (build-trust.ts); its local id. */
+async function buildTrustImage(
+  docker: DockerClient,
+  caBundle: Buffer,
+  options: ResolveImageOptions,
+): Promise<string> {
+  const context = packContextWith('', [], undefined, [
+    ...trustFiles(caBundle),
+    { name: 'Dockerfile', content: Buffer.from(TRUST_IMAGE_DOCKERFILE) },
+  ]);
+  const built = await runBuild(docker, context, 'Dockerfile', 'building the CA bundle image', {
+    ...options,
+    tag: `proctor-build-trust:${bundleDigest(caBundle).slice(0, 12)}`,
+    labels: {},
+  });
+  return built.localId;
+}
+
+/** One build through the engine API; the image it made, or a ProctorError with its log. */
+async function runBuild(
+  docker: DockerClient,
+  context: { context: string; src: string[] } | Readable,
+  dockerfile: string,
+  what: string,
+  options: ResolveImageOptions,
+): Promise<ResolvedImage> {
   const d = deadline(options.timeoutMs ?? 900_000, options.signal);
   const log = createOutputBuffer(options.buildLogBytes ?? 65_536);
+  const proxy = Object.entries(options.trust?.proxy ?? {}).filter(
+    (entry): entry is [string, string] => entry[1] !== undefined,
+  );
   let imageId: string | undefined;
   let failure: string | undefined;
   try {
-    const stream = await docker.buildImage(
-      { context: root, src: entries },
-      {
-        dockerfile,
-        ...(options.tag ? { t: options.tag } : {}),
-        // Given at build time, they win over any LABEL of the same key the Dockerfile sets.
-        labels: { ...options.labels, 'proctor.build': '1' },
-        // The build alone gets the network (apt-get, pip); no task container ever does.
-        networkmode: 'host',
-        rm: true,
-        forcerm: true,
-        abortSignal: d.signal,
-      },
-    );
+    const stream = await docker.buildImage(context, {
+      dockerfile,
+      ...(options.tag ? { t: options.tag } : {}),
+      // Given at build time, they win over any LABEL of the same key the Dockerfile sets.
+      labels: { ...options.labels, 'proctor.build': '1' },
+      // Predefined build arguments: every RUN step sees them, the image keeps none.
+      ...(proxy.length > 0 ? { buildargs: Object.fromEntries(proxy) } : {}),
+      // The build alone gets the network (apt-get, pip); no task container ever does.
+      networkmode: 'host',
+      rm: true,
+      forcerm: true,
+      abortSignal: d.signal,
+    });
     await followJson(stream, d.signal, (event) => {
       if (typeof event['stream'] === 'string') log.write(Buffer.from(event['stream']));
       if (typeof event['error'] === 'string') {

@@ -7,6 +7,7 @@
 import { ProctorError, describeError } from '../errors.js';
 import { buildDockerfile } from './build.js';
 import { deadline, dockerFailure, followJson, imageInvalid, inspectImage } from './daemon.js';
+import type { BuildTrust } from './build-trust.js';
 import type { DockerClient } from './docker.js';
 import type { Owner } from './labels.js';
 import { parseImageReference } from './image-reference.js';
@@ -46,6 +47,8 @@ export interface ResolveImageOptions {
   buildLogBytes?: number;
   /** Most entries a build context may hold. Default 50_000. */
   maxContextFiles?: number;
+  /** The host's CA bundle and proxy settings, offered to every RUN step (build-trust.ts). */
+  trust?: BuildTrust;
 }
 
 export interface RepositoryHeadOptions {

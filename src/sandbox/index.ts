@@ -15,6 +15,8 @@ export type {
   ResolveImageOptions,
   ResolvedImage,
 } from './image.js';
+export { CA_VARIABLES, TRUST_ROOT } from './build-trust.js';
+export type { BuildTrust } from './build-trust.js';
 export { createContextCache, RACY_MS } from './context-cache.js';
 export type {
   ContextCache,

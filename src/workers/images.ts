@@ -24,6 +24,7 @@ import {
   LABEL,
   createContextCache,
   resolveImage,
+  type BuildTrust,
   type ContextCacheOptions,
   type ContextListing,
   type DockerClient,
@@ -61,7 +62,12 @@ function installSuffix(env: ImageBundle['environment']): string {
 const builtName = (env: ImageBundle['environment']) =>
   env.kind === 'dockerfile' ? `${env.dockerfile}${installSuffix(env)}` : installSuffix(env);
 
-export function createImageCache(docker: DockerClient, contexts: ContextCacheOptions): ImageCache {
+/** `trust`: the host's CA bundle and proxy settings, offered to every build (build-trust.ts). */
+export function createImageCache(
+  docker: DockerClient,
+  contexts: ContextCacheOptions,
+  trust: BuildTrust = {},
+): ImageCache {
   const resolved = new Map<string, Promise<ResolvedImage>>();
   const records = createContextCache(contexts);
 
@@ -111,6 +117,7 @@ export function createImageCache(docker: DockerClient, contexts: ContextCacheOpt
         ? { labels: { [LABEL.context]: hash, [LABEL.dockerfile]: built } }
         : {}),
       ...(signal ? { signal } : {}),
+      trust,
     });
     if (hash !== undefined && env.kind === 'dockerfile') {
       await records.rememberImage(hash, built, image.localId);

@@ -5,7 +5,13 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { Clock } from '../clock.js';
 import { describeError } from '../errors.js';
-import { dockerHost, knownSecrets, npmBuildSettings, type ProctorConfig } from '../config.js';
+import {
+  buildTrust,
+  dockerHost,
+  knownSecrets,
+  npmBuildSettings,
+  type ProctorConfig,
+} from '../config.js';
 import { createAgentLayers } from '../agents/layer.js';
 import type { Logger } from '../logger.js';
 import {
@@ -98,10 +104,14 @@ export function createRuntime(config: ProctorConfig, clock: Clock, logger: Logge
         docker: client,
         store,
         artifacts,
-        images: createImageCache(client, {
-          dir: join(config.home, 'cache', 'contexts'),
-          now: () => clock.now(),
-        }),
+        images: createImageCache(
+          client,
+          {
+            dir: join(config.home, 'cache', 'contexts'),
+            now: () => clock.now(),
+          },
+          buildTrust(config),
+        ),
         sandbox: {
           uid: sandbox.uid,
           gid: sandbox.gid,

@@ -13,7 +13,7 @@ import { removeOwned } from '../../src/sandbox/cleanup.js';
 import { pruneTemplates } from '../../src/sandbox/template-prune.js';
 import { createWorkspace } from '../../src/sandbox/workspace.js';
 import { LABEL, type Owner } from '../../src/sandbox/labels.js';
-import { ROOT } from './processes.js';
+import { buildFixture, FIXTURES_ROOT } from './fixture-images.js';
 import { onCleanup } from './temp.js';
 
 const run = promisify(execFile);
@@ -115,22 +115,17 @@ async function removeScope(
 
 const built = new Map<string, Promise<string>>();
 
-/** Builds test/fixtures/images/<name> as proctor-test-<name>; returns its image id. */
+/**
+ * Builds test/fixtures/images/<name> as proctor-test-<name>; returns its image id. The global
+ * set-up has built every fixture before the tests, so this is a cache hit unless the file's
+ * Dockerfile changed since.
+ */
 export function fixtureImage(name: string): Promise<string> {
   let pending = built.get(name);
   if (!pending) {
-    pending = (async () => {
-      const tag = `proctor-test-${name}:latest`;
-      await run(
-        'docker',
-        ['build', '-q', '--network', 'host', '-t', tag, join(ROOT, 'test/fixtures/images', name)],
-        {
-          maxBuffer: 16 * 1024 * 1024,
-        },
-      );
-      const { stdout } = await run('docker', ['image', 'inspect', '--format', '{{.Id}}', tag]);
-      return stdout.trim();
-    })();
+    pending = buildFixture({ name, dir: join(FIXTURES_ROOT, name) }, { log: () => undefined }).then(
+      (build) => build.imageId,
+    );
     built.set(name, pending);
   }
   return pending;

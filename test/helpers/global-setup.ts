@@ -1,6 +1,7 @@
 // Prepares the tools the tests need (.ci/test-tools: Chromium, runsc, docker-registry,
-// iproute2, the Docker engine with runsc registered, the base image), installing what is
-// missing, so that `npm test` alone works on a fresh machine; builds dist/ and the bin's bundle
+// iproute2, the Docker engine with runsc registered, the base images), installing what is
+// missing, so that `npm test` alone works on a fresh machine; builds every fixture image of
+// test/fixtures/images (fixture-images.ts) outside any test's limit; builds dist/ and the bin's bundle
 // once before the tests, so that CLI tests run the real `bin/proctor.js` against the current
 // sources, never a stale build; and starts the throw-away PostgreSQL cluster (.ci/postgres)
 // unless PROCTOR_TEST_PG_URL already names one. The URL reaches the test workers through the
@@ -16,12 +17,21 @@ import { LABEL } from '../../src/sandbox/labels.js';
 import { removeTemplate } from '../../src/sandbox/template.js';
 import { bundleBin } from '../../scripts/bundle.js';
 import { startTestPostgres } from './postgres-server.js';
+import { buildFixtureImages } from './fixture-images.js';
 import { prepareTestTools } from './test-tools.js';
 
 export default async function setup(): Promise<() => Promise<void>> {
   const root = fileURLToPath(new URL('../..', import.meta.url));
   // First: a missing tool fails the run at once, with its reason, before the build.
   prepareTestTools();
+  // Then, with both base images there, every fixture image, before any test's clock starts: a
+  // cold Go or Rust toolchain takes longer to build on a busy machine than a test may take.
+  const started = Date.now();
+  const builds = await buildFixtureImages({ concurrency: 2 });
+  const fresh = builds.filter((build) => !build.cached).length;
+  process.stderr.write(
+    `fixture images: ${builds.length} ready (${fresh} built) in ${Math.round((Date.now() - started) / 1000)} s\n`,
+  );
   execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], {
     cwd: root,
     stdio: 'inherit',
