@@ -98,10 +98,11 @@ export function createRuntime(config: ProctorConfig, clock: Clock, logger: Logge
         docker: client,
         store,
         artifacts,
-        images: createImageCache(client, {
-          dir: join(config.home, 'cache', 'contexts'),
-          now: () => clock.now(),
-        }),
+        images: createImageCache(
+          client,
+          { dir: join(config.home, 'cache', 'contexts'), now: () => clock.now() },
+          { pulls: config.workers.pulls },
+        ),
         sandbox: {
           uid: sandbox.uid,
           gid: sandbox.gid,
