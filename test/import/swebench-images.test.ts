@@ -95,6 +95,35 @@ async function swebenchImage() {
 }
 
 describe('proctor import swebench --images', { timeout: 900_000 }, () => {
+  it('refuses an unknown convention or placeholder, and --images with --repos, in one line (exit 2)', async () => {
+    const root = tempDir('proctor-images-');
+    const rows = join(root, 'rows.jsonl');
+    writeFileSync(rows, '');
+    const out = join(root, 'suite');
+    const cases: Array<[string[], string]> = [
+      [
+        ['--images', 'swe-bench'],
+        '--images swe-bench: not a known convention (swebench, epoch) nor a template with a placeholder ({instance_id}, {instance_id_1776}, {repo}, {arch}, {version})',
+      ],
+      [
+        ['--images', 'r/{nope}'],
+        '--images r/{nope}: unknown placeholder {nope}; the placeholders are {instance_id}, {instance_id_1776}, {repo}, {arch}, {version}',
+      ],
+      [
+        ['--images', 'swebench', '--repos', root],
+        "--images takes each row's repository and environment from its image; drop --repos",
+      ],
+      [['--environment', root], '--repos is needed (or --images, for prebuilt images)'],
+    ];
+    for (const [args, message] of cases) {
+      const result = await proctor(['import', 'swebench', rows, ...args, '--out', out]);
+      expect(result.code, result.stderr).toBe(2);
+      expect(result.stderr).toBe(`proctor: ${message}\n`);
+      expect(result.stdout).toBe('');
+    }
+    expect(existsSync(out)).toBe(false);
+  });
+
   it('pins each row to its image by digest, and baseline --gold pulls it and finds the task valid', async () => {
     const { root, tag, row, fix } = await swebenchImage();
     const { host } = await startRegistry();
