@@ -9,6 +9,7 @@
 //   grade = 2
 //   solve = 2
 //   validate = 2                    # bundle checks (image, HEAD); default 2, or 1 on a small host
+//   pulls = 2                       # image pulls at once in one worker process; default 2
 //   [worker]
 //   host = "gpu-box-1"              # this host's identity (labels, lease owners); default: hostname
 //   [queue]
@@ -109,6 +110,7 @@ const fileSchema = z
         grade: slots.optional(),
         solve: slots.optional(),
         validate: slots.optional(),
+        pulls: slots.optional(),
       })
       .strict()
       .default({}),
@@ -178,7 +180,7 @@ export interface ProctorConfig {
    */
   host: string;
   tasksRoot: string;
-  workers: { baseline: number; grade: number; solve: number; validate: number };
+  workers: { baseline: number; grade: number; solve: number; validate: number; pulls: number };
   queue: z.output<typeof fileSchema>['queue'];
   sandbox: z.output<typeof fileSchema>['sandbox'];
   build: z.output<typeof fileSchema>['build'];
@@ -491,6 +493,7 @@ export function loadConfig(home: string, overrides: ConfigOverrides = {}): Proct
       grade: c.workers.grade ?? slotsDefault,
       solve: c.workers.solve ?? slotsDefault,
       validate: c.workers.validate ?? validateSlots(slotsDefault),
+      pulls: c.workers.pulls ?? 2,
     },
     queue: c.queue,
     sandbox: c.sandbox,

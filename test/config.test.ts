@@ -20,7 +20,13 @@ describe('configuration', () => {
     const slots = defaultSlots();
     expect(config).toMatchObject({
       dbPath: join(home, 'proctor.db'),
-      workers: { baseline: slots, grade: slots, solve: slots, validate: validateSlots(slots) },
+      workers: {
+        baseline: slots,
+        grade: slots,
+        solve: slots,
+        validate: validateSlots(slots),
+        pulls: 2,
+      },
       queue: { lease_seconds: 60, max_attempts: 3, synchronous: 'full', retention_days: 0 },
       sandbox: { runtime: 'runc', uid: 1000, gid: 1000, templates: 8 },
       solvers: {},
@@ -49,6 +55,11 @@ describe('configuration', () => {
       leaseMs: 30_000,
       retentionMs: 7 * 24 * 3600 * 1000,
     });
+  });
+
+  it('reads [workers] pulls, the image pulls at once in one process, and refuses 0', () => {
+    expect(loadConfig(withConfig('[workers]\npulls = 3\n')).workers.pulls).toBe(3);
+    expect(() => loadConfig(withConfig('[workers]\npulls = 0\n'))).toThrow(/workers\.pulls/);
   });
 
   it('reads a solver profile', () => {

@@ -45,7 +45,7 @@ export async function deriveCommand(
           dir: join(config.home, 'cache', 'contexts'),
           now: () => context.clock.now(),
         },
-        buildTrust(config),
+        { trust: buildTrust(config) },
       ),
       home: config.home,
       host: config.host,

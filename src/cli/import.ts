@@ -1,5 +1,5 @@
-// `proctor import swebench ROWS --repos DIR --environment DIR --out SUITE`: SWE-bench rows
-// become bundles (src/import). One line per row as it is decided, then a count; --json prints
+// `proctor import swebench ROWS (--repos DIR --environment DIR | --images CONVENTION) --out
+// SUITE`: SWE-bench rows become bundles (src/import). One line per row as it is decided, then a count; --json prints
 // one JSON document instead. Exit 0 when every chosen row became (or already was) a bundle,
 // 1 when any was skipped or an --only id names no row.
 import type { ImportOptions, RowOutcome } from '../import/swebench.js';
@@ -22,6 +22,16 @@ export async function importCommand(
   const { io } = context;
   const { importSwebench } = await import('../import/swebench.js');
   const { discardStaging } = await import('../derive/write.js');
+  let docker = options.docker;
+  if (options.images !== undefined && docker === undefined) {
+    // A mistyped convention or placeholder is told before the engine is asked anything.
+    (await import('../import/images.js')).parseImageTemplate(options.images);
+    // Each image's digest is asked of its registry through the engine.
+    const { dockerHost } = await import('../config.js');
+    const { createDockerClient, requireDocker } = await import('../sandbox/docker.js');
+    docker = createDockerClient(dockerHost());
+    await requireDocker(docker, dockerHost() ?? '/var/run/docker.sock');
+  }
   // Bundles written so far stay (each is whole); the one being staged is removed, so that no
   // hidden half-bundle is left beside them.
   const onSignal = () => {
@@ -33,7 +43,7 @@ export async function importCommand(
   process.on('SIGTERM', onSignal);
   let result;
   try {
-    result = await importSwebench(options, (o) => {
+    result = await importSwebench({ ...options, ...(docker ? { docker } : {}) }, (o) => {
       if (!options.json) io.out(line(o));
     });
   } finally {

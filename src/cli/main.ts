@@ -277,14 +277,21 @@ export function buildProgram(
     .description(
       "SWE-bench rows to bundles: SUITE/<instance id>/, graded by SWE-bench's rules with the built-in runner of the row's repository (sympy, django, pytest, cargo, go, jest, vitest, mocha, karma, junit, ctest)",
     )
-    .argument('<rows>', 'a JSON-lines file (or a JSON array) of SWE-bench rows')
-    .requiredOption(
-      '--repos <dir>',
-      "local repositories, as DIR/<owner>__<name> (or .git); a submodule's repository there (by its .gitmodules URL) is vendored into the snapshot",
+    .argument(
+      '<rows>',
+      "SWE-bench rows: Hugging Face's parquet file as downloaded, JSON lines or a JSON array",
     )
-    .requiredOption(
+    .option(
+      '--repos <dir>',
+      "local repositories, as DIR/<owner>__<name> (or .git); a submodule's repository there (by its .gitmodules URL) is vendored into the snapshot (not with --images)",
+    )
+    .option(
       '--environment <dir>',
-      'build contexts: DIR/<owner>__<name>/<version>/, else DIR/<owner>__<name>/, else DIR itself (the first with a Dockerfile)',
+      'build contexts: DIR/<owner>__<name>/<version>/, else DIR/<owner>__<name>/, else DIR itself (the first with a Dockerfile) (not with --images)',
+    )
+    .option(
+      '--images <convention>',
+      'prebuilt images instead of --repos and --environment: swebench, epoch, or a name template with {instance_id}, {instance_id_1776}, {repo}, {arch}, {version}; each pinned to its digest now',
     )
     .requiredOption('--out <suite>', 'the suite folder (created if missing)')
     .option('--only <instance_id...>', 'import only these rows')
@@ -303,8 +310,9 @@ export function buildProgram(
       (
         rows: string,
         options: {
-          repos: string;
-          environment: string;
+          repos?: string;
+          environment?: string;
+          images?: string;
           out: string;
           only?: string[];
           force?: boolean;

@@ -60,6 +60,8 @@ export interface TaskToml {
   id: string;
   workdir: string;
   baseCommit: string;
+  /** [environment] image, a digest-pinned reference; environment/Dockerfile when absent. */
+  image?: string;
   deny: string[];
   /** [environment] install: the repository's own build, run in the work tree in the image. */
   install?: string;
@@ -77,7 +79,9 @@ export function taskTomlText(task: TaskToml): string {
     schema: 1,
     id: task.id,
     environment: {
-      dockerfile: 'environment/Dockerfile',
+      ...(task.image !== undefined
+        ? { image: task.image }
+        : { dockerfile: 'environment/Dockerfile' }),
       workdir: task.workdir,
       base_commit: task.baseCommit,
       ...(task.install !== undefined ? { install: task.install } : {}),

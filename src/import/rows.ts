@@ -1,10 +1,12 @@
-// SWE-bench rows: read from a JSON-lines file or a JSON array, each checked
+// SWE-bench rows: read from a JSON-lines file, a JSON array or a parquet file (Hugging Face's
+// `test-00000-of-00001.parquet` as downloaded, read by hyparquet), each checked
 // on its own, so that one malformed row is listed with its reasons and skipped while the
 // others are imported. The two ID lists are JSON-encoded strings in SWE-bench and plain lists
 // in some derivatives, spelled FAIL_TO_PASS/PASS_TO_PASS or fail_to_pass/pass_to_pass: all
 // are accepted. FAIL_TO_PASS must name at least one test; PASS_TO_PASS may be empty (many
 // SWE-bench tasks have none).
 import { readFile, stat } from 'node:fs/promises';
+import { parquetMetadata, parquetReadObjects, parquetSchema } from 'hyparquet';
 import { z } from 'zod';
 import { ProctorError } from '../errors.js';
 
@@ -157,7 +159,76 @@ function parses(text: string): boolean {
   }
 }
 
-/** Reads ROWS: a JSON array, or JSON lines (blank lines ignored). */
+/** The columns every row needs; the ID lists in either spelling. */
+const REQUIRED_COLUMNS = [
+  'instance_id',
+  'repo',
+  'base_commit',
+  'patch',
+  'test_patch',
+  'FAIL_TO_PASS',
+  'PASS_TO_PASS',
+  'problem_statement',
+] as const;
+
+/** A parquet value as JSON would have it: INT64 as a number (or its digits), a time as ISO. */
+function plain(value: unknown): unknown {
+  if (typeof value === 'bigint') {
+    return Number.isSafeInteger(Number(value)) ? Number(value) : value.toString();
+  }
+  if (value instanceof Date) return value.toISOString();
+  if (value instanceof Uint8Array) return Buffer.from(value).toString('utf8');
+  if (Array.isArray(value)) return value.map(plain);
+  return value;
+}
+
+const PARQUET_MAGIC = Buffer.from('PAR1');
+
+/**
+ * The rows of a parquet file. A file that is not parquet, or lacks a column every row needs,
+ * is one USAGE line naming the file (and the column, and the columns it has).
+ */
+async function readParquet(path: string, bytes: Buffer): Promise<Record<string, unknown>[]> {
+  if (
+    bytes.length < 12 ||
+    !bytes.subarray(0, 4).equals(PARQUET_MAGIC) ||
+    !bytes.subarray(bytes.length - 4).equals(PARQUET_MAGIC)
+  ) {
+    throw new ProctorError('USAGE', `${path}: not a parquet file (no PAR1 at its start and end)`);
+  }
+  const file = new Uint8Array(bytes).buffer;
+  let columns: string[];
+  try {
+    columns = parquetSchema(parquetMetadata(file)).children.map((c) => c.element.name);
+  } catch (error) {
+    throw new ProctorError(
+      'USAGE',
+      `${path}: not a readable parquet file: ${(error as Error).message}`,
+    );
+  }
+  const missing = REQUIRED_COLUMNS.filter(
+    (c) => !columns.includes(c) && !(c.includes('_TO_') && columns.includes(c.toLowerCase())),
+  );
+  if (missing.length > 0) {
+    throw new ProctorError(
+      'USAGE',
+      `${path}: no column ${missing.join(', ')} (its columns: ${columns.join(', ')})`,
+    );
+  }
+  try {
+    const rows = await parquetReadObjects({ file });
+    return rows.map((row) =>
+      Object.fromEntries(Object.entries(row).map(([key, value]) => [key, plain(value)])),
+    );
+  } catch (error) {
+    throw new ProctorError(
+      'USAGE',
+      `${path}: not a readable parquet file: ${(error as Error).message}`,
+    );
+  }
+}
+
+/** Reads ROWS: parquet (by its PAR1 magic or a .parquet name), a JSON array, or JSON lines. */
 export async function readRows(path: string): Promise<RowResult[]> {
   let info;
   try {
@@ -167,8 +238,7 @@ export async function readRows(path: string): Promise<RowResult[]> {
   }
   if (!info.isFile()) throw new ProctorError('USAGE', `${path}: not a regular file`);
   if (info.size > MAX_ROWS_BYTES) throw new ProctorError('USAGE', `${path}: larger than 2 GiB`);
-  // A byte-order mark (some exporters write one) is not part of the first row.
-  const text = (await readFile(path, 'utf8')).replace(/^\uFEFF/, '');
+  const bytes = await readFile(path);
   const results: RowResult[] = [];
   const add = (row: number, raw: unknown) => {
     const { value, reasons } = checkRow(raw);
@@ -183,6 +253,12 @@ export async function readRows(path: string): Promise<RowResult[]> {
       });
     }
   };
+  if (path.endsWith('.parquet') || bytes.subarray(0, 4).equals(PARQUET_MAGIC)) {
+    (await readParquet(path, bytes)).forEach((raw, index) => add(index + 1, raw));
+    return results;
+  }
+  // A byte-order mark (some exporters write one) is not part of the first row.
+  const text = bytes.toString('utf8').replace(/^\uFEFF/, '');
   if (text.trimStart().startsWith('[')) {
     let rows: unknown;
     try {

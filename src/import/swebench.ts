@@ -52,7 +52,15 @@ import {
   writeRunner,
   type BuiltinRunner,
 } from '../runners/index.js';
+import { resolveDigest } from '../sandbox/distribution.js';
+import type { DockerClient } from '../sandbox/docker.js';
 import { chooseDialect, dialectOf, DIALECT_RULES, isDialect, type Dialect } from './dialects.js';
+import {
+  imageName,
+  parseImageTemplate,
+  SWEBENCH_IMAGE_LAYOUT,
+  type ImageTemplate,
+} from './images.js';
 import { bundleId, readRows, type SwebenchRow } from './rows.js';
 import { planSubmodules } from './submodules.js';
 
@@ -61,8 +69,13 @@ const ID = /^[a-z0-9][a-z0-9._-]{0,127}$/;
 
 export interface ImportOptions {
   rows: string;
-  repos: string;
-  environment: string;
+  /** Without `images`: the repositories and build contexts each row's bundle is made from. */
+  repos?: string;
+  environment?: string;
+  /** --images: each row's prebuilt image, by a convention or a name template (images.ts). */
+  images?: string;
+  /** The engine that pins each image's tag to its digest; needed with `images`. */
+  docker?: DockerClient;
   out: string;
   only?: string[];
   force?: boolean;
@@ -85,7 +98,7 @@ export type RowOutcome =
       runner: string;
       /** How the runner was chosen: the row's test IDs, the dialect table, its test patch, --runner. */
       why: string;
-      /** The environment folder the bundle's build context came from. */
+      /** The environment folder the bundle's build context came from, or its pinned image. */
       environment: string;
       /** Its submodules: vendored from which mirror, or left empty and what to add. */
       notes: string[];
@@ -242,11 +255,34 @@ async function putRunner(runner: RunnerChoice, testsDir: string): Promise<void> 
   chmodSync(target, 0o755);
 }
 
+/** Runners whose tests run on the project's Python, which SWE-bench's images keep apart. */
+const PYTHON_RUNNERS: ReadonlySet<string> = new Set(['pytest', 'django', 'sympy']);
+
+/**
+ * The pinned reference of a row's image (its tag's digest, asked of the registry without a
+ * pull), or why there is none. An engine that does not answer is thrown: no row can do better.
+ */
+async function pinImage(
+  row: SwebenchRow,
+  template: ImageTemplate,
+  docker: DockerClient,
+): Promise<{ reference: string } | { reasons: string[] }> {
+  const named = imageName(template, row);
+  if ('reason' in named) return { reasons: [named.reason] };
+  try {
+    return { reference: (await resolveDigest(docker, named.name)).reference };
+  } catch (error) {
+    if (isProctorError(error, 'DOCKER_UNAVAILABLE') || !isProctorError(error)) throw error;
+    return { reasons: [describeError(error)] };
+  }
+}
+
 async function importRow(
   row: SwebenchRow,
   id: string,
   options: ImportOptions,
   choice: RunnerChoice | undefined,
+  template: ImageTemplate | undefined,
 ): Promise<
   | {
       status: 'written' | 'rewritten' | 'unchanged';
@@ -257,11 +293,11 @@ async function importRow(
     }
   | { reasons: string[] }
 > {
-  const repo = findRepo(options.repos, row.repo);
+  const repos = options.repos ?? '';
+  // With an image, the image holds the repository: there is no mirror to read.
+  const repo = template !== undefined ? undefined : findRepo(repos, row.repo);
   const notFound = () => ({
-    reasons: [
-      `repository ${row.repo} not found: no ${join(options.repos, repoFolder(row.repo))}(.git)`,
-    ],
+    reasons: [`repository ${row.repo} not found: no ${join(repos, repoFolder(row.repo))}(.git)`],
   });
   const notes: string[] = [];
   // The repository's own dialect (its machinery is denied whichever runner grades it), and
@@ -280,7 +316,7 @@ async function importRow(
     const picked = await chooseDialect(
       { repo: row.repo, ids: [...row.failToPass, ...row.passToPass], paths },
       async () => {
-        if (repo === undefined) missing = true;
+        if (repo === undefined && template === undefined) missing = true;
         return repo === undefined ? undefined : fileAt(repo, row.baseCommit, 'package.json');
       },
     );
@@ -290,6 +326,15 @@ async function importRow(
     why = picked.why;
   }
   const runner: RunnerChoice = choice ?? { builtin: chosen! };
+  if (template !== undefined) {
+    const pinned = await pinImage(row, template, options.docker!);
+    if ('reasons' in pinned) return pinned;
+    return writeRow(row, id, options, runner, why, table, {
+      kind: 'image',
+      reference: pinned.reference,
+      notes,
+    });
+  }
   if (repo === undefined) return notFound();
   try {
     await resolveCommit(repo, row.baseCommit, 'base_commit');
@@ -300,14 +345,53 @@ async function importRow(
     repo,
     row.repo,
     row.baseCommit,
-    (name) => findRepo(options.repos, name),
-    (name) => join(options.repos, repoFolder(name)),
+    (name) => findRepo(repos, name),
+    (name) => join(repos, repoFolder(name)),
   );
   notes.push(...submodules.notes);
-  const found = findEnvironment(options.environment, row);
+  const found = findEnvironment(options.environment ?? '', row);
   if ('reason' in found) return { reasons: [found.reason] };
-  const { context } = found;
-  const install = options.install ?? installIn(context);
+  return writeRow(row, id, options, runner, why, table, {
+    kind: 'context',
+    context: found.context,
+    repo,
+    vendored: submodules.vendored,
+    notes,
+  });
+}
+
+/** Where a bundle's image comes from: a build context and a snapshot, or a pinned image. */
+type RowEnvironment =
+  | {
+      kind: 'context';
+      context: string;
+      repo: string;
+      vendored: Parameters<typeof writeEnvironment>[6];
+      notes: string[];
+    }
+  | { kind: 'image'; reference: string; notes: string[] };
+
+async function writeRow(
+  row: SwebenchRow,
+  id: string,
+  options: ImportOptions,
+  runner: RunnerChoice,
+  why: string,
+  table: Dialect | undefined,
+  env: RowEnvironment,
+): Promise<
+  | {
+      status: 'written' | 'rewritten' | 'unchanged';
+      runner: string;
+      why: string;
+      environment: string;
+      notes: string[];
+    }
+  | { reasons: string[] }
+> {
+  const { notes } = env;
+  const context = env.kind === 'context' ? env.context : `image ${env.reference}`;
+  const install = options.install ?? (env.kind === 'context' ? installIn(env.context) : undefined);
   if (typeof install === 'object') return { reasons: [install.reason] };
   let hiddenPaths: string[];
   const reasons: string[] = [];
@@ -331,18 +415,24 @@ async function importRow(
   const target = join(options.out, id);
   const staging = stagingDir(target);
   try {
-    // The other repositories' and versions' contexts inside a shared one are theirs, not
-    // this bundle's.
-    const skip = [...otherContexts(context, options.environment), ...INSTALL_FILES];
-    const snapshot = await writeEnvironment(
-      context,
-      join(staging, 'environment'),
-      repo,
-      row.baseCommit,
-      SWEBENCH_WORKDIR,
-      skip,
-      submodules.vendored,
-    );
+    // The base commit: the snapshot's (a commit of its own, made from base_commit), or with a
+    // prebuilt image the row's, which the oracle checks against `git rev-parse HEAD` in it.
+    let baseCommit = row.baseCommit;
+    if (env.kind === 'context') {
+      // The other repositories' and versions' contexts inside a shared one are theirs, not
+      // this bundle's.
+      const skip = [...otherContexts(env.context, options.environment ?? ''), ...INSTALL_FILES];
+      const snapshot = await writeEnvironment(
+        env.context,
+        join(staging, 'environment'),
+        env.repo,
+        row.baseCommit,
+        SWEBENCH_WORKDIR,
+        skip,
+        env.vendored,
+      );
+      baseCommit = snapshot.commit;
+    }
     const source: Record<string, string> = {
       // What the row says, else the rows file's name (SWE-bench's rows do not name their
       // dataset: multilingual.jsonl, test.parquet's conversion, is the best there is).
@@ -375,10 +465,16 @@ async function importRow(
       string,
       string
     >;
+    // SWE-bench's images keep the project's Python in a conda environment that the tests must
+    // run in; the Python runners run their tests on the interpreter this names.
+    if (env.kind === 'image' && 'builtin' in runner && PYTHON_RUNNERS.has(runner.builtin)) {
+      testsEnv['RUNNER_PYTHON'] = SWEBENCH_IMAGE_LAYOUT.python;
+    }
     const task: TaskToml = {
       id,
       workdir: SWEBENCH_WORKDIR,
-      baseCommit: snapshot.commit,
+      baseCommit,
+      ...(env.kind === 'image' ? { image: env.reference } : {}),
       // The test patch's own files, exactly: broad globs would also drop source folders
       // that some projects name test/ or testing/ (django/test/, sympy/testing/).
       deny: [...new Set([...hiddenPaths, ...machinery])],
@@ -423,12 +519,29 @@ export async function importSwebench(
   options: ImportOptions,
   onOutcome: (outcome: RowOutcome) => void = () => {},
 ): Promise<ImportResult> {
-  for (const [option, dir] of [
-    ['--repos', options.repos],
-    ['--environment', options.environment],
-  ] as const) {
-    if (!existsSync(dir) || !statSync(dir).isDirectory()) {
-      throw new ProctorError('USAGE', `${option} ${dir}: not a folder`);
+  const template = options.images === undefined ? undefined : parseImageTemplate(options.images);
+  if (template !== undefined) {
+    const given = (['repos', 'environment'] as const).filter((o) => options[o] !== undefined);
+    if (given.length > 0) {
+      throw new ProctorError(
+        'USAGE',
+        `--images takes each row's repository and environment from its image; drop ${given.map((o) => `--${o}`).join(' and ')}`,
+      );
+    }
+    if (options.docker === undefined) {
+      throw new ProctorError('USAGE', '--images needs a Docker engine to pin each image');
+    }
+  } else {
+    for (const [option, dir] of [
+      ['--repos', options.repos],
+      ['--environment', options.environment],
+    ] as const) {
+      if (dir === undefined) {
+        throw new ProctorError('USAGE', `${option} is needed (or --images, for prebuilt images)`);
+      }
+      if (!existsSync(dir) || !statSync(dir).isDirectory()) {
+        throw new ProctorError('USAGE', `${option} ${dir}: not a folder`);
+      }
     }
   }
   if (existsSync(options.out) && !statSync(options.out).isDirectory()) {
@@ -488,7 +601,7 @@ export async function importSwebench(
       );
       continue;
     }
-    const done = await importRow(r.value, id, options, runner);
+    const done = await importRow(r.value, id, options, runner, template);
     if ('reasons' in done) skip(done.reasons);
     else emit({ row: r.row, instanceId, id, ...done });
   }

@@ -11,6 +11,8 @@ import type { BuildTrust } from './build-trust.js';
 import type { DockerClient } from './docker.js';
 import type { Owner } from './labels.js';
 import { parseImageReference } from './image-reference.js';
+import { isRateLimited, isUnreachable, registryAnswer } from './distribution.js';
+import { createPullTracker, type PullProgress } from './pull-progress.js';
 import { buildInstallLayer, type InstallSpec } from './install.js';
 import { runToCompletion, type RunResult } from './run.js';
 
@@ -49,6 +51,15 @@ export interface ResolveImageOptions {
   maxContextFiles?: number;
   /** The host's CA bundle and proxy settings, offered to every RUN step (build-trust.ts). */
   trust?: BuildTrust;
+  /**
+   * Runs each pull when there is room: a process's limit on pulls at once (the worker's
+   * `[workers] pulls`, default 2). Without one, a pull starts at once.
+   */
+  pullLimit?: <T>(pull: () => Promise<T>) => Promise<T>;
+  /** Called as a pull goes (at most once a second, and at its end) with how far it has come. */
+  onPullProgress?: (progress: PullProgress) => void;
+  /** Milliseconds since the epoch, for the pull's rate. Default Date.now. */
+  now?: () => number;
 }
 
 export interface RepositoryHeadOptions {
@@ -111,25 +122,28 @@ async function resolveReference(
   const pinned = `${ref.repository}@${ref.digest}`;
   let info = await inspectImage(docker, pinned);
   if (!info) {
-    const d = deadline(options.timeoutMs ?? 900_000, options.signal);
-    try {
-      const stream = await docker.pull(pinned, { abortSignal: d.signal });
-      await followJson(stream, d.signal, (event) => {
-        if (typeof event['error'] === 'string') throw new Error(event['error']);
-      });
-    } catch (error) {
-      if (!d.signal.aborted && /manifest unknown|not found/i.test(describeError(error))) {
-        const found = ref.tag
-          ? ((await inspectImage(docker, `${ref.repository}:${ref.tag}`))?.RepoDigests ?? [])
-          : [];
-        throw invalid(
-          `image ${reference}: the registry has no manifest ${ref.digest} (${describeError(error)}); ` +
-            `digests found${ref.tag ? ` for tag ${ref.tag}` : ''}: ${found.join(', ') || 'none'}`,
-          { reference, found },
-        );
+    const pull = async () => {
+      // Another job may have pulled it while this one waited for room.
+      if (await inspectImage(docker, pinned)) return;
+      const d = deadline(options.timeoutMs ?? 900_000, options.signal);
+      const now = options.now ?? Date.now;
+      const tracker = createPullTracker(pinned, now);
+      let told = 0;
+      try {
+        const stream = await docker.pull(pinned, { abortSignal: d.signal });
+        await followJson(stream, d.signal, (event) => {
+          if (typeof event['error'] === 'string') throw new Error(event['error']);
+          if (tracker.event(event) && options.onPullProgress && now() - told >= 1000) {
+            told = now();
+            options.onPullProgress(tracker.snapshot());
+          }
+        });
+        options.onPullProgress?.(tracker.snapshot());
+      } catch (error) {
+        throw await pullFailure(docker, error, d, reference, pinned);
       }
-      throw d.failure(error, `pulling ${pinned}`);
-    }
+    };
+    await (options.pullLimit ? options.pullLimit(pull) : pull());
     info = await inspectImage(docker, pinned);
   }
   // The daemon found it by digest, but the seed's rule is ours to check: the declared manifest
@@ -147,6 +161,54 @@ async function resolveReference(
     );
   }
   return { localId: info.Id, identity: { portable: true, digest: ref.digest, reference } };
+}
+
+/**
+ * One line for a failed pull. A manifest the registry does not have is the bundle's fault
+ * (IMAGE_INVALID, with the digests the tag has here); anything else is the machine's, retried
+ * as a Docker failure, never the candidate's: a registry that throttles, refuses or cannot be
+ * reached says so with its own answer.
+ */
+async function pullFailure(
+  docker: DockerClient,
+  error: unknown,
+  d: ReturnType<typeof deadline>,
+  reference: string,
+  pinned: string,
+): Promise<ProctorError> {
+  if (d.signal.aborted) return d.failure(error, `pulling ${pinned}`);
+  const answer = registryAnswer(error);
+  if (isRateLimited(answer)) {
+    return new ProctorError(
+      'DOCKER_ERROR',
+      `pulling ${pinned}: the registry is rate-limiting: ${answer}`,
+      { cause: error },
+    );
+  }
+  if (isUnreachable(answer)) {
+    return new ProctorError(
+      'DOCKER_ERROR',
+      `pulling ${pinned}: the registry cannot be reached: ${answer}`,
+      { cause: error },
+    );
+  }
+  if (/manifest unknown|not found/i.test(describeError(error))) {
+    const ref = parseImageReference(reference);
+    const found = ref.tag
+      ? ((await inspectImage(docker, `${ref.repository}:${ref.tag}`))?.RepoDigests ?? [])
+      : [];
+    return invalid(
+      `image ${reference}: the registry has no manifest ${ref.digest} (${describeError(error)}); ` +
+        `digests found${ref.tag ? ` for tag ${ref.tag}` : ''}: ${found.join(', ') || 'none'}`,
+      { reference, found },
+    );
+  }
+  if (/denied|unauthorized|forbidden/i.test(answer)) {
+    return new ProctorError('DOCKER_ERROR', `pulling ${pinned}: the registry refused: ${answer}`, {
+      cause: error,
+    });
+  }
+  return d.failure(error, `pulling ${pinned}`);
 }
 
 /** `git rev-parse HEAD` inside the image, in a hardened, networkless, read-only probe. */

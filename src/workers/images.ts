@@ -19,6 +19,7 @@
 // built from, as the record does; whoever can put an image in the engine can run anything
 // there anyway.
 import { createHash } from 'node:crypto';
+import PQueue from 'p-queue';
 import type { Bundle } from '../oracle/index.js';
 import {
   LABEL,
@@ -31,6 +32,16 @@ import {
   type ResolvedImage,
 } from '../sandbox/index.js';
 import { isNotFound } from '../sandbox/index.js';
+import type { PullProgress } from '../sandbox/pull-progress.js';
+
+export interface ImageCacheOptions {
+  /** Pulls at once in this process (`[workers] pulls`). Default 2. */
+  pulls?: number;
+  /** Told how far each pull has come (at most once a second, and at its end). */
+  onPullProgress?: (progress: PullProgress) => void;
+  /** The host's CA bundle and proxy settings, offered to every build (build-trust.ts). */
+  trust?: BuildTrust;
+}
 
 /** What of a bundle names its image: its environment, and its id and hash for the tag. */
 export type ImageBundle = Pick<Bundle, 'id' | 'contentHash' | 'environment'>;
@@ -62,13 +73,16 @@ function installSuffix(env: ImageBundle['environment']): string {
 const builtName = (env: ImageBundle['environment']) =>
   env.kind === 'dockerfile' ? `${env.dockerfile}${installSuffix(env)}` : installSuffix(env);
 
-/** `trust`: the host's CA bundle and proxy settings, offered to every build (build-trust.ts). */
 export function createImageCache(
   docker: DockerClient,
   contexts: ContextCacheOptions,
-  trust: BuildTrust = {},
+  options: ImageCacheOptions = {},
 ): ImageCache {
   const resolved = new Map<string, Promise<ResolvedImage>>();
+  // Pulls share the network and the disk: a suite of new images pulls a few at a time, the
+  // rest of its jobs waiting for room rather than all competing for the registry.
+  const pulls = new PQueue({ concurrency: options.pulls ?? 2 });
+  const pullLimit = <T>(pull: () => Promise<T>) => pulls.add<T>(pull);
   const records = createContextCache(contexts);
 
   const stillThere = async (localId: string) => {
@@ -117,7 +131,9 @@ export function createImageCache(
         ? { labels: { [LABEL.context]: hash, [LABEL.dockerfile]: built } }
         : {}),
       ...(signal ? { signal } : {}),
-      trust,
+      trust: options.trust ?? {},
+      pullLimit,
+      ...(options.onPullProgress ? { onPullProgress: options.onPullProgress } : {}),
     });
     if (hash !== undefined && env.kind === 'dockerfile') {
       await records.rememberImage(hash, built, image.localId);

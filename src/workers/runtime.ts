@@ -106,11 +106,8 @@ export function createRuntime(config: ProctorConfig, clock: Clock, logger: Logge
         artifacts,
         images: createImageCache(
           client,
-          {
-            dir: join(config.home, 'cache', 'contexts'),
-            now: () => clock.now(),
-          },
-          buildTrust(config),
+          { dir: join(config.home, 'cache', 'contexts'), now: () => clock.now() },
+          { pulls: config.workers.pulls, trust: buildTrust(config) },
         ),
         sandbox: {
           uid: sandbox.uid,
