@@ -277,13 +277,8 @@ async function pinImage(
   }
 }
 
-async function importRow(
-  row: SwebenchRow,
-  id: string,
-  options: ImportOptions,
-  choice: RunnerChoice | undefined,
-  template: ImageTemplate | undefined,
-): Promise<
+/** A row written into the suite (how, with which runner and why), or the reasons it was not. */
+type RowWrite =
   | {
       status: 'written' | 'rewritten' | 'unchanged';
       runner: string;
@@ -291,8 +286,15 @@ async function importRow(
       environment: string;
       notes: string[];
     }
-  | { reasons: string[] }
-> {
+  | { reasons: string[] };
+
+async function importRow(
+  row: SwebenchRow,
+  id: string,
+  options: ImportOptions,
+  choice: RunnerChoice | undefined,
+  template: ImageTemplate | undefined,
+): Promise<RowWrite> {
   const repos = options.repos ?? '';
   // With an image, the image holds the repository: there is no mirror to read.
   const repo = template !== undefined ? undefined : findRepo(repos, row.repo);
@@ -379,16 +381,7 @@ async function writeRow(
   why: string,
   table: Dialect | undefined,
   env: RowEnvironment,
-): Promise<
-  | {
-      status: 'written' | 'rewritten' | 'unchanged';
-      runner: string;
-      why: string;
-      environment: string;
-      notes: string[];
-    }
-  | { reasons: string[] }
-> {
+): Promise<RowWrite> {
   const { notes } = env;
   const context = env.kind === 'context' ? env.context : `image ${env.reference}`;
   const install = options.install ?? (env.kind === 'context' ? installIn(env.context) : undefined);

@@ -17,7 +17,8 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { proctor } from '../helpers/cli.js';
+import { SHOW, hunk } from '../helpers/agent-scripts.js';
+import { proctor, resultOf } from '../helpers/cli.js';
 import { copyBundle } from '../helpers/bundles.js';
 import { allBytes, leftovers } from '../helpers/home.js';
 import {
@@ -37,13 +38,6 @@ const GATE = /^tests_hash=[0-9a-f]{64}$/;
 const BUILD_MS = 2_400_000;
 const SUBMIT = 'echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT';
 
-/** Shows the container from inside: every process's environment and argv, HOME's files, the socket folder. */
-const SHOW = [
-  'for p in /proc/[0-9]*; do tr "\\0" "\\n" < $p/environ; tr "\\0" " " < $p/cmdline; echo; done 2>/dev/null',
-  'find "$HOME" /run/proctor -type f -exec cat {} + 2>/dev/null',
-  'ls -la /run/proctor',
-].join('\n');
-
 /** The conversation's tool results (Chat Completions `role: tool` messages). */
 const toolResults = (request: UpstreamRequest): number =>
   ((request.body['messages'] as Array<{ role?: string }> | undefined) ?? []).filter(
@@ -57,17 +51,6 @@ function miniPolicy(patch: string) {
     const command = toolResults(request) === 0 ? edit : SUBMIT;
     return { toolCall: { name: 'bash', arguments: { command } } };
   };
-}
-
-/** The lines a one-hunk patch takes out (`-`) and puts in (`+`), as texts. */
-function hunk(patch: string): { old: string; new: string } {
-  const lines = patch.split('\n');
-  const side = (sign: string) =>
-    lines
-      .filter((l) => l.startsWith(sign) && !l.startsWith(sign.repeat(3)))
-      .map((l) => l.slice(1))
-      .join('\n');
-  return { old: side('-'), new: side('+') };
 }
 
 /** aider: the edit as a SEARCH/REPLACE block of lib.sh, on each request. */
@@ -116,15 +99,6 @@ const solve = (dir: string, bundle: string) =>
     PROCTOR_AGENT_KEY: KEY,
   });
 
-async function resultOf(dir: string, id: number): Promise<Record<string, unknown>> {
-  const status = await proctor(['--home', dir, 'status', String(id), '--json']);
-  expect(status.code).toBe(0);
-  const { jobs } = JSON.parse(status.stdout) as {
-    jobs: Array<{ result: Record<string, unknown> }>;
-  };
-  return jobs[0]!.result;
-}
-
 /** What the scripted provider was asked, one line per request, for a failing test's message. */
 const asked = (server: { requests: UpstreamRequest[] }) =>
   server.requests
@@ -140,6 +114,17 @@ async function exported(dir: string): Promise<string> {
   const out = join(tempDir(), 'export.tar.gz');
   expect((await proctor(['--home', dir, 'export', '1', '--out', out])).code).toBe(0);
   return execFileSync('tar', ['-tzf', out], { encoding: 'utf8' });
+}
+
+/** A wrong edit: graded FAIL, though the agent did edit (its candidate holds the one file). */
+async function wrongEditFails(agent: 'mini-swe-agent' | 'aider') {
+  const { dir } = await home(WRONG, agent);
+  const result = await solve(dir, task());
+  expect(result.stdout).toMatch(/shell-div-zero\s+FAIL\s+HIDDEN_FAILED\s/);
+  expect(result.code).toBe(1);
+  expect(await resultOf(dir, 1)).toMatchObject({ reason: 'SOLVED', candidate: { files: 1 } });
+  expect(allBytes(dir).includes(KEY)).toBe(false);
+  expect(await leftovers(dir)).toEqual([]);
 }
 
 describe('proctor solve --agent mini-swe-agent (PyPI, Chat Completions)', () => {
@@ -188,16 +173,7 @@ describe('proctor solve --agent mini-swe-agent (PyPI, Chat Completions)', () => 
     BUILD_MS,
   );
 
-  it('grades a wrong mini-SWE-agent edit FAIL', async () => {
-    const { dir } = await home(WRONG, 'mini-swe-agent');
-    const result = await solve(dir, task());
-    expect(result.stdout).toMatch(/shell-div-zero\s+FAIL\s+HIDDEN_FAILED\s/);
-    expect(result.code).toBe(1);
-    // The agent did edit (the wrong edit is what failed): its candidate holds the one file.
-    expect(await resultOf(dir, 1)).toMatchObject({ reason: 'SOLVED', candidate: { files: 1 } });
-    expect(allBytes(dir).includes(KEY)).toBe(false);
-    expect(await leftovers(dir)).toEqual([]);
-  }, 900_000);
+  it('grades a wrong mini-SWE-agent edit FAIL', () => wrongEditFails('mini-swe-agent'), 900_000);
 });
 
 describe('proctor solve --agent aider (PyPI, Chat Completions)', () => {
@@ -238,13 +214,5 @@ describe('proctor solve --agent aider (PyPI, Chat Completions)', () => {
     BUILD_MS,
   );
 
-  it('grades a wrong aider edit FAIL', async () => {
-    const { dir } = await home(WRONG, 'aider');
-    const result = await solve(dir, task());
-    expect(result.stdout).toMatch(/shell-div-zero\s+FAIL\s+HIDDEN_FAILED\s/);
-    expect(result.code).toBe(1);
-    expect(await resultOf(dir, 1)).toMatchObject({ reason: 'SOLVED', candidate: { files: 1 } });
-    expect(allBytes(dir).includes(KEY)).toBe(false);
-    expect(await leftovers(dir)).toEqual([]);
-  }, 900_000);
+  it('grades a wrong aider edit FAIL', () => wrongEditFails('aider'), 900_000);
 });

@@ -12,6 +12,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { SHOW, hunk } from '../helpers/agent-scripts.js';
 import { proctor } from '../helpers/cli.js';
 import { copyBundle } from '../helpers/bundles.js';
 import { allBytes, leftovers } from '../helpers/home.js';
@@ -28,13 +29,6 @@ const GOLD = readFileSync(join(TASK, 'solution/gold.patch'), 'utf8');
 const WRONG = GOLD.replace('echo error', 'echo nope');
 const KEY = 'sk-agentsolveplanted0123456789abcdefKEY';
 const GATE = /^tests_hash=[0-9a-f]{64}$/;
-
-/** Shows the container from inside: every process's environment and argv, HOME's files, the socket folder. */
-const SHOW = [
-  'for p in /proc/[0-9]*; do tr "\\0" "\\n" < $p/environ; tr "\\0" " " < $p/cmdline; echo; done 2>/dev/null',
-  'find "$HOME" /run/proctor -type f -exec cat {} + 2>/dev/null',
-  'ls -la /run/proctor',
-].join('\n');
 
 /** Shows the container from inside, then applies `patch` to the work tree. */
 const edit = (patch: string) =>
@@ -89,17 +83,6 @@ function policy(command: string) {
     if (tools.includes('Bash')) return call('Bash', { command, description: 'Fix div' });
     return { text: 'Fix div by zero' };
   };
-}
-
-/** The lines a one-hunk patch takes out (`-`) and puts in (`+`), as texts. */
-function hunk(patch: string): { old: string; new: string } {
-  const lines = patch.split('\n');
-  const side = (sign: string) =>
-    lines
-      .filter((l) => l.startsWith(sign) && !l.startsWith(sign.repeat(3)))
-      .map((l) => l.slice(1))
-      .join('\n');
-  return { old: side('-'), new: side('+') };
 }
 
 /**

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.js';
 import { openSqliteJobStore } from '../../src/queue/index.js';
-import { cancelWhileWaiting, proctor } from '../helpers/cli.js';
+import { cancelWhileWaiting, proctor, resultOf } from '../helpers/cli.js';
 import { copyBundle } from '../helpers/bundles.js';
 import { allBytes, leftovers } from '../helpers/home.js';
 import { startModelServer, type Step } from '../helpers/model-server.js';
@@ -39,16 +39,6 @@ const lastLine = (text: string) => text.trimEnd().split('\n').at(-1) ?? '';
 
 const PRICES =
   'price_input_per_mtok = 2\nprice_cached_input_per_mtok = 0.5\nprice_output_per_mtok = 8\n';
-
-/** The stored result of job `id` (`proctor status ID --json`). */
-async function resultOf(dir: string, id: number): Promise<Record<string, unknown>> {
-  const status = await proctor(['--home', dir, 'status', String(id), '--json']);
-  expect(status.code).toBe(0);
-  const { jobs } = JSON.parse(status.stdout) as {
-    jobs: Array<{ result: Record<string, unknown> }>;
-  };
-  return jobs[0]!.result;
-}
 
 describe('proctor solve (flat adapter)', () => {
   it('solves with three tools, captures the fix, grades it PASS and prints the gate line last', async () => {

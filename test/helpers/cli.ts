@@ -1,5 +1,6 @@
 // Runs the real `proctor` binary (bin/proctor.js over dist/) as a child process.
 import { spawn } from 'node:child_process';
+import { expect } from 'vitest';
 import { join } from 'node:path';
 import { ROOT, spawnTs } from './processes.js';
 import { waitFor } from './wait.js';
@@ -95,4 +96,14 @@ export function proctorBounded(
       resolve({ code, signal, stdout, stderr, ms: Date.now() - started }),
     );
   });
+}
+
+/** The stored result of job `id` (`proctor status ID --json`). */
+export async function resultOf(dir: string, id: number): Promise<Record<string, unknown>> {
+  const status = await proctor(['--home', dir, 'status', String(id), '--json']);
+  expect(status.code).toBe(0);
+  const { jobs } = JSON.parse(status.stdout) as {
+    jobs: Array<{ result: Record<string, unknown> }>;
+  };
+  return jobs[0]!.result;
 }
