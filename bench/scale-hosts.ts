@@ -10,7 +10,7 @@
 // Every case checks that each job finished exactly once and that no container or volume is
 // left. Needs root (namespaces, dockerd).
 //
-// Usage: npx tsx bench/scale-hosts.ts [--container-jobs 200 --host-slots 4 --hosts 3];
+// Usage: npx tsx bench/scale-hosts.ts [--container-jobs 200 --host-slots 4 --hosts 3 --rounds 3];
 // npm run bench:scale runs it after parts (a) and (c).
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -178,6 +178,7 @@ export async function benchScaleHosts(options: {
   jobs: number;
   slots: number;
   hosts: number;
+  rounds: number;
 }): Promise<void> {
   const { jobs, slots } = options;
   const cores = cpus().length;
@@ -190,38 +191,48 @@ export async function benchScaleHosts(options: {
   const machine = await startNamespaceHosts(options.hosts);
   try {
     const first = machine.hosts.slice(0, 1);
-    const results: CaseResult[] = [];
-    const rawRun = await measureCpu(() => raw(first[0] as NamespaceHost, jobs, slots));
-    results.push({
-      label: 'raw, 1 host',
-      wallS: rawRun.value,
-      perSec: jobs / rawRun.value,
-      cpu: rawRun.cpu,
-    });
-    for (const hosts of [first, machine.hosts]) {
+    const rawCase = async (): Promise<CaseResult> => {
+      const run = await measureCpu(() => raw(first[0] as NamespaceHost, jobs, slots));
+      return { label: 'raw, 1 host', wallS: run.value, perSec: jobs / run.value, cpu: run.cpu };
+    };
+    const proctorCase = async (hosts: readonly NamespaceHost[]): Promise<CaseResult> => {
       const run = await measureCpu(() => sweep(hosts, baseUrl, jobs, slots));
-      results.push({
-        label: `proctor, ${hosts.length} host${hosts.length > 1 ? 's' : ''}`,
-        wallS: run.value,
-        perSec: jobs / run.value,
-        cpu: run.cpu,
-      });
       const left = await leftovers(machine.hosts);
       if (left > 0) throw new Error(`${left} container(s) or volume(s) left after the sweep`);
-    }
-    for (const r of results) {
+      const label = `proctor, ${hosts.length} host${hosts.length > 1 ? 's' : ''}`;
+      return { label, wallS: run.value, perSec: jobs / run.value, cpu: run.cpu };
+    };
+    const print = (r: CaseResult) =>
       console.log(
         `  ${r.label.padEnd(17)} wall ${r.wallS.toFixed(2).padStart(7)} s  ${r.perSec.toFixed(2).padStart(6)} jobs/s  machine CPU ${(r.cpu * 100).toFixed(0).padStart(3)} % of ${cores} cores`,
       );
+    // The raw floor and one Proctor host alternate, the order swapped each round, so that a
+    // machine whose load changes under the bench weighs on both alike; the ratio is per round.
+    const ratios: number[] = [];
+    let one: CaseResult | undefined;
+    for (let round = 0; round < options.rounds; round++) {
+      const pair: CaseResult[] = [];
+      for (const which of round % 2 === 0 ? ['raw', 'proctor'] : ['proctor', 'raw']) {
+        const r = which === 'raw' ? await rawCase() : await proctorCase(first);
+        print(r);
+        pair.push(r);
+      }
+      const rawR = pair.find((r) => r.label.startsWith('raw')) as CaseResult;
+      one = pair.find((r) => !r.label.startsWith('raw'));
+      ratios.push(one.perSec / rawR.perSec);
     }
-    const [rawR, one, many] = results as [CaseResult, CaseResult, CaseResult];
+    const many = await proctorCase(machine.hosts);
+    print(many);
+    const sorted = [...ratios].sort((a, b) => a - b);
+    const median = sorted[Math.floor(sorted.length / 2)] as number;
+    const last = one as CaseResult;
     const capped = many.cpu >= 0.9;
     console.log(
-      `  speed-up ${many.label} / ${one.label}: ${(many.perSec / one.perSec).toFixed(2)}x; ${one.label} / raw: ${(one.perSec / rawR.perSec).toFixed(2)}x (each job exactly once, nothing left)`,
+      `  proctor, 1 host / raw: ${ratios.map((r) => r.toFixed(2)).join(', ')} per round, median ${median.toFixed(2)}x; speed-up ${many.label} / ${last.label}: ${(many.perSec / last.perSec).toFixed(2)}x (each job exactly once, nothing left)`,
     );
     console.log(
       capped
-        ? `  the CPU caps it: ${(many.cpu * 100).toFixed(0)} % of ${cores} cores busy on ${options.hosts} hosts (${(one.cpu * 100).toFixed(0)} % on 1): the engines' create/start/remove work, not the queue, is what more hosts would need cores for`
+        ? `  the CPU caps it: ${(many.cpu * 100).toFixed(0)} % of ${cores} cores busy on ${options.hosts} hosts (${(last.cpu * 100).toFixed(0)} % on 1): the engines' create/start/remove work, not the queue, is what more hosts would need cores for`
         : `  the CPU does not cap it (${(many.cpu * 100).toFixed(0)} % of ${cores} cores busy on ${options.hosts} hosts)`,
     );
   } finally {
@@ -235,11 +246,13 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
       'container-jobs': { type: 'string', default: '200' },
       'host-slots': { type: 'string', default: '4' },
       hosts: { type: 'string', default: '3' },
+      rounds: { type: 'string', default: '3' },
     },
   });
   await benchScaleHosts({
     jobs: Number(values['container-jobs']),
     slots: Number(values['host-slots']),
     hosts: Number(values.hosts),
+    rounds: Number(values.rounds),
   });
 }

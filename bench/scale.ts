@@ -241,7 +241,7 @@ async function main(): Promise<void> {
     );
   }
   await wakeupLatency(Number(values.samples));
-  await benchScaleHosts({ jobs: 200, slots: 4, hosts: 3 });
+  await benchScaleHosts({ jobs: 200, slots: 4, hosts: 3, rounds: 3 });
 }
 
 if (positionals[0] === 'child') {
