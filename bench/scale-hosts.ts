@@ -211,15 +211,15 @@ export async function benchScaleHosts(options: {
     const ratios: number[] = [];
     let one: CaseResult | undefined;
     for (let round = 0; round < options.rounds; round++) {
-      const pair: CaseResult[] = [];
+      let rawR: CaseResult | undefined;
+      let mine: CaseResult | undefined;
       for (const which of round % 2 === 0 ? ['raw', 'proctor'] : ['proctor', 'raw']) {
-        const r = which === 'raw' ? await rawCase() : await proctorCase(first);
-        print(r);
-        pair.push(r);
+        if (which === 'raw') print((rawR = await rawCase()));
+        else print((mine = await proctorCase(first)));
       }
-      const rawR = pair.find((r) => r.label.startsWith('raw')) as CaseResult;
-      one = pair.find((r) => !r.label.startsWith('raw'));
-      ratios.push(one.perSec / rawR.perSec);
+      if (!rawR || !mine) throw new Error('a round ran without both cases');
+      ratios.push(mine.perSec / rawR.perSec);
+      one = mine;
     }
     const many = await proctorCase(machine.hosts);
     print(many);
