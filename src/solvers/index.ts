@@ -9,5 +9,5 @@ export { runFlat } from './flat.js';
 export type { FlatProfile, FlatRun } from './flat.js';
 export { createTranscript, SOLVE_ENDS } from './transcript.js';
 export type { SolveEnd, SolveEndReason, Transcript, TranscriptEvent } from './transcript.js';
-export { chatCompletionUsage, codexTurnUsage, costUsd, createSolveMeter } from './usage.js';
+export { chatCompletionUsage, costUsd, createSolveMeter } from './usage.js';
 export type { SolveMeter, SolveTotals, TokenPrices, TokenUsage } from './usage.js';

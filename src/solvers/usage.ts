@@ -98,28 +98,6 @@ export function chatCompletionUsage(usage: unknown): TokenUsage | null {
   };
 }
 
-const codexUsage = z.object({
-  input_tokens: count,
-  cached_input_tokens: count.optional(),
-  output_tokens: count,
-});
-
-/**
- * codex's `turn.completed` usage (the audit's numeric counts), or null when absent or
- * malformed. Its `reasoning_output_tokens` are part of `output_tokens`, and its
- * `cache_write_input_tokens` part of `input_tokens`, as in the Responses API it relays.
- */
-export function codexTurnUsage(usage: Record<string, number> | null): TokenUsage | null {
-  const parsed = codexUsage.safeParse(usage);
-  if (!parsed.success) return null;
-  const u = parsed.data;
-  return {
-    inputTokens: u.input_tokens,
-    cachedInputTokens: u.cached_input_tokens ?? 0,
-    outputTokens: u.output_tokens,
-  };
-}
-
 /**
  * The USD cost of `usage` at `prices`: uncached input at the input price, cached input at the
  * cached price (and not also at the input price), output at the output price. A provider that

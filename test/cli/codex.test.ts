@@ -88,7 +88,7 @@ describe('proctor solve (codex adapter)', () => {
     expect(lastLine(result.stdout)).toMatch(GATE);
 
     // The model saw the prompt and only the proctor namespace among MCP tools; the key went
-    // only to the endpoint, by way of codex login, and never through argv or codex's env.
+    // only to the endpoint, from the run's proxy, and never to codex (login, argv or env).
     const first = server.requests[0];
     expect(first?.headers['authorization']).toBe(`Bearer ${KEY}`);
     expect(JSON.stringify(first?.body.input)).toContain('div 1 0');
@@ -100,8 +100,8 @@ describe('proctor solve (codex adapter)', () => {
     expect(allBytes(dir).includes(KEY)).toBe(false);
     expect(await leftovers(dir)).toEqual([]);
 
-    // turn.completed sums the three responses' usage; codex runs one turn. Cached input is
-    // part of input_tokens and priced once, at the cached price.
+    // The run's proxy metered each of the three responses; cached input is part of
+    // input_tokens and priced once, at the cached price.
     const status = await proctor(['--home', dir, 'status', '1', '--json']);
     const solved = (
       JSON.parse(status.stdout) as { jobs: Array<{ result: Record<string, unknown> }> }
@@ -111,7 +111,7 @@ describe('proctor solve (codex adapter)', () => {
     const cached = LAST_USAGE.input_tokens_details.cached_tokens;
     expect(solved).toMatchObject({
       usage: { inputTokens: input, cachedInputTokens: cached, outputTokens: output },
-      turns: 1,
+      turns: 3,
       toolCalls: 2,
     });
     expect(solved?.['costUsd']).toBeCloseTo(
@@ -120,6 +120,14 @@ describe('proctor solve (codex adapter)', () => {
     );
   }, 180_000);
 
+  // Codex's run proxy meters each answer as it arrives, so a run killed mid-turn keeps what it
+  // spent; a request that got no answer costs nothing; an answer without usage makes it unknown.
+  const METERED: Record<string, unknown> = {
+    'a built-in codex resource tool': { inputTokens: 20, cachedInputTokens: 0, outputTokens: 10 },
+    'too many tool calls': { inputTokens: 40, cachedInputTokens: 0, outputTokens: 20 },
+    'a provider error': { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 },
+    'a failed response': null,
+  };
   it.each<[string, ResponsesStep[], string, RegExp]>([
     [
       'a built-in codex resource tool',
@@ -154,7 +162,7 @@ describe('proctor solve (codex adapter)', () => {
       // Killed or failed before turn.completed: what the model spent is unknown, not zero.
       const status = await proctor(['--home', dir, 'status', '1', '--json']);
       const { jobs } = JSON.parse(status.stdout) as { jobs: Array<{ result: unknown }> };
-      expect(jobs[0]?.result).toMatchObject({ usage: null, costUsd: null });
+      expect(jobs[0]?.result).toMatchObject({ usage: METERED[_] });
     },
     180_000,
   );

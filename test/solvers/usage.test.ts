@@ -1,11 +1,6 @@
 // The solve meter, the providers' usage shapes and the cost of tokens at a profile's prices.
 import { describe, expect, it } from 'vitest';
-import {
-  chatCompletionUsage,
-  codexTurnUsage,
-  costUsd,
-  createSolveMeter,
-} from '../../src/solvers/usage.js';
+import { chatCompletionUsage, costUsd, createSolveMeter } from '../../src/solvers/usage.js';
 
 describe('the solve meter', () => {
   it('sums the usage of every answer and counts turns and tool calls', () => {
@@ -67,20 +62,6 @@ describe('usage shapes', () => {
     ],
   ])('takes Chat Completions usage %s as unknown (null)', (_, usage) => {
     expect(chatCompletionUsage(usage)).toBeNull();
-  });
-
-  it("reads codex's turn.completed usage, reasoning inside output_tokens", () => {
-    expect(
-      codexTurnUsage({
-        input_tokens: 60,
-        cached_input_tokens: 20,
-        cache_write_input_tokens: 0,
-        output_tokens: 30,
-        reasoning_output_tokens: 12,
-      }),
-    ).toEqual({ inputTokens: 60, cachedInputTokens: 20, outputTokens: 30 });
-    expect(codexTurnUsage(null)).toBeNull();
-    expect(codexTurnUsage({ output_tokens: 3 })).toBeNull();
   });
 });
 

@@ -5,8 +5,10 @@
 // - a fresh private root (0700) per run holds CODEX_HOME (= HOME), an empty read-only working
 //   directory and the MCP socket; it is deleted with everything in it (auth.json included)
 //   when the run ends;
-// - the key reaches codex only through `codex login --with-api-key` on stdin: never argv, never
-//   an environment; codex itself runs with a clean environment (PATH, HOME, CODEX_HOME and the
+// - codex reaches the model only through a model proxy of the run's own (its socket in the
+//   private root, a loopback route to it: src/proxy/host-route.ts), logged in with that
+//   proxy's run token through `codex login --with-api-key` on stdin: the provider's key never
+//   reaches codex, its argv, its environment or its auth.json; codex itself runs with a clean environment (PATH, HOME, CODEX_HOME and the
 //   two variables the MCP bridge needs);
 // - the command line (argv.ts) disables every built-in tool and feature the seed lists, ignores
 //   user config and rules, makes config strict and turns retries off; a model catalog entry for
@@ -17,14 +19,10 @@
 // - the JSONL on stdout is audited line by line, fail-closed (audit.ts); the first fatal line
 //   kills the process group at once (process.ts), as do cancel and the deadline. Preflight
 //   (version, system config, catalog, login) and the run spend the same deadline.
-// - turn.completed's usage (codex sums its requests into it) and every tool call go to the
-//   solve's meter; a run that ends without turn.completed leaves its tokens unknown (through
-//   a proxy, below, each answer is metered as it arrives instead).
-// - with a batch's cost cap, codex reaches the model through a model proxy of the run's own
-//   (its socket in the private root, a loopback route to it: src/proxy/host-route.ts), which
-//   admits each request by the batch's spend and draws each answer's cost on it as it arrives;
-//   codex is then logged in with the proxy's run token, never the provider's key, and the
-//   proxy's stop kills it at once (`budget_exceeded`).
+// - the proxy meters each model answer as it arrives (a run killed mid-turn still has its
+//   tokens counted), and every tool call goes to the solve's meter; with a batch's cost cap,
+//   the proxy also admits each request by the batch's spend and draws each answer's cost on
+//   it, and its stop kills codex at once (`budget_exceeded`).
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -42,7 +40,7 @@ import { createOutputBuffer } from '../../sandbox/index.js';
 import type { Deadline } from '../deadline.js';
 import type { ToolSandbox } from '../tools.js';
 import { solveStopped, type SolveEnd, type Transcript } from '../transcript.js';
-import { codexTurnUsage, type SolveMeter, type TokenPrices } from '../usage.js';
+import type { SolveMeter, TokenPrices } from '../usage.js';
 import { codexExecArgs } from './argv.js';
 import { createAudit, DEFAULT_MAX_LINE_BYTES, type AuditFinding } from './audit.js';
 import { CODEX_VERSION, bridgeCommand, codexBinary } from './binary.js';
@@ -265,34 +263,30 @@ export async function runCodex(run: CodexRun, deps: CodexDeps): Promise<SolveEnd
   let server: McpSocketServer | undefined;
   let proxy: ModelProxy | undefined;
   let route: HostRoute | undefined;
-  // Once codex runs, the model may spend tokens that only turn.completed reports.
-  let metered = true;
   try {
     const dirs = await makeDirs(root);
     const env = { PATH, HOME: dirs.home, CODEX_HOME: dirs.home };
     // Set once codex runs; a tool call over the limit, or the batch's cap, kills it.
     const running: { proc?: Spawned } = {};
     let capped: ProxyStop | null = null;
-    if (run.spend) {
-      proxy = await startModelProxy({
-        socketDir: dirs.proxy,
-        upstream: { baseUrl: profile.baseUrl, apiKey: profile.apiKey },
-        protocols: ['openai-responses'],
-        sharedCost: run.spend.shared,
-        prices: run.spend.prices,
-        // The proxy meters each answer as it arrives, so turn.completed is not counted again.
-        meter: run.meter,
-        deadline,
-        onStop: (stop) => {
-          if (stop.reason !== 'BUDGET_EXCEEDED') return;
-          capped = stop;
-          if (running.proc) killGroup(running.proc.child);
-        },
-      });
-      route = await startHostRoute(proxy.socketPath);
-    }
-    const model = route && proxy ? { baseUrl: route.baseUrl, key: proxy.token } : null;
-    const prepared = await prepare(run, deps, dirs, env, model?.key ?? profile.apiKey);
+    // Codex always reaches the model through a proxy of the run's own: it is logged in with
+    // the proxy's run token, so the provider's key never reaches codex or its auth.json.
+    proxy = await startModelProxy({
+      socketDir: dirs.proxy,
+      upstream: { baseUrl: profile.baseUrl, apiKey: profile.apiKey },
+      protocols: ['openai-responses'],
+      ...(run.spend ? { sharedCost: run.spend.shared, prices: run.spend.prices } : {}),
+      // The proxy meters each answer as it arrives, so turn.completed is not counted again.
+      meter: run.meter,
+      deadline,
+      onStop: (stop) => {
+        if (stop.reason !== 'BUDGET_EXCEEDED') return;
+        capped = stop;
+        if (running.proc) killGroup(running.proc.child);
+      },
+    });
+    route = await startHostRoute(proxy.socketPath);
+    const prepared = await prepare(run, deps, dirs, env, proxy.token);
     if ('reason' in prepared) return prepared;
 
     let toolCalls = 0;
@@ -315,13 +309,12 @@ export async function runCodex(run: CodexRun, deps: CodexDeps): Promise<SolveEnd
     const args = codexExecArgs({
       cwd: dirs.cwd,
       model: profile.model,
-      baseUrl: model?.baseUrl ?? profile.baseUrl,
+      baseUrl: route.baseUrl,
       catalogPath: prepared.catalogPath,
       bridge: bridgeCommand(),
       remainingMs: deadline.remainingMs(),
     });
     const bridgeEnv = { PROCTOR_MCP_SOCKET: server.socketPath, PROCTOR_MCP_TOKEN: server.token };
-    metered = false;
     running.proc = start(codexBinary(), args, { ...env, ...bridgeEnv }, dirs.cwd);
     // A tool-call line carries the tool's result: up to output_bytes per stream, and JSON
     // escaping can make one byte six characters.
@@ -330,13 +323,6 @@ export async function runCodex(run: CodexRun, deps: CodexDeps): Promise<SolveEnd
       12 * run.sandbox.outputBytes + 6 * run.sandbox.patchBytes + 64 * 1024,
     );
     const outcome = await exec(run, running.proc, maxLineBytes);
-    const summary = outcome.audit.summary();
-    // Through a proxy, each answer was metered as it arrived.
-    if (!proxy) {
-      if (summary.completed) run.meter.answer(codexTurnUsage(summary.usage));
-      else run.meter.unknown();
-    }
-    metered = true;
     transcript.add({
       kind: 'codex',
       exitCode: outcome.code,
@@ -346,7 +332,6 @@ export async function runCodex(run: CodexRun, deps: CodexDeps): Promise<SolveEnd
     });
     return judge(run, outcome, overLimit, capped);
   } catch (error) {
-    if (!metered && !proxy) run.meter.unknown();
     const halted = solveStopped(run.signal, deadline);
     if (halted) return halted;
     return { reason: 'protocol_error', detail: `codex could not run: ${describeError(error)}` };
