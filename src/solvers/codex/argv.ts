@@ -3,7 +3,7 @@
 // are ignored and config is strict; the sandbox is read-only in an empty working directory;
 // every built-in tool and feature the seed lists is disabled; retries are off and the stream
 // idle timeout is the deadline; exactly one MCP server, required and pre-approved, limited to
-// Proctor's three tools. Credentials never appear here: the key goes through `codex login` on
+// Proctor's three tools. Credentials never appear here: the proxy's run token goes through `codex login` on
 // stdin and the MCP token through the environment (`env_vars` names the variables only), since
 // argv is readable by every process on the host (/proc/<pid>/cmdline).
 import { TOOL_NAMES } from '../tools.js';

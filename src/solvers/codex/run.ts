@@ -65,9 +65,9 @@ export interface CodexRun {
   deadline: Deadline;
   signal: AbortSignal;
   transcript: Transcript;
-  /** Counts turn.completed's tokens, the turn and the tool calls run. */
+  /** Counts each answer's tokens (the run's proxy meters them) and the tool calls run. */
   meter: SolveMeter;
-  /** The batch's cost cap, with the profile's prices: codex then goes through a proxy. */
+  /** The batch's cost cap, with the profile's prices: the run's proxy then holds codex to it. */
   spend?: { shared: SharedCost; prices: TokenPrices };
 }
 
