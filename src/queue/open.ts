@@ -16,7 +16,8 @@ import type { JobStore } from './store.js';
 export interface StoreSelection {
   dbPath: string;
   dbUrl: string | undefined;
-  queue: { synchronous: Synchronous };
+  /** `max_attempts`: tries for a job whose request sets none; 3 when absent. */
+  queue: { synchronous: Synchronous; max_attempts?: number };
 }
 
 /**
@@ -25,8 +26,13 @@ export interface StoreSelection {
  */
 export function openJobStore(config: StoreSelection, clock: Clock, logger?: Logger): JobStore {
   // PostgreSQL keeps time itself (leases use its now()); the clock is SQLite's.
-  if (config.dbUrl !== undefined) return openLazyPgJobStore(config.dbUrl, logger);
-  return openSqliteJobStore(config.dbPath, { clock, synchronous: config.queue.synchronous });
+  const { max_attempts: maxAttempts } = config.queue;
+  if (config.dbUrl !== undefined) return openLazyPgJobStore(config.dbUrl, logger, maxAttempts);
+  return openSqliteJobStore(config.dbPath, {
+    clock,
+    synchronous: config.queue.synchronous,
+    ...(maxAttempts !== undefined ? { maxAttempts } : {}),
+  });
 }
 
 /**

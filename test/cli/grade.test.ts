@@ -112,6 +112,16 @@ describe('grade --patch', () => {
     expect(piped.code).toBe(0);
     expect(piped.stdout).toMatch(/^job 2: grade of shell-div-zero enqueued/);
   }, 60_000);
+
+  it('gives the enqueued job the tries [queue] max_attempts names', async () => {
+    const home = tempDir();
+    writeFileSync(join(home, 'proctor.toml'), '[queue]\nmax_attempts = 1\n');
+    const result = await proctor(['--home', home, 'grade', TASK, '--patch', GOLD]);
+    expect(result.code).toBe(0);
+    const status = await proctor(['--home', home, 'status', '1', '--json']);
+    const { jobs } = JSON.parse(status.stdout) as { jobs: Array<{ maxAttempts: number }> };
+    expect(jobs[0]?.maxAttempts).toBe(1);
+  }, 60_000);
 });
 
 describe('verdicts', () => {

@@ -10,6 +10,7 @@ import { tempDir, tempStore } from './temp.js';
 export interface StoreOptions {
   clock?: Clock;
   backoff?: BackoffOptions;
+  maxAttempts?: number;
 }
 
 export interface StoreKind {

@@ -11,15 +11,19 @@ import { displayUrl, isPostgresUrl, unreadable } from './url.js';
  * With a logger (a long-running process), the store rides out outages and reports them there
  * (outage.ts); without one, a call fails at once when the database is unreachable.
  */
-export function openLazyPgJobStore(url: string, logger?: Pick<Logger, 'warn' | 'info'>): JobStore {
+export function openLazyPgJobStore(
+  url: string,
+  logger?: Pick<Logger, 'warn' | 'info'>,
+  maxAttempts?: number,
+): JobStore {
   // Checked now, as openPgJobStore does, so a bad URL is still refused when the store is opened.
   if (!isPostgresUrl(url)) throw unreadable(url, 'not a postgres:// URL');
   return lazyJobStore(() =>
     Promise.all([import('./store.js'), import('./outage.js')]).then(([m, outage]) =>
-      m.openPgJobStore(
-        url,
-        logger ? { outages: { report: outage.loggedOutages(logger, displayUrl(url)) } } : {},
-      ),
+      m.openPgJobStore(url, {
+        ...(logger ? { outages: { report: outage.loggedOutages(logger, displayUrl(url)) } } : {}),
+        ...(maxAttempts !== undefined ? { maxAttempts } : {}),
+      }),
     ),
   );
 }

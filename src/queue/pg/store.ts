@@ -66,6 +66,8 @@ export interface PgJobStoreOptions extends PgConnectOptions {
    */
   clock?: Clock;
   backoff?: BackoffOptions;
+  /** Tries for a job whose request sets none (`[queue] max_attempts`). Default 3. */
+  maxAttempts?: number;
   /** Apply missing migrations on first use. Default true. */
   migrate?: boolean;
   /** The drizzle-pg migrations folder; defaults to the one shipped with Proctor. */
@@ -246,7 +248,7 @@ export function openPgJobStore(url: string, options: PgJobStoreOptions = {}): Pg
     },
 
     async enqueue(request, { inputs = [], reused = [] } = {}) {
-      const job = prepareJob(request);
+      const job = prepareJob(request, 'job', options.maxAttempts);
       return tx(async (q) => {
         const t = now();
         await registerInputs(q, inputs, reused, t);
@@ -259,7 +261,7 @@ export function openPgJobStore(url: string, options: PgJobStoreOptions = {}): Pg
     },
 
     async enqueueBatch(request, { inputs = [], reused = [] } = {}) {
-      const { meta, jobs, requestHash } = prepareBatch(request);
+      const { meta, jobs, requestHash } = prepareBatch(request, options.maxAttempts);
       return tx(async (q) => {
         const t = now();
         await registerInputs(q, inputs, reused, t);
@@ -289,7 +291,7 @@ export function openPgJobStore(url: string, options: PgJobStoreOptions = {}): Pg
 
     async complete(lease, result, artifacts = [], extras = {}) {
       const children = (extras.children ?? []).map((child, i) =>
-        prepareJob({ ...child, parentId: lease.id }, `children[${i}]`),
+        prepareJob({ ...child, parentId: lease.id }, `children[${i}]`, options.maxAttempts),
       );
       const outcome = extras.outcome ?? null;
       // Nothing but the job's own row to write (a no-op, a solve without a grade): one

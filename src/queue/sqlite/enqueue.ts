@@ -14,7 +14,7 @@ import type { BatchRequest, BatchResult } from '../store.js';
 const envelope = {
   priority: z.number().int().min(-1000).max(1000).default(0),
   idempotencyKey: z.string().min(1).max(512).optional(),
-  maxAttempts: z.number().int().min(1).max(100).default(3),
+  maxAttempts: z.number().int().min(1).max(100).optional(),
   parentId: z.number().int().positive().optional(),
   runAt: z.number().int().nonnegative().optional(),
   finished: z
@@ -27,7 +27,7 @@ interface ParsedRequest {
   kind: JobKind;
   payload: unknown;
   priority: number;
-  maxAttempts: number;
+  maxAttempts?: number;
   idempotencyKey?: string;
   parentId?: number;
   runAt?: number;
@@ -71,7 +71,14 @@ function invalid(where: string, error: z.ZodError): ProctorError {
   });
 }
 
-export function prepareJob(request: unknown, where = 'job'): PreparedJob {
+/** Tries per job for a request that does not set its own `maxAttempts`, unless the store's options say otherwise (`[queue] max_attempts`). */
+export const DEFAULT_MAX_ATTEMPTS = 3;
+
+export function prepareJob(
+  request: unknown,
+  where = 'job',
+  defaultMaxAttempts = DEFAULT_MAX_ATTEMPTS,
+): PreparedJob {
   const parsed = requestSchema.safeParse(request);
   if (!parsed.success) throw invalid(where, parsed.error);
   const r = parsed.data as unknown as ParsedRequest;
@@ -100,7 +107,7 @@ export function prepareJob(request: unknown, where = 'job'): PreparedJob {
     payload,
     priority: r.priority,
     idempotencyKey: r.idempotencyKey ?? null,
-    maxAttempts: r.maxAttempts,
+    maxAttempts: r.maxAttempts ?? defaultMaxAttempts,
     parentId: r.parentId ?? null,
     runAt: r.runAt ?? null,
     finished:
@@ -359,7 +366,10 @@ export function newBatchId(now: number): string {
   return `b_${now.toString(36).padStart(9, '0')}${randomBytes(5).toString('hex')}`;
 }
 
-export function prepareBatch(request: BatchRequest): {
+export function prepareBatch(
+  request: BatchRequest,
+  defaultMaxAttempts = DEFAULT_MAX_ATTEMPTS,
+): {
   meta: { idempotencyKey?: string; label?: string; batchId?: string };
   jobs: PreparedJob[];
   requestHash: string;
@@ -375,7 +385,7 @@ export function prepareBatch(request: BatchRequest): {
       'invalid job request: batch: batchId adds to an existing batch, which keeps its own key and label',
     );
   }
-  const jobs = parsed.data.jobs.map((job, i) => prepareJob(job, `jobs[${i}]`));
+  const jobs = parsed.data.jobs.map((job, i) => prepareJob(job, `jobs[${i}]`, defaultMaxAttempts));
   const hash = createHash('sha256');
   hash.update(JSON.stringify([parsed.data.label ?? null]));
   // One hash update per 1,000 jobs: cheaper than one per job.

@@ -42,6 +42,8 @@ import { createWriteBatcher } from './write-batcher.js';
 export interface SqliteJobStoreOptions extends OpenDatabaseOptions {
   clock: Clock;
   backoff?: BackoffOptions;
+  /** Tries for a job whose request sets none (`[queue] max_attempts`). Default 3. */
+  maxAttempts?: number;
 }
 
 export interface SqliteJobStore extends JobStore {
@@ -83,7 +85,7 @@ export function openSqliteJobStore(path: string, options: SqliteJobStoreOptions)
     database,
 
     async enqueue(request, { inputs = [], reused = [] } = {}) {
-      const job = prepareJob(request);
+      const job = prepareJob(request, 'job', options.maxAttempts);
       const { id, created } = immediate(() => {
         const now = clock.now();
         inputOps.register(inputs, reused, now);
@@ -95,7 +97,7 @@ export function openSqliteJobStore(path: string, options: SqliteJobStoreOptions)
     },
 
     async enqueueBatch(request, { inputs = [], reused = [] } = {}) {
-      const { meta, jobs: prepared, requestHash } = prepareBatch(request);
+      const { meta, jobs: prepared, requestHash } = prepareBatch(request, options.maxAttempts);
       const result = immediate(() => {
         const now = clock.now();
         inputOps.register(inputs, reused, now);
@@ -123,7 +125,7 @@ export function openSqliteJobStore(path: string, options: SqliteJobStoreOptions)
     async complete(lease, result, artifacts = [], extras = {}) {
       // Validated before the transaction, like any enqueue; parented to the completing job.
       const children = (extras.children ?? []).map((child, i) =>
-        prepareJob({ ...child, parentId: lease.id }, `children[${i}]`),
+        prepareJob({ ...child, parentId: lease.id }, `children[${i}]`, options.maxAttempts),
       );
       return batcher.run(() => {
         const now = clock.now();

@@ -35,6 +35,27 @@ export function enqueueCases(kind: StoreKind): void {
       expect(job.payload).toEqual({ sleepMs: 5, failAttempts: 0 });
     });
 
+    it("gives a job without maxAttempts the store's default ([queue] max_attempts), and keeps a request's own", async () => {
+      const store = await kind.open({ maxAttempts: 1 });
+      const one = await store.enqueue({ kind: 'noop', payload: {} });
+      expect(one.job.maxAttempts).toBe(1);
+      const own = await store.enqueue({ kind: 'noop', payload: {}, maxAttempts: 5 });
+      expect(own.job.maxAttempts).toBe(5);
+      const batch = await store.enqueueBatch({
+        jobs: [
+          { kind: 'noop', payload: { tag: 'a' } },
+          { kind: 'noop', payload: { tag: 'b' }, maxAttempts: 2 },
+        ],
+      });
+      const made = await Promise.all(batch.jobIds.map((id) => store.getJob(id)));
+      expect(made.map((j) => j?.maxAttempts)).toEqual([1, 2]);
+      // One try: a job whose lease is lost is failed, not queued again.
+      const [claimed] = await store.claim('noop', 'w1', 1, 60_000);
+      expect(claimed).toMatchObject({ id: one.job.id, attempt: 1, maxAttempts: 1 });
+      expect(await store.reclaimOwner('w1')).toHaveLength(1);
+      expect((await store.getJob(one.job.id))?.status).toBe('failed');
+    });
+
     it('returns the existing job for a repeated idempotency key', async () => {
       const store = await kind.open();
       const first = await store.enqueue(noop(1));
