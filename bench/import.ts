@@ -32,13 +32,14 @@
 // (Debian's junit5), which is what the junit runner's fallback does.
 // --per-language keeps the first chosen row of each language (repository table below).
 //
-// Usage: npm run bench:import -- --rows FILE --repos DIR --environment DIR [--n 5]
+// Usage: npm run bench:import -- --repos DIR [--rows FILE] [--environment DIR] [--n 5]
 //                                [--only ID...]   (ids separated by commas or spaces)
 //                                [--repeat 1] [--raw-limits job|none] [--per-language]
-// The repository holds no SWE-bench rows: --rows, --repos and --environment are required and
-// name a rows file, its repositories and its environments as `proctor import swebench` takes
-// them (docs/suites.md). Rows of a repository whose runner Proctor lacks show as quarantined in
-// the baseline.
+// --rows defaults to the committed SWE-bench Lite rows (datasets/swebench/lite.jsonl), and
+// without --environment each row's environment comes from the repository's catalog
+// (environments/), as `proctor import swebench` takes them (docs/suites.md). --repos, the
+// rows' repositories (mirrors fetched outside the repository), is required. Rows of a
+// repository whose runner Proctor lacks show as quarantined in the baseline.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -74,7 +75,7 @@ const TEST_CMD: Record<string, string> = {
 
 const { values } = parseArgs({
   options: {
-    rows: { type: 'string' },
+    rows: { type: 'string', default: join(ROOT, 'datasets/swebench/lite.jsonl') },
     repos: { type: 'string' },
     environment: { type: 'string' },
     n: { type: 'string', default: '5' },
@@ -84,9 +85,9 @@ const { values } = parseArgs({
     'per-language': { type: 'boolean', default: false },
   },
 });
-if (values.rows === undefined || values.repos === undefined || values.environment === undefined) {
+if (values.repos === undefined) {
   console.error(
-    'bench:import: pass --rows FILE --repos DIR --environment DIR (SWE-bench rows, their repositories and environments, as `proctor import swebench` takes them)',
+    "bench:import: pass --repos DIR, the rows' repositories as DIR/<owner>__<name> (with --rows FILE and --environment DIR for rows and environments other than the committed ones)",
   );
   process.exit(2);
 }
@@ -282,8 +283,7 @@ const imported = proctor(
   resolve(values.rows),
   '--repos',
   resolve(values.repos),
-  '--environment',
-  resolve(values.environment),
+  ...(values.environment !== undefined ? ['--environment', resolve(values.environment)] : []),
   '--out',
   suite,
   '--only',

@@ -1,4 +1,4 @@
-// `proctor import swebench ROWS (--repos DIR --environment DIR | --images CONVENTION) --out
+// `proctor import swebench ROWS (--repos DIR [--environment DIR] | --images CONVENTION) --out
 // SUITE`: SWE-bench rows become bundles (src/import). One line per row as it is decided, then a count; --json prints
 // one JSON document instead. Exit 0 when every chosen row became (or already was) a bundle,
 // 1 when any was skipped or an --only id names no row.

@@ -287,7 +287,7 @@ export function buildProgram(
     )
     .option(
       '--environment <dir>',
-      'build contexts: DIR/<owner>__<name>/<version>/, else DIR/<owner>__<name>/, else DIR itself (the first with a Dockerfile) (not with --images)',
+      "build contexts: DIR/<owner>__<name>/<version>/, else DIR/<owner>__<name>/, else DIR itself (the first with a Dockerfile) (not with --images); default: the repository's catalog, environments/<owner>__<name>/<version>/",
     )
     .option(
       '--images <convention>',

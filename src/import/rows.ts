@@ -185,10 +185,11 @@ function plain(value: unknown): unknown {
 const PARQUET_MAGIC = Buffer.from('PAR1');
 
 /**
- * The rows of a parquet file. A file that is not parquet, or lacks a column every row needs,
- * is one USAGE line naming the file (and the column, and the columns it has).
+ * The rows of a parquet file, every column as JSON would have it. A file that is not parquet,
+ * or lacks a column every row needs, is one USAGE line naming the file (and the column, and the
+ * columns it has).
  */
-async function readParquet(path: string, bytes: Buffer): Promise<Record<string, unknown>[]> {
+export async function readParquet(path: string, bytes: Buffer): Promise<Record<string, unknown>[]> {
   if (
     bytes.length < 12 ||
     !bytes.subarray(0, 4).equals(PARQUET_MAGIC) ||

@@ -1,6 +1,7 @@
 // `proctor import swebench`: each SWE-bench row becomes SUITE/<id>/, a bundle of format 1:
 // environment/ = the build context (the first of DIR/<owner>__<name>/<version>/,
-// DIR/<owner>__<name>/ and DIR that holds a Dockerfile; findEnvironment) plus a one-commit
+// DIR/<owner>__<name>/ and DIR that holds a Dockerfile, findEnvironment; without --environment,
+// the repository's catalog environments/<owner>__<name>/<version>/, catalog.ts) plus a one-commit
 // snapshot of base_commit at /testbed (as derive makes it);
 // tests/run = the built-in runner its own test IDs name (pytest's path::name, django's
 // name (module.Class), sympy's bare names), else its repository's dialect (dialects.ts), else
@@ -54,6 +55,7 @@ import {
 } from '../runners/index.js';
 import { resolveDigest } from '../sandbox/distribution.js';
 import type { DockerClient } from '../sandbox/docker.js';
+import { CATALOG_DIR, catalogEnvironment } from './catalog.js';
 import { chooseDialect, dialectOf, DIALECT_RULES, isDialect, type Dialect } from './dialects.js';
 import {
   imageName,
@@ -71,7 +73,10 @@ export interface ImportOptions {
   rows: string;
   /** Without `images`: the repositories and build contexts each row's bundle is made from. */
   repos?: string;
+  /** Build contexts by repository and version; without it, the catalog (`catalog`). */
   environment?: string;
+  /** The environment catalog used when `environment` is not given; default CATALOG_DIR. */
+  catalog?: string;
   /** --images: each row's prebuilt image, by a convention or a name template (images.ts). */
   images?: string;
   /** The engine that pins each image's tag to its digest; needed with `images`. */
@@ -351,7 +356,10 @@ async function importRow(
     (name) => join(repos, repoFolder(name)),
   );
   notes.push(...submodules.notes);
-  const found = findEnvironment(options.environment ?? '', row);
+  const found =
+    options.environment !== undefined
+      ? findEnvironment(options.environment, row)
+      : catalogEnvironment(options.catalog ?? CATALOG_DIR, row);
   if ('reason' in found) return { reasons: [found.reason] };
   return writeRow(row, id, options, runner, why, table, {
     kind: 'context',
@@ -525,11 +533,13 @@ export async function importSwebench(
       throw new ProctorError('USAGE', '--images needs a Docker engine to pin each image');
     }
   } else {
+    // Without --environment, each row's environment comes from the catalog.
     for (const [option, dir] of [
       ['--repos', options.repos],
       ['--environment', options.environment],
     ] as const) {
       if (dir === undefined) {
+        if (option === '--environment') continue;
         throw new ProctorError('USAGE', `${option} is needed (or --images, for prebuilt images)`);
       }
       if (!existsSync(dir) || !statSync(dir).isDirectory()) {
