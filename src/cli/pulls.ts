@@ -1,0 +1,59 @@
+// The image pulls running jobs are waiting on, as `status` and `--wait` show them: read from
+// the job store (JobStore.jobProgress), where the worker that pulls writes them, so a status
+// in another process, or on another host of a shared queue, sees the same figures.
+import type { Job, JobStore } from '../queue/index.js';
+import { MAX_PAGE } from '../queue/index.js';
+import {
+  formatPullProgress,
+  readProgressDocument,
+  type PullProgressDocument,
+} from '../sandbox/pull-progress.js';
+
+/** The pull progress of those of `jobs` that are running and pulling, by job id. */
+export async function pullsOf(
+  store: Pick<JobStore, 'jobProgress'>,
+  jobs: readonly Pick<Job, 'id' | 'status'>[],
+): Promise<Map<number, PullProgressDocument>> {
+  const running = jobs.filter((j) => j.status === 'running').map((j) => j.id);
+  const found = new Map<number, PullProgressDocument>();
+  for (let i = 0; i < running.length; i += MAX_PAGE) {
+    const texts = await store.jobProgress(running.slice(i, i + MAX_PAGE));
+    for (const [id, text] of texts) {
+      const doc = readProgressDocument(text);
+      if (doc) found.set(id, doc);
+    }
+  }
+  return found;
+}
+
+/** `pulling r/x@sha256:…: 12.3 MB of 40.0 MB, 5.1 MB/s, ETA 6s (layers 1/2)`. */
+export function pullText(p: PullProgressDocument): string {
+  return `pulling ${p.image}: ${formatPullProgress(p)}`;
+}
+
+/**
+ * The lines `--wait` prints about pulls, from one look at the running jobs' pulls to the
+ * next: a pull's first figures, then new figures at most every `everyMs`, and its end; a pull
+ * whose figures did not change prints nothing, so a wait never floods its output.
+ */
+export function createPullLines(everyMs = 10_000) {
+  const shown = new Map<number, { text: string; at: number; image: string }>();
+  return (pulls: ReadonlyMap<number, PullProgressDocument>, now: number): string[] => {
+    const lines: string[] = [];
+    for (const [id, pull] of pulls) {
+      const text = pullText(pull);
+      const before = shown.get(id);
+      if (before === undefined || (text !== before.text && now - before.at >= everyMs)) {
+        lines.push(`job ${id} ${text}`);
+        shown.set(id, { text, at: now, image: pull.image });
+      }
+    }
+    for (const [id, before] of shown) {
+      if (!pulls.has(id)) {
+        lines.push(`job ${id} pull of ${before.image} ended`);
+        shown.delete(id);
+      }
+    }
+    return lines;
+  };
+}
