@@ -11,7 +11,7 @@ import type { CommandContext } from './context.js';
 import { sourceOfResult, sourceText } from './source.js';
 import { spendOf, spendText } from './spend.js';
 import { formatTable, verdictText } from './table.js';
-import { pullText, pullsOf } from './pulls.js';
+import { pullText, pullsOf } from '../results/pulls.js';
 import type { PullProgressDocument } from '../sandbox/pull-progress.js';
 import {
   expandTestStatuses,

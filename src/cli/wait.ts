@@ -25,7 +25,8 @@ import {
 } from '../queue/index.js';
 import { announceWorker, liveWorkers, type Runtime, type WorkerPool } from '../workers/index.js';
 import type { CommandContext } from './context.js';
-import { createPullLines, pullsOf } from './pulls.js';
+import { createPullLines } from './pulls.js';
+import { pullsOf } from '../results/pulls.js';
 
 const POLL_MS = 200;
 /** How often a command that only polls checks that a worker still serves the home. */
