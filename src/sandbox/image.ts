@@ -11,7 +11,7 @@ import type { BuildTrust } from './build-trust.js';
 import type { DockerClient } from './docker.js';
 import type { Owner } from './labels.js';
 import { parseImageReference } from './image-reference.js';
-import { isRateLimited, isUnreachable, registryAnswer } from './distribution.js';
+import { isRateLimited, isRefused, isUnreachable, registryAnswer } from './distribution.js';
 import { createPullTracker, type PullProgress } from './pull-progress.js';
 import { buildInstallLayer, type InstallSpec } from './install.js';
 import { runToCompletion, type RunResult } from './run.js';
@@ -217,7 +217,7 @@ async function pullFailure(
       { reference, found },
     );
   }
-  if (/denied|unauthorized|forbidden/i.test(answer)) {
+  if (isRefused(answer)) {
     return new ProctorError('DOCKER_ERROR', `pulling ${pinned}: the registry refused: ${answer}`, {
       cause: error,
     });
