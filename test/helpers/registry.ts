@@ -201,14 +201,12 @@ export async function startSlowRelay(target: Registry, bytesPerSecond: number): 
         upstream.resume();
       }, due - Date.now());
     });
+    // The client's side ends once the last delayed chunk is sent, never before.
     upstream.on('end', () => setTimeout(() => client.end(), Math.max(0, due - Date.now())));
+    client.on('close', () => upstream.destroy());
     for (const s of [client, upstream]) {
-      s.on('error', () => undefined);
-      s.on('close', () => {
-        sockets.delete(s);
-        client.destroy();
-        upstream.destroy();
-      });
+      s.on('error', () => client.destroy());
+      s.on('close', () => sockets.delete(s));
     }
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
