@@ -7,7 +7,7 @@
 // finished jobs are removed least recently used first while the batch runs, never one a queued
 // or running job still needs, and `prune --images` removes the rest and says what it freed.
 import { randomBytes } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openPulledImages, pulledImagesDir } from '../../src/sandbox/pulled-images.js';
