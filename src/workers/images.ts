@@ -54,7 +54,7 @@ export interface ImageCacheOptions {
   budget?: { maxBytes: number; needed: NeededImages };
   /** Told what each eviction that removed or kept anything did. */
   onEviction?: (result: EvictionResult) => void;
-  /** Told of an eviction after a job that failed (it is tried again after the next). */
+  /** Told of an eviction, or a record of a pull or a use, that failed (jobs go on). */
   onEvictionError?: (error: unknown) => void;
   /** Milliseconds since the epoch, for last use. Default Date.now. */
   now?: () => number;
@@ -130,10 +130,15 @@ export function createImageCache(
     evicting = next.catch(() => undefined);
     return next;
   };
+  // The budget is kept as well as it can be: an eviction that fails never fails a job's pull.
+  const evictQuietly = () => evict().catch((error: unknown) => options.onEvictionError?.(error));
   const onPulled = options.pulled
     ? async (image: { reference: string; localId: string; sizeBytes: number }) => {
         const at = now();
-        await options.pulled?.record({ ...image, pulledAt: at, usedAt: at });
+        // Unrecorded (a full disk), the image is only never the budget's to remove.
+        await options.pulled
+          ?.record({ ...image, pulledAt: at, usedAt: at })
+          .catch((error: unknown) => options.onEvictionError?.(error));
       }
     : undefined;
 
@@ -186,7 +191,7 @@ export function createImageCache(
       trust: options.trust ?? {},
       pullLimit,
       onPullProgress: tell,
-      ...(onPulled ? { onPulled, beforePull: evict } : {}),
+      ...(onPulled ? { onPulled, beforePull: evictQuietly } : {}),
     });
     if (hash !== undefined && env.kind === 'dockerfile') {
       await records.rememberImage(hash, built, image.localId);
@@ -218,7 +223,12 @@ export function createImageCache(
   };
 
   const use = async (pinned: string | undefined, image: ResolvedImage) => {
-    if (pinned !== undefined) await options.pulled?.touch(pinned, now());
+    // A last use not written (a full disk) only makes the image look older to the budget.
+    if (pinned !== undefined) {
+      await options.pulled
+        ?.touch(pinned, now())
+        .catch((error: unknown) => options.onEvictionError?.(error));
+    }
     return image;
   };
 
@@ -250,8 +260,6 @@ export function createImageCache(
 
   return {
     resolve: watched,
-    async settle() {
-      await evict().catch((error: unknown) => options.onEvictionError?.(error));
-    },
+    settle: evictQuietly,
   };
 }

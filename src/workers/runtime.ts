@@ -126,7 +126,7 @@ export function createRuntime(config: ProctorConfig, clock: Clock, logger: Logge
               }
             },
             onEvictionError: (error) =>
-              logger.warn('the disk budget eviction failed; tried again after the next job', {
+              logger.warn('the pulled-image record or its budget failed; jobs go on', {
                 error: describeError(error),
               }),
           },
