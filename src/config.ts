@@ -23,6 +23,9 @@
 //   uid = 1000
 //   gid = 1000
 //   templates = 8                   # workspace templates kept (least recently used go first)
+//   [images]
+//   max_gb = 200                    # disk budget of pulled images (least recently used go
+//                                   # first, never one a queued or running job needs); default none
 //   [build]
 //   ca_bundle = "certs/all.pem"     # the CA bundle every environment build trusts (relative to
 //                                   # the home); false offers none; default: the host's own
@@ -45,6 +48,9 @@ const POSTGRES_URL = /^postgres(ql)?:\/\/[^\s]*$/i;
 export const DB_FILE = 'proctor.db';
 
 const slots = z.number().int().min(1).max(256);
+
+/** The pulled images' disk budget: a positive, finite number of GB (10^9 bytes). */
+const MAX_GB = 'must be a number of GB greater than 0 and at most 1000000';
 
 /**
  * A host identity: it names the host in every container's `proctor.host` label and starts
@@ -154,6 +160,12 @@ const fileSchema = z
       })
       .strict()
       .default({ runtime: 'runc', uid: 1000, gid: 1000, templates: 8 }),
+    images: z
+      .object({
+        max_gb: z.number({ error: MAX_GB }).gt(0, MAX_GB).max(1_000_000, MAX_GB).optional(),
+      })
+      .strict()
+      .default({}),
     build: z
       .object({ ca_bundle: z.union([z.string().min(1).max(4096), z.literal(false)]).optional() })
       .strict()
@@ -184,6 +196,11 @@ export interface ProctorConfig {
   queue: z.output<typeof fileSchema>['queue'];
   sandbox: z.output<typeof fileSchema>['sandbox'];
   build: z.output<typeof fileSchema>['build'];
+  /**
+   * `[images] max_gb` in bytes: the disk budget of the images Proctor pulled, or undefined
+   * for none (they are kept until `proctor prune --images`).
+   */
+  images: { maxBytes: number | undefined };
   solvers: Record<string, SolverProfile>;
 }
 
@@ -498,6 +515,9 @@ export function loadConfig(home: string, overrides: ConfigOverrides = {}): Proct
     queue: c.queue,
     sandbox: c.sandbox,
     build: c.build,
+    images: {
+      maxBytes: c.images.max_gb === undefined ? undefined : Math.round(c.images.max_gb * 1e9),
+    },
     solvers: c.solvers,
   };
 }

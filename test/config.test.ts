@@ -62,6 +62,23 @@ describe('configuration', () => {
     expect(() => loadConfig(withConfig('[workers]\npulls = 0\n'))).toThrow(/workers\.pulls/);
   });
 
+  it('reads [images] max_gb as bytes, none by default, and refuses a size that is not > 0 in one line', () => {
+    expect(loadConfig(join(tempDir(), '.proctor')).images.maxBytes).toBeUndefined();
+    expect(loadConfig(withConfig('[images]\nmax_gb = 200\n')).images.maxBytes).toBe(200e9);
+    expect(loadConfig(withConfig('[images]\nmax_gb = 0.5\n')).images.maxBytes).toBe(5e8);
+    for (const bad of ['0', '-1', 'inf', 'nan', '"10"', '2000000']) {
+      const home = withConfig(`[images]\nmax_gb = ${bad}\n`);
+      expect(() => loadConfig(home)).toThrow(
+        new RegExp(
+          `^.*proctor\\.toml: key \`images\\.max_gb\`: must be a number of GB greater than 0 and at most 1000000$`,
+        ),
+      );
+    }
+    expect(() => loadConfig(withConfig('[images]\nmax_bytes = 1\n'))).toThrow(
+      /proctor\.toml: unknown key `images\.max_bytes`$/,
+    );
+  });
+
   it('reads a solver profile', () => {
     const config = loadConfig(
       withConfig(

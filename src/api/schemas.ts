@@ -192,6 +192,21 @@ export const jobView = z
     startedAt: time.nullable(),
     finishedAt: time.nullable(),
     cancelRequested: z.boolean(),
+    pull: z
+      .object({
+        image: z.string().describe('the digest-pinned reference being pulled'),
+        bytes: int.describe('bytes downloaded so far'),
+        totalBytes: int.nullable().describe("the layers' sizes as far as known"),
+        layersDone: int,
+        layers: int,
+        bytesPerSecond: z.number().nullable(),
+        etaSeconds: z.number().nullable(),
+        startedAt: time,
+        updatedAt: time,
+      })
+      .strict()
+      .nullable()
+      .describe('the image pull a running job waits on (written about once a second); else null'),
   })
   .strict();
 

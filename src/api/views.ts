@@ -1,8 +1,30 @@
 // How the API shows stored rows: the job view of every job answer.
 import type { Job } from '../queue/index.js';
+import type { PullProgressDocument } from '../sandbox/pull-progress.js';
 import type { Answer } from './schemas.js';
 
-export function jobView(job: Job): Answer<'jobPage'>['items'][number] {
+type PullView = NonNullable<Answer<'jobPage'>['items'][number]['pull']>;
+
+function pullView(p: PullProgressDocument): PullView {
+  return {
+    image: p.image,
+    bytes: p.bytes,
+    totalBytes: p.totalBytes,
+    layersDone: p.layersDone,
+    layers: p.layers,
+    bytesPerSecond: p.bytesPerSecond,
+    etaSeconds: p.etaSeconds,
+    startedAt: p.startedAt,
+    updatedAt: p.updatedAt,
+  };
+}
+
+/** `pulls`: the pulls running jobs wait on (src/results/pulls.ts), by job id. */
+export function jobView(
+  job: Job,
+  pulls?: ReadonlyMap<number, PullProgressDocument>,
+): Answer<'jobPage'>['items'][number] {
+  const pull = pulls?.get(job.id);
   return {
     id: job.id,
     batchId: job.batchId,
@@ -19,5 +41,6 @@ export function jobView(job: Job): Answer<'jobPage'>['items'][number] {
     startedAt: job.startedAt,
     finishedAt: job.finishedAt,
     cancelRequested: job.cancelRequestedAt !== null,
+    pull: pull ? pullView(pull) : null,
   };
 }

@@ -109,7 +109,7 @@ export async function gradeCommand(
       context,
       runtime,
       { jobId, label: 'grade', verdictNames: { PASS: 'PASS', FAIL: 'FAIL' } },
-      { progress: false, isTty: false },
+      { progress: false, isTty: false, pulls: true },
     );
     if (interrupted) return 130;
     const job = jobs[0];

@@ -520,9 +520,13 @@ export function buildProgram(
         .default(0)
         .argParser(intIn('--keep', 0, 1000)),
     )
+    .option(
+      '--images',
+      'instead, remove the images Proctor pulled that no queued or running job needs',
+    )
     .option('--json', 'machine-readable output')
     .exitOverride()
-    .action((options: { keep: number; json?: boolean }) =>
+    .action((options: { keep: number; json?: boolean; images?: boolean }) =>
       act(async (context) => (await import('./prune.js')).pruneCommand(context, options)),
     );
 

@@ -4,8 +4,16 @@
 // templates to no one else). Every template on the engine gets a line: removed or kept, and
 // why. One a container is using right now (a job's copy, another process's preparation) is
 // kept and the container named. Templates come back on the next job that needs one.
+//
+// `proctor prune --images [--json]` removes instead the images Proctor pulled by digest
+// (recorded in the home, src/sandbox/pulled-images.ts) that no queued or running job of any
+// batch needs, and says what each freed; images it did not pull are never touched. They are
+// pulled again by the next job that needs one.
 import { dockerHost } from '../config.js';
-import { createDockerClient, requireDocker } from '../sandbox/docker.js';
+import { createDockerClient, requireDocker, type DockerClient } from '../sandbox/docker.js';
+import { evictImages } from '../sandbox/image-evict.js';
+import { openPulledImages, pulledImagesDir } from '../sandbox/pulled-images.js';
+import { createNeededImages } from '../workers/needed-images.js';
 import { pruneTemplates, type TemplateOutcome } from '../sandbox/template-prune.js';
 import type { CommandContext } from './context.js';
 import { formatTable } from './table.js';
@@ -32,12 +40,64 @@ function summary(templates: readonly TemplateOutcome[]): string {
   );
 }
 
+/** Bytes as a short size: `812 B`, `35.2 MB`, `1.40 GB` (powers of ten, as [images] max_gb). */
+export function bytesText(bytes: number): string {
+  if (bytes < 1e6) return `${bytes} B`;
+  if (bytes < 1e9) return `${(bytes / 1e6).toFixed(1)} MB`;
+  return `${(bytes / 1e9).toFixed(2)} GB`;
+}
+
+async function pruneImages(
+  context: CommandContext,
+  docker: DockerClient,
+  json: boolean,
+): Promise<number> {
+  const store = context.openStore();
+  try {
+    const result = await evictImages(
+      docker,
+      openPulledImages(pulledImagesDir(context.config.home)),
+      {
+        keepBytes: 0,
+        needed: createNeededImages(store),
+      },
+    );
+    if (json) {
+      context.io.out(JSON.stringify(result));
+      return 0;
+    }
+    const removed = result.images.filter((i) => i.action === 'removed');
+    const kept = result.images.length - removed.length;
+    context.io.out(
+      `removed ${removed.length} pulled image(s), freed ${bytesText(result.freedBytes)}` +
+        (kept > 0 ? `; kept ${kept} (${bytesText(result.afterBytes)})` : ''),
+    );
+    if (result.images.length === 0) return 0;
+    context.io.out(
+      formatTable(
+        ['IMAGE', 'ID', 'SIZE', 'LAST USED', 'OUTCOME'],
+        result.images.map((i) => [
+          i.reference,
+          shortImage(i.localId),
+          bytesText(i.sizeBytes),
+          new Date(i.usedAt).toISOString(),
+          `${i.action}: ${i.detail}`,
+        ]),
+      ),
+    );
+    return 0;
+  } finally {
+    await store.close();
+  }
+}
+
 export async function pruneCommand(
   context: CommandContext,
-  options: { keep: number; json?: boolean },
+  options: { keep: number; json?: boolean; images?: boolean },
 ): Promise<number> {
   const docker = createDockerClient(dockerHost());
   await requireDocker(docker, dockerHost() ?? '/var/run/docker.sock');
+  if (options.images) return pruneImages(context, docker, options.json === true);
   const { config } = context;
   // As the worker's reaper: a SQLite home serves one machine, so what it made before host
   // labels is its own; on a shared queue nothing can tell.

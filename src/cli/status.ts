@@ -11,6 +11,8 @@ import type { CommandContext } from './context.js';
 import { sourceOfResult, sourceText } from './source.js';
 import { spendOf, spendText } from './spend.js';
 import { formatTable, verdictText } from './table.js';
+import { pullText, pullsOf } from '../results/pulls.js';
+import type { PullProgressDocument } from '../sandbox/pull-progress.js';
 import {
   expandTestStatuses,
   readTestStatuses,
@@ -44,6 +46,7 @@ type StatusStore = Pick<
   | 'taskValidity'
   | 'listArtifacts'
   | 'testStatuses'
+  | 'jobProgress'
   | 'close'
 >;
 
@@ -67,6 +70,7 @@ const NO_DATABASE: StatusStore = {
   taskValidity: () => Promise.resolve({ tasks: [], counts: { valid: 0, quarantined: 0 } }),
   listArtifacts: () => Promise.resolve([]),
   testStatuses: () => Promise.resolve(new Map()),
+  jobProgress: () => Promise.resolve(new Map()),
   close: () => Promise.resolve(),
 };
 
@@ -188,7 +192,7 @@ function countsLine(counts: StatusCounts): string {
   return JOB_STATUSES.map((s) => `${counts[s]} ${s}`).join(', ');
 }
 
-function jobSummary(job: Job) {
+function jobSummary(job: Job, pulls?: ReadonlyMap<number, PullProgressDocument>) {
   return {
     id: job.id,
     kind: job.kind,
@@ -209,7 +213,15 @@ function jobSummary(job: Job) {
     /** What was asked: bundle, solver, candidate, and sample, retryOf or prediction. */
     payload: job.payload,
     result: job.result,
+    /** The image pull a running job is waiting on (bytes, total, rate, ETA); null without. */
+    pull: pulls?.get(job.id) ?? null,
   };
+}
+
+/** A running job's DETAIL: the pull it waits on, if any, else its outcome so far. */
+function detailText(job: Job, pulls: ReadonlyMap<number, PullProgressDocument>): string {
+  const pull = pulls.get(job.id);
+  return pull ? pullText(pull) : outcomeText(job);
 }
 
 async function batchSummary(store: StatusStore, batchId: string, now: number) {
@@ -250,7 +262,9 @@ export async function statusCommand(
     if (ids.length > 0) {
       const jobs = await Promise.all(ids.slice(0, MAX_PAGE).map((id) => store.getJob(id)));
       const missing = ids.filter((_, i) => jobs[i] === undefined);
-      const found = jobs.filter((j): j is Job => j !== undefined).map(jobSummary);
+      const present = jobs.filter((j): j is Job => j !== undefined);
+      const pulls = await pullsOf(store, present);
+      const found = present.map((j) => jobSummary(j, pulls));
       const stored = await readTestStatuses(
         store,
         found.filter((j) => j.kind === 'grade' || j.kind === 'baseline').map((j) => j.id),
@@ -280,7 +294,9 @@ export async function statusCommand(
                   (j.cancelRequested && j.status === 'running' ? ' (cancel requested)' : ''),
                 `${j.attempt}/${j.maxAttempts}`,
                 j.batchId ?? '-',
-                outcomeText({ kind: j.kind, result: j.result, lastError: j.error }),
+                j.pull
+                  ? pullText(j.pull)
+                  : outcomeText({ kind: j.kind, result: j.result, lastError: j.error }),
               ]),
             ),
           );
@@ -319,10 +335,15 @@ export async function statusCommand(
         { batchId: options.batch },
         { limit: options.limit, order: 'asc' },
       );
+      const pulls = await pullsOf(store, jobs.items);
       if (options.json) {
         io.out(
           JSON.stringify(
-            { batch: summary, jobs: jobs.items.map(jobSummary), nextCursor: jobs.nextCursor },
+            {
+              batch: summary,
+              jobs: jobs.items.map((j) => jobSummary(j, pulls)),
+              nextCursor: jobs.nextCursor,
+            },
             null,
             2,
           ),
@@ -361,7 +382,7 @@ export async function statusCommand(
                 `${j.attempt}/${j.maxAttempts}`,
                 ...(shown ? [instances[i] ?? '-'] : []),
                 ...(flagged ? [String(hits[i] ?? '-')] : []),
-                outcomeText(j),
+                detailText(j, pulls),
               ]),
             ),
           );
@@ -377,10 +398,21 @@ export async function statusCommand(
     const page = await store.listBatches({ limit: options.limit });
     const batches = await Promise.all(page.items.map((b) => batchSummary(store, b.id, now)));
     const tasks = await store.taskValidity(options.limit);
+    // The pulls running jobs wait on, of every batch (bounded by the page).
+    const running =
+      counts.running > 0
+        ? (await store.listJobs({ status: 'running' }, { limit: options.limit, order: 'asc' }))
+            .items
+        : [];
+    const pullMap = await pullsOf(store, running);
+    const pulls = [...pullMap].map(([job, pull]) => ({ job, ...pull }));
     if (options.json) {
-      io.out(JSON.stringify({ counts, finishedLastMinute: lastMinute, batches, tasks }, null, 2));
+      io.out(
+        JSON.stringify({ counts, finishedLastMinute: lastMinute, batches, tasks, pulls }, null, 2),
+      );
     } else {
       io.out(`jobs: ${countsLine(counts)}; ${lastMinute} finished in the last minute`);
+      for (const p of pulls) io.out(`job ${p.job} ${pullText(p)}`);
       const judged = tasks.counts.valid + tasks.counts.quarantined;
       if (judged > 0) {
         io.out(

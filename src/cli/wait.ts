@@ -4,7 +4,9 @@
 // worker still lives: when the last one has died, it takes over (its pool reclaims the dead
 // worker's jobs and removes its containers, as any starting worker does), so it never waits
 // on a worker that is gone. Long waits show a progress line on stderr: done/total, verdicts,
-// rate and ETA (rewritten in place on a terminal, every 10 seconds otherwise).
+// rate and ETA (rewritten in place on a terminal, every 10 seconds otherwise), and a line when
+// one of its jobs starts pulling its image (bytes of total, rate, ETA), new figures at most
+// every 10 seconds, and one when the pull ends.
 //
 // Other batches. A pool run here (no worker at its start) takes every batch's jobs, as a
 // worker would, so that nothing waits for a worker nobody started. But once a worker serves
@@ -14,6 +16,7 @@
 // line: another batch's job that it took would be handed back, and begun again, when this
 // command ends. Jobs it already runs go on.
 import {
+  MAX_PAGE,
   formatDuration,
   progressFigures,
   type ClaimScope,
@@ -22,11 +25,28 @@ import {
 } from '../queue/index.js';
 import { announceWorker, liveWorkers, type Runtime, type WorkerPool } from '../workers/index.js';
 import type { CommandContext } from './context.js';
+import { createPullLines } from './pulls.js';
+import { pullsOf } from '../results/pulls.js';
 
 const POLL_MS = 200;
 /** How often a command that only polls checks that a worker still serves the home. */
 const PRESENCE_MS = 1_000;
 const PLAIN_EVERY_MS = 10_000;
+/** How often the running jobs' pulls are read, for their lines (createPullLines). */
+const PULL_EVERY_MS = 1_000;
+
+/** The target's running jobs (a batch's, at most a page of them, or the one job). */
+async function runningOf(store: JobStore, target: WaitTarget): Promise<Job[]> {
+  if (target.batchId !== undefined) {
+    const page = await store.listJobs(
+      { batchId: target.batchId, status: 'running' },
+      { limit: MAX_PAGE, order: 'asc' },
+    );
+    return page.items;
+  }
+  const job = target.jobId === undefined ? undefined : await store.getJob(target.jobId);
+  return job?.status === 'running' ? [job] : [];
+}
 
 export interface WaitTarget {
   /** A batch (suites), or one job. */
@@ -102,7 +122,12 @@ export async function waitForJobs(
   context: CommandContext,
   runtime: Runtime,
   target: WaitTarget,
-  options: { progress: boolean; isTty: boolean },
+  options: {
+    progress: boolean;
+    isTty: boolean;
+    /** Lines on stderr about the image pulls its jobs wait on. Default: `progress`. */
+    pulls?: boolean;
+  },
 ): Promise<{ jobs: Job[]; interrupted: boolean }> {
   const { store } = runtime;
   const home = runtime.config.home;
@@ -169,10 +194,22 @@ export async function waitForJobs(
   process.on('SIGTERM', onSignal);
   let lastPlain = 0;
   let lastLine = '';
+  const pullLines = createPullLines(PLAIN_EVERY_MS);
+  let pullsRead = 0;
   try {
     for (;;) {
       const now = context.clock.now();
       const s = await snapshot(store, target, now);
+      if ((options.pulls ?? options.progress) && now - pullsRead >= PULL_EVERY_MS) {
+        pullsRead = now;
+        const lines = pullLines(await pullsOf(store, await runningOf(store, target)), now);
+        if (lines.length > 0) {
+          // Above the line rewritten in place, which is then drawn again below them.
+          if (options.isTty && lastLine !== '') process.stderr.write('\r\x1b[K');
+          for (const line of lines) context.io.err(line);
+          if (options.isTty && lastLine !== '') process.stderr.write(lastLine);
+        }
+      }
       const line = progressLine(target, s);
       if (options.progress && s.total > 1) {
         if (options.isTty) {

@@ -222,3 +222,24 @@ export const testStatuses = sqliteTable(
   // INTEGER PRIMARY KEY column would be optional on insert, a rowid the engine picks).
   (t) => [primaryKey({ columns: [t.jobId] })],
 );
+
+/**
+ * What a running job is doing while it waits on something slow, as one JSON document (today an
+ * image pull's bytes, total, rate and ETA: src/sandbox/pull-progress.ts), so that `status`,
+ * `--wait` and the page show it. A table of its own, not a column of `jobs`: it is written
+ * about once a second while a pull goes, and listings read `jobs` rows whole. The attempt that
+ * wrote it is kept, and readers show a row only while its job is running at that attempt, so a
+ * row its worker had no chance to clear (a crash) is never shown for a later attempt.
+ */
+export const jobProgress = sqliteTable(
+  'job_progress',
+  {
+    jobId: integer('job_id')
+      .notNull()
+      .references(() => jobs.id, { onDelete: 'cascade' }),
+    attempt: integer('attempt').notNull(),
+    progress: text('progress').notNull(),
+    updatedAt: integer('updated_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.jobId] })],
+);

@@ -231,6 +231,28 @@ export function checkDrawUsd(usd: number): void {
   }
 }
 
+/** The largest progress document a job may record (JobStore.setProgress). */
+export const MAX_PROGRESS_BYTES = 4096;
+
+/** Refuses a progress document over MAX_PROGRESS_BYTES, and a read of over MAX_PAGE jobs. */
+export function checkProgress(progress: string | null): void {
+  if (progress !== null && Buffer.byteLength(progress) > MAX_PROGRESS_BYTES) {
+    throw new ProctorError(
+      'USAGE',
+      `setProgress: at most ${MAX_PROGRESS_BYTES} bytes of progress, got ${Buffer.byteLength(progress)}`,
+    );
+  }
+}
+
+export function checkProgressIds(jobIds: readonly number[]): void {
+  if (jobIds.length > MAX_PAGE) {
+    throw new ProctorError(
+      'USAGE',
+      `jobProgress: at most ${MAX_PAGE} jobs per call, got ${jobIds.length}`,
+    );
+  }
+}
+
 /** The largest page any listing returns. */
 export const MAX_PAGE = 200;
 export const DEFAULT_PAGE = 50;
@@ -468,6 +490,18 @@ export interface JobStore {
    * stored) is not in the map. At most MAX_TEST_STATUS_JOBS ids per call (USAGE otherwise).
    */
   testStatuses(jobIds: readonly number[]): Promise<Map<number, string>>;
+  /**
+   * Records what a running job is doing while it waits (an image pull's progress, as JSON
+   * text of at most MAX_PROGRESS_BYTES; USAGE otherwise), or clears it with null. Fenced: false,
+   * and nothing written, when the lease is no longer held. Callers write it at most about once
+   * a second.
+   */
+  setProgress(lease: Lease, progress: string | null): Promise<boolean>;
+  /**
+   * The recorded progress of those of these jobs that are running at the attempt that wrote
+   * it, as its JSON text, by job id. At most MAX_PAGE ids per call (USAGE otherwise).
+   */
+  jobProgress(jobIds: readonly number[]): Promise<Map<number, string>>;
   /** Deletes up to `limit` finished jobs that finished before `olderThan`; returns how many. */
   pruneFinished(olderThan: number, limit?: number): Promise<number>;
 

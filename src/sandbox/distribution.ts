@@ -26,6 +26,17 @@ export function isRateLimited(answer: string): boolean {
   return /toomanyrequests|rate limit|\b429\b/i.test(answer);
 }
 
+/**
+ * Whether a registry's answer refuses us: no credentials for it, wrong ones, or no access
+ * (Docker's `no basic auth credentials` for a registry that asks for a login, `denied`,
+ * `unauthorized: authentication required`).
+ */
+export function isRefused(answer: string): boolean {
+  return /denied|unauthorized|forbidden|no basic auth credentials|authentication required/i.test(
+    answer,
+  );
+}
+
 /** Whether the answer is that no registry could be reached: the network's fault, not the name's. */
 export function isUnreachable(answer: string): boolean {
   return /connection refused|no such host|i\/o timeout|network is unreachable|TLS handshake|connection reset|\bEOF\b/i.test(

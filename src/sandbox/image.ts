@@ -11,7 +11,7 @@ import type { BuildTrust } from './build-trust.js';
 import type { DockerClient } from './docker.js';
 import type { Owner } from './labels.js';
 import { parseImageReference } from './image-reference.js';
-import { isRateLimited, isUnreachable, registryAnswer } from './distribution.js';
+import { isRateLimited, isRefused, isUnreachable, registryAnswer } from './distribution.js';
 import { createPullTracker, type PullProgress } from './pull-progress.js';
 import { buildInstallLayer, type InstallSpec } from './install.js';
 import { runToCompletion, type RunResult } from './run.js';
@@ -60,6 +60,13 @@ export interface ResolveImageOptions {
   onPullProgress?: (progress: PullProgress) => void;
   /** Milliseconds since the epoch, for the pull's rate. Default Date.now. */
   now?: () => number;
+  /**
+   * Runs in the pull's slot just before a pull starts (the disk budget's eviction); its
+   * failure fails the pull.
+   */
+  beforePull?: () => Promise<void>;
+  /** Told of each image this call pulled (not one found present), with its local id and size. */
+  onPulled?: (image: { reference: string; localId: string; sizeBytes: number }) => Promise<void>;
 }
 
 export interface RepositoryHeadOptions {
@@ -125,10 +132,13 @@ async function resolveReference(
     const pull = async () => {
       // Another job may have pulled it while this one waited for room.
       if (await inspectImage(docker, pinned)) return;
+      await options.beforePull?.();
       const d = deadline(options.timeoutMs ?? 900_000, options.signal);
       const now = options.now ?? Date.now;
       const tracker = createPullTracker(pinned, now);
-      let told = 0;
+      // A first word at once: the job is pulling now, no longer waiting for a pull slot.
+      options.onPullProgress?.(tracker.snapshot());
+      let told = now();
       try {
         const stream = await docker.pull(pinned, { abortSignal: d.signal });
         await followJson(stream, d.signal, (event) => {
@@ -141,6 +151,10 @@ async function resolveReference(
         options.onPullProgress?.(tracker.snapshot());
       } catch (error) {
         throw await pullFailure(docker, error, d, reference, pinned);
+      }
+      const pulled = await inspectImage(docker, pinned);
+      if (pulled && options.onPulled) {
+        await options.onPulled({ reference: pinned, localId: pulled.Id, sizeBytes: pulled.Size });
       }
     };
     await (options.pullLimit ? options.pullLimit(pull) : pull());
@@ -203,7 +217,7 @@ async function pullFailure(
       { reference, found },
     );
   }
-  if (/denied|unauthorized|forbidden/i.test(answer)) {
+  if (isRefused(answer)) {
     return new ProctorError('DOCKER_ERROR', `pulling ${pinned}: the registry refused: ${answer}`, {
       cause: error,
     });

@@ -109,3 +109,46 @@ export function formatPullProgress(p: PullProgress): string {
   const eta = p.etaSeconds === null ? '?' : `${p.etaSeconds}s`;
   return `${mb(p.bytes)}${of}, ${rate}, ETA ${eta} (layers ${p.layersDone}/${p.layers})`;
 }
+
+/**
+ * A pull's progress as a job records it (JobStore.setProgress), and as `status`, `--wait`
+ * and the page read it back: `kind` says what the job is waiting on.
+ */
+export interface PullProgressDocument extends PullProgress {
+  kind: 'pull';
+}
+
+export function progressDocument(p: PullProgress): PullProgressDocument {
+  return { kind: 'pull', ...p };
+}
+
+const count = (v: unknown) => typeof v === 'number' && Number.isFinite(v) && v >= 0;
+const countOrNull = (v: unknown) => v === null || count(v);
+
+/** A recorded document read back, or undefined when it is not a pull's (or is malformed). */
+export function readProgressDocument(text: string): PullProgressDocument | undefined {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  const d = raw as Record<string, unknown> | null;
+  if (
+    d === null ||
+    typeof d !== 'object' ||
+    d['kind'] !== 'pull' ||
+    typeof d['image'] !== 'string' ||
+    !count(d['bytes']) ||
+    !countOrNull(d['totalBytes']) ||
+    !count(d['layersDone']) ||
+    !count(d['layers']) ||
+    !countOrNull(d['bytesPerSecond']) ||
+    !countOrNull(d['etaSeconds']) ||
+    !count(d['startedAt']) ||
+    !count(d['updatedAt'])
+  ) {
+    return undefined;
+  }
+  return d as unknown as PullProgressDocument;
+}

@@ -32,7 +32,10 @@ import {
   type ResolvedImage,
 } from '../sandbox/index.js';
 import { isNotFound } from '../sandbox/index.js';
+import { evictImages, type EvictionResult } from '../sandbox/image-evict.js';
+import type { PulledImages } from '../sandbox/pulled-images.js';
 import type { PullProgress } from '../sandbox/pull-progress.js';
+import { pinnedReference, type NeededImages } from './needed-images.js';
 
 export interface ImageCacheOptions {
   /** Pulls at once in this process (`[workers] pulls`). Default 2. */
@@ -41,6 +44,20 @@ export interface ImageCacheOptions {
   onPullProgress?: (progress: PullProgress) => void;
   /** The host's CA bundle and proxy settings, offered to every build (build-trust.ts). */
   trust?: BuildTrust;
+  /** Where pulls are recorded, with their last use: the images a budget may remove. */
+  pulled?: PulledImages;
+  /**
+   * The disk budget ([images] max_gb, needs `pulled`): before each pull and after each job
+   * (settle), recorded images nothing queued or running needs are removed, least recently
+   * used first, until the recorded images fit in `maxBytes`. Default: no budget.
+   */
+  budget?: { maxBytes: number; needed: NeededImages };
+  /** Told what each eviction that removed or kept anything did. */
+  onEviction?: (result: EvictionResult) => void;
+  /** Told of an eviction, or a record of a pull or a use, that failed (jobs go on). */
+  onEvictionError?: (error: unknown) => void;
+  /** Milliseconds since the epoch, for last use. Default Date.now. */
+  now?: () => number;
 }
 
 /** What of a bundle names its image: its environment, and its id and hash for the tag. */
@@ -55,7 +72,13 @@ export interface ImageCache {
     bundle: ImageBundle,
     signal?: AbortSignal,
     listing?: ContextListing,
+    onPull?: (progress: PullProgress) => void,
   ): Promise<ResolvedImage>;
+  /**
+   * After a job: keeps the pulled images within the budget (nothing without one). Never
+   * rejects; an eviction that fails is told to onEvictionError and tried after the next job.
+   */
+  settle(): Promise<void>;
 }
 
 /**
@@ -84,6 +107,40 @@ export function createImageCache(
   const pulls = new PQueue({ concurrency: options.pulls ?? 2 });
   const pullLimit = <T>(pull: () => Promise<T>) => pulls.add<T>(pull);
   const records = createContextCache(contexts);
+  const now = options.now ?? Date.now;
+  // Those waiting on a pull of one pinned reference, each told of its progress: jobs of one
+  // image share the pull in flight.
+  const watchers = new Map<string, Set<(progress: PullProgress) => void>>();
+  const tell = (progress: PullProgress) => {
+    options.onPullProgress?.(progress);
+    for (const watcher of watchers.get(progress.image) ?? []) watcher(progress);
+  };
+  // One eviction at a time in this process; a second asked for meanwhile runs after it.
+  let evicting: Promise<void> = Promise.resolve();
+  const evict = () => {
+    const { budget, pulled } = options;
+    if (!budget || !pulled) return Promise.resolve();
+    const next = evicting.then(async () => {
+      const result = await evictImages(docker, pulled, {
+        keepBytes: budget.maxBytes,
+        needed: budget.needed,
+      });
+      if (result.images.length > 0) options.onEviction?.(result);
+    });
+    evicting = next.catch(() => undefined);
+    return next;
+  };
+  // The budget is kept as well as it can be: an eviction that fails never fails a job's pull.
+  const evictQuietly = () => evict().catch((error: unknown) => options.onEvictionError?.(error));
+  const onPulled = options.pulled
+    ? async (image: { reference: string; localId: string; sizeBytes: number }) => {
+        const at = now();
+        // Unrecorded (a full disk), the image is only never the budget's to remove.
+        await options.pulled
+          ?.record({ ...image, pulledAt: at, usedAt: at })
+          .catch((error: unknown) => options.onEvictionError?.(error));
+      }
+    : undefined;
 
   const stillThere = async (localId: string) => {
     try {
@@ -133,7 +190,8 @@ export function createImageCache(
       ...(signal ? { signal } : {}),
       trust: options.trust ?? {},
       pullLimit,
-      ...(options.onPullProgress ? { onPullProgress: options.onPullProgress } : {}),
+      onPullProgress: tell,
+      ...(onPulled ? { onPulled, beforePull: evictQuietly } : {}),
     });
     if (hash !== undefined && env.kind === 'dockerfile') {
       await records.rememberImage(hash, built, image.localId);
@@ -141,27 +199,67 @@ export function createImageCache(
     return image;
   };
 
+  /** Resolves, telling `onPull` of a pull of the bundle's pinned image, and marks its use. */
+  const watched = async (
+    bundle: ImageBundle,
+    signal: AbortSignal | undefined,
+    listing: ContextListing | undefined,
+    onPull: ((progress: PullProgress) => void) | undefined,
+  ) => {
+    const env = bundle.environment;
+    const pinned = env.kind === 'image' ? pinnedReference(env.reference) : undefined;
+    if (pinned === undefined || onPull === undefined) {
+      return use(pinned, await cached(bundle, signal, listing));
+    }
+    const set = watchers.get(pinned) ?? new Set();
+    watchers.set(pinned, set);
+    set.add(onPull);
+    try {
+      return use(pinned, await cached(bundle, signal, listing));
+    } finally {
+      set.delete(onPull);
+      if (set.size === 0 && watchers.get(pinned) === set) watchers.delete(pinned);
+    }
+  };
+
+  const use = async (pinned: string | undefined, image: ResolvedImage) => {
+    // A last use not written (a full disk) only makes the image look older to the budget.
+    if (pinned !== undefined) {
+      await options.pulled
+        ?.touch(pinned, now())
+        .catch((error: unknown) => options.onEvictionError?.(error));
+    }
+    return image;
+  };
+
+  const cached = async (
+    bundle: ImageBundle,
+    signal: AbortSignal | undefined,
+    listing: ContextListing | undefined,
+  ): Promise<ResolvedImage> => {
+    const env = bundle.environment;
+    const hash =
+      env.kind === 'dockerfile' ? (await records.state(env.contextDir, listing)).hash : undefined;
+    const key =
+      env.kind === 'image'
+        ? `image:${env.reference}${installSuffix(env)}`
+        : `build:${hash}:${builtName(env)}`;
+    const pending = resolved.get(key);
+    if (pending) {
+      const image = await pending.catch(() => undefined);
+      if (image && (await stillThere(image.localId))) return image;
+      if (resolved.get(key) === pending) resolved.delete(key);
+    }
+    const next = fresh(bundle, hash, signal);
+    resolved.set(key, next);
+    next.catch(() => {
+      if (resolved.get(key) === next) resolved.delete(key);
+    });
+    return next;
+  };
+
   return {
-    async resolve(bundle, signal, listing) {
-      const env = bundle.environment;
-      const hash =
-        env.kind === 'dockerfile' ? (await records.state(env.contextDir, listing)).hash : undefined;
-      const key =
-        env.kind === 'image'
-          ? `image:${env.reference}${installSuffix(env)}`
-          : `build:${hash}:${builtName(env)}`;
-      const pending = resolved.get(key);
-      if (pending) {
-        const image = await pending.catch(() => undefined);
-        if (image && (await stillThere(image.localId))) return image;
-        if (resolved.get(key) === pending) resolved.delete(key);
-      }
-      const next = fresh(bundle, hash, signal);
-      resolved.set(key, next);
-      next.catch(() => {
-        if (resolved.get(key) === next) resolved.delete(key);
-      });
-      return next;
-    },
+    resolve: watched,
+    settle: evictQuietly,
   };
 }

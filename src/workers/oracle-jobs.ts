@@ -36,6 +36,7 @@ import {
 } from '../sandbox/index.js';
 import type { ArtifactStore } from '../store/index.js';
 import type { ImageCache } from './images.js';
+import { resolveForJob } from './pull-status.js';
 import type { HandlerOutput, JobContext, JobHandler } from './pool.js';
 
 export interface OracleDeps {
@@ -157,10 +158,10 @@ async function withBundle(
 async function withImage(
   deps: OracleDeps,
   loaded: { bundle: Bundle; listing?: ContextListing },
-  signal: AbortSignal,
+  context: JobContext,
 ) {
   try {
-    return await deps.images.resolve(loaded.bundle, signal, loaded.listing);
+    return await resolveForJob(deps, context, loaded.bundle, loaded.listing);
   } catch (error) {
     permanent(error, 'cannot resolve the image');
   }
@@ -243,7 +244,7 @@ export function gradeHandler(deps: OracleDeps): JobHandler {
         permanent(error, 'cannot read the candidate');
       }
     });
-    const image = await timer.time('image', () => withImage(deps, loaded, context.signal));
+    const image = await timer.time('image', () => withImage(deps, loaded, context));
     const evaluation = await asOwner(deps, context, (owner) =>
       evaluateOrExplain(deps, {
         bundle,
@@ -300,7 +301,7 @@ export function baselineHandler(deps: OracleDeps): JobHandler {
       const path = bundle.paths.goldPatch;
       gold = await timer.time('candidate', () => readFile(path));
     }
-    const image = await timer.time('image', () => withImage(deps, loaded, context.signal));
+    const image = await timer.time('image', () => withImage(deps, loaded, context));
     const runs: Array<{ title: string; evaluation: Evaluation }> = [];
     await asOwner(deps, context, async (owner) => {
       const input = {

@@ -31,6 +31,8 @@ import { createFileDigests, type FileDigests } from '../oracle/file-digests.js';
 import { createModelCatalog } from '../solvers/codex/catalog.js';
 import { createRedactor, type ArtifactStore, type Redactor } from '../store/index.js';
 import { createImageCache } from './images.js';
+import { createNeededImages } from './needed-images.js';
+import { openPulledImages, pulledImagesDir } from '../sandbox/pulled-images.js';
 import { INPUT_SWEEP_EVERY_MS, sweepInputs } from './input-sweep.js';
 import { baselineHandler, gradeHandler, type OracleDeps } from './oracle-jobs.js';
 import { createWorkerPool, type JobHandler, type WorkerPool } from './pool.js';
@@ -107,7 +109,27 @@ export function createRuntime(config: ProctorConfig, clock: Clock, logger: Logge
         images: createImageCache(
           client,
           { dir: join(config.home, 'cache', 'contexts'), now: () => clock.now() },
-          { pulls: config.workers.pulls, trust: buildTrust(config) },
+          {
+            pulls: config.workers.pulls,
+            trust: buildTrust(config),
+            pulled: openPulledImages(pulledImagesDir(config.home)),
+            ...(config.images.maxBytes !== undefined
+              ? { budget: { maxBytes: config.images.maxBytes, needed: createNeededImages(store) } }
+              : {}),
+            now: () => clock.now(),
+            onEviction: (result) => {
+              for (const image of result.images.filter((i) => i.action === 'removed')) {
+                logger.info('removed a pulled image over the disk budget', {
+                  image: image.reference,
+                  bytes: image.sizeBytes,
+                });
+              }
+            },
+            onEvictionError: (error) =>
+              logger.warn('the pulled-image record or its budget failed; jobs go on', {
+                error: describeError(error),
+              }),
+          },
         ),
         sandbox: {
           uid: sandbox.uid,

@@ -44,6 +44,7 @@ import { createTranscript, type SolveEnd } from '../solvers/transcript.js';
 import { costUsd, createSolveMeter, type TokenUsage } from '../solvers/usage.js';
 import { containsSecret, type ArtifactRecord, type ArtifactStore } from '../store/index.js';
 import type { ImageCache } from './images.js';
+import { resolveForJob } from './pull-status.js';
 import {
   resolveAgent,
   type AgentDefinition,
@@ -61,7 +62,10 @@ import type { HandlerOutput, JobHandler } from './pool.js';
 export interface SolveDeps {
   docker: DockerClient;
   /** For the batch's cost cap, and a failed solve's task quarantine. */
-  store: Pick<JobStore, 'checkBudget' | 'drawCost' | 'batchSpent' | 'taskJudgement'>;
+  store: Pick<
+    JobStore,
+    'checkBudget' | 'drawCost' | 'batchSpent' | 'taskJudgement' | 'setProgress'
+  >;
   artifacts: ArtifactStore;
   images: ImageCache;
   sandbox: EvaluatorSandbox;
@@ -180,7 +184,7 @@ export function solveHandler(deps: SolveDeps): JobHandler {
     const prompt = await readDescription(bundle);
     // A USAGE error: not retried, since the payload will be just as wrong next time.
     const seconds = effectiveSeconds(bundle.limits.solverSeconds, payload.timeoutSeconds);
-    const image = await deps.images.resolve(bundle, context.signal);
+    const image = await resolveForJob(deps, context, bundle);
     const { uid, gid } = deps.sandbox;
     const runtime = deps.sandbox.runtime ? { runtime: deps.sandbox.runtime } : {};
     const transcript = createTranscript();

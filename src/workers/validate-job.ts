@@ -17,6 +17,7 @@ import {
 import type { PayloadOf } from '../queue/index.js';
 import { asOwner, imageSummary, type ImageSummary, type OracleDeps } from './oracle-jobs.js';
 import type { HandlerOutput, JobHandler } from './pool.js';
+import { resolveForJob } from './pull-status.js';
 
 /** What a validate job stores as its result. */
 export interface ValidateResult {
@@ -62,7 +63,7 @@ export function validateHandler(deps: OracleDeps): JobHandler {
     const check = await asOwner(deps, context, (owner) =>
       checkImage(bundle, {
         docker: deps.docker,
-        resolve: (b, signal) => deps.images.resolve(b, signal),
+        resolve: (b) => resolveForJob(deps, context, b),
         owner,
         uid: deps.sandbox.uid,
         gid: deps.sandbox.gid,

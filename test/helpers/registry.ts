@@ -4,7 +4,8 @@
 // without TLS. Also the docker CLI, for the tag/push/rmi steps that Proctor itself never does.
 import { execFile, execFileSync, spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { createServer as createHttpServer } from 'node:http';
+import { connect, createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { onCleanup, tempDir } from './temp.js';
@@ -128,4 +129,92 @@ export async function pushImage(image: string, target: string): Promise<string> 
   const digest = /digest: (sha256:[0-9a-f]{64})/.exec(output)?.[1];
   if (!digest) throw new Error(`docker push ${target} printed no digest:\n${output}`);
   return digest;
+}
+
+/** How a scripted registry refuses: as one that needs a login, denies access, or throttles. */
+export type Refusal = 'login' | 'denied' | 'rate-limited';
+
+/**
+ * A registry on 127.0.0.1 that refuses every pull, in the words a real one uses (distribution's
+ * 401 with a Basic challenge, Docker Hub's 403 `DENIED` and 429 `TOOMANYREQUESTS`): what a
+ * registry that wants credentials, or has had enough of us, answers the engine.
+ */
+export async function startRefusingRegistry(refusal: Refusal): Promise<Registry> {
+  const server = createHttpServer((request, response) => {
+    const json = { 'Content-Type': 'application/json', ...API_VERSION };
+    if (refusal === 'login') {
+      response.writeHead(401, { ...json, 'WWW-Authenticate': 'Basic realm="Registry Realm"' });
+      response.end(
+        JSON.stringify({ errors: [{ code: 'UNAUTHORIZED', message: 'authentication required' }] }),
+      );
+      return;
+    }
+    if (request.url === '/v2/') {
+      response.writeHead(200, json);
+      response.end('{}');
+      return;
+    }
+    if (refusal === 'denied') {
+      response.writeHead(403, json);
+      response.end(
+        JSON.stringify({
+          errors: [{ code: 'DENIED', message: 'requested access to the resource is denied' }],
+        }),
+      );
+      return;
+    }
+    response.writeHead(429, json);
+    response.end(
+      JSON.stringify({
+        errors: [{ code: 'TOOMANYREQUESTS', message: 'You have reached your pull rate limit.' }],
+      }),
+    );
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  onCleanup(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('no address');
+  return { host: `127.0.0.1:${address.port}` };
+}
+
+const API_VERSION = { 'Docker-Distribution-Api-Version': 'registry/2.0' };
+
+/**
+ * A TCP relay on 127.0.0.1 in front of a registry that sends the registry's answers on at most
+ * `bytesPerSecond`: pulls through it (`<relay host>/name@digest`) take seconds rather than
+ * milliseconds, long enough to watch their progress.
+ */
+export async function startSlowRelay(target: Registry, bytesPerSecond: number): Promise<Registry> {
+  const [targetHost, targetPort] = target.host.split(':') as [string, string];
+  const sockets = new Set<Socket>();
+  const server = createServer((client) => {
+    const upstream = connect(Number(targetPort), targetHost);
+    sockets.add(client).add(upstream);
+    client.pipe(upstream);
+    // Each chunk of the answer waits as long as the rate allows before it is sent on.
+    let due = Date.now();
+    upstream.on('data', (chunk: Buffer) => {
+      upstream.pause();
+      due = Math.max(due, Date.now()) + (chunk.length * 1000) / bytesPerSecond;
+      setTimeout(() => {
+        if (!client.destroyed) client.write(chunk);
+        upstream.resume();
+      }, due - Date.now());
+    });
+    // The client's side ends once the last delayed chunk is sent, never before.
+    upstream.on('end', () => setTimeout(() => client.end(), Math.max(0, due - Date.now())));
+    client.on('close', () => upstream.destroy());
+    for (const s of [client, upstream]) {
+      s.on('error', () => client.destroy());
+      s.on('close', () => sockets.delete(s));
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  onCleanup(async () => {
+    for (const s of sockets) s.destroy();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('no address');
+  return { host: `127.0.0.1:${address.port}` };
 }

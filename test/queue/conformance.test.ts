@@ -1,7 +1,8 @@
 // The queue's behaviour, once, against both stores: idempotent batches, claim order, claims
 // scoped to a batch or a job, per-kind slots, leases and reclaim, fencing, cancel, backoff,
 // retention, pages, task validity, input artifacts, outcome classes, the cost cap and the
-// batch's spend, jobs finished at enqueue, batch appends and retry candidates. Each case gets a
+// batch's spend, jobs finished at enqueue, batch appends, retry candidates and a
+// running job's progress. Each case gets a
 // fresh migrated SQLite file or PostgreSQL database; a PostgreSQL that cannot be started fails the run
 // (test/helpers/postgres.ts), never skips it.
 import { describe } from 'vitest';
@@ -17,6 +18,7 @@ import { retryCases } from './conformance/retry.cases.js';
 import { spendCases } from './conformance/spend.cases.js';
 import { taskCases } from './conformance/tasks.cases.js';
 import { testStatusCases } from './conformance/test-statuses.cases.js';
+import { progressCases } from './conformance/progress.cases.js';
 
 describe.each(STORE_KINDS)('JobStore on $name', (kind) => {
   enqueueCases(kind);
@@ -30,4 +32,5 @@ describe.each(STORE_KINDS)('JobStore on $name', (kind) => {
   retryCases(kind);
   batchCountCases(kind);
   testStatusCases(kind);
+  progressCases(kind);
 });

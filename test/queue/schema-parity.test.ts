@@ -28,6 +28,8 @@ const parity: {
     typeof pg.testStatuses.$inferInsert,
     typeof lite.testStatuses.$inferInsert
   >;
+  jobProgressRow: Eq<typeof pg.jobProgress.$inferSelect, typeof lite.jobProgress.$inferSelect>;
+  jobProgressInsert: Eq<typeof pg.jobProgress.$inferInsert, typeof lite.jobProgress.$inferInsert>;
 } = {
   jobsRow: true,
   jobsInsert: true,
@@ -41,6 +43,8 @@ const parity: {
   batchSuitesInsert: true,
   testStatusesRow: true,
   testStatusesInsert: true,
+  jobProgressRow: true,
+  jobProgressInsert: true,
 };
 
 const pairs = [
@@ -50,6 +54,7 @@ const pairs = [
   ['tasks', pg.tasks, lite.tasks],
   ['batch_suites', pg.batchSuites, lite.batchSuites],
   ['test_statuses', pg.testStatuses, lite.testStatuses],
+  ['job_progress', pg.jobProgress, lite.jobProgress],
 ] as const;
 
 /**

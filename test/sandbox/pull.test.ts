@@ -1,7 +1,8 @@
 // Pulling a digest-pinned image when a job first needs it, through a real registry on
 // 127.0.0.1: progress as it goes (bytes, rate, ETA), a process's pull limit, and failures in one
 // line: a manifest the registry lacks is the bundle's (IMAGE_INVALID), a registry that cannot
-// be reached is the machine's (DOCKER_ERROR, retried), never a verdict on a candidate.
+// be reached, refuses us or throttles us is the machine's (DOCKER_ERROR, retried), never a
+// verdict on a candidate.
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -15,7 +16,7 @@ import {
   type PullProgress,
 } from '../../src/sandbox/pull-progress.js';
 import { testDocker } from '../helpers/docker.js';
-import { dockerCli, pushImage, startRegistry } from '../helpers/registry.js';
+import { dockerCli, pushImage, startRefusingRegistry, startRegistry } from '../helpers/registry.js';
 import { onCleanup, tempDir } from '../helpers/temp.js';
 
 const docker = testDocker();
@@ -99,6 +100,30 @@ describe('pulling a pinned image', { timeout: 180_000 }, () => {
       /^pulling 127\.0\.0\.1:9\/none@sha256:b{64}: the registry cannot be reached: .*connection refused/,
     );
   });
+});
+
+describe('a registry that refuses a pull', { timeout: 120_000 }, () => {
+  const pinned = (host: string) => `${host}/private@sha256:${'d'.repeat(64)}`;
+
+  it.each([
+    ['login', /the registry refused: .*no basic auth credentials$/],
+    ['denied', /the registry refused: denied$/],
+    [
+      'rate-limited',
+      /the registry is rate-limiting: toomanyrequests: You have reached your pull rate limit\.$/,
+    ],
+  ] as const)(
+    "says so in one line when it wants a %s, as the machine's error (retried), not the bundle's",
+    async (refusal, said) => {
+      const { host } = await startRefusingRegistry(refusal);
+      const reference = `${host}/private:v1@sha256:${'d'.repeat(64)}`;
+      const refused = await failure(resolveImage(docker, { kind: 'image', reference }));
+      expect(refused.code).toBe('DOCKER_ERROR');
+      expect(refused.retryable).toBe(true);
+      expect(refused.message.startsWith(`pulling ${pinned(host)}: `)).toBe(true);
+      expect(refused.message).toMatch(said);
+    },
+  );
 });
 
 describe('pull progress', () => {

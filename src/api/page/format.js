@@ -72,3 +72,17 @@ export function summarizeOutcomes(outcomes) {
   const parts = [...counts].map(([name, n]) => name + ' ' + n);
   return parts.length > 0 ? parts.join(', ') : 'nothing to cancel';
 }
+
+/**
+ * `pulling r/x@sha256:…: 12.3 MB of 40.0 MB, 5.1 MB/s, ETA 6s (layers 1/2)`: the pull a running
+ * job waits on, in the words of `proctor status` (src/sandbox/pull-progress.ts).
+ * @param {{ image: string, bytes: number, totalBytes: number | null, bytesPerSecond: number | null, etaSeconds: number | null, layersDone: number, layers: number }} p
+ */
+export function pullText(p) {
+  /** @param {number} n */
+  const mb = (n) => (n / 1_000_000).toFixed(1) + ' MB';
+  const of = p.totalBytes === null ? '' : ' of ' + mb(p.totalBytes);
+  const rate = p.bytesPerSecond === null ? '? MB/s' : mb(p.bytesPerSecond) + '/s';
+  const eta = p.etaSeconds === null ? '?' : p.etaSeconds + 's';
+  return `pulling ${p.image}: ${mb(p.bytes)}${of}, ${rate}, ETA ${eta} (layers ${p.layersDone}/${p.layers})`;
+}

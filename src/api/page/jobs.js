@@ -3,7 +3,7 @@
 // Cancel buttons, and the batch Cancel that asks for a second click.
 import { pages, post, segment } from './client.js';
 import { button, byId, clear, el, errorText, render, setMessage } from './dom.js';
-import { summarizeOutcomes } from './format.js';
+import { pullText, summarizeOutcomes } from './format.js';
 import { openJob } from './job.js';
 import { refresh, state } from './state.js';
 import { suspiciousText, verdictOf } from './verdict.js';
@@ -56,8 +56,10 @@ function jobRow(job) {
   if (v.validity) verdict.append(el('span', (v.verdict ? ' · ' : '') + v.validity, 'validity'));
   const flagged = suspiciousText(v);
   if (flagged) verdict.append(' ', el('span', flagged, 'badge suspicious'));
-  const detailText = v.detail || (job.lastError ? job.lastError : '');
-  const detail = el('td', detailText, 'detail' + (v.detail ? '' : ' error'));
+  // A running job waiting on its image's pull shows how far the pull has come.
+  const pulling = job.status === 'running' && job.pull ? pullText(job.pull) : '';
+  const detailText = pulling || v.detail || (job.lastError ? job.lastError : '');
+  const detail = el('td', detailText, 'detail' + (pulling ? ' pull' : v.detail ? '' : ' error'));
   detail.title = detailText;
   row.append(verdict, el('td', v.reason, 'reason'), detail);
 

@@ -21,6 +21,7 @@ import {
 import type { jobTests } from '../results-schemas.js';
 import { testsQuery } from '../results-schemas.js';
 import { jobView } from '../views.js';
+import { pullsOf } from '../../results/pulls.js';
 import type { RouteContext } from './context.js';
 
 export function jobRoutes(app: Hono, ctx: RouteContext): void {
@@ -52,8 +53,9 @@ export function jobRoutes(app: Hono, ctx: RouteContext): void {
         },
         { limit: q.limit, ...(q.cursor ? { cursor: q.cursor } : {}) },
       );
+      const pulls = await pullsOf(store, page.items);
       return {
-        items: page.items.map(jobView),
+        items: page.items.map((j) => jobView(j, pulls)),
         nextCursor: page.nextCursor,
       } satisfies Answer<'jobPage'>;
     }),
@@ -64,8 +66,9 @@ export function jobRoutes(app: Hono, ctx: RouteContext): void {
     const job = await store.getJob(id);
     if (!job) throw new ProctorError('JOB_NOT_FOUND', `no job ${id}`);
     const list = await store.listArtifacts(id);
+    const pulls = await pullsOf(store, [job]);
     return c.json({
-      job: jobView(job),
+      job: jobView(job, pulls),
       artifacts: list.map((a) => ({
         id: a.id,
         name: a.name,

@@ -238,3 +238,13 @@ export const testStatuses = pgTable('test_statuses', {
     .references(() => jobs.id, { onDelete: 'cascade' }),
   tests: text('tests').notNull(),
 });
+
+/** What a running job is doing while it waits (an image pull's progress), as JSON (see SQLite's). */
+export const jobProgress = pgTable('job_progress', {
+  jobId: bigint('job_id', { mode: 'number' })
+    .primaryKey()
+    .references(() => jobs.id, { onDelete: 'cascade' }),
+  attempt: integer('attempt').notNull(),
+  progress: text('progress').notNull(),
+  updatedAt: millis('updated_at').notNull(),
+});

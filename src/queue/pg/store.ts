@@ -15,6 +15,8 @@ import {
   DEFAULT_PAGE,
   MAX_PAGE,
   checkDrawUsd,
+  checkProgress,
+  checkProgressIds,
   checkTestStatusIds,
   type JobStore,
 } from '../store.js';
@@ -51,6 +53,7 @@ import {
   type TimeParam,
 } from './sql.js';
 import { pruneFinished, taskJudgement, taskValidity } from './tasks.js';
+import { readProgress, setProgress } from './job-progress.js';
 import * as budget from './budget.js';
 import { countByOutcome, listRetryable } from './outcomes.js';
 import { batchSuite, recordBatchSuite } from './batch-suites.js';
@@ -506,6 +509,16 @@ export function openPgJobStore(url: string, options: PgJobStoreOptions = {}): Pg
     },
 
     taskJudgement: (taskId, contentHash) => run(() => taskJudgement(db, taskId, contentHash)),
+
+    async setProgress(lease, progress) {
+      checkProgress(progress);
+      return run(() => setProgress(db, now(), lease, progress));
+    },
+
+    async jobProgress(jobIds) {
+      checkProgressIds(jobIds);
+      return jobIds.length === 0 ? new Map<number, string>() : run(() => readProgress(db, jobIds));
+    },
 
     pruneFinished: (olderThan, limit = 1000) => tx((q) => pruneFinished(q, olderThan, limit)),
 

@@ -24,6 +24,7 @@ import { createClaim } from './claim.js';
 import { createEnqueueOps, prepareBatch, prepareJob } from './enqueue.js';
 import { createFencedOps } from './fenced.js';
 import { createQuarantineOps } from './quarantine.js';
+import { createProgressOps } from './job-progress.js';
 import { createInputOps } from './inputs.js';
 import {
   countFinishedSince,
@@ -65,6 +66,7 @@ export function openSqliteJobStore(path: string, options: SqliteJobStoreOptions)
   const fenced = createFencedOps(db);
   const budget = createBudgetOps(sqlite);
   const quarantine = createQuarantineOps(sqlite);
+  const progressOps = createProgressOps(sqlite);
   const batchJobs = createBatchJobs(sqlite);
   const suites = createBatchSuites(sqlite);
   const batchCounts = createBatchCounts(sqlite);
@@ -292,6 +294,11 @@ export function openSqliteJobStore(path: string, options: SqliteJobStoreOptions)
         .all();
       return new Map(rows.map((r) => [r.jobId, r.tests]));
     },
+
+    setProgress: (lease, progress) =>
+      batcher.run(() => progressOps.set(lease, progress, clock.now())),
+
+    jobProgress: async (jobIds) => progressOps.read(jobIds),
 
     pruneFinished: (olderThan, limit = 1000) =>
       batcher.run(() => pruneFinished(db, olderThan, limit)),
