@@ -145,6 +145,8 @@ export interface PhaseContext {
    * LIST_HANDOVER), never through the asset, which only the collector's uid can read.
    */
   lists: Readonly<Record<string, Buffer>>;
+  /** The hidden test patch's headers (patch-headers.ts), handed to every run's runner. */
+  patchHeaders: Buffer;
   onReport?: (phase: PhaseName, tests: ReadonlyMap<string, TestStatus>) => void;
   /** See EvaluateInput.unstartedIsInvalid. */
   unstartedIsInvalid?: boolean;
@@ -171,20 +173,25 @@ export async function runPhase(
   if (ids === undefined) throw new ProctorError('INTERNAL', `no ID list named ${list}`);
   const run = await timed(name, () =>
     exec(
-      request === null
-        ? ['sh', '-c', PHASE_SCRIPT, 'proctor-phase', dir, asset(ASSET.runner)]
-        : [
-            'sh',
-            '-c',
-            CHANNEL_SCRIPT,
-            'proctor-phase',
-            dir,
-            asset(ASSET.runner),
-            String(ids.length),
-          ],
+      [
+        'sh',
+        '-c',
+        request === null ? PHASE_SCRIPT : CHANNEL_SCRIPT,
+        'proctor-phase',
+        dir,
+        asset(ASSET.runner),
+        String(ids.length),
+        String(phase.patchHeaders.length),
+      ],
       limits.testSeconds * 1000,
       limits.outputBytes,
-      { stdin: request === null ? ids : Buffer.concat([ids, requestBytes([request])]) },
+      {
+        stdin: Buffer.concat([
+          ids,
+          phase.patchHeaders,
+          ...(request === null ? [] : [requestBytes([request])]),
+        ]),
+      },
     ),
   );
   checkAborted(signal, run);

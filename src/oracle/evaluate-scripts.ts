@@ -26,6 +26,8 @@ export const ASSET = {
   hidden: 'hidden.txt',
   /** Under SWE-bench's rules: the IDs of both lists, each once, sorted, for the one run. */
   tests: 'tests.txt',
+  /** The hidden test patch's headers alone (patch-headers.ts), never its hunks. */
+  hiddenPatch: 'hidden.patch',
   candidate: 'candidate.diff',
 } as const;
 
@@ -108,17 +110,23 @@ echo "proctor-report-size $size" >&2
 exec base64 -- "$r"
 `;
 
-// How a run's ID list reaches the runner: the host sends it on the exec's stdin, and the script,
-// before the runner starts, writes it into a file of a fresh private folder (random name) under
-// the evaluator's output tmpfs, whose path it gives the runner as LIST. The ID-list assets are
-// the collector's uid's alone, so no test process finds a list at a fixed path.
-const LIST_HANDOVER = String.raw`l=$(mktemp -d ${EVALUATOR_PATHS.out}/XXXXXXXXXXXX) || exit 125`;
+// What a run's runner gets from the host, on the exec's stdin: its ID list ($3 bytes), then the
+// hidden test patch's headers ($4 bytes; patch-headers.ts), which the built-in runners read
+// beside themselves to choose what to run. Before the runner starts they go into a fresh
+// private folder (random name) under the evaluator's output tmpfs, with a link to the runner:
+// the runner, started through the link, finds hidden.patch beside it and takes LIST from there.
+// The assets of those names are the collector's uid's alone, so no test process finds the
+// lists or the hidden test patch at a fixed path.
+const HANDOVER = String.raw`l=$(mktemp -d ${EVALUATOR_PATHS.out}/XXXXXXXXXXXX) || exit 125
+head -c "$3" > "$l/ids" || exit 125
+head -c "$4" > "$l/hidden.patch" || exit 125
+ln -s -- "$2" "$l/run" || exit 125`;
 
-// $1 the phase's own output folder (fresh, random name), $2 the runner; the ID list on stdin.
+// $1 the phase's own output folder (fresh, random name), $2 the runner, $3 and $4 the lengths
+// of what stdin holds (HANDOVER).
 export const PHASE_SCRIPT = String.raw`mkdir -m 700 -- "$1" || exit 125
-${LIST_HANDOVER}
-cat > "$l/ids" || exit 125
-exec "$2" "$l/ids" "$1/report" < /dev/null`;
+${HANDOVER}
+exec "$l/run" "$l/ids" "$1/report" < /dev/null`;
 
 // Protocol 2 (protocol.ts), the collector, one for every phase of an evaluation: as the idle
 // uid, with an environment of PATH and the locale alone, so that nothing the task's
@@ -129,19 +137,18 @@ export const COLLECTOR_SCRIPT = String.raw`r=$1
 shift
 exec env -i PATH="$PATH" LC_ALL=C.UTF-8 PYTHONNOUSERSITE=1 PYTHONDONTWRITEBYTECODE=1 "$r" --proctor-collect "$@"`;
 
-// Protocol 2, the test side, as the task uid: $1 the collector's folder, $2 the runner, $3 the
-// ID list's length in bytes; on stdin the ID list (exactly $3 bytes, see LIST_HANDOVER), then
-// the request. HOME is emptied first (a file an earlier phase's tests left there, a Python
-// usercustomize say, must not run in this one), and the variables that can put the checkout
-// ahead of a language's standard library are kept from the runner's own process under
-// PROCTOR_KEEP_<name>: the runner gives them back to the tests.
+// Protocol 2, the test side, as the task uid: $1 the collector's folder, $2 the runner, $3 and
+// $4 the lengths of what stdin holds first (HANDOVER), then the request. HOME is emptied first
+// (a file an earlier phase's tests left there, a Python usercustomize say, must not run in this
+// one), and the variables that can put the checkout ahead of a language's standard library are
+// kept from the runner's own process under PROCTOR_KEEP_<name>: the runner gives them back to
+// the tests.
 export const CHANNEL_SCRIPT = String.raw`rm -rf -- "$HOME"/* "$HOME"/.[!.]* "$HOME"/..?* 2>/dev/null
-${LIST_HANDOVER}
-head -c "$3" > "$l/ids" || exit 125
+${HANDOVER}
 for v in PYTHONPATH PYTHONSTARTUP NODE_OPTIONS NODE_PATH; do
   eval "if [ -n \"\${$v+x}\" ]; then export PROCTOR_KEEP_$v=\"\$$v\"; unset $v; fi"
 done
-exec "$2" --proctor-channel "$1/channel" "$l/ids"`;
+exec "$l/run" --proctor-channel "$1/channel" "$l/ids"`;
 
 /** How many times COLLECT_SCRIPT looks again for a collector's report (10 ms apart). */
 export const COLLECTOR_WAIT_ROUNDS = 500;

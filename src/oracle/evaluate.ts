@@ -75,6 +75,7 @@ import { runSwebenchTests, swebenchList } from './evaluate-swebench.js';
 import type { TestStatus } from './report.js';
 import { declaredTests, type DeclaredTests } from './test-statuses.js';
 import { commitTestTree } from './evaluate-tree.js';
+import { patchHeaders } from './patch-headers.js';
 import {
   decideGrade,
   failVerdict,
@@ -182,9 +183,11 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
   checkAborted(signal);
 
   const user = `${sandbox.uid}:${sandbox.gid}`;
-  // The ID lists are the collector's uid's alone (0400): each run's list reaches its runner on
-  // stdin (runPhase), so that no test process finds the lists at a fixed path.
+  // The ID lists and the hidden test patch's headers are the collector's uid's alone (0400):
+  // each run's runner gets its list and the headers on stdin (runPhase), so that no test
+  // process finds them at a fixed path; the hidden test patch itself reaches its apply on stdin.
   const idle = idleUid(sandbox.uid);
+  const headers = patchHeaders(hiddenPatch);
   const lists: Record<string, Buffer> = {
     [ASSET.existing]: existingList,
     [ASSET.hidden]: hiddenList,
@@ -219,8 +222,12 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
         target: EVALUATOR_PATHS.assets,
         files: [
           { name: ASSET.runner, bytes: runner, executable: true },
-          // The hidden test patch is no asset: it reaches its apply on stdin alone.
-          ...Object.entries(lists).map(([name, bytes]) => ({ name, bytes, privateTo: idle })),
+          // The collector's alone; the hidden test patch itself reaches its apply on stdin.
+          ...Object.entries({ ...lists, [ASSET.hiddenPatch]: headers }).map(([name, bytes]) => ({
+            name,
+            bytes,
+            privateTo: idle,
+          })),
           ...(patch !== null && patch.length > 0 ? [{ name: ASSET.candidate, bytes: patch }] : []),
         ],
       },
@@ -297,6 +304,7 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
       timed,
       evaluation,
       lists,
+      patchHeaders: headers,
       ...(signal ? { signal } : {}),
       ...(input.onReport ? { onReport: input.onReport } : {}),
       ...(input.unstartedIsInvalid ? { unstartedIsInvalid: true } : {}),
