@@ -63,8 +63,11 @@ git apply --whitespace=nowarn -- "$p" || exit 11
 // ones, less the candidate's changes (its diff applied in reverse to the index): HEAD is the
 // base commit's tree with the hidden tests, `git diff HEAD` and `git status` show the
 // candidate's own changes, and `git log -p` shows every file added at once. When the diff no
-// longer applies in reverse (a later change touched its lines), the commit keeps it, and the
-// script says so on stderr. Every object is loose and new. Exit 20-25: a step failed.
+// longer applies in reverse (a later change touched its lines), the commit keeps it, and a
+// file it cannot read (one an earlier phase's tests made unreadable) stays untracked: the
+// script says so on stderr. Nothing of the old repository's config or hooks runs (core.fsmonitor
+// is off for the one read of its index). Every object is loose and new. Exit 20-25: a step
+// failed.
 export const TREE_SCRIPT = String.raw`export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null GIT_TERMINAL_PROMPT=0 HOME=/nonexistent/proctor-no-home XDG_CONFIG_HOME=/nonexistent/proctor-no-home
 unset GIT_INDEX_FILE GIT_OBJECT_DIRECTORY GIT_ALTERNATE_OBJECT_DIRECTORIES GIT_NAMESPACE GIT_REPLACE_REF_BASE GIT_CEILING_DIRECTORIES GIT_COMMON_DIR
 w=$PWD
@@ -76,7 +79,7 @@ g ls-files -z -c -i --exclude-standard > "$t/ignored" 2>/dev/null || : > "$t/ign
 g ls-files -z -s 2>/dev/null | grep -z '^160000 ' > "$t/links" || :
 rm -rf -- "$w/.git" 2>/dev/null || { chmod -R u+rwx -- "$w/.git"; rm -rf -- "$w/.git"; } || exit 21
 (unset GIT_DIR GIT_WORK_TREE; g init -q --template= "$w") || exit 21
-g add -A || exit 22
+g add -A --ignore-errors || echo "proctor-tree: some files could not be read: they stay untracked" >&2
 if [ -s "$t/ignored" ]; then
   g update-index --add --remove -z --stdin < "$t/ignored" || echo "proctor-tree: some tracked ignored files stay untracked" >&2
 fi

@@ -33,7 +33,8 @@ def test_same():
 // The hidden tests read git as a project's tests may: every test file is tracked and committed
 // (the hidden ones too), HEAD's calc.py is the base commit's, and what git shows as changed is
 // the candidate's calc.py alone (and, untracked, the runner's sentinel file).
-const HIDDEN = `import subprocess
+const HIDDEN = `import os
+import subprocess
 
 from calc import add
 
@@ -56,6 +57,7 @@ def test_git_reads():
     assert not any("test_hidden" in line or "test_calc" in line for line in status)
     assert git("diff", "HEAD", "--name-only") in ("", "calc.py\\n")
     assert len(git("log", "--format=%H").split()) == 1
+    assert not os.path.exists("/tmp/fsmonitor-ran")
 `;
 
 const ID = {
@@ -122,6 +124,18 @@ for _commit in _commits - {_head}:
     _seen += _git("diff", "--name-only", _commit)
 LEAK = ${HIDDEN_MARK} in _seen
 `),
+  // No leak, but a trap for the step that commits the tree: the existing suite's run leaves
+  // the old repository with an fsmonitor command and hooks in its config, a folder it cannot
+  // write and a file nobody can read. None of it runs, and the hidden tests still run.
+  gitTrap: forged(`LEAK = False
+if not os.path.exists("tests/test_hidden.py"):
+    with open(".git/config", "a") as _f:
+        _f.write("[core]\\n\\tfsmonitor = touch /tmp/fsmonitor-ran\\n\\thooksPath = /tmp\\n")
+    with open("unreadable.txt", "w") as _f:
+        _f.write("x")
+    os.chmod("unreadable.txt", 0)
+    os.chmod(".git", 0o500)
+`),
   // pytest's name of the running test, in the environment.
   currentTest: forged(`LEAK = False
 
@@ -177,6 +191,20 @@ describe.each(RULES)('the hidden tests under %s rules', (rules) => {
       expect(evaluation.testTree).toMatchObject({ exitCode: 0 });
       // test_git_reads passes on the bare base commit too: the status is empty.
       expect(passed(evaluation)).toEqual([ID.zero, ID.same, ID.gitReads].sort());
+    },
+    SLOW,
+  );
+
+  it(
+    'commits the tree past a trapped repository: nothing of its config runs, the hidden tests do',
+    async () => {
+      const forgery = FORGERIES(suite.bundle.baseCommit)['gitTrap']!;
+      const evaluation = await suite.grade(task(rules), candidateDiff(suite.dir, forgery));
+      expect(evaluation.verdict).toMatchObject({ verdict: 'FAIL', reason: 'HIDDEN_FAILED' });
+      expect(evaluation.testTree).toMatchObject({ exitCode: 0 });
+      // test_git_reads ran, with no fsmonitor's mark, and git showing only the candidate's file.
+      expect(passed(evaluation)).toEqual([ID.zero, ID.same, ID.gitReads].sort());
+      if (rules === 'proctor') expect(evaluation.testTree?.stderr).toMatch(/stay untracked/);
     },
     SLOW,
   );
