@@ -140,6 +140,13 @@ export interface PhaseContext {
   timed: <T>(step: string, work: () => Promise<T>) => Promise<T>;
   signal?: AbortSignal;
   evaluation: { phaseRecords: PhaseRecord[] };
+  /**
+   * Each ID-list asset's bytes, by its name: a run's list reaches its runner on stdin (see
+   * LIST_HANDOVER), never through the asset, which only the collector's uid can read.
+   */
+  lists: Readonly<Record<string, Buffer>>;
+  /** The hidden test patch's headers (patch-headers.ts), handed to every run's runner. */
+  patchHeaders: Buffer;
   onReport?: (phase: PhaseName, tests: ReadonlyMap<string, TestStatus>) => void;
   /** See EvaluateInput.unstartedIsInvalid. */
   unstartedIsInvalid?: boolean;
@@ -160,15 +167,31 @@ export async function runPhase(
   const { docker, bundle, containerId: id, exec, timed, signal, evaluation } = phase;
   const { limits } = bundle;
   const planned = phase.protocol?.phases[name];
-  const dir = planned?.dir ?? phaseDir(name);
+  const dir = planned?.dir ?? phaseDir();
   const request = planned?.request ?? null;
-  const script = request === null ? PHASE_SCRIPT : CHANNEL_SCRIPT;
+  const ids = phase.lists[list];
+  if (ids === undefined) throw new ProctorError('INTERNAL', `no ID list named ${list}`);
   const run = await timed(name, () =>
     exec(
-      ['sh', '-c', script, 'proctor-phase', dir, asset(ASSET.runner), asset(list)],
+      [
+        'sh',
+        '-c',
+        request === null ? PHASE_SCRIPT : CHANNEL_SCRIPT,
+        'proctor-phase',
+        dir,
+        asset(ASSET.runner),
+        String(ids.length),
+        String(phase.patchHeaders.length),
+      ],
       limits.testSeconds * 1000,
       limits.outputBytes,
-      request === null ? {} : { stdin: requestBytes([request]) },
+      {
+        stdin: Buffer.concat([
+          ids,
+          phase.patchHeaders,
+          ...(request === null ? [] : [requestBytes([request])]),
+        ]),
+      },
     ),
   );
   checkAborted(signal, run);
@@ -312,9 +335,12 @@ function requestBytes(requests: readonly SentinelRequest[]): Buffer {
   return Buffer.from(requests.map((r) => `${JSON.stringify(r)}\n`).join(''), 'utf8');
 }
 
-/** A fresh output folder for a phase (random name: nothing can have made it before). */
-function phaseDir(name: RunName): string {
-  return `${EVALUATOR_PATHS.out}/${name}-${randomBytes(8).toString('hex')}`;
+/**
+ * A fresh output folder for a run (random name: nothing can have made it before; no phase's
+ * name, which the runner's command line would show the tests).
+ */
+function phaseDir(): string {
+  return `${EVALUATOR_PATHS.out}/${randomBytes(8).toString('hex')}`;
 }
 
 /** The promise's value if it has settled, else null, at once. */
@@ -347,7 +373,7 @@ export function startCollector(
   const planned = names.map((name, index) => ({
     name,
     list: lists[name] ?? '',
-    dir: phaseDir(name),
+    dir: phaseDir(),
     // The first run's collector saves the base commit's test configuration.
     request: sentinelRequest(config, index === 0),
   }));

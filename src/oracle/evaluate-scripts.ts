@@ -24,8 +24,9 @@ export const ASSET = {
   runner: 'run',
   existing: 'existing.txt',
   hidden: 'hidden.txt',
-  /** Under SWE-bench's rules: hidden.txt then existing.txt, each ID once, for the one run. */
+  /** Under SWE-bench's rules: the IDs of both lists, each once, sorted, for the one run. */
   tests: 'tests.txt',
+  /** The hidden test patch's headers alone (patch-headers.ts), never its hunks. */
   hiddenPatch: 'hidden.patch',
   candidate: 'candidate.diff',
 } as const;
@@ -38,11 +39,60 @@ export const asset = (name: string) => `${EVALUATOR_PATHS.assets}/${name}`;
  */
 const GIT_ENV = String.raw`export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null GIT_TERMINAL_PROMPT=0 GIT_DIR=/nonexistent/proctor-no-repository HOME=/nonexistent/proctor-no-home XDG_CONFIG_HOME=/nonexistent/proctor-no-home`;
 
-// $1 is the patch. `--check` first, so that a diff that does not apply leaves the tree alone.
+// $1 is the patch, or `-`: the patch on stdin (the hidden test patch, which is never a file the
+// task uid can read: it goes into a private folder for the apply alone, while no process of the
+// task runs). `--check` first, so that a diff that does not apply leaves the tree alone.
 export const APPLY_SCRIPT = String.raw`${GIT_ENV}
-git apply --check --whitespace=nowarn -- "$1" || exit 10
-git apply --whitespace=nowarn -- "$1" || exit 11
+p=$1
+if [ "$p" = - ]; then
+  d=$(mktemp -d) || exit 12
+  trap 'rm -rf -- "$d"' EXIT
+  p=$d/patch
+  cat > "$p" || exit 12
+fi
+git apply --check --whitespace=nowarn -- "$p" || exit 10
+git apply --whitespace=nowarn -- "$p" || exit 11
 `;
+
+// The work tree's git for the run with the hidden tests (commitTestTree, evaluate-tree.ts): as
+// the task uid, while no process of the task runs. $1 the candidate diff as applied (empty for
+// none). The repository is made anew: the old one (the base commit, and whatever an earlier
+// phase's tests wrote into it) goes, after its index has named the files its ignore rules match
+// but that it tracks (and its gitlinks), which a fresh `git add -A` would leave out. Its one
+// commit, without a parent, holds the tree as it is, the hidden tests as much as the existing
+// ones, less the candidate's changes (its diff applied in reverse to the index): HEAD is the
+// base commit's tree with the hidden tests, `git diff HEAD` and `git status` show the
+// candidate's own changes, and `git log -p` shows every file added at once. When the diff no
+// longer applies in reverse (a later change touched its lines), the commit keeps it, and a
+// file it cannot read (one an earlier phase's tests made unreadable) stays untracked: the
+// script says so on stderr. Nothing of the old repository's config or hooks runs (core.fsmonitor
+// is off for the one read of its index). Every object is loose and new. Exit 20-25: a step
+// failed.
+export const TREE_SCRIPT = String.raw`export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null GIT_TERMINAL_PROMPT=0 HOME=/nonexistent/proctor-no-home XDG_CONFIG_HOME=/nonexistent/proctor-no-home
+unset GIT_INDEX_FILE GIT_OBJECT_DIRECTORY GIT_ALTERNATE_OBJECT_DIRECTORIES GIT_NAMESPACE GIT_REPLACE_REF_BASE GIT_CEILING_DIRECTORIES GIT_COMMON_DIR
+w=$PWD
+t=$(mktemp -d) || exit 20
+trap 'rm -rf -- "$t"' EXIT
+g() { command git -c core.fsmonitor=false -c core.hooksPath=/dev/null -c core.logAllRefUpdates=false "$@"; }
+export GIT_DIR="$w/.git" GIT_WORK_TREE="$w"
+g ls-files -z -c -i --exclude-standard > "$t/ignored" 2>/dev/null || : > "$t/ignored"
+g ls-files -z -s 2>/dev/null | grep -z '^160000 ' > "$t/links" || :
+rm -rf -- "$w/.git" 2>/dev/null || { chmod -R u+rwx -- "$w/.git"; rm -rf -- "$w/.git"; } || exit 21
+(unset GIT_DIR GIT_WORK_TREE; g init -q --template= "$w") || exit 21
+g add -A --ignore-errors || echo "proctor-tree: some files could not be read: they stay untracked" >&2
+if [ -s "$t/ignored" ]; then
+  g update-index --add --remove -z --stdin < "$t/ignored" || echo "proctor-tree: some tracked ignored files stay untracked" >&2
+fi
+if [ -s "$t/links" ]; then g update-index -z --index-info < "$t/links" || exit 23; fi
+if [ -n "$1" ] && ! g apply --cached -R --whitespace=nowarn -- "$1" 2> "$t/reverse"; then
+  echo "proctor-tree: the candidate's diff stays in the commit: $(tail -n 1 "$t/reverse")" >&2
+fi
+tree=$(g write-tree) || exit 24
+commit=$(GIT_AUTHOR_NAME=Proctor GIT_AUTHOR_EMAIL=proctor@localhost GIT_AUTHOR_DATE='315532800 +0000' GIT_COMMITTER_NAME=Proctor GIT_COMMITTER_EMAIL=proctor@localhost GIT_COMMITTER_DATE='315532800 +0000' g commit-tree "$tree" -m checkout < /dev/null) || exit 25
+g update-ref --no-deref HEAD "$commit" || exit 25
+`;
+
+export const TREE_TIMEOUT_MS = 300_000;
 
 // $1 is the report path, $2 the most bytes read. Kills every process of this uid but itself
 // (the idle process runs as another uid), then, if the report is a regular file no larger
@@ -63,9 +113,23 @@ echo "proctor-report-size $size" >&2
 exec base64 -- "$r"
 `;
 
-// $1 the phase's own output folder (fresh, random name), $2 the runner, $3 the ID list.
+// What a run's runner gets from the host, on the exec's stdin: its ID list ($3 bytes), then the
+// hidden test patch's headers ($4 bytes; patch-headers.ts), which the built-in runners read
+// beside themselves to choose what to run. Before the runner starts they go into a fresh
+// private folder (random name) under the evaluator's output tmpfs, with a link to the runner:
+// the runner, started through the link, finds hidden.patch beside it and takes LIST from there.
+// The assets of those names are the collector's uid's alone, so no test process finds the
+// lists or the hidden test patch at a fixed path.
+const HANDOVER = String.raw`l=$(mktemp -d ${EVALUATOR_PATHS.out}/XXXXXXXXXXXX) || exit 125
+head -c "$3" > "$l/ids" || exit 125
+head -c "$4" > "$l/hidden.patch" || exit 125
+ln -s -- "$2" "$l/run" || exit 125`;
+
+// $1 the phase's own output folder (fresh, random name), $2 the runner, $3 and $4 the lengths
+// of what stdin holds (HANDOVER).
 export const PHASE_SCRIPT = String.raw`mkdir -m 700 -- "$1" || exit 125
-exec "$2" "$3" "$1/report"`;
+${HANDOVER}
+exec "$l/run" "$l/ids" "$1/report" < /dev/null`;
 
 // Protocol 2 (protocol.ts), the collector, one for every phase of an evaluation: as the idle
 // uid, with an environment of PATH and the locale alone, so that nothing the task's
@@ -76,16 +140,18 @@ export const COLLECTOR_SCRIPT = String.raw`r=$1
 shift
 exec env -i PATH="$PATH" LC_ALL=C.UTF-8 PYTHONNOUSERSITE=1 PYTHONDONTWRITEBYTECODE=1 "$r" --proctor-collect "$@"`;
 
-// Protocol 2, the test side, as the task uid: $1 the collector's folder, $2 the runner, $3 the
-// ID list; the request on stdin. HOME is emptied first (a file an earlier phase's tests left
-// there, a Python usercustomize say, must not run in this one), and the variables that can put
-// the checkout ahead of a language's standard library are kept from the runner's own process
-// under PROCTOR_KEEP_<name>: the runner gives them back to the tests.
+// Protocol 2, the test side, as the task uid: $1 the collector's folder, $2 the runner, $3 and
+// $4 the lengths of what stdin holds first (HANDOVER), then the request. HOME is emptied first
+// (a file an earlier phase's tests left there, a Python usercustomize say, must not run in this
+// one), and the variables that can put the checkout ahead of a language's standard library are
+// kept from the runner's own process under PROCTOR_KEEP_<name>: the runner gives them back to
+// the tests.
 export const CHANNEL_SCRIPT = String.raw`rm -rf -- "$HOME"/* "$HOME"/.[!.]* "$HOME"/..?* 2>/dev/null
+${HANDOVER}
 for v in PYTHONPATH PYTHONSTARTUP NODE_OPTIONS NODE_PATH; do
   eval "if [ -n \"\${$v+x}\" ]; then export PROCTOR_KEEP_$v=\"\$$v\"; unset $v; fi"
 done
-exec "$2" --proctor-channel "$1/channel" "$3"`;
+exec "$l/run" --proctor-channel "$1/channel" "$l/ids"`;
 
 /** How many times COLLECT_SCRIPT looks again for a collector's report (10 ms apart). */
 export const COLLECTOR_WAIT_ROUNDS = 500;

@@ -13,14 +13,19 @@ import {
   type CommandRecord,
   type PhaseContext,
 } from './evaluate-phase.js';
-import { APPLY_SCRIPT, APPLY_TIMEOUT_MS, ASSET, asset } from './evaluate-scripts.js';
+import { APPLY_SCRIPT, APPLY_TIMEOUT_MS, ASSET } from './evaluate-scripts.js';
+import { commitTestTree } from './evaluate-tree.js';
 import { decideSwebenchGrade } from './swebench-verdict.js';
 import { checkPhase, failVerdict, type GradePhases, type Verdict } from './verdict.js';
 
-/** The tests.txt asset: hidden.txt's IDs, then existing.txt's not already listed, a line each. */
+/**
+ * The tests.txt asset: the IDs of hidden.txt and existing.txt, each once, sorted, a line each.
+ * Sorted, not hidden.txt's first: the one run's list reaches the runner, where the order would
+ * tell the hidden tests from the rest.
+ */
 export function swebenchList(bundle: Pick<Bundle, 'hiddenIds' | 'existingIds'>): Buffer {
-  const ids = new Set([...bundle.hiddenIds, ...bundle.existingIds]);
-  return Buffer.from([...ids].map((id) => `${id}\n`).join(''), 'utf8');
+  const ids = [...new Set([...bundle.hiddenIds, ...bundle.existingIds])].sort();
+  return Buffer.from(ids.map((id) => `${id}\n`).join(''), 'utf8');
 }
 
 export interface SwebenchRun {
@@ -28,17 +33,20 @@ export interface SwebenchRun {
   /** Null when the run ended before the runner (the hidden patch did not apply). */
   phases: GradePhases | null;
   hiddenApply: CommandRecord | null;
+  testTree: CommandRecord | null;
 }
 
 export async function runSwebenchTests(
   phase: PhaseContext,
-  input: { hiddenPatch: Buffer; baseline: boolean },
+  input: { hiddenPatch: Buffer; baseline: boolean; candidate: boolean },
 ): Promise<SwebenchRun> {
   const { bundle, exec, timed, signal } = phase;
   let hiddenApply: CommandRecord | null = null;
   if (input.hiddenPatch.length > 0) {
     const applied = await timed('hidden_apply', () =>
-      exec(['sh', '-c', APPLY_SCRIPT, 'proctor-apply', asset(ASSET.hiddenPatch)], APPLY_TIMEOUT_MS),
+      exec(['sh', '-c', APPLY_SCRIPT, 'proctor-apply', '-'], APPLY_TIMEOUT_MS, undefined, {
+        stdin: input.hiddenPatch,
+      }),
     );
     checkAborted(signal, applied);
     hiddenApply = commandRecord(applied);
@@ -47,8 +55,18 @@ export async function runSwebenchTests(
       const detail = input.baseline
         ? `tests/hidden.patch does not apply at base_commit: ${why}`
         : `tests/hidden.patch does not apply after the candidate's changes: ${why}`;
-      return { verdict: failVerdict('APPLY_FAILED', detail), phases: null, hiddenApply };
+      return {
+        verdict: failVerdict('APPLY_FAILED', detail),
+        phases: null,
+        hiddenApply,
+        testTree: null,
+      };
     }
+  }
+  // The last preparation before the run: nothing may change the tree after it.
+  const tree = await commitTestTree(phase, input.candidate);
+  if (tree.verdict) {
+    return { verdict: tree.verdict, phases: null, hiddenApply, testTree: tree.record };
   }
   const declared = [...new Set([...bundle.hiddenIds, ...bundle.existingIds])];
   const tests = await runPhase(phase, 'tests', ASSET.tests, declared);
@@ -61,5 +79,5 @@ export async function runSwebenchTests(
     hidden: view(bundle.hiddenIds),
     tests,
   };
-  return { verdict: decideSwebenchGrade(phases), phases, hiddenApply };
+  return { verdict: decideSwebenchGrade(phases), phases, hiddenApply, testTree: tree.record };
 }

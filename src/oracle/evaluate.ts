@@ -74,6 +74,8 @@ import { runnerProtocol } from './protocol.js';
 import { runSwebenchTests, swebenchList } from './evaluate-swebench.js';
 import type { TestStatus } from './report.js';
 import { declaredTests, type DeclaredTests } from './test-statuses.js';
+import { commitTestTree } from './evaluate-tree.js';
+import { patchHeaders } from './patch-headers.js';
 import {
   decideGrade,
   failVerdict,
@@ -129,6 +131,8 @@ export interface Evaluation {
   candidate: CandidateRecord | null;
   apply: CommandRecord | null;
   hiddenApply: CommandRecord | null;
+  /** The commit of the checkout before the hidden tests' run (evaluate-tree.ts). */
+  testTree: CommandRecord | null;
   phaseRecords: PhaseRecord[];
   /** Wall time of each step, in ms; `total` is the evaluation's own wall time. */
   timings: Record<string, number>;
@@ -161,6 +165,7 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
     candidate: null,
     apply: null,
     hiddenApply: null,
+    testTree: null,
     phaseRecords: [],
     timings,
     tests: declaredTests(bundle, null),
@@ -178,6 +183,16 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
   checkAborted(signal);
 
   const user = `${sandbox.uid}:${sandbox.gid}`;
+  // The ID lists and the hidden test patch's headers are the collector's uid's alone (0400):
+  // each run's runner gets its list and the headers on stdin (runPhase), so that no test
+  // process finds them at a fixed path; the hidden test patch itself reaches its apply on stdin.
+  const idle = idleUid(sandbox.uid);
+  const headers = patchHeaders(hiddenPatch);
+  const lists: Record<string, Buffer> = {
+    [ASSET.existing]: existingList,
+    [ASSET.hidden]: hiddenList,
+    ...(testsList === null ? {} : { [ASSET.tests]: testsList }),
+  };
   const runtime = sandbox.runtime ? { runtime: sandbox.runtime } : {};
   const { limits } = bundle;
   let workspace: string | undefined;
@@ -207,10 +222,12 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
         target: EVALUATOR_PATHS.assets,
         files: [
           { name: ASSET.runner, bytes: runner, executable: true },
-          { name: ASSET.existing, bytes: existingList },
-          { name: ASSET.hidden, bytes: hiddenList },
-          { name: ASSET.hiddenPatch, bytes: hiddenPatch },
-          ...(testsList === null ? [] : [{ name: ASSET.tests, bytes: testsList }]),
+          // The collector's alone; the hidden test patch itself reaches its apply on stdin.
+          ...Object.entries({ ...lists, [ASSET.hiddenPatch]: headers }).map(([name, bytes]) => ({
+            name,
+            bytes,
+            privateTo: idle,
+          })),
           ...(patch !== null && patch.length > 0 ? [{ name: ASSET.candidate, bytes: patch }] : []),
         ],
       },
@@ -252,7 +269,6 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
 
     // A protocol-2 runner's collector starts first: it saves the base commit's test
     // configuration before anything of the candidate's is in the tree.
-    const idle = idleUid(sandbox.uid);
     const protocol =
       runnerProtocol(runner) === 2
         ? startCollector(
@@ -287,6 +303,8 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
       exec,
       timed,
       evaluation,
+      lists,
+      patchHeaders: headers,
       ...(signal ? { signal } : {}),
       ...(input.onReport ? { onReport: input.onReport } : {}),
       ...(input.unstartedIsInvalid ? { unstartedIsInvalid: true } : {}),
@@ -296,8 +314,10 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
       const ran = await runSwebenchTests(phase, {
         hiddenPatch,
         baseline: input.candidate === null,
+        candidate: patch !== null && patch.length > 0,
       });
       evaluation.hiddenApply = ran.hiddenApply;
+      evaluation.testTree = ran.testTree;
       evaluation.phases = ran.phases;
       evaluation.verdict = ran.verdict;
       return evaluation;
@@ -314,10 +334,9 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
 
     if (hiddenPatch.length > 0) {
       const applied = await timed('hidden_apply', () =>
-        exec(
-          ['sh', '-c', APPLY_SCRIPT, 'proctor-apply', asset(ASSET.hiddenPatch)],
-          APPLY_TIMEOUT_MS,
-        ),
+        exec(['sh', '-c', APPLY_SCRIPT, 'proctor-apply', '-'], APPLY_TIMEOUT_MS, undefined, {
+          stdin: hiddenPatch,
+        }),
       );
       checkAborted(signal, applied);
       evaluation.hiddenApply = commandRecord(applied);
@@ -331,6 +350,13 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
         );
         return evaluation;
       }
+    }
+    // The last preparation before the hidden tests run: nothing may change the tree after it.
+    const tree = await commitTestTree(phase, patch !== null && patch.length > 0);
+    evaluation.testTree = tree.record;
+    if (tree.verdict) {
+      evaluation.verdict = tree.verdict;
+      return evaluation;
     }
     phases.hidden = await runPhase(phase, 'hidden', ASSET.hidden);
     evaluation.verdict = decideGrade(phases);

@@ -72,6 +72,9 @@ function evaluationLines(title: string, evaluation: Evaluation): string[] {
     if ((phase.name === 'hidden' || phase.name === 'tests') && evaluation.hiddenApply) {
       command(lines, 'git apply (hidden tests)', evaluation.hiddenApply);
     }
+    if ((phase.name === 'hidden' || phase.name === 'tests') && evaluation.testTree) {
+      command(lines, "git commit (the checkout's repository)", evaluation.testTree);
+    }
     lines.push(`-- ${phase.name} phase --`);
     command(lines, 'runner', phase.run);
     if (phase.oomKilled) lines.push('  the runner was killed for exceeding memory_mb');
@@ -109,6 +112,12 @@ function evaluationLines(title: string, evaluation: Evaluation): string[] {
     evaluation.hiddenApply.exitCode !== 0
   ) {
     command(lines, 'git apply (hidden tests)', evaluation.hiddenApply);
+  }
+  if (
+    evaluation.testTree &&
+    !evaluation.phaseRecords.some((p) => p.name === 'hidden' || p.name === 'tests')
+  ) {
+    command(lines, "git commit (the checkout's repository)", evaluation.testTree);
   }
   const timings = Object.entries(evaluation.timings)
     .map(([step, ms]) => `${step} ${ms} ms`)

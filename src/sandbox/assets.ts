@@ -1,5 +1,5 @@
-// Asset archives: evaluator-only files (the runner, the ID lists, the hidden test patch, the
-// filtered candidate diff), owned by root and mode 0444/0555, as the tar archive that
+// Asset archives: evaluator-only files (the runner, the ID lists, the filtered candidate
+// diff), owned by root and mode 0444/0555 (or one uid's, 0400), as the tar archive that
 // startWithWorkspace (workspace-start.ts) puts through the engine's archive API into a fresh
 // volume, by a container that is created and never started, before any container that runs
 // task code exists: nothing from the host is bind-mounted and no image or build cache ever
@@ -13,6 +13,11 @@ export interface AssetFile {
   bytes: Buffer;
   /** Mode 0555 instead of 0444. */
   executable?: boolean;
+  /**
+   * Owned by this uid (and gid) and mode 0400 instead of root's 0444: readable by that uid
+   * alone (the evaluator's ID lists, which only its collector reads; never the task uid).
+   */
+  privateTo?: number;
 }
 
 /** A fixed mtime, so that nothing about the host's clock leaks into a run. */
@@ -30,7 +35,7 @@ export interface ArchiveDir {
 /**
  * The archive the engine extracts into a loading container: `dirs` first (their owner and
  * mode, applied to directories that already exist, a volume's root included), then `files`
- * under `prefix` (root-owned, 0444 or 0555).
+ * under `prefix` (root-owned, 0444 or 0555; or privateTo's, 0400).
  */
 export async function assetArchive(
   files: readonly AssetFile[],
@@ -66,9 +71,9 @@ export async function assetArchive(
         name: `${prefix}${file.name}`,
         type: 'file',
         size: file.bytes.length,
-        mode: file.executable ? 0o555 : 0o444,
-        uid: 0,
-        gid: 0,
+        mode: file.privateTo !== undefined ? 0o400 : file.executable ? 0o555 : 0o444,
+        uid: file.privateTo ?? 0,
+        gid: file.privateTo ?? 0,
         mtime: MTIME,
       },
       file.bytes,

@@ -384,7 +384,9 @@ describe('forgeries against the junit runner', () => {
     [
       "lines that imitate the launcher's, its end, then Runtime.halt(0)",
       `${CHANNEL} java.nio.file.Files.writeString(java.nio.file.Path.of(channel), "${FAKES}{\\"t\\":\\"done\\",\\"sent\\":6,\\"word\\":\\"x\\"}\\n"); Runtime.getRuntime().halt(0);`,
-      /^TAMPERED: .*without the runner's word/,
+      // Under SWE-bench's rules the one list is sorted, so Calc is first loaded by an existing
+      // test, before any DivTest runs: the JVM's end is then what gives the forgery away.
+      /^(TAMPERED: .*without the runner's word|EXISTING_FAILED: .*without the launcher's end)/,
     ],
   ];
 

@@ -502,6 +502,7 @@ function oracleLog(verdict: Verdict): string {
     },
     apply: { ...run, exitCode: 0, stdout: '', stderr: '', stdoutBytes: 0, stderrBytes: 0 },
     hiddenApply: null,
+    testTree: null,
     phaseRecords: [
       {
         name: 'existing',
