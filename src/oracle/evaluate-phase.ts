@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { ProctorError, describeError } from '../errors.js';
 import type { DockerClient, ExecResult } from '../sandbox/index.js';
 import type { Bundle } from './bundle.js';
+import { judgeCanaries, type CanaryRecord } from './canaries.js';
 import {
   ASSET,
   CHANNEL_SCRIPT,
@@ -64,6 +65,8 @@ export interface PhaseRecord {
     sentinels: Array<{ name: string; expect: string; status: string | null }>;
     tampered: string | null;
   };
+  /** The canaries placed for the phase and what each reported (canaries.ts): oracle log only. */
+  canaries?: CanaryRecord;
 }
 
 export function commandRecord(result: ExecResult): CommandRecord {
@@ -156,6 +159,8 @@ export async function runPhase(
   declared: readonly string[] = name === 'existing'
     ? phase.bundle.existingIds
     : phase.bundle.hiddenIds,
+  /** The canaries placed in the work tree for this phase (placeCanaries), if any. */
+  canaries?: CanaryRecord,
 ): Promise<PhaseOutcome> {
   const { docker, bundle, containerId: id, exec, timed, signal, evaluation } = phase;
   const { limits } = bundle;
@@ -163,12 +168,16 @@ export async function runPhase(
   const dir = planned?.dir ?? phaseDir(name);
   const request = planned?.request ?? null;
   const script = request === null ? PHASE_SCRIPT : CHANNEL_SCRIPT;
+  // The canaries' ids go to the test side among the listed ones; the collector needs none of
+  // them (it reports whatever the tests report).
+  const mutants = canaries?.mutants.map((m) => m.id) ?? [];
+  const sent = request !== null && mutants.length > 0 ? { ...request, canaries: mutants } : request;
   const run = await timed(name, () =>
     exec(
       ['sh', '-c', script, 'proctor-phase', dir, asset(ASSET.runner), asset(list)],
       limits.testSeconds * 1000,
       limits.outputBytes,
-      request === null ? {} : { stdin: requestBytes([request]) },
+      sent === null ? {} : { stdin: requestBytes([sent]) },
     ),
   );
   checkAborted(signal, run);
@@ -217,6 +226,7 @@ export async function runPhase(
       tampered: null,
     };
   }
+  if (canaries) record.canaries = canaries;
   evaluation.phaseRecords.push(record);
   const outcome: PhaseOutcome = {
     timedOut: run.timedOut,
@@ -248,6 +258,9 @@ export async function runPhase(
         );
       }
       let parsed = parseReport(bytes);
+      // The canaries leave the report before anything else reads it.
+      const judged = canaries ? judgeCanaries(canaries, parsed.tests, parsed.swebench) : null;
+      if (judged) parsed = { ...parsed, tests: judged.tests, swebench: judged.swebench };
       // Logged even when the report cannot be used (a session that never started).
       if (parsed.cause !== undefined) record.report.cause = parsed.cause;
       if (request !== null && record.integrity) {
@@ -257,8 +270,11 @@ export async function runPhase(
           ...s,
           status: integrity?.sentinels.find((r) => r.name === s.name)?.status ?? null,
         }));
-        record.integrity.tampered = checked.tampered;
-        outcome.tampered = checked.tampered;
+        // A forged outcome stream says more than a vacuous test: the tripwire or sentinel first.
+        const tampered =
+          checked.tampered ?? (checked.invalid === null ? (judged?.vacuous ?? null) : null);
+        record.integrity.tampered = tampered;
+        outcome.tampered = tampered;
         if (
           checked.invalid !== null &&
           checked.tampered === null &&
