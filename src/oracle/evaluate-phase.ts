@@ -6,7 +6,12 @@ import { randomBytes } from 'node:crypto';
 import { ProctorError, describeError } from '../errors.js';
 import type { DockerClient, ExecResult } from '../sandbox/index.js';
 import type { Bundle } from './bundle.js';
-import { judgeCanaries, type CanaryRecord } from './canaries.js';
+import {
+  judgeCanaries,
+  placeCanaries,
+  runnerPlacesCanaries,
+  type CanaryRecord,
+} from './canaries.js';
 import {
   ASSET,
   CHANNEL_SCRIPT,
@@ -386,4 +391,22 @@ export function startCollector(
     { user, stdin: requestBytes(planned.map((p) => p.request)) },
   ).catch((error: unknown) => (error instanceof Error ? error : new Error(String(error))));
   return { phases, collector };
+}
+
+/**
+ * The canaries of the hidden tests (canaries.ts), placed in the work tree once the hidden
+ * patch is applied and before their phase's test process starts; none for a runner that does
+ * not place them.
+ */
+export async function hiddenCanaries(
+  phase: PhaseContext,
+  runner: Buffer,
+): Promise<CanaryRecord | undefined> {
+  // Only a protocol-2 phase's request can carry the canaries' ids to the test side.
+  if (phase.protocol === undefined || !runnerPlacesCanaries(runner)) return undefined;
+  const placed = await phase.timed('canaries', () =>
+    placeCanaries(phase.exec, phase.bundle.workdir),
+  );
+  checkAborted(phase.signal);
+  return placed;
 }

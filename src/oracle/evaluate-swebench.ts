@@ -8,6 +8,7 @@ import type { Bundle } from './bundle.js';
 import {
   checkAborted,
   commandRecord,
+  hiddenCanaries,
   lastLines,
   runPhase,
   type CommandRecord,
@@ -32,7 +33,7 @@ export interface SwebenchRun {
 
 export async function runSwebenchTests(
   phase: PhaseContext,
-  input: { hiddenPatch: Buffer; baseline: boolean },
+  input: { runner: Buffer; hiddenPatch: Buffer; baseline: boolean },
 ): Promise<SwebenchRun> {
   const { bundle, exec, timed, signal } = phase;
   let hiddenApply: CommandRecord | null = null;
@@ -51,7 +52,9 @@ export async function runSwebenchTests(
     }
   }
   const declared = [...new Set([...bundle.hiddenIds, ...bundle.existingIds])];
-  const tests = await runPhase(phase, 'tests', ASSET.tests, declared);
+  // Canaries of the FAIL_TO_PASS tests alone (hidden.txt): the ones the candidate must fix.
+  const canaries = await hiddenCanaries(phase, input.runner);
+  const tests = await runPhase(phase, 'tests', ASSET.tests, declared, canaries);
   const view = (ids: readonly string[]) => ({
     ...tests,
     check: tests.report === undefined ? null : checkPhase(ids, tests.report.tests),

@@ -50,10 +50,10 @@ import {
 } from '../sandbox/index.js';
 import type { Bundle } from './bundle.js';
 import { prepareCandidate, type CandidateRecord } from './candidate.js';
-import { placeCanaries, runnerPlacesCanaries, type CanaryRecord } from './canaries.js';
 import {
   checkAborted,
   commandRecord,
+  hiddenCanaries,
   lastLines,
   runPhase,
   startCollector,
@@ -295,6 +295,7 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
     };
     if (swebench) {
       const ran = await runSwebenchTests(phase, {
+        runner,
         hiddenPatch,
         baseline: input.candidate === null,
       });
@@ -333,7 +334,7 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
         return evaluation;
       }
     }
-    const canaries = protocol ? await hiddenCanaries(phase, runner) : undefined;
+    const canaries = await hiddenCanaries(phase, runner);
     phases.hidden = await runPhase(phase, 'hidden', ASSET.hidden, bundle.hiddenIds, canaries);
     evaluation.verdict = decideGrade(phases);
     return evaluation;
@@ -358,21 +359,4 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
     // Steps overlap (the workspace and the assets are made at once): `total` is the wall time.
     timings['total'] = Date.now() - startedAt;
   }
-}
-
-/**
- * The canaries of the hidden tests (canaries.ts), placed in the work tree once the hidden
- * patch is applied and before their phase's test process starts; none for a runner that does
- * not place them.
- */
-export async function hiddenCanaries(
-  phase: PhaseContext,
-  runner: Buffer,
-): Promise<CanaryRecord | undefined> {
-  if (!runnerPlacesCanaries(runner)) return undefined;
-  const placed = await phase.timed('canaries', () =>
-    placeCanaries(phase.exec, phase.bundle.workdir),
-  );
-  checkAborted(phase.signal);
-  return placed;
 }

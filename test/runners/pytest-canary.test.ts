@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { canaryLines } from '../../src/oracle/canaries.js';
 import { type Evaluation } from '../../src/oracle/evaluate.js';
 import { dockerScope, testDocker } from '../helpers/docker.js';
-import { expectSentinelsHeld, reported } from '../helpers/grade.js';
+import { expectSentinelsHeld, reported, swebenchTask } from '../helpers/grade.js';
 import { candidateDiff, type Files, type RepoBundleSpec } from '../helpers/repo-bundles.js';
 import { runnerSuite } from '../helpers/runner-suite.js';
 
@@ -240,6 +240,22 @@ describe('canaries through the built-in pytest runner', () => {
       for (const m of hiddenRecord(evaluation)?.canaries?.mutants ?? []) {
         expect(m.status).not.toBe('passed');
       }
+    },
+    SLOW,
+  );
+
+  it(
+    "fails a vacuous candidate under SWE-bench's rules too, and passes the gold patch there",
+    async () => {
+      const task = await swebenchTask(suite.dir);
+      const forged = await suite.grade(task, candidateDiff(suite.dir, FORGERIES['alwaysEqual']!));
+      expect(forged.verdict.reason, forged.verdict.detail).toBe('TAMPERED');
+      expect(forged.verdict.detail).toMatch(/VACUOUS_TEST: .*test_add \(expected value 5/);
+      const gold = await suite.grade(task, suite.gold);
+      expect(gold.verdict, gold.verdict.detail).toMatchObject({ verdict: 'PASS' });
+      const canaries = gold.phaseRecords.find((p) => p.name === 'tests')?.canaries;
+      expect(canaries?.mutants.length).toBe(4);
+      expect(reported(gold).every((id) => Object.values(ID).includes(id))).toBe(true);
     },
     SLOW,
   );
