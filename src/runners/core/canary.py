@@ -31,7 +31,8 @@ CANARY_WORDS = (
 )
 CANARY_EQUAL = ("assertEqual", "assertEquals", "assertListEqual", "assertTupleEqual",
                 "assertDictEqual", "assertSetEqual", "assertSequenceEqual",
-                "assertMultiLineEqual", "assertAlmostEqual", "assertCountEqual")
+                "assertMultiLineEqual", "assertCountEqual")
+# Not assertAlmostEqual: with a `delta` or few `places`, a changed number may honestly pass.
 CANARY_FLIP = {"assertTrue": "assertFalse", "assertFalse": "assertTrue",
                "assertIsNone": "assertIsNotNone", "assertIsNotNone": "assertIsNone",
                "assertIn": "assertNotIn", "assertNotIn": "assertIn",
