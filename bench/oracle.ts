@@ -10,9 +10,9 @@
 //      result) divided by 2. Target: ≥ 85 % efficiency.
 //  (c) the integrity layers (docs/threat-model.md): a generated pytest task graded with the built-in
 //      runner as it is (protocol 2: sentinels, the collector exec, tripwires, the base
-//      configuration check) against the same task with the runner as it was before them
-//      (bench/fixtures/pytest-run-v1), same image, interleaved, median of --runs. Target: the
-//      layers cost ≤ 5 % of a grade.
+//      configuration check, the canaries' step and mutants) against the same task with the
+//      runner as it was before them (bench/fixtures/pytest-run-v1), same image, interleaved,
+//      median of --runs. Target: the layers cost ≤ 10 % of a grade.
 // Usage: npm run bench:oracle [-- --runs 5 --sweep 40 --parts a,b,c]
 import { spawnSync } from 'node:child_process';
 import {
@@ -27,6 +27,7 @@ import {
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { runnerSource } from '../src/runners/index.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const EXAMPLES = join(ROOT, 'examples');
@@ -38,6 +39,7 @@ const { values } = parseArgs({
   },
 });
 const PARTS = new Set(values.parts.split(','));
+const LAYERED_RUNNER = await runnerSource('pytest');
 const RUNS = Number(values.runs);
 const LAYER_TESTS = 100;
 const GIT_DATE = '2024-01-01T00:00:00+0000';
@@ -187,7 +189,7 @@ if (PARTS.has('c')) {
   console.log(['runner', 'grade ms'].join('\t'));
   console.log(['with the layers', w.toFixed(0)].join('\t'));
   console.log(['before them (v1)', o.toFixed(0)].join('\t'));
-  console.log(`cost ${(((w - o) / o) * 100).toFixed(1)} % of a grade (target ≤ 5 %)`);
+  console.log(`cost ${(((w - o) / o) * 100).toFixed(1)} % of a grade (target ≤ 10 %)`);
 }
 
 for (const dir of temp) rmSync(dir, { recursive: true, force: true });
@@ -254,7 +256,8 @@ RUN cd /repo && git init -q -b main && git add -A && GIT_AUTHOR_DATE='${GIT_DATE
   };
   return {
     bundles: [
-      make('layers-on', readFileSync(join(ROOT, 'src/runners/pytest/run'))),
+      // As written into a bundle: with its shared parts (the canary mutator) included.
+      make('layers-on', LAYERED_RUNNER),
       make('layers-off', readFileSync(join(ROOT, 'bench/fixtures/pytest-run-v1'))),
     ],
     gold,

@@ -7,7 +7,7 @@
 // their Ctrl-C, and they wait for the answer anyway, so a durable job and a worker would add
 // nothing. It runs the same checkImage a validate job runs, so both agree on every answer.
 import { buildTrust, dockerHost } from '../config.js';
-import { validatePaths, type ValidationResult } from '../oracle/index.js';
+import { coverageLines, validatePaths, type ValidationResult } from '../oracle/index.js';
 import { createDockerClient, requireDocker } from '../sandbox/docker.js';
 import type { CommandContext } from './context.js';
 
@@ -46,6 +46,7 @@ export async function validateCommand(
       if (result.ok) {
         io.out(`ok      ${result.id}  ${result.dir}  (${describeIdentity(result)})`);
         io.out(`  integrity: ${result.layers.join(', ')}`);
+        for (const line of coverageLines(result.canaries)) io.out(line);
         for (const warning of result.warnings) io.out(`  warning: ${warning}`);
       } else {
         io.out(`INVALID ${result.id ?? ''}${result.id ? '  ' : ''}${result.dir}`);

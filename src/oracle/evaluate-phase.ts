@@ -7,6 +7,12 @@ import { ProctorError, describeError } from '../errors.js';
 import type { DockerClient, ExecResult } from '../sandbox/index.js';
 import type { Bundle } from './bundle.js';
 import {
+  judgeCanaries,
+  placeCanaries,
+  runnerPlacesCanaries,
+  type CanaryRecord,
+} from './canaries.js';
+import {
   ASSET,
   CHANNEL_SCRIPT,
   COLLECT_SCRIPT,
@@ -64,6 +70,8 @@ export interface PhaseRecord {
     sentinels: Array<{ name: string; expect: string; status: string | null }>;
     tampered: string | null;
   };
+  /** The canaries placed for the phase and what each reported (canaries.ts): oracle log only. */
+  canaries?: CanaryRecord;
 }
 
 export function commandRecord(result: ExecResult): CommandRecord {
@@ -163,6 +171,8 @@ export async function runPhase(
   declared: readonly string[] = name === 'existing'
     ? phase.bundle.existingIds
     : phase.bundle.hiddenIds,
+  /** The canaries placed in the work tree for this phase (placeCanaries), if any. */
+  canaries?: CanaryRecord,
 ): Promise<PhaseOutcome> {
   const { docker, bundle, containerId: id, exec, timed, signal, evaluation } = phase;
   const { limits } = bundle;
@@ -171,6 +181,10 @@ export async function runPhase(
   const request = planned?.request ?? null;
   const ids = phase.lists[list];
   if (ids === undefined) throw new ProctorError('INTERNAL', `no ID list named ${list}`);
+  // The canaries' ids go to the test side among the listed ones; the collector needs none of
+  // them (it reports whatever the tests report).
+  const mutants = canaries?.mutants.map((m) => m.id) ?? [];
+  const sent = request !== null && mutants.length > 0 ? { ...request, canaries: mutants } : request;
   const run = await timed(name, () =>
     exec(
       [
@@ -189,7 +203,7 @@ export async function runPhase(
         stdin: Buffer.concat([
           ids,
           phase.patchHeaders,
-          ...(request === null ? [] : [requestBytes([request])]),
+          ...(sent === null ? [] : [requestBytes([sent])]),
         ]),
       },
     ),
@@ -240,6 +254,7 @@ export async function runPhase(
       tampered: null,
     };
   }
+  if (canaries) record.canaries = canaries;
   evaluation.phaseRecords.push(record);
   const outcome: PhaseOutcome = {
     timedOut: run.timedOut,
@@ -271,6 +286,9 @@ export async function runPhase(
         );
       }
       let parsed = parseReport(bytes);
+      // The canaries leave the report before anything else reads it.
+      const judged = canaries ? judgeCanaries(canaries, parsed.tests, parsed.swebench) : null;
+      if (judged) parsed = { ...parsed, tests: judged.tests, swebench: judged.swebench };
       // Logged even when the report cannot be used (a session that never started).
       if (parsed.cause !== undefined) record.report.cause = parsed.cause;
       if (request !== null && record.integrity) {
@@ -280,8 +298,11 @@ export async function runPhase(
           ...s,
           status: integrity?.sentinels.find((r) => r.name === s.name)?.status ?? null,
         }));
-        record.integrity.tampered = checked.tampered;
-        outcome.tampered = checked.tampered;
+        // A forged outcome stream says more than a vacuous test: the tripwire or sentinel first.
+        const tampered =
+          checked.tampered ?? (checked.invalid === null ? (judged?.vacuous ?? null) : null);
+        record.integrity.tampered = tampered;
+        outcome.tampered = tampered;
         if (
           checked.invalid !== null &&
           checked.tampered === null &&
@@ -396,4 +417,24 @@ export function startCollector(
     { user, stdin: requestBytes(planned.map((p) => p.request)) },
   ).catch((error: unknown) => (error instanceof Error ? error : new Error(String(error))));
   return { phases, collector };
+}
+
+/**
+ * The canaries of the hidden tests (canaries.ts), placed in the work tree once the hidden
+ * patch is applied and before their phase's test process starts; none for a runner that does
+ * not place them.
+ */
+export async function hiddenCanaries(
+  phase: PhaseContext,
+  runner: Buffer,
+): Promise<CanaryRecord | undefined> {
+  // Only a protocol-2 phase's request can carry the canaries' ids to the test side.
+  if (phase.protocol === undefined || !runnerPlacesCanaries(runner)) return undefined;
+  const ids = phase.lists[ASSET.hidden];
+  if (ids === undefined) throw new ProctorError('INTERNAL', `no ID list named ${ASSET.hidden}`);
+  const placed = await phase.timed('canaries', () =>
+    placeCanaries(phase.exec, phase.bundle.workdir, ids),
+  );
+  checkAborted(phase.signal);
+  return placed;
 }

@@ -8,6 +8,7 @@ import type { Bundle } from './bundle.js';
 import {
   checkAborted,
   commandRecord,
+  hiddenCanaries,
   lastLines,
   runPhase,
   type CommandRecord,
@@ -38,7 +39,7 @@ export interface SwebenchRun {
 
 export async function runSwebenchTests(
   phase: PhaseContext,
-  input: { hiddenPatch: Buffer; baseline: boolean; candidate: boolean },
+  input: { runner: Buffer; hiddenPatch: Buffer; baseline: boolean; candidate: boolean },
 ): Promise<SwebenchRun> {
   const { bundle, exec, timed, signal } = phase;
   let hiddenApply: CommandRecord | null = null;
@@ -63,13 +64,16 @@ export async function runSwebenchTests(
       };
     }
   }
+  // Canaries of the FAIL_TO_PASS tests alone (hidden.txt): the ones the candidate must fix.
+  // They are placed before the tree is committed, so git shows them as any other test.
+  const canaries = await hiddenCanaries(phase, input.runner);
   // The last preparation before the run: nothing may change the tree after it.
   const tree = await commitTestTree(phase, input.candidate);
   if (tree.verdict) {
     return { verdict: tree.verdict, phases: null, hiddenApply, testTree: tree.record };
   }
   const declared = [...new Set([...bundle.hiddenIds, ...bundle.existingIds])];
-  const tests = await runPhase(phase, 'tests', ASSET.tests, declared);
+  const tests = await runPhase(phase, 'tests', ASSET.tests, declared, canaries);
   const view = (ids: readonly string[]) => ({
     ...tests,
     check: tests.report === undefined ? null : checkPhase(ids, tests.report.tests),

@@ -53,6 +53,7 @@ import { prepareCandidate, type CandidateRecord } from './candidate.js';
 import {
   checkAborted,
   commandRecord,
+  hiddenCanaries,
   lastLines,
   runPhase,
   startCollector,
@@ -312,6 +313,7 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
     };
     if (swebench) {
       const ran = await runSwebenchTests(phase, {
+        runner,
         hiddenPatch,
         baseline: input.candidate === null,
         candidate: patch !== null && patch.length > 0,
@@ -351,6 +353,9 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
         return evaluation;
       }
     }
+    // The canaries go into the hidden tests' files before the tree is committed, so that git
+    // shows them as any other test.
+    const canaries = await hiddenCanaries(phase, runner);
     // The last preparation before the hidden tests run: nothing may change the tree after it.
     const tree = await commitTestTree(phase, patch !== null && patch.length > 0);
     evaluation.testTree = tree.record;
@@ -358,7 +363,7 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
       evaluation.verdict = tree.verdict;
       return evaluation;
     }
-    phases.hidden = await runPhase(phase, 'hidden', ASSET.hidden);
+    phases.hidden = await runPhase(phase, 'hidden', ASSET.hidden, bundle.hiddenIds, canaries);
     evaluation.verdict = decideGrade(phases);
     return evaluation;
   } finally {

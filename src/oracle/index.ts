@@ -45,6 +45,7 @@ export {
 } from './integrity.js';
 export type { StaticResult } from './validate.js';
 export { checkImage, validatePaths } from './validate-image.js';
+export { coverageLines, type CanaryCoverage } from './canary-coverage.js';
 export type {
   ImageCheck,
   ImageCheckDeps,

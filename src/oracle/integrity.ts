@@ -6,6 +6,7 @@
 // tripwires and the base commit's test configuration.
 import { open } from 'node:fs/promises';
 import type { Bundle } from './bundle.js';
+import { runnerPlacesCanaries } from './canaries.js';
 import { deniedBy } from './diff-filter.js';
 import { PROTOCOL_PREFIX_BYTES, runnerProtocol } from './protocol.js';
 
@@ -25,8 +26,8 @@ export const PROTOCOL_LAYERS = ['sentinels', 'collector', 'tripwires', 'base-con
 
 /**
  * The integrity layers of a task, by name: `screen` (always: every candidate diff is
- * screened), `conftest-denied` when its deny globs drop every conftest.py, and PROTOCOL_LAYERS
- * when its tests/run speaks protocol 2.
+ * screened), `conftest-denied` when its deny globs drop every conftest.py, PROTOCOL_LAYERS
+ * when its tests/run speaks protocol 2, and `canaries` when it also places canaries.
  */
 export async function integrityLayers(bundle: {
   grading: Bundle['grading'];
@@ -34,8 +35,11 @@ export async function integrityLayers(bundle: {
 }): Promise<string[]> {
   const layers = ['screen'];
   if (deniesConftest(bundle)) layers.push('conftest-denied');
-  if (runnerProtocol(await readHead(bundle.paths.runner, PROTOCOL_PREFIX_BYTES)) === 2) {
+  const head = await readHead(bundle.paths.runner, PROTOCOL_PREFIX_BYTES);
+  if (runnerProtocol(head) === 2) {
     layers.push(...PROTOCOL_LAYERS);
+    // Mutants of the hidden tests (canaries.ts): only with the protocol's request to carry them.
+    if (runnerPlacesCanaries(head)) layers.push('canaries');
   }
   return layers;
 }

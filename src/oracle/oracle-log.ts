@@ -5,6 +5,7 @@
 // the gate line. It is stored as an artifact, so it passes through redaction on the way.
 import type { ImageIdentity } from '../sandbox/index.js';
 import type { Bundle } from './bundle.js';
+import { canaryLines } from './canaries.js';
 import type { ScreenResult } from './screen.js';
 import type { CommandRecord, Evaluation } from './evaluate.js';
 import { sourceLine } from './task-source.js';
@@ -105,6 +106,7 @@ function evaluationLines(title: string, evaluation: Evaluation): string[] {
           : `  integrity: TAMPERED: ${integrity.tampered}${sentinels ? `; sentinels: ${sentinels}` : ''}`,
       );
     }
+    if (phase.canaries) lines.push(...canaryLines(phase.canaries));
   }
   if (
     evaluation.hiddenApply &&

@@ -36,6 +36,11 @@ export interface SentinelRequest {
   config: string;
   /** Whether this phase's collector saves it (the first phase, before any candidate code). */
   snapshot: boolean;
+  /**
+   * The canaries' ids (canaries.ts), in the test side's request only: run with the listed
+   * tests and reported with them.
+   */
+  canaries?: string[];
 }
 
 const CONSONANTS = 'bdfgklmnprstvz';

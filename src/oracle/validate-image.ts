@@ -14,6 +14,7 @@ import {
   type ResolvedImage,
 } from '../sandbox/index.js';
 import type { Bundle, LoadBundleOptions } from './bundle.js';
+import { canaryCoverage, type CanaryCoverage } from './canary-coverage.js';
 import { integrityLayers, integrityWarnings } from './integrity.js';
 import { checkStatic } from './validate.js';
 
@@ -102,6 +103,11 @@ export type ValidationResult =
       layers: string[];
       /** What the task could do better; a warning never makes a bundle invalid. */
       warnings: string[];
+      /**
+       * Which hidden tests the canaries cover (canary-coverage.ts), with Docker only; null when
+       * the runner places none.
+       */
+      canaries?: CanaryCoverage | null;
     }
   | { ok: false; dir: string; id?: string; problems: string[] };
 
@@ -141,24 +147,38 @@ async function fullCheck(
   integrity: { layers: string[]; warnings: string[] },
 ): Promise<ValidationResult> {
   const where = { dir: bundle.dir, id: bundle.id };
+  const owner = {
+    job: `validate-${randomUUID()}`,
+    attempt: 1,
+    home: deps.home,
+    ...(deps.host !== undefined ? { host: deps.host } : {}),
+  };
   try {
     const check = await checkImage(bundle, {
       docker,
-      owner: {
-        job: `validate-${randomUUID()}`,
-        attempt: 1,
-        home: deps.home,
-        ...(deps.host !== undefined ? { host: deps.host } : {}),
-      },
+      owner,
       uid: deps.uid,
       gid: deps.gid,
       ...(deps.runtime ? { runtime: deps.runtime } : {}),
       ...(deps.signal ? { signal: deps.signal } : {}),
       ...(deps.trust ? { trust: deps.trust } : {}),
     });
-    return check.ok
-      ? { ok: true, ...where, identity: check.identity, localId: check.localId, ...integrity }
-      : { ok: false, ...where, problems: check.problems };
+    if (!check.ok) return { ok: false, ...where, problems: check.problems };
+    const canaries = await canaryCoverage(docker, bundle, check.localId, {
+      owner,
+      uid: deps.uid,
+      gid: deps.gid,
+      ...(deps.runtime ? { runtime: deps.runtime } : {}),
+      ...(deps.signal ? { signal: deps.signal } : {}),
+    });
+    return {
+      ok: true,
+      ...where,
+      identity: check.identity,
+      localId: check.localId,
+      ...integrity,
+      canaries,
+    };
   } catch (error) {
     if (isProctorError(error, 'DOCKER_UNAVAILABLE')) throw error;
     const key =

@@ -39,9 +39,28 @@ export function isBuiltinRunner(name: string): name is BuiltinRunner {
 // they are not TypeScript, so the build does not copy them.
 const RUNNERS_FOLDER = projectPath('src', 'runners') + '/';
 
-/** The bytes of a built-in runner's tests/run. */
+/**
+ * A line `# proctor-include: core/<file>` in a runner stands for that file of src/runners/core/:
+ * the mechanisms every runner of a language shares (the Python runners' canaries) are written
+ * once and put into each runner's one plain file when it is written.
+ */
+const INCLUDE_LINE = /^# proctor-include: (core\/[a-z0-9_-]+\.py)\n/gm;
+
+/** The shared parts the built-in runners include (paths under src/runners/). */
+export const RUNNER_CORE = ['core/canary.py'] as const;
+
+/** The bytes of a built-in runner's tests/run, its shared parts included. */
 export async function runnerSource(name: BuiltinRunner): Promise<Buffer> {
-  return readFile(join(RUNNERS_FOLDER, name, RUNNER_FILE));
+  const text = (await readFile(join(RUNNERS_FOLDER, name, RUNNER_FILE))).toString('utf8');
+  const parts = [...text.matchAll(INCLUDE_LINE)].map((m) => m[1]!);
+  const included = new Map<string, string>();
+  for (const part of parts) {
+    included.set(part, (await readFile(join(RUNNERS_FOLDER, part))).toString('utf8'));
+  }
+  return Buffer.from(
+    text.replace(INCLUDE_LINE, (_, part: string) => included.get(part) ?? ''),
+    'utf8',
+  );
 }
 
 /**

@@ -85,9 +85,9 @@ describe('proctor validate', () => {
     expect(result.code).toBe(0);
     expect(result.stdout.split('\n')).toEqual([
       expect.stringMatching(/^ok {6}py-duration-parse .*a_denied {2}\(format and paths\)$/),
-      '  integrity: screen, conftest-denied, sentinels, collector, tripwires, base-config',
+      '  integrity: screen, conftest-denied, sentinels, collector, tripwires, base-config, canaries',
       expect.stringMatching(/^ok {6}py-open .*b_open {2}\(format and paths\)$/),
-      '  integrity: screen, sentinels, collector, tripwires, base-config',
+      '  integrity: screen, sentinels, collector, tripwires, base-config, canaries',
       "  warning: task.toml: grading.deny: a pytest task should deny **/conftest.py (a candidate's conftest.py is a pytest plugin that can rewrite any outcome)",
       '2 valid, 0 invalid',
       '',
@@ -99,12 +99,29 @@ describe('proctor validate', () => {
       results: [
         {
           ok: true,
-          layers: ['screen', 'sentinels', 'collector', 'tripwires', 'base-config'],
+          layers: ['screen', 'sentinels', 'collector', 'tripwires', 'base-config', 'canaries'],
           warnings: [expect.stringMatching(/conftest/)],
         },
       ],
     });
   });
+
+  it("prints each task's canary coverage, naming every hidden test the mutator does not understand", async () => {
+    const root = tempDir();
+    cpSync(join(ROOT, 'examples/py-duration-parse'), join(root, 'py'), { recursive: true });
+    const result = await proctor(['--home', tempDir(), 'validate', root, VALID]);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    const lines = result.stdout.split('\n');
+    const py = lines.findIndex((l) => l.startsWith('ok      py-duration-parse '));
+    expect(lines.slice(py + 2, py + 4)).toEqual([
+      '  canaries: 1 of 2 hidden tests covered (1 mutants)',
+      '    uncovered tests/test_durations.py::test_format_parse_roundtrip: no assertion the mutator understands',
+    ]);
+    // The valid fixture's runner is its own: it places none.
+    const calc = lines.findIndex((l) => l.startsWith('ok      calc-divide-by-zero '));
+    expect(lines[calc + 2]).toBe('  canaries: none (the runner places no canaries)');
+  }, 300_000);
 
   it('says in one line, exit 2, when no Docker engine answers', async () => {
     const result = await proctor(['--home', tempDir(), 'validate', VALID], {

@@ -1,0 +1,175 @@
+// Canaries: mutants of a task's own hidden tests, run with them in the same process and phase
+// (the mutator is src/runners/core/canary.py, part of every built-in Python runner). Each
+// mutant is a copy of a test with its expectation changed so that no honest candidate can
+// pass it; one that passes shows that the test, or what it calls, was made vacuous (an
+// `int` subclass whose `==` is always true, a test helper made lenient, a test function
+// swapped for a no-op). The grade is then TAMPERED, its detail starting VACUOUS_TEST.
+//
+// The mutants are placed by a trusted step: the image's python3 in isolated mode (-I), from
+// outside the work tree, as the task uid, after the hidden patch is applied and before any
+// test process of the phase starts. Their ids come back on the step's stdout and stay on the
+// host: the test side learns them only inside its phase's request, among the listed ids. The
+// phase's report is split here, before anything reads it: the mutants' statuses go to the
+// oracle log and nowhere else.
+import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
+import { describeError } from '../errors.js';
+import type { ExecResult } from '../sandbox/index.js';
+import { ASSET, asset } from './evaluate-scripts.js';
+import { excerpt, type SwebenchStatus, type TestStatus } from './report.js';
+
+/** The line a runner's first 4 KiB hold when it places canaries (`run --proctor-canary`). */
+const CANARY_LINE = /^# proctor-canaries: 1[ \t]*$/m;
+const HEAD_BYTES = 4096;
+
+export function runnerPlacesCanaries(runner: Uint8Array): boolean {
+  return CANARY_LINE.test(Buffer.from(runner.subarray(0, HEAD_BYTES)).toString('utf8'));
+}
+
+/**
+ * The trusted step: $1 the runner, $2 the work tree, $3 the seed; the ID list on stdin (the
+ * list assets are the collector's uid's alone, as for every run).
+ */
+export const CANARY_SCRIPT = String.raw`cd / || exit 125
+exec env -i PATH="$PATH" LC_ALL=C.UTF-8 PYTHONDONTWRITEBYTECODE=1 python3 -I "$1" --proctor-canary "$2" /dev/stdin "$3"`;
+
+export const CANARY_TIMEOUT_MS = 60_000;
+/** The step's stdout is read up to this many bytes (ids and mutations of every hidden test). */
+const CANARY_OUTPUT_BYTES = 4 * 1024 * 1024;
+
+const stepOutput = z
+  .object({
+    mutants: z
+      .array(
+        z
+          .object({
+            id: z.string().min(1).max(4096),
+            test: z.string().max(4096),
+            mutation: z.string().max(4096),
+          })
+          .strict(),
+      )
+      .max(100_000),
+    uncovered: z
+      .array(z.object({ test: z.string().max(4096), why: z.string().max(1000) }).strict())
+      .max(100_000),
+  })
+  .strict();
+
+export interface Canary {
+  /** The mutant's test id: never stored, never shown to a solver. */
+  id: string;
+  /** The listed test it is a mutant of. */
+  test: string;
+  mutation: string;
+  /** What the phase reported for it; null when it was not reported. */
+  status?: TestStatus | null;
+}
+
+/** What the trusted step did for one phase: for the oracle log only. */
+export interface CanaryRecord {
+  mutants: Canary[];
+  uncovered: Array<{ test: string; why: string }>;
+  /** Why no canary was placed, when the step itself failed. */
+  error: string | null;
+}
+
+type Exec = (
+  cmd: string[],
+  timeoutMs: number,
+  outputBytes?: number,
+  options?: { stdin?: Buffer },
+) => Promise<Pick<ExecResult, 'exitCode' | 'timedOut' | 'stdout' | 'stderr'>>;
+
+/**
+ * Places the canaries for the tests of the ID list `ids` (one per line) in the work tree
+ * `workdir` (after the hidden patch, before the phase's test process). A step that fails
+ * places none: its record says why, and the phase runs without them.
+ */
+export async function placeCanaries(
+  exec: Exec,
+  workdir: string,
+  ids: Buffer,
+): Promise<CanaryRecord> {
+  const seed = randomBytes(16).toString('hex');
+  let result;
+  try {
+    result = await exec(
+      ['sh', '-c', CANARY_SCRIPT, 'proctor-canary', asset(ASSET.runner), workdir, seed],
+      CANARY_TIMEOUT_MS,
+      CANARY_OUTPUT_BYTES,
+      { stdin: ids },
+    );
+  } catch (error) {
+    return { mutants: [], uncovered: [], error: describeError(error) };
+  }
+  if (result.timedOut || result.exitCode !== 0) {
+    const last = result.stderr.trim().split('\n').slice(-3).join('; ');
+    return {
+      mutants: [],
+      uncovered: [],
+      error: result.timedOut
+        ? 'the canary step did not finish in time'
+        : `the canary step exited with ${String(result.exitCode)}${last ? `: ${excerpt(last)}` : ''}`,
+    };
+  }
+  try {
+    const parsed = stepOutput.parse(JSON.parse(result.stdout));
+    return { ...parsed, error: null };
+  } catch (error) {
+    return {
+      mutants: [],
+      uncovered: [],
+      error: `the canary step's output is not its JSON: ${excerpt(describeError(error))}`,
+    };
+  }
+}
+
+/**
+ * Splits a phase's report: the canaries' statuses go into `record` (and only there), the
+ * rest is returned. Returns why the run is TAMPERED (`VACUOUS_TEST: …`, naming each test
+ * whose mutant passed and the mutation) or null.
+ */
+export function judgeCanaries(
+  record: CanaryRecord,
+  tests: ReadonlyMap<string, TestStatus>,
+  swebench: ReadonlyMap<string, SwebenchStatus>,
+): {
+  tests: Map<string, TestStatus>;
+  swebench: Map<string, SwebenchStatus>;
+  vacuous: string | null;
+} {
+  const ids = new Set(record.mutants.map((m) => m.id));
+  const kept = new Map([...tests].filter(([id]) => !ids.has(id)));
+  const keptSwebench = new Map([...swebench].filter(([id]) => !ids.has(id)));
+  const passed: string[] = [];
+  for (const mutant of record.mutants) {
+    mutant.status = tests.get(mutant.id) ?? null;
+    if (mutant.status === 'passed') passed.push(`${mutant.test} (${mutant.mutation})`);
+  }
+  const shown = passed.slice(0, 3).map((p) => excerpt(p));
+  const more = passed.length > 3 ? `; … and ${passed.length - 3} more` : '';
+  return {
+    tests: kept,
+    swebench: keptSwebench,
+    vacuous:
+      passed.length === 0
+        ? null
+        : `VACUOUS_TEST: a mutant that no honest code can pass passed: ${shown.join('; ')}${more}`,
+  };
+}
+
+/** The oracle log's lines for a phase's canaries. */
+export function canaryLines(record: CanaryRecord): string[] {
+  if (record.error !== null) return [`  canaries: none placed: ${record.error}`];
+  const lines = [
+    `  canaries: ${record.mutants.length} mutants; ${record.uncovered.length} listed tests uncovered`,
+  ];
+  for (const m of record.mutants) {
+    lines.push(
+      `  canary ${m.id} of ${m.test}: ${m.mutation}: ${m.status ?? 'not reported'}${m.status === 'passed' ? ' (VACUOUS_TEST)' : ''}`,
+    );
+  }
+  for (const u of record.uncovered) lines.push(`  canary uncovered: ${u.test}: ${u.why}`);
+  return lines;
+}

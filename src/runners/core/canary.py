@@ -1,0 +1,405 @@
+# ---- canaries: mutants of the task's own tests (src/runners/core/canary.py in Proctor) ------
+#
+# The same bytes are in every built-in Python runner (Proctor writes this part into each when
+# it writes the runner into a bundle); edit src/runners/core/canary.py, not a runner's copy.
+#
+# A canary is a copy of one of the task's tests with its expectation changed so that no
+# honest code can pass it: a compared literal changed (`assert f(x) == 3` -> `== 7`,
+# `assertEqual(a, "x")` -> `"xq"`), an expected exception swapped for a class made on the spot
+# that nothing raises (`pytest.raises(E)`, `assertRaises(E)`, sympy's `raises(E, …)`), an
+# assertion turned over (`assertTrue` -> `assertFalse`). The copy is placed right after its
+# original, in the same file and class, under a name of the same shape (`test_x` ->
+# `test_x_<word>`, the word drawn with a seed the oracle makes fresh for each grade). A canary
+# that passes says the test cannot fail: its assertion, or what it calls, was made vacuous.
+#
+# `run --proctor-canary WORKTREE LIST SEED` places them. The oracle runs it as a trusted step
+# (python3 -I, from outside the work tree, before any test process of the phase starts) and
+# reads its one line of JSON on stdout: {"mutants": [{"id", "test", "mutation"}, …],
+# "uncovered": [{"test", "why"}, …]}. Only the standard library is used, and only what
+# Python 3.5 has: no ast.unparse, no end positions; the text of a node is found with the
+# tokenizer and checked by parsing it again.
+import ast as _ast
+import io as _io
+import json as _json
+import random as _random
+import tokenize as _tokenize
+
+CANARY_WORDS = (
+    "again", "alt", "basic", "case", "check", "edge", "extra", "more", "other", "simple",
+    "variant", "values", "second", "repeat", "mixed", "plain", "small", "large", "default",
+    "explicit", "twice", "single", "empty", "nested", "inline", "direct", "reverse", "strict",
+)
+CANARY_EQUAL = ("assertEqual", "assertEquals", "assertListEqual", "assertTupleEqual",
+                "assertDictEqual", "assertSetEqual", "assertSequenceEqual",
+                "assertMultiLineEqual", "assertCountEqual")
+# Not assertAlmostEqual: with a `delta` or few `places`, a changed number may honestly pass.
+CANARY_FLIP = {"assertTrue": "assertFalse", "assertFalse": "assertTrue",
+               "assertIsNone": "assertIsNotNone", "assertIsNotNone": "assertIsNone",
+               "assertIn": "assertNotIn", "assertNotIn": "assertIn",
+               "assertIsInstance": "assertNotIsInstance"}
+CANARY_RAISES = ("raises", "assertRaises", "assertRaisesRegex", "assertRaisesRegexp")
+CANARY_EXCEPTIONS = ("Mismatch", "Conflict", "Overflow", "Lookup", "Format", "State", "Range")
+CANARY_MAX_FILE = 4 * 1024 * 1024
+
+
+class _Source:
+    """A file's text, its tokens by start position, and node positions in characters."""
+
+    def __init__(self, text):
+        self.text = text
+        self.lines = text.splitlines(True)
+        self.tokens = list(_tokenize.generate_tokens(_io.StringIO(text).readline))
+        self.at = {}
+        for index, token in enumerate(self.tokens):
+            self.at.setdefault(token[2], index)
+
+    def start(self, node):
+        """(row, column in characters) of a node: col_offset counts UTF-8 bytes."""
+        row = node.lineno
+        if node.col_offset < 0 or row < 1 or row > len(self.lines):
+            return None
+        raw = self.lines[row - 1].encode("utf-8")[:node.col_offset]
+        return row, len(raw.decode("utf-8", "replace"))
+
+    def segment(self, start, end):
+        (r1, c1), (r2, c2) = start, end
+        if r1 == r2:
+            return self.lines[r1 - 1][c1:c2]
+        return "".join([self.lines[r1 - 1][c1:]] + self.lines[r1:r2 - 1] + [self.lines[r2 - 1][:c2]])
+
+    def extent(self, node):
+        """(start, end) of a literal, a name, a dotted name or a bracketed display, verified
+        by parsing its text back into the same tree; None when it cannot be told."""
+        start = self.start(node)
+        index = self.at.get(start) if start else None
+        if index is None:
+            return None
+        first = self.tokens[index]
+        end = None
+        if first[0] == _tokenize.STRING:
+            i = index
+            while i < len(self.tokens) and self.tokens[i][0] in (
+                    _tokenize.STRING, _tokenize.NL, _tokenize.COMMENT):
+                if self.tokens[i][0] == _tokenize.STRING:
+                    end = self.tokens[i][3]
+                i += 1
+        elif first[0] == _tokenize.NUMBER:
+            end = first[3]
+        elif first[0] == _tokenize.NAME:
+            end = first[3]
+            i = index + 1
+            while (i + 1 < len(self.tokens) and self.tokens[i][1] == "."
+                   and self.tokens[i + 1][0] == _tokenize.NAME):
+                end = self.tokens[i + 1][3]
+                i += 2
+        elif first[1] in ("(", "[", "{"):
+            depth = 0
+            for token in self.tokens[index:]:
+                if token[0] == _tokenize.OP and token[1] in ("(", "[", "{"):
+                    depth += 1
+                elif token[0] == _tokenize.OP and token[1] in (")", "]", "}"):
+                    depth -= 1
+                    if depth == 0:
+                        end = token[3]
+                        break
+        if end is None:
+            return None
+        text = self.segment(start, end)
+        try:
+            again = _ast.parse("(\n" + text + "\n)", mode="eval").body
+        except SyntaxError:
+            return None
+        if _ast.dump(again) != _ast.dump(node):
+            return None
+        return start, end
+
+    def name_after(self, node, word):
+        """(start, end) of the first NAME token `word` at or after a node's start."""
+        start = self.start(node)
+        index = self.at.get(start) if start else None
+        if index is None:
+            return None
+        for token in self.tokens[index:index + 200]:
+            if token[0] == _tokenize.NAME and token[1] == word:
+                return token[2], token[3]
+        return None
+
+
+def _literal(node):
+    """(kind, value) of a literal the mutator can change, else None."""
+    if isinstance(node, (_ast.List, _ast.Tuple, _ast.Set, _ast.Dict)):
+        return "container", type(node).__name__
+    value = getattr(node, "value", None) if type(node).__name__ in ("Constant", "NameConstant") else None
+    if type(node).__name__ == "Num":
+        value = node.n
+    elif type(node).__name__ in ("Str", "Bytes"):
+        value = node.s
+    elif type(node).__name__ not in ("Constant", "NameConstant"):
+        return None
+    if isinstance(value, bool):
+        return "bool", value
+    if isinstance(value, (int, float, str, bytes)):
+        return "value", value
+    return None
+
+
+def _changed(kind, value, text, rng):
+    """New source text for a literal: a value no honest result equals if the old one does."""
+    if kind == "bool":
+        return repr(not value)
+    if kind == "container":
+        tail = {"List": " + [None]", "Tuple": " + (None,)", "Set": " | {None}"}.get(value)
+        if tail is None:
+            return "dict(%s, **{%r: None})" % (text, rng.choice(CANARY_WORDS))
+        return "(%s%s)" % (text, tail)
+    if isinstance(value, (int, float)):
+        return repr(value + rng.randint(1, 9))
+    letter = rng.choice("abcdefghkmnpqrstuvwxyz")
+    return repr(value + (letter.encode("ascii") if isinstance(value, bytes) else letter))
+
+
+def _direct_statements(body):
+    """Statements that run whenever the test does: the body's, and those of its `with`
+    blocks (not inside a branch, a loop, a try or a nested function, where an assertion may
+    honestly never run)."""
+    for statement in body:
+        yield statement
+        if isinstance(statement, _ast.With) or type(statement).__name__ == "AsyncWith":
+            for inner in _direct_statements(statement.body):
+                yield inner
+
+
+def _calls(statement):
+    """The calls a direct statement makes at its top: `x(…)`, `with x(…):`, `a = x(…)`."""
+    if isinstance(statement, _ast.Expr) and isinstance(statement.value, _ast.Call):
+        return [statement.value]
+    if isinstance(statement, _ast.With) or type(statement).__name__ == "AsyncWith":
+        items = getattr(statement, "items", None) or []
+        return [i.context_expr for i in items if isinstance(i.context_expr, _ast.Call)]
+    if isinstance(statement, _ast.Assign) and isinstance(statement.value, _ast.Call):
+        return [statement.value]
+    return []
+
+
+def _callee(call):
+    func = call.func
+    if isinstance(func, _ast.Attribute):
+        return func.attr
+    if isinstance(func, _ast.Name):
+        return func.id
+    return None
+
+
+def _mutations(source, function, rng):
+    """Every mutation the mutator understands in a test function: (edits, description), an
+    edit being (start, end, new text)."""
+    found = []
+    for statement in _direct_statements(function.body):
+        if isinstance(statement, _ast.Assert) and isinstance(statement.test, _ast.Compare):
+            test = statement.test
+            if len(test.ops) == 1 and isinstance(test.ops[0], (_ast.Eq, _ast.Is)):
+                for side in (test.comparators[0], test.left):
+                    target = side.operand if (isinstance(side, _ast.UnaryOp)
+                                              and isinstance(side.op, _ast.USub)) else side
+                    lit = _literal(target)
+                    if lit is None or (isinstance(test.ops[0], _ast.Is) and lit[0] != "bool"):
+                        continue
+                    span = source.extent(target)
+                    if span is not None:
+                        text = _changed(lit[0], lit[1], source.segment(*span), rng)
+                        found.append(([(span[0], span[1], text)], "expected value %s -> %s" % (
+                            source.segment(*span), text)))
+                        break
+        for call in _calls(statement):
+            name = _callee(call)
+            if name in CANARY_EQUAL and len(call.args) >= 2:
+                for arg in (call.args[1], call.args[0]):
+                    target = arg.operand if (isinstance(arg, _ast.UnaryOp)
+                                             and isinstance(arg.op, _ast.USub)) else arg
+                    lit = _literal(target)
+                    span = source.extent(target) if lit is not None else None
+                    if span is not None:
+                        text = _changed(lit[0], lit[1], source.segment(*span), rng)
+                        found.append(([(span[0], span[1], text)], "%s expected %s -> %s" % (
+                            name, source.segment(*span), text)))
+                        break
+            elif name in CANARY_FLIP and isinstance(call.func, _ast.Attribute):
+                span = source.name_after(call.func, name)
+                if span is not None:
+                    found.append(([(span[0], span[1], CANARY_FLIP[name])],
+                                  "%s -> %s" % (name, CANARY_FLIP[name])))
+            elif name in CANARY_RAISES and call.args:
+                span = source.extent(call.args[0])
+                if span is not None:
+                    fresh = "%sError" % rng.choice(CANARY_EXCEPTIONS)
+                    text = "type(%r, (Exception,), {})" % fresh
+                    found.append(([(span[0], span[1], text)], "%s(%s) -> a new %s nothing raises" % (
+                        name, source.segment(*span), fresh)))
+    return found
+
+
+def _span(source, node, following, limit):
+    """(first, last) line of a definition: from its first decorator to the line before what
+    follows it (`following`: the next statement's node, or None, then `limit`), without the
+    blank and comment lines at its end."""
+    first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+    if following is not None:
+        last = min([following.lineno] + [d.lineno for d in getattr(following, "decorator_list", [])]) - 1
+    else:
+        last = limit
+    while last > first and (source.lines[last - 1].strip() == ""
+                            or source.lines[last - 1].lstrip().startswith("#")):
+        last -= 1
+    return first, last
+
+
+def _definitions(source, tree):
+    """{(class or None, name): (node, first line, last line)} of a module's test functions
+    and its classes' test methods."""
+    found = {}
+    body = tree.body
+    for index, node in enumerate(body):
+        following = body[index + 1] if index + 1 < len(body) else None
+        if isinstance(node, (_ast.FunctionDef, getattr(_ast, "AsyncFunctionDef", _ast.FunctionDef))):
+            found[(None, node.name)] = (node,) + _span(source, node, following, len(source.lines))
+        elif isinstance(node, _ast.ClassDef):
+            end = _span(source, node, following, len(source.lines))[1]
+            for inner_index, inner in enumerate(node.body):
+                if isinstance(inner, _ast.FunctionDef):
+                    after = node.body[inner_index + 1] if inner_index + 1 < len(node.body) else None
+                    found[(node.name, inner.name)] = (inner,) + _span(source, inner, after, end)
+    return found
+
+
+def _names(tree):
+    names = set()
+    for node in _ast.walk(tree):
+        if isinstance(node, (_ast.FunctionDef, _ast.ClassDef)):
+            names.add(node.name)
+    return names
+
+
+def canary_file(text, targets, rng, per_test=1):
+    """Mutants of the test functions `targets` ((class or None, name), …) of one file's text.
+    Returns (new text, [(target, mutant name, mutation)], [(target, why)])."""
+    try:
+        tree = _ast.parse(text)
+        source = _Source(text)
+    except (SyntaxError, ValueError, _tokenize.TokenError, IndentationError) as error:
+        why = "the file does not parse on this Python (%s)" % type(error).__name__
+        return text, [], [(t, why) for t in targets]
+    definitions = _definitions(source, tree)
+    taken = _names(tree)
+    inserts = []  # (after line, text)
+    made = []
+    uncovered = []
+    for target in targets:
+        entry = definitions.get(target)
+        if entry is None:
+            uncovered.append((target, "no such test function in the file"))
+            continue
+        node, first, last = entry
+        choices = _mutations(source, node, rng)
+        if not choices:
+            uncovered.append((target, "no assertion the mutator understands"))
+            continue
+        rng.shuffle(choices)
+        for edits, description in choices[:per_test]:
+            name = None
+            for word in rng.sample(CANARY_WORDS, len(CANARY_WORDS)):
+                if node.name + "_" + word not in taken:
+                    name = node.name + "_" + word
+                    break
+            if name is None:
+                uncovered.append((target, "no free name for a mutant"))
+                break
+            taken.add(name)
+            span = source.name_after(node, node.name)
+            lines = list(source.lines)
+            for (r1, c1), (r2, c2), new in sorted(edits + [(span[0], span[1], name)], reverse=True):
+                head = lines[r1 - 1][:c1]
+                tail = lines[r2 - 1][c2:]
+                lines[r1 - 1:r2] = [head + new + tail] + [""] * (r2 - r1)
+            copy = "".join(lines[first - 1:last])
+            if not copy.endswith("\n"):
+                copy += "\n"
+            # The blank lines the file's own style puts between definitions (PEP 8's).
+            inserts.append((last, ("\n\n" if target[0] is None else "\n") + copy))
+            made.append((target, name, description))
+    out = list(source.lines)
+    if out and not out[-1].endswith("\n"):
+        out[-1] += "\n"
+    for after, copy in sorted(inserts, key=lambda item: item[0], reverse=True):
+        out[after:after] = [copy]
+    return "".join(out), made, uncovered
+
+
+def canary_place(worktree, placements, seed, per_test=1):
+    """Places the mutants in the files of the work tree. `placements`: {path: [(target,
+    [listed id, …]), …]} from the runner's dialect (its canary_targets). Returns the JSON-ready {"mutants": …, "uncovered": …}."""
+    import os
+
+    rng = _random.Random(seed)
+    mutants = []
+    uncovered = []
+    for path in sorted(placements):
+        entries = placements[path]
+        full = os.path.join(worktree, path)
+        why = None
+        if os.path.islink(full) or not os.path.isfile(full):
+            why = "the file is not a regular file in the work tree"
+        elif os.path.getsize(full) > CANARY_MAX_FILE:
+            why = "the file is over %d bytes" % CANARY_MAX_FILE
+        text = None
+        if why is None:
+            try:
+                with open(full, encoding="utf-8", newline="") as f:
+                    text = f.read()
+            except (OSError, UnicodeDecodeError):
+                why = "the file cannot be read as UTF-8"
+        if why is not None:
+            for _, ids in entries:
+                uncovered.extend({"test": i, "why": why} for i in ids)
+            continue
+        by_target = dict(entries)
+        new, made, missed = canary_file(text, [t for t, _ in entries], rng, per_test)
+        for target, why in missed:
+            uncovered.extend({"test": i, "why": why} for i in by_target[target])
+        if not made:
+            continue
+        mode = os.stat(full).st_mode & 0o7777
+        tmp = full + ".proctor-canary"
+        with open(tmp, "w", encoding="utf-8", newline="") as f:
+            f.write(new)
+        os.chmod(tmp, mode)
+        os.replace(tmp, full)
+        # A dialect whose ids name a test otherwise gives its own canary_id.
+        mutant_id = globals().get("canary_id", canary_mutant_id)
+        for target, name, mutation in made:
+            for listed in by_target[target]:
+                mutants.append({"id": mutant_id(listed, target[1], name), "test": listed,
+                                "mutation": mutation})
+    return {"mutants": mutants, "uncovered": uncovered}
+
+
+def canary_mutant_id(listed, name, mutant):
+    """A listed id with its test function's name (its last occurrence) made the mutant's."""
+    at = listed.rfind(name)
+    return listed if at < 0 else listed[:at] + mutant + listed[at + len(name):]
+
+
+def main_canary(argv):
+    """`run --proctor-canary WORKTREE LIST SEED`: see the top of this part."""
+    worktree, list_file, seed = argv
+    ids = read_ids(list_file)
+    # The runner's dialect says where its listed tests are defined; one without says so.
+    targets = globals().get("canary_targets")
+    if targets is None:
+        placements, unplaced = {}, [(i, "this runner places no canaries") for i in ids]
+    else:
+        placements, unplaced = targets(worktree, ids)
+    result = canary_place(worktree, placements, seed)
+    result["uncovered"] = [{"test": i, "why": w} for i, w in unplaced] + result["uncovered"]
+    sys.stdout.write(_json.dumps(result, ensure_ascii=True) + "\n")
+    return 0
+# ---- end of canaries ------------------------------------------------------------------------

@@ -1,0 +1,40 @@
+// No false alarm: the gold patch of every shipped example whose runner places canaries (the
+// built-in pytest runner) passes with them, each mutant failing, through the real oracle.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { runnerPlacesCanaries } from '../../src/oracle/canaries.js';
+import { loadBundle } from '../../src/oracle/bundle.js';
+import { requireDocker, resolveImage } from '../../src/sandbox/index.js';
+import { dockerScope, testDocker } from '../helpers/docker.js';
+import { gradeIn } from '../helpers/grade.js';
+import { ROOT } from '../helpers/processes.js';
+
+const docker = testDocker();
+const SCOPE = dockerScope(docker, 'examples-canaries');
+
+/** The examples whose tests/run places canaries. */
+const EXAMPLES = readdirSync(join(ROOT, 'examples'), { withFileTypes: true })
+  .filter((e) => e.isDirectory())
+  .map((e) => e.name)
+  .filter((name) => runnerPlacesCanaries(readFileSync(join(ROOT, 'examples', name, 'tests/run'))));
+
+describe('the examples with canaries', { timeout: 600_000 }, () => {
+  beforeAll(() => requireDocker(docker));
+
+  it('include the Python one', () => {
+    expect(EXAMPLES).toContain('py-duration-parse');
+  });
+
+  it.each(EXAMPLES)('%s: the gold patch passes, every canary failing', async (name) => {
+    const bundle = await loadBundle(join(ROOT, 'examples', name));
+    const image = (await resolveImage(docker, bundle.environment)).localId;
+    const gold = readFileSync(bundle.paths.goldPatch ?? '');
+    const evaluation = await gradeIn(docker, SCOPE, image, bundle, gold);
+    expect(evaluation.verdict, evaluation.verdict.detail).toMatchObject({ verdict: 'PASS' });
+    const canaries = evaluation.phaseRecords.find((p) => p.name === 'hidden')?.canaries;
+    expect(canaries?.error).toBeNull();
+    expect(canaries?.mutants.length).toBeGreaterThan(0);
+    for (const m of canaries?.mutants ?? []) expect(m.status, m.mutation).toMatch(/failed|error/);
+  });
+});

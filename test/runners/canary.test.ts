@@ -1,0 +1,246 @@
+// The canary mutator (src/runners/core/canary.py): one source in every built-in Python runner,
+// written for Python 3.6 and run for real on Debian bullseye's Python 3.9 and bookworm's 3.11.
+// On a test file with each kind of assertion it understands, every original test passes with
+// honest code and every mutant fails; what it does not understand is named uncovered.
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { RUNNER_CORE, runnerSource } from '../../src/runners/index.js';
+import { execFileAsync, fixtureImage } from '../helpers/docker.js';
+
+const PYTHON_RUNNERS = ['pytest', 'django', 'sympy'] as const;
+const CORE = readFileSync(new URL('../../src/runners/core/canary.py', import.meta.url), 'utf8');
+
+// Honest code and its tests, in every shape the mutator knows, and three it does not.
+const LIBRARY = `def add(a, b):
+    return a + b
+
+
+def div(a, b):
+    if b == 0:
+        raise ValueError("zero")
+    return a / b
+
+
+def raises(expected, code):
+    try:
+        code()
+    except expected:
+        return
+    raise AssertionError("did not raise")
+`;
+
+const TESTS = `# -*- coding: utf-8 -*-
+import unittest
+
+from lib import add, div, raises
+
+
+def test_int():
+    assert add(2, 3) == 5
+
+
+def test_negative():
+    assert add(-1, -1) == -2, "deux négatifs"
+
+
+def test_string():
+    label = "é"; assert add("a", "b") == "ab"
+
+
+def test_left():
+    assert [1, 2] == [add(0, 1),
+                      add(1, 1)]
+
+
+def test_bool():
+    assert (add(1, 1) == 2) is True
+
+
+def test_helper_raises():
+    raises(ValueError, lambda: div(1, 0))
+
+
+def test_loop():
+    for value in []:
+        assert value == 1
+
+
+def test_helper_only():
+    check = add(1, 1)
+    str(check)
+
+
+class AddTest(unittest.TestCase):
+    def test_equal(self):
+        self.assertEqual(add(2, 3), 5)
+
+    def test_container(self):
+        self.assertEqual(
+            {"sum": add(1, 1)},
+            {"sum": 2},
+        )
+
+    def test_true(self):
+        self.assertTrue(add(1, 1) == 2)
+
+    def test_raises(self):
+        with self.assertRaises(ValueError):
+            div(1, 0)
+
+    def test_tuple(self):
+        self.assertEqual((add(1, 1), 3), (2, 3))
+
+    class Inner(unittest.TestCase):
+        def test_deep(self):
+            self.assertEqual(add(1, 1), 2)
+`;
+
+const LISTED = [
+  'test_int',
+  'test_negative',
+  'test_string',
+  'test_left',
+  'test_bool',
+  'test_helper_raises',
+  'test_loop',
+  'test_helper_only',
+  'AddTest::test_equal',
+  'AddTest::test_container',
+  'AddTest::test_true',
+  'AddTest::test_raises',
+  'AddTest::test_tuple',
+  'AddTest::Inner::test_deep',
+].map((name) => `tests/test_lib.py::${name}`);
+
+// Runs every test function and TestCase method of a module by its pytest-style id; prints
+// {"id": "passed" | "failed"}. Python 3.5-compatible, no pytest needed.
+const RUN_ALL = `import importlib, json, sys, unittest
+sys.path[:0] = ["/w", "/w/tests"]
+module = importlib.import_module("test_lib")
+out = {}
+for name, value in sorted(vars(module).items()):
+    if name.startswith("test_") and callable(value):
+        try:
+            value(); out["tests/test_lib.py::" + name] = "passed"
+        except Exception:
+            out["tests/test_lib.py::" + name] = "failed"
+    elif isinstance(value, type) and issubclass(value, unittest.TestCase):
+        for method in sorted(vars(value)):
+            if method.startswith("test_"):
+                result = unittest.TestResult()
+                value(method).run(result)
+                out["tests/test_lib.py::%s::%s" % (name, method)] = (
+                    "passed" if result.wasSuccessful() else "failed")
+print(json.dumps(out))
+`;
+
+interface StepOutput {
+  mutants: Array<{ id: string; test: string; mutation: string }>;
+  uncovered: Array<{ test: string; why: string }>;
+}
+
+/** The pytest runner's canary step on the sample in `image`, then every test of the result. */
+async function placeAndRun(image: string, seed: string) {
+  const runner = (await runnerSource('pytest')).toString('base64');
+  const b64 = (text: string) => Buffer.from(text).toString('base64');
+  const script = [
+    'mkdir -p /w/tests',
+    `echo ${runner} | base64 -d > /tmp/run`,
+    `echo ${b64(LIBRARY)} | base64 -d > /w/lib.py`,
+    `echo ${b64(TESTS)} | base64 -d > /w/tests/test_lib.py`,
+    `echo ${b64(`${LISTED.join('\n')}\ntests/test_gone.py::test_x\n`)} | base64 -d > /tmp/list`,
+    `echo ${b64(RUN_ALL)} | base64 -d > /tmp/all.py`,
+    `cd / && python3 -I /tmp/run --proctor-canary /w /tmp/list ${seed} > /tmp/out || exit 1`,
+    'python3 -c "import sys; print(sys.version_info[:2])"',
+    'cat /tmp/out',
+    'python3 /tmp/all.py',
+    'cat /w/tests/test_lib.py',
+  ].join('\n');
+  const { stdout } = await execFileAsync('docker', [
+    ...['run', '--rm', '--network', 'none', image, 'sh', '-c', script],
+  ]);
+  const [version, step, results, ...file] = stdout.split('\n');
+  return {
+    version: version!,
+    step: JSON.parse(step!) as StepOutput,
+    results: JSON.parse(results!) as Record<string, string>,
+    file: file.join('\n'),
+  };
+}
+
+describe('the canary mutator', { timeout: 300_000 }, () => {
+  it.each(PYTHON_RUNNERS)('is in the %s runner as the same bytes, once', async (name) => {
+    const source = (await runnerSource(name)).toString('utf8');
+    expect(RUNNER_CORE).toEqual(['core/canary.py']);
+    expect(source.split(CORE)).toHaveLength(2);
+    // The runner's own file holds the include line, not a copy that could drift.
+    const own = readFileSync(new URL(`../../src/runners/${name}/run`, import.meta.url), 'utf8');
+    expect(own).toContain('# proctor-include: core/canary.py\n');
+    expect(own).not.toContain('def canary_file(');
+  });
+
+  it('is Python 3.6 (ast.parse with feature_version (3, 6))', async () => {
+    const image = await fixtureImage('runners');
+    const code = Buffer.from(CORE).toString('base64');
+    const { stdout } = await execFileAsync('docker', [
+      ...['run', '--rm', '--network', 'none', image, 'python3', '-c'],
+      `import ast, base64; ast.parse(base64.b64decode("${code}").decode(), feature_version=(3, 6)); print("ok")`,
+    ]);
+    expect(stdout.trim()).toBe('ok');
+  });
+
+  it.each([
+    ['python-bullseye', '(3, 9)'],
+    ['runners', '(3, 11)'],
+  ])(
+    'on %s (Python %s): every original passes, every mutant fails, the rest is uncovered',
+    async (image, version) => {
+      const ran = await placeAndRun(await fixtureImage(image), 'a-seed');
+      expect(ran.version).toBe(version);
+      const covered = LISTED.filter(
+        (id) => !/test_loop|test_helper_only|Inner::test_deep/.test(id),
+      );
+      expect(ran.step.mutants.map((m) => m.test).sort()).toEqual([...covered].sort());
+      for (const id of covered) expect(ran.results[id], id).toBe('passed');
+      for (const m of ran.step.mutants) {
+        expect(ran.results[m.id], `${m.id}: ${m.mutation}`).toBe('failed');
+        // The mutant's name is its original's and a word, in the same class.
+        const original = m.test.replace(/::(test_\w+)$/, '');
+        expect(m.id.startsWith(`${original}::`)).toBe(true);
+        expect(m.id).toMatch(new RegExp(`::${m.test.split('::').pop()!}_[a-z]+$`));
+      }
+      expect(ran.step.uncovered.sort((a, b) => a.test.localeCompare(b.test))).toEqual([
+        { test: 'tests/test_gone.py::test_x', why: 'its file is not in the work tree' },
+        {
+          test: 'tests/test_lib.py::AddTest::Inner::test_deep',
+          why: 'not a test function of a module or of one class',
+        },
+        {
+          test: 'tests/test_lib.py::test_helper_only',
+          why: 'no assertion the mutator understands',
+        },
+        { test: 'tests/test_lib.py::test_loop', why: 'no assertion the mutator understands' },
+      ]);
+      // Each kind of mutation was made.
+      const kinds = ran.step.mutants.map((m) => m.mutation).join('\n');
+      expect(kinds).toMatch(/expected value -?\d+ -> -?\d+/);
+      expect(kinds).toMatch(/raises\(ValueError\) -> a new \w+Error nothing raises/);
+      expect(kinds).toMatch(/assertRaises\(ValueError\)/);
+      expect(kinds).toMatch(/assertTrue -> assertFalse/);
+      expect(kinds).toMatch(/assertEqual expected \{"sum": 2\} -> dict\(/);
+      expect(kinds).toMatch(/expected value True -> False/);
+    },
+  );
+
+  it('draws different names with another seed, the same with the same one', async () => {
+    const image = await fixtureImage('runners');
+    const [a, b, c] = await Promise.all([
+      placeAndRun(image, 'seed-one'),
+      placeAndRun(image, 'seed-one'),
+      placeAndRun(image, 'seed-two'),
+    ]);
+    const ids = (r: typeof a) => r.step.mutants.map((m) => m.id);
+    expect(ids(a)).toEqual(ids(b));
+    expect(ids(a)).not.toEqual(ids(c));
+  });
+});
