@@ -393,6 +393,9 @@ export async function startWithWorkspace(
         await toCopy(refused);
       }
     };
+    if (layer === 'copy') {
+      workspace ??= await timed('load', () => createWorkspace(docker, spec, plan, made));
+    }
     // The archive goes in while the container is created and started: a copy waits for it;
     // an overlay's layer must be there before its mount, at the start.
     filling = settle(
@@ -405,7 +408,6 @@ export async function startWithWorkspace(
       ),
     );
     if (layer === 'overlay') await overlay();
-    workspace ??= await timed('load', () => createWorkspace(docker, spec, plan, made));
     for (let attempt = 1; ;) {
       if (template.preparedMs > 0) spec.onPrepared?.(template.preparedMs);
       const done = templates.use(template.volume);
@@ -521,6 +523,7 @@ export async function startWithWorkspace(
           `cannot copy the workspace template of ${spec.repoPath}: ${reason}`,
         );
       }
+      if (workspace === undefined) throw new Error('no workspace volume was made');
       return {
         container,
         workspace,

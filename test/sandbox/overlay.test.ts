@@ -9,7 +9,7 @@ import { capturePatch } from '../../src/sandbox/capture.js';
 import { removeContainer } from '../../src/sandbox/container.js';
 import { runToCompletion } from '../../src/sandbox/run.js';
 import { execInContainer } from '../../src/sandbox/exec.js';
-import { LABEL } from '../../src/sandbox/labels.js';
+import { LABEL, labelsFor } from '../../src/sandbox/labels.js';
 import { overlayOptions } from '../../src/sandbox/overlay.js';
 import { removeOwned } from '../../src/sandbox/cleanup.js';
 import {
@@ -264,10 +264,7 @@ describe('the copy instead of an overlay', () => {
     // mounts an overlay and reads it wrong would show. The job's own check finds it out.
     const o = owner();
     const other = `proctor-${o.job}-other`;
-    await docker.createVolume({
-      Name: other,
-      Labels: { [LABEL.home]: o.home, [LABEL.job]: o.job },
-    });
+    await docker.createVolume({ Name: other, Labels: labelsFor(o, 'probe') });
     const made = await runToCompletion(
       docker,
       {
