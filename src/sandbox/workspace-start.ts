@@ -1,5 +1,12 @@
-// A job's first container with its workspace, copied from the workspace template by the
-// container itself: no init container on a job's path.
+// A job's first container with its workspace: by default an overlay on the workspace template's
+// tree (overlay.ts: the engine mounts it, nothing is copied, the job's writes go to a layer
+// volume of its own), and a copy made by the container itself where the overlay cannot be used
+// or the spec asks for a copy. No init container on a job's path either way. The steps below
+// are the copy's; an overlay's differ in step 1 (a layer volume gets `upper/`, the sandbox
+// user's, and `work/`, and the overlay volume is made over the template's tree once the
+// template is known), in step 2 (the archive must be in before the container starts, as the
+// start mounts the overlay) and in step 3 (the exec copies nothing: it checks the template's
+// `ready` file and that the container sees the tree through the overlay, writable).
 //
 //  1. load: the fresh workspace volume (and, when asked, an asset volume) is made, and one
 //     archive is extracted into both through a container that is created and never started
