@@ -4,8 +4,8 @@
 // or the spec asks for a copy. No init container on a job's path either way. The steps below
 // are the copy's; an overlay's differ in step 1 (a layer volume gets `upper/`, the sandbox
 // user's, and `work/`, and the overlay volume is made over the template's tree once the
-// template is known), in step 2 (the archive must be in before the container starts, as the
-// start mounts the overlay) and in step 3 (the exec copies nothing: it checks the template's
+// template is known), in step 2 (the archive must be in between the container's create and its
+// start, which mounts the overlay) and in step 3 (the exec copies nothing: it checks the template's
 // `ready` file and that the container sees the tree through the overlay, writable).
 //
 //  1. load: the fresh workspace volume (and, when asked, an asset volume) is made, and one
@@ -415,6 +415,12 @@ export async function startWithWorkspace(
       ),
     );
     if (layer === 'overlay') await overlay();
+    // An overlay's layer must hold `upper/` and `work/` when the start mounts it: loaded while
+    // the engine creates the container.
+    const overlayLoaded = async () => {
+      const failed = await filling;
+      if (failed) throw failed.error;
+    };
     for (let attempt = 1; ;) {
       if (template.preparedMs > 0) spec.onPrepared?.(template.preparedMs);
       const done = templates.use(template.volume);
@@ -427,30 +433,30 @@ export async function startWithWorkspace(
         if (assets !== undefined && spec.assets) {
           mounts.push({ volume: assets, target: spec.assets.target, readOnly: true });
         }
-        if (layer === 'overlay') {
-          const failed = await filling;
-          if (failed) throw failed.error;
-        }
         const memoryMb = layer === 'copy' ? plan.treeMb : undefined;
         const volume = workspace;
         if (volume === undefined) throw new Error('no workspace volume was made');
         try {
           container = await timed('container', () =>
-            startIdleContainer(docker, {
-              ...spec.container,
-              owner: spec.owner,
-              role: spec.role,
-              image: spec.image,
-              uid: spec.uid,
-              gid: spec.gid,
-              workspace: {
-                volume,
-                target: spec.repoPath,
-                ...(memoryMb === undefined ? {} : { memoryMb }),
+            startIdleContainer(
+              docker,
+              {
+                ...spec.container,
+                owner: spec.owner,
+                role: spec.role,
+                image: spec.image,
+                uid: spec.uid,
+                gid: spec.gid,
+                workspace: {
+                  volume,
+                  target: spec.repoPath,
+                  ...(memoryMb === undefined ? {} : { memoryMb }),
+                },
+                mounts,
+                ...(spec.runtime ? { runtime: spec.runtime } : {}),
               },
-              mounts,
-              ...(spec.runtime ? { runtime: spec.runtime } : {}),
-            }),
+              layer === 'overlay' ? overlayLoaded : undefined,
+            ),
           );
         } catch (error) {
           if (layer !== 'overlay' || !isMountFailure(error)) throw error;
