@@ -68,7 +68,10 @@ export interface Bundle {
    * evaluator never has any.
    */
   history?: 'full' | 'none';
-  /** [environment].workspace: where the evaluator's workspace lives, `memory` when absent. */
+  /**
+   * [environment].workspace: the medium of the evaluator's copied workspace. Absent, the
+   * workspace is an overlay on the template where the engine can mount one, else a copy in memory.
+   */
   workspace?: 'memory' | 'disk';
   /**
    * [grading]; `tamper`: what a hit of the candidate screen does; `rules`: whose rules grade
@@ -301,7 +304,8 @@ export async function loadBundleWithListing(
     workdir: task.environment.workdir,
     baseCommit: task.environment.base_commit,
     ...(task.environment.history === 'none' ? { history: 'none' as const } : {}),
-    ...(task.environment.workspace === 'disk' ? { workspace: 'disk' as const } : {}),
+    // Kept when set, `memory` too: a medium named asks for a copy, where absent means an overlay.
+    ...(task.environment.workspace === undefined ? {} : { workspace: task.environment.workspace }),
     grading: {
       allow: [...task.grading.allow],
       deny: [...task.grading.deny],

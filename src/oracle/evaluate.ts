@@ -137,8 +137,12 @@ export interface Evaluation {
   phaseRecords: PhaseRecord[];
   /** Wall time of each step, in ms; `total` is the evaluation's own wall time. */
   timings: Record<string, number>;
-  /** Where the workspace was (memory: its tree's MiB, added to the memory limit); unset before one was made. */
-  workspace?: { medium: WorkspaceMedium; treeMb?: number };
+  /**
+   * Where the workspace was (overlay: on the template, its writes on disk; memory: its tree's
+   * MiB, added to the memory limit), and why an overlay fell back to a copy; unset before one
+   * was made.
+   */
+  workspace?: { medium: WorkspaceMedium | 'overlay'; treeMb?: number; fallback?: string };
   /** Set when removing the container or a volume failed (the job's cleanup retries). */
   cleanupError?: string;
   /**
@@ -197,6 +201,7 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
   const runtime = sandbox.runtime ? { runtime: sandbox.runtime } : {};
   const { limits } = bundle;
   let workspace: string | undefined;
+  let layerVolume: string | undefined;
   let assets: string | undefined;
   let container: WorkspaceContainer['container'] | undefined;
   try {
@@ -210,7 +215,9 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
       baseCommit: bundle.baseCommit,
       // The evaluator applies the diff with GIT_DIR pointing nowhere: history is dead weight.
       history: 'none',
-      // One container from the copy to the last phase: the workspace may live in memory.
+      // An overlay on the template unless the task names a medium; where the engine cannot
+      // make one, a copy, in memory by default (one container from the copy to the last phase).
+      layer: bundle.workspace === undefined ? 'overlay' : 'copy',
       medium: bundle.workspace ?? 'memory',
       uid: sandbox.uid,
       gid: sandbox.gid,
@@ -245,10 +252,11 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
       ...(signal ? { signal } : {}),
       ...runtime,
     });
-    ({ container, workspace, assets } = started);
+    ({ container, workspace, assets, layerVolume } = started);
     evaluation.workspace = {
       medium: started.medium,
       ...(started.treeMb === undefined ? {} : { treeMb: started.treeMb }),
+      ...(started.fallback === undefined ? {} : { fallback: started.fallback }),
     };
     checkAborted(signal);
     const id = container.id;
@@ -376,6 +384,10 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
         const volumes = await Promise.allSettled(
           [workspace, assets].flatMap((v) => (v === undefined ? [] : [removeVolume(docker, v)])),
         );
+        // An overlay's layer after the overlay itself (nothing mounts it by then).
+        if (layerVolume !== undefined) {
+          volumes.push(...(await Promise.allSettled([removeVolume(docker, layerVolume)])));
+        }
         const failed = [...results, ...volumes].find((r) => r.status === 'rejected');
         if (failed) {
           // The job's own removeOwned (and the reaper) will try again; the verdict stands.

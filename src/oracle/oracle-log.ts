@@ -126,12 +126,14 @@ function evaluationLines(title: string, evaluation: Evaluation): string[] {
     .join(', ');
   lines.push(`timings: ${timings}`);
   if (evaluation.workspace) {
-    const { medium, treeMb } = evaluation.workspace;
-    lines.push(
-      medium === 'memory'
-        ? `workspace: in memory (a tmpfs volume; its ${String(treeMb)} MiB tree added to the memory limit)`
-        : 'workspace: on disk',
-    );
+    const { medium, treeMb, fallback } = evaluation.workspace;
+    const where =
+      medium === 'overlay'
+        ? 'workspace: an overlay on the template (its writes on disk)'
+        : medium === 'memory'
+          ? `workspace: in memory (a tmpfs volume; its ${String(treeMb)} MiB tree added to the memory limit)`
+          : 'workspace: on disk';
+    lines.push(fallback === undefined ? where : `${where}; copied: ${fallback}`);
   }
   if (evaluation.cleanupError) lines.push(`cleanup: ${evaluation.cleanupError}`);
   lines.push(

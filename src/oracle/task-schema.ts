@@ -98,14 +98,13 @@ const environmentSchema = z
      */
     history: z.enum(['full', 'none'], { error: 'must be "full" or "none"' }).default('full'),
     /**
-     * Where the evaluator's fresh workspace lives: `memory` (the default) a tmpfs volume, whose
-     * tree is added to the memory limit and whose new files count against it, as /tmp's do;
-     * `disk` a volume on the engine's disk, for test suites that write far more than their
-     * memory into the checkout (a large build's outputs, say). The solver's is always on disk.
+     * Where the evaluator's workspace lives. Absent (the default): an overlay on the workspace
+     * template where the engine can mount one (sandbox/overlay.ts), else a copy in memory. Set,
+     * a copy: `memory` a tmpfs volume, whose tree is added to the memory limit and whose new
+     * files count against it, as /tmp's do; `disk` a volume on the engine's disk, for test
+     * suites that write far more than their memory into the checkout (a large build's outputs).
      */
-    workspace: z
-      .enum(['memory', 'disk'], { error: 'must be "memory" or "disk"' })
-      .default('memory'),
+    workspace: z.enum(['memory', 'disk'], { error: 'must be "memory" or "disk"' }).optional(),
     /**
      * A shell command run with `sh -c` in the work tree, in the image build, after the work
      * tree is made (`python3 -m pip install --no-deps --no-build-isolation -e .`): a layer of

@@ -21,9 +21,15 @@ export function idleUid(taskUid: number): number {
   return taskUid === IDLE_UID ? IDLE_UID - 1 : IDLE_UID;
 }
 
+/**
+ * Creates and starts the spec's idle container. `beforeStart` runs between the two (what the
+ * start needs that can be made while the engine creates the container: an overlay workspace's
+ * layer); when it throws, the container is removed and its error rethrown as it is.
+ */
 export async function startIdleContainer(
   docker: DockerClient,
   spec: Omit<SandboxSpec, 'cmd'>,
+  beforeStart?: () => Promise<void>,
 ): Promise<Docker.Container> {
   let container: Docker.Container;
   try {
@@ -38,6 +44,14 @@ export async function startIdleContainer(
       `cannot create the ${spec.role} container: ${describeError(error)}`,
       { cause: error },
     );
+  }
+  if (beforeStart) {
+    try {
+      await beforeStart();
+    } catch (error) {
+      await removeContainer(container);
+      throw error;
+    }
   }
   try {
     await container.start();

@@ -25,7 +25,8 @@
 // The tree is the image's work tree as built: the tracked files at the base commit, plus the
 // files git ignores there (build output; see [environment] install), never other changes.
 //
-// USER_COPY fills a job's fresh volume from a ready template mounted read-only: one `cp -a`,
+// USER_COPY fills a job's fresh volume from a ready template mounted read-only (or, for an
+// overlay workspace, only checks the template and the mount; overlay.ts): one `cp -a`,
 // which measured faster here than Docker's own population of a volume from an image layer
 // (about 0.6 s against 1.1-3.1 s for a 48 MB, 2,000-file tree, container start included).
 // Into a memory-backed volume (workspace-start.ts) the same copy takes 0.2 s, and into a
@@ -95,13 +96,24 @@ mv "$tpl/ready.new" "$tpl/ready"
 cat "$tpl/ready"
 `;
 
-// $1 the template's mount, $2 the workspace (its root already the sandbox user's), $3 the key.
+/** Exit status of COPY, layer `overlay`, when the workspace does not show the template's tree. */
+export const LAYER_UNUSABLE_EXIT = 8;
+
+// $1 the template's mount, $2 the workspace (its root already the sandbox user's), $3 the key,
+// $4 the layer: `copy` copies the tree; `overlay` (the workspace is an overlay on the tree,
+// overlay.ts) copies nothing and checks that the container sees the tree through it, writable
+// (a runtime may mount it and still fail to read it).
 // Run as the sandbox uid:gid in the job's own container, before anything of the task.
 export const USER_COPY_SCRIPT = String.raw`set -eu
-tpl=$1 dst=$2 key=$3
+tpl=$1 dst=$2 key=$3 layer=$4
 case "$(cat "$tpl/ready" 2>/dev/null || true)" in
   "$key" | "$key "*) ;;
   *) echo "the template is not ready" >&2; exit ${NOT_READY_EXIT} ;;
 esac
+if [ "$layer" = overlay ]; then
+  want=$(ls -A "$tpl/tree") && got=$(ls -A "$dst" 2>&1) && [ "$want" = "$got" ] && [ -w "$dst" ] ||
+    { [ -n "$got" ] || got=nothing; printf "the overlay does not show the template's tree (it shows: %s)\n" "$(echo $got | head -c 200)" >&2; exit ${LAYER_UNUSABLE_EXIT}; }
+  exit 0
+fi
 cp -a "$tpl/tree/." "$dst/"
 `;

@@ -30,6 +30,7 @@ import { hardenedContainerOptions } from './profile.js';
 import { runToCompletion } from './run.js';
 import type { VolumeInspectInfo } from 'dockerode';
 import { extract } from 'tar-stream';
+import type { LayerMemo } from './overlay.js';
 import { PREPARE_SCRIPT, parseReady } from './template-scripts.js';
 
 export type History = 'full' | 'none';
@@ -83,6 +84,8 @@ export interface TemplateStore {
   forget(volume: string): void;
   /** Marks a template used now (the LRU order) and in use until `done` is called. */
   use(volume: string): () => void;
+  /** Whether this process's engine refused an overlay workspace (overlay.ts): asked once. */
+  readonly layers: LayerMemo;
 }
 
 export const DEFAULT_TEMPLATE_LIMIT = 8;
@@ -370,6 +373,7 @@ export function createTemplateStore(options: TemplateOptions = {}): TemplateStor
   const preparing = new Map<string, Promise<Ready>>();
   const lastUsed = new Map<string, number>();
   const inUse = new Map<string, number>();
+  const layers: LayerMemo = {};
 
   /** The LRU bound and the image rule, over every template of the home. */
   async function tidy(docker: DockerClient, home: string, fresh: TemplateVolume) {
@@ -408,6 +412,7 @@ export function createTemplateStore(options: TemplateOptions = {}): TemplateStor
   }
 
   return {
+    layers,
     async acquire(docker, spec, avoid = new Set()) {
       const key = templateKey(spec);
       const mine = known.get(key);

@@ -1,5 +1,12 @@
-// A job's first container with its workspace, copied from the workspace template by the
-// container itself: no init container on a job's path.
+// A job's first container with its workspace: by default an overlay on the workspace template's
+// tree (overlay.ts: the engine mounts it, nothing is copied, the job's writes go to a layer
+// volume of its own), and a copy made by the container itself where the overlay cannot be used
+// or the spec asks for a copy. No init container on a job's path either way. The steps below
+// are the copy's; an overlay's differ in step 1 (a layer volume gets `upper/`, the sandbox
+// user's, and `work/`, and the overlay volume is made over the template's tree once the
+// template is known), in step 2 (the archive must be in between the container's create and its
+// start, which mounts the overlay) and in step 3 (the exec copies nothing: it checks the template's
+// `ready` file and that the container sees the tree through the overlay, writable).
 //
 //  1. load: the fresh workspace volume (and, when asked, an asset volume) is made, and one
 //     archive is extracted into both through a container that is created and never started
@@ -41,7 +48,14 @@ import { isNotFound, type DockerClient } from './docker.js';
 import { execInContainer } from './exec.js';
 import { LABEL, labelsFor, type Owner, type Role } from './labels.js';
 import { hardenedContainerOptions, type SandboxSpec, type VolumeMount } from './profile.js';
-import { NOT_READY_EXIT, USER_COPY_SCRIPT } from './template-scripts.js';
+import {
+  isMountFailure,
+  overlayOptions,
+  runtimeRefusal,
+  volumePath,
+  type WorkspaceLayer,
+} from './overlay.js';
+import { LAYER_UNUSABLE_EXIT, NOT_READY_EXIT, USER_COPY_SCRIPT } from './template-scripts.js';
 import { removeVolume } from './volumes.js';
 import {
   TEMPLATE_MOUNT,
@@ -78,6 +92,11 @@ export interface WorkspaceSpec {
    * call's container (the evaluator's); disk when the template's size is unknown or too big.
    */
   medium?: WorkspaceMedium;
+  /**
+   * Default `overlay`: the work tree is an overlay on the template's tree (overlay.ts), copied
+   * into `medium` only where the engine or the runtime cannot; `copy` always copies.
+   */
+  layer?: WorkspaceLayer;
   runtime?: string;
   /** For a preparation; the copy itself has its own bound. Default 600_000. */
   timeoutMs?: number;
@@ -97,6 +116,7 @@ export interface WorkspaceContainerSpec extends WorkspaceSpec {
   assets?: { files: readonly AssetFile[]; target: string };
   signal?: AbortSignal;
   /** Wall times, ms: `load` (volumes and archive), `container` (create and start), `copy`. */
+  /** With an overlay, `copy` is the exec that checks the template and the mount. */
   onStep?: (step: 'load' | 'container' | 'copy', ms: number) => void;
 }
 
@@ -104,9 +124,16 @@ export interface WorkspaceContainer {
   container: Docker.Container;
   workspace: string;
   assets?: string;
-  /** Where the workspace is, and, in memory, the MiB of its tree added to the memory limit. */
-  medium: WorkspaceMedium;
+  /**
+   * Where the workspace is: an overlay on the template (its writes in `layerVolume`, on disk),
+   * or a copy on disk or in memory (then `treeMb`, the MiB of its tree added to the memory limit).
+   */
+  medium: WorkspaceMedium | 'overlay';
   treeMb?: number;
+  /** An overlay's upper layer: a volume of the job's, to be removed after `workspace`. */
+  layerVolume?: string;
+  /** Why an overlay was allowed and a copy made instead. */
+  fallback?: string;
 }
 
 /** How a job's workspace volume is made. */
@@ -182,38 +209,73 @@ async function createWorkspace(
   return name;
 }
 
-/** Makes the asset volume, if the spec has assets. */
-async function createAssets(
+/** Makes a plain volume of the job's (the assets, or an overlay's layer), recorded in `made`. */
+async function createPlain(
   docker: DockerClient,
   spec: WorkspaceContainerSpec,
+  what: 'assets' | 'layer',
   made: string[],
-): Promise<string | undefined> {
-  if (!spec.assets) return undefined;
-  const name = volumeName(spec.owner, 'assets');
-  await docker.createVolume({ Name: name, Labels: labelsFor(spec.owner, 'init') });
+): Promise<string> {
+  const name = volumeName(spec.owner, what);
+  await docker.createVolume({
+    Name: name,
+    Labels: labelsFor(spec.owner, what === 'assets' ? 'init' : spec.role),
+  });
   made.push(name);
   return name;
 }
 
-/**
- * Loads the volumes in one archive: the root's owner of a disk-backed workspace (a tmpfs one
- * is the user's by its mount options, and keeps nothing between containers), and the assets.
- */
+/** Makes the overlay workspace over the template's tree, writing to the layer volume. */
+async function createOverlay(
+  docker: DockerClient,
+  spec: WorkspaceContainerSpec,
+  paths: { template: string; layer: string },
+  made: string[],
+): Promise<string> {
+  const name = volumeName(spec.owner, spec.role);
+  await docker.createVolume({
+    Name: name,
+    Labels: labelsFor(spec.owner, spec.role),
+    Driver: 'local',
+    DriverOpts: overlayOptions(`${paths.template}/tree`, paths.layer),
+  });
+  made.push(name);
+  return name;
+}
+
+/** What one archive loads: a copy's workspace root, an overlay's layer, the assets. */
+interface Loads {
+  /** A disk-backed copy's workspace: its root gets the sandbox user (a tmpfs one has it). */
+  workspace?: string;
+  /** An overlay's layer volume: `upper/` (the sandbox user's) and `work/` (the kernel's). */
+  layer?: string;
+  assets?: string;
+}
+
+/** Loads the volumes in one archive, through a container that is created and never started. */
 async function fill(
   docker: DockerClient,
   spec: WorkspaceContainerSpec,
-  volumes: { workspace: string; assets?: string; medium: WorkspaceMedium },
+  loads: Loads,
 ): Promise<void> {
-  const { workspace, assets } = volumes;
-  const onDisk = volumes.medium === 'disk';
-  if (!onDisk && assets === undefined) return;
+  const { workspace, layer, assets } = loads;
+  if (workspace === undefined && layer === undefined && assets === undefined) return;
+  const user = { uid: spec.uid, gid: spec.gid, mode: 0o755 };
   const archive = await assetArchive(assets === undefined ? [] : (spec.assets?.files ?? []), {
     prefix: 'assets',
-    dirs: onDisk ? [{ name: 'workspace', uid: spec.uid, gid: spec.gid, mode: 0o755 }] : [],
+    dirs: [
+      ...(workspace === undefined ? [] : [{ name: 'workspace', ...user }]),
+      ...(layer === undefined
+        ? []
+        : [
+            { name: 'layer/upper', ...user },
+            { name: 'layer/work', uid: 0, gid: 0, mode: 0o700 },
+          ]),
+    ],
   });
-  const mounts: VolumeMount[] = onDisk
-    ? [{ volume: workspace, target: `${LOAD_ROOT}/workspace` }]
-    : [];
+  const mounts: VolumeMount[] = [];
+  if (workspace !== undefined) mounts.push({ volume: workspace, target: `${LOAD_ROOT}/workspace` });
+  if (layer !== undefined) mounts.push({ volume: layer, target: `${LOAD_ROOT}/layer` });
   if (assets !== undefined) mounts.push({ volume: assets, target: `${LOAD_ROOT}/assets` });
   const options = hardenedContainerOptions({
     owner: spec.owner,
@@ -244,9 +306,18 @@ async function fill(
   }
 }
 
+type Filling = Promise<{ error: unknown } | undefined>;
+
+const settle = (work: Promise<void>): Filling =>
+  work.then(
+    () => undefined,
+    (error: unknown) => ({ error }),
+  );
+
 /**
- * Starts the spec's idle container with a fresh workspace copied from the template (made on
- * first use). On failure, everything this call made is removed again.
+ * Starts the spec's idle container with a fresh workspace: an overlay on the template's tree
+ * where the engine and runtime allow it (overlay.ts), else a copy of the tree (the template is
+ * made on first use). On failure, everything this call made is removed again.
  */
 export async function startWithWorkspace(
   docker: DockerClient,
@@ -258,7 +329,7 @@ export async function startWithWorkspace(
   const templateSpec = { ...spec, history };
   const made: string[] = [];
   let container: Docker.Container | undefined;
-  let filling: Promise<{ error: unknown } | undefined> | undefined;
+  let filling: Filling | undefined;
   const timed = async <T>(step: 'load' | 'container' | 'copy', work: () => Promise<T>) => {
     const started = Date.now();
     try {
@@ -267,38 +338,90 @@ export async function startWithWorkspace(
       spec.onStep?.(step, Date.now() - started);
     }
   };
+  // Why an overlay was not used though the spec allowed one; unset while it is (or was not asked).
+  let fallback =
+    spec.layer === 'copy' ? undefined : (runtimeRefusal(spec.runtime) ?? templates.layers.refused);
+  let layer: WorkspaceLayer = spec.layer === 'copy' || fallback !== undefined ? 'copy' : 'overlay';
   try {
-    // The first use of an image prepares its template meanwhile. A disk-backed workspace is
-    // made meanwhile too; a memory-backed one is sized by the template.
+    // The first use of an image prepares its template meanwhile. A disk-backed workspace, or
+    // an overlay's layer, is made meanwhile too; a memory-backed one is sized by the template.
     const avoid = new Set<string>();
-    const early = spec.medium === 'memory' ? undefined : workspacePlan(spec, undefined);
+    const early =
+      layer === 'overlay' || spec.medium === 'memory' ? undefined : workspacePlan(spec, undefined);
     // Settled all, so that no volume is still being made when a failure cleans up.
-    const [assetsMade, earlyWorkspace, acquired] = await Promise.allSettled([
-      timed('load', () => createAssets(docker, spec, made)),
+    const [assetsMade, earlyWorkspace, layerMade, acquired] = await Promise.allSettled([
+      spec.assets ? timed('load', () => createPlain(docker, spec, 'assets', made)) : undefined,
       early ? timed('load', () => createWorkspace(docker, spec, early, made)) : undefined,
+      layer === 'overlay'
+        ? timed('load', () => createPlain(docker, spec, 'layer', made))
+        : undefined,
       templates.acquire(docker, templateSpec, avoid),
     ]);
-    if (acquired.status === 'rejected') throw acquired.reason;
-    if (assetsMade.status === 'rejected') throw assetsMade.reason;
-    if (earlyWorkspace.status === 'rejected') throw earlyWorkspace.reason;
+    for (const settled of [acquired, assetsMade, earlyWorkspace, layerMade]) {
+      if (settled.status === 'rejected') throw settled.reason;
+    }
+    if (acquired.status !== 'fulfilled') throw new Error('unreachable');
     let template = acquired.value;
+    const assets = assetsMade.status === 'fulfilled' ? assetsMade.value : undefined;
+    let layerVolume = layerMade.status === 'fulfilled' ? layerMade.value : undefined;
     let plan = early ?? workspacePlan(spec, template.sizeKb);
-    const assets = assetsMade.value;
-    let workspace =
-      earlyWorkspace.value ??
-      (await timed('load', () => createWorkspace(docker, spec, plan, made)));
-    const volumes = () => ({
-      workspace,
-      ...(assets === undefined ? {} : { assets }),
-      medium: plan.medium,
-      ...(plan.treeMb === undefined ? {} : { treeMb: plan.treeMb }),
-    });
-    // The archive goes in while the container is created and started: the copy waits for it.
-    filling = timed('load', () => fill(docker, spec, volumes())).then(
-      () => undefined,
-      (error: unknown) => ({ error }),
+    let workspace = earlyWorkspace.status === 'fulfilled' ? earlyWorkspace.value : undefined;
+    const forget = async (volume: string | undefined) => {
+      if (volume === undefined) return;
+      await removeVolume(docker, volume);
+      made.splice(made.indexOf(volume), 1);
+    };
+    /** The copy instead of the overlay: the layer and overlay go, a copy's workspace comes. */
+    const toCopy = async (reason: string) => {
+      fallback = reason;
+      layer = 'copy';
+      await filling;
+      await forget(workspace);
+      await forget(layerVolume);
+      workspace = layerVolume = undefined;
+      plan = workspacePlan(spec, template.sizeKb);
+      workspace = await timed('load', () => createWorkspace(docker, spec, plan, made));
+      // The assets are in; a disk-backed workspace still needs its root's owner.
+      filling = settle(fill(docker, spec, plan.medium === 'disk' ? { workspace } : {}));
+    };
+    /** The overlay on the current template, or the copy when the engine cannot name it. */
+    const overlay = async () => {
+      const [lower, upper] = await Promise.all([
+        volumePath(docker, template.volume),
+        volumePath(docker, layerVolume ?? ''),
+      ]);
+      const refused = 'refused' in lower ? lower.refused : 'refused' in upper ? upper.refused : '';
+      if ('path' in lower && 'path' in upper) {
+        workspace = await timed('load', () =>
+          createOverlay(docker, spec, { template: lower.path, layer: upper.path }, made),
+        );
+      } else {
+        templates.layers.refused = refused;
+        await toCopy(refused);
+      }
+    };
+    if (layer === 'copy') {
+      workspace ??= await timed('load', () => createWorkspace(docker, spec, plan, made));
+    }
+    // The archive goes in while the container is created and started: a copy waits for it;
+    // an overlay's layer must be there before its mount, at the start.
+    filling = settle(
+      timed('load', () =>
+        fill(docker, spec, {
+          ...(layer === 'copy' && plan.medium === 'disk' ? { workspace } : {}),
+          ...(layerVolume === undefined ? {} : { layer: layerVolume }),
+          ...(assets === undefined ? {} : { assets }),
+        }),
+      ),
     );
-    for (let attempt = 1; ; attempt++) {
+    if (layer === 'overlay') await overlay();
+    // An overlay's layer must hold `upper/` and `work/` when the start mounts it: loaded while
+    // the engine creates the container.
+    const overlayLoaded = async () => {
+      const failed = await filling;
+      if (failed) throw failed.error;
+    };
+    for (let attempt = 1; ;) {
       if (template.preparedMs > 0) spec.onPrepared?.(template.preparedMs);
       const done = templates.use(template.volume);
       let copied;
@@ -310,23 +433,39 @@ export async function startWithWorkspace(
         if (assets !== undefined && spec.assets) {
           mounts.push({ volume: assets, target: spec.assets.target, readOnly: true });
         }
-        container = await timed('container', () =>
-          startIdleContainer(docker, {
-            ...spec.container,
-            owner: spec.owner,
-            role: spec.role,
-            image: spec.image,
-            uid: spec.uid,
-            gid: spec.gid,
-            workspace: {
-              volume: workspace,
-              target: spec.repoPath,
-              ...(plan.treeMb === undefined ? {} : { memoryMb: plan.treeMb }),
-            },
-            mounts,
-            ...(spec.runtime ? { runtime: spec.runtime } : {}),
-          }),
-        );
+        const memoryMb = layer === 'copy' ? plan.treeMb : undefined;
+        const volume = workspace;
+        if (volume === undefined) throw new Error('no workspace volume was made');
+        try {
+          container = await timed('container', () =>
+            startIdleContainer(
+              docker,
+              {
+                ...spec.container,
+                owner: spec.owner,
+                role: spec.role,
+                image: spec.image,
+                uid: spec.uid,
+                gid: spec.gid,
+                workspace: {
+                  volume,
+                  target: spec.repoPath,
+                  ...(memoryMb === undefined ? {} : { memoryMb }),
+                },
+                mounts,
+                ...(spec.runtime ? { runtime: spec.runtime } : {}),
+              },
+              layer === 'overlay' ? overlayLoaded : undefined,
+            ),
+          );
+        } catch (error) {
+          if (layer !== 'overlay' || !isMountFailure(error)) throw error;
+          // The engine cannot mount it (a rootless engine, a kernel without overlayfs): this
+          // process copies from now on.
+          templates.layers.refused = `the engine cannot mount an overlay: ${describeError(error)}`;
+          await toCopy(templates.layers.refused);
+          continue;
+        }
         const id = container.id;
         const failed = await filling;
         if (failed) throw failed.error;
@@ -340,6 +479,7 @@ export async function startWithWorkspace(
               TEMPLATE_MOUNT,
               spec.repoPath,
               template.key,
+              layer,
             ],
             user: `${spec.uid}:${spec.gid}`,
             workdir: '/',
@@ -354,25 +494,35 @@ export async function startWithWorkspace(
       if (copied.aborted) {
         throw new ProctorError('CANCELLED', 'cancelled while copying the workspace');
       }
+      if (copied.exitCode === LAYER_UNUSABLE_EXIT && layer === 'overlay') {
+        await removeContainer(container);
+        container = undefined;
+        templates.layers.refused = `the container does not see the template through an overlay (${copied.stderr.trim().slice(0, 200)})`;
+        await toCopy(templates.layers.refused);
+        continue;
+      }
       if (copied.exitCode === NOT_READY_EXIT && attempt < NOT_READY_ATTEMPTS) {
+        attempt++;
         templates.forget(template.volume);
         avoid.add(template.volume);
         await removeContainer(container);
         container = undefined;
         await dropIfUnlabelled(docker, template.volume);
         template = await templates.acquire(docker, templateSpec, avoid);
+        if (layer === 'overlay') {
+          // The overlay names the old template's tree; its layer holds nothing yet.
+          await forget(workspace);
+          workspace = undefined;
+          await overlay();
+          workspace ??= await createWorkspace(docker, spec, plan, made);
+          continue;
+        }
         const next = workspacePlan(spec, template.sizeKb);
         if (plan.medium === 'memory' && next.sizeMb !== plan.sizeMb) {
           // A tmpfs volume's size is fixed when it is made, and it holds nothing yet.
-          await removeVolume(docker, workspace);
-          made.splice(made.indexOf(workspace), 1);
+          await forget(workspace);
           plan = next;
           workspace = await createWorkspace(docker, spec, plan, made);
-          // The assets are in; a disk-backed workspace still needs its root's owner.
-          filling = fill(docker, spec, { workspace, medium: plan.medium }).then(
-            () => undefined,
-            (error: unknown) => ({ error }),
-          );
         }
         continue;
       }
@@ -386,7 +536,16 @@ export async function startWithWorkspace(
           `cannot copy the workspace template of ${spec.repoPath}: ${reason}`,
         );
       }
-      return { container, ...volumes() };
+      if (workspace === undefined) throw new Error('no workspace volume was made');
+      return {
+        container,
+        workspace,
+        ...(assets === undefined ? {} : { assets }),
+        ...(layer === 'overlay'
+          ? { medium: 'overlay' as const, ...(layerVolume === undefined ? {} : { layerVolume }) }
+          : { medium: plan.medium, ...(plan.treeMb === undefined ? {} : { treeMb: plan.treeMb }) }),
+        ...(fallback === undefined ? {} : { fallback }),
+      };
     }
   } catch (error) {
     await filling;

@@ -5,7 +5,9 @@
 // A job's own containers make theirs with startWithWorkspace (workspace-start.ts), which
 // copies in the job's first container. createWorkspace is the same path for a caller that
 // wants the volume alone: a short-lived container of the given role (isolation profile, the
-// sandbox uid) makes the copy and goes.
+// sandbox uid) makes the copy and goes. It copies unless asked for an overlay (`layer`): the
+// volume outlives that container, and an overlay's template is kept from removal only while a
+// container mounts it (overlay.ts), which the caller's later containers do not.
 //
 // With history `full` the copy holds the clean tracked tree and a .git with base_commit's
 // history and nothing later; with `none`, the base commit alone (its tree and index, no
@@ -20,6 +22,7 @@ export { removeVolume } from './volumes.js';
 export async function createWorkspace(docker: DockerClient, spec: WorkspaceSpec): Promise<string> {
   const made = await startWithWorkspace(docker, {
     ...spec,
+    layer: spec.layer ?? 'copy',
     container: {
       workdir: '/',
       tmpfs: [{ path: '/tmp', sizeMb: 16 }],

@@ -922,12 +922,12 @@ describe("evaluate: the runner's environment", () => {
 describe('evaluate: where the workspace lives', () => {
   /**
    * A runner whose every test passes when the checkout is the clean tree, owned by the
-   * sandbox user, on the file system the task expects (EXPECT_FS: `tmpfs` or `disk`), with the
+   * sandbox user, on the file system the task expects (EXPECT_FS: `overlay`, `tmpfs` or `disk`), with the
    * container's memory limit at EXPECT_MEMORY bytes; a failed check is an undeclared ID.
    */
   const probe = checkingRunner('ws', [
     'fs=$(awk -v d="$(pwd)" \'$2 == d { print $3 }\' /proc/mounts)',
-    '[ "$fs" = tmpfs ] || fs=disk',
+    'case "$fs" in tmpfs | overlay) ;; *) fs=disk ;; esac',
     '[ "$fs" = "$EXPECT_FS" ] || problems="$problems fs-$fs"',
     // cgroup v2, or v1.
     'memory=$(cat /sys/fs/cgroup/memory.max 2>/dev/null || cat /sys/fs/cgroup/memory/memory.limit_in_bytes)',
@@ -936,13 +936,37 @@ describe('evaluate: where the workspace lives', () => {
     '[ -z "$(git status --porcelain --untracked-files=no 2>&1 | grep -v "^ M lib.sh")" ] || problems="$problems tree"',
   ]);
 
-  it('is a memory-backed volume by default, its tree added to the memory limit', async () => {
-    const first = await smallTask({ runner: probe });
+  it('is an overlay on the template by default, with the memory limit as the task set it', async () => {
+    const bundle = await smallTask({
+      runner: probe,
+      appendToml: `[tests]\nenv = { EXPECT_FS = "overlay", EXPECT_MEMORY = "${128 * 2 ** 20}" }\n`,
+    });
+    const { evaluation } = await grade(bundle, gold);
+    expect(evaluation.workspace).toEqual({ medium: 'overlay' });
+    expect(evaluation.phaseRecords.map((r) => r.report.undeclared)).toEqual([[], []]);
+    expect(evaluation.verdict).toMatchObject({ verdict: 'PASS', reason: 'PASS' });
+    const log = renderOracleLog({
+      kind: 'grade',
+      bundle,
+      image: { portable: false, kind: 'local_build', imageId, localId: imageId },
+      runs: [{ title: 'grade', evaluation }],
+      verdict: evaluation.verdict,
+      startedAt: new Date(0),
+      finishedAt: new Date(1),
+    });
+    expect(log).toContain('workspace: an overlay on the template (its writes on disk)');
+  });
+
+  it('is a memory-backed volume for [environment] workspace = "memory", its tree added to the memory limit', async () => {
+    const memory = (toml: string) =>
+      toml.replace(/^\[environment\]$/m, '[environment]\nworkspace = "memory"');
+    const first = await smallTask({ runner: probe, editToml: memory });
     const treeMb = (await grade(first, null)).evaluation.workspace?.treeMb ?? 0;
     // The tree's MiB (the template's size, with slack) is on top of memory_mb (128).
     expect(treeMb).toBeGreaterThan(0);
     const bundle = await smallTask({
       runner: probe,
+      editToml: memory,
       appendToml: `[tests]\nenv = { EXPECT_FS = "tmpfs", EXPECT_MEMORY = "${(128 + treeMb) * 2 ** 20}" }\n`,
     });
     const { evaluation } = await grade(bundle, gold);

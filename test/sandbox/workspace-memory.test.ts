@@ -50,6 +50,8 @@ async function start(
     uid: 1000,
     gid: 1000,
     history: 'none',
+    // The copy into memory or disk is what this file checks; overlay.test.ts has the overlay.
+    layer: 'copy',
     templates,
     ...(options.medium ? { medium: options.medium } : {}),
     ...(options.runtime ? { runtime: options.runtime } : {}),
