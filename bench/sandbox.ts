@@ -19,12 +19,13 @@
 // Usage: npm run bench:sandbox [-- --rounds 20 --init-rounds 3 --capture-rounds 3]
 // Environment, for quick runs: BENCH_SANDBOX_FILES (default 20000), BENCH_SANDBOX_FILE_BYTES
 // (average bytes per file, default 1024), BENCH_SANDBOX_CAPTURE_MIB (default 1024).
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { childRunner, commitAndBuild } from './generated-image.js';
 import {
   createDockerClient,
   createWorkspace,
@@ -64,25 +65,7 @@ const labelFlags = Object.entries(labelsFor(owner, 'probe')).flatMap(([k, v]) =>
   `${k}=${v}`,
 ]);
 const temp = mkdtempSync(join(tmpdir(), 'proctor-bench-sandbox-'));
-const children = new Set<ChildProcess>();
-
-/** Runs a command to its end (no shell); rejects on a non-zero exit. */
-function sh(command: string, args: string[], cwd?: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-    children.add(child);
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      children.delete(child);
-      if (code === 0) resolve(out);
-      else reject(new Error(`${command} ${args.join(' ')} exited ${code}: ${err.slice(-2000)}`));
-    });
-  });
-}
+const { sh, children } = childRunner();
 
 async function timed(fn: () => Promise<unknown>): Promise<number> {
   const started = performance.now();
@@ -213,33 +196,7 @@ async function buildRepositoryImage(): Promise<{ image: string; commit: string }
       text += line.replace('%d', `${i}`).replace('%d', `${l}`);
     writeFileSync(join(dir, `mod${i % 100}.py`), text.slice(0, FILE_BYTES));
   }
-  const git = (...args: string[]) =>
-    sh('git', ['-c', 'user.name=bench', '-c', 'user.email=bench@example.invalid', ...args], repo);
-  await git('init', '-q', '-b', 'main');
-  await git('add', '-A');
-  await git('commit', '-q', '-m', 'generated');
-  const commit = (await git('rev-parse', 'HEAD')).trim();
-  // The same RUN line as test/fixtures/images/git-repo, so that the engine's cache serves it.
-  writeFileSync(
-    join(temp, 'context/Dockerfile'),
-    [
-      'FROM debian:bookworm-slim',
-      'RUN apt-get update && apt-get install -y --no-install-recommends git ca-certificates && rm -rf /var/lib/apt/lists/*',
-      'COPY repo /repo',
-      '',
-    ].join('\n'),
-  );
-  await sh('docker', [
-    'build',
-    '-q',
-    '--network',
-    'host',
-    '--label',
-    imageLabel,
-    '-t',
-    imageTag,
-    join(temp, 'context'),
-  ]);
+  const commit = await commitAndBuild(sh, join(temp, 'context'), imageTag, imageLabel);
   const image = (await docker.getImage(imageTag).inspect()).Id;
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
   console.log(

@@ -17,7 +17,7 @@
 // Everything it makes is labelled (proctor.home=/proctor-bench/workspace-layer, a job id of its
 // own; the images with proctor.bench) and removed at the end, on an error, or on Ctrl-C.
 // Usage: npm run bench:workspace-layer [-- --rounds 5 --nm-files 30000 --nm-mb 240]
-import { spawn, type ChildProcess } from 'node:child_process';
+import { childRunner, commitAndBuild } from './generated-image.js';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -61,27 +61,9 @@ const run = randomBytes(4).toString('hex');
 const home = '/proctor-bench/workspace-layer';
 const imageLabel = `proctor.bench=workspace-layer-${run}`;
 const temp = mkdtempSync(join(tmpdir(), 'proctor-bench-workspace-layer-'));
-const children = new Set<ChildProcess>();
+const { sh, children } = childRunner();
 const owners: Owner[] = [];
 const USER = { uid: 1000, gid: 1000 };
-
-/** Runs a command to its end (no shell); rejects on a non-zero exit. */
-function sh(command: string, args: string[], cwd?: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-    children.add(child);
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      children.delete(child);
-      if (code === 0) resolve(out);
-      else reject(new Error(`${command} ${args.join(' ')} exited ${code}: ${err.slice(-2000)}`));
-    });
-  });
-}
 
 const median = (xs: number[]) => {
   const sorted = [...xs].sort((a, b) => a - b);
@@ -149,34 +131,8 @@ async function buildCase(name: 'python' | 'js'): Promise<{ image: string; commit
       writeFileSync(join(dir, `f${i % 25}.js`), text(`nm${i}`, bytes));
     }
   }
-  const git = (...args: string[]) =>
-    sh('git', ['-c', 'user.name=bench', '-c', 'user.email=bench@example.invalid', ...args], repo);
-  await git('init', '-q', '-b', 'main');
-  await git('add', '-A');
-  await git('commit', '-q', '-m', 'generated');
-  const commit = (await git('rev-parse', 'HEAD')).trim();
-  // The RUN line of test/fixtures/images/git-repo: the engine's cache serves it.
-  writeFileSync(
-    join(context, 'Dockerfile'),
-    [
-      'FROM debian:bookworm-slim',
-      'RUN apt-get update && apt-get install -y --no-install-recommends git ca-certificates && rm -rf /var/lib/apt/lists/*',
-      'COPY repo /repo',
-      '',
-    ].join('\n'),
-  );
   const tag = `proctor-bench-workspace-layer:${name}-${run}`;
-  await sh('docker', [
-    'build',
-    '-q',
-    '--network',
-    'host',
-    '--label',
-    imageLabel,
-    '-t',
-    tag,
-    context,
-  ]);
+  const commit = await commitAndBuild(sh, context, tag, imageLabel);
   rmSync(repo, { recursive: true, force: true });
   const image = (await docker.getImage(tag).inspect()).Id;
   const size = (await sh('docker', ['image', 'inspect', '-f', '{{.Size}}', image])).trim();
