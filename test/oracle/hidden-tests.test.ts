@@ -10,25 +10,13 @@ import { describe, expect, it } from 'vitest';
 import type { Bundle } from '../../src/oracle/bundle.js';
 import type { Evaluation } from '../../src/oracle/evaluate.js';
 import { dockerScope, testDocker } from '../helpers/docker.js';
+import { CALC_REPO } from '../helpers/calc-repo.js';
 import { candidateDiff, type Files, type RepoBundleSpec } from '../helpers/repo-bundles.js';
 import { runnerSuite } from '../helpers/runner-suite.js';
 
 const docker = testDocker();
 const SCOPE = dockerScope(docker, 'oracle-hidden-tests');
 const SLOW = 300_000;
-
-const CALC = 'def add(a, b):\n    return a - b\n';
-
-const EXISTING = `from calc import add
-
-
-def test_zero():
-    assert add(0, 0) == 0
-
-
-def test_same():
-    assert add(2, 0) == 2
-`;
 
 // The hidden tests read git as a project's tests may: every test file is tracked and committed
 // (the hidden ones too), HEAD's calc.py is the base commit's, and what git shows as changed is
@@ -148,7 +136,7 @@ def leak_now():
 const SPEC: RepoBundleSpec = {
   id: 'hidden-tests',
   runner: 'pytest',
-  repo: { 'calc.py': CALC, 'tests/__init__.py': '', 'tests/test_calc.py': EXISTING },
+  repo: CALC_REPO,
   hidden: { 'tests/test_hidden.py': HIDDEN },
   gold: { 'calc.py': 'def add(a, b):\n    return a + b\n' },
   existing: [ID.zero, ID.same],

@@ -10,25 +10,13 @@ import { describe, expect, it } from 'vitest';
 import { type Evaluation } from '../../src/oracle/evaluate.js';
 import { dockerScope, testDocker } from '../helpers/docker.js';
 import { expectSentinelsHeld, reported } from '../helpers/grade.js';
+import { CALC, CALC_REPO } from '../helpers/calc-repo.js';
 import { candidateDiff, type Files, type RepoBundleSpec } from '../helpers/repo-bundles.js';
 import { runnerSuite } from '../helpers/runner-suite.js';
 
 const docker = testDocker();
 const SCOPE = dockerScope(docker, 'runners-pytest-forgery');
 const SLOW = 300_000;
-
-const CALC = 'def add(a, b):\n    return a - b\n';
-
-const EXISTING = `from calc import add
-
-
-def test_zero():
-    assert add(0, 0) == 0
-
-
-def test_same():
-    assert add(2, 0) == 2
-`;
 
 const HIDDEN = `from calc import add
 
@@ -236,7 +224,7 @@ def pytest_runtest_makereport(item, call):
 const SPEC: RepoBundleSpec = {
   id: 'pytest-forgery',
   runner: 'pytest',
-  repo: { 'calc.py': CALC, 'tests/__init__.py': '', 'tests/test_calc.py': EXISTING },
+  repo: CALC_REPO,
   hidden: { 'tests/test_hidden.py': HIDDEN, 'tests/test_hidden_case.py': HIDDEN_CASE },
   gold: { 'calc.py': 'def add(a, b):\n    return a + b\n' },
   existing: [ID.zero, ID.same],
