@@ -182,65 +182,75 @@ function volumeName(owner: Owner, what: string): string {
   );
 }
 
+/** Makes a volume of the job's, on the local driver with `options` if given; recorded in `made` once it exists. */
+async function makeVolume(
+  docker: DockerClient,
+  name: string,
+  labels: Record<string, string>,
+  made: string[],
+  options?: Record<string, string>,
+): Promise<string> {
+  await docker.createVolume({
+    Name: name,
+    Labels: labels,
+    ...(options ? { Driver: 'local', DriverOpts: options } : {}),
+  });
+  made.push(name);
+  return name;
+}
+
 /** Makes the workspace volume as planned, recorded in `made` once it exists. */
-async function createWorkspace(
+function createWorkspace(
   docker: DockerClient,
   spec: WorkspaceContainerSpec,
   plan: Plan,
   made: string[],
 ): Promise<string> {
-  const name = volumeName(spec.owner, spec.role);
-  await docker.createVolume({
-    Name: name,
-    Labels: labelsFor(spec.owner, spec.role),
-    ...(plan.medium === 'memory'
-      ? {
-          Driver: 'local',
-          // Owned by the sandbox user from the start: no archive entry, no chown.
-          DriverOpts: {
-            type: 'tmpfs',
-            device: 'tmpfs',
-            o: `size=${String(plan.sizeMb)}m,uid=${spec.uid},gid=${spec.gid},mode=0755,nosuid,nodev`,
-          },
+  return makeVolume(
+    docker,
+    volumeName(spec.owner, spec.role),
+    labelsFor(spec.owner, spec.role),
+    made,
+    plan.medium === 'memory'
+      ? // Owned by the sandbox user from the start: no archive entry, no chown.
+        {
+          type: 'tmpfs',
+          device: 'tmpfs',
+          o: `size=${String(plan.sizeMb)}m,uid=${spec.uid},gid=${spec.gid},mode=0755,nosuid,nodev`,
         }
-      : {}),
-  });
-  made.push(name);
-  return name;
+      : undefined,
+  );
 }
 
 /** Makes a plain volume of the job's (the assets, or an overlay's layer), recorded in `made`. */
-async function createPlain(
+function createPlain(
   docker: DockerClient,
   spec: WorkspaceContainerSpec,
   what: 'assets' | 'layer',
   made: string[],
 ): Promise<string> {
-  const name = volumeName(spec.owner, what);
-  await docker.createVolume({
-    Name: name,
-    Labels: labelsFor(spec.owner, what === 'assets' ? 'init' : spec.role),
-  });
-  made.push(name);
-  return name;
+  return makeVolume(
+    docker,
+    volumeName(spec.owner, what),
+    labelsFor(spec.owner, what === 'assets' ? 'init' : spec.role),
+    made,
+  );
 }
 
 /** Makes the overlay workspace over the template's tree, writing to the layer volume. */
-async function createOverlay(
+function createOverlay(
   docker: DockerClient,
   spec: WorkspaceContainerSpec,
   paths: { template: string; layer: string },
   made: string[],
 ): Promise<string> {
-  const name = volumeName(spec.owner, spec.role);
-  await docker.createVolume({
-    Name: name,
-    Labels: labelsFor(spec.owner, spec.role),
-    Driver: 'local',
-    DriverOpts: overlayOptions(`${paths.template}/tree`, paths.layer),
-  });
-  made.push(name);
-  return name;
+  return makeVolume(
+    docker,
+    volumeName(spec.owner, spec.role),
+    labelsFor(spec.owner, spec.role),
+    made,
+    overlayOptions(`${paths.template}/tree`, paths.layer),
+  );
 }
 
 /** What one archive loads: a copy's workspace root, an overlay's layer, the assets. */
