@@ -6,20 +6,33 @@ import type Database from 'better-sqlite3';
 import { checkProgress, checkProgressIds, type Lease } from '../store.js';
 
 export function createProgressOps(sqlite: Database.Database) {
-  const upsert = sqlite.prepare(
-    `INSERT INTO job_progress (job_id, attempt, progress, updated_at)
-     SELECT id, attempt, ?, ? FROM jobs WHERE id = ? AND attempt = ? AND status = 'running'
-     ON CONFLICT (job_id) DO UPDATE SET
-       attempt = excluded.attempt, progress = excluded.progress, updated_at = excluded.updated_at`,
-  );
-  const clear = sqlite.prepare('DELETE FROM job_progress WHERE job_id = ? AND attempt = ?');
-  const held = sqlite
-    .prepare(`SELECT 1 FROM jobs WHERE id = ? AND attempt = ? AND status = 'running'`)
-    .pluck();
+  // Prepared on first use, so that a store can be opened over a database of a migration before
+  // this table (as tests of older databases do) and use everything else.
+  let statements:
+    | {
+        upsert: Database.Statement;
+        clear: Database.Statement;
+        held: Database.Statement;
+      }
+    | undefined;
+  const prepared = () =>
+    (statements ??= {
+      upsert: sqlite.prepare(
+        `INSERT INTO job_progress (job_id, attempt, progress, updated_at)
+         SELECT id, attempt, ?, ? FROM jobs WHERE id = ? AND attempt = ? AND status = 'running'
+         ON CONFLICT (job_id) DO UPDATE SET
+           attempt = excluded.attempt, progress = excluded.progress, updated_at = excluded.updated_at`,
+      ),
+      clear: sqlite.prepare('DELETE FROM job_progress WHERE job_id = ? AND attempt = ?'),
+      held: sqlite
+        .prepare(`SELECT 1 FROM jobs WHERE id = ? AND attempt = ? AND status = 'running'`)
+        .pluck(),
+    });
   return {
     /** Synchronous: the caller runs it in the write batcher. */
     set(lease: Lease, progress: string | null, now: number): boolean {
       checkProgress(progress);
+      const { upsert, clear, held } = prepared();
       if (progress === null) {
         clear.run(lease.id, lease.attempt);
         return held.get(lease.id, lease.attempt) !== undefined;
