@@ -1,6 +1,6 @@
 // How the API shows stored rows: the job view of every job answer.
 import type { Job } from '../queue/index.js';
-import type { PullProgressDocument } from '../sandbox/pull-progress.js';
+import type { PullProgressDocument } from '../pull-progress.js';
 import type { Answer } from './schemas.js';
 
 type PullView = NonNullable<Answer<'jobPage'>['items'][number]['pull']>;

@@ -1,6 +1,6 @@
 // The lines `--wait` prints about the image pulls its jobs wait on (src/results/pulls.ts reads
 // them from the job store).
-import type { PullProgressDocument } from '../sandbox/pull-progress.js';
+import type { PullProgressDocument } from '../pull-progress.js';
 import { pullText } from '../results/pulls.js';
 
 /**

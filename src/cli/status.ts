@@ -12,7 +12,7 @@ import { sourceOfResult, sourceText } from './source.js';
 import { spendOf, spendText } from './spend.js';
 import { formatTable, verdictText } from './table.js';
 import { pullText, pullsOf } from '../results/pulls.js';
-import type { PullProgressDocument } from '../sandbox/pull-progress.js';
+import type { PullProgressDocument } from '../pull-progress.js';
 import {
   expandTestStatuses,
   readTestStatuses,

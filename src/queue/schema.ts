@@ -225,7 +225,7 @@ export const testStatuses = sqliteTable(
 
 /**
  * What a running job is doing while it waits on something slow, as one JSON document (today an
- * image pull's bytes, total, rate and ETA: src/sandbox/pull-progress.ts), so that `status`,
+ * image pull's bytes, total, rate and ETA: src/pull-progress.ts), so that `status`,
  * `--wait` and the page show it. A table of its own, not a column of `jobs`: it is written
  * about once a second while a pull goes, and listings read `jobs` rows whole. The attempt that
  * wrote it is kept, and readers show a row only while its job is running at that attempt, so a

@@ -3,12 +3,12 @@
 // writes them, so a reader in another process, or on another host of a shared queue, sees the
 // same figures. What a worker wrote is read as data: a malformed document shows as no pull.
 import type { Job, JobStore } from '../queue/index.js';
-import { MAX_PAGE } from '../queue/index.js';
+import { MAX_PAGE } from '../queue/store.js';
 import {
   formatPullProgress,
   readProgressDocument,
   type PullProgressDocument,
-} from '../sandbox/pull-progress.js';
+} from '../pull-progress.js';
 
 /** The pull progress of those of `jobs` that are running and pulling, by job id. */
 export async function pullsOf(

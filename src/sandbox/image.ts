@@ -12,7 +12,7 @@ import type { DockerClient } from './docker.js';
 import type { Owner } from './labels.js';
 import { parseImageReference } from './image-reference.js';
 import { isRateLimited, isRefused, isUnreachable, registryAnswer } from './distribution.js';
-import { createPullTracker, type PullProgress } from './pull-progress.js';
+import { createPullTracker, type PullProgress } from '../pull-progress.js';
 import { buildInstallLayer, type InstallSpec } from './install.js';
 import { runToCompletion, type RunResult } from './run.js';
 

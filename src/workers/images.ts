@@ -34,7 +34,7 @@ import {
 import { isNotFound } from '../sandbox/index.js';
 import { evictImages, type EvictionResult } from '../sandbox/image-evict.js';
 import type { PulledImages } from '../sandbox/pulled-images.js';
-import type { PullProgress } from '../sandbox/pull-progress.js';
+import type { PullProgress } from '../pull-progress.js';
 import { pinnedReference, type NeededImages } from './needed-images.js';
 
 export interface ImageCacheOptions {

@@ -7,7 +7,7 @@
 import type { Bundle } from '../oracle/index.js';
 import type { JobStore } from '../queue/index.js';
 import type { ContextListing, ResolvedImage } from '../sandbox/index.js';
-import { progressDocument, type PullProgress } from '../sandbox/pull-progress.js';
+import { progressDocument, type PullProgress } from '../pull-progress.js';
 import type { ImageCache } from './images.js';
 import type { JobContext } from './pool.js';
 

@@ -5,7 +5,7 @@ import type { Page } from 'playwright-core';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { manualClock } from '../../src/clock.js';
-import { progressDocument } from '../../src/sandbox/pull-progress.js';
+import { progressDocument } from '../../src/pull-progress.js';
 import { createArtifactStore, createRedactor } from '../../src/store/index.js';
 import { listen, openPage, waitForText } from '../helpers/page.js';
 import { tempDir, tempStore } from '../helpers/temp.js';

@@ -8,7 +8,7 @@ import {
   progressDocument,
   readProgressDocument,
   type PullProgressDocument,
-} from '../../src/sandbox/pull-progress.js';
+} from '../../src/pull-progress.js';
 
 const doc = (bytes: number): PullProgressDocument =>
   progressDocument({

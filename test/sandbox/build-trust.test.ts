@@ -30,13 +30,23 @@ async function build(dockerfile: string, trust: BuildTrust, files: Record<string
     { contextDir: dir, dockerfile: 'Dockerfile' },
     { trust, timeoutMs: 600_000 },
   );
+  await dropAfter(image.localId);
+  return image;
+}
+
+/**
+ * Tags `id` for this test and removes that tag after it, never the image by force: a build the
+ * engine's cache served shares its id with another test's image, which must stay.
+ */
+async function dropAfter(id: string): Promise<void> {
+  const tag = `t${randomBytes(6).toString('hex')}`;
   onCleanup(async () => {
     await docker
-      .getImage(image.localId)
-      .remove({ force: true })
+      .getImage(`proctor-test-build-trust:${tag}`)
+      .remove()
       .catch(() => undefined);
   });
-  return image;
+  await docker.getImage(id).tag({ repo: 'proctor-test-build-trust', tag });
 }
 
 /** Removes the bundle's image a trusted build made (it is the test's own CA). */
@@ -243,12 +253,7 @@ describe('an environment build behind a TLS-inspecting proxy', () => {
       /^\[environment\] install: the install command failed \(exit 60\).*certificate/,
     );
     const layer = await buildInstallLayer(docker, base, spec, { trust: { caBundle: server.ca } });
-    onCleanup(async () => {
-      await docker
-        .getImage(layer.localId)
-        .remove({ force: true })
-        .catch(() => undefined);
-    });
+    await dropAfter(layer.localId);
     expect(server.requests).toContain('/file');
   }, 600_000);
 });

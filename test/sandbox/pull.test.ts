@@ -14,7 +14,7 @@ import {
   createPullTracker,
   formatPullProgress,
   type PullProgress,
-} from '../../src/sandbox/pull-progress.js';
+} from '../../src/pull-progress.js';
 import { testDocker } from '../helpers/docker.js';
 import { dockerCli, pushImage, startRefusingRegistry, startRegistry } from '../helpers/registry.js';
 import { onCleanup, tempDir } from '../helpers/temp.js';

@@ -75,7 +75,7 @@ export function summarizeOutcomes(outcomes) {
 
 /**
  * `pulling r/x@sha256:…: 12.3 MB of 40.0 MB, 5.1 MB/s, ETA 6s (layers 1/2)`: the pull a running
- * job waits on, in the words of `proctor status` (src/sandbox/pull-progress.ts).
+ * job waits on, in the words of `proctor status` (src/pull-progress.ts).
  * @param {{ image: string, bytes: number, totalBytes: number | null, bytesPerSecond: number | null, etaSeconds: number | null, layersDone: number, layers: number }} p
  */
 export function pullText(p) {
