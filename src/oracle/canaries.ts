@@ -15,7 +15,7 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { describeError } from '../errors.js';
 import type { ExecResult } from '../sandbox/index.js';
-import { ASSET, asset } from './evaluate-scripts.js';
+import { ASSET, asset, EVALUATOR_PATHS } from './evaluate-scripts.js';
 import { excerpt, type SwebenchStatus, type TestStatus } from './report.js';
 
 /** The line a runner's first 4 KiB hold when it places canaries (`run --proctor-canary`). */
@@ -27,11 +27,21 @@ export function runnerPlacesCanaries(runner: Uint8Array): boolean {
 }
 
 /**
- * The trusted step: $1 the runner, $2 the work tree, $3 the seed; the ID list on stdin (the
- * list assets are the collector's uid's alone, as for every run).
+ * The trusted step: $1 the runner, $2 the work tree, $3 the seed, $4 the ID list's length.
+ * On stdin the ID list (the list assets are the collector's uid's alone, as for every run),
+ * then the hidden test patch's headers (patch-headers.ts), which a runner reads beside itself
+ * to know the files its run takes (sympy's): both go into a private folder of a random name
+ * with a link to the runner, as for a phase (evaluate-scripts.ts), removed when the step ends.
  */
 export const CANARY_SCRIPT = String.raw`cd / || exit 125
-exec env -i PATH="$PATH" LC_ALL=C.UTF-8 PYTHONDONTWRITEBYTECODE=1 python3 -I "$1" --proctor-canary "$2" /dev/stdin "$3"`;
+l=$(mktemp -d ${EVALUATOR_PATHS.out}/XXXXXXXXXXXX) || exit 125
+head -c "$4" > "$l/ids" || exit 125
+cat > "$l/hidden.patch" || exit 125
+ln -s -- "$1" "$l/run" || exit 125
+env -i PATH="$PATH" LC_ALL=C.UTF-8 PYTHONDONTWRITEBYTECODE=1 python3 -I "$l/run" --proctor-canary "$2" "$l/ids" "$3"
+s=$?
+rm -rf -- "$l"
+exit $s`;
 
 export const CANARY_TIMEOUT_MS = 60_000;
 /** The step's stdout is read up to this many bytes (ids and mutations of every hidden test). */
@@ -83,22 +93,33 @@ type Exec = (
 
 /**
  * Places the canaries for the tests of the ID list `ids` (one per line) in the work tree
- * `workdir` (after the hidden patch, before the phase's test process). A step that fails
+ * `workdir` (after the hidden patch, before the phase's test process); `patchHeaders` are the
+ * hidden test patch's headers, as a phase's runner gets them. A step that fails
  * places none: its record says why, and the phase runs without them.
  */
 export async function placeCanaries(
   exec: Exec,
   workdir: string,
   ids: Buffer,
+  patchHeaders: Buffer,
 ): Promise<CanaryRecord> {
   const seed = randomBytes(16).toString('hex');
   let result;
   try {
     result = await exec(
-      ['sh', '-c', CANARY_SCRIPT, 'proctor-canary', asset(ASSET.runner), workdir, seed],
+      [
+        'sh',
+        '-c',
+        CANARY_SCRIPT,
+        'proctor-canary',
+        asset(ASSET.runner),
+        workdir,
+        seed,
+        String(ids.length),
+      ],
       CANARY_TIMEOUT_MS,
       CANARY_OUTPUT_BYTES,
-      { stdin: ids },
+      { stdin: Buffer.concat([ids, patchHeaders]) },
     );
   } catch (error) {
     return { mutants: [], uncovered: [], error: describeError(error) };

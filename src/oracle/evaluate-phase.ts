@@ -433,7 +433,7 @@ export async function hiddenCanaries(
   const ids = phase.lists[ASSET.hidden];
   if (ids === undefined) throw new ProctorError('INTERNAL', `no ID list named ${ASSET.hidden}`);
   const placed = await phase.timed('canaries', () =>
-    placeCanaries(phase.exec, phase.bundle.workdir, ids),
+    placeCanaries(phase.exec, phase.bundle.workdir, ids, phase.patchHeaders),
   );
   checkAborted(phase.signal);
   return placed;

@@ -62,8 +62,8 @@ describe('integrityLayers', () => {
         'collector',
         'tripwires',
         'base-config',
-        // The pytest runner places canaries (src/runners/core/canary.py); the others not yet.
-        ...(name === 'pytest' ? ['canaries'] : []),
+        // The Python runners place canaries (src/runners/core/canary.py); the others not yet.
+        ...(['pytest', 'sympy', 'django'].includes(name) ? ['canaries'] : []),
       ]);
     }
     // The line must be the runner's own, within its first 4 KiB.
