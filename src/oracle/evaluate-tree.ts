@@ -8,6 +8,7 @@
 // candidate's diff, which its own code knows already. Tests that read git (status, ls-files,
 // log, show HEAD:path) keep working; a runner that reads its test configuration from HEAD
 // still reads the base commit's (the candidate's changes are not in HEAD).
+import { TEMPLATE_MOUNT } from '../sandbox/index.js';
 import { ASSET, TREE_SCRIPT, TREE_TIMEOUT_MS, asset } from './evaluate-scripts.js';
 import {
   checkAborted,
@@ -33,7 +34,14 @@ export async function commitTestTree(phase: PhaseContext, candidate: boolean): P
   const { exec, timed, signal } = phase;
   const run = await timed('test_tree', () =>
     exec(
-      ['sh', '-c', TREE_SCRIPT, 'proctor-tree', candidate ? asset(ASSET.candidate) : ''],
+      [
+        'sh',
+        '-c',
+        TREE_SCRIPT,
+        'proctor-tree',
+        candidate ? asset(ASSET.candidate) : '',
+        TEMPLATE_MOUNT,
+      ],
       TREE_TIMEOUT_MS,
     ),
   );

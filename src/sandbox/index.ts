@@ -32,6 +32,7 @@ export {
   listTemplates,
   reapTemplates,
   templateKey,
+  TEMPLATE_MOUNT,
 } from './template.js';
 export type {
   AcquiredTemplate,
