@@ -52,7 +52,7 @@ const RUNS = Number(values.runs);
 const SWEEP = Number(values.sweep);
 const HISTORY_FILES = 500;
 const TESTS = 40;
-const cache = join(values.cache, `v1-${FILES}-${values.mb}-${COMMITS}`);
+const cache = join(values.cache, `v2-${FILES}-${values.mb}-${COMMITS}`);
 const temp = mkdtempSync(join(tmpdir(), 'proctor-bench-workspace-'));
 const homes: string[] = [];
 const stops: Array<() => Promise<void>> = [];
@@ -156,10 +156,10 @@ function writeBundle(name: 'one' | 'full', repo: string): Variant {
   writeFileSync(join(bundle, 'tests/run'), RUNNER, { mode: 0o755 });
   const existing: string[] = [];
   for (let i = 0; i < TESTS; i++) {
-    for (let k = 0; k < 5; k++) existing.push(`tests.test_t${i}::test_${i}_${k}`);
+    for (let k = 0; k < 5; k++) existing.push(`tests/test_t${i}.py::test_${i}_${k}`);
   }
   writeFileSync(join(bundle, 'tests/existing.txt'), existing.join('\n') + '\n');
-  writeFileSync(join(bundle, 'tests/hidden.txt'), 'tests.test_t0::test_zero\n');
+  writeFileSync(join(bundle, 'tests/hidden.txt'), 'tests/test_t0.py::test_zero\n');
   // The patches, from the repository itself; then the tree is clean again.
   writeFileSync(join(repo, 'pkg/calc.py'), CALC_FIXED);
   writeFileSync(join(bundle, 'solution/gold.patch'), git(repo, ['diff']) + '\n');
