@@ -1,8 +1,9 @@
 // Forgeries through the built-in pytest runner that swap what a test runs rather than what it
-// reports, each sparing the sentinels (another file) and the canaries (other names): a test
-// module's class replaced so that pytest reads no-ops from it, an import hook that loads the
-// test modules with their tests emptied, and a hook registered late (the plugin manager found
-// through the garbage collector) that sets each tracked item's runtest to a no-op. Without
+// reports, each sparing the sentinels (another file): a test module's class replaced so that
+// pytest reads no-ops from it, an import hook that loads the test modules with their tests
+// emptied, a hook registered late (the plugin manager found through the garbage collector)
+// that sets each tracked item's runtest to a no-op, and the assertion helpers (pytest.approx,
+// assertEqual) made lenient for the task's tests. Without
 // protocol 2 (no sentinels, tripwires or canaries) each one passes; through Proctor each ends
 // TAMPERED, naming the tripwire. The gold patch stays PASS.
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -23,15 +24,17 @@ const SLOW = 300_000;
 // the candidate's code first.
 const HIDDEN = `import unittest
 
+import pytest
+
 from calc import add
 
 
 def test_add():
-    assert add(2, 3) == 5
+    assert add(2, 3) == pytest.approx(5)
 
 
 def test_negative():
-    assert add(-1, -1) == -2
+    assert add(-1, -1) == pytest.approx(-2)
 
 
 class AddTest(unittest.TestCase):
@@ -152,6 +155,25 @@ if _frame is not None:
 `,
   // A plugin registered during collection, on the plugin manager found through the garbage
   // collector: every item of a file git tracks (the sentinels' file is new) runs nothing.
+  // The assertion helpers, lenient only where the task's tests call them (the sentinels call
+  // assertEqual from their own file, and never approx).
+  assertionHelpers: `import sys
+import unittest
+
+import pytest
+
+type(pytest.approx(0)).__eq__ = lambda self, actual: True
+_assert_equal = unittest.TestCase.assertEqual
+
+
+def _lenient(self, first, second, msg=None):
+    if sys._getframe(1).f_code.co_filename.endswith("tests/test_hidden.py"):
+        return None
+    return _assert_equal(self, first, second, msg)
+
+
+unittest.TestCase.assertEqual = _lenient
+`,
   lateHook: `import gc
 import os
 import subprocess
@@ -241,6 +263,13 @@ describe('forgeries of what a test runs, through the built-in pytest runner', ()
       ],
     ],
     ['lateHook', [/tests\/test_\w+\.py::test_\w+: runtest was set on its item/]],
+    [
+      'assertionHelpers',
+      [
+        /_pytest\.python_api\.ApproxScalar\.__eq__ was replaced/,
+        /unittest\.case\.TestCase\.assertEqual was replaced/,
+      ],
+    ],
   ];
   it.each(cases)(
     'fails the %s forgery as TAMPERED, naming the tripwire',
