@@ -326,6 +326,13 @@ for (const id of ['div divides exactly', 'div rounds down', 'div refuses zero'])
   try { fs.writeSync(3, JSON.stringify({ t: 'outcome', node: id, when: 'call', ids: [id], status: 'passed', sb: 'PASSED' }) + '\\n'); } catch {}`,
       /tripwire: a message without the reporter's key/,
     ],
+    [
+      'node:assert whose strictEqual and throws never fail',
+      `const assert = require('assert');
+assert.strictEqual = () => {};
+assert.throws = () => {};`,
+      /tripwire: node:assert\.(strictEqual|throws) was replaced/,
+    ],
   ];
 
   it.each(FORGERIES)(

@@ -126,7 +126,8 @@ def div(a, b):
 `,
   },
   // The hidden test functions and methods (and only theirs: the sentinels live in another
-  // file) swapped for no-ops, through methods no tripwire watches.
+  // file) swapped for no-ops, through pytest's own methods: the tripwires see those now, and
+  // the canaries (no-ops too) pass.
   noOpHidden: {
     'calc/__init__.py': `${CALC}
 
@@ -263,7 +264,6 @@ describe('canaries through the built-in pytest runner', () => {
   const cases: Array<[string, RegExp]> = [
     ['alwaysEqual', /VACUOUS_TEST: .*test_add \(expected value 5 -> \d+\)/],
     ['lenientRaises', /VACUOUS_TEST: .*test_div_zero \(raises\(ValueError\) -> a new \w+Error/],
-    ['noOpHidden', /VACUOUS_TEST: a mutant that no honest code can pass passed/],
   ];
   it.each(cases)(
     'fails the %s forgery as TAMPERED, VACUOUS_TEST, the sentinels holding',
@@ -279,6 +279,24 @@ describe('canaries through the built-in pytest runner', () => {
       // Without canaries every declared test passed.
       expect(evaluation.phases?.hidden?.check?.notPassed).toEqual([]);
       expect(reported(evaluation).every((id) => Object.values(ID).includes(id))).toBe(true);
+    },
+    SLOW,
+  );
+
+  it(
+    'fails the noOpHidden forgery as TAMPERED by the tripwires, its canaries passing too',
+    async () => {
+      const evaluation = await grade(candidateDiff(suite.dir, FORGERIES['noOpHidden']!));
+      expect(evaluation.verdict.reason, evaluation.verdict.detail).toBe('TAMPERED');
+      // The tripwire says more than the canary, and is named first.
+      expect(evaluation.verdict.detail).toMatch(
+        /tripwire: _pytest\.python\.Function\._getobj was replaced/,
+      );
+      const canaries = hiddenRecord(evaluation)?.canaries;
+      expect(canaries?.mutants.some((m) => m.status === 'passed')).toBe(true);
+      for (const s of hiddenRecord(evaluation)?.integrity?.sentinels ?? []) {
+        expect(s.status).toBe(s.expect);
+      }
     },
     SLOW,
   );

@@ -1,11 +1,13 @@
 // Candidates that fix nothing and try to forge a PASS through the built-in pytest runner, graded
 // by the real oracle on Debian's python3-pytest: each ends FAIL. Per layer (integrity.ts, the
-// runner's header) there is a forgery that only that layer catches: the sentinels (a test
-// function swapped for a no-op at a point no tripwire watches), the tripwires (a report patch
-// that spares the sentinels' file), the collector (a report written where the test process
-// finds its path, then an exit before the session ends) and the base configuration (a
-// pytest.ini that loads a plugin of the candidate's). The honest gold patch stays PASS, and no
-// sentinel ever shows in what a grade stores.
+// runner's header) there is a forgery that only that layer catches: the tripwires (a report
+// patch that spares the sentinels' file), the collector (a report written where the test
+// process finds its path, then an exit before the session ends) and the base configuration (a
+// pytest.ini that loads a plugin of the candidate's). The sentinels catch every blanket
+// forgery, and two of them (test functions made no-ops, assertEqual made a no-op) are now
+// seen by the tripwires too, which watch the collection of test functions and the assertion
+// helpers. The honest gold patch stays PASS, and no sentinel ever shows in what a grade
+// stores.
 import { describe, expect, it } from 'vitest';
 import { type Evaluation } from '../../src/oracle/evaluate.js';
 import { dockerScope, testDocker } from '../helpers/docker.js';
@@ -83,8 +85,8 @@ def _forged(cls, item, call):
 
 _r.TestReport.from_item_and_call = classmethod(_forged)
 `),
-  // The sentinels alone: every test function becomes a no-op, through a method no tripwire
-  // watches. The sentinel that must fail passes.
+  // Every test function becomes a no-op, through pytest's collection: the sentinel that must
+  // fail passes, and a tripwire sees the method replaced.
   noOpTests: forged(`import _pytest.python as _p
 
 _getobj = _p.Function._getobj
@@ -198,8 +200,8 @@ def _forged(self, result=None):
 
 unittest.TestCase.run = _forged
 `),
-  // Only the sentinels: assertEqual made a no-op, a method no tripwire watches. The
-  // sentinel's unittest copy that must fail passes.
+  // assertEqual made a no-op: the sentinel's unittest copy that must fail passes, and a
+  // tripwire sees the method replaced.
   assertEqualNoop: forged(`import unittest
 
 unittest.TestCase.assertEqual = lambda self, first, second, msg=None: None
@@ -264,7 +266,11 @@ describe('forgeries through the built-in pytest runner', () => {
   const cases: Array<[string, string, RegExp]> = [
     ['reportPatch', 'TAMPERED', /TestReport\.from_item_and_call was replaced/],
     ['reportPatchSparingSentinels', 'TAMPERED', /tripwire: _pytest\.reports\.TestReport/],
-    ['noOpTests', 'TAMPERED', /sentinel \w+ \(must be failed\) reported passed/],
+    [
+      'noOpTests',
+      'TAMPERED',
+      /tripwire: tests\/test_\w+\.py::test_\w+: its test function's code is not the one compiled/,
+    ],
     ['runnerPatch', 'TAMPERED', /tripwire: proctor_pytest_runner\._send was replaced/],
     ['streamForgery', 'TAMPERED', /sentinel \w+ \(must be (failed|error)\) reported passed/],
     ['reportWriter', 'REPORT_INVALID', /ended before the end of its session/],
@@ -273,7 +279,7 @@ describe('forgeries through the built-in pytest runner', () => {
     ['exitAtImport', 'REPORT_INVALID', /ended before the end of its session/],
     ['distInfoPlugin', 'HIDDEN_FAILED', /not passed/],
     ['unittestRun', 'TAMPERED', /tripwire: unittest\.case\.TestCase\.run was replaced/],
-    ['assertEqualNoop', 'TAMPERED', /sentinel \w+ \(must be failed\) reported passed/],
+    ['assertEqualNoop', 'TAMPERED', /tripwire: unittest\.case\.TestCase\.assertEqual was replaced/],
   ];
   it.each(cases)(
     'fails the %s forgery: %s',
@@ -284,6 +290,18 @@ describe('forgeries through the built-in pytest runner', () => {
       expect(evaluation.verdict.detail).toMatch(detail);
       // The sentinels' ids are in no stored list, whatever the run reported.
       expect(reported(evaluation).every((id) => Object.values(ID).includes(id))).toBe(true);
+    },
+    SLOW,
+  );
+
+  it.each(['noOpTests', 'assertEqualNoop'])(
+    'the sentinels see the %s forgery too: the one that must fail passed',
+    async (name) => {
+      const evaluation = await grade(candidateDiff(suite.dir, FORGERIES[name]!));
+      const wrong = evaluation.phaseRecords.flatMap((r) =>
+        (r.integrity?.sentinels ?? []).filter((s) => s.status !== s.expect),
+      );
+      expect(wrong.some((s) => s.expect === 'failed' && s.status === 'passed')).toBe(true);
     },
     SLOW,
   );
