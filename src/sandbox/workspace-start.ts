@@ -394,10 +394,25 @@ export async function startWithWorkspace(
       // The assets are in; a disk-backed workspace still needs its root's owner.
       filling = settle(fill(docker, spec, plan.medium === 'disk' ? { workspace } : {}));
     };
+    /** The current template's engine-side path; a template removed under the store (a prune
+     * by another process) is forgotten and another acquired, as a copy's NOT_READY does. */
+    const templatePath = async () => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await volumePath(docker, template.volume);
+        } catch (error) {
+          const gone = error instanceof Error && isNotFound(error.cause);
+          if (!gone || attempt >= NOT_READY_ATTEMPTS) throw error;
+          templates.forget(template.volume);
+          avoid.add(template.volume);
+          template = await templates.acquire(docker, templateSpec, avoid);
+        }
+      }
+    };
     /** The overlay on the current template, or the copy when the engine cannot name it. */
     const overlay = async () => {
       const [lower, upper] = await Promise.all([
-        volumePath(docker, template.volume),
+        templatePath(),
         volumePath(docker, layerVolume ?? ''),
       ]);
       const refused = 'refused' in lower ? lower.refused : 'refused' in upper ? upper.refused : '';

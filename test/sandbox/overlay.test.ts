@@ -213,6 +213,29 @@ describe('an overlay workspace', () => {
   });
 });
 
+describe('an overlay over a template removed under the store', () => {
+  it('is made over a new template, as a copy is, when another process pruned the one the store remembers', async () => {
+    const o = owner();
+    const templates = createTemplateStore();
+    const first = await start(o, templates);
+    const mountOf = async (started: WorkspaceContainer) =>
+      ((await started.container.inspect()).Mounts ?? []).find(
+        (m) => m.Destination === TEMPLATE_MOUNT,
+      )?.Name;
+    const gone = await mountOf(first);
+    expect(gone).toBeDefined();
+    await removeOwned(docker, o);
+    await docker.getVolume(gone ?? '').remove();
+    const second = await start(o, templates);
+    expect(second.medium).toBe('overlay');
+    expect(second.fallback).toBeUndefined();
+    const now = await mountOf(second);
+    expect(now).toBeDefined();
+    expect(now).not.toBe(gone);
+    expect(await sh(second, SUMMARY)).toEqual(clean('overlay'));
+  });
+});
+
 describe('the copy instead of an overlay', () => {
   it('is made when the spec asks for it, with the same clean tree', async () => {
     const o = owner();
