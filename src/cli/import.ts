@@ -1,7 +1,10 @@
 // `proctor import swebench ROWS (--repos DIR [--environment DIR] | --images CONVENTION) --out
-// SUITE`: SWE-bench rows become bundles (src/import). One line per row as it is decided, then a count; --json prints
-// one JSON document instead. Exit 0 when every chosen row became (or already was) a bundle,
-// 1 when any was skipped or an --only id names no row.
+// SUITE`: SWE-bench rows become bundles (src/import); `proctor import swebench TASK_REPO --out
+// SUITE`: a SWE-bench task repository's instances do, each on its own Dockerfile. One line per
+// row or instance as it is decided, then a count; --json prints one JSON document instead. Exit
+// 0 when every chosen row became (or already was) a bundle, 1 when any was skipped or an --only
+// id names no row. An instance its sweb.yaml does not publish is listed and left out, not
+// skipped.
 import type { ImportOptions, RowOutcome } from '../import/swebench.js';
 import type { CommandContext } from './context.js';
 
@@ -9,8 +12,11 @@ import type { CommandContext } from './context.js';
 const EXIT_INTERRUPTED = 130;
 
 function line(o: RowOutcome): string {
-  const who = `row ${o.row}${o.instanceId !== undefined ? ` (${o.instanceId})` : ''}`;
+  const who = `${o.where ?? `row ${o.row}`}${o.instanceId !== undefined ? ` (${o.instanceId})` : ''}`;
   if (o.status === 'skipped') return `skipped ${who}: ${o.reasons.join('; ')}`;
+  if (o.status === 'unpublished') {
+    return `unpublished ${who}: ${o.reason}; --only ${o.instanceId} imports it`;
+  }
   const head = `${o.status.padEnd(9)} ${o.id}  ${who}  runner ${o.runner} (${o.why})  environment ${o.environment}`;
   return [head, ...o.notes.map((note) => `  note: ${note}`)].join('\n');
 }
@@ -58,10 +64,11 @@ export async function importCommand(
     io.out(JSON.stringify({ suite: options.out, rows: outcomes, unknownOnly }, null, 2));
   } else {
     for (const id of unknownOnly) io.out(`--only ${id}: no row has this instance_id`);
+    const unpublished = count('unpublished');
     io.out(
-      `${count('written')} written, ${count('rewritten')} rewritten, ${count('unchanged')} unchanged, ${skipped} skipped`,
+      `${count('written')} written, ${count('rewritten')} rewritten, ${count('unchanged')} unchanged, ${skipped} skipped${unpublished > 0 ? `, ${unpublished} unpublished` : ''}`,
     );
-    if (outcomes.length > skipped) {
+    if (outcomes.length > skipped + unpublished) {
       io.out(`next: proctor baseline ${options.out} --gold --wait`);
     }
   }

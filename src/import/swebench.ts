@@ -25,6 +25,7 @@
 // bytes aside: base_commit pins its content) and rewritten only with `force`.
 import {
   chmodSync,
+  cpSync,
   existsSync,
   mkdirSync,
   readFileSync,
@@ -65,6 +66,14 @@ import {
 } from './images.js';
 import { bundleId, readRows, type SwebenchRow } from './rows.js';
 import { planSubmodules } from './submodules.js';
+import {
+  EVALUATOR_ENTRIES,
+  isTaskRepo,
+  readTaskRepo,
+  readTaskRepoConfig,
+  unpublished,
+  type TaskInstance,
+} from './task-repo.js';
 
 export const SWEBENCH_WORKDIR = '/testbed';
 const ID = /^[a-z0-9][a-z0-9._-]{0,127}$/;
@@ -96,6 +105,8 @@ type RunnerChoice = { builtin: BuiltinRunner } | { file: string; bytes: Buffer }
 export type RowOutcome =
   | {
       row: number;
+      /** A task repository's instance folder (tasks/<id>), named instead of the row. */
+      where?: string;
       instanceId?: string;
       id: string;
       status: 'written' | 'rewritten' | 'unchanged';
@@ -108,7 +119,16 @@ export type RowOutcome =
       /** Its submodules: vendored from which mirror, or left empty and what to add. */
       notes: string[];
     }
-  | { row: number; instanceId?: string; id?: string; status: 'skipped'; reasons: string[] };
+  | {
+      row: number;
+      where?: string;
+      instanceId?: string;
+      id?: string;
+      status: 'skipped';
+      reasons: string[];
+    }
+  /** A task repository's instance that its sweb.yaml does not publish (--only imports it). */
+  | { row: number; where: string; instanceId: string; status: 'unpublished'; reason: string };
 
 export interface ImportResult {
   outcomes: RowOutcome[];
@@ -379,7 +399,13 @@ type RowEnvironment =
       vendored: Parameters<typeof writeEnvironment>[6];
       notes: string[];
     }
-  | { kind: 'image'; reference: string; notes: string[] };
+  | { kind: 'image'; reference: string; notes: string[] }
+  /**
+   * A task repository's instance: its own Dockerfile, whose image holds the repository at
+   * /testbed at base_commit (the oracle checks HEAD); its folder, evaluator files left out, is
+   * the build context; `python` the interpreter its eval.sh activates.
+   */
+  | { kind: 'dockerfile'; context: string; python?: string; notes: string[] };
 
 async function writeRow(
   row: SwebenchRow,
@@ -391,7 +417,7 @@ async function writeRow(
   env: RowEnvironment,
 ): Promise<RowWrite> {
   const { notes } = env;
-  const context = env.kind === 'context' ? env.context : `image ${env.reference}`;
+  const context = env.kind === 'image' ? `image ${env.reference}` : env.context;
   const install = options.install ?? (env.kind === 'context' ? installIn(env.context) : undefined);
   if (typeof install === 'object') return { reasons: [install.reason] };
   let hiddenPaths: string[];
@@ -433,6 +459,14 @@ async function writeRow(
         env.vendored,
       );
       baseCommit = snapshot.commit;
+    } else if (env.kind === 'dockerfile') {
+      // The instance's folder is its Dockerfile's context (SWE-bench builds in it), all but
+      // what the evaluator and the solver are given.
+      cpSync(env.context, join(staging, 'environment'), {
+        recursive: true,
+        filter: (path) =>
+          path === env.context || !EVALUATOR_ENTRIES.has(path.slice(env.context.length + 1)),
+      });
     }
     const source: Record<string, string> = {
       // What the row says, else the rows file's name (SWE-bench's rows do not name their
@@ -468,8 +502,14 @@ async function writeRow(
     >;
     // SWE-bench's images keep the project's Python in a conda environment that the tests must
     // run in; the Python runners run their tests on the interpreter this names.
-    if (env.kind === 'image' && 'builtin' in runner && PYTHON_RUNNERS.has(runner.builtin)) {
-      testsEnv['RUNNER_PYTHON'] = SWEBENCH_IMAGE_LAYOUT.python;
+    const python =
+      env.kind === 'image'
+        ? SWEBENCH_IMAGE_LAYOUT.python
+        : env.kind === 'dockerfile'
+          ? env.python
+          : undefined;
+    if (python !== undefined && 'builtin' in runner && PYTHON_RUNNERS.has(runner.builtin)) {
+      testsEnv['RUNNER_PYTHON'] = python;
     }
     const task: TaskToml = {
       id,
@@ -516,10 +556,150 @@ async function writeRow(
   }
 }
 
+/** --out, --install and --runner, checked alike for rows and task repositories. */
+function checkCommonOptions(options: ImportOptions): RunnerChoice | undefined {
+  if (existsSync(options.out) && !statSync(options.out).isDirectory()) {
+    throw new ProctorError('USAGE', `--out ${options.out}: exists and is not a folder`);
+  }
+  checkOutParent('--out', options.out);
+  if (
+    options.install !== undefined &&
+    (options.install.trim() === '' || options.install.includes('\0'))
+  ) {
+    throw new ProctorError('USAGE', '--install: must be a shell command, not empty');
+  }
+  return chooseRunner(options.runner);
+}
+
+/**
+ * One instance of a task repository: its runner (by its IDs, its eval.sh's test command, the
+ * dialect table, its test patch's language, or --runner) and its bundle, on its own Dockerfile.
+ */
+async function importInstance(
+  instance: TaskInstance,
+  id: string,
+  options: ImportOptions,
+  choice: RunnerChoice | undefined,
+): Promise<RowWrite> {
+  const { row } = instance;
+  const table = dialectOf(row.repo);
+  let why = '--runner';
+  let chosen: Dialect | undefined;
+  if (choice === undefined) {
+    let paths: string[] = [];
+    try {
+      paths = pathsTouchedBy(Buffer.from(row.testPatch));
+    } catch {
+      // Not a diff: writeRow says so.
+    }
+    // The repository is in the image, not here: its package.json cannot be read.
+    const picked = await chooseDialect(
+      {
+        repo: row.repo,
+        ids: [...row.failToPass, ...row.passToPass],
+        paths,
+        command: instance.command,
+      },
+      () => Promise.resolve(undefined),
+    );
+    if ('reason' in picked) return { reasons: [picked.reason] };
+    chosen = picked.dialect;
+    why = picked.why;
+  }
+  return writeRow(row, id, options, choice ?? { builtin: chosen! }, why, table, {
+    kind: 'dockerfile',
+    context: instance.folder,
+    ...(instance.python !== undefined ? { python: instance.python } : {}),
+    notes: [],
+  });
+}
+
+/**
+ * `proctor import swebench DIR` for a task repository (task-repo.ts): each instance folder under
+ * DIR/tasks that sweb.yaml publishes (a published split and dataset; any with --only) becomes a
+ * bundle on its own Dockerfile. A malformed instance is skipped with its reasons, as a row is.
+ */
+async function importTaskRepo(
+  options: ImportOptions,
+  onOutcome: (outcome: RowOutcome) => void,
+): Promise<ImportResult> {
+  const dir = options.rows;
+  if (!isTaskRepo(dir)) {
+    throw new ProctorError(
+      'USAGE',
+      `${dir}: a folder, but not a task repository (no sweb.yaml, no tasks/ folder); ROWS is a rows file or a task repository`,
+    );
+  }
+  const given = (['repos', 'environment', 'images', 'catalog'] as const).filter(
+    (o) => options[o] !== undefined,
+  );
+  if (given.length > 0) {
+    throw new ProctorError(
+      'USAGE',
+      `${dir} is a task repository: each instance's Dockerfile is its environment; drop ${given.map((o) => `--${o}`).join(' and ')}`,
+    );
+  }
+  const runner = checkCommonOptions(options);
+  const config = readTaskRepoConfig(dir);
+  const instances = readTaskRepo(dir);
+  const nameOf = (r: (typeof instances)[number]) => (r.ok ? r.value.row.instanceId : r.instanceId);
+  const only = options.only === undefined ? undefined : new Set(options.only);
+  const present = new Set(instances.map(nameOf));
+  const unknownOnly = [...(only ?? [])].filter((id) => !present.has(id));
+  const chosen = instances.filter((r) => only === undefined || only.has(nameOf(r) ?? ''));
+  const byId = new Map<string, string[]>();
+  for (const r of chosen) {
+    if (!r.ok) continue;
+    const id = bundleId(r.value.row.instanceId);
+    byId.set(id, [...(byId.get(id) ?? []), r.where]);
+  }
+  const outcomes: RowOutcome[] = [];
+  const emit = (outcome: RowOutcome) => {
+    outcomes.push(outcome);
+    onOutcome(outcome);
+  };
+  for (const r of chosen) {
+    const at = { row: r.index, where: r.where };
+    if (!r.ok) {
+      emit({
+        ...at,
+        ...(r.instanceId !== undefined ? { instanceId: r.instanceId } : {}),
+        status: 'skipped',
+        reasons: r.reasons,
+      });
+      continue;
+    }
+    const { instanceId } = r.value.row;
+    const id = bundleId(instanceId);
+    const skip = (reasons: string[]) => emit({ ...at, instanceId, id, status: 'skipped', reasons });
+    const hidden = only === undefined ? unpublished(r.value, config) : undefined;
+    if (hidden !== undefined) {
+      emit({ ...at, instanceId, status: 'unpublished', reason: hidden });
+      continue;
+    }
+    if (!ID.test(id)) {
+      skip([`instance_id gives the id ${JSON.stringify(id)}, not [a-z0-9][a-z0-9._-]{0,127}`]);
+      continue;
+    }
+    const others = (byId.get(id) ?? []).filter((w) => w !== r.where);
+    if (others.length > 0) {
+      skip(others.map((w) => `id ${id} collides with ${w}`));
+      continue;
+    }
+    const done = await importInstance(r.value, id, options, runner);
+    if ('reasons' in done) skip(done.reasons);
+    else emit({ ...at, instanceId, id, ...done });
+  }
+  return { outcomes, unknownOnly };
+}
+
 export async function importSwebench(
   options: ImportOptions,
   onOutcome: (outcome: RowOutcome) => void = () => {},
 ): Promise<ImportResult> {
+  if (existsSync(options.rows) && statSync(options.rows).isDirectory()) {
+    return importTaskRepo(options, onOutcome);
+  }
   const template = options.images === undefined ? undefined : parseImageTemplate(options.images);
   if (template !== undefined) {
     const given = (['repos', 'environment'] as const).filter((o) => options[o] !== undefined);
@@ -547,17 +727,7 @@ export async function importSwebench(
       }
     }
   }
-  if (existsSync(options.out) && !statSync(options.out).isDirectory()) {
-    throw new ProctorError('USAGE', `--out ${options.out}: exists and is not a folder`);
-  }
-  checkOutParent('--out', options.out);
-  if (
-    options.install !== undefined &&
-    (options.install.trim() === '' || options.install.includes('\0'))
-  ) {
-    throw new ProctorError('USAGE', '--install: must be a shell command, not empty');
-  }
-  const runner = chooseRunner(options.runner);
+  const runner = checkCommonOptions(options);
   const rows = await readRows(options.rows);
   const only = options.only === undefined ? undefined : new Set(options.only);
   const present = new Set(rows.flatMap((r) => (r.ok ? [r.value.instanceId] : [])));
