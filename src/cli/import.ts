@@ -5,6 +5,7 @@
 // 0 when every chosen row became (or already was) a bundle, 1 when any was skipped or an --only
 // id names no row. An instance its sweb.yaml does not publish is listed and left out, not
 // skipped.
+import { existsSync, statSync } from 'node:fs';
 import type { ImportOptions, RowOutcome } from '../import/swebench.js';
 import type { CommandContext } from './context.js';
 
@@ -26,10 +27,14 @@ export async function importCommand(
   options: ImportOptions & { json?: boolean },
 ): Promise<number> {
   const { io } = context;
-  const { importSwebench } = await import('../import/swebench.js');
+  // A folder is a task repository (task-repo-import.ts says so when it is not one); a file, rows.
+  const taskRepo = existsSync(options.rows) && statSync(options.rows).isDirectory();
+  const importer = taskRepo
+    ? (await import('../import/task-repo-import.js')).importTaskRepo
+    : (await import('../import/swebench.js')).importSwebench;
   const { discardStaging } = await import('../derive/write.js');
   let docker = options.docker;
-  if (options.images !== undefined && docker === undefined) {
+  if (!taskRepo && options.images !== undefined && docker === undefined) {
     // A mistyped convention or placeholder is told before the engine is asked anything.
     (await import('../import/images.js')).parseImageTemplate(options.images);
     // Each image's digest is asked of its registry through the engine.
@@ -49,7 +54,7 @@ export async function importCommand(
   process.on('SIGTERM', onSignal);
   let result;
   try {
-    result = await importSwebench({ ...options, ...(docker ? { docker } : {}) }, (o) => {
+    result = await importer({ ...options, ...(docker ? { docker } : {}) }, (o) => {
       if (!options.json) io.out(line(o));
     });
   } finally {

@@ -19,6 +19,9 @@
 // where, or what to add. Nothing runs here: `proctor baseline SUITE
 // --gold --wait` then tells which tasks are sound on this machine.
 //
+// A task repository's instance (task-repo-import.ts) is written here too, its environment its
+// own Dockerfile and folder.
+//
 // A row that cannot become a bundle (malformed, colliding id, missing repository, commit or
 // Dockerfile) is listed with its reason and skipped; the others are written, each atomically.
 // A bundle already there is left alone when it matches what would be written (the snapshot's
@@ -66,17 +69,10 @@ import {
 } from './images.js';
 import { bundleId, readRows, type SwebenchRow } from './rows.js';
 import { planSubmodules } from './submodules.js';
-import {
-  EVALUATOR_ENTRIES,
-  isTaskRepo,
-  readTaskRepo,
-  readTaskRepoConfig,
-  unpublished,
-  type TaskInstance,
-} from './task-repo.js';
+import { EVALUATOR_ENTRIES } from './task-repo.js';
 
 export const SWEBENCH_WORKDIR = '/testbed';
-const ID = /^[a-z0-9][a-z0-9._-]{0,127}$/;
+export const ID = /^[a-z0-9][a-z0-9._-]{0,127}$/;
 
 export interface ImportOptions {
   rows: string;
@@ -100,7 +96,7 @@ export interface ImportOptions {
 }
 
 /** The runner of every row, from --runner: a built-in one, or the bytes of the user's file. */
-type RunnerChoice = { builtin: BuiltinRunner } | { file: string; bytes: Buffer };
+export type RunnerChoice = { builtin: BuiltinRunner } | { file: string; bytes: Buffer };
 
 export type RowOutcome =
   | {
@@ -303,7 +299,7 @@ async function pinImage(
 }
 
 /** A row written into the suite (how, with which runner and why), or the reasons it was not. */
-type RowWrite =
+export type RowWrite =
   | {
       status: 'written' | 'rewritten' | 'unchanged';
       runner: string;
@@ -407,7 +403,7 @@ type RowEnvironment =
    */
   | { kind: 'dockerfile'; context: string; python?: string; notes: string[] };
 
-async function writeRow(
+export async function writeRow(
   row: SwebenchRow,
   id: string,
   options: ImportOptions,
@@ -557,7 +553,7 @@ async function writeRow(
 }
 
 /** --out, --install and --runner, checked alike for rows and task repositories. */
-function checkCommonOptions(options: ImportOptions): RunnerChoice | undefined {
+export function checkCommonOptions(options: ImportOptions): RunnerChoice | undefined {
   if (existsSync(options.out) && !statSync(options.out).isDirectory()) {
     throw new ProctorError('USAGE', `--out ${options.out}: exists and is not a folder`);
   }
@@ -571,135 +567,10 @@ function checkCommonOptions(options: ImportOptions): RunnerChoice | undefined {
   return chooseRunner(options.runner);
 }
 
-/**
- * One instance of a task repository: its runner (by its IDs, its eval.sh's test command, the
- * dialect table, its test patch's language, or --runner) and its bundle, on its own Dockerfile.
- */
-async function importInstance(
-  instance: TaskInstance,
-  id: string,
-  options: ImportOptions,
-  choice: RunnerChoice | undefined,
-): Promise<RowWrite> {
-  const { row } = instance;
-  const table = dialectOf(row.repo);
-  let why = '--runner';
-  let chosen: Dialect | undefined;
-  if (choice === undefined) {
-    let paths: string[] = [];
-    try {
-      paths = pathsTouchedBy(Buffer.from(row.testPatch));
-    } catch {
-      // Not a diff: writeRow says so.
-    }
-    // The repository is in the image, not here: its package.json cannot be read.
-    const picked = await chooseDialect(
-      {
-        repo: row.repo,
-        ids: [...row.failToPass, ...row.passToPass],
-        paths,
-        command: instance.command,
-      },
-      () => Promise.resolve(undefined),
-    );
-    if ('reason' in picked) return { reasons: [picked.reason] };
-    chosen = picked.dialect;
-    why = picked.why;
-  }
-  return writeRow(row, id, options, choice ?? { builtin: chosen! }, why, table, {
-    kind: 'dockerfile',
-    context: instance.folder,
-    ...(instance.python !== undefined ? { python: instance.python } : {}),
-    notes: [],
-  });
-}
-
-/**
- * `proctor import swebench DIR` for a task repository (task-repo.ts): each instance folder under
- * DIR/tasks that sweb.yaml publishes (a published split and dataset; any with --only) becomes a
- * bundle on its own Dockerfile. A malformed instance is skipped with its reasons, as a row is.
- */
-async function importTaskRepo(
-  options: ImportOptions,
-  onOutcome: (outcome: RowOutcome) => void,
-): Promise<ImportResult> {
-  const dir = options.rows;
-  if (!isTaskRepo(dir)) {
-    throw new ProctorError(
-      'USAGE',
-      `${dir}: a folder, but not a task repository (no sweb.yaml, no tasks/ folder); ROWS is a rows file or a task repository`,
-    );
-  }
-  const given = (['repos', 'environment', 'images', 'catalog'] as const).filter(
-    (o) => options[o] !== undefined,
-  );
-  if (given.length > 0) {
-    throw new ProctorError(
-      'USAGE',
-      `${dir} is a task repository: each instance's Dockerfile is its environment; drop ${given.map((o) => `--${o}`).join(' and ')}`,
-    );
-  }
-  const runner = checkCommonOptions(options);
-  const config = readTaskRepoConfig(dir);
-  const instances = readTaskRepo(dir);
-  const nameOf = (r: (typeof instances)[number]) => (r.ok ? r.value.row.instanceId : r.instanceId);
-  const only = options.only === undefined ? undefined : new Set(options.only);
-  const present = new Set(instances.map(nameOf));
-  const unknownOnly = [...(only ?? [])].filter((id) => !present.has(id));
-  const chosen = instances.filter((r) => only === undefined || only.has(nameOf(r) ?? ''));
-  const byId = new Map<string, string[]>();
-  for (const r of chosen) {
-    if (!r.ok) continue;
-    const id = bundleId(r.value.row.instanceId);
-    byId.set(id, [...(byId.get(id) ?? []), r.where]);
-  }
-  const outcomes: RowOutcome[] = [];
-  const emit = (outcome: RowOutcome) => {
-    outcomes.push(outcome);
-    onOutcome(outcome);
-  };
-  for (const r of chosen) {
-    const at = { row: r.index, where: r.where };
-    if (!r.ok) {
-      emit({
-        ...at,
-        ...(r.instanceId !== undefined ? { instanceId: r.instanceId } : {}),
-        status: 'skipped',
-        reasons: r.reasons,
-      });
-      continue;
-    }
-    const { instanceId } = r.value.row;
-    const id = bundleId(instanceId);
-    const skip = (reasons: string[]) => emit({ ...at, instanceId, id, status: 'skipped', reasons });
-    const hidden = only === undefined ? unpublished(r.value, config) : undefined;
-    if (hidden !== undefined) {
-      emit({ ...at, instanceId, status: 'unpublished', reason: hidden });
-      continue;
-    }
-    if (!ID.test(id)) {
-      skip([`instance_id gives the id ${JSON.stringify(id)}, not [a-z0-9][a-z0-9._-]{0,127}`]);
-      continue;
-    }
-    const others = (byId.get(id) ?? []).filter((w) => w !== r.where);
-    if (others.length > 0) {
-      skip(others.map((w) => `id ${id} collides with ${w}`));
-      continue;
-    }
-    const done = await importInstance(r.value, id, options, runner);
-    if ('reasons' in done) skip(done.reasons);
-    else emit({ ...at, instanceId, id, ...done });
-  }
-  return { outcomes, unknownOnly };
-}
-
 export async function importSwebench(
   options: ImportOptions,
   onOutcome: (outcome: RowOutcome) => void = () => {},
 ): Promise<ImportResult> {
-  if (existsSync(options.rows) && statSync(options.rows).isDirectory()) {
-    return importTaskRepo(options, onOutcome);
-  }
   const template = options.images === undefined ? undefined : parseImageTemplate(options.images);
   if (template !== undefined) {
     const given = (['repos', 'environment'] as const).filter((o) => options[o] !== undefined);

@@ -257,6 +257,13 @@ function readInstance(folder: string, where: string): TaskInstance | { reasons: 
       `${TASK_FILE}: image_assets names binary files the test or gold patch needs, which a bundle cannot carry yet`,
     );
   }
+  // fail_only counts a test the log does not name as passed; Proctor's grading never does.
+  const evalType = optional(meta, 'eval_type');
+  if (evalType !== undefined && evalType !== 'pass_and_fail') {
+    reasons.push(
+      `${TASK_FILE}: eval_type ${JSON.stringify(evalType)}: only pass_and_fail is graded as SWE-bench grades it (fail_only counts a test missing from the log as passed)`,
+    );
+  }
   const script = text('eval.sh');
   const command = testCommand(script);
   if ('reason' in command) reasons.push(command.reason);

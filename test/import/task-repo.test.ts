@@ -223,6 +223,14 @@ describe('proctor import swebench TASK_REPO', { timeout: 900_000 }, () => {
     );
     await loadBundle(bundle);
 
+    // --only imports an instance from any split, as SWE-bench builds one by id.
+    const only = await proctor([
+      ...['import', 'swebench', dir, '--out', out, '--only', 'acme__calc-2'],
+    ]);
+    expect(only.code, only.stdout + only.stderr).toBe(0);
+    expect(only.stdout).toContain('written   acme__calc-2  tasks/acme__calc-2 (acme__calc-2)');
+    expect(readdirSync(out).sort()).toEqual(['acme__calc-1', 'acme__calc-2']);
+
     // Again: the same bundle, left alone.
     const again = await proctor(['import', 'swebench', dir, '--out', out]);
     expect(again.stdout).toContain('0 written, 0 rewritten, 1 unchanged, 0 skipped, 1 unpublished');
@@ -251,6 +259,15 @@ describe('proctor import swebench TASK_REPO', { timeout: 900_000 }, () => {
         'a tests.json that is not JSON',
         (folder) => writeFileSync(join(folder, 'tests.json'), 'FAIL_TO_PASS: [x]\n'),
         'skipped tasks/acme__calc-1 (acme__calc-1): tests.json is not valid JSON: ',
+      ],
+      [
+        'a fail_only task',
+        (folder) =>
+          writeFileSync(
+            join(folder, 'task.yaml'),
+            readFileSync(join(folder, 'task.yaml'), 'utf8').replace('pass_and_fail', 'fail_only'),
+          ),
+        'skipped tasks/acme__calc-1 (acme__calc-1): task.yaml: eval_type "fail_only": only pass_and_fail is graded as SWE-bench grades it (fail_only counts a test missing from the log as passed)',
       ],
       [
         'no Dockerfile',
