@@ -458,10 +458,13 @@ export async function writeRow(
     } else if (env.kind === 'dockerfile') {
       // The instance's folder is its Dockerfile's context (SWE-bench builds in it), all but
       // what the evaluator and the solver are given.
+      // Symlinks as they are (a relative one stays relative): one that leaves the bundle is
+      // refused when it loads.
+      const left = new Set([...EVALUATOR_ENTRIES].map((name) => join(env.context, name)));
       cpSync(env.context, join(staging, 'environment'), {
         recursive: true,
-        filter: (path) =>
-          path === env.context || !EVALUATOR_ENTRIES.has(path.slice(env.context.length + 1)),
+        verbatimSymlinks: true,
+        filter: (path) => !left.has(path),
       });
     }
     const source: Record<string, string> = {

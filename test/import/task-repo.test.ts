@@ -7,7 +7,16 @@
 // is one line and writes nothing; a folder that is no task repository, a sweb.yaml naming no
 // datasets, and --repos beside a task repository are one line and exit 2.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  readlinkSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { activatedPython, evaluatorFilesCopied, testCommand } from '../../src/import/task-repo.js';
@@ -141,6 +150,8 @@ function taskRepo(ids: Array<{ id: string; split?: string }>) {
       folder,
       instanceFiles(id, base, diff(repo, base, fix, 'src'), diff(repo, base, fix, 'tests'), split),
     );
+    // A file of the build context's own, as a relative symlink, which must stay one.
+    symlinkSync('testbed/setup.py', join(folder, 'setup-link.py'));
     // The instance's own clone at the base commit, with no remote (as SWE-bench's are made).
     execFileSync('git', ['clone', '-q', repo, join(folder, 'testbed')]);
     gitIn(join(folder, 'testbed'), ['reset', '-q', '--hard', base]);
@@ -203,7 +214,12 @@ describe('proctor import swebench TASK_REPO', { timeout: 900_000 }, () => {
 
     const bundle = join(out, 'acme__calc-1');
     // The instance's folder is the build context, without a file of the evaluator's.
-    expect(readdirSync(join(bundle, 'environment')).sort()).toEqual(['Dockerfile', 'testbed']);
+    expect(readdirSync(join(bundle, 'environment')).sort()).toEqual([
+      'Dockerfile',
+      'setup-link.py',
+      'testbed',
+    ]);
+    expect(readlinkSync(join(bundle, 'environment/setup-link.py'))).toBe('testbed/setup.py');
     expect(readFileSync(join(bundle, 'environment/Dockerfile'), 'utf8')).toBe(DOCKERFILE);
     const task = readFileSync(join(bundle, 'task.toml'), 'utf8');
     expect(task).toContain('dockerfile = "environment/Dockerfile"');
