@@ -84,6 +84,11 @@ export function isTaskRepo(dir: string): boolean {
   return existsSync(join(dir, CONFIG_FILE)) || (existsSync(tasks) && statSync(tasks).isDirectory());
 }
 
+/** A YAML error on one line: the parser's first line, without the code frame it announces. */
+function yamlProblem(error: unknown): string {
+  return (describeError(error).split('\n')[0] ?? '').replace(/:\s*$/, '');
+}
+
 /** YAML read without implicit typing: `1.0` and a commit id of digits stay text. */
 function readYaml(path: string): unknown {
   return parseYaml(readFileSync(path, 'utf8'), { schema: 'failsafe' });
@@ -106,7 +111,7 @@ export function readTaskRepoConfig(dir: string): TaskRepoConfig | undefined {
   try {
     config = readYaml(path);
   } catch (error) {
-    throw new ProctorError('USAGE', `${path}: not valid YAML: ${describeError(error)}`);
+    throw new ProctorError('USAGE', `${path}: not valid YAML: ${yamlProblem(error)}`);
   }
   const datasets = isMap(config) ? stringList(config['datasets']) : undefined;
   if (datasets === undefined || datasets.length === 0) {
@@ -209,7 +214,7 @@ function readInstance(folder: string, where: string): TaskInstance | { reasons: 
   try {
     meta = readYaml(join(folder, TASK_FILE));
   } catch (error) {
-    return { reasons: [`${TASK_FILE} is not valid YAML: ${describeError(error)}`] };
+    return { reasons: [`${TASK_FILE} is not valid YAML: ${yamlProblem(error)}`] };
   }
   if (!isMap(meta)) return { reasons: [`${TASK_FILE} is not a mapping of keys to values`] };
   let tests: unknown;

@@ -277,6 +277,37 @@ describe('proctor import swebench TASK_REPO', { timeout: 900_000 }, () => {
         'skipped tasks/acme__calc-1 (acme__calc-1): tests.json is not valid JSON: ',
       ],
       [
+        'a task.yaml that is not YAML',
+        (folder) => writeFileSync(join(folder, 'task.yaml'), 'repo: [acme/calc\n'),
+        'skipped tasks/acme__calc-1 (acme__calc-1): task.yaml is not valid YAML: ',
+      ],
+      [
+        'a task.yaml naming another instance',
+        (folder) =>
+          writeFileSync(
+            join(folder, 'task.yaml'),
+            readFileSync(join(folder, 'task.yaml'), 'utf8').replace(
+              'instance_id: acme__calc-1',
+              'instance_id: acme__calc-9',
+            ),
+          ),
+        'skipped tasks/acme__calc-1 (acme__calc-1): task.yaml: instance_id is "acme__calc-9", not its folder\'s name',
+      ],
+      [
+        'an eval.sh without its markers',
+        (folder) => writeFileSync(join(folder, 'eval.sh'), '#!/bin/bash\npytest -rA\n'),
+        "skipped tasks/acme__calc-1 (acme__calc-1): eval.sh has no '>>>>> Start Test Output' marker",
+      ],
+      [
+        'a task whose test patch needs binary assets',
+        (folder) =>
+          writeFileSync(
+            join(folder, 'task.yaml'),
+            `${readFileSync(join(folder, 'task.yaml'), 'utf8')}image_assets:\n  test_patch:\n  - path: tests/expected.png\n`,
+          ),
+        'skipped tasks/acme__calc-1 (acme__calc-1): task.yaml: image_assets names binary files the test or gold patch needs, which a bundle cannot carry yet',
+      ],
+      [
         'a fail_only task',
         (folder) =>
           writeFileSync(
@@ -334,6 +365,14 @@ describe('proctor import swebench TASK_REPO', { timeout: 900_000 }, () => {
       expect(result.stderr).toBe(`proctor: ${message}\n`);
       expect(result.stdout).toBe('');
     }
+    writeFileSync(join(dir, 'sweb.yaml'), 'datasets: [acme/calc-bench\n');
+    const notYaml = await proctor(['import', 'swebench', dir, '--out', out]);
+    expect(notYaml.code).toBe(2);
+    expect(notYaml.stderr).toMatch(
+      new RegExp(
+        `^proctor: ${join(dir, 'sweb.yaml')}: not valid YAML: [^\\n]+ at line \\d+, column \\d+\\n$`,
+      ),
+    );
     writeFileSync(join(dir, 'sweb.yaml'), 'splits:\n- test\n');
     const noDatasets = await proctor(['import', 'swebench', dir, '--out', out]);
     expect(noDatasets.code).toBe(2);
