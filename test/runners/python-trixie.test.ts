@@ -118,6 +118,22 @@ describe('the Python runners on Debian trixie (Python 3.13)', () => {
     SLOW,
   );
 
+  it("carries the sympy fixture's own files for its work tree, unchanged", () => {
+    const files = [
+      'bin/test',
+      'sympy/calc/__init__.py',
+      'sympy/calc/tests/__init__.py',
+      'sympy/calc/tests/test_calc.py',
+    ];
+    for (const file of files) {
+      const here = readFileSync(
+        new URL(`../fixtures/images/${FIXTURE}/sympy/${file}`, import.meta.url),
+      );
+      const there = readFileSync(new URL(`../fixtures/images/sympy/repo/${file}`, import.meta.url));
+      expect(here.equals(there), file).toBe(true);
+    }
+  });
+
   describe('the sympy runner', () => {
     const CALC_TESTS = readFileSync(
       join(
