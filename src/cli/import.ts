@@ -1,7 +1,11 @@
 // `proctor import swebench ROWS (--repos DIR [--environment DIR] | --images CONVENTION) --out
-// SUITE`: SWE-bench rows become bundles (src/import). One line per row as it is decided, then a count; --json prints
-// one JSON document instead. Exit 0 when every chosen row became (or already was) a bundle,
-// 1 when any was skipped or an --only id names no row.
+// SUITE`: SWE-bench rows become bundles (src/import); `proctor import swebench TASK_REPO --out
+// SUITE`: a SWE-bench task repository's instances do, each on its own Dockerfile. One line per
+// row or instance as it is decided, then a count; --json prints one JSON document instead. Exit
+// 0 when every chosen row became (or already was) a bundle, 1 when any was skipped or an --only
+// id names no row. An instance its sweb.yaml does not publish is listed and left out, not
+// skipped.
+import { existsSync, statSync } from 'node:fs';
 import type { ImportOptions, RowOutcome } from '../import/swebench.js';
 import type { CommandContext } from './context.js';
 
@@ -9,8 +13,11 @@ import type { CommandContext } from './context.js';
 const EXIT_INTERRUPTED = 130;
 
 function line(o: RowOutcome): string {
-  const who = `row ${o.row}${o.instanceId !== undefined ? ` (${o.instanceId})` : ''}`;
+  const who = `${o.where ?? `row ${o.row}`}${o.instanceId !== undefined ? ` (${o.instanceId})` : ''}`;
   if (o.status === 'skipped') return `skipped ${who}: ${o.reasons.join('; ')}`;
+  if (o.status === 'unpublished') {
+    return `unpublished ${who}: ${o.reason}; --only ${o.instanceId} imports it`;
+  }
   const head = `${o.status.padEnd(9)} ${o.id}  ${who}  runner ${o.runner} (${o.why})  environment ${o.environment}`;
   return [head, ...o.notes.map((note) => `  note: ${note}`)].join('\n');
 }
@@ -20,10 +27,14 @@ export async function importCommand(
   options: ImportOptions & { json?: boolean },
 ): Promise<number> {
   const { io } = context;
-  const { importSwebench } = await import('../import/swebench.js');
+  // A folder is a task repository (task-repo-import.ts says so when it is not one); a file, rows.
+  const taskRepo = existsSync(options.rows) && statSync(options.rows).isDirectory();
+  const importer = taskRepo
+    ? (await import('../import/task-repo-import.js')).importTaskRepo
+    : (await import('../import/swebench.js')).importSwebench;
   const { discardStaging } = await import('../derive/write.js');
   let docker = options.docker;
-  if (options.images !== undefined && docker === undefined) {
+  if (!taskRepo && options.images !== undefined && docker === undefined) {
     // A mistyped convention or placeholder is told before the engine is asked anything.
     (await import('../import/images.js')).parseImageTemplate(options.images);
     // Each image's digest is asked of its registry through the engine.
@@ -43,7 +54,7 @@ export async function importCommand(
   process.on('SIGTERM', onSignal);
   let result;
   try {
-    result = await importSwebench({ ...options, ...(docker ? { docker } : {}) }, (o) => {
+    result = await importer({ ...options, ...(docker ? { docker } : {}) }, (o) => {
       if (!options.json) io.out(line(o));
     });
   } finally {
@@ -58,10 +69,11 @@ export async function importCommand(
     io.out(JSON.stringify({ suite: options.out, rows: outcomes, unknownOnly }, null, 2));
   } else {
     for (const id of unknownOnly) io.out(`--only ${id}: no row has this instance_id`);
+    const unpublished = count('unpublished');
     io.out(
-      `${count('written')} written, ${count('rewritten')} rewritten, ${count('unchanged')} unchanged, ${skipped} skipped`,
+      `${count('written')} written, ${count('rewritten')} rewritten, ${count('unchanged')} unchanged, ${skipped} skipped${unpublished > 0 ? `, ${unpublished} unpublished` : ''}`,
     );
-    if (outcomes.length > skipped) {
+    if (outcomes.length > skipped + unpublished) {
       io.out(`next: proctor baseline ${options.out} --gold --wait`);
     }
   }

@@ -279,7 +279,7 @@ export function buildProgram(
     )
     .argument(
       '<rows>',
-      "SWE-bench rows: Hugging Face's parquet file as downloaded, JSON lines or a JSON array",
+      "SWE-bench rows: Hugging Face's parquet file as downloaded, JSON lines or a JSON array; or a SWE-bench 5 task repository (a folder with sweb.yaml or tasks/), each instance on its own Dockerfile",
     )
     .option(
       '--repos <dir>',

@@ -357,6 +357,58 @@ export function dialectByIds(ids: readonly string[]): { dialect?: Dialect; why: 
   return { why: `its test IDs decide nothing: they mix ${parts.join(' and ')}` };
 }
 
+/**
+ * The programs a SWE-bench test command runs, by the dialect whose runner speaks for them: the
+ * commands of swebench/harness/constants (TEST_PYTEST, TEST_DJANGO, TEST_SYMPY, sphinx's tox,
+ * Multilingual's cargo, go, jest, vitest, mocha, karma, Maven, Gradle, ant, ctest and make
+ * check), as a task repository's eval.sh runs them between its output markers.
+ */
+const COMMAND_SHAPES: ReadonlyArray<{ dialect: Dialect; match: RegExp; program: string }> = [
+  { dialect: 'django', match: /(?:^|[\s/])runtests\.py\b/, program: "django's runtests.py" },
+  { dialect: 'sympy', match: /(?:^|[\s/])bin\/test\b/, program: "sympy's bin/test" },
+  {
+    dialect: 'pytest',
+    match: /(?:^|[\s/;&|(])(?:py\.test|pytest|tox)(?:\s|$)|-m\s+pytest\b/,
+    program: 'pytest',
+  },
+  { dialect: 'cargo', match: /\bcargo\s+(?:\+\S+\s+)?(?:test|nextest)\b/, program: 'cargo test' },
+  { dialect: 'go', match: /\bgo\s+test\b/, program: 'go test' },
+  { dialect: 'karma', match: /\bkarma\b/, program: 'karma' },
+  { dialect: 'vitest', match: /\bvitest\b/, program: 'vitest' },
+  { dialect: 'jest', match: /\bjest\b/, program: 'jest' },
+  { dialect: 'mocha', match: /\bmocha\b/, program: 'mocha' },
+  {
+    dialect: 'junit',
+    match: /(?:^|[\s/;&|(])(?:mvnw?|mvnd|gradlew?|ant)(?:\s|$)/,
+    program: 'Maven, Gradle or ant',
+  },
+  {
+    dialect: 'ctest',
+    match: /(?:^|[\s/;&|(])ctest\b|\bmake\b.*\bcheck\b/,
+    program: 'ctest or make check',
+  },
+];
+
+/**
+ * The dialect a test command (an eval.sh's lines between its output markers) runs: the one
+ * whose program it names (karma over mocha, as in a package.json). None, or two, decide
+ * nothing, and `why` says so.
+ */
+export function dialectByCommand(command: string): { dialect?: Dialect; why: string } {
+  const found = COMMAND_SHAPES.filter((s) => s.match.test(command));
+  const named = found.some((s) => s.dialect === 'karma')
+    ? found.filter((s) => s.dialect !== 'mocha')
+    : found;
+  const [only] = named;
+  if (only !== undefined && named.length === 1) {
+    return { dialect: only.dialect, why: `its eval.sh runs ${only.program}` };
+  }
+  if (named.length === 0) return { why: "its eval.sh's test command names no runner's program" };
+  return {
+    why: `its eval.sh's test command names ${named.map((s) => s.program).join(' and ')}`,
+  };
+}
+
 export interface RowForRunner {
   /** owner/name. */
   repo: string;
@@ -364,13 +416,15 @@ export interface RowForRunner {
   ids: readonly string[];
   /** The files the test patch touches. */
   paths: readonly string[];
+  /** A task repository's test command (its eval.sh between the output markers), if any. */
+  command?: string;
 }
 
 /**
  * The runner of a row, and why: by its own test IDs first (when its test patch is Python: the
  * ID shapes are those of Python's dialects, and a Go test's bare name is not sympy's), then by
- * the repository's dialect table, then by the language of its test patch. `reason` says why
- * nothing decided: the row then needs --runner.
+ * a task repository's test command, then by the repository's dialect table, then by the
+ * language of its test patch. `reason` says why nothing decided: the row then needs --runner.
  */
 export async function chooseDialect(
   row: RowForRunner,
@@ -386,7 +440,18 @@ export async function chooseDialect(
         : '';
     return { dialect: byIds.dialect, why: `${byIds.why}${over}` };
   }
-  const undecided = byIds !== undefined ? `${byIds.why}; ` : '';
+  let undecided = byIds !== undefined ? `${byIds.why}; ` : '';
+  if (row.command !== undefined) {
+    const byCommand = dialectByCommand(row.command);
+    if (byCommand.dialect !== undefined) {
+      const over =
+        table !== undefined && table !== byCommand.dialect
+          ? `, over the dialect table's ${table} for ${row.repo}`
+          : '';
+      return { dialect: byCommand.dialect, why: `${undecided}${byCommand.why}${over}` };
+    }
+    undecided += `${byCommand.why}; `;
+  }
   if (table !== undefined) {
     return { dialect: table, why: `${undecided}the dialect table's runner for ${row.repo}` };
   }

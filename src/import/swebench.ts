@@ -19,12 +19,16 @@
 // where, or what to add. Nothing runs here: `proctor baseline SUITE
 // --gold --wait` then tells which tasks are sound on this machine.
 //
+// A task repository's instance (task-repo-import.ts) is written here too, its environment its
+// own Dockerfile and folder.
+//
 // A row that cannot become a bundle (malformed, colliding id, missing repository, commit or
 // Dockerfile) is listed with its reason and skipped; the others are written, each atomically.
 // A bundle already there is left alone when it matches what would be written (the snapshot's
 // bytes aside: base_commit pins its content) and rewritten only with `force`.
 import {
   chmodSync,
+  cpSync,
   existsSync,
   mkdirSync,
   readFileSync,
@@ -65,9 +69,10 @@ import {
 } from './images.js';
 import { bundleId, readRows, type SwebenchRow } from './rows.js';
 import { planSubmodules } from './submodules.js';
+import { EVALUATOR_ENTRIES } from './task-repo.js';
 
 export const SWEBENCH_WORKDIR = '/testbed';
-const ID = /^[a-z0-9][a-z0-9._-]{0,127}$/;
+export const ID = /^[a-z0-9][a-z0-9._-]{0,127}$/;
 
 export interface ImportOptions {
   rows: string;
@@ -91,11 +96,13 @@ export interface ImportOptions {
 }
 
 /** The runner of every row, from --runner: a built-in one, or the bytes of the user's file. */
-type RunnerChoice = { builtin: BuiltinRunner } | { file: string; bytes: Buffer };
+export type RunnerChoice = { builtin: BuiltinRunner } | { file: string; bytes: Buffer };
 
 export type RowOutcome =
   | {
       row: number;
+      /** A task repository's instance folder (tasks/<id>), named instead of the row. */
+      where?: string;
       instanceId?: string;
       id: string;
       status: 'written' | 'rewritten' | 'unchanged';
@@ -108,7 +115,16 @@ export type RowOutcome =
       /** Its submodules: vendored from which mirror, or left empty and what to add. */
       notes: string[];
     }
-  | { row: number; instanceId?: string; id?: string; status: 'skipped'; reasons: string[] };
+  | {
+      row: number;
+      where?: string;
+      instanceId?: string;
+      id?: string;
+      status: 'skipped';
+      reasons: string[];
+    }
+  /** A task repository's instance that its sweb.yaml does not publish (--only imports it). */
+  | { row: number; where: string; instanceId: string; status: 'unpublished'; reason: string };
 
 export interface ImportResult {
   outcomes: RowOutcome[];
@@ -283,7 +299,7 @@ async function pinImage(
 }
 
 /** A row written into the suite (how, with which runner and why), or the reasons it was not. */
-type RowWrite =
+export type RowWrite =
   | {
       status: 'written' | 'rewritten' | 'unchanged';
       runner: string;
@@ -379,9 +395,15 @@ type RowEnvironment =
       vendored: Parameters<typeof writeEnvironment>[6];
       notes: string[];
     }
-  | { kind: 'image'; reference: string; notes: string[] };
+  | { kind: 'image'; reference: string; notes: string[] }
+  /**
+   * A task repository's instance: its own Dockerfile, whose image holds the repository at
+   * /testbed at base_commit (the oracle checks HEAD); its folder, evaluator files left out, is
+   * the build context; `python` the interpreter its eval.sh activates.
+   */
+  | { kind: 'dockerfile'; context: string; python?: string; notes: string[] };
 
-async function writeRow(
+export async function writeRow(
   row: SwebenchRow,
   id: string,
   options: ImportOptions,
@@ -391,7 +413,7 @@ async function writeRow(
   env: RowEnvironment,
 ): Promise<RowWrite> {
   const { notes } = env;
-  const context = env.kind === 'context' ? env.context : `image ${env.reference}`;
+  const context = env.kind === 'image' ? `image ${env.reference}` : env.context;
   const install = options.install ?? (env.kind === 'context' ? installIn(env.context) : undefined);
   if (typeof install === 'object') return { reasons: [install.reason] };
   let hiddenPaths: string[];
@@ -433,6 +455,17 @@ async function writeRow(
         env.vendored,
       );
       baseCommit = snapshot.commit;
+    } else if (env.kind === 'dockerfile') {
+      // The instance's folder is its Dockerfile's context (SWE-bench builds in it), all but
+      // what the evaluator and the solver are given.
+      // Symlinks as they are (a relative one stays relative): one that leaves the bundle is
+      // refused when it loads.
+      const left = new Set([...EVALUATOR_ENTRIES].map((name) => join(env.context, name)));
+      cpSync(env.context, join(staging, 'environment'), {
+        recursive: true,
+        verbatimSymlinks: true,
+        filter: (path) => !left.has(path),
+      });
     }
     const source: Record<string, string> = {
       // What the row says, else the rows file's name (SWE-bench's rows do not name their
@@ -468,8 +501,14 @@ async function writeRow(
     >;
     // SWE-bench's images keep the project's Python in a conda environment that the tests must
     // run in; the Python runners run their tests on the interpreter this names.
-    if (env.kind === 'image' && 'builtin' in runner && PYTHON_RUNNERS.has(runner.builtin)) {
-      testsEnv['RUNNER_PYTHON'] = SWEBENCH_IMAGE_LAYOUT.python;
+    const python =
+      env.kind === 'image'
+        ? SWEBENCH_IMAGE_LAYOUT.python
+        : env.kind === 'dockerfile'
+          ? env.python
+          : undefined;
+    if (python !== undefined && 'builtin' in runner && PYTHON_RUNNERS.has(runner.builtin)) {
+      testsEnv['RUNNER_PYTHON'] = python;
     }
     const task: TaskToml = {
       id,
@@ -516,6 +555,21 @@ async function writeRow(
   }
 }
 
+/** --out, --install and --runner, checked alike for rows and task repositories. */
+export function checkCommonOptions(options: ImportOptions): RunnerChoice | undefined {
+  if (existsSync(options.out) && !statSync(options.out).isDirectory()) {
+    throw new ProctorError('USAGE', `--out ${options.out}: exists and is not a folder`);
+  }
+  checkOutParent('--out', options.out);
+  if (
+    options.install !== undefined &&
+    (options.install.trim() === '' || options.install.includes('\0'))
+  ) {
+    throw new ProctorError('USAGE', '--install: must be a shell command, not empty');
+  }
+  return chooseRunner(options.runner);
+}
+
 export async function importSwebench(
   options: ImportOptions,
   onOutcome: (outcome: RowOutcome) => void = () => {},
@@ -547,17 +601,7 @@ export async function importSwebench(
       }
     }
   }
-  if (existsSync(options.out) && !statSync(options.out).isDirectory()) {
-    throw new ProctorError('USAGE', `--out ${options.out}: exists and is not a folder`);
-  }
-  checkOutParent('--out', options.out);
-  if (
-    options.install !== undefined &&
-    (options.install.trim() === '' || options.install.includes('\0'))
-  ) {
-    throw new ProctorError('USAGE', '--install: must be a shell command, not empty');
-  }
-  const runner = chooseRunner(options.runner);
+  const runner = checkCommonOptions(options);
   const rows = await readRows(options.rows);
   const only = options.only === undefined ? undefined : new Set(options.only);
   const present = new Set(rows.flatMap((r) => (r.ok ? [r.value.instanceId] : [])));

@@ -58,12 +58,14 @@ describe('.ci/test-tools', () => {
         'docker engine',
         'base image',
         'older base image',
+        'newer base image',
       ]);
       for (const tool of ['chromium', 'runsc', 'docker-registry', 'ip']) {
         expect(report[tool], tool).toMatch(new RegExp(`^/.*/${tool}$`));
       }
       expect(report['docker engine']).toBe('answers, runsc registered');
       expect(report['base image']).toBe('debian:bookworm-slim');
+      expect(report['newer base image']).toBe('debian:trixie-slim');
       expect(took).toBeLessThan(1000);
     }
     // What it says is so: the engine lists runsc.

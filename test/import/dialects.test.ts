@@ -5,6 +5,7 @@ import picomatch from 'picomatch';
 import {
   chooseDialect,
   DIALECT_RULES,
+  dialectByCommand,
   dialectByFiles,
   dialectByIds,
   dialectOf,
@@ -367,5 +368,88 @@ describe("a package.json's JavaScript runner", () => {
       why: "its package.json's scripts or dependencies are not objects",
     });
     expect(of([])).toEqual({ why: "its package.json's scripts or dependencies are not objects" });
+  });
+});
+
+// SWE-bench's test commands as an eval.sh runs them between its output markers (the test_cmd of
+// swebench/harness/constants before 5.0 for the Python repositories, and Multilingual's).
+const COMMANDS: Array<[string, string]> = [
+  ['astropy/astropy', 'pytest -rA astropy/io/fits/tests/test_checksum.py'],
+  ['pallets/flask', 'pytest --no-header -rA --tb=no -p no:cacheprovider tests/test_blueprints.py'],
+  ['sphinx-doc/sphinx', 'tox --current-env -epy39 -v -- tests/test_ext_autodoc.py'],
+  ['pytest-dev/pytest', 'python -m pytest -rA testing/test_mark.py'],
+  [
+    'django/django',
+    './tests/runtests.py --verbosity 2 --settings=test_sqlite --parallel 1 admin_views.tests',
+  ],
+  [
+    'sympy/sympy',
+    "PYTHONWARNINGS='ignore::UserWarning,ignore::SyntaxWarning' bin/test -C --verbose sympy/core/tests/test_basic.py",
+  ],
+  ['tokio-rs/tokio', 'cargo test --test sync_mpsc -- --nocapture'],
+  ['gin-gonic/gin', 'go test -v ./... -run "^TestContextRenderJSON$"'],
+  ['babel/babel', 'yarn jest packages/babel-parser/test --verbose'],
+  ['axios/axios', 'npx mocha test/unit/adapters/http.js -R tap'],
+  [
+    'preactjs/preact',
+    'COVERAGE=false BABEL_NO_MODULES=true npx karma start karma.conf.js --single-run --grep=test/browser/render.test.js',
+  ],
+  ['google/gson', 'mvnd test -B -T 1C -pl gson -Dtest=JsonWriterTest'],
+  ['apache/lucene', './gradlew test --tests org.apache.lucene.search.TestBooleanQuery'],
+  ['fmtlib/fmt', 'ctest -V -R format-test'],
+  ['jqlang/jq', 'make check'],
+];
+
+describe("an eval.sh's test command", () => {
+  it.each(COMMANDS)('of %s names the runner the dialect table picks for it', (repo, command) => {
+    const found = dialectByCommand(command);
+    expect(found.dialect).toBe(dialectOf(repo));
+  });
+
+  it('decides nothing when it names no program of a runner, or two', () => {
+    expect(dialectByCommand('pnpm run test packages/runtime-core --no-watch')).toEqual({
+      why: "its eval.sh's test command names no runner's program",
+    });
+    expect(dialectByCommand('pytest tests/\ncargo test')).toEqual({
+      why: "its eval.sh's test command names pytest and cargo test",
+    });
+  });
+
+  it('decides after the test IDs and before the dialect table, and says so', async () => {
+    const none = () => Promise.resolve(undefined);
+    // IDs of no known shape leave it to the command, which wins over the table.
+    const byCommand = await chooseDialect(
+      {
+        repo: 'sympy/sympy',
+        ids: ['a sentence, not an id'],
+        paths: ['sympy/core/tests/test_basic.py'],
+        command: 'pytest -rA sympy/core/tests/test_basic.py',
+      },
+      none,
+    );
+    expect(byCommand).toEqual({
+      dialect: 'pytest',
+      why: "its test IDs decide nothing: none is pytest's path::name, django's name (module.Class) or a bare name; its eval.sh runs pytest, over the dialect table's sympy for sympy/sympy",
+    });
+    // The row's own IDs first, as for rows.
+    const byIds = await chooseDialect(
+      {
+        repo: 'acme/calc',
+        ids: ['tests/test_calc.py::test_zero'],
+        paths: ['tests/test_calc.py'],
+        command: 'cargo test',
+      },
+      none,
+    );
+    expect(byIds).toMatchObject({ dialect: 'pytest' });
+    // A command that names nothing leaves it to the table, saying why.
+    const byTable = await chooseDialect(
+      { repo: 'vuejs/core', ids: ['t'], paths: ['a.spec.ts'], command: 'pnpm run test' },
+      none,
+    );
+    expect(byTable).toEqual({
+      dialect: 'vitest',
+      why: "its eval.sh's test command names no runner's program; the dialect table's runner for vuejs/core",
+    });
   });
 });

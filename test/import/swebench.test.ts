@@ -321,7 +321,11 @@ describe('proctor import swebench', { timeout: 300_000 }, () => {
     const rows = rowsFile(f.root, jsonl([f.row]));
     const file = rowsFile(f.root, 'not a folder\n', 'file.txt');
     const cases: Array<[string[], RegExp]> = [
-      [importArgs(f, f.root), /^proctor: \S+: not a regular file$/],
+      // A folder is read as a task repository (task-repo.test.ts); this one is none.
+      [
+        importArgs(f, f.root),
+        /^proctor: \S+: a folder, but not a task repository \(no sweb\.yaml, no tasks\/ folder\); ROWS is a rows file or a task repository$/,
+      ],
       [importArgs(f, join(f.root, 'none.jsonl')), /^proctor: \S+none.jsonl: cannot be read$/],
       [
         [...importArgs(f, rows), '--repos', join(f.root, 'nowhere')],

@@ -1,5 +1,6 @@
 // The canary mutator (src/runners/core/canary.py): one source in every built-in Python runner,
-// written for Python 3.6 and run for real on Debian bullseye's Python 3.9 and bookworm's 3.11.
+// written for Python 3.6 and run for real on Debian bullseye's Python 3.9, bookworm's 3.11 and
+// trixie's 3.13.
 // On a test file with each kind of assertion it understands, every original test passes with
 // honest code and every mutant fails; what it does not understand is named uncovered.
 import { readFileSync } from 'node:fs';
@@ -192,6 +193,7 @@ describe('the canary mutator', { timeout: 300_000 }, () => {
   it.each([
     ['python-bullseye', '(3, 9)'],
     ['runners', '(3, 11)'],
+    ['python-trixie', '(3, 13)'],
   ])(
     'on %s (Python %s): every original passes, every mutant fails, the rest is uncovered',
     async (image, version) => {
