@@ -1,6 +1,5 @@
 // The screen's reader of JavaScript and TypeScript: each hunk as the new file has it, parsed
-// by acorn-loose (which parses any fragment, recovering where the syntax breaks off, and
-// reads TypeScript's annotations as noise around the code), and from the tree the other
+// (see parseHunk), and from the tree the other
 // spellings of each added line (screen-code.ts):
 // - names bound by `require(…)`, `import … from`, `import(…)`, a destructuring of either, or a
 //   plain reference (`const p = process`) are spelled as what they name: a module as
@@ -14,8 +13,11 @@
 //   `callee(first argument)`.
 // A name folded from more than one piece in `require`, `import()` or a computed member, or a
 // computed member of a guarded object (JS_GUARDED), marks the line `computed`.
-// The raw line is always screened as well; a misparsed fragment can lose a spelling, not a hit.
-import { parse } from 'acorn-loose';
+// A hunk that parses whole is read by @babel/parser, with TypeScript's and JSX's syntax; a
+// fragment by acorn-loose. The raw line is always screened as well; a misparsed fragment can
+// lose a spelling, not a hit.
+import { parse as parseStrict, type ParserPlugin } from '@babel/parser';
+import { parse as parseLoose } from 'acorn-loose';
 import {
   addSpelling,
   isIdentifier,
@@ -58,10 +60,10 @@ const children = (node: Node, key: string): Node[] => {
 };
 
 /** Reads every hunk of a JavaScript or TypeScript file. */
-export function readJavaScript(hunks: readonly CodeLine[][]): CodeReading {
+export function readJavaScript(hunks: readonly CodeLine[][], path: string): CodeReading {
   const reading = newReading();
   const trees = hunks.flatMap((hunk) => {
-    const tree = parseHunk(hunk);
+    const tree = parseHunk(hunk, path);
     return tree === undefined ? [] : [{ hunk, tree }];
   });
   const reader = new Reader(reading);
@@ -77,9 +79,35 @@ export function readJavaScript(hunks: readonly CodeLine[][]): CodeReading {
   return reading;
 }
 
-function parseHunk(hunk: readonly CodeLine[]): Node | undefined {
+/**
+ * A hunk's tree: @babel/parser (TypeScript's and JSX's syntax, ESTree's shape) where the hunk
+ * parses whole, else acorn-loose, which parses any fragment but reads TypeScript's annotations
+ * as noise (so an alias declared with a type can be lost there).
+ */
+function parseHunk(hunk: readonly CodeLine[], path: string): Node | undefined {
+  const text = hunk.map((l) => l.text).join('\n');
+  const plugins: ParserPlugin[] = ['estree'];
+  if (/\.[cm]?tsx?$/.test(path)) plugins.push('typescript');
+  if (/x$/.test(path)) plugins.push('jsx');
   try {
-    return parse(hunk.map((l) => l.text).join('\n'), {
+    return parseStrict(text, {
+      sourceType: 'module',
+      plugins,
+      errorRecovery: true,
+      attachComment: false,
+      allowReturnOutsideFunction: true,
+      allowAwaitOutsideFunction: true,
+      allowImportExportEverywhere: true,
+      allowUndeclaredExports: true,
+      allowSuperOutsideMethod: true,
+      allowNewTargetOutsideFunction: true,
+      createImportExpressions: true,
+    }).program as unknown as Node;
+  } catch {
+    // a fragment: read it loosely
+  }
+  try {
+    return parseLoose(text, {
       ecmaVersion: 'latest',
       sourceType: 'module',
       locations: true,
@@ -113,9 +141,13 @@ function visit(root: Node, each: (node: Node) => void): void {
   }
 }
 
-/** An expression under `await`. */
+/** An expression under `await`, or a TypeScript cast (`x as T`, `<T>x`, `x!`). */
 function unwrap(node: Node): Node {
-  return node.type === 'AwaitExpression' ? (child(node, 'argument') ?? node) : node;
+  if (node.type === 'AwaitExpression') return child(node, 'argument') ?? node;
+  if (/^TS(?:As|Satisfies|NonNull)Expression$|^TSTypeAssertion$/.test(node.type)) {
+    return child(node, 'expression') ?? node;
+  }
+  return node;
 }
 
 interface Folded {
@@ -295,7 +327,11 @@ class Reader {
         return 'this';
       case 'ChainExpression':
       case 'ParenthesizedExpression':
-      case 'TSNonNullExpression': {
+      case 'TSNonNullExpression':
+      case 'TSAsExpression':
+      case 'TSSatisfiesExpression':
+      case 'TSTypeAssertion':
+      case 'TSInstantiationExpression': {
         const inner = child(node, 'expression');
         return inner === undefined ? undefined : this.name(inner, line, depth + 1);
       }

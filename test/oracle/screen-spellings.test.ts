@@ -59,6 +59,18 @@ const RESPELLED: Array<[rule: string, path: string, lines: string[]]> = [
   ['framework-write', 'src/x.js', ["Reflect.set(globalThis, 'it', fake);"]],
   ['module-table', 'src/x.js', ["const M = require('mod' + 'ule');", 'M._load = hook;']],
   ['module-table', 'src/x.js', ['const r = require;', "delete r['cache'][key];"]],
+  ['module-table', 'src/x.ts', ['const r: NodeRequire = require;', "delete r['cache'][key];"]],
+  [
+    'framework-write',
+    'src/x.ts',
+    ['export function f(x: number): void {', '  (globalThis as any).expect = x;', '}'],
+  ],
+  ['hard-exit', 'src/x.ts', ['const p = process as NodeJS.Process;', 'p.reallyExit(0);']],
+  [
+    'computed-name',
+    'src/x.tsx',
+    ['const el = <div onClick={() => globalThis["ex" + "pect"]}>x</div>;'],
+  ],
   ['hard-exit', 'src/x.js', ['const p = process;', 'function f() { p.reallyExit(0); }']],
   ['hard-exit', 'src/x.js', ["process['really' + 'Exit'](0);"]],
   ['exit-at-import', 'src/x.js', ['const { exit } = process;', 'exit(0);']],
@@ -145,6 +157,7 @@ describe('screenDiff on honest code of the same shapes', () => {
       rulesOf('src/app.ts', [
         "import assert from 'node:assert';",
         "import { readFile } from 'node:fs/promises';",
+        "const strict: typeof import('assert') = require('assert');",
         'const mod = await import(`./locales/${lang}.js`);',
         'export function f(key: string, o: Record<string, number>): number {',
         '  assert.ok(key);',
