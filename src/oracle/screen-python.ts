@@ -653,10 +653,9 @@ class Renderer {
     if (IMPORT_CALLS.has(callee) && list.length >= 1) {
       const [name = [0, 0]] = list;
       const folded = foldRange(toks, name[0], name[1]);
-      if (folded === undefined) {
-        if (callee !== 'importlib.import_module') this.reading.computed.add(tok.line);
-        return i;
-      }
+      // A module named by a variable is ordinary (django's `__import__(module_path, …)`); one
+      // built from literal pieces is not.
+      if (folded === undefined) return i;
       if (folded.pieces > 1) this.reading.computed.add(tok.line);
       emit(tok, folded.value);
       return close + 1;
