@@ -8,7 +8,8 @@
 // - strings built from literal pieces are folded: adjacent literals, `+` of literals,
 //   `"".join([…])` of literals, f-strings of literals, `chr(N)` and escapes (`"\x70ytest"`);
 // - `getattr(o, "n")`, `setattr(o, "n", v)`, `delattr`, `hasattr` with a name that folds read
-//   `o.n`, `o.n = v`, `del o.n`; `__import__("m")` and `importlib.import_module("m")` read `m`.
+//   `o.n`, `o.n = v`, `del o.n`, and so do `vars(o)["n"]` and `o.__dict__["n"]`;
+//   `__import__("m")` and `importlib.import_module("m")` read `m`.
 // A name folded from more than one piece, or a computed name on a guarded module
 // (`getattr(sys, name)`, PY_GUARDED), marks the line `computed`.
 //
@@ -611,13 +612,37 @@ class Renderer {
             isName(previous, 'class') ||
             isName(previous, 'as'));
         const alias = binding ? undefined : this.aliases.get(head);
-        emit(tok, [alias ?? head, ...parts.slice(1)].join('.'));
+        const name = [alias ?? head, ...parts.slice(1)].join('.');
+        // `o.__dict__["n"]` reads `o.n`.
+        const item = name.endsWith('.__dict__')
+          ? this.item(toks, after, to, name.slice(0, -9), tok)
+          : undefined;
+        if (item !== undefined) {
+          emit(tok, item.text);
+          i = item.next;
+          continue;
+        }
+        emit(tok, name);
         i = after;
         continue;
       }
       emit(tok, tok.text);
       i += 1;
     }
+  }
+
+  /** `[name]` at `open` on the namespace of `target`: `target.name`, when the name folds. */
+  private item(toks: Tok[], open: number, to: number, target: string, tok: Tok) {
+    if (!isOp(toks[open], '[')) return undefined;
+    const close = matching(toks, open, to);
+    if (close < 0) return undefined;
+    const folded = foldRange(toks, open + 1, close);
+    if (folded === undefined || !isIdentifier(folded.value)) {
+      if (PY_GUARDED.has(rootOf(target))) this.reading.computed.add(tok.line);
+      return undefined;
+    }
+    if (folded.pieces > 1) this.reading.computed.add(tok.line);
+    return { text: `${target}.${folded.value}`, next: close + 1 };
   }
 
   /** A getattr-like or import call at `i`: emits its reading and returns the index after it. */
@@ -631,6 +656,14 @@ class Renderer {
     const head = parts[0] ?? '';
     const callee = [this.aliases.get(head) ?? head, ...parts.slice(1)].join('.');
     const list = args(toks, open, close);
+    // `vars(o)["n"]` reads `o.n`.
+    if (callee === 'vars' && list.length === 1) {
+      const [object = [0, 0]] = list;
+      const item = this.item(toks, close + 1, to, this.expression(toks, object[0], object[1]), tok);
+      if (item === undefined) return i;
+      emit(tok, item.text);
+      return item.next;
+    }
     if (NAME_CALLS.has(callee) && list.length >= 2) {
       const [object = [0, 0], name = [0, 0], value] = list;
       const target = this.expression(toks, object[0], object[1]);
