@@ -1,24 +1,33 @@
-// The screen of a candidate diff (layer 5 of docs/threat-model.md): the filtered diff's added lines and the
-// names of the files it touches, read on the host before any candidate code runs, for
-// references to test-framework internals, to Proctor's runner and report, and to process
-// exits at import time. A candidate that fixes a bug has no business with any of these; one
-// that forges a verdict nearly always needs one of them.
+// The screen of a candidate diff (layer 5 of docs/threat-model.md): the filtered diff's added
+// lines and the names of the files it touches, read on the host before any candidate code
+// runs, for references to test-framework internals, to Proctor's runner and report, and to
+// process exits at import time. A candidate that fixes a bug has no business with any of
+// these; one that forges a verdict nearly always needs one of them.
 //
-// It is a tripwire, not a proof: code can always spell a name so that no pattern sees it
-// (`getattr(sys, "ex" + "it")`). The verdict's real defences run in the evaluator (its
-// runner, collector and tripwires); the screen makes the obvious forgeries visible in the
+// It reads code, not only spellings: for Python and JavaScript/TypeScript files the code
+// readers (screen-python.ts, screen-js.ts) give each added line its other spellings (aliases
+// resolved, names built from literal pieces folded, `getattr(o, "n")` read as `o.n`), and
+// every pattern rule reads those too, so `from sys import meta_path as m` and
+// `getattr(sys, "meta" + "_path")` hit `module-table` as `sys.meta_path` does.
+//
+// It is still a tripwire, not a proof: a name computed at run time from data (a file, the
+// network, arithmetic) folds to nothing. The verdict's real defences run in the evaluator
+// (its runner, collector, tripwires and canaries); the screen makes forgeries visible in the
 // log, the result and the reports, and with `[grading] tamper = "fail"` fails them before a
-// container is spent on them. So each rule is chosen to be silent on honest patches: the
-// examples' and the fixtures' gold patches give no hits (test/oracle/screen.test.ts).
+// container is spent on them. So each rule is chosen to be silent on honest patches: every
+// committed gold patch gives no hit (test/oracle/screen-corpora.test.ts, which also holds
+// the hits on three real submissions' predictions to those docs/threat-model.md judges).
 //
 // What is read:
 // - added lines only (`+` lines of text hunks; a removed line cannot run), each with its line
-//   number in the new file;
+//   number in the new file; the readers also read a hunk's context lines (an import the hunk
+//   shows), and give spellings to added lines only;
 // - content rules skip documentation (.md, .rst, .adoc, .txt), which never runs;
 // - path rules read every path a file change names, old and new, whatever the change (a
 //   deleted conftest.py changes the test configuration too);
 // - binary files are not screened; they are counted in `unscreened`.
-// Patterns use bounded repetition only, so a long line costs linear time.
+// Patterns use bounded repetition only, so a long line costs linear time; the readers skip a
+// hunk longer than MAX_READ_CHARS (its raw lines are still screened).
 import { parseDiff } from './diff-parse.js';
 import { newReading, readable, type CodeLine, type CodeReading } from './screen-code.js';
 import { readJavaScript } from './screen-js.js';

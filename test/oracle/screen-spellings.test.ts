@@ -24,6 +24,9 @@ const RESPELLED: Array<[rule: string, path: string, lines: string[]]> = [
   ['hard-exit', 'pkg/x.py', ['from os import _exit as bye', 'def f():', '    bye(0)']],
   ['exit-at-import', 'pkg/x.py', ['from sys import exit as leave', 'leave(0)']],
   ['builtins', 'pkg/x.py', ['import builtins as b', 'b.open = fake_open']],
+  ['builtins', 'pkg/x.py', ['b = __import__("builtins")', 'b.open = fake_open']],
+  ['module-table', 'pkg/x.py', ['ｓｙｓ.meta_path.clear()']],
+  ['module-table', 'pkg/x.py', ['delattr(sys, "meta" + "_path")']],
   ['trace-hooks', 'pkg/x.py', ['import sys as _s', '_s.settrace(tracer)']],
   ['pytest-internals', 'pkg/x.py', ['mod = __import__("_py" "test.reports")']],
   // Python: names built from pieces
@@ -75,6 +78,13 @@ const RESPELLED: Array<[rule: string, path: string, lines: string[]]> = [
   ],
   ['hard-exit', 'src/x.js', ['const p = process;', 'function f() { p.reallyExit(0); }']],
   ['hard-exit', 'src/x.js', ["process['really' + 'Exit'](0);"]],
+  ['hard-exit', 'src/x.js', ["Reflect.get(process, 'really' + 'Exit')(0);"]],
+  [
+    'hard-exit',
+    'src/x.js',
+    ['process[String.fromCharCode(114, 101, 97, 108, 108, 121) + "Exit"](0);'],
+  ],
+  ['hard-exit', 'src/x.js', ["process['\\x72eallyExit'](0);"]],
   ['exit-at-import', 'src/x.js', ['const { exit } = process;', 'exit(0);']],
   ['exit-hook', 'src/x.js', ['const p = process;', "p.on('ex' + 'it', () => {});"]],
   ['process-internals', 'src/x.js', ["process[['bin', 'ding'].join('')]('fs');"]],
