@@ -255,32 +255,47 @@ export const isOp = (tok: Tok | undefined, text: string) => tok?.kind === 'op' &
 export const isName = (tok: Tok | undefined, text?: string) =>
   tok?.kind === 'name' && (text === undefined || tok.text === text);
 
+// Each token list's bracket pairs, found once: a walk that asks for the bracket closing each
+// call of `f(f(f(…)))` then costs linear time, not quadratic.
+const PAIRS = new WeakMap<Tok[], Int32Array>();
+
+function pairs(toks: Tok[]): Int32Array {
+  let table = PAIRS.get(toks);
+  if (table === undefined) {
+    const found = new Int32Array(toks.length).fill(-1);
+    const stack: number[] = [];
+    toks.forEach((tok, k) => {
+      if (tok.kind !== 'op') return;
+      if ('([{'.includes(tok.text)) stack.push(k);
+      else if (')]}'.includes(tok.text)) {
+        const open = stack.pop();
+        if (open !== undefined) found[open] = k;
+      }
+    });
+    PAIRS.set(toks, found);
+    table = found;
+  }
+  return table;
+}
+
 /** The index of the bracket closing the one at `open`, or -1 before `to`. */
 export function matching(toks: Tok[], open: number, to: number): number {
-  let depth = 0;
-  for (let k = open; k < Math.min(to, toks.length); k += 1) {
-    const tok = toks[k];
-    if (tok?.kind !== 'op') continue;
-    if ('([{'.includes(tok.text)) depth += 1;
-    else if (')]}'.includes(tok.text)) {
-      depth -= 1;
-      if (depth === 0) return k;
-    }
-  }
-  return -1;
+  const close = pairs(toks)[open] ?? -1;
+  return close > open && close < to ? close : -1;
 }
 
 /** The top-level comma-separated arguments of the call whose `(` is at `open`. */
 export function args(toks: Tok[], open: number, close: number): Array<[number, number]> {
+  const table = pairs(toks);
   const list: Array<[number, number]> = [];
   let start = open + 1;
-  let depth = 0;
   for (let k = open + 1; k < close; k += 1) {
     const tok = toks[k];
     if (tok?.kind !== 'op') continue;
-    if ('([{'.includes(tok.text)) depth += 1;
-    else if (')]}'.includes(tok.text)) depth -= 1;
-    else if (tok.text === ',' && depth === 0) {
+    if ('([{'.includes(tok.text)) {
+      const end = table[k] ?? -1;
+      if (end > k && end < close) k = end; // skip the nested brackets whole
+    } else if (tok.text === ',') {
       list.push([start, k]);
       start = k + 1;
     }

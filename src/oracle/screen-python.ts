@@ -133,7 +133,12 @@ const IMPORT_CALLS = new Set([
   'importlib.__import__',
 ]);
 
+/** Deepest nesting of calls the renderer reads through (`getattr(getattr(…), …)`). */
+const MAX_RENDER_DEPTH = 32;
+
 class Renderer {
+  private depth = 0;
+
   constructor(
     private readonly aliases: Map<string, string>,
     private readonly reading: CodeReading,
@@ -160,7 +165,20 @@ class Renderer {
   /** A range as one line of text. */
   expression(toks: Tok[], from: number, to: number): string {
     const builder = new Builder();
-    this.walk(toks, from, to, (tok, piece) => builder.add(piece, tok.space));
+    if (this.depth >= MAX_RENDER_DEPTH) {
+      // `getattr(getattr(…))` nested this deep is read as written (and no stack overflows).
+      for (let k = from; k < to; k += 1) {
+        const tok = toks[k];
+        if (tok !== undefined) builder.add(tok.text, tok.space);
+      }
+      return builder.text();
+    }
+    this.depth += 1;
+    try {
+      this.walk(toks, from, to, (tok, piece) => builder.add(piece, tok.space));
+    } finally {
+      this.depth -= 1;
+    }
     return builder.text();
   }
 

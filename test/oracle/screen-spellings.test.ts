@@ -192,3 +192,45 @@ describe('screenDiff on honest code of the same shapes', () => {
     expect(Date.now() - started).toBeLessThan(10000);
   });
 });
+
+describe('screenDiff on code the readers cannot make sense of', () => {
+  it('survives unterminated strings, stray brackets, 100,000 nested brackets and 20,000 nested calls, in bounded time', () => {
+    const deep = (open: string, close: string) =>
+      `${open.repeat(100_000)}"a"${close.repeat(100_000)}`;
+    const started = Date.now();
+    for (const [path, lines] of [
+      ['pkg/x.py', ['x = """never closed', 'y = 1']],
+      ['pkg/x.py', ["x = 'no end", ')))]]]', 'f(((']],
+      ['pkg/x.py', [`x = ${deep('(', ')')}`]],
+      ['pkg/x.py', [`x = ${deep('[', ']')}`, '\\']],
+      ['src/x.js', [`const x = ${deep('(', ')')};`]],
+      ['src/x.ts', [`const x = ${deep('[', ']')};`, 'const y = `never closed']],
+      ['src/x.jsx', ['<div>{{{', '</span>']],
+      ['pkg/x.py', [`x = ${'f('.repeat(20_000)}1${')'.repeat(20_000)}`]],
+      ['pkg/x.py', [`x = ${'getattr('.repeat(20_000)}o${', "a")'.repeat(20_000)}`]],
+      ['pkg/x.py', [`x = ${'vars('.repeat(20_000)}o${')["a"]'.repeat(20_000)}`]],
+      ['src/x.js', [`x = ${'f('.repeat(20_000)}1${')'.repeat(20_000)};`]],
+    ] as Array<[string, string[]]>) {
+      expect(rulesOf(path, lines), path).toEqual([]);
+    }
+    expect(Date.now() - started).toBeLessThan(20_000);
+  });
+
+  it("keeps the raw line's hit when a hunk starts inside a docstring and misleads the tokenizer", () => {
+    const diff = [
+      'diff --git a/pkg/x.py b/pkg/x.py',
+      'index 1111111111111111111111111111111111111111..2222222222222222222222222222222222222222 100644',
+      '--- a/pkg/x.py',
+      '+++ b/pkg/x.py',
+      '@@ -10,2 +10,4 @@ def f():',
+      '     the end of a docstring',
+      '     """',
+      '+    sys.meta_path.clear()',
+      '+    return """another',
+      '',
+    ].join('\n');
+    expect(screenDiff(Buffer.from(diff)).hits.map((h) => [h.rule, h.line])).toEqual([
+      ['module-table', 12],
+    ]);
+  });
+});
