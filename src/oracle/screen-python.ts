@@ -73,6 +73,14 @@ export function readPython(hunks: readonly CodeLine[][]): CodeReading {
   for (let pass = 0; pass < 2; pass += 1) {
     for (const statement of statements) collectAliases(statement, aliases);
   }
+  // A name the file also binds to something else (`from unittest import mock`, then
+  // `mock = MagicMock()` in a test) is not read as the alias, unless it names the
+  // interpreter's machinery, which honest code does not shadow.
+  for (const statement of statements) {
+    for (const name of rebound(statement, aliases)) {
+      if (!KEPT_ROOTS.has(rootOf(aliases.get(name) ?? ''))) aliases.delete(name);
+    }
+  }
   const renderer = new Renderer(aliases, reading);
   for (const statement of statements) {
     if (!statement.some((t) => t.added)) continue;
@@ -117,6 +125,50 @@ function collectAliases(statement: Tok[], aliases: Map<string, string>): void {
       bind(aliases, head?.text ?? '', text);
     }
   }
+}
+
+/** Modules whose aliases hold even where the name is bound again. */
+const KEPT_ROOTS: ReadonlySet<string> = new Set([
+  'sys',
+  'builtins',
+  '__builtins__',
+  'gc',
+  'inspect',
+  'importlib',
+  '_pytest',
+  'pluggy',
+  'ctypes',
+]);
+
+/**
+ * The aliased names a statement binds to something else than an alias: assignment targets,
+ * `for` targets, `as` targets of `with`/`except`, and a `def`'s or `class`'s name and
+ * parameters.
+ */
+function rebound(statement: Tok[], aliases: Map<string, string>): string[] {
+  const head = statement[0];
+  if (isName(head, 'import') || isName(head, 'from')) return [];
+  const names: string[] = [];
+  const equals = statement.findIndex((t) => isOp(t, '='));
+  const aliasing =
+    equals === 1 &&
+    isName(head) &&
+    aliases.get(head?.text ?? '') !== undefined &&
+    statement.length < 64;
+  statement.forEach((tok, k) => {
+    if (!isName(tok) || !aliases.has(tok.text)) return;
+    const previous = statement[k - 1];
+    const next = statement[k + 1];
+    const target =
+      (k < equals && !aliasing && !isOp(previous, '.') && !isOp(next, '.') && !isOp(next, '[')) ||
+      isName(previous, 'for') ||
+      isName(previous, 'as') ||
+      isName(previous, 'def') ||
+      isName(previous, 'class') ||
+      (isName(head, 'def') && (isOp(previous, '(') || isOp(previous, ',')) && !isOp(next, '.'));
+    if (target) names.push(tok.text);
+  });
+  return names;
 }
 
 function bind(aliases: Map<string, string>, local: string, target: string): void {

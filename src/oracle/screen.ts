@@ -269,7 +269,7 @@ export const SCREEN_RULES: readonly ScreenRule[] = [
     id: 'framework-write',
     why: "writes to a test framework's objects (`pytest.x =`, `setattr(unittest.TestCase, …)`, `globalThis.expect =`, `Object.defineProperty(assert, …)`)",
     pattern:
-      /^\s{0,40}(?:del\s{1,4})?(?:pytest|_pytest|unittest|pluggy|doctest)(?:\.\w{1,100}){1,8}\s{0,4}(?:[-+*/|&]?=)(?!=)|^(?:delete\s)?(?:(?:globalThis|global|window|self)\.(?:expect|assert|it|test|describe|suite|jest|vi|chai|before|after|beforeEach|afterEach)(?:\.[\w*$]{1,100}){0,8}|(?:require\("(?:node:)?(?:assert|test)(?:\/strict)?"\)|expect|assert|chai|jest|vi)(?:\.[\w*$]{1,100}){1,8}) (?:[-+*/|&]?=)$/,
+      /^\s{0,40}(?:del\s{1,4})?(?:pytest|_pytest|unittest(?!\.mock\b)|pluggy|doctest)(?:\.\w{1,100}){1,8}\s{0,4}(?:[-+*/|&]?=)(?!=)|^(?:delete\s)?(?:(?:globalThis|global|window|self)\.(?:expect|assert|it|test|describe|suite|jest|vi|chai|before|after|beforeEach|afterEach)(?:\.[\w*$]{1,100}){0,8}|(?:require\("(?:node:)?(?:assert|test)(?:\/strict)?"\)|expect|assert|chai|jest|vi)(?:\.[\w*$]{1,100}){1,8}) (?:[-+*/|&]?=)$/,
   },
   {
     id: 'computed-name',

@@ -167,6 +167,30 @@ describe('screenDiff on honest code of the same shapes', () => {
     ).toEqual([]);
   });
 
+  it('does not read a name the file binds again as the alias it was imported as', () => {
+    expect(
+      rulesOf('tests/test_x.py', [
+        'import pytest',
+        'from unittest import mock, TestCase',
+        'def test_a(TestCase):',
+        '    TestCase.maxDiff = None',
+        'def test_b():',
+        '    mock = MagicMock()',
+        '    mock.return_value = 3',
+        'for TestCase in cases:',
+        '    TestCase.enabled = True',
+        'with patch("x") as m:',
+        '    unittest.mock.sentinel.x = 1',
+      ]),
+    ).toEqual([]);
+  });
+
+  it('keeps an alias of the interpreter machinery even where the name is bound again', () => {
+    expect(
+      rulesOf('pkg/x.py', ['import sys as s', 'if 0:', '    s = 0', 's.meta_path.clear()']),
+    ).toEqual(['module-table']);
+  });
+
   it('does not flag ordinary module code in JavaScript or TypeScript', () => {
     expect(
       rulesOf('src/app.ts', [
