@@ -1,7 +1,7 @@
 // The Python tokenizer of the screen's Python reader (screen-python.ts): names (in NFKC, as
 // Python reads them), strings (prefixes, triple quotes, escapes decoded, f-strings whose
 // fields are literals given their value), numbers and operators, comments dropped, over one
-// hunk as the new file has it; and the helpers that walk its tokens. A hunk can start inside
+// hunk as the new file has it; and the functions that walk its tokens. A hunk can start inside
 // a string or a bracket: tokens are then read as well as they can be. Every loop advances by
 // at least one character or token.
 import type { CodeLine } from './screen-code.js';
