@@ -1,25 +1,37 @@
-// The screen of a candidate diff (layer 5 of docs/threat-model.md): the filtered diff's added lines and the
-// names of the files it touches, read on the host before any candidate code runs, for
-// references to test-framework internals, to Proctor's runner and report, and to process
-// exits at import time. A candidate that fixes a bug has no business with any of these; one
-// that forges a verdict nearly always needs one of them.
+// The screen of a candidate diff (layer 5 of docs/threat-model.md): the filtered diff's added
+// lines and the names of the files it touches, read on the host before any candidate code
+// runs, for references to test-framework internals, to Proctor's runner and report, and to
+// process exits at import time. A candidate that fixes a bug has no business with any of
+// these; one that forges a verdict nearly always needs one of them.
 //
-// It is a tripwire, not a proof: code can always spell a name so that no pattern sees it
-// (`getattr(sys, "ex" + "it")`). The verdict's real defences run in the evaluator (its
-// runner, collector and tripwires); the screen makes the obvious forgeries visible in the
+// It reads code, not only spellings: for Python and JavaScript/TypeScript files the code
+// readers (screen-python.ts, screen-js.ts) give each added line its other spellings (aliases
+// resolved, names built from literal pieces folded, `getattr(o, "n")` read as `o.n`), and
+// every pattern rule reads those too, so `from sys import meta_path as m` and
+// `getattr(sys, "meta" + "_path")` hit `module-table` as `sys.meta_path` does.
+//
+// It is still a tripwire, not a proof: a name computed at run time from data (a file, the
+// network, arithmetic) folds to nothing. The verdict's real defences run in the evaluator
+// (its runner, collector, tripwires and canaries); the screen makes forgeries visible in the
 // log, the result and the reports, and with `[grading] tamper = "fail"` fails them before a
-// container is spent on them. So each rule is chosen to be silent on honest patches: the
-// examples' and the fixtures' gold patches give no hits (test/oracle/screen.test.ts).
+// container is spent on them. So each rule is chosen to be silent on honest patches: every
+// committed gold patch gives no hit (test/oracle/screen-corpora.test.ts, which also holds
+// the hits on three real submissions' predictions to those docs/threat-model.md judges).
 //
 // What is read:
 // - added lines only (`+` lines of text hunks; a removed line cannot run), each with its line
-//   number in the new file;
+//   number in the new file; the readers also read a hunk's context lines (an import the hunk
+//   shows), and give spellings to added lines only;
 // - content rules skip documentation (.md, .rst, .adoc, .txt), which never runs;
 // - path rules read every path a file change names, old and new, whatever the change (a
 //   deleted conftest.py changes the test configuration too);
 // - binary files are not screened; they are counted in `unscreened`.
-// Patterns use bounded repetition only, so a long line costs linear time.
+// Patterns use bounded repetition only, so a long line costs linear time; the readers skip a
+// hunk longer than MAX_READ_CHARS (its raw lines are still screened).
 import { parseDiff } from './diff-parse.js';
+import { newReading, readable, type CodeLine, type CodeReading } from './screen-code.js';
+import { readJavaScript } from './screen-js.js';
+import { readPython } from './screen-python.js';
 
 /** Most hits kept in a result; `count` has them all. */
 export const MAX_SCREEN_HITS = 50;
@@ -62,6 +74,8 @@ interface ScreenedFile {
   path: string;
   paths: string[];
   added: AddedLine[];
+  /** The other spellings of the added lines, and the lines that compute a name. */
+  reading: CodeReading;
 }
 
 export interface ScreenRule {
@@ -70,7 +84,7 @@ export interface ScreenRule {
   why: string;
   /** Files whose added lines the rule reads; default every file but documentation. */
   scope?: Scope;
-  /** Matched against each added line. */
+  /** Matched against each added line, and each other spelling of it (screen-code.ts). */
   pattern?: RegExp;
   /** Only lines that run when the module is loaded (module level, or a top-level block). */
   moduleLevel?: boolean;
@@ -152,7 +166,7 @@ export const SCREEN_RULES: readonly ScreenRule[] = [
     id: 'test-detection',
     why: 'behaves differently when a test framework is loaded or a test is running',
     pattern:
-      /\bPYTEST_CURRENT_TEST\b|\bNODE_TEST_CONTEXT\b|['"](?:_?pytest|unittest)['"]\s{0,4}(?:not\s{1,4})?in\s{1,4}sys\.modules|sys\.modules\.get\(\s{0,4}['"]_?pytest['"]/,
+      /\bPYTEST_CURRENT_TEST\b|\bNODE_TEST_CONTEXT\b|['"](?:_?pytest|unittest)['"]\s{0,4}(?:not\s{1,4})?in\s{1,4}sys\.modules|sys\.modules\.get\(\s{0,4}['"]_?pytest['"]|\bos\.(?:environ|getenv)\b[^\n]{0,200}['"]PYTEST|\.startswith\(\s{0,4}['"]PYTEST|['"]PYTEST_?['"]\s{0,4}in\b/,
   },
   // --- Proctor --------------------------------------------------------------------------------
   {
@@ -218,7 +232,7 @@ export const SCREEN_RULES: readonly ScreenRule[] = [
     id: 'module-table',
     why: 'replaces loaded modules or the import machinery (`sys.modules[…] =`, `require.cache`)',
     pattern:
-      /\bsys\.modules\s{0,4}\[[^\]\n]{1,200}\]\s{0,4}(?:\.\s{0,4}\w{1,100}\s{0,4})?=(?!=)|\bsys\.modules\.(?:update|setdefault|pop|clear)\s{0,4}\(|\bdel\s{1,4}sys\.modules\b|\bsys\.(?:meta_path|path_hooks)\b|\brequire\.cache\b|\bModule\._(?:load|resolveFilename|cache|extensions|compile|findPath)\b|\bModule\.prototype\.(?:require|_compile)\b|\bregisterHooks\s{0,4}\(|\bmodule\.register\s{0,4}\(/,
+      /\bsys\.modules\s{0,4}\[[^\]\n]{1,200}\]\s{0,4}(?:\.\s{0,4}\w{1,100}\s{0,4})?=(?!=)|\bsys\.modules\.(?:update|setdefault|pop|clear)\s{0,4}\(|\bdel\s{1,4}sys\.modules\b|\bsys\.(?:meta_path|path_hooks)\b|\brequire\.cache\b|\b[Mm]odule\._(?:load|resolveFilename|cache|extensions|compile|findPath)\b|\b[Mm]odule\.prototype\.(?:require|_compile)\b|\brequire\(\s{0,4}['"](?:node:)?module['"]\s{0,4}\)\.(?:_load|_resolveFilename|_cache|_extensions|_compile|_findPath|prototype|register)\b|\bregisterHooks\s{0,4}\(|\bmodule\.register\s{0,4}\(/,
   },
   {
     id: 'builtins',
@@ -250,6 +264,17 @@ export const SCREEN_RULES: readonly ScreenRule[] = [
     why: 'changes how every Python or Node process starts (`NODE_OPTIONS`, `--require`, loaders, `PYTHONSTARTUP`)',
     pattern:
       /\bNODE_OPTIONS\b|\bPYTHONSTARTUP\b|--(?:experimental-)?loader\b|--import[= ]|--require[= ]|\bnode-options\s{0,4}=/,
+  },
+  {
+    id: 'framework-write',
+    why: "writes to a test framework's objects (`pytest.x =`, `setattr(unittest.TestCase, …)`, `globalThis.expect =`, `Object.defineProperty(assert, …)`)",
+    pattern:
+      /^\s{0,40}(?:del\s{1,4})?(?:pytest|_pytest|unittest(?!\.mock\b)|pluggy|doctest)(?:\.\w{1,100}){1,8}\s{0,4}(?:[-+*/|&]?=)(?!=)|^(?:delete\s)?(?:(?:globalThis|global|window|self)\.(?:expect|assert|it|test|describe|suite|jest|vi|chai|before|after|beforeEach|afterEach)(?:\.[\w*$]{1,100}){0,8}|(?:require\("(?:node:)?(?:assert|test)(?:\/strict)?"\)|expect|assert|chai|jest|vi)(?:\.[\w*$]{1,100}){1,8}) (?:[-+*/|&]?=)$/,
+  },
+  {
+    id: 'computed-name',
+    why: 'a name built from pieces for an import or an attribute (`__import__("p" + "ytest")`), or a computed name on `sys`, `builtins`, `globalThis` and their kin',
+    scan: (file) => file.added.filter((a) => file.reading.computed.has(a.line)),
   },
   // --- files that configure the tests -------------------------------------------------------
   {
@@ -311,11 +336,13 @@ export function screenDiff(patch: Buffer): ScreenResult {
       continue;
     }
     if (change.hunks === 0 || paths.every((p) => DOCS.test(p))) continue;
-    const file: ScreenedFile = {
-      path,
-      paths,
-      added: addedLines(patch.subarray(section.start, section.end), path),
-    };
+    const { added, hunks } = addedLines(patch.subarray(section.start, section.end), path);
+    const reading = PY.test(path)
+      ? readPython(readable(hunks))
+      : JS.test(path)
+        ? readJavaScript(readable(hunks), path)
+        : newReading();
+    const file: ScreenedFile = { path, paths, added, reading };
     for (const hit of screenFile(file)) add(hit);
   }
   return result;
@@ -333,6 +360,9 @@ function screenFile(file: ScreenedFile): ScreenHit[] {
         if (rule.moduleLevel && !added.moduleLevel) continue;
         const match = rule.pattern.exec(added.text);
         if (match) lines.push({ added, at: match.index });
+        else if (file.reading.spellings.get(added.line)?.some((s) => rule.pattern?.test(s))) {
+          lines.push({ added, at: 0 });
+        }
       }
     }
     for (const { added, at } of lines) {
@@ -369,10 +399,15 @@ const PY_MAIN_GUARD = /^if\s+__name__\s*==/;
 const JS_TOP_BLOCK =
   /^(?:if|else|try|catch|finally|for|while|do|switch|\{|\}\s*(?:else|catch|finally))\b|^\{/;
 
-/** The `+` lines of one file's section, with their new line numbers and where they sit. */
-function addedLines(bytes: Buffer, path: string): AddedLine[] {
+/**
+ * The `+` lines of one file's section, with their new line numbers and where they sit, and
+ * each hunk as the new file has it (context and added lines) for the code readers.
+ */
+function addedLines(bytes: Buffer, path: string): { added: AddedLine[]; hunks: CodeLine[][] } {
   const text = bytes.toString('utf8');
   const added: AddedLine[] = [];
+  const hunks: CodeLine[][] = [];
+  let hunk: CodeLine[] = [];
   const python = PY.test(path);
   const javascript = JS.test(path);
   let inHunks = false;
@@ -384,6 +419,8 @@ function addedLines(bytes: Buffer, path: string): AddedLine[] {
     const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
     if (line.startsWith('@@ -')) {
       inHunks = true;
+      hunk = [];
+      hunks.push(hunk);
       next = Number(/\+(\d+)/.exec(line)?.[1] ?? '1');
       top = null;
       section = null;
@@ -397,6 +434,7 @@ function addedLines(bytes: Buffer, path: string): AddedLine[] {
     if (/^\S/.test(body)) top = body;
     const header = /^\s{0,8}\[+\s{0,8}([^\]\s]{1,100})\s{0,8}\]/.exec(body);
     if (header) section = header[1] ?? null;
+    hunk.push({ line: next, text: body, added: kind === '+' });
     if (kind === '+') {
       added.push({
         line: next,
@@ -407,7 +445,7 @@ function addedLines(bytes: Buffer, path: string): AddedLine[] {
     }
     next += 1;
   }
-  return added;
+  return { added, hunks };
 }
 
 function moduleLevel(body: string, top: string | null, python: boolean, js: boolean): boolean {

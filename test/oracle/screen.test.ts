@@ -138,6 +138,17 @@ const SAMPLES: Record<string, Array<[path: string, lines: string[]]>> = {
     ['src/x.js', ["process.env.NODE_OPTIONS = '--require ./hook.cjs';"]],
     ['pkg/x.py', ['os.environ["PYTHONSTARTUP"] = "/tmp/x.py"']],
   ],
+  'framework-write': [
+    ['pkg/x.py', ['pytest.skip = lambda *a, **k: None']],
+    ['pkg/y.py', ['setattr(unittest.TestCase, "run", run)']],
+    ['src/x.js', ['globalThis.expect = () => ({ toBe() {} });']],
+    ['src/y.js', ["Object.defineProperty(assert, 'equal', { value() {} });"]],
+  ],
+  'computed-name': [
+    ['pkg/x.py', ['p = __import__("p" + "ytest")']],
+    ['pkg/y.py', ['f = getattr(sys, name)']],
+    ['src/x.js', ["const a = require('node:' + 'assert');"]],
+  ],
   conftest: [['conftest.py', ['import pytest']]],
   'pytest-config-file': [['pytest.ini', ['[pytest]']]],
   'python-startup': [
