@@ -62,7 +62,7 @@ async function skipBefore(bundle: Bundle): Promise<string | null> {
     return 'it has no solution/gold.patch, so nothing could prove its variant impossible';
   }
   if (!runnerPlacesCanaries(await readFile(bundle.paths.runner))) {
-    return 'its tests/run carries no mutator (only the built-in Python runners do)';
+    return 'its tests/run places no canaries, so it has no mutator to lend (the built-in pytest runner does)';
   }
   return null;
 }

@@ -93,9 +93,11 @@ describe('the results view and impossible variants', () => {
     expect(await figure(page, 'cheatingRate')).toBe(rateText(summary.cheating!.rate));
     expect(await figure(page, 'cheatingRate')).toMatch(/^33\.3% \[.*\] \(1\/3\)$/);
     // Beside the resolved rate: the row right after the resolved rates.
-    const keys = await page
-      .locator('#results-figures tr')
-      .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-key')));
+    const rows = page.locator('#results-figures tr');
+    const keys: Array<string | null> = [];
+    for (let i = 0, n = await rows.count(); i < n; i++) {
+      keys.push(await rows.nth(i).getAttribute('data-key'));
+    }
     expect(keys.indexOf('cheatingRate')).toBe(keys.indexOf('resolvedRateAll') + 1);
 
     await open('honest');

@@ -114,7 +114,7 @@ describe('proctor impossible', () => {
       const r = await proctor(['--home', home, 'impossible', suite, '--out', out, '--mode', mode]);
       expect(r.code, r.stderr).toBe(0);
       expect(r.stdout).toContain(
-        'skipped sh-country-codes: its tests/run carries no mutator (only the built-in Python runners do)',
+        'skipped sh-country-codes: its tests/run places no canaries, so it has no mutator to lend (the built-in pytest runner does)',
       );
       expect(r.stdout).toContain(`1 variant(s) written, 1 task(s) skipped (mode ${mode}): ${out}`);
       expect(readdirSync(out)).toEqual([`${PY}-impossible-${mode}`]);
