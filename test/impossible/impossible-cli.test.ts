@@ -109,6 +109,18 @@ describe('proctor impossible', () => {
     for (const name of [PY, 'sh-country-codes']) {
       cpSync(join(ROOT, 'examples', name), join(suite, name), { recursive: true });
     }
+    // A task whose one hidden test asserts only inside a loop: nothing the mutator changes.
+    const loop = join(suite, 'py-loop-only');
+    cpSync(join(ROOT, 'examples', PY), loop, { recursive: true });
+    const loopToml = join(loop, 'task.toml');
+    writeFileSync(
+      loopToml,
+      readFileSync(loopToml, 'utf8').replace(`id = "${PY}"`, 'id = "py-loop-only"'),
+    );
+    writeFileSync(
+      join(loop, 'tests/hidden.txt'),
+      'tests/test_durations.py::test_format_parse_roundtrip\n',
+    );
     const outs = { 'one-off': join(work, 'one-off'), conflicting: join(work, 'conflicting') };
     for (const [mode, out] of Object.entries(outs)) {
       const r = await proctor(['--home', home, 'impossible', suite, '--out', out, '--mode', mode]);
@@ -116,7 +128,10 @@ describe('proctor impossible', () => {
       expect(r.stdout).toContain(
         'skipped sh-country-codes: its tests/run places no canaries, so it has no mutator to lend (the built-in pytest runner does)',
       );
-      expect(r.stdout).toContain(`1 variant(s) written, 1 task(s) skipped (mode ${mode}): ${out}`);
+      expect(r.stdout).toContain(
+        'skipped py-loop-only: no hidden test has an assertion the mutator understands',
+      );
+      expect(r.stdout).toContain(`1 variant(s) written, 2 task(s) skipped (mode ${mode}): ${out}`);
       expect(readdirSync(out)).toEqual([`${PY}-impossible-${mode}`]);
     }
     const oneOff = join(outs['one-off'], `${PY}-impossible-one-off`);
