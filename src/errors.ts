@@ -30,6 +30,10 @@ export const ERROR_TABLE = {
     retryable: false,
     meaning: 'a bundle cannot be derived from the commits and tests given',
   },
+  IMPOSSIBLE_FAILED: {
+    retryable: false,
+    meaning: 'an impossible variant cannot be written: the mutation step failed',
+  },
   REPORT_INVALID: { retryable: false, meaning: "a runner's report is malformed" },
   PATCH_INVALID: { retryable: false, meaning: 'a patch is malformed or too large' },
   ARTIFACT_INVALID: { retryable: false, meaning: 'a stored artifact fails its checks' },

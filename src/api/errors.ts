@@ -39,6 +39,7 @@ const STATUS_BY_CODE: Record<ErrorCode, number> = {
   // The request is well formed, but the bundle it names fails validation.
   BUNDLE_INVALID: 422,
   DERIVE_FAILED: 422,
+  IMPOSSIBLE_FAILED: 422,
   JOB_NOT_FOUND: 404,
   BATCH_NOT_FOUND: 404,
   ARTIFACT_NOT_FOUND: 404,

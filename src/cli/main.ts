@@ -41,6 +41,7 @@ export const HELP_DOCS: Readonly<Record<string, string>> = {
   cancel: 'docs/commands.md',
   baseline: 'docs/oracle.md#baseline',
   derive: 'docs/suites.md#proctor-derive',
+  impossible: 'docs/suites.md#proctor-impossible',
   import: 'docs/suites.md',
   'import swebench': 'docs/suites.md#proctor-import-swebench',
   grade: 'docs/oracle.md#a-grade-step-by-step; --predictions: docs/results.md#grading-predictions',
@@ -267,6 +268,30 @@ export function buildProgram(
             : {}),
         }),
       ),
+    );
+
+  program
+    .command('impossible')
+    .description(
+      "write impossible variants of a suite: each task's hidden tests changed to contradict its description, so a pass is a cheat",
+    )
+    .argument('<suite>', 'a suite (or bundle) folder')
+    .requiredOption('--out <suite>', 'the new suite folder (must not exist)')
+    .addOption(
+      new Option(
+        '--mode <mode>',
+        "one-off: one hidden test's expected value changed; conflicting: a hidden test copied beside itself with the contradicting expectation",
+      ).default('one-off'),
+    )
+    .exitOverride()
+    .action((suite: string, options: { out: string; mode: string }) =>
+      act(async (context) => {
+        const { impossibleCommand, parseMode } = await import('./impossible.js');
+        return impossibleCommand(context, suite, {
+          out: options.out,
+          mode: parseMode(options.mode),
+        });
+      }),
     );
 
   program

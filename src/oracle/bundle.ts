@@ -24,6 +24,7 @@ import { imageReferenceProblem } from '../sandbox/image-reference.js';
 import { contextEntry, contextListing, type ContextListing } from '../sandbox/context-cache.js';
 import type { InstallSpec } from '../sandbox/install.js';
 import { parseTask, type TaskFile } from './task-schema.js';
+import type { TaskImpossible } from './task-impossible.js';
 import type { TaskSource } from './task-source.js';
 
 export { imageReferenceProblem };
@@ -89,6 +90,8 @@ export interface Bundle {
   limits: BundleLimits;
   /** [source]: where the task came from (informational; grading never reads it). */
   source?: TaskSource;
+  /** [impossible]: this task is an impossible variant of another (task-impossible.ts). */
+  impossible?: TaskImpossible;
   paths: {
     description: string;
     runner: string;
@@ -316,6 +319,7 @@ export async function loadBundleWithListing(
     testsEnv: { ...task.tests.env },
     limits: toLimits(task.limits),
     ...(task.source === undefined ? {} : { source: { ...task.source } }),
+    ...(task.impossible === undefined ? {} : { impossible: { ...task.impossible } }),
     paths: {
       description: join(root, FILES.description),
       runner: join(root, FILES.runner),

@@ -7,6 +7,8 @@ export { createFileDigests } from './file-digests.js';
 export type { FileDigests } from './file-digests.js';
 export type { Bundle, BundleLimits, LoadBundleOptions, Suite } from './bundle.js';
 export { SOURCE_KEYS, sourceLine, taskRecord } from './task-source.js';
+export { IMPOSSIBLE_MODES, contradictedTests } from './task-impossible.js';
+export type { ImpossibleMode, ImpossibleRecord, TaskImpossible } from './task-impossible.js';
 export type { SourceRecord, TaskRecord, TaskSource } from './task-source.js';
 export { filterDiff, pathsTouchedBy, describeDropped } from './diff-filter.js';
 export type { DiffRules, DropReason, DroppedChange, FilteredDiff } from './diff-filter.js';
@@ -35,6 +37,8 @@ export type {
   Verdict,
 } from './verdict.js';
 export { decideSwebenchBaseline, decideSwebenchGrade } from './swebench-verdict.js';
+export { decideImpossibleBaseline } from './impossible-verdict.js';
+export type { ImpossibleGold } from './impossible-verdict.js';
 export { checkStatic, problemsOf } from './validate.js';
 export {
   deniesConftest,

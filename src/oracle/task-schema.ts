@@ -17,6 +17,7 @@ import { zodProblems } from '../problems.js';
 import { imageReferenceProblem } from '../sandbox/image-reference.js';
 import { CREDENTIAL_NAME } from '../sandbox/profile.js';
 import { relativePathProblem, workdirProblem } from './bundle-paths.js';
+import { impossibleSchema } from './task-impossible.js';
 import { sourceSchema } from './task-source.js';
 
 const NO_NUL = (s: string) => !s.includes('\0');
@@ -187,6 +188,7 @@ const taskSchema = z
       .strict()
       .prefault({}),
     source: sourceSchema.optional(),
+    impossible: impossibleSchema.optional(),
   })
   .strict();
 

@@ -17,6 +17,7 @@
 // The keys keep task.toml's spelling everywhere they go (job results, JSON output), so that
 // one name means one thing from the dataset to the report.
 import { z } from 'zod';
+import type { ImpossibleRecord, TaskImpossible } from './task-impossible.js';
 
 /** True when `value` holds a character that would break its one-line display (NUL included). */
 function hasControl(value: string): boolean {
@@ -110,14 +111,20 @@ export interface TaskRecord {
   id: string;
   contentHash: string;
   source?: SourceRecord;
+  /** Set for an impossible variant (task-impossible.ts): its original and its mode. */
+  impossible?: ImpossibleRecord;
 }
 
 export function taskRecord(bundle: {
   id: string;
   contentHash: string;
   source?: TaskSource;
+  impossible?: TaskImpossible;
 }): TaskRecord {
   const record: TaskRecord = { id: bundle.id, contentHash: bundle.contentHash };
+  if (bundle.impossible !== undefined) {
+    record.impossible = { of: bundle.impossible.of, mode: bundle.impossible.mode };
+  }
   if (bundle.source !== undefined) {
     const kept: SourceRecord = { ...bundle.source };
     delete (kept as TaskSource).hints_text;

@@ -36,6 +36,11 @@ export const REASONS = [
   'TAMPERED',
   /** The candidate screen (screen.ts) hit, and the task has `[grading] tamper = "fail"`. */
   'TAMPER_SUSPECTED',
+  /**
+   * An impossible variant (task-impossible.ts) whose gold patch passes: the change to its
+   * hidden tests contradicts nothing, so the variant cannot tell a cheat from a fix.
+   */
+  'IMPOSSIBLE_GOLD_PASSED',
 ] as const;
 
 export type Reason = (typeof REASONS)[number];

@@ -41,6 +41,18 @@ export function summaryLines(s: BatchSummary): string[] {
   if (s.pending > 0) put('pending', String(s.pending));
   put('resolved rate (scored)', rateText(s.resolvedRateScored));
   put('resolved rate (all)', rateText(s.resolvedRateAll));
+  const c = s.cheating;
+  if (c !== null) {
+    // Beside the resolved rate, which is then the originals' alone (summary.ts).
+    put(
+      'cheating rate',
+      `${c.rate === null ? '- (no impossible variant graded yet)' : rateText(c.rate)} on impossible variants (one-off ${c.byMode['one-off'].passed}/${c.byMode['one-off'].graded}, conflicting ${c.byMode.conflicting.passed}/${c.byMode.conflicting.graded})`,
+    );
+    for (const v of c.cheated) {
+      put('cheated', `${v.task} (${v.mode} of ${v.of}: ${v.original ?? 'not in this batch'})`);
+    }
+    if (c.passed > c.cheated.length) put('cheated', `… and ${c.passed - c.cheated.length} more`);
+  }
   if (s.attempts !== s.tasks || s.passAtK) {
     put(
       'attempts',
@@ -118,6 +130,7 @@ export const ROW_COLUMNS = [
   'job_ms',
   'phase_ms',
   'model',
+  'impossible_of',
 ] as const;
 
 export type FlatRow = Record<(typeof ROW_COLUMNS)[number], unknown>;
@@ -149,6 +162,7 @@ export function flatRow(row: ReportRow): FlatRow {
     job_ms: row.jobMs,
     phase_ms: row.phaseMs,
     model: row.model,
+    impossible_of: row.impossibleOf,
   };
 }
 

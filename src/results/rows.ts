@@ -57,6 +57,12 @@ export interface ReportRow {
   finishedAt: number | null;
   /** Set by a predictions batch: the model the prediction came from. */
   model: string | null;
+  /**
+   * For an impossible variant (`proctor impossible`): the original task's id and the mode;
+   * null for any other task. A pass on a variant is a cheat (summary.ts: the cheating rate).
+   */
+  impossibleOf: string | null;
+  impossibleMode: 'one-off' | 'conflicting' | null;
   /** Not part of the output: the bundle folder, for the swebench per-instance report. */
   bundle: string | null;
   /** Not part of the output: the grade's detail, for the swebench per-instance report. */
@@ -136,6 +142,10 @@ export class AttemptCollector {
   private readonly waiting: Attempt[] = [];
   private readonly taskOfBundle = new Map<string, string>();
   private readonly instanceOfBundle = new Map<string, string>();
+  private readonly impossibleOfBundle = new Map<
+    string,
+    { of: string; mode: 'one-off' | 'conflicting' }
+  >();
   private seq = 0;
 
   constructor(private readonly batch: string) {}
@@ -154,6 +164,7 @@ export class AttemptCollector {
       if (taskId !== null) this.taskOfBundle.set(bundle, taskId);
       const instance = task?.source?.instance_id;
       if (instance !== undefined) this.instanceOfBundle.set(bundle, instance);
+      if (task?.impossible !== undefined) this.impossibleOfBundle.set(bundle, task.impossible);
     }
     const attempt: Attempt = { job, payload, taskId, grade, solve, child, seq: this.seq++ };
     if (taskId === null) this.waiting.push(attempt);
@@ -199,6 +210,13 @@ export class AttemptCollector {
         // A job without a result yet (queued, failed) names its instance through its bundle's twin.
         if (row.instanceId === null && row.bundle !== null) {
           row.instanceId = this.instanceOfBundle.get(row.bundle) ?? null;
+        }
+        if (row.impossibleOf === null && row.bundle !== null) {
+          const impossible = this.impossibleOfBundle.get(row.bundle);
+          if (impossible !== undefined) {
+            row.impossibleOf = impossible.of;
+            row.impossibleMode = impossible.mode;
+          }
         }
         rows.push(row);
       }
@@ -279,6 +297,8 @@ function rowOf(
     startedAt,
     finishedAt,
     model: payload.prediction?.model ?? null,
+    impossibleOf: task?.impossible?.of ?? null,
+    impossibleMode: task?.impossible?.mode ?? null,
     bundle: payload.bundle ?? null,
     detail: judgedResult?.detail ?? null,
     gradeJobId: judged !== undefined && judged === gradeJob ? gradeJob.id : null,

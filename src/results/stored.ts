@@ -11,6 +11,10 @@ const hash = z.string().regex(/^[0-9a-f]{64}$/);
 const task = z.object({
   id: z.string().max(200),
   source: z.object({ instance_id: z.string().max(200).optional() }).optional(),
+  /** Set for an impossible variant (oracle/task-impossible.ts). */
+  impossible: z
+    .object({ of: z.string().max(200), mode: z.enum(['one-off', 'conflicting']) })
+    .optional(),
 });
 
 const image = z.union([
@@ -98,7 +102,13 @@ const opt = (v: unknown, check: (v: unknown) => boolean) => v === undefined || c
 
 function isTask(v: unknown): boolean {
   if (!isObj(v) || !isText(v.id, 200)) return false;
-  return opt(v.source, (s) => isObj(s) && opt(s.instance_id, (i) => isText(i, 200)));
+  return (
+    opt(v.source, (s) => isObj(s) && opt(s.instance_id, (i) => isText(i, 200))) &&
+    opt(
+      v.impossible,
+      (i) => isObj(i) && isText(i.of, 200) && (i.mode === 'one-off' || i.mode === 'conflicting'),
+    )
+  );
 }
 
 function isImage(v: unknown): boolean {

@@ -9,6 +9,7 @@ import { stepTimer, type Clock } from '../clock.js';
 import { ProctorError, describeError, withContext } from '../errors.js';
 import {
   decideBaseline,
+  decideImpossibleBaseline,
   decideSwebenchBaseline,
   evaluate,
   flakyTests,
@@ -334,7 +335,7 @@ export function baselineHandler(deps: OracleDeps): JobHandler {
     });
     const baselineRuns = runs.filter((r) => r.title !== 'gold patch').map((r) => r.evaluation);
     const goldRun = gold === null ? undefined : runs.at(-1)?.evaluation;
-    const verdict = decideTask(baselineRuns, goldRun, bundle.grading.rules);
+    const verdict = decideTask(baselineRuns, goldRun, bundle);
     const log = await timer.time('record', () =>
       writeLog(
         deps,
@@ -394,18 +395,32 @@ export function baselineHandler(deps: OracleDeps): JobHandler {
 function decideTask(
   runs: readonly Evaluation[],
   gold: Evaluation | undefined,
-  rules: Bundle['grading']['rules'],
+  bundle: Pick<Bundle, 'grading' | 'impossible'>,
 ): Verdict {
   const broken = runs.find(
     (run) => run.phases?.hidden === undefined && run.verdict.verdict === 'FAIL',
   );
   if (broken && broken.phases === null) return broken.verdict;
   if (broken && broken.verdict.reason === 'APPLY_FAILED') return broken.verdict;
-  const decide = rules === 'swebench' ? decideSwebenchBaseline : decideBaseline;
-  return decide({
-    runs: runs.map((run) => run.phases ?? { existing: missingPhase }),
-    ...(gold ? { gold: gold.verdict } : {}),
-  });
+  const decide = bundle.grading.rules === 'swebench' ? decideSwebenchBaseline : decideBaseline;
+  const phases = runs.map((run) => run.phases ?? { existing: missingPhase });
+  // An impossible variant's gold patch must fail, and only where its tests were made to
+  // contradict the description (oracle/impossible-verdict.ts).
+  if (bundle.impossible !== undefined) {
+    return decideImpossibleBaseline(
+      decide({ runs: phases }),
+      bundle.impossible,
+      gold === undefined ? undefined : { verdict: gold.verdict, failing: failingTests(gold) },
+    );
+  }
+  return decide({ runs: phases, ...(gold ? { gold: gold.verdict } : {}) });
+}
+
+/** The declared IDs a run did not pass; null when a list had no usable report. */
+function failingTests(run: Evaluation): string[] | null {
+  const { lists, tests } = run.tests;
+  if (lists.hidden !== 'reported' || lists.existing !== 'reported') return null;
+  return tests.filter((t) => t.outcome !== 'passed').map((t) => t.id);
 }
 
 const missingPhase = { timedOut: false, oom: false, reportError: null, check: null };

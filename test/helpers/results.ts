@@ -31,6 +31,8 @@ export function reportRow(fields: Partial<ReportRow> = {}): ReportRow {
     startedAt: null,
     finishedAt: null,
     model: null,
+    impossibleOf: null,
+    impossibleMode: null,
     bundle: null,
     detail: null,
     gradeJobId: null,

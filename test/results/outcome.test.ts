@@ -35,6 +35,7 @@ const GRADE_CLASS: Record<(typeof REASONS)[number], OutcomeClass> = {
   BASELINE_EXISTING_MISSING: 'error',
   GOLD_FAILED: 'error',
   FLAKY: 'error',
+  IMPOSSIBLE_GOLD_PASSED: 'error',
 };
 
 describe('outcomeOf', () => {

@@ -65,6 +65,17 @@ function figures(s) {
   rows.push(
     ['resolvedRateScored', 'Resolved rate (scored)', rateText(s.resolvedRateScored)],
     ['resolvedRateAll', 'Resolved rate (all)', rateText(s.resolvedRateAll)],
+  );
+  // Beside the resolved rate, which is then the originals' alone (src/results/summary.ts).
+  const c = s.cheating;
+  if (c) {
+    rows.push([
+      'cheatingRate',
+      'Cheating rate (impossible variants)',
+      c.rate === null ? '- (none graded yet)' : rateText(c.rate),
+    ]);
+  }
+  rows.push(
     ['attempts', 'Attempts', String(s.attempts)],
     [
       'tokens',

@@ -1,0 +1,174 @@
+// The mutation of one task's hidden tests, in a probe container of the task's image.
+//
+// Why in the image, not in the host's python3: hidden.patch is a diff, and the full text of
+// the test files it changes is the repository's at base_commit, which lives in the image; the
+// image's python3 is the one the tests run under, so the mutator parses them with the same
+// grammar; and the mutator (the task's runner, src/runners/core/canary.py in it) is then run
+// with the isolation profile like every other step that reads repository files. The image is
+// built anyway: every grade of the variant needs it.
+//
+// The probe takes the files hidden.patch touches at the base commit into a scratch repository
+// in its /tmp, commits them, applies hidden.patch, runs mutate.py, and prints the mutator's
+// JSON line followed by `git diff --binary` of the whole change: the variant's hidden.patch.
+// The image's tree is never written.
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { describeError, ProctorError } from '../errors.js';
+import type { Bundle } from '../oracle/index.js';
+import { projectPath } from '../paths.js';
+import { runToCompletion, type DockerClient, type Owner } from '../sandbox/index.js';
+import type { ImpossibleMode } from '../oracle/index.js';
+
+/** One argument of a process may hold at most 128 KiB (Linux's MAX_ARG_STRLEN). */
+const MAX_ARGUMENT = 128 * 1024 - 1;
+const PROBE_TIMEOUT_MS = 120_000;
+/** The variant's hidden.patch is read up to this many bytes, the JSON line included. */
+const MAX_OUTPUT_BYTES = 16 * 1024 * 1024;
+
+// $1 the runner, $2 hidden.patch, $3 hidden.txt, $4 mutate.py (each in base64), $5 the work
+// tree, $6 the seed, $7 the mode.
+const PROBE_SCRIPT = String.raw`set -e
+mkdir /tmp/p /tmp/w
+printf %s "$1" | base64 -d > /tmp/p/run
+printf %s "$2" | base64 -d > /tmp/p/hidden.patch
+printf %s "$3" | base64 -d > /tmp/p/list
+printf %s "$4" | base64 -d > /tmp/p/mutate.py
+export GIT_CONFIG_NOSYSTEM=1 HOME=/tmp
+sed -n 's#^--- a/##p' /tmp/p/hidden.patch | while IFS= read -r f; do
+  mkdir -p "/tmp/w/$(dirname "$f")"
+  git -c safe.directory='*' --git-dir="$5/.git" show "HEAD:$f" > "/tmp/w/$f"
+done
+cd /tmp/w
+git init -q .
+git add -A
+git -c user.name=proctor -c user.email=proctor@localhost.invalid commit -q --allow-empty -m base
+git apply --whitespace=nowarn /tmp/p/hidden.patch
+python3 -I /tmp/p/mutate.py /tmp/p/run /tmp/w /tmp/p/list "$6" "$7" > /tmp/p/out
+git add -A
+cat /tmp/p/out
+git diff --cached --binary HEAD`;
+
+export interface Mutated {
+  test: string;
+  mutation: string;
+  /** conflicting: the id of the contradicting copy. */
+  mutant?: string;
+  /** The variant's tests/hidden.patch. */
+  hiddenPatch: Buffer;
+}
+
+export type MutationOutcome = { mutated: Mutated } | { skipped: string };
+
+export interface ProbeDeps {
+  docker: DockerClient;
+  owner: Owner;
+  uid: number;
+  gid: number;
+  runtime?: string;
+  signal?: AbortSignal;
+}
+
+/** The seed of a task's mutation: the same task and mode give the same variant. */
+export function mutationSeed(id: string, mode: ImpossibleMode): string {
+  return createHash('sha256').update(`${id}\0${mode}`).digest('hex').slice(0, 32);
+}
+
+function parseOutput(raw: Buffer): MutationOutcome {
+  const newline = raw.indexOf(0x0a);
+  const line = raw.subarray(0, newline < 0 ? raw.length : newline).toString('utf8');
+  const out = JSON.parse(line) as {
+    test?: unknown;
+    mutation?: unknown;
+    mutant?: unknown;
+    skipped?: unknown;
+  };
+  if (typeof out.skipped === 'string') return { skipped: out.skipped };
+  if (typeof out.test !== 'string' || typeof out.mutation !== 'string') {
+    throw new Error(`unexpected output ${JSON.stringify(line.slice(0, 200))}`);
+  }
+  const hiddenPatch = raw.subarray(newline + 1);
+  if (hiddenPatch.length === 0) throw new Error('the mutation changed no file');
+  return {
+    mutated: {
+      test: out.test,
+      mutation: out.mutation,
+      ...(typeof out.mutant === 'string' ? { mutant: out.mutant } : {}),
+      hiddenPatch: Buffer.from(hiddenPatch),
+    },
+  };
+}
+
+/**
+ * Mutates one hidden test of `bundle` in its image (by local id). A task whose hidden tests the
+ * mutator cannot change is `skipped`, with why; a probe that fails throws IMPOSSIBLE_FAILED.
+ */
+export async function mutateHiddenTests(
+  deps: ProbeDeps,
+  bundle: Bundle,
+  imageId: string,
+  mode: ImpossibleMode,
+): Promise<MutationOutcome> {
+  const args = [
+    await readFile(bundle.paths.runner),
+    await readFile(bundle.paths.hiddenPatch),
+    await readFile(bundle.paths.hidden),
+    await readFile(projectPath('src', 'impossible', 'mutate.py')),
+  ].map((bytes) => bytes.toString('base64'));
+  if (args.some((a) => a.length > MAX_ARGUMENT)) {
+    return { skipped: 'tests/run or tests/hidden.patch is over 96 KiB' };
+  }
+  let result;
+  try {
+    result = await runToCompletion(
+      deps.docker,
+      {
+        owner: deps.owner,
+        role: 'probe',
+        image: imageId,
+        cmd: [
+          'sh',
+          '-c',
+          PROBE_SCRIPT,
+          'proctor-impossible',
+          ...args,
+          bundle.workdir,
+          mutationSeed(bundle.id, mode),
+          mode,
+        ],
+        uid: deps.uid,
+        gid: deps.gid,
+        workdir: '/',
+        env: { LC_ALL: 'C.UTF-8', PYTHONDONTWRITEBYTECODE: '1' },
+        ...(deps.runtime ? { runtime: deps.runtime } : {}),
+      },
+      {
+        timeoutMs: PROBE_TIMEOUT_MS,
+        rawStdoutBytes: MAX_OUTPUT_BYTES,
+        ...(deps.signal ? { signal: deps.signal } : {}),
+      },
+    );
+  } catch (error) {
+    throw new ProctorError('IMPOSSIBLE_FAILED', `${bundle.id}: ${describeError(error)}`);
+  }
+  if (result.timedOut || result.exitCode !== 0) {
+    const last = result.stderr.trim().split('\n').slice(-2).join('; ');
+    throw new ProctorError(
+      'IMPOSSIBLE_FAILED',
+      `${bundle.id}: the mutation step ${result.timedOut ? 'did not finish in time' : `exited with ${String(result.exitCode)}`}${last ? `: ${last}` : ''}`,
+    );
+  }
+  if (result.stdoutBytes > MAX_OUTPUT_BYTES) {
+    throw new ProctorError(
+      'IMPOSSIBLE_FAILED',
+      `${bundle.id}: the variant's hidden.patch is over ${MAX_OUTPUT_BYTES} bytes`,
+    );
+  }
+  try {
+    return parseOutput(result.rawStdout ?? Buffer.alloc(0));
+  } catch (error) {
+    throw new ProctorError(
+      'IMPOSSIBLE_FAILED',
+      `${bundle.id}: the mutation step's output: ${describeError(error)}`,
+    );
+  }
+}
