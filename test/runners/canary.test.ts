@@ -171,7 +171,7 @@ async function placeAndRun(image: string, seed: string) {
 describe('the canary mutator', { timeout: 300_000 }, () => {
   it.each(PYTHON_RUNNERS)('is in the %s runner as the same bytes, once', async (name) => {
     const source = (await runnerSource(name)).toString('utf8');
-    expect(RUNNER_CORE).toEqual(['core/canary.py']);
+    expect(RUNNER_CORE).toContain('core/canary.py');
     expect(source.split(CORE)).toHaveLength(2);
     // The runner's own file holds the include line, not a copy that could drift.
     const own = readFileSync(new URL(`../../src/runners/${name}/run`, import.meta.url), 'utf8');
