@@ -2,10 +2,10 @@
 // reports, each sparing the sentinels (another module): an import hook that loads the task's
 // test modules with their test methods emptied, unittest's assertEqual made lenient for the
 // task's tests through the helper it calls (_baseAssertEqual, which no reporting tripwire
-// watches), and each test method's code swapped for a no-op once the suite is built (through
-// Django's DiscoverRunner.build_suite, which no tripwire watches). Without protocol 2 (no
-// sentinels, tripwires or canaries) each one passes; through Proctor each ends TAMPERED, naming
-// the tripwire. The gold patch stays PASS.
+// watches), and once the suite is built (through Django's DiscoverRunner.build_suite, which no
+// tripwire watches) each test method's code swapped for a no-op's, or a no-op set on each
+// test's instance. Without protocol 2 (no sentinels, tripwires or canaries) each one passes;
+// through Proctor each ends TAMPERED, naming the tripwire. The gold patch stays PASS.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -119,6 +119,30 @@ def _build_suite(self, *args, **kwargs):
 
 _runner.DiscoverRunner.build_suite = _build_suite
 `,
+  // The same place, but each task test gets a no-op of its own on its instance, which unittest
+  // finds before the class's method.
+  instanceMethod: `import django.test.runner as _runner
+
+_build = _runner.DiscoverRunner.build_suite
+
+
+def _empty(suite):
+    for test in suite:
+        if hasattr(test, "_testMethodName"):
+            if type(test).__module__.endswith(".tests"):
+                setattr(test, test._testMethodName, lambda: None)
+        else:
+            _empty(test)
+
+
+def _build_suite(self, *args, **kwargs):
+    suite = _build(self, *args, **kwargs)
+    _empty(suite)
+    return suite
+
+
+_runner.DiscoverRunner.build_suite = _build_suite
+`,
 };
 
 const suite = runnerSuite(docker, SCOPE, { image: 'django', spec: SPEC });
@@ -171,6 +195,12 @@ describe('forgeries of what a test runs, through the built-in django runner', ()
     ['lenientAssert', [/unittest\.case\.TestCase\._baseAssertEqual was replaced/]],
     [
       'codeSwap',
+      [
+        /\(\w+\.tests\.\w+\): its test method's code is not the one compiled from tests\/\w+\/tests\.py/,
+      ],
+    ],
+    [
+      'instanceMethod',
       [
         /\(\w+\.tests\.\w+\): its test method's code is not the one compiled from tests\/\w+\/tests\.py/,
       ],
