@@ -4,6 +4,7 @@
 // On a test file with each kind of assertion it understands, every original test passes with
 // honest code and every mutant fails; what it does not understand is named uncovered.
 import { readFileSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { RUNNER_CORE, runnerSource } from '../../src/runners/index.js';
 import { execFileAsync, fixtureImage } from '../helpers/docker.js';
@@ -142,11 +143,12 @@ interface StepOutput {
 
 /** The pytest runner's canary step on the sample in `image`, then every test of the result. */
 async function placeAndRun(image: string, seed: string) {
-  const runner = (await runnerSource('pytest')).toString('base64');
+  // Compressed: the runner's base64 alone comes near the kernel's limit on one argument.
+  const runner = gzipSync(await runnerSource('pytest')).toString('base64');
   const b64 = (text: string) => Buffer.from(text).toString('base64');
   const script = [
     'mkdir -p /w/tests',
-    `echo ${runner} | base64 -d > /tmp/run`,
+    `echo ${runner} | base64 -d | gunzip > /tmp/run`,
     `echo ${b64(LIBRARY)} | base64 -d > /w/lib.py`,
     `echo ${b64(TESTS)} | base64 -d > /w/tests/test_lib.py`,
     `echo ${b64(`${LISTED.join('\n')}\ntests/test_gone.py::test_x\n`)} | base64 -d > /tmp/list`,
@@ -172,7 +174,7 @@ async function placeAndRun(image: string, seed: string) {
 describe('the canary mutator', { timeout: 300_000 }, () => {
   it.each(PYTHON_RUNNERS)('is in the %s runner as the same bytes, once', async (name) => {
     const source = (await runnerSource(name)).toString('utf8');
-    expect(RUNNER_CORE).toEqual(['core/canary.py']);
+    expect(RUNNER_CORE).toContain('core/canary.py');
     expect(source.split(CORE)).toHaveLength(2);
     // The runner's own file holds the include line, not a copy that could drift.
     const own = readFileSync(new URL(`../../src/runners/${name}/run`, import.meta.url), 'utf8');

@@ -219,7 +219,7 @@ def _run(self, result=None):
 
 unittest.TestCase.run = _run
 `),
-  // Only the sentinels: assertEqual made a no-op, a method no tripwire watches.
+  // assertEqual made a no-op: unittest.case is watched whole now, and the sentinels see it too.
   assertEqualNoop: forged(`import unittest
 
 unittest.TestCase.assertEqual = lambda self, first, second, msg=None: None
@@ -319,7 +319,7 @@ describe('the built-in django runner under the oracle', () => {
   const cases: Array<[string, string, RegExp]> = [
     ['resultPatch', 'TAMPERED', /tripwire: unittest\.result\.TestResult\.addFailure was replaced/],
     ['unittestRun', 'TAMPERED', /tripwire: unittest\.case\.TestCase\.run was replaced/],
-    ['assertEqualNoop', 'TAMPERED', /sentinel \w+ \(must be failed\) reported passed/],
+    ['assertEqualNoop', 'TAMPERED', /tripwire: unittest\.case\.TestCase\.assertEqual was replaced/],
     ['runnerPatch', 'TAMPERED', /tripwire: proctor_django_runner\._send was replaced/],
     ['streamForgery', 'TAMPERED', /sentinel \w+ \(must be (failed|error)\) reported passed/],
     ['fakeLines', 'HIDDEN_FAILED', /not passed/],

@@ -91,3 +91,21 @@ describe('the examples', () => {
     },
   );
 });
+
+describe('the shared tripwires', () => {
+  it.each(['pytest', 'django', 'sympy'] as const)(
+    'are in the %s runner as the same bytes, once, and only through the include line',
+    async (name) => {
+      const core = readFileSync(
+        new URL('../../src/runners/core/tripwires.py', import.meta.url),
+        'utf8',
+      );
+      const source = (await runnerSource(name)).toString('utf8');
+      expect(source.split(core)).toHaveLength(2);
+      const own = readFileSync(new URL(`../../src/runners/${name}/run`, import.meta.url), 'utf8');
+      expect(own).toContain('# proctor-include: core/tripwires.py\n');
+      expect(own).not.toContain('class _ImportWatch');
+      expect(own).not.toContain('def _code_key(');
+    },
+  );
+});
