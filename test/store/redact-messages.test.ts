@@ -12,6 +12,7 @@ import { loadConfig } from '../../src/config.js';
 import { ERROR_TABLE, ProctorError, describeError, withContext } from '../../src/errors.js';
 import { loadBundle, type Bundle } from '../../src/oracle/bundle.js';
 import { prepareCandidate, type Evaluation } from '../../src/oracle/evaluate.js';
+import { decideImpossibleBaseline } from '../../src/oracle/impossible-verdict.js';
 import { renderOracleLog } from '../../src/oracle/oracle-log.js';
 import { excerpt, parseReport, type TestStatus } from '../../src/oracle/report.js';
 import {
@@ -19,6 +20,7 @@ import {
   decideBaseline,
   decideGrade,
   failVerdict,
+  passVerdict,
   REASONS,
   type GradePhases,
   type PhaseOutcome,
@@ -188,6 +190,28 @@ function baselineVerdicts(): Verdict[] {
     { existing: existingPass(), hidden: hiddenFail() },
     { existing: existingPass(), hidden: hiddenFail() },
   ];
+  // An impossible variant's baseline: its gold patch passes (IMPOSSIBLE_GOLD_PASSED), fails
+  // only the contradicted test (valid), or fails elsewhere too (GOLD_FAILED).
+  const variant = {
+    of: 'auth-token-refresh',
+    mode: 'one-off' as const,
+    test: HIDDEN[0] ?? '',
+    mutation: 'expected value 3600 -> 3607',
+  };
+  const sane = decideBaseline({ runs: sound });
+  const [goldPass] = gold.filter((g) => g.verdict === 'PASS');
+  const goldFail = failVerdict('HIDDEN_FAILED', `hidden phase: 1 declared test not passed`);
+  verdicts.push(
+    decideImpossibleBaseline(sane, variant, {
+      verdict: goldPass ?? passVerdict('ok', null),
+      failing: [],
+    }),
+    decideImpossibleBaseline(sane, variant, { verdict: goldFail, failing: [variant.test] }),
+    decideImpossibleBaseline(sane, variant, {
+      verdict: goldFail,
+      failing: [variant.test, EXISTING[0] ?? ''],
+    }),
+  );
   for (const g of [...gold, failVerdict('CANCELLED', 'the evaluation was cancelled')]) {
     verdicts.push(decideBaseline({ runs: sound, gold: g }));
   }
