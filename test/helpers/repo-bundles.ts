@@ -5,7 +5,7 @@
 // image (Debian's python3-pytest and nodejs), or the spec's `from`, which the caller builds first
 // (fixtureImage).
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { writeRunner, type BuiltinRunner } from '../../src/runners/index.js';
@@ -154,6 +154,19 @@ function writeIds(dir: string, name: 'existing' | 'hidden', ids: string[]): void
  */
 export function candidateDiff(bundleDir: string, changes: Files): Buffer {
   return Buffer.from(diffFrom(join(dirname(bundleDir), 'work'), changes));
+}
+
+/**
+ * A copy of a bundle (removed after the test) whose runner lacks its protocol line: the same
+ * runner run without protocol 2's layers (collector, sentinels, tripwires, canaries), to show
+ * what a forgery does when nothing stops it.
+ */
+export function withoutProtocol(dir: string): string {
+  const copy = withIds(dir, {});
+  const runner = join(copy, 'tests/run');
+  const text = readFileSync(runner, 'utf8');
+  writeFileSync(runner, text.replace('# proctor-runner-protocol: 2\n', ''), { mode: 0o755 });
+  return copy;
 }
 
 /** A copy of a bundle (removed after the test) with other ID lists; environment/ unchanged. */

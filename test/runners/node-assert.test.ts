@@ -4,13 +4,11 @@
 // and only the node:assert/strict methods the task's tests use made no-ops. Without protocol 2
 // each one passes; through Proctor each ends TAMPERED, naming the tripwire. The gold patch
 // stays PASS.
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadBundle } from '../../src/oracle/bundle.js';
 import { dockerScope, testDocker } from '../helpers/docker.js';
 import { expectSentinelsHeld } from '../helpers/grade.js';
-import { patchFrom, withIds, type RepoBundleSpec } from '../helpers/repo-bundles.js';
+import { patchFrom, withoutProtocol, type RepoBundleSpec } from '../helpers/repo-bundles.js';
 import { runnerSuite } from '../helpers/runner-suite.js';
 
 const docker = testDocker();
@@ -113,13 +111,7 @@ describe('forgeries of node:assert through the built-in node runner', () => {
   it(
     'without protocol 2 (the runner without its protocol line) both pass',
     async () => {
-      const copy = withIds(suite.dir, {});
-      const runner = join(copy, 'tests/run');
-      writeFileSync(
-        runner,
-        readFileSync(runner, 'utf8').replace('# proctor-runner-protocol: 2\n', ''),
-        { mode: 0o755 },
-      );
+      const copy = withoutProtocol(suite.dir);
       const plain = await loadBundle(copy);
       for (const name of Object.keys(FORGERIES)) {
         const evaluation = await suite.grade(plain, forged(name));

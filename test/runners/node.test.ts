@@ -6,8 +6,6 @@
 // protocol 2 against candidates that forge: the gold patch stays PASS, and each
 // forgery ends FAIL, one caught by the tripwires alone, one (node:assert that never fails) by
 // the sentinels and the tripwires both.
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadBundle, type Bundle } from '../../src/oracle/bundle.js';
 import { type Evaluation } from '../../src/oracle/evaluate.js';
@@ -15,7 +13,12 @@ import type { TestStatus } from '../../src/oracle/report.js';
 import { declaredOutcomes, type PhaseName } from '../../src/oracle/verdict.js';
 import { dockerScope, testDocker } from '../helpers/docker.js';
 import { gradeIn } from '../helpers/grade.js';
-import { patchFrom, withIds, type RepoBundleSpec } from '../helpers/repo-bundles.js';
+import {
+  patchFrom,
+  withIds,
+  withoutProtocol,
+  type RepoBundleSpec,
+} from '../helpers/repo-bundles.js';
 import { runnerSuite } from '../helpers/runner-suite.js';
 
 const docker = testDocker();
@@ -363,13 +366,7 @@ process.reallyExit = function (code) {
   it(
     'without protocol 2 (the runner without its protocol line) the same forgery passes: what the layers stop',
     async () => {
-      const copy = withIds(suite.dir, {});
-      const runner = join(copy, 'tests/run');
-      writeFileSync(
-        runner,
-        readFileSync(runner, 'utf8').replace('# proctor-runner-protocol: 2\n', ''),
-        { mode: 0o755 },
-      );
+      const copy = withoutProtocol(suite.dir);
       const evaluation = await grade(await loadBundle(copy), forged(FORGERY.allEvents));
       expect(evaluation.verdict).toMatchObject({ verdict: 'PASS' });
       expect(evaluation.phaseRecords.every((r) => r.integrity === undefined)).toBe(true);

@@ -6,14 +6,12 @@
 // assertEqual) made lenient for the task's tests. Without
 // protocol 2 (no sentinels, tripwires or canaries) each one passes; through Proctor each ends
 // TAMPERED, naming the tripwire. The gold patch stays PASS.
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadBundle } from '../../src/oracle/bundle.js';
 import { dockerScope, testDocker } from '../helpers/docker.js';
 import { expectSentinelsHeld } from '../helpers/grade.js';
 import { CALC, CALC_REPO } from '../helpers/calc-repo.js';
-import { candidateDiff, withIds, type RepoBundleSpec } from '../helpers/repo-bundles.js';
+import { candidateDiff, withoutProtocol, type RepoBundleSpec } from '../helpers/repo-bundles.js';
 import { runnerSuite } from '../helpers/runner-suite.js';
 
 const docker = testDocker();
@@ -229,13 +227,7 @@ describe('forgeries of what a test runs, through the built-in pytest runner', ()
   it(
     'without protocol 2 (the runner without its protocol line) every one of them passes',
     async () => {
-      const copy = withIds(suite.dir, {});
-      const runner = join(copy, 'tests/run');
-      writeFileSync(
-        runner,
-        readFileSync(runner, 'utf8').replace('# proctor-runner-protocol: 2\n', ''),
-        { mode: 0o755 },
-      );
+      const copy = withoutProtocol(suite.dir);
       const plain = await loadBundle(copy);
       for (const name of Object.keys(FORGERIES)) {
         const evaluation = await suite.grade(plain, forged(name));

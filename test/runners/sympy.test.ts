@@ -12,7 +12,6 @@ import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import {
   chmodSync,
-  cpSync,
   mkdirSync,
   mkdtempSync,
   readFileSync,
@@ -32,7 +31,12 @@ import { writeRunner } from '../../src/runners/index.js';
 import { dockerScope, fixtureImage, testDocker } from '../helpers/docker.js';
 import { expectSentinelsHeld, gradeIn, reported } from '../helpers/grade.js';
 import { ROOT } from '../helpers/processes.js';
-import { patchFrom, type Files, type RepoBundleSpec } from '../helpers/repo-bundles.js';
+import {
+  patchFrom,
+  withoutProtocol,
+  type Files,
+  type RepoBundleSpec,
+} from '../helpers/repo-bundles.js';
 import { onCleanup, tempDir } from '../helpers/temp.js';
 
 const run = promisify(execFile);
@@ -548,14 +552,7 @@ test_seconds = 300
   it(
     'without protocol 2 (the runner without its protocol line) every swap of what a test runs passes',
     async () => {
-      const copy = join(tempDir(), 'sympy-plain');
-      cpSync(bundleDir, copy, { recursive: true });
-      const runner = join(copy, 'tests/run');
-      writeFileSync(
-        runner,
-        readFileSync(runner, 'utf8').replace('# proctor-runner-protocol: 2\n', ''),
-        { mode: 0o755 },
-      );
+      const copy = withoutProtocol(bundleDir);
       const plain = await loadBundle(copy);
       for (const [name, files] of swaps) {
         const evaluation = await gradeIn(docker, SCOPE, imageId, plain, patchFrom(spec, files()));
