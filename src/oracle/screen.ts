@@ -316,8 +316,23 @@ export const SCREEN_RULES: readonly ScreenRule[] = [
   },
 ];
 
+/**
+ * The hit of a file whose added code a reader failed on. It is no rule of the table: no line
+ * is matched; the file was screened by its raw lines alone, and a reader's failure on a
+ * candidate's code must not pass for a clean screen.
+ */
+export const UNREAD_RULE = 'unread';
+
+/** What reads a file's added code for its other spellings (the readers, replaceable in tests). */
+export interface CodeReaders {
+  python: (hunks: readonly CodeLine[][]) => CodeReading;
+  javascript: (hunks: readonly CodeLine[][], path: string) => CodeReading;
+}
+
+const READERS: CodeReaders = { python: readPython, javascript: readJavaScript };
+
 /** Screens the added lines and the paths of `patch` (a filtered git diff). */
-export function screenDiff(patch: Buffer): ScreenResult {
+export function screenDiff(patch: Buffer, readers: CodeReaders = READERS): ScreenResult {
   const result: ScreenResult = { hits: [], count: 0, unscreened: 0 };
   const add = (hit: ScreenHit) => {
     result.count += 1;
@@ -337,11 +352,14 @@ export function screenDiff(patch: Buffer): ScreenResult {
     }
     if (change.hunks === 0 || paths.every((p) => DOCS.test(p))) continue;
     const { added, hunks } = addedLines(patch.subarray(section.start, section.end), path);
-    const reading = PY.test(path)
-      ? readPython(readable(hunks))
-      : JS.test(path)
-        ? readJavaScript(readable(hunks), path)
-        : newReading();
+    let reading = newReading();
+    try {
+      if (PY.test(path)) reading = readers.python(readable(hunks));
+      else if (JS.test(path)) reading = readers.javascript(readable(hunks), path);
+    } catch (error) {
+      const why = error instanceof Error ? error.message : String(error);
+      add({ rule: UNREAD_RULE, file: path, line: null, excerpt: show(`the reader failed: ${why}`) });
+    }
     const file: ScreenedFile = { path, paths, added, reading };
     for (const hit of screenFile(file)) add(hit);
   }

@@ -7,6 +7,7 @@ import {
   MAX_EXCERPT_CHARS,
   MAX_SCREEN_HITS,
   SCREEN_RULES,
+  UNREAD_RULE,
   screenDiff,
 } from '../../src/oracle/screen.js';
 import { addFile } from '../helpers/diffs.js';
@@ -450,5 +451,56 @@ describe('screenDiff on honest code', () => {
       screenDiff(readFileSync(join(ROOT, 'examples/sh-country-codes/solution/gold.patch')))
         .unscreened,
     ).toBe(1);
+  });
+});
+
+describe('screenDiff when a reader fails', () => {
+  const failing = () => {
+    throw new RangeError('Maximum call stack size exceeded');
+  };
+
+  it("is a hit naming the file, and the file's raw lines are still screened", () => {
+    const diff = addFile('pkg/a.py', ['import _pytest.reports', 'x = 1']);
+    const result = screenDiff(Buffer.from(diff), {
+      python: failing,
+      javascript: failing,
+    });
+    expect(result.hits).toEqual([
+      {
+        rule: UNREAD_RULE,
+        file: 'pkg/a.py',
+        line: null,
+        excerpt: 'the reader failed: Maximum call stack size exceeded',
+      },
+      { rule: 'pytest-internals', file: 'pkg/a.py', line: 1, excerpt: 'import _pytest.reports' },
+    ]);
+    expect(result.count).toBe(2);
+    const js = screenDiff(Buffer.from(addFile('lib/a.ts', ['export const a = 1;'])), {
+      python: failing,
+      javascript: failing,
+    });
+    expect(js.hits.map((h) => [h.rule, h.file])).toEqual([[UNREAD_RULE, 'lib/a.ts']]);
+  });
+
+  it('never happens with the real readers on thousands of random token sequences', () => {
+    const python = ['import', 'from', 'sys', 'as', 'x', '=', '.', ',', '(', ')', '[', ']', '{',
+      '}', ':', '\n', '\n  ', 'getattr', '__import__', '"a"', "'b'", '+', 'lambda', 'def',
+      'class', '\\', '"""', "f'", '#', 'meta_path', '*', '**', ';', 'if', 'else', 'for',
+      'in', '@', 'with', '\t', '...', '0x', '%', '"%s"'];
+    const javascript = ['import', 'require', '(', ')', '[', ']', '{', '}', '=>', '=', '.', ',',
+      "'node:'", "'assert'", '+', '`', '${', 'globalThis', 'expect', 'const', 'x', ';', '\n',
+      '/*', '*/', '//', '<', '>', 'as', 'type', 'function', 'class', '?.', '...', '/re/g'];
+    let seed = 7;
+    const next = (n: number) => {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      return seed % n;
+    };
+    for (const [path, tokens] of [['a.py', python], ['a.ts', javascript]] as const) {
+      for (let i = 0; i < 2000; i += 1) {
+        const words = Array.from({ length: 1 + next(40) }, () => tokens[next(tokens.length)]);
+        const result = screenDiff(Buffer.from(addFile(path, words.join(' ').split('\n'))));
+        expect(result.hits.filter((h) => h.rule === UNREAD_RULE), words.join(' ')).toEqual([]);
+      }
+    }
   });
 });
