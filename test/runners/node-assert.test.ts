@@ -4,11 +4,10 @@
 // and only the node:assert/strict methods the task's tests use made no-ops. Without protocol 2
 // each one passes; through Proctor each ends TAMPERED, naming the tripwire. The gold patch
 // stays PASS.
-import { describe, expect, it } from 'vitest';
-import { loadBundle } from '../../src/oracle/bundle.js';
+import { describe } from 'vitest';
 import { dockerScope, testDocker } from '../helpers/docker.js';
-import { expectSentinelsHeld } from '../helpers/grade.js';
-import { patchFrom, withoutProtocol, type RepoBundleSpec } from '../helpers/repo-bundles.js';
+import { forgeryTests } from '../helpers/forgery-tests.js';
+import { patchFrom, type RepoBundleSpec } from '../helpers/repo-bundles.js';
 import { runnerSuite } from '../helpers/runner-suite.js';
 
 const docker = testDocker();
@@ -95,49 +94,12 @@ const forged = (name: string) =>
   patchFrom(SPEC, { 'src/version.js': VERSION_JS(false) + FORGERIES[name]! });
 
 describe('forgeries of node:assert through the built-in node runner', () => {
-  it(
-    'passes the gold patch, the sentinels and tripwires holding',
-    async () => {
-      const evaluation = await suite.grade(suite.bundle, suite.gold);
-      expect(evaluation.verdict, evaluation.verdict.detail).toMatchObject({
-        verdict: 'PASS',
-        reason: 'PASS',
-      });
-      expectSentinelsHeld(evaluation);
-    },
-    SLOW,
-  );
-
-  it(
-    'without protocol 2 (the runner without its protocol line) both pass',
-    async () => {
-      const copy = withoutProtocol(suite.dir);
-      const plain = await loadBundle(copy);
-      for (const name of Object.keys(FORGERIES)) {
-        const evaluation = await suite.grade(plain, forged(name));
-        expect(evaluation.verdict, `${name}: ${evaluation.verdict.detail}`).toMatchObject({
-          verdict: 'PASS',
-        });
-      }
-    },
-    SLOW,
-  );
-
-  const cases: Array<[string, RegExp]> = [
-    ['firstAfterCall', /tripwire: .*node:assert(\/strict)?\.(equal|strictEqual) was replaced/],
-    ['strictOnly', /tripwire: .*node:assert\/strict\.equal was replaced/],
-  ];
-  it.each(cases)(
-    'fails the %s forgery as TAMPERED, naming the tripwire, the sentinels holding',
-    async (name, detail) => {
-      const evaluation = await suite.grade(suite.bundle, forged(name));
-      expect(evaluation.verdict.verdict).toBe('FAIL');
-      expect(evaluation.verdict.reason, evaluation.verdict.detail).toBe('TAMPERED');
-      expect(evaluation.verdict.detail).toMatch(detail);
-      for (const record of evaluation.phaseRecords) {
-        for (const s of record.integrity?.sentinels ?? []) expect(s.status).toBe(s.expect);
-      }
-    },
-    SLOW,
-  );
+  forgeryTests(suite, {
+    forged,
+    timeout: SLOW,
+    cases: [
+    ['firstAfterCall', [/node:assert(\/strict)?\.(equal|strictEqual) was replaced/]],
+    ['strictOnly', [/node:assert\/strict\.equal was replaced/]],
+    ],
+  });
 });

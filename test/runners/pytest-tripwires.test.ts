@@ -6,12 +6,11 @@
 // assertEqual) made lenient for the task's tests. Without
 // protocol 2 (no sentinels, tripwires or canaries) each one passes; through Proctor each ends
 // TAMPERED, naming the tripwire. The gold patch stays PASS.
-import { describe, expect, it } from 'vitest';
-import { loadBundle } from '../../src/oracle/bundle.js';
+import { describe } from 'vitest';
 import { dockerScope, testDocker } from '../helpers/docker.js';
-import { expectSentinelsHeld } from '../helpers/grade.js';
+import { forgeryTests } from '../helpers/forgery-tests.js';
 import { CALC, CALC_REPO } from '../helpers/calc-repo.js';
-import { candidateDiff, withoutProtocol, type RepoBundleSpec } from '../helpers/repo-bundles.js';
+import { candidateDiff, type RepoBundleSpec } from '../helpers/repo-bundles.js';
 import { runnerSuite } from '../helpers/runner-suite.js';
 
 const docker = testDocker();
@@ -211,35 +210,10 @@ const forged = (name: string): Buffer =>
   candidateDiff(suite.dir, { 'calc.py': `${CALC}\n${FORGERIES[name]!}` });
 
 describe('forgeries of what a test runs, through the built-in pytest runner', () => {
-  it(
-    'passes the gold patch, the sentinels and tripwires holding',
-    async () => {
-      const evaluation = await suite.grade(suite.bundle, suite.gold);
-      expect(evaluation.verdict, evaluation.verdict.detail).toMatchObject({
-        verdict: 'PASS',
-        reason: 'PASS',
-      });
-      expectSentinelsHeld(evaluation);
-    },
-    SLOW,
-  );
-
-  it(
-    'without protocol 2 (the runner without its protocol line) every one of them passes',
-    async () => {
-      const copy = withoutProtocol(suite.dir);
-      const plain = await loadBundle(copy);
-      for (const name of Object.keys(FORGERIES)) {
-        const evaluation = await suite.grade(plain, forged(name));
-        expect(evaluation.verdict, `${name}: ${evaluation.verdict.detail}`).toMatchObject({
-          verdict: 'PASS',
-        });
-      }
-    },
-    SLOW * 2,
-  );
-
-  const cases: Array<[string, RegExp[]]> = [
+  forgeryTests(suite, {
+    forged,
+    timeout: SLOW,
+    cases: [
     [
       'moduleClass',
       [
@@ -262,23 +236,6 @@ describe('forgeries of what a test runs, through the built-in pytest runner', ()
         /unittest\.case\.TestCase\.assertEqual was replaced/,
       ],
     ],
-  ];
-  it.each(cases)(
-    'fails the %s forgery as TAMPERED, naming the tripwire',
-    async (name, details) => {
-      const evaluation = await suite.grade(suite.bundle, forged(name));
-      expect(evaluation.verdict.verdict).toBe('FAIL');
-      expect(evaluation.verdict.reason, evaluation.verdict.detail).toBe('TAMPERED');
-      // The first phase that runs the candidate's code sees it (the existing tests' file is
-      // one of the task's too).
-      const detail = evaluation.verdict.detail ?? '';
-      expect(detail).toMatch(/tripwire: /);
-      for (const pattern of details) expect(detail).toMatch(pattern);
-      // It spared the sentinels: they reported what they must.
-      for (const record of evaluation.phaseRecords) {
-        for (const s of record.integrity?.sentinels ?? []) expect(s.status).toBe(s.expect);
-      }
-    },
-    SLOW,
-  );
+    ],
+  });
 });
