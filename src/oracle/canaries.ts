@@ -11,7 +11,7 @@
 // host: the test side learns them only inside its phase's request, among the listed ids. The
 // phase's report is split here, before anything reads it: the mutants' statuses go to the
 // oracle log and nowhere else.
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomInt } from 'node:crypto';
 import { z } from 'zod';
 import { describeError } from '../errors.js';
 import type { ExecResult } from '../sandbox/index.js';
@@ -44,6 +44,40 @@ rm -rf -- "$l"
 exit $s`;
 
 export const CANARY_TIMEOUT_MS = 60_000;
+
+/**
+ * How many existing tests a grade also places canaries for, beside every hidden test: a
+ * candidate that makes an existing test vacuous (a regression behind an always-true
+ * comparison) is caught as the hidden tests' forgeries are.
+ */
+export const EXISTING_CANARY_SAMPLE = 3;
+
+/**
+ * The ID list the canary step takes: `hidden`, then up to EXISTING_CANARY_SAMPLE ids of
+ * `existing` that are not hidden, chosen at random for each grade (a candidate cannot know
+ * which of its tests are watched).
+ */
+export function withExistingSample(
+  hidden: Buffer,
+  existing: Buffer | undefined,
+  sample = EXISTING_CANARY_SAMPLE,
+): Buffer {
+  const listed = new Set(lines(hidden));
+  const pool = [...new Set(lines(existing ?? Buffer.alloc(0)))].filter((id) => !listed.has(id));
+  const chosen: string[] = [];
+  while (chosen.length < sample && pool.length > 0) {
+    chosen.push(pool.splice(randomInt(pool.length), 1)[0]!);
+  }
+  if (chosen.length === 0) return hidden;
+  const head = hidden.length > 0 && hidden[hidden.length - 1] !== 0x0a ? '\n' : '';
+  return Buffer.concat([hidden, Buffer.from(`${head}${chosen.join('\n')}\n`, 'utf8')]);
+}
+
+const lines = (list: Buffer) =>
+  list
+    .toString('utf8')
+    .split('\n')
+    .filter((l) => l.length > 0);
 /** The step's stdout is read up to this many bytes (ids and mutations of every hidden test). */
 const CANARY_OUTPUT_BYTES = 4 * 1024 * 1024;
 

@@ -10,6 +10,7 @@ import {
   judgeCanaries,
   placeCanaries,
   runnerPlacesCanaries,
+  withExistingSample,
   type CanaryRecord,
 } from './canaries.js';
 import {
@@ -420,9 +421,10 @@ export function startCollector(
 }
 
 /**
- * The canaries of the hidden tests (canaries.ts), placed in the work tree once the hidden
- * patch is applied and before their phase's test process starts; none for a runner that does
- * not place them.
+ * The canaries of the hidden tests and of a sample of the existing ones (canaries.ts), placed
+ * in the work tree once the hidden patch is applied and before the hidden tests' test process
+ * starts; none for a runner that does not place them. The existing tests' mutants run in that
+ * process too (under Proctor's rules the existing phase ran before the canaries were placed).
  */
 export async function hiddenCanaries(
   phase: PhaseContext,
@@ -430,8 +432,9 @@ export async function hiddenCanaries(
 ): Promise<CanaryRecord | undefined> {
   // Only a protocol-2 phase's request can carry the canaries' ids to the test side.
   if (phase.protocol === undefined || !runnerPlacesCanaries(runner)) return undefined;
-  const ids = phase.lists[ASSET.hidden];
-  if (ids === undefined) throw new ProctorError('INTERNAL', `no ID list named ${ASSET.hidden}`);
+  const hidden = phase.lists[ASSET.hidden];
+  if (hidden === undefined) throw new ProctorError('INTERNAL', `no ID list named ${ASSET.hidden}`);
+  const ids = withExistingSample(hidden, phase.lists[ASSET.existing]);
   const placed = await phase.timed('canaries', () =>
     placeCanaries(phase.exec, phase.bundle.workdir, ids, phase.patchHeaders),
   );

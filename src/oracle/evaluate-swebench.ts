@@ -64,7 +64,7 @@ export async function runSwebenchTests(
       };
     }
   }
-  // Canaries of the FAIL_TO_PASS tests alone (hidden.txt): the ones the candidate must fix.
+  // Canaries of the FAIL_TO_PASS tests (hidden.txt) and of a sample of the PASS_TO_PASS ones.
   // They are placed before the tree is committed, so git shows them as any other test.
   const canaries = await hiddenCanaries(phase, input.runner);
   // The last preparation before the run: nothing may change the tree after it.

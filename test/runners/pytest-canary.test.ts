@@ -2,7 +2,8 @@
 // src/runners/core/canary.py): candidates that leave every test and sentinel honest but make
 // the hidden tests vacuous (a result whose `==` is always true, the library's own test helper
 // made lenient, the hidden test functions swapped for no-ops) passed before canaries and now
-// end TAMPERED, VACUOUS_TEST. The gold patch stays PASS, a test the mutator does not
+// end TAMPERED, VACUOUS_TEST; so does a regression hidden behind an existing test made
+// vacuous, which a sampled existing test's canary sees. The gold patch stays PASS, a test the mutator does not
 // understand is named uncovered, and no canary id reaches anything a grade stores.
 import { describe, expect, it } from 'vitest';
 import { canaryLines } from '../../src/oracle/canaries.js';
@@ -125,6 +126,29 @@ def div(a, b):
         pass
 `,
   },
+  // A regression behind an existing test made vacuous: add and div are fixed, but add(0, 0)
+  // is wrong, in a result whose \`==\` is always true. Every hidden test passes honestly and
+  // so do their canaries; only the existing test's canary sees it.
+  vacuousExisting: {
+    'calc/__init__.py': `class _Same(int):
+    def __eq__(self, other):
+        return True
+
+    __hash__ = int.__hash__
+
+
+def add(a, b):
+    if a == 0 and b == 0:
+        return _Same(7)
+    return a + b
+
+
+def div(a, b):
+    if b == 0:
+        raise ValueError("division by zero")
+    return a / b
+`,
+  },
   // The hidden test functions and methods (and only theirs: the sentinels live in another
   // file) swapped for no-ops, through pytest's own methods: the tripwires see those now, and
   // the canaries (no-ops too) pass.
@@ -200,15 +224,20 @@ describe('canaries through the built-in pytest runner', () => {
       expectSentinelsHeld(evaluation);
       const canaries = hiddenRecord(evaluation)?.canaries;
       expect(canaries?.error).toBeNull();
-      // One mutant for each hidden test the mutator understands, each of its own test.
+      // One mutant for each hidden test the mutator understands, each of its own test, and
+      // one for the existing test (the sample takes it: there is only one).
       expect(canaries?.mutants.map((m) => m.test).sort()).toEqual(
-        [ID.add, ID.divZero, ID.addNone, ID.addCase].sort(),
+        [ID.add, ID.divZero, ID.addNone, ID.addCase, ID.zero].sort(),
       );
       for (const m of canaries?.mutants ?? []) {
         expect(m.status, `${m.id}: ${m.mutation}`).not.toBe('passed');
         expect(m.status).not.toBeNull();
         // Named as the file's own tests are: the original's name and a word.
-        expect(m.id).toMatch(/^tests\/test_hidden\.py::(AddTest::)?test_[a-z_]+$/);
+        expect(m.id).toMatch(
+          m.test === ID.zero
+            ? /^tests\/test_calc\.py::test_[a-z_]+$/
+            : /^tests\/test_hidden\.py::(AddTest::)?test_[a-z_]+$/,
+        );
       }
       expect(reported(evaluation).sort()).toEqual(Object.values(ID).sort());
       expect(evaluation.tests.tests.map((t) => t.id).sort()).toEqual(Object.values(ID).sort());
@@ -228,7 +257,7 @@ describe('canaries through the built-in pytest runner', () => {
       expect(lines).toContain(
         `  canary uncovered: ${ID.opaque}: no assertion the mutator understands`,
       );
-      expect(lines[0]).toBe('  canaries: 4 mutants; 1 listed tests uncovered');
+      expect(lines[0]).toBe('  canaries: 5 mutants; 1 listed tests uncovered');
     },
     SLOW,
   );
@@ -255,7 +284,7 @@ describe('canaries through the built-in pytest runner', () => {
       const gold = await suite.grade(task, suite.gold);
       expect(gold.verdict, gold.verdict.detail).toMatchObject({ verdict: 'PASS' });
       const canaries = gold.phaseRecords.find((p) => p.name === 'tests')?.canaries;
-      expect(canaries?.mutants.length).toBe(4);
+      expect(canaries?.mutants.length).toBe(5);
       expect(reported(gold).every((id) => Object.values(ID).includes(id))).toBe(true);
     },
     SLOW,
@@ -264,6 +293,7 @@ describe('canaries through the built-in pytest runner', () => {
   const cases: Array<[string, RegExp]> = [
     ['alwaysEqual', /VACUOUS_TEST: .*test_add \(expected value 5 -> \d+\)/],
     ['lenientRaises', /VACUOUS_TEST: .*test_div_zero \(raises\(ValueError\) -> a new \w+Error/],
+    ['vacuousExisting', /VACUOUS_TEST: .*tests\/test_calc\.py::test_zero \(expected value 0 -> \d+\)/],
   ];
   it.each(cases)(
     'fails the %s forgery as TAMPERED, VACUOUS_TEST, the sentinels holding',
@@ -278,6 +308,7 @@ describe('canaries through the built-in pytest runner', () => {
       }
       // Without canaries every declared test passed.
       expect(evaluation.phases?.hidden?.check?.notPassed).toEqual([]);
+      expect(evaluation.phases?.existing?.check?.notPassed).toEqual([]);
       expect(reported(evaluation).every((id) => Object.values(ID).includes(id))).toBe(true);
     },
     SLOW,

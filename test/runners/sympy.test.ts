@@ -511,11 +511,13 @@ test_seconds = 300
         ['test_add', 'test_negative', 'test_same', 'test_zero'].sort(),
       );
       expectSentinelsHeld(evaluation);
-      // A canary of each hidden test beside it in test_calc.py, named as sympy's tests are,
-      // run with it and failing.
+      // A canary of each hidden test beside it in test_calc.py, and of the existing tests there
+      // (the sample takes both), named as sympy's tests are, run with it and failing.
       const canaries = evaluation.phaseRecords.find((p) => p.name === 'hidden')?.canaries;
       expect(canaries?.error).toBeNull();
-      expect(canaries?.mutants.map((m) => m.test).sort()).toEqual(['test_add', 'test_negative']);
+      expect(canaries?.mutants.map((m) => m.test).sort()).toEqual(
+        ['test_add', 'test_negative', 'test_same', 'test_zero'].sort(),
+      );
       for (const m of canaries?.mutants ?? []) {
         expect(m.id).toMatch(new RegExp(`^${m.test}_[a-z]+$`));
         expect(m.status, `${m.id}: ${m.mutation}`).toMatch(/^(failed|error)$/);
