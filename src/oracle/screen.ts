@@ -358,7 +358,12 @@ export function screenDiff(patch: Buffer, readers: CodeReaders = READERS): Scree
       else if (JS.test(path)) reading = readers.javascript(readable(hunks), path);
     } catch (error) {
       const why = error instanceof Error ? error.message : String(error);
-      add({ rule: UNREAD_RULE, file: path, line: null, excerpt: show(`the reader failed: ${why}`) });
+      add({
+        rule: UNREAD_RULE,
+        file: path,
+        line: null,
+        excerpt: show(`the reader failed: ${why}`),
+      });
     }
     const file: ScreenedFile = { path, paths, added, reading };
     for (const hit of screenFile(file)) add(hit);

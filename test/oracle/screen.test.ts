@@ -483,23 +483,105 @@ describe('screenDiff when a reader fails', () => {
   });
 
   it('never happens with the real readers on thousands of random token sequences', () => {
-    const python = ['import', 'from', 'sys', 'as', 'x', '=', '.', ',', '(', ')', '[', ']', '{',
-      '}', ':', '\n', '\n  ', 'getattr', '__import__', '"a"', "'b'", '+', 'lambda', 'def',
-      'class', '\\', '"""', "f'", '#', 'meta_path', '*', '**', ';', 'if', 'else', 'for',
-      'in', '@', 'with', '\t', '...', '0x', '%', '"%s"'];
-    const javascript = ['import', 'require', '(', ')', '[', ']', '{', '}', '=>', '=', '.', ',',
-      "'node:'", "'assert'", '+', '`', '${', 'globalThis', 'expect', 'const', 'x', ';', '\n',
-      '/*', '*/', '//', '<', '>', 'as', 'type', 'function', 'class', '?.', '...', '/re/g'];
+    const python = [
+      'import',
+      'from',
+      'sys',
+      'as',
+      'x',
+      '=',
+      '.',
+      ',',
+      '(',
+      ')',
+      '[',
+      ']',
+      '{',
+      '}',
+      ':',
+      '\n',
+      '\n  ',
+      'getattr',
+      '__import__',
+      '"a"',
+      "'b'",
+      '+',
+      'lambda',
+      'def',
+      'class',
+      '\\',
+      '"""',
+      "f'",
+      '#',
+      'meta_path',
+      '*',
+      '**',
+      ';',
+      'if',
+      'else',
+      'for',
+      'in',
+      '@',
+      'with',
+      '\t',
+      '...',
+      '0x',
+      '%',
+      '"%s"',
+    ];
+    const javascript = [
+      'import',
+      'require',
+      '(',
+      ')',
+      '[',
+      ']',
+      '{',
+      '}',
+      '=>',
+      '=',
+      '.',
+      ',',
+      "'node:'",
+      "'assert'",
+      '+',
+      '`',
+      '${',
+      'globalThis',
+      'expect',
+      'const',
+      'x',
+      ';',
+      '\n',
+      '/*',
+      '*/',
+      '//',
+      '<',
+      '>',
+      'as',
+      'type',
+      'function',
+      'class',
+      '?.',
+      '...',
+      '/re/g',
+    ];
     let seed = 7;
     const next = (n: number) => {
       seed = (seed * 1103515245 + 12345) & 0x7fffffff;
       return seed % n;
     };
-    for (const [path, tokens] of [['a.py', python], ['a.ts', javascript]] as const) {
+    for (const [path, tokens] of [
+      ['a.py', python],
+      ['a.ts', javascript],
+    ] as const) {
       for (let i = 0; i < 2000; i += 1) {
         const words = Array.from({ length: 1 + next(40) }, () => tokens[next(tokens.length)]);
         const result = screenDiff(Buffer.from(addFile(path, words.join(' ').split('\n'))));
-        expect(result.hits.filter((h) => h.rule === UNREAD_RULE), words.join(' ')).toEqual([]);
+        expect(
+          result.hits.filter((h) => h.rule === UNREAD_RULE),
+          words.join(' '),
+        ).toEqual([]);
       }
     }
   });

@@ -151,26 +151,26 @@ describe('forgeries of what a test runs, through the built-in django runner', ()
     forged,
     timeout: SLOW,
     cases: [
-    [
-      'importHook',
       [
-        /the test module \w+\.tests was loaded by calc\._Loader/,
-        /\(\w+\.tests\.\w+\): its test method's code is not the one compiled from tests\/\w+\/tests\.py/,
+        'importHook',
+        [
+          /the test module \w+\.tests was loaded by calc\._Loader/,
+          /\(\w+\.tests\.\w+\): its test method's code is not the one compiled from tests\/\w+\/tests\.py/,
+        ],
       ],
-    ],
-    ['lenientAssert', [/unittest\.case\.TestCase\._baseAssertEqual was replaced/]],
-    [
-      'codeSwap',
+      ['lenientAssert', [/unittest\.case\.TestCase\._baseAssertEqual was replaced/]],
       [
-        /\(\w+\.tests\.\w+\): its test method's code is not the one compiled from tests\/\w+\/tests\.py/,
+        'codeSwap',
+        [
+          /\(\w+\.tests\.\w+\): its test method's code is not the one compiled from tests\/\w+\/tests\.py/,
+        ],
       ],
-    ],
-    [
-      'instanceMethod',
       [
-        /\(\w+\.tests\.\w+\): its test method's code is not the one compiled from tests\/\w+\/tests\.py/,
+        'instanceMethod',
+        [
+          /\(\w+\.tests\.\w+\): its test method's code is not the one compiled from tests\/\w+\/tests\.py/,
+        ],
       ],
-    ],
     ],
   });
 });

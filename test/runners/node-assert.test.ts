@@ -98,8 +98,8 @@ describe('forgeries of node:assert through the built-in node runner', () => {
     forged,
     timeout: SLOW,
     cases: [
-    ['firstAfterCall', [/node:assert(\/strict)?\.(equal|strictEqual) was replaced/]],
-    ['strictOnly', [/node:assert\/strict\.equal was replaced/]],
+      ['firstAfterCall', [/node:assert(\/strict)?\.(equal|strictEqual) was replaced/]],
+      ['strictOnly', [/node:assert\/strict\.equal was replaced/]],
     ],
   });
 });

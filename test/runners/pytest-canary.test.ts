@@ -293,7 +293,10 @@ describe('canaries through the built-in pytest runner', () => {
   const cases: Array<[string, RegExp]> = [
     ['alwaysEqual', /VACUOUS_TEST: .*test_add \(expected value 5 -> \d+\)/],
     ['lenientRaises', /VACUOUS_TEST: .*test_div_zero \(raises\(ValueError\) -> a new \w+Error/],
-    ['vacuousExisting', /VACUOUS_TEST: .*tests\/test_calc\.py::test_zero \(expected value 0 -> \d+\)/],
+    [
+      'vacuousExisting',
+      /VACUOUS_TEST: .*tests\/test_calc\.py::test_zero \(expected value 0 -> \d+\)/,
+    ],
   ];
   it.each(cases)(
     'fails the %s forgery as TAMPERED, VACUOUS_TEST, the sentinels holding',

@@ -214,28 +214,28 @@ describe('forgeries of what a test runs, through the built-in pytest runner', ()
     forged,
     timeout: SLOW,
     cases: [
-    [
-      'moduleClass',
       [
-        /the class of the test module tests\.test_\w+ was replaced by calc\._Swapped/,
-        /tests\/test_\w+\.py::test_\w+: its test function's code is not the one compiled from/,
+        'moduleClass',
+        [
+          /the class of the test module tests\.test_\w+ was replaced by calc\._Swapped/,
+          /tests\/test_\w+\.py::test_\w+: its test function's code is not the one compiled from/,
+        ],
       ],
-    ],
-    [
-      'importHook',
       [
-        /the test module tests\.test_\w+ was loaded by calc\._Loader/,
-        /sys\.meta_path gained calc\._Finder ahead of the path finder|its test function's code is not/,
+        'importHook',
+        [
+          /the test module tests\.test_\w+ was loaded by calc\._Loader/,
+          /sys\.meta_path gained calc\._Finder ahead of the path finder|its test function's code is not/,
+        ],
       ],
-    ],
-    ['lateHook', [/tests\/test_\w+\.py::test_\w+: runtest was set on its item/]],
-    [
-      'assertionHelpers',
+      ['lateHook', [/tests\/test_\w+\.py::test_\w+: runtest was set on its item/]],
       [
-        /_pytest\.python_api\.ApproxScalar\.__eq__ was replaced/,
-        /unittest\.case\.TestCase\.assertEqual was replaced/,
+        'assertionHelpers',
+        [
+          /_pytest\.python_api\.ApproxScalar\.__eq__ was replaced/,
+          /unittest\.case\.TestCase\.assertEqual was replaced/,
+        ],
       ],
-    ],
     ],
   });
 });
