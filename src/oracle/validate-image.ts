@@ -137,7 +137,7 @@ export function setupCommitProblem(
   const hidden = new Set(hiddenPaths);
   const touched = commit.changed.filter((path) => hidden.has(path));
   if (touched.length > 0) {
-    return `task.toml: environment.setup_commit: ${where}, whose setup commit changes ${touched.join(', ')}, a file of tests/hidden.patch`;
+    return `task.toml: environment.setup_commit: ${where}, whose setup commit changes what tests/hidden.patch touches: ${touched.join(', ')}`;
   }
   return undefined;
 }
