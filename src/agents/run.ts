@@ -70,6 +70,8 @@ export interface AgentSandboxSpec {
   homeMb?: number;
   /** The work tree's history (workspace-start.ts); default `full`. */
   history?: History;
+  /** SWE-bench's layout: a setup commit on baseCommit, untracked build output (template.ts). */
+  setupCommit?: boolean;
   medium?: WorkspaceMedium;
   runtime?: string;
   templates?: TemplateStore;
@@ -95,6 +97,7 @@ export function startAgentSandbox(
     uid: spec.uid,
     gid: spec.gid,
     ...(spec.history ? { history: spec.history } : {}),
+    ...(spec.setupCommit ? { setupCommit: true } : {}),
     ...(spec.medium ? { medium: spec.medium } : {}),
     ...(spec.runtime ? { runtime: spec.runtime } : {}),
     ...(spec.templates ? { templates: spec.templates } : {}),

@@ -65,6 +65,8 @@ export interface TaskToml {
   deny: string[];
   /** [environment] install: the repository's own build, run in the work tree in the image. */
   install?: string;
+  /** [environment] setup_commit: the image is in SWE-bench's layout (a setup commit on top). */
+  setupCommit?: boolean;
   /** [grading] rules: `swebench` for imported SWE-bench rows; Proctor's own when absent. */
   rules?: 'swebench';
   /** [tests] env: variables the runner gets on top of Proctor's own (none when empty). */
@@ -85,6 +87,7 @@ export function taskTomlText(task: TaskToml): string {
       workdir: task.workdir,
       base_commit: task.baseCommit,
       ...(task.install !== undefined ? { install: task.install } : {}),
+      ...(task.setupCommit ? { setup_commit: true } : {}),
     },
     grading: { deny: task.deny, ...(task.rules !== undefined ? { rules: task.rules } : {}) },
     ...(task.testsEnv && Object.keys(task.testsEnv).length > 0

@@ -514,7 +514,9 @@ export async function writeRow(
       id,
       workdir: SWEBENCH_WORKDIR,
       baseCommit,
-      ...(env.kind === 'image' ? { image: env.reference } : {}),
+      // SWE-bench's images commit their install's changes on top of base_commit and keep
+      // its untracked build output in the work tree: both are the environment, graded as is.
+      ...(env.kind === 'image' ? { image: env.reference, setupCommit: true } : {}),
       // The test patch's own files, exactly: broad globs would also drop source folders
       // that some projects name test/ or testing/ (django/test/, sympy/testing/).
       deny: [...new Set([...hiddenPaths, ...machinery])],

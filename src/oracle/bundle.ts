@@ -69,6 +69,8 @@ export interface Bundle {
    * evaluator never has any.
    */
   history?: 'full' | 'none';
+  /** [environment].setup_commit: the image is in SWE-bench's layout (task-schema.ts). */
+  setupCommit?: boolean;
   /**
    * [environment].workspace: the medium of the evaluator's copied workspace. Absent, the
    * workspace is an overlay on the template where the engine can mount one, else a copy in memory.
@@ -307,6 +309,7 @@ export async function loadBundleWithListing(
     workdir: task.environment.workdir,
     baseCommit: task.environment.base_commit,
     ...(task.environment.history === 'none' ? { history: 'none' as const } : {}),
+    ...(task.environment.setup_commit ? { setupCommit: true } : {}),
     // Kept when set, `memory` too: a medium named asks for a copy, where absent means an overlay.
     ...(task.environment.workspace === undefined ? {} : { workspace: task.environment.workspace }),
     grading: {

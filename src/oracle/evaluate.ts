@@ -213,6 +213,8 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
       image: input.imageId,
       repoPath: bundle.workdir,
       baseCommit: bundle.baseCommit,
+      // SWE-bench's layout: the tree of the image's setup commit, its untracked build output.
+      ...(bundle.setupCommit ? { setupCommit: true } : {}),
       // The evaluator applies the diff with GIT_DIR pointing nowhere: history is dead weight.
       history: 'none',
       // An overlay on the template unless the task names a medium; where the engine cannot

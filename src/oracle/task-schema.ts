@@ -99,6 +99,14 @@ const environmentSchema = z
      */
     history: z.enum(['full', 'none'], { error: 'must be "full" or "none"' }).default('full'),
     /**
+     * The image is laid out as SWE-bench's harness builds it: HEAD may be one commit on top of
+     * base_commit (its only parent), the commit the harness makes of its install's changes to
+     * tracked files, and the work tree's untracked files are build output. The workspace is that
+     * commit's tree with every untracked file of the image; capture reads changes against that
+     * commit and leaves the untracked files out. Default false: HEAD must be base_commit.
+     */
+    setup_commit: z.boolean({ error: 'must be true or false' }).default(false),
+    /**
      * Where the evaluator's workspace lives. Absent (the default): an overlay on the workspace
      * template where the engine can mount one (sandbox/overlay.ts), else a copy in memory. Set,
      * a copy: `memory` a tmpfs volume, whose tree is added to the memory limit and whose new

@@ -3,16 +3,20 @@
 // runs it as a `validate` job; `proctor validate` runs it in its own process. The API never
 // does: it answers the static checks and enqueues validate jobs.
 import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { describeError, isProctorError, isRetryable } from '../errors.js';
 import {
+  readRepositoryCommit,
   readRepositoryHead,
   resolveImage,
   type BuildTrust,
   type DockerClient,
   type ImageIdentity,
   type Owner,
+  type RepositoryCommit,
   type ResolvedImage,
 } from '../sandbox/index.js';
+import { pathsTouchedBy } from './diff-filter.js';
 import type { Bundle, LoadBundleOptions } from './bundle.js';
 import { canaryCoverage, type CanaryCoverage } from './canary-coverage.js';
 import { integrityLayers, integrityWarnings } from './integrity.js';
@@ -33,7 +37,14 @@ export interface ImageCheckDeps {
 }
 
 export type ImageCheck =
-  { ok: true; identity: ImageIdentity; localId: string } | { ok: false; problems: string[] };
+  | {
+      ok: true;
+      identity: ImageIdentity;
+      localId: string;
+      /** HEAD, when it is a setup commit on the base commit ([environment] setup_commit). */
+      setupCommit?: string;
+    }
+  | { ok: false; problems: string[] };
 
 /**
  * Checks the image and base commit of one bundle. A failure that will recur (the image does
@@ -54,20 +65,39 @@ export async function checkImage(bundle: Bundle, deps: ImageCheckDeps): Promise<
     if (isRetryable(error)) throw error;
     return { ok: false, problems: [`task.toml: ${key}: ${describeError(error)}`] };
   }
+  const probe = {
+    owner: deps.owner,
+    uid: deps.uid,
+    gid: deps.gid,
+    ...(deps.runtime ? { runtime: deps.runtime } : {}),
+    ...(deps.signal ? { signal: deps.signal } : {}),
+  };
   let head: string;
+  let setup: string | undefined;
   try {
-    head = await readRepositoryHead(deps.docker, resolved.localId, bundle.workdir, {
-      owner: deps.owner,
-      uid: deps.uid,
-      gid: deps.gid,
-      ...(deps.runtime ? { runtime: deps.runtime } : {}),
-      ...(deps.signal ? { signal: deps.signal } : {}),
-    });
+    if (bundle.setupCommit) {
+      const commit = await readRepositoryCommit(
+        deps.docker,
+        resolved.localId,
+        bundle.workdir,
+        probe,
+      );
+      head = commit.head;
+      if (head !== bundle.baseCommit) {
+        const problem = setupCommitProblem(
+          bundle,
+          commit,
+          pathsTouchedBy(await readFile(bundle.paths.hiddenPatch)),
+        );
+        if (problem !== undefined) return { ok: false, problems: [problem] };
+        setup = head;
+      }
+    } else head = await readRepositoryHead(deps.docker, resolved.localId, bundle.workdir, probe);
   } catch (error) {
     if (isRetryable(error)) throw error;
     return { ok: false, problems: [`task.toml: ${key}: ${describeError(error)}`] };
   }
-  if (head !== bundle.baseCommit) {
+  if (setup === undefined && head !== bundle.baseCommit) {
     return {
       ok: false,
       problems: [
@@ -75,7 +105,41 @@ export async function checkImage(bundle: Bundle, deps: ImageCheckDeps): Promise<
       ],
     };
   }
-  return { ok: true, identity: resolved.identity, localId: resolved.localId };
+  return {
+    ok: true,
+    identity: resolved.identity,
+    localId: resolved.localId,
+    ...(setup === undefined ? {} : { setupCommit: setup }),
+  };
+}
+
+/**
+ * Why the image's HEAD is not a setup commit the task may be graded on, or undefined when it
+ * is. What is checked, from the image's own git (content-addressed: no label, no message, no
+ * author is read, since anyone can write those): HEAD's only parent is base_commit, so the
+ * base's history is the tree's and nothing later is; and HEAD changes none of the files the
+ * hidden test patch touches, so the hidden tests run exactly as base_commit plus the test patch
+ * have them (SWE-bench's eval script checks those files out of base_commit before it applies
+ * the test patch, which comes to the same for such a commit). What the commit does change (the
+ * install's edits to tracked files) is the environment's, like the image's own packages.
+ */
+export function setupCommitProblem(
+  bundle: Pick<Bundle, 'baseCommit' | 'workdir'>,
+  commit: RepositoryCommit,
+  hiddenPaths: readonly string[],
+): string | undefined {
+  const where = `HEAD of ${bundle.workdir} in the image is ${commit.head}`;
+  if (commit.parents.length !== 1 || commit.parents[0] !== bundle.baseCommit) {
+    const parents =
+      commit.parents.length === 0 ? 'no parent' : `parent ${commit.parents.join(' and ')}`;
+    return `task.toml: environment.base_commit: is ${bundle.baseCommit}, but ${where} (${parents}), neither the base commit nor one setup commit on it`;
+  }
+  const hidden = new Set(hiddenPaths);
+  const touched = commit.changed.filter((path) => hidden.has(path));
+  if (touched.length > 0) {
+    return `task.toml: environment.setup_commit: ${where}, whose setup commit changes what tests/hidden.patch touches: ${touched.join(', ')}`;
+  }
+  return undefined;
 }
 
 export interface ValidationDeps {

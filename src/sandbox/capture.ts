@@ -19,7 +19,7 @@ import { runToCompletion } from './run.js';
 const CANDIDATE = '/proctor-capture/candidate';
 
 const CAPTURE_SCRIPT = String.raw`set -eu
-repo=$1 base=$2 max_files=$3 max_bytes=$4 allow_symlinks=$5
+repo=$1 base=$2 max_files=$3 max_bytes=$4 allow_symlinks=$5 setup=$6
 work=/tmp/capture
 mkdir -p "$work"
 export HOME=/nonexistent/proctor-no-home XDG_CONFIG_HOME=/nonexistent/proctor-no-home GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null GIT_TERMINAL_PROMPT=0
@@ -37,8 +37,25 @@ printf '* !text !eol !filter !ident !working-tree-encoding !diff !merge\n' > "$G
 g() { git --work-tree=${CANDIDATE} -c safe.directory='*' -c core.hooksPath=/dev/null -c core.autocrlf=false -c core.safecrlf=false \
   -c core.fileMode=true -c core.symlinks=true -c core.bare=false -c diff.external= -c core.pager=cat "$@"; }
 g cat-file -e "$base^{commit}" 2>/dev/null || { echo "base commit $base is not in the image at $repo" >&2; exit 20; }
+# SWE-bench's layout (setup=1), read from the image, never from the candidate's volume: the
+# candidate's changes are those on top of the image's one setup commit (template-scripts.ts
+# checks it the same way), and the image's untracked files, which the workspace was given as
+# build output, are none of them, whatever became of them.
+image_git() { (cd "$repo" && unset GIT_INDEX_FILE && GIT_DIR=.git command git -c core.fsmonitor= "$@"); }
+if [ "$setup" = 1 ]; then
+  head=$(image_git rev-parse --verify HEAD) || { echo "no HEAD in the image at $repo" >&2; exit 20; }
+  if [ "$head" != "$base" ]; then
+    [ "$(image_git rev-list --parents -n 1 "$head")" = "$head $base" ] ||
+      { echo "HEAD of $repo in the image is $head, neither the base commit $base nor one setup commit on it" >&2; exit 20; }
+    base=$head
+  fi
+  image_git ls-files -z --others > "$work/untracked"
+fi
 g read-tree "$base"
 g add -A
+if [ "$setup" = 1 ] && [ -s "$work/untracked" ]; then
+  g update-index -z --force-remove --stdin < "$work/untracked"
+fi
 g diff --cached --raw --no-renames -z "$base" > "$work/raw"
 count=$(tr '\0' '\n' < "$work/raw" | grep -c '^:' || true)
 [ "$count" -le "$max_files" ] || { echo "the candidate changes $count files, more than $max_files" >&2; exit 10; }
@@ -72,6 +89,11 @@ export interface CaptureSpec {
   patchBytes: number;
   candidateFiles: number;
   allowSymlinks?: boolean;
+  /**
+   * SWE-bench's layout: the changes are read against the image's one setup commit on
+   * baseCommit, and the image's untracked files are left out (template.ts).
+   */
+  setupCommit?: boolean;
   runtime?: string;
   timeoutMs?: number;
 }
@@ -115,6 +137,7 @@ export async function capturePatch(
         String(spec.candidateFiles),
         String(spec.patchBytes),
         spec.allowSymlinks ? '1' : '0',
+        spec.setupCommit ? '1' : '0',
       ],
       uid: spec.uid,
       gid: spec.gid,

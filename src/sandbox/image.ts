@@ -232,13 +232,57 @@ export async function readRepositoryHead(
   workdir: string,
   options: RepositoryHeadOptions,
 ): Promise<string> {
+  const probe = await runGitProbe(docker, localId, workdir, ['rev-parse', '--verify', 'HEAD'], {
+    what: `reading HEAD at ${workdir} in ${localId}`,
+    options,
+  });
+  return headFrom(probe.exitCode, probe.stdout, probe.stderr, workdir, localId);
+}
+
+export interface RepositoryCommit {
+  head: string;
+  /** HEAD's parents, in order: one for a plain commit, none for a root commit. */
+  parents: string[];
+  /** The paths HEAD changes against its first parent (none listed for a merge). */
+  changed: string[];
+}
+
+/**
+ * HEAD of the work tree inside the image with its parents and the files it changes, in the
+ * same probe as readRepositoryHead: what a setup commit on top of the base commit is checked by.
+ */
+export async function readRepositoryCommit(
+  docker: DockerClient,
+  localId: string,
+  workdir: string,
+  options: RepositoryHeadOptions,
+): Promise<RepositoryCommit> {
+  const args = ['log', '-1', '--format=%H %P', '--name-only', '--no-renames', '-z', 'HEAD'];
+  const probe = await runGitProbe(docker, localId, workdir, args, {
+    what: `reading HEAD's commit at ${workdir} in ${localId}`,
+    options,
+  });
+  // `HEAD PARENT…` NUL, then (after a newline) NUL-terminated paths.
+  const [line = '', ...rest] = probe.stdout.split('\0');
+  const [head = '', ...parents] = line.trim().split(' ').filter(Boolean);
+  headFrom(probe.exitCode, head, probe.stderr, workdir, localId);
+  const changed = rest.map((path) => path.replace(/^\n/, '')).filter((path) => path !== '');
+  return { head, parents, changed };
+}
+
+async function runGitProbe(
+  docker: DockerClient,
+  localId: string,
+  workdir: string,
+  args: string[],
+  { what, options }: { what: string; options: RepositoryHeadOptions },
+): Promise<{ exitCode: number; stdout: string; stderr: string }> {
   if (!workdir.startsWith('/') || workdir.includes('\0') || workdir.split('/').includes('..')) {
     throw invalid(
       `repository path must be absolute without .. or NUL, got ${JSON.stringify(workdir)}`,
     );
   }
   const timeoutMs = options.timeoutMs ?? 60_000;
-  const what = `reading HEAD at ${workdir} in ${localId}`;
   let result: RunResult;
   try {
     // runToCompletion creates through the profile, attaches before start (LogConfig is none,
@@ -252,7 +296,7 @@ export async function readRepositoryHead(
         // The tree belongs to the image's owner, not to the probe's uid: -c safe.directory for
         // newer git, and an explicit GIT_DIR (below), which no git refuses for its owner, for
         // older ones (bullseye's 2.30) whose security updates check the owner but ignore -c.
-        cmd: ['git', '-c', 'safe.directory=*', '-C', workdir, 'rev-parse', '--verify', 'HEAD'],
+        cmd: ['git', '-c', 'safe.directory=*', '-C', workdir, ...args],
         uid: options.uid,
         gid: options.gid,
         workdir: '/',
@@ -269,16 +313,15 @@ export async function readRepositoryHead(
   } catch (error) {
     // Without an init process, the engine itself fails to exec a missing binary.
     if (/executable file not found/i.test(describeError(error)))
-      return headFrom(127, '', '', workdir, localId);
+      return { exitCode: 127, stdout: '', stderr: '' };
     throw dockerFailure(error, what);
   }
   if (result.timedOut)
     throw new ProctorError('DOCKER_ERROR', `${what} timed out after ${timeoutMs} ms`);
   if (result.exitCode === null) throw new ProctorError('DOCKER_ERROR', `${what} was aborted`);
-  return headFrom(result.exitCode, result.stdout, result.stderr, workdir, localId);
+  return { exitCode: result.exitCode, stdout: result.stdout, stderr: result.stderr };
 }
 
-/** The commit, or an IMAGE_INVALID that says which of git, the tree or HEAD is missing. */
 function headFrom(status: number, out: string, err: string, workdir: string, image: string) {
   const head = out.trim();
   if (status === 0 && /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(head)) return head;

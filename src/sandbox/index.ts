@@ -6,11 +6,17 @@ export { LABEL, ROLES, labelsFor, ownerHost } from './labels.js';
 export type { Owner, Role } from './labels.js';
 export { hardenedContainerOptions, INIT_CAPABILITIES, workTmpfs } from './profile.js';
 export type { Limits, SandboxSpec, TmpfsMount, VolumeMount } from './profile.js';
-export { resolveImage, readRepositoryHead, parseImageReference } from './image.js';
+export {
+  resolveImage,
+  readRepositoryHead,
+  readRepositoryCommit,
+  parseImageReference,
+} from './image.js';
 export type {
   ImageIdentity,
   ImageReference,
   ImageSource,
+  RepositoryCommit,
   RepositoryHeadOptions,
   ResolveImageOptions,
   ResolvedImage,

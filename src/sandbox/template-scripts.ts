@@ -23,7 +23,8 @@
 // preparation crashed is never copied from. The script's last line of output is the same
 // `ready` line, so the process that prepared a template knows its size without reading it.
 // The tree is the image's work tree as built: the tracked files at the base commit, plus the
-// files git ignores there (build output; see [environment] install), never other changes.
+// files git ignores there (build output; see [environment] install), never other changes; in
+// SWE-bench's layout (setup=1), the tree of its one setup commit and every untracked file.
 //
 // USER_COPY fills a job's fresh volume from a ready template mounted read-only (or, for an
 // overlay workspace, only checks the template and the mount; overlay.ts): one `cp -a`,
@@ -43,7 +44,7 @@ export function parseReady(text: string): { key: string; sizeKb?: number } | und
 export const NOT_READY_EXIT = 7;
 
 export const PREPARE_SCRIPT = String.raw`set -eu
-src=$1 tpl=$2 commit=$3 owner=$4 history=$5 key=$6
+src=$1 tpl=$2 commit=$3 owner=$4 history=$5 key=$6 setup=$7
 dst=$tpl/tree
 # A global config of one line: git before 2.32 reads $HOME/.gitconfig whatever GIT_CONFIG_GLOBAL
 # says, and older git with the owner check (bullseye's) honours safe.directory only there.
@@ -52,7 +53,15 @@ export HOME=/tmp/proctor-home XDG_CONFIG_HOME=/nonexistent/proctor-no-config GIT
 unset GIT_CONFIG_GLOBAL
 git() { command git -c safe.directory='*' -c core.hooksPath=/dev/null -c advice.detachedHead=false "$@"; }
 head=$(git -C "$src" rev-parse --verify HEAD) || { echo "no git work tree at $src" >&2; exit 3; }
-[ "$head" = "$commit" ] || { echo "HEAD of $src is $head, not the base commit $commit" >&2; exit 4; }
+# With setup=1 (SWE-bench's layout) HEAD may be one commit on top of the base commit, with no
+# other parent: the commit SWE-bench's harness makes of its install's changes to tracked files.
+# The tree is then that commit's, as SWE-bench grades on it.
+if [ "$head" != "$commit" ]; then
+  [ "$setup" = 1 ] || { echo "HEAD of $src is $head, not the base commit $commit" >&2; exit 4; }
+  [ "$(git -C "$src" rev-list --parents -n 1 "$head")" = "$head $commit" ] ||
+    { echo "HEAD of $src is $head, neither the base commit $commit nor one setup commit on it" >&2; exit 4; }
+  commit=$head
+fi
 rm -rf "$dst" "$tpl/ready"
 if [ "$history" = full ]; then
   git clone -q --no-local --no-hardlinks --no-tags --single-branch --no-checkout "$src" "$dst"
@@ -81,7 +90,13 @@ git reset -q --hard "$commit"
 # the workspace's fresh .git has no info/exclude, and capture reads no other, so a file
 # ignored by the image's .git/info/exclude would come back as the candidate's addition.
 # Skipped, tar and all, when there are none.
-git -C "$src" ls-files -z --others --ignored --exclude-per-directory=.gitignore --directory > /tmp/ignored
+# With setup=1, every untracked file of the image, ignored or not (SWE-bench's images leave
+# build output that no .gitignore names): capture, told the same, leaves them all out.
+if [ "$setup" = 1 ]; then
+  git -C "$src" ls-files -z --others --directory > /tmp/ignored
+else
+  git -C "$src" ls-files -z --others --ignored --exclude-per-directory=.gitignore --directory > /tmp/ignored
+fi
 if [ -s /tmp/ignored ]; then
   tar -C "$src" --null -T /tmp/ignored -cf - | tar -C "$dst" -xpf -
 fi

@@ -48,6 +48,11 @@ export interface TemplateSpec {
   uid: number;
   gid: number;
   history: History;
+  /**
+   * SWE-bench's layout: HEAD may be one setup commit on baseCommit (the tree is then its), and
+   * the tree carries every untracked file of the image, not only the ignored ones.
+   */
+  setupCommit?: boolean;
   runtime?: string;
   timeoutMs?: number;
 }
@@ -111,6 +116,8 @@ export function templateKey(spec: TemplateSpec): string {
     spec.baseCommit,
     `${spec.uid}:${spec.gid}`,
     spec.history,
+    // Only when set, so that every other template keeps its key.
+    ...(spec.setupCommit ? ['setup commit'] : []),
   ];
   return createHash('sha256').update(parts.join('\0')).digest('hex');
 }
@@ -332,6 +339,7 @@ async function prepare(
           `${spec.uid}:${spec.gid}`,
           spec.history,
           key,
+          spec.setupCommit ? '1' : '0',
         ],
         uid: 0,
         gid: 0,

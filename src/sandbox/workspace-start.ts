@@ -87,6 +87,8 @@ export interface WorkspaceSpec {
   gid: number;
   /** Default `full`: the base commit's history. The evaluator asks for `none`. */
   history?: History;
+  /** SWE-bench's layout: a setup commit on baseCommit, untracked build output (template.ts). */
+  setupCommit?: boolean;
   /**
    * Default `disk`. `memory`: a tmpfs volume, for a workspace that lives only as long as this
    * call's container (the evaluator's); disk when the template's size is unknown or too big.

@@ -52,6 +52,8 @@ export interface AgentSolveRun {
   repoPath: string;
   baseCommit: string;
   history?: History;
+  /** SWE-bench's layout: a setup commit on baseCommit, untracked build output (template.ts). */
+  setupCommit?: boolean;
   uid: number;
   gid: number;
   limits: Limits;
@@ -152,6 +154,7 @@ export async function runAgentSolve(run: AgentSolveRun): Promise<AgentSolve> {
         repoPath: run.repoPath,
         baseCommit: run.baseCommit,
         ...(run.history ? { history: run.history } : {}),
+        ...(run.setupCommit ? { setupCommit: true } : {}),
         uid: run.uid,
         gid: run.gid,
         limits: run.limits,

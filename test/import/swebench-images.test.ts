@@ -6,92 +6,27 @@
 // `proctor baseline --gold --wait` pulls it and finds the task valid, its tests run on the
 // environment's interpreter. A row whose image's HEAD is not its base_commit is quarantined,
 // naming both; one whose image the registry lacks is skipped at import, in one line.
-import { execFileSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadBundle } from '../../src/oracle/index.js';
-import { hostArch } from '../../src/import/images.js';
 import { proctor } from '../helpers/cli.js';
 import { leftovers } from '../helpers/home.js';
 import { writeRowsParquet } from '../helpers/parquet.js';
-import { dockerCli, pushImage, startRegistry } from '../helpers/registry.js';
-import { commit, gitIn, newRepo } from '../helpers/repos.js';
-import { onCleanup, tempDir } from '../helpers/temp.js';
+import { dockerCli, startRegistry } from '../helpers/registry.js';
+import {
+  erringBaseline,
+  pushAsInstances,
+  srcCalcImage,
+  sweName,
+} from '../helpers/swebench-layout.js';
+import { tempDir } from '../helpers/temp.js';
 
-const CALC = `def div(a, b):\n    return a / b\n`;
-const FIXED = `def div(a, b):\n    if b == 0:\n        return None\n    return a / b\n`;
-const TESTS = `from calc import div\n\n\ndef test_div():\n    assert div(6, 3) == 2\n`;
-const NEW_TESTS = `${TESTS}\n\ndef test_zero():\n    assert div(1, 0) is None\n`;
-// A src layout: only an interpreter the project is installed into can import `calc`.
-const SETUP = `from setuptools import setup\n\nsetup(name="calc", version="0.1", packages=["calc"], package_dir={"": "src"})\n`;
-
-const DOCKERFILE = [
-  'FROM debian:bookworm-slim',
-  'RUN apt-get update \\',
-  ' && apt-get install -y --no-install-recommends git python3 python3-venv python3-pytest python3-setuptools \\',
-  ' && rm -rf /var/lib/apt/lists/*',
-  // conda's layout, imitated: the project's environment under /opt/miniconda3/envs/testbed.
-  'RUN python3 -m venv --system-site-packages /opt/miniconda3/envs/testbed',
-  'COPY testbed /testbed',
-  'WORKDIR /testbed',
-  'RUN /opt/miniconda3/envs/testbed/bin/pip install --no-deps --no-build-isolation --no-index -e .',
-  '',
-].join('\n');
-
-function diff(repo: string, a: string, b: string, path: string): string {
-  return execFileSync('git', ['diff', '--binary', '--full-index', a, b, '--', path], {
-    cwd: repo,
-    encoding: 'utf8',
-  });
-}
-
-/** The repository, its row, and an image of it at the base commit, tagged locally. */
+/** The repository's row, and an image of it at the base commit, tagged locally. */
 async function swebenchImage() {
   const root = tempDir('proctor-images-');
-  const repo = newRepo(join(root, 'repo'));
-  const base = commit(
-    repo,
-    {
-      'setup.py': SETUP,
-      'src/calc/__init__.py': CALC,
-      'tests/test_calc.py': TESTS,
-      '.gitignore': '*.egg-info/\nbuild/\n__pycache__/\n',
-    },
-    'base',
-  );
-  const fix = commit(
-    repo,
-    { 'src/calc/__init__.py': FIXED, 'tests/test_calc.py': NEW_TESTS },
-    'fix',
-  );
-  // The image's own clone, at the base commit, with no remote (as SWE-bench's are made).
-  const context = join(root, 'context');
-  execFileSync('git', ['clone', '-q', repo, join(context, 'testbed')]);
-  gitIn(join(context, 'testbed'), ['reset', '-q', '--hard', base]);
-  gitIn(join(context, 'testbed'), ['remote', 'remove', 'origin']);
-  writeFileSync(join(context, 'Dockerfile'), DOCKERFILE);
-  const tag = `proctor-test-swebench-layout:${randomBytes(4).toString('hex')}`;
-  await dockerCli('build', '-q', '--network', 'host', '-t', tag, context);
-  onCleanup(async () => {
-    await dockerCli('rmi', tag).catch(() => undefined);
-  });
-  const row = {
-    instance_id: 'acme__calc-1',
-    repo: 'acme/calc',
-    base_commit: base,
-    patch: diff(repo, base, fix, 'src'),
-    test_patch: diff(repo, base, fix, 'tests'),
-    problem_statement: 'div(1, 0) raises ZeroDivisionError; it should return None.',
-    hints_text: '',
-    created_at: '2024-02-01T00:00:00Z',
-    version: '0.1',
-    environment_setup_commit: base,
-    FAIL_TO_PASS: JSON.stringify(['tests/test_calc.py::test_zero']),
-    PASS_TO_PASS: JSON.stringify(['tests/test_calc.py::test_div']),
-  };
-  return { root, tag, row, fix };
+  const made = await srcCalcImage(root, 'proctor-test-swebench-layout');
+  return { root, ...made };
 }
 
 describe('proctor import swebench --images', { timeout: 900_000 }, () => {
@@ -127,13 +62,9 @@ describe('proctor import swebench --images', { timeout: 900_000 }, () => {
   it('pins each row to its image by digest, and baseline --gold pulls it and finds the task valid', async () => {
     const { root, tag, row, fix } = await swebenchImage();
     const { host } = await startRegistry();
-    const name = (id: string) =>
-      `${host}/swebench/sweb.eval.${hostArch()}.${id.toLowerCase().replaceAll('__', '_1776_')}:latest`;
-    const digest = await pushImage(tag, name('acme__calc-1'));
-    // The same image for a row that says another base commit.
-    await pushImage(tag, name('acme__calc-2'));
-    // Only the registry has them now: baseline must pull.
-    await dockerCli('rmi', name('acme__calc-1'), name('acme__calc-2'));
+    const name = (id: string) => sweName(host, id);
+    // The same image for a row that says another base commit; only the registry has them.
+    const digest = await pushAsInstances(tag, host, ['acme__calc-1', 'acme__calc-2']);
     const rows = join(root, 'test-00000-of-00001.parquet');
     writeRowsParquet(rows, [
       row,
@@ -180,21 +111,11 @@ describe('proctor import swebench --images', { timeout: 900_000 }, () => {
     const pulled = await dockerCli('image', 'inspect', '--format', '{{json .RepoDigests}}', tag);
     expect(pulled).toContain(`@${digest}`);
 
-    const wrongHead = await proctor([
-      '--home',
-      home,
-      'baseline',
-      join(out, 'acme__calc-2'),
-      '--gold',
-      '--wait',
-    ]);
-    expect(wrongHead.code, wrongHead.stdout + wrongHead.stderr).not.toBe(0);
     // The job errs (not judged: the image is not the task it claims), naming both commits.
-    const job = /^acme__calc-2\s+error\s.*\s(\d+)\s*$/m.exec(wrongHead.stdout)?.[1];
-    expect(job, wrongHead.stdout).toBeDefined();
-    const status = await proctor(['--home', home, 'status', job ?? '', '--json']);
-    expect(status.stdout).toContain(
-      `HEAD of /testbed is ${row.base_commit}, not the base commit ${fix}`,
+    const status = await erringBaseline(home, join(out, 'acme__calc-2'), 'acme__calc-2');
+    // --images writes setup_commit: a HEAD that is neither the base nor one commit on it.
+    expect(status).toContain(
+      `HEAD of /testbed is ${row.base_commit}, neither the base commit ${fix} nor one setup commit on it`,
     );
     expect(await leftovers(home)).toEqual([]);
   });

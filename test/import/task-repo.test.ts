@@ -23,30 +23,14 @@ import { activatedPython, evaluatorFilesCopied, testCommand } from '../../src/im
 import { loadBundle } from '../../src/oracle/index.js';
 import { proctor } from '../helpers/cli.js';
 import { leftovers } from '../helpers/home.js';
-import { commit, gitIn, newRepo } from '../helpers/repos.js';
+import { gitIn } from '../helpers/repos.js';
+import { DEVELOP_INSTALL, TESTBED_STEPS, diff, srcCalcRepo } from '../helpers/swebench-layout.js';
 import { tempDir } from '../helpers/temp.js';
-
-const CALC = `def div(a, b):\n    return a / b\n`;
-const FIXED = `def div(a, b):\n    if b == 0:\n        return None\n    return a / b\n`;
-const TESTS = `from calc import div\n\n\ndef test_div():\n    assert div(6, 3) == 2\n`;
-const NEW_TESTS = `${TESTS}\n\ndef test_zero():\n    assert div(1, 0) is None\n`;
-// A src layout: only the interpreter the project is installed into can import `calc`.
-const SETUP = `from setuptools import setup\n\nsetup(name="calc", version="0.1", packages=["calc"], package_dir={"": "src"})\n`;
 
 // As SWE-bench's instance Dockerfiles: the project at /testbed at its base commit, installed
 // into conda's environment (imitated by a venv at its path) that Debian's python3 does not see.
 // The clone comes from the instance's own folder (SWE-bench builds there), not the network.
-const DOCKERFILE = [
-  'FROM debian:bookworm-slim',
-  'RUN apt-get update \\',
-  ' && apt-get install -y --no-install-recommends git python3 python3-venv python3-pytest python3-setuptools \\',
-  ' && rm -rf /var/lib/apt/lists/*',
-  'RUN python3 -m venv --system-site-packages /opt/miniconda3/envs/testbed',
-  'COPY testbed /testbed',
-  'WORKDIR /testbed',
-  'RUN /opt/miniconda3/envs/testbed/bin/pip install --no-deps --no-build-isolation --no-index -e .',
-  '',
-].join('\n');
+const DOCKERFILE = [...TESTBED_STEPS, `RUN ${DEVELOP_INSTALL}`, ''].join('\n');
 
 /** eval.sh as SWE-bench writes it: activation, the test patch, the command between markers. */
 const evalScript = (base: string, testPatch: string) =>
@@ -66,13 +50,6 @@ const evalScript = (base: string, testPatch: string) =>
     `git checkout ${base} tests/test_calc.py`,
     '',
   ].join('\n');
-
-function diff(repo: string, a: string, b: string, path: string): string {
-  return execFileSync('git', ['diff', '--binary', '--full-index', a, b, '--', path], {
-    cwd: repo,
-    encoding: 'utf8',
-  });
-}
 
 function write(root: string, files: Record<string, string>): void {
   for (const [path, text] of Object.entries(files)) {
@@ -126,22 +103,8 @@ function instanceFiles(
 /** A task repository of `ids`, each a task of the same small project; returns its folder. */
 function taskRepo(ids: Array<{ id: string; split?: string }>) {
   const root = tempDir('proctor-task-repo-');
-  const repo = newRepo(join(root, 'upstream'));
-  const base = commit(
-    repo,
-    {
-      'setup.py': SETUP,
-      'src/calc/__init__.py': CALC,
-      'tests/test_calc.py': TESTS,
-      '.gitignore': '*.egg-info/\nbuild/\n__pycache__/\n',
-    },
-    'base',
-  );
-  const fix = commit(
-    repo,
-    { 'src/calc/__init__.py': FIXED, 'tests/test_calc.py': NEW_TESTS },
-    'fix',
-  );
+  // A src layout: only the interpreter the project is installed into can import `calc`.
+  const { repo, base, fix } = srcCalcRepo(join(root, 'upstream'));
   const dir = join(root, 'swe-bench-tasks');
   write(dir, { 'sweb.yaml': SWEB_YAML });
   for (const { id, split } of ids) {
