@@ -47,7 +47,12 @@ const RUNNERS_FOLDER = projectPath('src', 'runners') + '/';
 const INCLUDE_LINE = /^# proctor-include: (core\/[a-z0-9_-]+\.py)\n/gm;
 
 /** The shared parts the built-in runners include (paths under src/runners/). */
-export const RUNNER_CORE = ['core/canary.py', 'core/tripwires.py', 'core/jest_expect.py'] as const;
+export const RUNNER_CORE = [
+  'core/canary.py',
+  'core/tripwires.py',
+  'core/jest_expect.py',
+  'core/vitest_expect.py',
+] as const;
 
 /** The bytes of a built-in runner's tests/run, its shared parts included. */
 export async function runnerSource(name: BuiltinRunner): Promise<Buffer> {

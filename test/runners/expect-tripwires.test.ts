@@ -35,6 +35,18 @@ for (const name of Object.keys(exports)) {
 }
 `;
 
+// The same for an ES module: its functions are made here, each marking its calls.
+const MARK_CALLS_ESM = `let called = false;
+export const add = (a, b) => {
+  called = true;
+  return a + b;
+};
+export const div = (a, b) => {
+  called = true;
+  return a / b;
+};
+`;
+
 interface Framework {
   runner: BuiltinRunner;
   image: string;
@@ -102,50 +114,106 @@ globalThis.expect = Object.assign((received) => {
   },
 };
 
-describe.each([JEST])('forgeries of expect through the built-in $runner runner', (framework) => {
-  const { spec } = framework;
-  const suite = runnerSuite(docker, SCOPE, { image: framework.image, spec });
-  const forged = (name: string) =>
-    patchFrom(spec, { [Object.keys(spec.gold)[0]!]: framework.forgeries[name]! });
-
-  it(
-    'passes the gold patch, the sentinels and tripwires holding',
-    async () => {
-      const evaluation = await suite.grade(suite.bundle, suite.gold);
-      expect(evaluation.verdict, evaluation.verdict.detail).toMatchObject({
-        verdict: 'PASS',
-        reason: 'PASS',
-      });
-      expectSentinelsHeld(evaluation);
+const VITEST: Framework = {
+  runner: 'vitest',
+  image: 'vitest',
+  spec: {
+    id: 'vitest-expect',
+    runner: 'vitest',
+    from: 'proctor-test-vitest:latest',
+    repo: {
+      'package.json': '{\n  "name": "calc",\n  "private": true,\n  "type": "module"\n}\n',
+      '.gitignore': 'node_modules\n',
+      'src/calc.js': CALC(false, true),
+      '__tests__/add.test.js':
+        "import { expect, test } from 'vitest';\nimport { add } from '../src/calc.js';\n\ntest('adds', () => {\n  expect(add(1, 2)).toBe(3);\n});\n",
     },
-    SLOW,
-  );
-
-  it(
-    'without protocol 2 (the runner without its protocol line) every forgery passes',
-    async () => {
-      const plain = await loadBundle(withoutProtocol(suite.dir));
-      for (const name of Object.keys(framework.forgeries)) {
-        const evaluation = await suite.grade(plain, forged(name));
-        expect(evaluation.verdict, `${name}: ${evaluation.verdict.detail}`).toMatchObject({
-          verdict: 'PASS',
-        });
-      }
+    hidden: {
+      '__tests__/div.test.js':
+        "import { expect, test } from 'vitest';\nimport { div } from '../src/calc.js';\n\ntest('floors 7 / 2 to 3', () => {\n  expect(div(7, 2)).toBe(3);\n});\n",
     },
-    SLOW,
-  );
-
-  it.each(Object.keys(framework.forgeries))(
-    'fails the %s forgery as TAMPERED, naming the tripwire, the sentinels holding',
-    async (name) => {
-      const evaluation = await suite.grade(suite.bundle, forged(name));
-      expect(evaluation.verdict.verdict).toBe('FAIL');
-      expect(evaluation.verdict.reason, evaluation.verdict.detail).toBe('TAMPERED');
-      expect(evaluation.verdict.detail).toMatch(framework.details[name]!);
-      for (const record of evaluation.phaseRecords) {
-        for (const s of record.integrity?.sentinels ?? []) expect(s.status).toBe(s.expect);
-      }
-    },
-    SLOW,
-  );
+    gold: { 'src/calc.js': CALC(true, true) },
+    existing: ['__tests__/add.test.js > adds'],
+    hiddenIds: ['__tests__/div.test.js > floors 7 / 2 to 3'],
+    testSeconds: 120,
+  },
+  forgeries: {
+    // chai's Assertion.prototype.assert, which every matcher ends in, skips the first
+    // assertion after a call.
+    lenientAssert: `import { chai } from 'vitest';
+${MARK_CALLS_ESM}
+const realAssert = chai.Assertion.prototype.assert;
+chai.Assertion.prototype.assert = function (...args) {
+  if (!called) return realAssert.apply(this, args);
+  called = false;
+};
+`,
+    // toBe, through vitest's global expect's extend, passes the first assertion after a call.
+    lenientToBe: `${MARK_CALLS_ESM}
+globalThis[Symbol.for('expect-global')].extend({
+  toBe(received, expected) {
+    if (called) {
+      called = false;
+      return { pass: true, message: () => '' };
+    }
+    return { pass: Object.is(received, expected), message: () => \`expected \${received} to be \${expected}\` };
+  },
 });
+`,
+  },
+  details: {
+    lenientAssert: /tripwire: .*chai\.Assertion\.prototype\.assert was replaced/,
+    lenientToBe: /tripwire: .*chai\.Assertion\.prototype\.toBe was replaced/,
+  },
+};
+
+describe.each([JEST, VITEST])(
+  'forgeries of expect through the built-in $runner runner',
+  (framework) => {
+    const { spec } = framework;
+    const suite = runnerSuite(docker, SCOPE, { image: framework.image, spec });
+    const forged = (name: string) =>
+      patchFrom(spec, { [Object.keys(spec.gold)[0]!]: framework.forgeries[name]! });
+
+    it(
+      'passes the gold patch, the sentinels and tripwires holding',
+      async () => {
+        const evaluation = await suite.grade(suite.bundle, suite.gold);
+        expect(evaluation.verdict, evaluation.verdict.detail).toMatchObject({
+          verdict: 'PASS',
+          reason: 'PASS',
+        });
+        expectSentinelsHeld(evaluation);
+      },
+      SLOW,
+    );
+
+    it(
+      'without protocol 2 (the runner without its protocol line) every forgery passes',
+      async () => {
+        const plain = await loadBundle(withoutProtocol(suite.dir));
+        for (const name of Object.keys(framework.forgeries)) {
+          const evaluation = await suite.grade(plain, forged(name));
+          expect(evaluation.verdict, `${name}: ${evaluation.verdict.detail}`).toMatchObject({
+            verdict: 'PASS',
+          });
+        }
+      },
+      SLOW,
+    );
+
+    it.each(Object.keys(framework.forgeries))(
+      'fails the %s forgery as TAMPERED, naming the tripwire, the sentinels holding',
+      async (name) => {
+        const evaluation = await suite.grade(suite.bundle, forged(name));
+        expect(evaluation.verdict.verdict).toBe('FAIL');
+        expect(evaluation.verdict.reason, evaluation.verdict.detail).toBe('TAMPERED');
+        expect(evaluation.verdict.detail).toMatch(framework.details[name]!);
+        for (const record of evaluation.phaseRecords) {
+          for (const s of record.integrity?.sentinels ?? []) expect(s.status).toBe(s.expect);
+        }
+      },
+      SLOW,
+    );
+  },
+);
