@@ -1,7 +1,9 @@
-// Forgeries of the test framework's `expect` through the built-in jest and vitest runners, each
-// sparing the sentinels (which call nothing of the library's): the library under test, when it
-// loads, makes the first assertion after a call into it pass, by replacing the file's `expect`
-// or by making the toBe matcher lenient. Without protocol 2 each one passes; through Proctor
+// Forgeries of the assertion library through the built-in jest and vitest runners (their
+// `expect`) and the mocha runner (chai), each sparing the sentinels (which call nothing of the
+// library's): the library under test, when it loads, makes the first assertion after a call
+// into it pass, by replacing the file's `expect`, by making a matcher (toBe) or chai's
+// assert.equal lenient, or the assertion every other one ends in (chai's
+// Assertion.prototype.assert). Without protocol 2 each one passes; through Proctor
 // each ends TAMPERED, naming the tripwire. The gold patch stays PASS, the sentinels holding.
 import { describe, expect, it } from 'vitest';
 import { loadBundle } from '../../src/oracle/bundle.js';
@@ -12,7 +14,7 @@ import { patchFrom, withoutProtocol, type RepoBundleSpec } from '../helpers/repo
 import { runnerSuite } from '../helpers/runner-suite.js';
 
 const docker = testDocker();
-const SCOPE = dockerScope(docker, 'runners-expect-tripwires');
+const SCOPE = dockerScope(docker, 'runners-assertion-tripwires');
 const SLOW = 300_000;
 
 const CALC = (fixed: boolean, esm: boolean) => {
@@ -167,8 +169,67 @@ globalThis[Symbol.for('expect-global')].extend({
   },
 };
 
-describe.each([JEST, VITEST])(
-  'forgeries of expect through the built-in $runner runner',
+const CHAI_TEST = (fn: string, title: string, call: string, expected: number) =>
+  `'use strict';
+const { assert } = require('chai');
+const { ${fn} } = require('../lib/calc');
+
+describe('${fn}', () => {
+  it('${title}', () => {
+    assert.equal(${call}, ${expected});
+  });
+});
+`;
+
+const MOCHA_CHAI: Framework = {
+  runner: 'mocha',
+  image: 'mocha-chai',
+  spec: {
+    id: 'mocha-chai',
+    runner: 'mocha',
+    from: 'proctor-test-mocha-chai:latest',
+    repo: {
+      'package.json': '{ "name": "calc", "version": "1.0.0", "private": true }\n',
+      'lib/calc.js': CALC(false, false),
+      'test/add.spec.js': CHAI_TEST('add', 'adds', 'add(1, 2)', 3),
+    },
+    hidden: { 'test/div.spec.js': CHAI_TEST('div', 'floors 7 / 2 to 3', 'div(7, 2)', 3) },
+    gold: { 'lib/calc.js': CALC(true, false) },
+    existing: ['add adds'],
+    hiddenIds: ['div floors 7 / 2 to 3'],
+  },
+  forgeries: {
+    // chai's assert.equal skips the first assertion after a call.
+    lenientEqual:
+      CALC(false, false) +
+      MARK_CALLS_CJS +
+      `const { assert } = require('chai');
+const realEqual = assert.equal;
+assert.equal = function (...args) {
+  if (!called) return realEqual.apply(this, args);
+  called = false;
+};
+`,
+    // chai's Assertion.prototype.assert, which assert.equal ends in, does the same.
+    lenientAssertion:
+      CALC(false, false) +
+      MARK_CALLS_CJS +
+      `const { Assertion } = require('chai');
+const realAssert = Assertion.prototype.assert;
+Assertion.prototype.assert = function (...args) {
+  if (!called) return realAssert.apply(this, args);
+  called = false;
+};
+`,
+  },
+  details: {
+    lenientEqual: /tripwire: .*chai\.assert\.equal was replaced/,
+    lenientAssertion: /tripwire: .*chai\.Assertion\.prototype\.assert was replaced/,
+  },
+};
+
+describe.each([JEST, VITEST, MOCHA_CHAI])(
+  'forgeries of the assertions through the built-in $runner runner',
   (framework) => {
     const { spec } = framework;
     const suite = runnerSuite(docker, SCOPE, { image: framework.image, spec });
