@@ -14,24 +14,27 @@
 // Assertion.prototype (equal, eql, throw, ok, …). The runner checks them with its other
 // tripwires. A plugin's new assertions are not alarms: only what existed at the start is
 // watched.
-const OVERWRITING_CHAI_PLUGINS = ["chai-as-promised"];
+const OVERWRITING_CHAI_PLUGINS = ['chai-as-promised'];
 
 function watchChai(watch) {
   let chai = null;
   try {
-    chai = require(require.resolve("chai", { paths: [process.cwd()] }));
+    chai = require(require.resolve('chai', { paths: [process.cwd()] }));
   } catch {
     return;
   }
-  if (chai === null || typeof chai !== "object" || typeof chai.Assertion !== "function") return;
-  for (const name of ["expect", "assert", "should", "use", "Assertion", "AssertionError", "util"]) {
+  if (chai === null || typeof chai !== 'object' || typeof chai.Assertion !== 'function') return;
+  for (const name of ['expect', 'assert', 'should', 'use', 'Assertion', 'AssertionError', 'util']) {
     watch(`chai.${name}`, chai, name);
   }
-  for (const [label, owner] of [["chai.assert", chai.assert], ["chai.util", chai.util]]) {
-    if (owner === null || (typeof owner !== "object" && typeof owner !== "function")) continue;
+  for (const [label, owner] of [
+    ['chai.assert', chai.assert],
+    ['chai.util', chai.util],
+  ]) {
+    if (owner === null || (typeof owner !== 'object' && typeof owner !== 'function')) continue;
     for (const name of Object.getOwnPropertyNames(owner)) {
       const d = Object.getOwnPropertyDescriptor(owner, name);
-      if (d && typeof d.value === "function") watch(`${label}.${name}`, owner, name);
+      if (d && typeof d.value === 'function') watch(`${label}.${name}`, owner, name);
     }
   }
   const prototype = chai.Assertion.prototype;
@@ -43,6 +46,6 @@ function watchChai(watch) {
       return false;
     }
   });
-  const names = overwritten ? ["assert"] : Object.getOwnPropertyNames(prototype);
+  const names = overwritten ? ['assert'] : Object.getOwnPropertyNames(prototype);
   for (const name of names) watch(`chai.Assertion.prototype.${name}`, prototype, name);
 }
