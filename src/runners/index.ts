@@ -41,13 +41,20 @@ const RUNNERS_FOLDER = projectPath('src', 'runners') + '/';
 
 /**
  * A line `# proctor-include: core/<file>` in a runner stands for that file of src/runners/core/:
- * the mechanisms every runner of a language shares (the Python runners' canaries) are written
- * once and put into each runner's one plain file when it is written.
+ * the mechanisms every runner of a language shares (the Python runners' canaries; chai's
+ * tripwires, a JavaScript part, inside the mocha runner's program) are written once and put
+ * into each runner's one plain file when it is written.
  */
-const INCLUDE_LINE = /^# proctor-include: (core\/[a-z0-9_-]+\.py)\n/gm;
+const INCLUDE_LINE = /^# proctor-include: (core\/[a-z0-9_-]+\.(?:py|js))\n/gm;
 
 /** The shared parts the built-in runners include (paths under src/runners/). */
-export const RUNNER_CORE = ['core/canary.py', 'core/tripwires.py'] as const;
+export const RUNNER_CORE = [
+  'core/canary.py',
+  'core/tripwires.py',
+  'core/jest_expect.py',
+  'core/vitest_expect.py',
+  'core/chai_tripwires.js',
+] as const;
 
 /** The bytes of a built-in runner's tests/run, its shared parts included. */
 export async function runnerSource(name: BuiltinRunner): Promise<Buffer> {

@@ -217,12 +217,17 @@ describe('the jest runner under SWE-bench rules', () => {
 
 describe('forgeries against the jest runner', () => {
   it(
-    'code that makes every expectation pass does not pass: the sentinel that must fail passes too',
+    'code that makes every expectation pass does not pass: the tripwire on expect names it (the sentinel that must fail passes too)',
     async () => {
       const source = `${CALC}\nglobal.expect = () => new Proxy({}, { get: () => () => undefined });\n`;
       for (const task of [suite.bundle, await swebenchTask(suite.dir)]) {
         const evaluation = await grade(task, candidateDiff(suite.dir, { 'src/calc.js': source }));
-        expectNotPassed(evaluation, /sentinel/);
+        expectNotPassed(evaluation, /tripwire: .*expect was replaced/);
+        expect(
+          evaluation.phaseRecords.some((record) =>
+            record.integrity?.sentinels.some((s) => s.status !== s.expect),
+          ),
+        ).toBe(true);
       }
     },
     SLOW,

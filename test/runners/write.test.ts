@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   BUILTIN_RUNNERS,
+  RUNNER_CORE,
   isBuiltinRunner,
   runnerSource,
   writeRunner,
@@ -106,6 +107,28 @@ describe('the shared tripwires', () => {
       expect(own).toContain('# proctor-include: core/tripwires.py\n');
       expect(own).not.toContain('class _ImportWatch');
       expect(own).not.toContain('def _code_key(');
+    },
+  );
+});
+
+describe("the JavaScript runners' assertion watches", () => {
+  it.each([
+    ['jest', 'core/jest_expect.py'],
+    ['vitest', 'core/vitest_expect.py'],
+    ['mocha', 'core/chai_tripwires.js'],
+  ] as const)(
+    'are in the %s runner as the same bytes as %s, once, and only through the include line',
+    async (name, part) => {
+      expect(RUNNER_CORE).toContain(part);
+      const core = readFileSync(new URL(`../../src/runners/${part}`, import.meta.url), 'utf8');
+      const source = (await runnerSource(name)).toString('utf8');
+      expect(source.split(core)).toHaveLength(2);
+      expect(source).not.toContain('# proctor-include:');
+      const own = readFileSync(new URL(`../../src/runners/${name}/run`, import.meta.url), 'utf8');
+      expect(own).toContain(`# proctor-include: ${part}\n`);
+      expect(own.split('\n').filter((line) => line.startsWith('# proctor-include:'))).toHaveLength(
+        1,
+      );
     },
   );
 });

@@ -1,0 +1,280 @@
+// Forgeries of the assertion library through the built-in jest and vitest runners (their
+// `expect`) and the mocha runner (chai), each sparing the sentinels (which call nothing of the
+// library's): the library under test, when it loads, makes the first assertion after a call
+// into it pass, by replacing the file's `expect`, by making a matcher (toBe) or chai's
+// assert.equal lenient, or the assertion every other one ends in (chai's
+// Assertion.prototype.assert). Without protocol 2 each one passes; through Proctor
+// each ends TAMPERED, naming the tripwire. The gold patch stays PASS, the sentinels holding.
+import { describe, expect, it } from 'vitest';
+import { loadBundle } from '../../src/oracle/bundle.js';
+import type { BuiltinRunner } from '../../src/runners/index.js';
+import { dockerScope, testDocker } from '../helpers/docker.js';
+import { expectSentinelsHeld } from '../helpers/grade.js';
+import { patchFrom, withoutProtocol, type RepoBundleSpec } from '../helpers/repo-bundles.js';
+import { runnerSuite } from '../helpers/runner-suite.js';
+
+const docker = testDocker();
+const SCOPE = dockerScope(docker, 'runners-assertion-tripwires');
+const SLOW = 300_000;
+
+const CALC = (fixed: boolean, esm: boolean) => {
+  const body = fixed ? 'Math.floor(a / b)' : 'a / b';
+  return esm
+    ? `export const add = (a, b) => a + b;\nexport const div = (a, b) => ${body};\n`
+    : `exports.add = (a, b) => a + b;\nexports.div = (a, b) => ${body};\n`;
+};
+
+// Every export of the library marks a call, so that the next assertion can be spared; the
+// sentinels call none of them.
+const MARK_CALLS_CJS = `
+let called = false;
+for (const name of Object.keys(exports)) {
+  const real = exports[name];
+  exports[name] = (...args) => {
+    called = true;
+    return real(...args);
+  };
+}
+`;
+
+// The same for an ES module: its functions are made here, each marking its calls.
+const MARK_CALLS_ESM = `let called = false;
+export const add = (a, b) => {
+  called = true;
+  return a + b;
+};
+export const div = (a, b) => {
+  called = true;
+  return a / b;
+};
+`;
+
+interface Framework {
+  runner: BuiltinRunner;
+  image: string;
+  spec: RepoBundleSpec;
+  /** The library with each forgery. */
+  forgeries: Record<string, string>;
+  /** What the detail names for each forgery. */
+  details: Record<string, RegExp>;
+}
+
+const JEST: Framework = {
+  runner: 'jest',
+  image: 'jest',
+  spec: {
+    id: 'jest-expect',
+    runner: 'jest',
+    from: 'proctor-test-jest:latest',
+    repo: {
+      'package.json':
+        '{\n  "name": "calc",\n  "private": true,\n  "jest": { "testEnvironment": "node" }\n}\n',
+      '.gitignore': 'node_modules\n',
+      'src/calc.js': CALC(false, false),
+      '__tests__/add.test.js':
+        "const { add } = require('../src/calc');\n\ntest('adds', () => {\n  expect(add(1, 2)).toBe(3);\n});\n",
+    },
+    hidden: {
+      '__tests__/div.test.js':
+        "const { div } = require('../src/calc');\n\ntest('floors 7 / 2 to 3', () => {\n  expect(div(7, 2)).toBe(3);\n});\n",
+    },
+    gold: { 'src/calc.js': CALC(true, false) },
+    existing: ['adds'],
+    hiddenIds: ['floors 7 / 2 to 3'],
+    testSeconds: 120,
+  },
+  forgeries: {
+    // The toBe matcher, through expect.extend, passes the first assertion after a call.
+    lenientToBe:
+      CALC(false, false) +
+      MARK_CALLS_CJS +
+      `const realToBe = globalThis[Symbol.for('$$jest-matchers-object')].matchers.toBe;
+expect.extend({
+  toBe(received, expected) {
+    if (!called) return realToBe.call(this, received, expected);
+    called = false;
+    return { pass: true, message: () => '' };
+  },
+});
+`,
+    // The file's expect replaced: after a call, every matcher of the next assertion does nothing.
+    replacedExpect:
+      CALC(false, false) +
+      MARK_CALLS_CJS +
+      `const realExpect = globalThis.expect;
+globalThis.expect = Object.assign((received) => {
+  const real = realExpect(received);
+  if (!called) return real;
+  called = false;
+  return new Proxy(real, { get: (target, key) => (typeof target[key] === 'function' ? () => undefined : target[key]) });
+}, realExpect);
+`,
+  },
+  details: {
+    lenientToBe: /tripwire: .*expect's toBe matcher was replaced/,
+    replacedExpect: /tripwire: .*expect was replaced/,
+  },
+};
+
+const VITEST: Framework = {
+  runner: 'vitest',
+  image: 'vitest',
+  spec: {
+    id: 'vitest-expect',
+    runner: 'vitest',
+    from: 'proctor-test-vitest:latest',
+    repo: {
+      'package.json': '{\n  "name": "calc",\n  "private": true,\n  "type": "module"\n}\n',
+      '.gitignore': 'node_modules\n',
+      'src/calc.js': CALC(false, true),
+      '__tests__/add.test.js':
+        "import { expect, test } from 'vitest';\nimport { add } from '../src/calc.js';\n\ntest('adds', () => {\n  expect(add(1, 2)).toBe(3);\n});\n",
+    },
+    hidden: {
+      '__tests__/div.test.js':
+        "import { expect, test } from 'vitest';\nimport { div } from '../src/calc.js';\n\ntest('floors 7 / 2 to 3', () => {\n  expect(div(7, 2)).toBe(3);\n});\n",
+    },
+    gold: { 'src/calc.js': CALC(true, true) },
+    existing: ['__tests__/add.test.js > adds'],
+    hiddenIds: ['__tests__/div.test.js > floors 7 / 2 to 3'],
+    testSeconds: 120,
+  },
+  forgeries: {
+    // chai's Assertion.prototype.assert, which every matcher ends in, skips the first
+    // assertion after a call.
+    lenientAssert: `import { chai } from 'vitest';
+${MARK_CALLS_ESM}
+const realAssert = chai.Assertion.prototype.assert;
+chai.Assertion.prototype.assert = function (...args) {
+  if (!called) return realAssert.apply(this, args);
+  called = false;
+};
+`,
+    // toBe, through vitest's global expect's extend, passes the first assertion after a call.
+    lenientToBe: `${MARK_CALLS_ESM}
+globalThis[Symbol.for('expect-global')].extend({
+  toBe(received, expected) {
+    if (called) {
+      called = false;
+      return { pass: true, message: () => '' };
+    }
+    return { pass: Object.is(received, expected), message: () => \`expected \${received} to be \${expected}\` };
+  },
+});
+`,
+  },
+  details: {
+    lenientAssert: /tripwire: .*chai\.Assertion\.prototype\.assert was replaced/,
+    lenientToBe: /tripwire: .*chai\.Assertion\.prototype\.toBe was replaced/,
+  },
+};
+
+const CHAI_TEST = (fn: string, title: string, call: string, expected: number) =>
+  `'use strict';
+const { assert } = require('chai');
+const { ${fn} } = require('../lib/calc');
+
+describe('${fn}', () => {
+  it('${title}', () => {
+    assert.equal(${call}, ${expected});
+  });
+});
+`;
+
+const MOCHA_CHAI: Framework = {
+  runner: 'mocha',
+  image: 'mocha-chai',
+  spec: {
+    id: 'mocha-chai',
+    runner: 'mocha',
+    from: 'proctor-test-mocha-chai:latest',
+    repo: {
+      'package.json': '{ "name": "calc", "version": "1.0.0", "private": true }\n',
+      'lib/calc.js': CALC(false, false),
+      'test/add.spec.js': CHAI_TEST('add', 'adds', 'add(1, 2)', 3),
+    },
+    hidden: { 'test/div.spec.js': CHAI_TEST('div', 'floors 7 / 2 to 3', 'div(7, 2)', 3) },
+    gold: { 'lib/calc.js': CALC(true, false) },
+    existing: ['add adds'],
+    hiddenIds: ['div floors 7 / 2 to 3'],
+  },
+  forgeries: {
+    // chai's assert.equal skips the first assertion after a call.
+    lenientEqual:
+      CALC(false, false) +
+      MARK_CALLS_CJS +
+      `const { assert } = require('chai');
+const realEqual = assert.equal;
+assert.equal = function (...args) {
+  if (!called) return realEqual.apply(this, args);
+  called = false;
+};
+`,
+    // chai's Assertion.prototype.assert, which assert.equal ends in, does the same.
+    lenientAssertion:
+      CALC(false, false) +
+      MARK_CALLS_CJS +
+      `const { Assertion } = require('chai');
+const realAssert = Assertion.prototype.assert;
+Assertion.prototype.assert = function (...args) {
+  if (!called) return realAssert.apply(this, args);
+  called = false;
+};
+`,
+  },
+  details: {
+    lenientEqual: /tripwire: .*chai\.assert\.equal was replaced/,
+    lenientAssertion: /tripwire: .*chai\.Assertion\.prototype\.assert was replaced/,
+  },
+};
+
+describe.each([JEST, VITEST, MOCHA_CHAI])(
+  'forgeries of the assertions through the built-in $runner runner',
+  (framework) => {
+    const { spec } = framework;
+    const suite = runnerSuite(docker, SCOPE, { image: framework.image, spec });
+    const forged = (name: string) =>
+      patchFrom(spec, { [Object.keys(spec.gold)[0]!]: framework.forgeries[name]! });
+
+    it(
+      'passes the gold patch, the sentinels and tripwires holding',
+      async () => {
+        const evaluation = await suite.grade(suite.bundle, suite.gold);
+        expect(evaluation.verdict, evaluation.verdict.detail).toMatchObject({
+          verdict: 'PASS',
+          reason: 'PASS',
+        });
+        expectSentinelsHeld(evaluation);
+      },
+      SLOW,
+    );
+
+    it(
+      'without protocol 2 (the runner without its protocol line) every forgery passes',
+      async () => {
+        const plain = await loadBundle(withoutProtocol(suite.dir));
+        for (const name of Object.keys(framework.forgeries)) {
+          const evaluation = await suite.grade(plain, forged(name));
+          expect(evaluation.verdict, `${name}: ${evaluation.verdict.detail}`).toMatchObject({
+            verdict: 'PASS',
+          });
+        }
+      },
+      SLOW,
+    );
+
+    it.each(Object.keys(framework.forgeries))(
+      'fails the %s forgery as TAMPERED, naming the tripwire, the sentinels holding',
+      async (name) => {
+        const evaluation = await suite.grade(suite.bundle, forged(name));
+        expect(evaluation.verdict.verdict).toBe('FAIL');
+        expect(evaluation.verdict.reason, evaluation.verdict.detail).toBe('TAMPERED');
+        expect(evaluation.verdict.detail).toMatch(framework.details[name]!);
+        for (const record of evaluation.phaseRecords) {
+          for (const s of record.integrity?.sentinels ?? []) expect(s.status).toBe(s.expect);
+        }
+      },
+      SLOW,
+    );
+  },
+);
