@@ -1,0 +1,46 @@
+# ---- the Python runners' test process: the shared core (src/runners/core/python.py in Proctor)
+#
+# The same bytes are in the pytest, django and sympy runners (Proctor writes this part into each
+# when it writes the runner into a bundle); edit src/runners/core/python.py, not a runner's copy.
+#
+# Their tests run in a process of their own, this file loaded as its module: `_send` writes
+# that process's messages to the collector (core/protocol.py), through functions kept before
+# any module of the checkout is imported, so that the runner's own use of them cannot be
+# redirected by a candidate that replaces them later (and the tripwires see that it did).
+# `use_task_python` moves the test side onto the task's interpreter. Python 3.5 syntax.
+import json
+import os
+import sys
+
+_fd = None
+_write = os.write
+_dumps = json.dumps
+_watch = None
+
+
+def _send(message):
+    if _fd is None:
+        return
+    data = (_dumps(message, ensure_ascii=True) + "\n").encode("ascii")
+    while data:
+        data = data[_write(_fd, data):]
+
+
+def use_task_python(argv):
+    """With RUNNER_PYTHON set (in [tests] env: SWE-bench's images keep the project's Python in
+    a conda environment, /opt/miniconda3/envs/testbed/bin/python), runs this side of the runner
+    again on that interpreter, its folder first on PATH as `conda activate` puts it, so that the
+    tests import what is installed there. The collector never comes here: it runs on the
+    image's own python3, with an environment of PATH and the locale alone."""
+    python = os.environ.pop("RUNNER_PYTHON", "")
+    if not python:
+        return
+    if not (os.path.isabs(python) and os.path.isfile(python) and os.access(python, os.X_OK)):
+        sys.stderr.write("proctor: RUNNER_PYTHON %s: no such interpreter in this image\n" % python)
+        sys.exit(2)
+    env = dict(os.environ)
+    env["PATH"] = os.path.dirname(python) + os.pathsep + env.get("PATH", "")
+    os.execve(python, [python, os.path.abspath(argv[0])] + list(argv[1:]), env)
+
+
+# ---- end of the Python runners' test process core -------------------------------------------
