@@ -41,13 +41,14 @@ export function isBuiltinRunner(name: string): name is BuiltinRunner {
 const RUNNERS_FOLDER = projectPath('src', 'runners') + '/';
 
 /**
- * A line `# proctor-include: core/<file>` in a runner stands for that file of src/runners/core/:
+ * A line `# proctor-include: core/<file>` in a runner (`// proctor-include: …` inside the
+ * JavaScript a shell runner writes) stands for that file of src/runners/core/:
  * the mechanisms the runners share (the run protocol and its collector, the Python runners'
  * test process, canaries and tripwires, the jest and vitest runners' common part) are written
  * once and put into each runner's one plain file when it is written, so that a fix to one is
  * made once.
  */
-const INCLUDE_LINE = /^# proctor-include: (core\/[a-z0-9_-]+\.py)\n/gm;
+const INCLUDE_LINE = /^(?:#|\/\/) proctor-include: (core\/[a-z0-9_-]+\.(?:py|cjs))\n/gm;
 
 /** The shared parts the built-in runners include (paths under src/runners/). */
 export const RUNNER_CORE = [
@@ -56,6 +57,7 @@ export const RUNNER_CORE = [
   'core/canary.py',
   'core/tripwires.py',
   'core/js.py',
+  'core/protocol.cjs',
 ] as const;
 export type RunnerCorePart = (typeof RUNNER_CORE)[number];
 
@@ -68,9 +70,10 @@ const PYTHON_DIALECT = [
 const JS_DIALECT = ['core/protocol.py', 'core/js.py'] as const;
 
 /**
- * The shared parts each built-in runner includes, in the order they stand in it. The node,
- * mocha and karma runners are shell scripts that write a JavaScript program, which no Python
- * part fits: they include none.
+ * The shared parts each built-in runner includes, in the order they stand in it. The mocha and
+ * karma runners are shell scripts that write a CommonJS program: they share its run protocol
+ * (core/protocol.cjs). The node runner's program is an ES module with a collector of its own
+ * (sentinels reported per file): it includes none yet.
  */
 export const RUNNER_PARTS: Record<BuiltinRunner, readonly RunnerCorePart[]> = {
   pytest: PYTHON_DIALECT,
@@ -83,8 +86,8 @@ export const RUNNER_PARTS: Record<BuiltinRunner, readonly RunnerCorePart[]> = {
   jest: JS_DIALECT,
   vitest: JS_DIALECT,
   node: [],
-  mocha: [],
-  karma: [],
+  mocha: ['core/protocol.cjs'],
+  karma: ['core/protocol.cjs'],
 };
 
 /** The bytes of a built-in runner's tests/run, its shared parts included. */

@@ -121,12 +121,20 @@ describe('the shared core', () => {
     [...text.matchAll(/^(?:def ([A-Za-z_]\w*)\(|class ([A-Za-z_]\w*)[(:])/gm)].map(
       (m) => (m[1] ?? m[2])!,
     );
+  // The same for JavaScript: its top-level functions, classes and constants.
+  const jsDefinitions = (text: string) =>
+    [
+      ...text.matchAll(
+        /^(?:(?:async )?function ([A-Za-z_$][\w$]*)|class ([A-Za-z_$][\w$]*) |const ([A-Za-z_$][\w$]*) =)/gm,
+      ),
+    ].map((m) => (m[1] ?? m[2] ?? m[3])!);
+  const definedIn = (part: string) => (part.endsWith('.cjs') ? jsDefinitions : definitions);
 
   it.each(BUILTIN_RUNNERS)(
     'is in the %s runner as the same bytes, once each, through its include lines only',
     async (name) => {
       const own = read(`${name}/run`);
-      const includes = [...own.matchAll(/^# proctor-include: (\S+)$/gm)].map((m) => m[1]);
+      const includes = [...own.matchAll(/^(?:#|\/\/) proctor-include: (\S+)$/gm)].map((m) => m[1]);
       expect(includes).toEqual([...RUNNER_PARTS[name]]);
       const source = (await runnerSource(name)).toString('utf8');
       expect(source).not.toContain('# proctor-include:');
@@ -144,10 +152,11 @@ describe('the shared core', () => {
   it.each(BUILTIN_RUNNERS)(
     'leaves the %s runner no private copy of a function or class of the core it includes',
     async (name) => {
-      const own = definitions(read(`${name}/run`));
-      const written = definitions((await runnerSource(name)).toString('utf8'));
+      const text = (await runnerSource(name)).toString('utf8');
       for (const part of RUNNER_PARTS[name]) {
-        const names = definitions(read(part));
+        const own = definedIn(part)(read(`${name}/run`));
+        const written = definedIn(part)(text);
+        const names = definedIn(part)(read(part));
         expect(names.length, part).toBeGreaterThan(0);
         for (const defined of names) {
           expect(own, `${name} defines ${defined} of ${part} itself`).not.toContain(defined);
@@ -163,6 +172,11 @@ describe('the shared core', () => {
     const own = definitions(copy);
     expect(definitions(read('core/protocol.py')).filter((d) => own.includes(d))).toEqual([
       'read_ids',
+    ]);
+    const jsCopy = `${read('mocha/run')}\nfunction readIds(list) {\n  return [];\n}\n`;
+    const jsOwn = jsDefinitions(jsCopy);
+    expect(jsDefinitions(read('core/protocol.cjs')).filter((d) => jsOwn.includes(d))).toEqual([
+      'readIds',
     ]);
   });
 
