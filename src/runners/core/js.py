@@ -296,31 +296,10 @@ def run_framework(args, env, channel):
     server = threading.Thread(target=channel.serve, args=(process,), daemon=True)
     server.start()
     head = []
-    tee_output(process.stdout, head)
+    tee_stderr(process.stdout, head)
     code = process.wait()
     server.join(30)
     return code, b"".join(head).decode("utf-8", "replace")
-
-
-def tee_output(stream, head):
-    """Copies the framework's output to this process's stderr as it comes (stdout stays free);
-    its first 64 KiB go to the list `head`."""
-    kept = 0
-    out = getattr(sys.stderr, "buffer", None)
-    while True:
-        chunk = stream.read1(65536) if hasattr(stream, "read1") else stream.read(65536)
-        if not chunk:
-            break
-        if kept < 65536:
-            head.append(chunk[:65536 - kept])
-            kept += len(head[-1])
-        if out is not None:
-            try:
-                out.write(chunk)
-                out.flush()
-            except (OSError, ValueError):
-                out = None
-    stream.close()
 
 
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")

@@ -353,6 +353,27 @@ def connect_channel(channel):
             time.sleep(0.002)
 
 
+def tee_stderr(stream, head, quiet=False):
+    """Copies a child's output `stream` to this process's stderr as it comes (not `quiet`); its
+    first 64 KiB go to the list `head` (a cause is read from them)."""
+    kept = 0
+    out = None if quiet else getattr(sys.stderr, "buffer", None)
+    while True:
+        chunk = stream.read1(65536) if hasattr(stream, "read1") else stream.read(65536)
+        if not chunk:
+            break
+        if kept < 65536:
+            head.append(chunk[:65536 - kept])
+            kept += len(head[-1])
+        if out is not None:
+            try:
+                out.write(chunk)
+                out.flush()
+            except (OSError, ValueError):
+                out = None
+    stream.close()
+
+
 def run_piped(collector, run):
     """`run LIST REPORT` without the oracle: `run(fd)` runs the tests with their outcomes going
     into a pipe, which `collector` reads in a thread of this process; returns run's code."""

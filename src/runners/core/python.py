@@ -43,4 +43,10 @@ def use_task_python(argv):
     os.execve(python, [python, os.path.abspath(argv[0])] + list(argv[1:]), env)
 
 
+def python_main(argv, collect, channel, plain):
+    """The command line of a Python runner (core/protocol.py's dispatch): with the canaries'
+    trusted step (core/canary.py), and the test side on RUNNER_PYTHON's interpreter."""
+    return dispatch(argv, collect, channel, plain, canary=main_canary, test_side=use_task_python)
+
+
 # ---- end of the Python runners' test process core -------------------------------------------
