@@ -113,6 +113,17 @@ def read_request(stream, word_ok=sentinel_word):
     return request
 
 
+def read_file(path):
+    """A regular file's bytes (never through a link), or None."""
+    try:
+        if os.path.islink(path) or not os.path.isfile(path):
+            return None
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError:
+        return None
+
+
 def sender(fd):
     """A function that writes one message, a JSON line, to `fd`, whole."""
     def send(message):

@@ -7,9 +7,11 @@
 # that process's messages to the collector (core/protocol.py), through functions kept before
 # any module of the checkout is imported, so that the runner's own use of them cannot be
 # redirected by a candidate that replaces them later (and the tripwires see that it did).
-# `use_task_python` moves the test side onto the task's interpreter. Python 3.5 syntax.
+# `use_task_python` moves the test side onto the task's interpreter; `git` reads the checkout
+# with no configuration of the machine's. Python 3.5 syntax.
 import json
 import os
+import subprocess
 import sys
 
 _fd = None
@@ -41,6 +43,31 @@ def use_task_python(argv):
     env = dict(os.environ)
     env["PATH"] = os.path.dirname(python) + os.pathsep + env.get("PATH", "")
     os.execve(python, [python, os.path.abspath(argv[0])] + list(argv[1:]), env)
+
+
+def git(args, safe=False):
+    """git's output in the checkout, or None. No system or global configuration; with `safe`,
+    any owner (the collector reads a work tree another uid owns)."""
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": "/dev/null",
+        "GIT_TERMINAL_PROMPT": "0",
+        "HOME": "/nonexistent",
+    }
+    extra = ["-c", "safe.directory=*"] if safe else []
+    if safe:
+        # Older git (Debian bullseye's 2.30) ignores -c safe.directory but checks the owner
+        # all the same; no git checks it for an explicit GIT_DIR.
+        env["GIT_DIR"] = os.path.join(os.getcwd(), ".git")
+    try:
+        result = subprocess.run(
+            ["git", "-c", "core.fsmonitor=false"] + extra + args,
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, timeout=60,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return result.stdout if result.returncode == 0 else None
 
 
 def python_main(argv, collect, channel, plain):
