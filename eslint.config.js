@@ -21,6 +21,8 @@ export default tseslint.config(
       // A runner's JavaScript part: a fragment of the runner's program, which defines what the
       // program calls; tested through the runners (test/runners/).
       'src/runners/core/*.js',
+      // A fragment of the runners' programs (fs, net and the rest are the program's): no module.
+      'src/runners/core/*.cjs',
     ],
   },
   js.configs.recommended,

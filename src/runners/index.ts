@@ -1,7 +1,8 @@
 // The built-in runners: a bundle's tests/run written for its author, under
 // the unchanged runner contract (`run LIST REPORT` in the checkout; Proctor's JSON report).
-// Each runner is one plain, commented file kept beside this module (src/runners/<name>/run)
-// and copied verbatim, so a bundle stays plain files a person can read and edit.
+// Each runner is one plain, commented file: its dialect's part, kept beside this module
+// (src/runners/<name>/run), with the shared parts it names (src/runners/core/) put in where it
+// names them, so a bundle stays plain files a person can read and edit.
 //
 // One file, not a runner plus support files: the evaluator materialises tests/run, the two ID
 // lists and hidden.patch only (product.md, "The oracle", step 4). So the pytest runner is a
@@ -40,21 +41,56 @@ export function isBuiltinRunner(name: string): name is BuiltinRunner {
 const RUNNERS_FOLDER = projectPath('src', 'runners') + '/';
 
 /**
- * A line `# proctor-include: core/<file>` in a runner stands for that file of src/runners/core/:
- * the mechanisms every runner of a language shares (the Python runners' canaries; chai's
- * tripwires, a JavaScript part, inside the mocha runner's program) are written once and put
- * into each runner's one plain file when it is written.
+ * A line `# proctor-include: core/<file>` in a runner (`// proctor-include: …` inside the
+ * JavaScript a shell runner writes) stands for that file of src/runners/core/:
+ * the mechanisms the runners share (the run protocol and its collector, the Python runners'
+ * test process, canaries and tripwires, the jest and vitest runners' common part and their
+ * watches on expect, chai's tripwires inside the mocha runner's program) are written once and
+ * put into each runner's one plain file when it is written, so that a fix to one is made once.
  */
-const INCLUDE_LINE = /^# proctor-include: (core\/[a-z0-9_-]+\.(?:py|js))\n/gm;
+const INCLUDE_LINE = /^(?:#|\/\/) proctor-include: (core\/[a-z0-9_-]+\.(?:py|js|cjs))\n/gm;
 
 /** The shared parts the built-in runners include (paths under src/runners/). */
 export const RUNNER_CORE = [
+  'core/protocol.py',
+  'core/python.py',
   'core/canary.py',
   'core/tripwires.py',
+  'core/js.py',
   'core/jest_expect.py',
   'core/vitest_expect.py',
+  'core/protocol.cjs',
   'core/chai_tripwires.js',
 ] as const;
+export type RunnerCorePart = (typeof RUNNER_CORE)[number];
+
+const PYTHON_DIALECT = [
+  'core/protocol.py',
+  'core/canary.py',
+  'core/python.py',
+  'core/tripwires.py',
+] as const;
+
+/**
+ * The shared parts each built-in runner includes, in the order they stand in it. The mocha and
+ * karma runners are shell scripts that write a CommonJS program: they share its run protocol
+ * (core/protocol.cjs). The node runner's program is an ES module with a collector of its own
+ * (sentinels reported per file): it includes none yet.
+ */
+export const RUNNER_PARTS: Record<BuiltinRunner, readonly RunnerCorePart[]> = {
+  pytest: PYTHON_DIALECT,
+  django: PYTHON_DIALECT,
+  sympy: PYTHON_DIALECT,
+  cargo: ['core/protocol.py'],
+  go: ['core/protocol.py'],
+  ctest: ['core/protocol.py'],
+  junit: ['core/protocol.py'],
+  jest: ['core/protocol.py', 'core/jest_expect.py', 'core/js.py'],
+  vitest: ['core/protocol.py', 'core/vitest_expect.py', 'core/js.py'],
+  node: [],
+  mocha: ['core/protocol.cjs', 'core/chai_tripwires.js'],
+  karma: ['core/protocol.cjs'],
+};
 
 /** The bytes of a built-in runner's tests/run, its shared parts included. */
 export async function runnerSource(name: BuiltinRunner): Promise<Buffer> {

@@ -1,12 +1,13 @@
 // writeRunner: the built-in runners written into a bundle's tests/ folder as plain files; the
 // examples that hold copies of them.
-import { readFileSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   BUILTIN_RUNNERS,
-  RUNNER_CORE,
   isBuiltinRunner,
+  RUNNER_CORE,
+  RUNNER_PARTS,
   runnerSource,
   writeRunner,
 } from '../../src/runners/index.js';
@@ -111,24 +112,87 @@ describe('the shared tripwires', () => {
   );
 });
 
-describe("the JavaScript runners' assertion watches", () => {
-  it.each([
-    ['jest', 'core/jest_expect.py'],
-    ['vitest', 'core/vitest_expect.py'],
-    ['mocha', 'core/chai_tripwires.js'],
-  ] as const)(
-    'are in the %s runner as the same bytes as %s, once, and only through the include line',
-    async (name, part) => {
-      expect(RUNNER_CORE).toContain(part);
-      const core = readFileSync(new URL(`../../src/runners/${part}`, import.meta.url), 'utf8');
+describe('the shared core', () => {
+  const read = (path: string) =>
+    readFileSync(new URL(`../../src/runners/${path}`, import.meta.url), 'utf8');
+  // The functions and classes a Python text defines at its top level (a JavaScript class, as
+  // `class Collector {`, is not one).
+  const definitions = (text: string) =>
+    [...text.matchAll(/^(?:def ([A-Za-z_]\w*)\(|class ([A-Za-z_]\w*)[(:])/gm)].map(
+      (m) => (m[1] ?? m[2])!,
+    );
+  // The same for JavaScript: its top-level functions, classes and constants.
+  const jsDefinitions = (text: string) =>
+    [
+      ...text.matchAll(
+        /^(?:(?:async )?function ([A-Za-z_$][\w$]*)|class ([A-Za-z_$][\w$]*) |const ([A-Za-z_$][\w$]*) =)/gm,
+      ),
+    ].map((m) => (m[1] ?? m[2] ?? m[3])!);
+  const definedIn = (part: string) => (/\.c?js$/.test(part) ? jsDefinitions : definitions);
+
+  it.each(BUILTIN_RUNNERS)(
+    'is in the %s runner as the same bytes, once each, through its include lines only',
+    async (name) => {
+      const own = read(`${name}/run`);
+      const includes = [...own.matchAll(/^(?:#|\/\/) proctor-include: (\S+)$/gm)].map((m) => m[1]);
+      expect(includes).toEqual([...RUNNER_PARTS[name]]);
       const source = (await runnerSource(name)).toString('utf8');
-      expect(source.split(core)).toHaveLength(2);
       expect(source).not.toContain('# proctor-include:');
-      const own = readFileSync(new URL(`../../src/runners/${name}/run`, import.meta.url), 'utf8');
-      expect(own).toContain(`# proctor-include: ${part}\n`);
-      expect(own.split('\n').filter((line) => line.startsWith('# proctor-include:'))).toHaveLength(
-        1,
-      );
+      for (const part of RUNNER_CORE) {
+        const copies = source.split(read(part)).length - 1;
+        expect(copies, `${part} in the ${name} runner`).toBe(
+          RUNNER_PARTS[name].includes(part) ? 1 : 0,
+        );
+      }
     },
   );
+
+  // A runner that includes a part defines none of its names itself; one that does not include
+  // it may name its own dialect's function the same (each defines its own sentinel_plan).
+  it.each(BUILTIN_RUNNERS)(
+    'leaves the %s runner no private copy of a function or class of the core it includes',
+    async (name) => {
+      const text = (await runnerSource(name)).toString('utf8');
+      for (const part of RUNNER_PARTS[name]) {
+        const own = definedIn(part)(read(`${name}/run`));
+        const written = definedIn(part)(text);
+        const names = definedIn(part)(read(part));
+        expect(names.length, part).toBeGreaterThan(0);
+        for (const defined of names) {
+          expect(own, `${name} defines ${defined} of ${part} itself`).not.toContain(defined);
+          const times = written.filter((d) => d === defined).length;
+          expect(times, `${defined} of ${part} in the ${name} runner`).toBe(1);
+        }
+      }
+    },
+  );
+
+  it('finds a private copy of a core function in a runner that has one', () => {
+    const copy = `${read('go/run')}\ndef read_ids(path):\n    return []\n`;
+    const own = definitions(copy);
+    expect(definitions(read('core/protocol.py')).filter((d) => own.includes(d))).toEqual([
+      'read_ids',
+    ]);
+    const jsCopy = `${read('mocha/run')}\nfunction readIds(list) {\n  return [];\n}\n`;
+    const jsOwn = jsDefinitions(jsCopy);
+    expect(jsDefinitions(read('core/protocol.cjs')).filter((d) => jsOwn.includes(d))).toEqual([
+      'readIds',
+    ]);
+  });
+
+  it('is the run protocol in every runner written in Python, and in no shell script', async () => {
+    for (const name of BUILTIN_RUNNERS) {
+      const python = (await runnerSource(name))
+        .toString('utf8')
+        .startsWith('#!/usr/bin/env python3');
+      expect(RUNNER_PARTS[name].includes('core/protocol.py'), name).toBe(python);
+    }
+  });
+
+  it('names every part of src/runners/core/ and only those', () => {
+    const folder = new URL('../../src/runners/core/', import.meta.url);
+    expect(readdirSync(folder).sort()).toEqual(
+      RUNNER_CORE.map((p) => p.slice('core/'.length)).sort(),
+    );
+  });
 });

@@ -342,23 +342,8 @@ def _blob_id(data):
 
 def _head_blobs():
     """{path: blob id} of HEAD's files, read with git before any module of the checkout is
-    imported ({} outside a git work tree, or without git)."""
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_CONFIG_GLOBAL": "/dev/null",
-        "GIT_TERMINAL_PROMPT": "0",
-        "HOME": "/nonexistent",
-        "GIT_DIR": os.path.join(os.getcwd(), ".git"),
-    }
-    try:
-        result = subprocess.run(
-            ["git", "-c", "core.fsmonitor=false", "-c", "safe.directory=*", "ls-tree", "-r", "-z", "HEAD"],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, timeout=60,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return {}
-    listing = result.stdout if result.returncode == 0 else b""
+    imported ({} outside a git work tree, or without git), through core/python.py's git."""
+    listing = git(["ls-tree", "-r", "-z", "HEAD"], safe=True) or b""
     blobs = {}
     for entry in listing.split(b"\0"):
         meta, _, raw = entry.partition(b"\t")
