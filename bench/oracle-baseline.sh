@@ -18,6 +18,9 @@
 # 5. apply tests/hidden.patch, then run tests/run for tests/hidden.txt the same way (the order
 #    of Proctor's evaluator: the existing suite runs before the hidden tests are added);
 # 6. print each report to stdout, as `existing: <report>` and `hidden: <report>`.
+# A task graded by SWE-bench's rules ([grading] rules = "swebench") runs as Proctor's evaluator
+# runs it: the hidden tests applied after the candidate, then one run of the runner on both
+# lists together (sorted, each ID once), printed as `tests: <report>`.
 #
 # The evaluator assets (tests/) and the patch reach the containers through a volume filled
 # with `docker cp`, never a bind mount. Every container and volume it creates carries the
@@ -55,6 +58,7 @@ dockerfile=$(toml_string dockerfile)
 workdir=$(toml_string workdir)
 base_commit=$(toml_string base_commit)
 test_seconds=$(toml_int test_seconds)
+rules=$(toml_string rules)
 : "${dockerfile:=environment/Dockerfile}" "${workdir:=/repo}" "${test_seconds:=600}"
 if [ -z "$id" ] || [ -z "$base_commit" ]; then
   echo "$0: $task needs id and environment.base_commit" >&2
@@ -142,11 +146,17 @@ if [ -n "$patch" ]; then
   step apply
 fi
 
-# The runner for one list: its output to stderr, its report to stdout.
+# The runner for one list (`tests`: both, each ID once): its output to stderr, its report to
+# stdout.
 run_phase() {
   local report
   report=$(docker run "${sandbox[@]}" "$image" sh -u -c '
-      timeout -k 5 "$1" /proctor/tests/run "/proctor/tests/$2.txt" /tmp/report.out 1>&2
+      l=/proctor/tests/$2.txt
+      if [ "$2" = tests ]; then
+        l=/tmp/tests.txt
+        sort -u /proctor/tests/existing.txt /proctor/tests/hidden.txt > "$l"
+      fi
+      timeout -k 5 "$1" /proctor/tests/run "$l" /tmp/report.out 1>&2
       echo "oracle-baseline: runner exited $?" >&2
       if [ -f /tmp/report.out ]; then cat /tmp/report.out; else echo "(no report)"; fi' \
     sh "$test_seconds" "$1")
@@ -154,10 +164,17 @@ run_phase() {
   printf '%s: %s\n' "$1" "$report"
 }
 
-# 4 to 6. The existing suite, then the hidden tests added and run.
-run_phase existing
-docker run "${sandbox[@]}" "$image" git apply --whitespace=nowarn /proctor/tests/hidden.patch
-step hidden.patch
-run_phase hidden
+# 4 to 6. The existing suite, then the hidden tests added and run; or, under SWE-bench's
+# rules, the hidden tests added and one run of both lists.
+if [ "$rules" = swebench ]; then
+  docker run "${sandbox[@]}" "$image" git apply --whitespace=nowarn /proctor/tests/hidden.patch
+  step hidden.patch
+  run_phase tests
+else
+  run_phase existing
+  docker run "${sandbox[@]}" "$image" git apply --whitespace=nowarn /proctor/tests/hidden.patch
+  step hidden.patch
+  run_phase hidden
+fi
 
 printf 'oracle-baseline: total    %6d ms\n' $((($(date +%s%N) - started) / 1000000)) >&2

@@ -3,13 +3,15 @@
 // the same tests run raw by a simple parallel loop of `docker run` with the same limits and the
 // same concurrency (bench/oracle-baseline.sh per task: the clean commit, then the gold patch;
 // each run makes a volume, clones the work tree into it, runs the existing tests, applies the
-// hidden tests and runs them, as a baseline with --gold does).
+// hidden tests and runs them, as a baseline with --gold does; a task graded by SWE-bench's
+// rules, as every imported row is, gets the hidden tests first and one run of both lists, as
+// Proctor's evaluator runs it).
 //
 // The suite is --suite (default: the bundled examples), each task copied --copies times under
 // its own id, so that the sweep has work enough to fill the pool. Images are built before the
-// clock starts, for both sides (the raw loop gets the image id, not a build check per task);
-// Proctor's home is fresh each run, so its workspace templates are made inside the timed run,
-// as on a user's first sweep. With --runs N the two sides alternate N times (this machine is
+// clock starts, once, by Proctor (the raw loop gets the same image's id, not a build check per
+// task); Proctor's home is fresh each run, so its workspace templates are made inside the
+// timed run, as on a user's first sweep. With --runs N the two sides alternate N times (this machine is
 // shared and noisy: compare within a run). Every task must come out valid from Proctor, and
 // every raw run must finish, or the bench fails.
 //
@@ -20,6 +22,8 @@
 // wall ≤ 1.1× the raw loop's.
 //
 // Usage: npm run bench:sweep [-- --suite DIR --copies 3 --pool N --runs 1]
+// A suite of the committed SWE-bench rows comes from `proctor import swebench
+// datasets/swebench/lite.jsonl --repos REPOS --only ID… --out SUITE` (docs/benchmarks.md).
 import { spawn, spawnSync } from 'node:child_process';
 import {
   cpSync,
@@ -86,16 +90,6 @@ function bundlesOf(suite: string): string[] {
     process.exit(2);
   }
   return found;
-}
-
-/** The task's id and Dockerfile, read as oracle-baseline.sh reads them. */
-function taskValues(bundle: string): { id: string; dockerfile: string } {
-  const toml = readFileSync(join(bundle, 'task.toml'), 'utf8');
-  const value = (key: string) => new RegExp(`^\\s*${key}\\s*=\\s*"([^"]*)"`, 'm').exec(toml)?.[1];
-  return {
-    id: value('id') ?? bundle,
-    dockerfile: value('dockerfile') ?? 'environment/Dockerfile',
-  };
 }
 
 const sources = bundlesOf(SUITE);
@@ -174,29 +168,36 @@ async function timedRun(body: () => Promise<void>): Promise<Timing> {
 console.log(
   `bench:sweep: ${tasks.length} tasks (${sources.length} of ${SUITE} × ${COPIES}), pool ${POOL} on ${CORES} cores, ${RUNS} run(s)`,
 );
+// The raw loop runs in Proctor's own image of each task (`proctor validate --json` builds it and
+// names its local id): the same image on both sides, built once, and through Proctor's build
+// (a `docker build` of its own would miss what Proctor's build adds, a proxy's trust root say).
 const imageOf = new Map<string, string>();
-for (const source of sources) {
-  const { id, dockerfile } = taskValues(source);
-  const built = run('docker', [
-    'build',
-    '-q',
-    '--network',
-    'host',
-    '-t',
-    `proctor-bench:${id}`,
-    '-f',
-    join(source, dockerfile),
-    join(source, 'environment'),
+{
+  const home = tempDir();
+  const validated = run(process.execPath, [
+    join(ROOT, 'bin/proctor.js'),
+    '--home',
+    home,
+    'validate',
+    ...sources,
+    '--json',
   ]);
-  if (built.code !== 0) {
-    console.error(`bench:sweep: the image of ${source} does not build:\n${built.stderr}`);
+  const results = validated.code === 0 ? validationResults(validated.stdout) : null;
+  if (results === null) {
+    console.error(
+      `bench:sweep: the suite does not validate:\n${validated.stdout.slice(-4000)}${validated.stderr.slice(-4000)}`,
+    );
     process.exit(1);
   }
-  imageOf.set(source, built.stdout.trim());
-}
-{
-  // Proctor's images (its own build of each environment) in a throw-away home.
-  const home = tempDir();
+  for (const source of sources) {
+    const found = results.find((r) => resolve(r.dir) === source);
+    if (found?.localId === undefined) {
+      console.error(`bench:sweep: proctor validate named no image for ${source}`);
+      process.exit(1);
+    }
+    imageOf.set(source, found.localId);
+  }
+  // Proctor's own first run of the suite, in a throw-away home: every task must be sound.
   const warm = run(process.execPath, [
     join(ROOT, 'bin/proctor.js'),
     '--home',
@@ -209,6 +210,16 @@ for (const source of sources) {
   if (warm.code !== 0) {
     console.error(`bench:sweep: the suite is not sound (warm-up baseline):\n${warm.stdout}`);
     process.exit(1);
+  }
+}
+
+/** `proctor validate --json`'s results, each bundle's folder and local image id; null if unread. */
+function validationResults(stdout: string): Array<{ dir: string; localId?: string }> | null {
+  try {
+    const parsed = JSON.parse(stdout) as { results?: Array<{ dir: string; localId?: string }> };
+    return Array.isArray(parsed.results) ? parsed.results : null;
+  } catch {
+    return null;
   }
 }
 

@@ -70,22 +70,29 @@ git apply --whitespace=nowarn -- "$p" || exit 11
 // is off for the one read of its index). Exit 20-26: a step failed.
 //
 // The objects: hashing and compressing every file anew took 1.2-6 s of a grade on a sympy
-// tree (2,000 files, 33 MB), most of it zlib. So the new repository is first seeded with a
-// pack of the base tree's objects, read from the workspace template's repository (mounted
-// read-only, made by Proctor, out of the task's reach; pack-objects copies their compressed
-// bytes as they are): `git add` then only hashes a file whose blob is there already, and
-// writes the rest (the hidden tests, the candidate's files, whatever the earlier phase wrote).
-// The seed also holds objects the commit does not reach: the base version of each file the
-// hidden patch changes, the base trees of its folders. Those would tell the hidden tests
-// apart, so once HEAD is set the repository is repacked (`repack -a -d`: one pack of what HEAD
-// and the index reach, the seed removed), and the step fails rather than leave them.
-// Without a template repository (no .git there) nothing is seeded and every object is made
-// anew, as before.
+// tree (2,000 files, 33 MB), most of it zlib. So git works on a scratch object folder (in the
+// script's private folder on the memory-backed /tmp, or, when the copy does not fit there,
+// inside the new .git; never the repository's own store), seeded with a copy of the workspace
+// template's packs (its repository is mounted read-only, made by Proctor, out of the task's
+// reach, and holds the base commit alone): `git add` then only hashes a file whose blob is
+// there already, and writes the rest (the hidden tests, the candidate's files, whatever the
+// earlier phase wrote). The scratch folder also holds what the commit does not reach: the base
+// version of each file the hidden patch changes, the base trees of its folders, the blobs the
+// candidate's diff made. Those would tell the hidden tests apart, so the repository's own store
+// receives one pack of what the commit and the index reach (pack-objects copies the seeded
+// objects' compressed bytes as they are) and nothing else: no loose object, no second pack, so
+// neither where an object is kept nor its pack tells new from old. The scratch folder goes
+// before HEAD is set, and the step fails rather than leave it. Copying the packs costs a file
+// copy (in memory) where writing a seed pack cost a pass of pack-objects over the base tree
+// and a write to the workspace's disk, and the store is written once, where a seed pack and a
+// repack wrote it twice. Without a template
+// repository (no packs there) nothing is seeded and every object is made anew, in the
+// repository's own store, as before.
 export const TREE_SCRIPT = String.raw`export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null GIT_TERMINAL_PROMPT=0 HOME=/nonexistent/proctor-no-home XDG_CONFIG_HOME=/nonexistent/proctor-no-home
 unset GIT_INDEX_FILE GIT_OBJECT_DIRECTORY GIT_ALTERNATE_OBJECT_DIRECTORIES GIT_NAMESPACE GIT_REPLACE_REF_BASE GIT_CEILING_DIRECTORIES GIT_COMMON_DIR
 w=$PWD
 t=$(mktemp -d) || exit 20
-trap 'rm -rf -- "$t"' EXIT
+trap 'rm -rf -- "$t" "$w/.git/proctor-scratch"' EXIT
 g() { command git -c core.fsmonitor=false -c core.hooksPath=/dev/null -c core.logAllRefUpdates=false "$@"; }
 export GIT_DIR="$w/.git" GIT_WORK_TREE="$w"
 g ls-files -z -c -i --exclude-standard > "$t/ignored" 2>/dev/null || : > "$t/ignored"
@@ -93,11 +100,16 @@ g ls-files -z -s 2>/dev/null | grep -z '^160000 ' > "$t/links" || :
 rm -rf -- "$w/.git" 2>/dev/null || { chmod -R u+rwx -- "$w/.git"; rm -rf -- "$w/.git"; } || exit 21
 (unset GIT_DIR GIT_WORK_TREE; g init -q --template= "$w") || exit 21
 seed=
-b=$2/tree/.git
-if [ -d "$b" ] && g --git-dir="$b" rev-parse -q --verify 'HEAD^{tree}' > /dev/null 2>&1; then
-  g --git-dir="$b" rev-list --objects 'HEAD^{tree}' 2> /dev/null |
-    GIT_ALTERNATE_OBJECT_DIRECTORIES="$b/objects" g pack-objects -q --window=0 "$w/.git/objects/pack/pack" > /dev/null 2>&1 && seed=1 ||
-    rm -f -- "$w/.git/objects/pack/"pack-*
+b=$2/tree/.git/objects
+if ls -- "$b"/pack/pack-*.pack > /dev/null 2>&1; then
+  for o in "$t/objects" "$w/.git/proctor-scratch"; do
+    if mkdir -p -- "$o/pack" && cp -- "$b"/pack/pack-*.pack "$b"/pack/pack-*.idx "$o/pack/" 2> /dev/null; then
+      seed=1
+      export GIT_OBJECT_DIRECTORY="$o" GIT_ALTERNATE_OBJECT_DIRECTORIES="$b"
+      break
+    fi
+    rm -rf -- "$o" || exit 22
+  done
 fi
 g add -A --ignore-errors || echo "proctor-tree: some files could not be read: they stay untracked" >&2
 if [ -s "$t/ignored" ]; then
@@ -109,8 +121,15 @@ if [ -n "$1" ] && ! g apply --cached -R --whitespace=nowarn -- "$1" 2> "$t/rever
 fi
 tree=$(g write-tree) || exit 24
 commit=$(GIT_AUTHOR_NAME=Proctor GIT_AUTHOR_EMAIL=proctor@localhost GIT_AUTHOR_DATE='315532800 +0000' GIT_COMMITTER_NAME=Proctor GIT_COMMITTER_EMAIL=proctor@localhost GIT_COMMITTER_DATE='315532800 +0000' g commit-tree "$tree" -m checkout < /dev/null) || exit 25
+if [ -n "$seed" ]; then
+  unset GIT_OBJECT_DIRECTORY
+  export GIT_ALTERNATE_OBJECT_DIRECTORIES="$o"
+  g rev-list --objects --indexed-objects "$commit" > "$t/reached" || exit 26
+  g pack-objects -q --window=0 "$w/.git/objects/pack/pack" < "$t/reached" > /dev/null || exit 26
+  unset GIT_ALTERNATE_OBJECT_DIRECTORIES
+  rm -rf -- "$o" || exit 26
+fi
 g update-ref --no-deref HEAD "$commit" || exit 25
-if [ -n "$seed" ]; then g repack -a -d -q -n --window=0 > /dev/null || exit 26; fi
 `;
 
 export const TREE_TIMEOUT_MS = 300_000;

@@ -45,6 +45,9 @@ def test_git_reads():
     assert not any("test_hidden" in line or "test_calc" in line for line in status)
     assert git("diff", "HEAD", "--name-only") in ("", "calc.py\\n")
     assert len(git("log", "--format=%H").split()) == 1
+    # The store is one pack of what HEAD reaches: no loose object, no second pack.
+    counts = dict(line.split(": ") for line in git("count-objects", "-v").splitlines())
+    assert (counts["count"], counts["packs"]) == ("0", "1")
     assert not os.path.exists("/tmp/fsmonitor-ran")
 `;
 
@@ -122,6 +125,22 @@ for _line in _git("cat-file", "--batch-all-objects", "--batch-check").splitlines
     if _type == "tree" and _id not in _reached:
         _names = _git("ls-tree", "--name-only", _id).split()
         LEAK = LEAK or ("test_calc.py" in _names and "test_hidden.py" not in _names)
+`),
+  // Where each object of HEAD is kept: a blob written loose, or into another pack than the
+  // base tree's, would be new since the base commit.
+  storage: forged(`import glob
+_where = {}
+for _idx in glob.glob(".git/objects/pack/*.idx"):
+    for _line in _git("verify-pack", "-v", _idx).splitlines():
+        _parts = _line.split()
+        if len(_parts) > 2 and _parts[1] in ("blob", "tree", "commit", "tag"):
+            _where[_parts[0]] = _idx
+_places = {}
+for _line in _git("ls-tree", "-r", "HEAD").splitlines():
+    _meta, _path = _line.split("\t", 1)
+    _places.setdefault(_where.get(_meta.split()[2], "loose"), []).append(_path)
+_rare = min(_places.values(), key=len) if len(_places) > 1 else []
+LEAK = any(${HIDDEN_MARK} in _path for _path in _rare)
 `),
   // No leak, but a trap for the step that commits the tree: the existing suite's run leaves
   // the old repository with an fsmonitor command and hooks in its config, a folder it cannot
@@ -208,7 +227,7 @@ describe.each(RULES)('the hidden tests under %s rules', (rules) => {
     SLOW,
   );
 
-  it.each(['assets', 'git', 'objects', 'currentTest'])(
+  it.each(['assets', 'git', 'objects', 'storage', 'currentTest'])(
     'fails the %s forgery: it learns nothing that tells the hidden tests apart',
     async (name) => {
       const forgery = FORGERIES(suite.bundle.baseCommit)[name]!;
