@@ -1,1 +1,1 @@
-npm ci
+npm ci && npm install --no-save 'formdata-node@^5.0.0'
