@@ -1,7 +1,8 @@
 // The environment catalog (environments/, src/import/catalog.ts): a row finds its own version's
 // folder and no other; an unknown repository, version or a row without one is one line naming
 // what the catalog has and what to pass; every committed SWE-bench row of a catalogued
-// repository finds its environment, except the versions documented as prebuilt images only;
+// repository finds its environment (SWE-bench Multilingual's included, one folder a row), except
+// the versions documented as prebuilt images only;
 // and `proctor import swebench` without --environment imports a small generated repository
 // through the catalog's psf/requests 2.3 environment, built for real, valid under baseline --gold.
 import { execFileSync } from 'node:child_process';
@@ -62,7 +63,7 @@ describe('the environment catalog', () => {
   });
 
   it("gives every committed row of a catalogued repository its version's environment, but the prebuilt-only versions", () => {
-    const rows = ['lite.jsonl', 'verified-django.jsonl'].flatMap((file) =>
+    const rows = ['lite.jsonl', 'verified-django.jsonl', 'multilingual.jsonl'].flatMap((file) =>
       readFileSync(join(ROOT, 'datasets/swebench', file), 'utf8')
         .trimEnd()
         .split('\n')
@@ -81,7 +82,7 @@ describe('the environment catalog', () => {
       'django/django 3.1',
       'django/django 3.2',
     ]);
-    expect(rows.length).toBe(86 + 231);
+    expect(rows.length).toBe(86 + 231 + 77);
   });
 
   it('holds a PROVENANCE.md per repository and a Dockerfile from a Debian base per version', () => {
@@ -91,6 +92,25 @@ describe('the environment catalog', () => {
         const dockerfile = readFileSync(join(CATALOG_DIR, repo, version, 'Dockerfile'), 'utf8');
         expect(dockerfile, `${repo}/${version}`).toMatch(
           /^FROM debian:(bullseye|bookworm|trixie)-slim$/m,
+        );
+      }
+    }
+  });
+
+  it("downloads a Go or Rust row's modules at image build into a folder its image names, so a grade needs no network", () => {
+    const offline: Record<string, [RegExp, RegExp]> = {
+      'gin-gonic__gin': [/^ENV GOPATH=\/go .*GOTOOLCHAIN=local/m, /^go mod download && /],
+      burntsushi__ripgrep: [/^ENV CARGO_HOME=\/cargo /m, /^cargo fetch --locked && /],
+      sharkdp__bat: [/^ENV CARGO_HOME=\/cargo /m, /^cargo fetch --locked && /],
+    };
+    for (const [repo, [env, install]] of Object.entries(offline)) {
+      const versions = catalogVersions(CATALOG_DIR, repo.replace('__', '/'));
+      expect(versions.length, repo).toBeGreaterThan(0);
+      for (const version of versions) {
+        const dir = join(CATALOG_DIR, repo, version);
+        expect(readFileSync(join(dir, 'Dockerfile'), 'utf8'), `${repo}/${version}`).toMatch(env);
+        expect(readFileSync(join(dir, 'install.sh'), 'utf8'), `${repo}/${version}`).toMatch(
+          install,
         );
       }
     }

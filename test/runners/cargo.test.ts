@@ -402,3 +402,52 @@ fn main() {
     SLOW,
   );
 });
+
+// A package whose manifest turns off test discovery (`autotests = false`) and names its one
+// integration target, whose tests live in modules beside it, as ripgrep's does: the sentinels'
+// targets are found by no discovery, so the runner declares them for the build.
+const UNDISCOVERED: RepoBundleSpec = {
+  ...SPEC,
+  id: 'cargo-calc-autotests-off',
+  repo: {
+    ...Object.fromEntries(Object.entries(SPEC.repo).filter(([p]) => p !== 'tests/integration.rs')),
+    'Cargo.toml':
+      '[package]\nname = "calc"\nversion = "0.1.0"\nedition = "2018"\nautotests = false\n\n' +
+      '[[test]]\nname = "integration"\npath = "tests/tests.rs"\n',
+    'tests/tests.rs': 'mod large;\n',
+    'tests/large.rs':
+      '#[test]\nfn adds_large() {\n    assert_eq!(calc::add(1000, 2000), 3000);\n}\n',
+  },
+  hidden: { 'tests/tests.rs': 'mod hidden;\nmod large;\n', 'tests/hidden.rs': HIDDEN },
+  existing: [ID.adds, `large::${ID.large}`],
+  hiddenIds: [`hidden::${ID.subtracts}`, `hidden::${ID.zero}`, `hidden::${ID.multiplies}`],
+};
+
+const undiscovered = runnerSuite(docker, dockerScope(docker, 'runners-cargo-autotests'), {
+  image: 'cargo',
+  spec: UNDISCOVERED,
+});
+
+describe('the built-in cargo runner on a package with autotests = false', () => {
+  it(
+    'declares its sentinel targets for the build: the baseline fails, the gold patch passes, every sentinel as it must be',
+    async () => {
+      const base = await undiscovered.grade(undiscovered.bundle, null);
+      expect(base.verdict).toMatchObject({ verdict: 'FAIL', reason: 'HIDDEN_FAILED' });
+      expect(outcomes(base)).toMatchObject({ [`large::${ID.large}`]: 'passed' });
+
+      const fixed = await undiscovered.grade(undiscovered.bundle, undiscovered.gold);
+      expect(fixed.verdict).toMatchObject({ verdict: 'PASS', reason: 'PASS' });
+      for (const phase of fixed.phaseRecords) {
+        expect(phase.integrity?.tampered).toBeNull();
+        expect(phase.integrity?.sentinels.map((s) => s.expect).sort()).toEqual([
+          'error',
+          'failed',
+          'passed',
+        ]);
+        for (const s of phase.integrity?.sentinels ?? []) expect(s.status).toBe(s.expect);
+      }
+    },
+    SLOW,
+  );
+});

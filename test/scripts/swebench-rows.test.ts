@@ -162,6 +162,9 @@ describe('swebench-rows', () => {
           'immutable-js/immutable-js',
           'vuejs/core',
           'preactjs/preact',
+          'gin-gonic/gin',
+          'burntsushi/ripgrep',
+          'sharkdp/bat',
         ],
       ],
     };

@@ -1,0 +1,1 @@
+npm ci && npm install --no-save 'formdata-node@^5.0.0'

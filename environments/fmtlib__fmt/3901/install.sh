@@ -1,0 +1,1 @@
+cmake -B build -S . && cmake --build build --parallel 2 --target format-test

@@ -1,0 +1,1 @@
+autoreconf -i && ./configure --with-oniguruma=builtin && make -j2
