@@ -32,20 +32,32 @@
 // (Debian's junit5), which is what the junit runner's fallback does.
 // --per-language keeps the first chosen row of each language (repository table below).
 //
+// --pulled: each task measured on its built image is measured again on a pulled one. Its built
+// image is re-laid out as SWE-bench's published images are (bench/import-pulled.ts: the
+// repository's clone at /testbed at base_commit, the install committed on top as a setup
+// commit), pushed to a registry the bench starts on 127.0.0.1 (Debian's docker-registry) and
+// imported with `--images`; the first grade on it (pull and template) is printed apart, then the
+// same rounds as the built image's, and the ratios of the two. The registry, its storage and
+// every image it served are removed at the end.
+//
 // Usage: npm run bench:import -- --repos DIR [--rows FILE] [--environment DIR] [--n 5]
 //                                [--only ID...]   (ids separated by commas or spaces)
 //                                [--repeat 1] [--raw-limits job|none] [--per-language]
+//                                [--pulled]
 // --rows defaults to the committed SWE-bench Lite rows (datasets/swebench/lite.jsonl), and
 // without --environment each row's environment comes from the repository's catalog
 // (environments/), as `proctor import swebench` takes them (docs/suites.md). --repos, the
 // rows' repositories (mirrors fetched outside the repository), is required. Rows of a
 // repository whose runner Proctor lacks show as quarantined in the baseline.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadBundle } from '../src/oracle/bundle.js';
+import { BENCH_LABEL, relayAsSweBench, type Relaid } from './import-pulled.js';
+import { dockerCli, launchRegistry } from './local-registry.js';
+import { sweTemplate } from './swebench-layout.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const PROCTOR = join(ROOT, 'bin/proctor.js');
@@ -83,6 +95,7 @@ const { values } = parseArgs({
     repeat: { type: 'string', default: '1' },
     'raw-limits': { type: 'string', default: 'job' },
     'per-language': { type: 'boolean', default: false },
+    pulled: { type: 'boolean', default: false },
   },
 });
 if (values.repos === undefined) {
@@ -100,6 +113,7 @@ if (rawLimits !== 'job' && rawLimits !== 'none')
 interface Row {
   instance_id: string;
   repo: string;
+  base_commit: string;
   patch: string;
   test_patch: string;
   /** SWE-bench Multilingual's own eval script (its image's commands for this row). */
@@ -356,16 +370,25 @@ function gradeGold(id: string, bundle: string): Graded {
   };
 }
 
-for (const row of chosen) {
-  const id = taskId(row.instance_id);
-  const state = sweep.tasks.find((t) => t.task === id);
-  if (state?.validity !== 'valid') {
-    lines.push(
-      `${id.padEnd(26)} not measured: baseline ${state?.validity ?? 'missing'} ${state?.reason ?? ''}`,
-    );
-    continue;
-  }
-  const bundle = join(suite, id);
+/** A measured task: its image, and the medians of its rounds. */
+interface Measured {
+  image: string;
+  jobMs: number;
+  testsMs: number;
+  overhead: number;
+}
+
+/**
+ * Rounds of one task's raw run and gold grade; its line in `lines`. `image` is the task's
+ * image when a grade already named it (a pulled task's first use), else the first grade does.
+ */
+async function measure(
+  row: Row,
+  id: string,
+  bundle: string,
+  kind: string,
+  known: string | null,
+): Promise<Measured | null> {
   const { limits } = await loadBundle(bundle);
   const limitArgs =
     rawLimits === 'job'
@@ -417,8 +440,8 @@ for (const row of chosen) {
     load: string;
     gradeFirst: boolean;
   }> = [];
-  // The image: the baseline built it; the first grade names it.
-  let image: string | null = null;
+  // The image: the baseline built it (or a first use pulled it); the first grade names it.
+  let image: string | null = known;
   let unfinished: string | null = null;
   for (let round = 0; round < repeat; round++) {
     const before = load();
@@ -426,7 +449,7 @@ for (const row of chosen) {
     const gradeFirst: boolean = round % 2 === 0;
     const grade: Graded | null = gradeFirst ? gradeGold(id, bundle) : null;
     image = grade?.image ?? image;
-    const name = `proctor-bench-import-${process.pid}-${id.replace(/[^a-z0-9-]/g, '-')}`;
+    const name = `proctor-bench-import-${process.pid}-${kind}-${id.replace(/[^a-z0-9-]/g, '-')}`;
     containers.push(name);
     const raw = run(
       'docker',
@@ -436,6 +459,8 @@ for (const row of chosen) {
         '-i',
         '--name',
         name,
+        '--label',
+        BENCH_LABEL,
         '--network',
         'none',
         ...limitArgs,
@@ -452,7 +477,7 @@ for (const row of chosen) {
     const match = /PROCTOR_TESTS_NS (\d+)(?: cmd (\d+))? rc (\d+)/.exec(raw.stdout);
     if (!match) {
       // One row's failed raw run does not lose the others' figures.
-      unfinished = `${id.padEnd(26)} not measured: the raw run did not finish (exit ${raw.status}): ${raw.stderr.slice(-300).replace(/\s+/g, ' ')}`;
+      unfinished = `${id.padEnd(26)} ${kind.padEnd(6)} not measured: the raw run did not finish (exit ${raw.status}): ${raw.stderr.slice(-300).replace(/\s+/g, ' ')}`;
       break;
     }
     const graded: Graded = grade ?? gradeGold(id, bundle);
@@ -472,7 +497,7 @@ for (const row of chosen) {
   if (unfinished !== null) {
     lines.push(unfinished);
     console.log(unfinished);
-    continue;
+    return null;
   }
   const overheads = rounds.map((r) => r.jobMs - r.testsMs);
   const overhead = median(overheads);
@@ -485,14 +510,14 @@ for (const row of chosen) {
   if (repeat > 1) {
     for (const [index, r] of rounds.entries()) {
       lines.push(
-        `  ${id} round ${index + 1}: tests ${seconds(r.testsMs)} s  job ${seconds(r.jobMs)} s  ` +
+        `  ${id} ${kind} round ${index + 1}: tests ${seconds(r.testsMs)} s  job ${seconds(r.jobMs)} s  ` +
           `runner ${seconds(r.runnerMs)} s  overhead ${seconds(r.jobMs - r.testsMs)} s  ` +
           `(${r.gradeFirst ? 'grade first' : 'raw first'}, load ${r.load})`,
       );
     }
   }
   lines.push(
-    `${id.padEnd(26)} ${languageOf(row.repo).padEnd(10)} tests ${seconds(testsMs, 7)} s  ` +
+    `${id.padEnd(26)} ${kind.padEnd(6)} ${languageOf(row.repo).padEnd(10)} tests ${seconds(testsMs, 7)} s  ` +
       `cmd ${seconds(median(rounds.map((r) => r.cmdMs)), 7)} s  raw run ${seconds(median(rounds.map((r) => r.rawMs)), 7)} s  ` +
       `job ${seconds(jobMs, 7)} s  runner ${seconds(median(rounds.map((r) => r.runnerMs)), 7)} s  ` +
       `overhead ${seconds(overhead)} s  ratio ${ratio.toFixed(3)}  ` +
@@ -517,6 +542,105 @@ for (const row of chosen) {
         : ''),
   );
   console.log(lines[lines.length - 1]);
+  if (image === null) return null;
+  return { image, jobMs, testsMs, overhead };
+}
+
+const built = new Map<string, Measured>();
+const firstUses: string[] = [];
+const ratios: string[] = [];
+for (const row of chosen) {
+  const id = taskId(row.instance_id);
+  const state = sweep.tasks.find((t) => t.task === id);
+  if (state?.validity !== 'valid') {
+    lines.push(
+      `${id.padEnd(26)} not measured: baseline ${state?.validity ?? 'missing'} ${state?.reason ?? ''}`,
+    );
+    continue;
+  }
+  const result = await measure(row, id, join(suite, id), 'built', null);
+  if (result) built.set(row.instance_id, result);
+}
+if (values.pulled) await measurePulled(resolve(values.repos));
+
+/**
+ * --pulled: each task measured on its built image again on that image re-laid out as
+ * SWE-bench's are, pushed to a registry the bench starts on 127.0.0.1 and imported with
+ * `--images`: its first grade (pull and template) apart, then the same rounds as the built one.
+ */
+async function measurePulled(repos: string): Promise<void> {
+  const ready = chosen.filter((row) => built.has(row.instance_id));
+  if (ready.length === 0) {
+    console.log('--pulled: no task was measured on its built image, so none is re-laid out');
+    return;
+  }
+  const registryDir = join(home, 'registry');
+  mkdirSync(registryDir);
+  const registry = await launchRegistry(registryDir);
+  console.log(`--pulled: a registry on ${registry.host}`);
+  const pulledImages: string[] = [];
+  try {
+    const relaid = new Map<string, Relaid>();
+    for (const row of ready) {
+      const builtImage = built.get(row.instance_id)?.image ?? '';
+      const { environment } = await loadBundle(join(suite, taskId(row.instance_id)));
+      const made = await relayAsSweBench({
+        builtImage,
+        mirror: join(repos, row.repo.replace('/', '__')),
+        instanceId: row.instance_id,
+        baseCommit: row.base_commit,
+        install: environment.install?.command,
+        workdir: home,
+        host: registry.host,
+      });
+      relaid.set(row.instance_id, made);
+      console.log(
+        `  ${taskId(row.instance_id)}: re-laid out in ${seconds(made.buildMs)} s, pushed in ${seconds(made.pushMs)} s as ${made.name}@${made.digest}`,
+      );
+    }
+    const pulledSuite = join(home, 'pulled');
+    const imported = proctor(
+      'import',
+      'swebench',
+      resolve(values.rows),
+      '--images',
+      sweTemplate(registry.host),
+      '--out',
+      pulledSuite,
+      '--only',
+      ...ready.map((row) => row.instance_id),
+    );
+    process.stdout.write(imported.stdout);
+    for (const row of ready) {
+      const id = taskId(row.instance_id);
+      const bundle = join(pulledSuite, id);
+      const before = load();
+      const first = gradeGold(id, bundle);
+      pulledImages.push(first.image);
+      const step = (key: string) => seconds(first.timings[key] ?? 0);
+      firstUses.push(
+        `${id.padEnd(26)} first use: job ${seconds(first.jobMs)} s  image (pull) ${step('image')} s  ` +
+          `template ${step('template')} s  runner ${seconds(first.runnerMs)} s  grade ${first.verdict}  ` +
+          `(re-layout build ${seconds(relaid.get(row.instance_id)?.buildMs ?? 0)} s, push ${seconds(relaid.get(row.instance_id)?.pushMs ?? 0)} s; load ${before}-${load()})`,
+      );
+      console.log(firstUses[firstUses.length - 1]);
+      const pulled = await measure(row, id, bundle, 'pulled', first.image);
+      const local = built.get(row.instance_id);
+      if (pulled && local) {
+        ratios.push(
+          `${id.padEnd(26)} pulled / built: job ${(pulled.jobMs / local.jobMs).toFixed(3)}  ` +
+            `job / tests (of the medians) ${(pulled.jobMs / pulled.testsMs).toFixed(3)} vs ${(local.jobMs / local.testsMs).toFixed(3)}  ` +
+            `overhead ${seconds(pulled.overhead)} s vs ${seconds(local.overhead)} s`,
+        );
+      }
+    }
+  } finally {
+    // Nothing the bench pulled or pushed stays: the references into the registry go (which
+    // removes the pulled images), then the registry and its storage.
+    await registry.dropReferences();
+    for (const image of pulledImages) await dockerCli('rmi', image).catch(() => undefined);
+    await registry.stop();
+  }
 }
 
 console.log(
@@ -524,5 +648,14 @@ console.log(
     (repeat > 1 ? ` (medians of ${repeat} rounds)` : ''),
 );
 for (const line of lines) console.log(line);
+if (values.pulled) {
+  console.log('\nfirst use of each pulled image (its pull and template, reported apart):');
+  for (const line of firstUses) console.log(line);
+  console.log('\nthe same task, pulled against built (medians):');
+  for (const line of ratios) console.log(line);
+}
 console.log(`\n${within} of ${measured} measured tasks within tests' time + ${TARGET_MS / 1000} s`);
-writeFileSync(join(tmpdir(), 'proctor-bench-import-last.txt'), lines.join('\n') + '\n');
+writeFileSync(
+  join(tmpdir(), 'proctor-bench-import-last.txt'),
+  [...lines, ...firstUses, ...ratios].join('\n') + '\n',
+);

@@ -1,134 +1,22 @@
-// A real Docker registry (Debian's `docker-registry`, distribution 2.x) on 127.0.0.1:<free
-// port> with filesystem storage in a temp dir, stopped after the test. The engine treats
-// 127.0.0.0/8 registries as insecure-allowed, so `docker push 127.0.0.1:PORT/name:tag` works
-// without TLS. Also the docker CLI, for the tag/push/rmi steps that Proctor itself never does.
-import { execFile, execFileSync, spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+// A real Docker registry on 127.0.0.1 (bench/local-registry.ts, shared with bench:import
+// --pulled), stopped after the test, and registries that refuse or are slow, for the pull tests.
 import { createServer as createHttpServer } from 'node:http';
 import { connect, createServer, type Socket } from 'node:net';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
+import { dockerCli, launchRegistry, pushImage } from '../../bench/local-registry.js';
 import { onCleanup, tempDir } from './temp.js';
-import { waitFor } from './wait.js';
 
-const run = promisify(execFile);
-const BINARY = '/usr/bin/docker-registry';
+export { dockerCli, pushImage };
 
 export interface Registry {
   /** `127.0.0.1:PORT`, the prefix of every repository pushed to it. */
   host: string;
 }
 
-/** Runs the docker CLI; resolves with stdout, rejects with stderr in the message. */
-export async function dockerCli(...args: string[]): Promise<string> {
-  try {
-    const { stdout } = await run('docker', args, { maxBuffer: 16 * 1024 * 1024 });
-    return stdout;
-  } catch (error) {
-    const stderr = (error as { stderr?: string }).stderr ?? '';
-    throw new Error(`docker ${args.join(' ')} failed: ${stderr.trim() || String(error)}`);
-  }
-}
-
-/** Installs the registry once per machine (it is a Debian package, not an npm one). */
-function ensureRegistryInstalled(): void {
-  try {
-    execFileSync(BINARY, ['--version'], { stdio: 'ignore' });
-    return;
-  } catch {
-    // not installed yet
-  }
-  if (process.getuid?.() !== 0) {
-    throw new Error(`${BINARY} is missing; install it as root: apt-get install -y docker-registry`);
-  }
-  const install = () =>
-    execFileSync('apt-get', ['install', '-y', '--no-install-recommends', 'docker-registry'], {
-      stdio: 'ignore',
-      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
-    });
-  try {
-    install();
-  } catch {
-    execFileSync('apt-get', ['update'], { stdio: 'ignore' });
-    install();
-  }
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  if (address === null || typeof address === 'string') throw new Error('no free port');
-  return address.port;
-}
-
 export async function startRegistry(): Promise<Registry> {
-  ensureRegistryInstalled();
-  const dir = tempDir('proctor-registry-');
-  const port = await freePort();
-  const config = join(dir, 'config.yml');
-  writeFileSync(
-    config,
-    [
-      'version: 0.1',
-      'log:',
-      '  level: error',
-      '  accesslog:',
-      '    disabled: true',
-      'storage:',
-      '  filesystem:',
-      `    rootdirectory: ${join(dir, 'data')}`,
-      '  delete:',
-      '    enabled: true',
-      'http:',
-      `  addr: 127.0.0.1:${port}`,
-      '',
-    ].join('\n'),
-  );
-  const child = spawn(BINARY, ['serve', config], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  child.stderr.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4096)));
-  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
-  onCleanup(async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
-      await exited;
-    }
-  });
-  // The engine keeps tags and digest references into this registry after it is gone; drop
-  // them (not the images, which may be cached fixtures) so that runs do not pile them up.
-  onCleanup(async () => {
-    const listing = await dockerCli(
-      'image',
-      'ls',
-      '--digests',
-      '--format',
-      '{{.Repository}}:{{.Tag}} {{.Repository}}@{{.Digest}}',
-    );
-    const references = listing
-      .split(/\s+/)
-      .filter((name) => name.startsWith(`127.0.0.1:${port}/`) && !/[:@]<none>$/.test(name));
-    for (const name of new Set(references)) await dockerCli('rmi', name).catch(() => undefined);
-  });
-  await waitFor(
-    async () => {
-      if (child.exitCode !== null) throw new Error(`docker-registry exited: ${stderr}`);
-      const response = await fetch(`http://127.0.0.1:${port}/v2/`).catch(() => undefined);
-      return response?.status === 200;
-    },
-    { timeoutMs: 15_000, what: `the registry on 127.0.0.1:${port}` },
-  );
-  return { host: `127.0.0.1:${port}` };
-}
-
-/** Tags `image` into the registry and pushes it; returns the pushed manifest digest. */
-export async function pushImage(image: string, target: string): Promise<string> {
-  await dockerCli('tag', image, target);
-  const output = await dockerCli('push', target);
-  const digest = /digest: (sha256:[0-9a-f]{64})/.exec(output)?.[1];
-  if (!digest) throw new Error(`docker push ${target} printed no digest:\n${output}`);
-  return digest;
+  const registry = await launchRegistry(tempDir('proctor-registry-'));
+  onCleanup(() => registry.stop());
+  onCleanup(() => registry.dropReferences());
+  return { host: registry.host };
 }
 
 /** How a scripted registry refuses: as one that needs a login, denies access, or throttles. */

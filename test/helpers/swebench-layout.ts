@@ -7,10 +7,12 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import { proctor } from './cli.js';
-import { hostArch, instanceId1776 } from '../../src/import/images.js';
 import { dockerCli, pushImage } from './registry.js';
-import { commit, gitIn, newRepo, type Files } from './repos.js';
+import { sweName, testbedContext } from '../../bench/swebench-layout.js';
+import { commit, newRepo, type Files } from './repos.js';
 import { onCleanup } from './temp.js';
+
+export { sweName };
 
 export const SRC_CALC = {
   calc: `def div(a, b):\n    return a / b\n`,
@@ -103,9 +105,7 @@ export async function testbedImage(
   name: string,
 ): Promise<string> {
   const context = join(root, 'context');
-  execFileSync('git', ['clone', '-q', repo, join(context, 'testbed')]);
-  gitIn(join(context, 'testbed'), ['reset', '-q', '--hard', base]);
-  gitIn(join(context, 'testbed'), ['remote', 'remove', 'origin']);
+  testbedContext(context, repo, base);
   writeFileSync(join(context, 'Dockerfile'), dockerfile);
   const tag = `${name}:${randomBytes(4).toString('hex')}`;
   await dockerCli('build', '-q', '--network', 'host', '-t', tag, context);
@@ -144,10 +144,6 @@ export async function erringBaseline(home: string, bundle: string, id: string): 
   expect(job, result.stdout).toBeDefined();
   return (await proctor(['--home', home, 'status', job ?? '', '--json'])).stdout;
 }
-
-/** SWE-bench's name of an instance's image, in the registry at `host`. */
-export const sweName = (host: string, id: string) =>
-  `${host}/swebench/sweb.eval.${hostArch()}.${instanceId1776(id)}:latest`;
 
 /**
  * Pushes `tag` as the image of each instance and drops those names from the engine, so that

@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { capturePatch } from '../../src/sandbox/capture.js';
 import { startWithWorkspace } from '../../src/sandbox/workspace-start.js';
+import { SETUP_COMMIT } from '../../bench/swebench-layout.js';
 import { proctor } from '../helpers/cli.js';
 import { dockerScope, execFileAsync, testDocker } from '../helpers/docker.js';
 import { leftovers } from '../helpers/home.js';
@@ -43,9 +44,7 @@ const SETUP_SCRIPT = [
   `RUN sed -i 's/MODE = "source"/MODE = "installed"/' src/calc/mode.py \\`,
   ` && ${DEVELOP_INSTALL} \\`,
   ' && /opt/miniconda3/envs/testbed/bin/python build_native.py \\',
-  ' && git config --global user.email setup@swebench.config \\',
-  ' && git config --global user.name SWE-bench \\',
-  ' && git commit --allow-empty -am SWE-bench',
+  ` && ${SETUP_COMMIT}`,
 ];
 
 async function setupCommitImage() {
