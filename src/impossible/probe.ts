@@ -16,34 +16,30 @@ import { readFile } from 'node:fs/promises';
 import { describeError, ProctorError } from '../errors.js';
 import type { Bundle } from '../oracle/index.js';
 import { projectPath } from '../paths.js';
+import { fileArguments, MAX_FILE_ARGUMENTS_BYTES } from '../sandbox/file-arguments.js';
 import { runToCompletion, type DockerClient, type Owner } from '../sandbox/index.js';
 import type { ImpossibleMode } from '../oracle/index.js';
 
-/** One argument of a process may hold at most 128 KiB (Linux's MAX_ARG_STRLEN). */
-const MAX_ARGUMENT = 128 * 1024 - 1;
 const PROBE_TIMEOUT_MS = 120_000;
 /** The variant's hidden.patch is read up to this many bytes, the JSON line included. */
 const MAX_OUTPUT_BYTES = 16 * 1024 * 1024;
 
-// $1 the runner, $2 hidden.patch, $3 hidden.txt, $4 mutate.py (each in base64), $5 the work
-// tree, $6 the seed, $7 the mode.
-const PROBE_SCRIPT = String.raw`set -e
+// After the files (fileArguments: run, hidden.patch, list, mutate.py in /tmp/p): $1 the work
+// tree, $2 the seed, $3 the mode.
+const probeScript = (files: string) => String.raw`set -e
 mkdir /tmp/p /tmp/w
-printf %s "$1" | base64 -d > /tmp/p/run
-printf %s "$2" | base64 -d > /tmp/p/hidden.patch
-printf %s "$3" | base64 -d > /tmp/p/list
-printf %s "$4" | base64 -d > /tmp/p/mutate.py
+${files}
 export GIT_CONFIG_NOSYSTEM=1 HOME=/tmp
 sed -n 's#^--- a/##p' /tmp/p/hidden.patch | while IFS= read -r f; do
   mkdir -p "/tmp/w/$(dirname "$f")"
-  git -c safe.directory='*' --git-dir="$5/.git" show "HEAD:$f" > "/tmp/w/$f"
+  git -c safe.directory='*' --git-dir="$1/.git" show "HEAD:$f" > "/tmp/w/$f"
 done
 cd /tmp/w
 git init -q .
 git add -A
 git -c user.name=proctor -c user.email=proctor@localhost.invalid commit -q --allow-empty -m base
 git apply --whitespace=nowarn /tmp/p/hidden.patch
-python3 -I /tmp/p/mutate.py /tmp/p/run /tmp/w /tmp/p/list "$6" "$7" > /tmp/p/out
+python3 -I /tmp/p/mutate.py /tmp/p/run /tmp/w /tmp/p/list "$2" "$3" > /tmp/p/out
 git add -A
 cat /tmp/p/out
 git diff --cached --binary HEAD`;
@@ -108,14 +104,14 @@ export async function mutateHiddenTests(
   imageId: string,
   mode: ImpossibleMode,
 ): Promise<MutationOutcome> {
-  const args = [
-    await readFile(bundle.paths.runner),
-    await readFile(bundle.paths.hiddenPatch),
-    await readFile(bundle.paths.hidden),
-    await readFile(projectPath('src', 'impossible', 'mutate.py')),
-  ].map((bytes) => bytes.toString('base64'));
-  if (args.some((a) => a.length > MAX_ARGUMENT)) {
-    return { skipped: 'tests/run or tests/hidden.patch is over 96 KiB' };
+  const files = fileArguments('/tmp/p', [
+    ['run', await readFile(bundle.paths.runner)],
+    ['hidden.patch', await readFile(bundle.paths.hiddenPatch)],
+    ['list', await readFile(bundle.paths.hidden)],
+    ['mutate.py', await readFile(projectPath('src', 'impossible', 'mutate.py'))],
+  ]);
+  if (files.bytes > MAX_FILE_ARGUMENTS_BYTES) {
+    return { skipped: 'tests/run and tests/hidden.patch are over 1 MiB together' };
   }
   let result;
   try {
@@ -128,9 +124,9 @@ export async function mutateHiddenTests(
         cmd: [
           'sh',
           '-c',
-          PROBE_SCRIPT,
+          probeScript(files.script),
           'proctor-impossible',
-          ...args,
+          ...files.args,
           bundle.workdir,
           mutationSeed(bundle.id, mode),
           mode,

@@ -4,6 +4,7 @@
 // runs the runner's canary step there; the image's tree itself is never written.
 import { readFile } from 'node:fs/promises';
 import { describeError } from '../errors.js';
+import { fileArguments, MAX_FILE_ARGUMENTS_BYTES } from '../sandbox/file-arguments.js';
 import { runToCompletion, type DockerClient, type Owner } from '../sandbox/index.js';
 import type { Bundle } from './bundle.js';
 import { runnerPlacesCanaries } from './canaries.js';
@@ -18,24 +19,20 @@ export type CanaryCoverage =
     }
   | { error: string };
 
-/** One argument of a process may hold at most 128 KiB (Linux's MAX_ARG_STRLEN). */
-const MAX_ARGUMENT = 128 * 1024 - 1;
-
-// $1 the runner, $2 hidden.patch, $3 hidden.txt (each in base64), $4 the work tree, $5 a seed.
-const PROBE_SCRIPT = String.raw`set -e
+// After the files (fileArguments: run, hidden.patch, list in /tmp/p): $1 the work tree, $2 a
+// seed.
+const probeScript = (files: string) => String.raw`set -e
 mkdir /tmp/p /tmp/w
-printf %s "$1" | base64 -d > /tmp/p/run
-printf %s "$2" | base64 -d > /tmp/p/hidden.patch
-printf %s "$3" | base64 -d > /tmp/p/list
+${files}
 export GIT_CONFIG_NOSYSTEM=1 HOME=/tmp
 sed -n 's#^--- a/##p' /tmp/p/hidden.patch | while IFS= read -r f; do
   mkdir -p "/tmp/w/$(dirname "$f")"
-  git -c safe.directory='*' --git-dir="$4/.git" show "HEAD:$f" > "/tmp/w/$f"
+  git -c safe.directory='*' --git-dir="$1/.git" show "HEAD:$f" > "/tmp/w/$f"
 done
 cd /tmp/w
 GIT_DIR=/nonexistent git apply --whitespace=nowarn /tmp/p/hidden.patch
 cd /
-exec python3 -I /tmp/p/run --proctor-canary /tmp/w /tmp/p/list "$5"`;
+exec python3 -I /tmp/p/run --proctor-canary /tmp/w /tmp/p/list "$2"`;
 
 /**
  * The canary coverage of a bundle's hidden tests in its image (by local id), or null when its
@@ -49,13 +46,13 @@ export async function canaryCoverage(
 ): Promise<CanaryCoverage | null> {
   const runner = await readFile(bundle.paths.runner);
   if (!runnerPlacesCanaries(runner)) return null;
-  const args = [
-    runner,
-    await readFile(bundle.paths.hiddenPatch),
-    await readFile(bundle.paths.hidden),
-  ].map((bytes) => bytes.toString('base64'));
-  if (args.some((a) => a.length > MAX_ARGUMENT)) {
-    return { error: 'not measured: tests/run or tests/hidden.patch is over 96 KiB' };
+  const files = fileArguments('/tmp/p', [
+    ['run', runner],
+    ['hidden.patch', await readFile(bundle.paths.hiddenPatch)],
+    ['list', await readFile(bundle.paths.hidden)],
+  ]);
+  if (files.bytes > MAX_FILE_ARGUMENTS_BYTES) {
+    return { error: 'not measured: tests/run and tests/hidden.patch are over 1 MiB together' };
   }
   try {
     const result = await runToCompletion(
@@ -67,9 +64,9 @@ export async function canaryCoverage(
         cmd: [
           'sh',
           '-c',
-          PROBE_SCRIPT,
+          probeScript(files.script),
           'proctor-canary-probe',
-          ...args,
+          ...files.args,
           bundle.workdir,
           'validate',
         ],
