@@ -4,6 +4,7 @@
 // Each runner runs in the runners' test image, as the task's code would.
 import { describe, expect, it } from 'vitest';
 import { runnerSource } from '../../src/runners/index.js';
+import { fileArguments } from '../../src/sandbox/file-arguments.js';
 import { fixtureImage, execFileAsync } from '../helpers/docker.js';
 
 const WRAPPER = String.raw`#!/bin/sh
@@ -13,9 +14,11 @@ exec python3 "$@"`;
 /** Runs `run LIST REPORT` with `env` in the runners' image; its exit, stderr and the marker. */
 async function runWith(runner: 'pytest' | 'django' | 'sympy', python: string | undefined) {
   const image = await fixtureImage('runners');
-  const source = (await runnerSource(runner)).toString('base64');
+  // The runner is over one argument's 128 KiB in base64: it goes in chunks.
+  const files = fileArguments('/tmp', [['run', await runnerSource(runner)]]);
   const script = [
-    `echo ${source} | base64 -d > /tmp/run && chmod +x /tmp/run`,
+    files.script,
+    'chmod +x /tmp/run',
     `printf '%s\\n' '${WRAPPER.replaceAll("'", "'\\''")}' > /tmp/py && chmod +x /tmp/py`,
     'touch /tmp/list',
     `${python === undefined ? '' : `RUNNER_PYTHON=${python} `}/tmp/run /tmp/list /tmp/report; echo "exit $?"`,
@@ -23,6 +26,7 @@ async function runWith(runner: 'pytest' | 'django' | 'sympy', python: string | u
   ].join('\n');
   const { stdout, stderr } = await execFileAsync('docker', [
     ...['run', '--rm', '--network', 'none', '--workdir', '/tmp', image, 'sh', '-c', script],
+    ...['runner-python', ...files.args],
   ]);
   return { stdout, stderr };
 }
