@@ -53,17 +53,18 @@ export const CANARY_TIMEOUT_MS = 60_000;
 export const EXISTING_CANARY_SAMPLE = 3;
 
 /**
- * The ID list the canary step takes: `hidden`, then up to EXISTING_CANARY_SAMPLE ids of
- * `existing` that are not hidden, chosen at random for each grade (a candidate cannot know
- * which of its tests are watched).
+ * The ID list the canary step takes: `hidden` (the list's bytes, with `hiddenIds` its ids),
+ * then up to EXISTING_CANARY_SAMPLE of `existingIds` that are not hidden, chosen at random for
+ * each grade (a candidate cannot know which of its tests are watched).
  */
 export function withExistingSample(
   hidden: Buffer,
-  existing: Buffer | undefined,
+  hiddenIds: readonly string[],
+  existingIds: readonly string[],
   sample = EXISTING_CANARY_SAMPLE,
 ): Buffer {
-  const listed = new Set(lines(hidden));
-  const pool = [...new Set(lines(existing ?? Buffer.alloc(0)))].filter((id) => !listed.has(id));
+  const listed = new Set(hiddenIds);
+  const pool = [...new Set(existingIds)].filter((id) => !listed.has(id));
   const chosen: string[] = [];
   while (chosen.length < sample && pool.length > 0) {
     chosen.push(pool.splice(randomInt(pool.length), 1)[0]!);
@@ -72,12 +73,6 @@ export function withExistingSample(
   const head = hidden.length > 0 && hidden[hidden.length - 1] !== 0x0a ? '\n' : '';
   return Buffer.concat([hidden, Buffer.from(`${head}${chosen.join('\n')}\n`, 'utf8')]);
 }
-
-const lines = (list: Buffer) =>
-  list
-    .toString('utf8')
-    .split('\n')
-    .filter((l) => l.length > 0);
 /** The step's stdout is read up to this many bytes (ids and mutations of every hidden test). */
 const CANARY_OUTPUT_BYTES = 4 * 1024 * 1024;
 

@@ -434,7 +434,7 @@ export async function hiddenCanaries(
   if (phase.protocol === undefined || !runnerPlacesCanaries(runner)) return undefined;
   const hidden = phase.lists[ASSET.hidden];
   if (hidden === undefined) throw new ProctorError('INTERNAL', `no ID list named ${ASSET.hidden}`);
-  const ids = withExistingSample(hidden, phase.lists[ASSET.existing]);
+  const ids = withExistingSample(hidden, phase.bundle.hiddenIds, phase.bundle.existingIds);
   const placed = await phase.timed('canaries', () =>
     placeCanaries(phase.exec, phase.bundle.workdir, ids, phase.patchHeaders),
   );
