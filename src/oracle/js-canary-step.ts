@@ -215,7 +215,15 @@ export async function placeJsCanaries(
     }
   }
   for (const id of wanted) {
-    if (!defined.has(id)) record.uncovered.push({ test: id, why: 'no test of that title found' });
+    if (!defined.has(id)) {
+      record.uncovered.push({
+        test: id,
+        why:
+          dialect === 'mocha'
+            ? "no test of that title in the hidden patch's test files"
+            : 'no test of that title in its file',
+      });
+    }
   }
   for (const { file, bytes, mutants } of writes) {
     try {
