@@ -1,5 +1,5 @@
 // A task's canary coverage, for `proctor validate`: which hidden tests the mutator
-// (src/runners/core/canary.py) understands. A probe container of the task's image takes the
+// (src/runners/core/canary.py, or js-canaries.ts for the node and mocha runners) understands. A probe container of the task's image takes the
 // files hidden.patch touches, at the base commit, applies the patch to them in its /tmp and
 // runs the runner's canary step there; the image's tree itself is never written.
 import { readFile } from 'node:fs/promises';
@@ -8,6 +8,8 @@ import { fileArguments, MAX_FILE_ARGUMENTS_BYTES } from '../sandbox/file-argumen
 import { runToCompletion, type DockerClient, type Owner } from '../sandbox/index.js';
 import type { Bundle } from './bundle.js';
 import { runnerPlacesCanaries } from './canaries.js';
+import { canaryJsFile, type JsDialect } from './js-canaries.js';
+import { jsCanaryDialect, jsCanaryFiles, parseRead, READ_SCRIPT } from './js-canary-step.js';
 
 export type CanaryCoverage =
   | {
@@ -34,6 +36,26 @@ GIT_DIR=/nonexistent git apply --whitespace=nowarn /tmp/p/hidden.patch
 cd /
 exec python3 -I /tmp/p/run --proctor-canary /tmp/w /tmp/p/list "$2"`;
 
+// The JavaScript runners' coverage (js-canary-step.ts): the same files at the base commit with
+// the patch applied, and the listed ids' own files, printed by the read step for Proctor's
+// mutator. After the files: $1 the work tree, then the test files to print.
+const jsProbeScript = (files: string) => String.raw`set -e
+mkdir /tmp/p /tmp/w
+${files}
+export GIT_CONFIG_NOSYSTEM=1 HOME=/tmp
+w=$1
+shift
+extract() {
+  mkdir -p "/tmp/w/$(dirname "$1")"
+  git -c safe.directory='*' --git-dir="$w/.git" show "HEAD:$1" > "/tmp/w/$1" 2>/dev/null || rm -f -- "/tmp/w/$1"
+}
+sed -n 's#^--- a/##p' /tmp/p/hidden.patch | while IFS= read -r f; do extract "$f"; done
+for f; do [ -e "/tmp/w/$f" ] || extract "$f"; done
+cd /tmp/w
+GIT_DIR=/nonexistent git apply --whitespace=nowarn /tmp/p/hidden.patch
+set +e
+${READ_SCRIPT.replace('cd "$1" || exit 125\nshift\n', '')}`;
+
 /**
  * The canary coverage of a bundle's hidden tests in its image (by local id), or null when its
  * runner places no canaries.
@@ -45,6 +67,8 @@ export async function canaryCoverage(
   probe: { owner: Owner; uid: number; gid: number; runtime?: string; signal?: AbortSignal },
 ): Promise<CanaryCoverage | null> {
   const runner = await readFile(bundle.paths.runner);
+  const js = jsCanaryDialect(runner);
+  if (js !== null) return jsCanaryCoverage(docker, bundle, imageId, probe, js);
   if (!runnerPlacesCanaries(runner)) return null;
   const files = fileArguments('/tmp/p', [
     ['run', runner],
@@ -99,6 +123,82 @@ export async function canaryCoverage(
       mutants: out.mutants.length,
       uncovered: out.uncovered,
     };
+  } catch (error) {
+    return { error: `not measured: ${describeError(error)}` };
+  }
+}
+
+async function jsCanaryCoverage(
+  docker: DockerClient,
+  bundle: Bundle,
+  imageId: string,
+  probe: { owner: Owner; uid: number; gid: number; runtime?: string; signal?: AbortSignal },
+  dialect: JsDialect,
+): Promise<CanaryCoverage> {
+  const patch = await readFile(bundle.paths.hiddenPatch);
+  const ids = bundle.hiddenIds;
+  const { files: names, unplaced } = jsCanaryFiles(dialect, ids, patch);
+  const files = fileArguments('/tmp/p', [['hidden.patch', patch]]);
+  if (files.bytes > MAX_FILE_ARGUMENTS_BYTES) {
+    return { error: 'not measured: tests/hidden.patch is over 1 MiB' };
+  }
+  try {
+    const result = await runToCompletion(
+      docker,
+      {
+        owner: probe.owner,
+        role: 'probe',
+        image: imageId,
+        cmd: [
+          'sh',
+          '-c',
+          jsProbeScript(files.script),
+          'proctor-canary-probe',
+          ...files.args,
+          bundle.workdir,
+          ...names,
+        ],
+        uid: probe.uid,
+        gid: probe.gid,
+        workdir: '/',
+        env: { LC_ALL: 'C.UTF-8' },
+        ...(probe.runtime ? { runtime: probe.runtime } : {}),
+      },
+      {
+        timeoutMs: 120_000,
+        outputBytes: 64 * 1024 * 1024,
+        ...(probe.signal ? { signal: probe.signal } : {}),
+      },
+    );
+    if (result.timedOut || result.exitCode !== 0) {
+      const last = result.stderr.trim().split('\n').slice(-2).join('; ');
+      return {
+        error: `not measured: the probe exited with ${String(result.exitCode)}${last ? `: ${last}` : ''}`,
+      };
+    }
+    const read = parseRead(result.stdout, names);
+    const wanted = new Set(ids.filter((id) => !unplaced.some((u) => u.test === id)));
+    const uncovered = [...unplaced];
+    const covered = new Set<string>();
+    let mutants = 0;
+    const defined = new Set<string>();
+    for (const name of names) {
+      const bytes = read.get(name)!;
+      if (typeof bytes === 'string') continue;
+      try {
+        const placed = canaryJsFile(dialect, name, bytes.toString('utf8'), wanted);
+        for (const id of placed.defined) defined.add(id);
+        for (const m of placed.mutants) covered.add(m.test);
+        mutants += placed.mutants.length;
+        uncovered.push(...placed.uncovered);
+      } catch (error) {
+        uncovered.push({ test: name, why: `the file does not parse: ${describeError(error)}` });
+      }
+    }
+    for (const id of wanted) {
+      if (!defined.has(id)) uncovered.push({ test: id, why: 'no test of that title found' });
+    }
+    return { covered: covered.size, total: ids.length, mutants, uncovered };
   } catch (error) {
     return { error: `not measured: ${describeError(error)}` };
   }

@@ -24,6 +24,7 @@ import {
   PHASE_SCRIPT,
   asset,
 } from './evaluate-scripts.js';
+import { jsCanaryDialect, placeJsCanaries } from './js-canary-step.js';
 import {
   checkIntegrity,
   integritySchema,
@@ -431,12 +432,19 @@ export async function hiddenCanaries(
   runner: Buffer,
 ): Promise<CanaryRecord | undefined> {
   // Only a protocol-2 phase's request can carry the canaries' ids to the test side.
-  if (phase.protocol === undefined || !runnerPlacesCanaries(runner)) return undefined;
+  const js = jsCanaryDialect(runner);
+  if (phase.protocol === undefined || (js === null && !runnerPlacesCanaries(runner))) {
+    return undefined;
+  }
   const hidden = phase.lists[ASSET.hidden];
   if (hidden === undefined) throw new ProctorError('INTERNAL', `no ID list named ${ASSET.hidden}`);
   const ids = withExistingSample(hidden, phase.bundle.hiddenIds, phase.bundle.existingIds);
+  // A JavaScript runner's canaries are made here (js-canary-step.ts), a Python one's by its
+  // own step in the container.
   const placed = await phase.timed('canaries', () =>
-    placeCanaries(phase.exec, phase.bundle.workdir, ids, phase.patchHeaders),
+    js === null
+      ? placeCanaries(phase.exec, phase.bundle.workdir, ids, phase.patchHeaders)
+      : placeJsCanaries(phase.exec, phase.bundle.workdir, js, ids, phase.patchHeaders),
   );
   checkAborted(phase.signal);
   return placed;

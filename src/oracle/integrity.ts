@@ -7,6 +7,7 @@
 import { open } from 'node:fs/promises';
 import type { Bundle } from './bundle.js';
 import { runnerPlacesCanaries } from './canaries.js';
+import { jsCanaryDialect } from './js-canary-step.js';
 import { deniedBy } from './diff-filter.js';
 import { PROTOCOL_PREFIX_BYTES, runnerProtocol } from './protocol.js';
 
@@ -39,7 +40,7 @@ export async function integrityLayers(bundle: {
   if (runnerProtocol(head) === 2) {
     layers.push(...PROTOCOL_LAYERS);
     // Mutants of the hidden tests (canaries.ts): only with the protocol's request to carry them.
-    if (runnerPlacesCanaries(head)) layers.push('canaries');
+    if (runnerPlacesCanaries(head) || jsCanaryDialect(head) !== null) layers.push('canaries');
   }
   return layers;
 }

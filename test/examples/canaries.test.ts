@@ -1,9 +1,11 @@
 // No false alarm: the gold patch of every shipped example whose runner places canaries (the
-// built-in pytest runner) passes with them, each mutant failing, through the real oracle.
+// built-in pytest runner; the node and mocha runners, whose canaries Proctor places) passes
+// with them, each mutant failing, through the real oracle.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { runnerPlacesCanaries } from '../../src/oracle/canaries.js';
+import { canaryLines, runnerPlacesCanaries } from '../../src/oracle/canaries.js';
+import { jsCanaryDialect } from '../../src/oracle/js-canary-step.js';
 import { loadBundle } from '../../src/oracle/bundle.js';
 import { requireDocker, resolveImage } from '../../src/sandbox/index.js';
 import { dockerScope, testDocker } from '../helpers/docker.js';
@@ -17,13 +19,18 @@ const SCOPE = dockerScope(docker, 'examples-canaries');
 const EXAMPLES = readdirSync(join(ROOT, 'examples'), { withFileTypes: true })
   .filter((e) => e.isDirectory())
   .map((e) => e.name)
-  .filter((name) => runnerPlacesCanaries(readFileSync(join(ROOT, 'examples', name, 'tests/run'))));
+  .filter((name) => {
+    const runner = readFileSync(join(ROOT, 'examples', name, 'tests/run'));
+    return runnerPlacesCanaries(runner) || jsCanaryDialect(runner) !== null;
+  });
 
 describe('the examples with canaries', { timeout: 600_000 }, () => {
   beforeAll(() => requireDocker(docker));
 
-  it('include the Python one', () => {
-    expect(EXAMPLES).toContain('py-duration-parse');
+  it('include the Python one and the JavaScript ones', () => {
+    expect(EXAMPLES).toEqual(
+      expect.arrayContaining(['py-duration-parse', 'node-version-compare', 'js-slug-accents']),
+    );
   });
 
   it.each(EXAMPLES)('%s: the gold patch passes, every canary failing', async (name) => {
@@ -36,5 +43,10 @@ describe('the examples with canaries', { timeout: 600_000 }, () => {
     expect(canaries?.error).toBeNull();
     expect(canaries?.mutants.length).toBeGreaterThan(0);
     for (const m of canaries?.mutants ?? []) expect(m.status, m.mutation).toMatch(/failed|error/);
+    // The oracle log names each mutant and what it reported.
+    const lines = canaryLines(canaries!);
+    for (const m of canaries?.mutants ?? []) {
+      expect(lines).toContain(`  canary ${m.id} of ${m.test}: ${m.mutation}: ${m.status}`);
+    }
   });
 });

@@ -62,8 +62,9 @@ describe('integrityLayers', () => {
         'collector',
         'tripwires',
         'base-config',
-        // The Python runners place canaries (src/runners/core/canary.py); the others not yet.
-        ...(['pytest', 'sympy', 'django'].includes(name) ? ['canaries'] : []),
+        // The Python runners place canaries (src/runners/core/canary.py), and Proctor places
+        // the node runner's (js-canaries.ts); the others not yet.
+        ...(['pytest', 'sympy', 'django', 'node'].includes(name) ? ['canaries'] : []),
       ]);
     }
     // The line must be the runner's own, within its first 4 KiB.

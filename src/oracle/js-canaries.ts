@@ -1,0 +1,450 @@
+// Canaries for the JavaScript and TypeScript runners (node, mocha): the mutator. The Python
+// runners carry theirs (src/runners/core/canary.py) and run it in the container; a JS image may
+// have no python3, and the candidate controls every parser in the checkout, so this one runs
+// here, in Proctor's own process, with @babel/parser (TypeScript and JSX too). It takes a test
+// file's text and the tests to copy, and gives the text with each mutant placed right after
+// its original: the original's statement, character for character, with two spans replaced
+// (the test's title, a word added, and one expectation changed). Pure: the trusted step that
+// reads the files from the container and writes them back is js-canary-step.ts.
+import { parse, type ParserPlugin } from '@babel/parser';
+import { randomInt } from 'node:crypto';
+
+/** The words a mutant's title takes (`orders versions` -> `orders versions again`). */
+export const JS_CANARY_WORDS = [
+  'again',
+  'alt',
+  'basic',
+  'case',
+  'check',
+  'edge',
+  'extra',
+  'more',
+  'other',
+  'simple',
+  'variant',
+  'values',
+  'second',
+  'repeat',
+  'mixed',
+  'plain',
+  'small',
+  'large',
+  'default',
+  'explicit',
+  'twice',
+  'single',
+  'nested',
+  'inline',
+  'direct',
+  'reverse',
+  'strict',
+] as const;
+
+/** Assertion functions whose second argument (else first) is an expected value. */
+const EQUAL = new Set(['strictEqual', 'deepStrictEqual', 'equal', 'deepEqual', 'equals']);
+/** An expectation chain's last call whose argument is an expected value. */
+const EXPECT_EQUAL = new Set(['equal', 'equals', 'eq', 'eql', 'toBe', 'toEqual', 'toStrictEqual']);
+/** An expectation chain's last call that expects the function under `expect` to throw. */
+const EXPECT_THROW = new Set(['throw', 'throws', 'Throw', 'toThrow', 'toThrowError']);
+/** Words in an expectation chain that make it something else than a plain expectation. */
+const EXPECT_SKIP = new Set(['not', 'resolves', 'rejects', 'eventually', 'soft', 'poll']);
+const SUITE = new Set(['describe', 'suite', 'context']);
+const TEST = new Set(['it', 'test', 'specify']);
+const MODIFIERS = new Set(['only', 'skip', 'todo', 'concurrent', 'sequential']);
+
+/** A random integer in [0, n): the default is crypto's; tests pass a seeded one. */
+export type Random = (n: number) => number;
+const cryptoRandom: Random = (n) => randomInt(n);
+
+// A narrow view of babel's nodes: what the mutator reads, nothing else.
+interface Node {
+  type: string;
+  start?: number | null;
+  end?: number | null;
+  [key: string]: unknown;
+}
+const isNode = (value: unknown): value is Node =>
+  typeof value === 'object' && value !== null && typeof (value as Node).type === 'string';
+const child = (node: Node, key: string): Node | null => {
+  const value = node[key];
+  return isNode(value) ? value : null;
+};
+const children = (node: Node, key: string): Node[] => {
+  const value = node[key];
+  return Array.isArray(value) ? value.filter(isNode) : [];
+};
+const span = (node: Node): [number, number] => [node.start ?? 0, node.end ?? 0];
+
+export type JsDialect = 'node' | 'mocha';
+
+/** The file kinds the mutator reads, by extension. */
+export const JS_TEST_FILE = /\.(?:[cm]?[jt]s|[jt]sx)$/;
+
+function plugins(file: string): ParserPlugin[] {
+  if (/\.tsx$/.test(file)) return ['typescript', 'jsx'];
+  if (/\.[cm]?ts$/.test(file)) return ['typescript'];
+  return ['jsx'];
+}
+
+/** A test file's program (babel's File node's). Throws when it does not parse. */
+export function parseTestFile(file: string, text: string): Node {
+  const parsed = parse(text, {
+    sourceType: 'unambiguous',
+    allowReturnOutsideFunction: true,
+    allowAwaitOutsideFunction: true,
+    allowImportExportEverywhere: true,
+    errorRecovery: false,
+    plugins: plugins(file),
+  });
+  return parsed.program as unknown as Node;
+}
+
+/** A title written as a literal (a string, or a template without substitutions), else null. */
+function titleOf(node: Node | null): string | null {
+  if (node === null) return null;
+  if (node.type === 'StringLiteral') return node.value as string;
+  if (node.type === 'TemplateLiteral' && children(node, 'expressions').length === 0) {
+    const quasi = children(node, 'quasis')[0];
+    const cooked = (quasi?.value as { cooked?: string | null } | undefined)?.cooked;
+    return typeof cooked === 'string' ? cooked : null;
+  }
+  return null;
+}
+
+/** `describe`, `it.only`, `test.skip` … : the kind of a call's callee, or null. */
+function callKind(call: Node): 'suite' | 'test' | null {
+  let callee = child(call, 'callee');
+  if (callee?.type === 'MemberExpression' && !call.computed) {
+    const property = child(callee, 'property');
+    if (property?.type === 'Identifier' && MODIFIERS.has(property.name as string)) {
+      callee = child(callee, 'object');
+    }
+  }
+  if (callee?.type !== 'Identifier') return null;
+  const name = callee.name as string;
+  return SUITE.has(name) ? 'suite' : TEST.has(name) ? 'test' : null;
+}
+
+/** The function a describe()/it() call runs: its last argument, when it is a function. */
+function callback(call: Node): Node | null {
+  const args = children(call, 'arguments');
+  const last = args[args.length - 1];
+  return last && (last.type === 'ArrowFunctionExpression' || last.type === 'FunctionExpression')
+    ? last
+    : null;
+}
+
+export interface FoundTest {
+  /** The titles of its describe() blocks and its own. */
+  path: string[];
+  /** The statement `it(…);` (what a mutant copies). */
+  statement: Node;
+  title: Node;
+  fn: Node;
+}
+
+/** Every test a file defines with literal titles, as statements of its top level or of its
+ * describe() blocks' functions (a test made in a loop or a helper has no title to match). */
+export function findTests(program: Node): FoundTest[] {
+  const found: FoundTest[] = [];
+  const visit = (statements: Node[], path: string[]) => {
+    for (const statement of statements) {
+      if (statement.type !== 'ExpressionStatement') continue;
+      let call = child(statement, 'expression');
+      if (call?.type === 'AwaitExpression') call = child(call, 'argument');
+      if (call?.type !== 'CallExpression') continue;
+      const kind = callKind(call);
+      if (kind === null) continue;
+      const titleNode = children(call, 'arguments')[0] ?? null;
+      const title = titleOf(titleNode);
+      const fn = callback(call);
+      if (title === null || titleNode === null || fn === null) continue;
+      if (kind === 'suite') {
+        const body = child(fn, 'body');
+        if (body?.type === 'BlockStatement') visit(children(body, 'body'), [...path, title]);
+      } else {
+        found.push({ path: [...path, title], statement, title: titleNode, fn });
+      }
+    }
+  };
+  visit(children(program, 'body'), []);
+  return found;
+}
+
+/** An id's test as the dialect names it: node `FILE::a > b > c`, mocha the full title (the
+ * titles joined by spaces, without `#`). */
+export function testId(dialect: JsDialect, file: string, path: readonly string[]): string {
+  return dialect === 'node' ? `${file}::${path.join(' > ')}` : path.join(' ').replace(/#/g, '');
+}
+
+interface Edit {
+  start: number;
+  end: number;
+  text: string;
+}
+
+/** The new text of an expected value no honest result can equal if the old one does; null
+ * for a value the mutator does not change. */
+function changedLiteral(text: string, node: Node, random: Random): string | null {
+  const raw = text.slice(...span(node));
+  switch (node.type) {
+    case 'NumericLiteral': {
+      const value = node.value as number;
+      const next = value + 1 + random(9);
+      return Number.isFinite(next) && next !== value ? String(next) : null;
+    }
+    case 'BigIntLiteral':
+      return `${(BigInt(node.value as string) + BigInt(1 + random(9))).toString()}n`;
+    case 'StringLiteral':
+    case 'TemplateLiteral': {
+      if (node.type === 'TemplateLiteral' && children(node, 'expressions').length > 0) return null;
+      const letter = 'abcdefghkmnpqrstuvwxyz'[random(22)]!;
+      return raw.slice(0, -1) + letter + raw.slice(-1);
+    }
+    case 'BooleanLiteral':
+      return String(!(node.value as boolean));
+    case 'ArrayExpression':
+    case 'ObjectExpression': {
+      // One more element (`null`) or property (`word: null`), written after the last one.
+      const items = children(node, node.type === 'ArrayExpression' ? 'elements' : 'properties');
+      const added =
+        node.type === 'ArrayExpression'
+          ? 'null'
+          : `${JS_CANARY_WORDS[random(JS_CANARY_WORDS.length)]!}: null`;
+      const last = items[items.length - 1];
+      if (last === undefined) return raw.startsWith('[') ? `[${added}]` : `{ ${added} }`;
+      const at = (last.end ?? 0) - (node.start ?? 0);
+      return `${raw.slice(0, at)}, ${added}${raw.slice(at)}`;
+    }
+    case 'UnaryExpression': {
+      const argument = child(node, 'argument');
+      if (node.operator !== '-' || argument?.type !== 'NumericLiteral') return null;
+      const inner = changedLiteral(text, argument, random);
+      return inner === null ? null : `-${inner}`;
+    }
+    default:
+      return null;
+  }
+}
+
+/** An expected value's edit: the first of `candidates` the mutator can change. */
+function valueEdit(
+  text: string,
+  candidates: Array<Node | undefined>,
+  random: Random,
+  what: string,
+): { edit: Edit; description: string } | null {
+  for (const node of candidates) {
+    if (node === undefined) continue;
+    const changed = changedLiteral(text, node, random);
+    if (changed === null) continue;
+    const [start, end] = span(node);
+    return {
+      edit: { start, end, text: changed },
+      description: `${what} expected ${excerpt(text.slice(start, end))} -> ${excerpt(changed)}`,
+    };
+  }
+  return null;
+}
+
+const excerpt = (s: string) => (s.length > 80 ? `${s.slice(0, 77)}...` : s).replace(/\s+/g, ' ');
+
+/** The names of a member chain from `expect(x)` to its last call: null when it does not start
+ * with a call of `expect` (or `chai.expect`, `expect.soft` is skipped). */
+function expectChain(callee: Node): { words: string[]; expectCall: Node } | null {
+  const words: string[] = [];
+  let node: Node | null = callee;
+  while (node?.type === 'MemberExpression') {
+    const property = child(node, 'property');
+    if (node.computed || property?.type !== 'Identifier') return null;
+    words.unshift(property.name as string);
+    node = child(node, 'object');
+    if (node?.type === 'CallExpression') {
+      const inner = child(node, 'callee');
+      const named =
+        inner?.type === 'Identifier'
+          ? (inner.name as string)
+          : inner?.type === 'MemberExpression' && child(inner, 'property')?.type === 'Identifier'
+            ? (child(inner, 'property')!.name as string)
+            : null;
+      return named === 'expect' ? { words, expectCall: node } : null;
+    }
+  }
+  return null;
+}
+
+/** Every mutation the mutator understands in one call of a test's body. */
+function callMutations(
+  text: string,
+  call: Node,
+  random: Random,
+): Array<{ edit: Edit; description: string }> {
+  const callee = child(call, 'callee');
+  const args = children(call, 'arguments');
+  if (callee === null) return [];
+  const chain = callee.type === 'MemberExpression' ? expectChain(callee) : null;
+  if (chain !== null) {
+    const last = chain.words[chain.words.length - 1]!;
+    if (chain.words.some((w) => EXPECT_SKIP.has(w))) return [];
+    const subject = children(chain.expectCall, 'arguments')[0];
+    if (EXPECT_EQUAL.has(last)) {
+      const made = valueEdit(
+        text,
+        [args[0], subject],
+        random,
+        `expect(…).${chain.words.join('.')}`,
+      );
+      return made ? [made] : [];
+    }
+    if (EXPECT_THROW.has(last) && subject !== undefined) {
+      const [start, end] = span(subject);
+      return [
+        {
+          edit: { start, end, text: '() => {}' },
+          description: `expect(${excerpt(text.slice(start, end))}).${chain.words.join('.')} -> a function that returns`,
+        },
+      ];
+    }
+    return [];
+  }
+  // assert.strictEqual(a, b), strictEqual(a, b) (imported), chai's assert.equal(a, b)
+  let name: string | null = null;
+  if (callee.type === 'Identifier') name = callee.name as string;
+  else if (callee.type === 'MemberExpression' && !callee.computed) {
+    const object = child(callee, 'object');
+    const property = child(callee, 'property');
+    if (
+      property?.type === 'Identifier' &&
+      (object?.type === 'Identifier' || object?.type === 'MemberExpression')
+    ) {
+      name = property.name as string;
+    }
+  }
+  if (name === null) return [];
+  if (EQUAL.has(name) && args.length >= 2) {
+    const made = valueEdit(text, [args[1], args[0]], random, name);
+    return made ? [made] : [];
+  }
+  if (name === 'throws' && args.length >= 1 && args[0]!.type !== 'SpreadElement') {
+    const [start, end] = span(args[0]!);
+    return [
+      {
+        edit: { start, end, text: '() => {}' },
+        description: `throws(${excerpt(text.slice(start, end))}) -> a function that returns`,
+      },
+    ];
+  }
+  return [];
+}
+
+/** The mutations of a test function: in the statements that run whenever it does (its body's,
+ * not inside a branch, a loop, a try or a nested function, where an assertion may honestly
+ * never run). */
+export function testMutations(
+  text: string,
+  fn: Node,
+  random: Random = cryptoRandom,
+): Array<{ edit: Edit; description: string }> {
+  const body = child(fn, 'body');
+  if (body === null) return [];
+  const expressions =
+    body.type === 'BlockStatement'
+      ? children(body, 'body').flatMap((s) =>
+          s.type === 'ExpressionStatement' ? [child(s, 'expression')!] : [],
+        )
+      : [body];
+  const found = [];
+  for (let expression of expressions) {
+    if (expression.type === 'AwaitExpression') expression = child(expression, 'argument')!;
+    if (expression?.type === 'CallExpression')
+      found.push(...callMutations(text, expression, random));
+  }
+  return found;
+}
+
+export interface JsMutant {
+  /** The listed id it is a mutant of. */
+  test: string;
+  /** The mutant's own id, as the dialect names it. */
+  id: string;
+  mutation: string;
+}
+
+/**
+ * Mutants of the tests of one file whose ids are in `wanted` (ids as `dialect` names them).
+ * Returns the new text (null when nothing was placed), the mutants, and the wanted ids this
+ * file defines that got none, with why.
+ */
+export function canaryJsFile(
+  dialect: JsDialect,
+  file: string,
+  text: string,
+  wanted: ReadonlySet<string>,
+  random: Random = cryptoRandom,
+): {
+  text: string | null;
+  mutants: JsMutant[];
+  uncovered: Array<{ test: string; why: string }>;
+  /** The wanted ids the file defines (covered or not). */
+  defined: Set<string>;
+} {
+  const program = parseTestFile(file, text);
+  const tests = findTests(program);
+  const titles = new Set(tests.map((t) => testId(dialect, file, t.path)));
+  const inserts: Array<{ at: number; text: string }> = [];
+  const mutants: JsMutant[] = [];
+  const uncovered: Array<{ test: string; why: string }> = [];
+  const defined = new Set<string>();
+  for (const found of tests) {
+    const id = testId(dialect, file, found.path);
+    if (!wanted.has(id)) continue;
+    defined.add(id);
+    const choices = testMutations(text, found.fn, random);
+    if (choices.length === 0) {
+      uncovered.push({ test: id, why: 'no assertion the mutator understands' });
+      continue;
+    }
+    const choice = choices[random(choices.length)]!;
+    let mutantPath: string[] | null = null;
+    for (let tries = 0; tries < JS_CANARY_WORDS.length && mutantPath === null; tries += 1) {
+      const word = JS_CANARY_WORDS[random(JS_CANARY_WORDS.length)]!;
+      const path = [...found.path.slice(0, -1), `${found.path[found.path.length - 1]!} ${word}`];
+      if (!titles.has(testId(dialect, file, path))) mutantPath = path;
+    }
+    if (mutantPath === null) {
+      uncovered.push({ test: id, why: 'no free title for a mutant' });
+      continue;
+    }
+    const mutantId = testId(dialect, file, mutantPath);
+    titles.add(mutantId);
+    const [start, end] = span(found.statement);
+    const [titleStart, titleEnd] = span(found.title);
+    const titleRaw = text.slice(titleStart, titleEnd);
+    const word = mutantPath[mutantPath.length - 1]!.slice(
+      found.path[found.path.length - 1]!.length,
+    );
+    const edits = [
+      { start: titleStart, end: titleEnd, text: titleRaw.slice(0, -1) + word + titleRaw.slice(-1) },
+      choice.edit,
+    ].sort((a, b) => b.start - a.start);
+    let copy = text.slice(start, end);
+    for (const edit of edits) {
+      copy = copy.slice(0, edit.start - start) + edit.text + copy.slice(edit.end - start);
+    }
+    // Indented as the original, after a blank line when the original has one before it.
+    const lineStart = text.lastIndexOf('\n', start - 1) + 1;
+    const indent = /^[ \t]*/.exec(text.slice(lineStart, start))![0];
+    const blank = /\n[ \t]*\r?\n[ \t]*$/.test(text.slice(0, start)) ? '\n' : '';
+    const eol = text.includes('\r\n') ? '\r\n' : '\n';
+    inserts.push({ at: end, text: `${eol}${blank ? eol : ''}${indent}${copy}` });
+    mutants.push({ test: id, id: mutantId, mutation: choice.description });
+  }
+  if (inserts.length === 0) return { text: null, mutants, uncovered, defined };
+  let out = text;
+  for (const insert of inserts.sort((a, b) => b.at - a.at)) {
+    out = out.slice(0, insert.at) + insert.text + out.slice(insert.at);
+  }
+  // The mutated file must parse as the original did.
+  parseTestFile(file, out);
+  return { text: out, mutants, uncovered, defined };
+}

@@ -1,0 +1,250 @@
+// The canary step of the JavaScript runners (node, mocha): the trusted step of canaries.ts,
+// with the mutator in Proctor's own process (js-canaries.ts) instead of the runner. An exec as
+// the task uid, which runs nothing of the checkout (sh, wc, base64), reads the test files from
+// the work tree; Proctor mutates them; an exec per file writes the mutated bytes back in place
+// (mode and owner kept). The mutants' ids stay here, as for the Python runners: the test side
+// learns them only inside its phase's request, among the listed ids.
+import { describeError } from '../errors.js';
+import type { ExecResult } from '../sandbox/index.js';
+import { CANARY_TIMEOUT_MS, type Canary, type CanaryRecord } from './canaries.js';
+import { canaryJsFile, JS_TEST_FILE, type JsDialect, type Random } from './js-canaries.js';
+import { excerpt } from './report.js';
+
+/** The line a runner's first 4 KiB hold when Proctor places its canaries (`js-node`,
+ * `js-mocha`: how the runner names a test). */
+const JS_CANARY_LINE = /^# proctor-canaries: js-(node|mocha)[ \t]*$/m;
+const HEAD_BYTES = 4096;
+
+export function jsCanaryDialect(runner: Uint8Array): JsDialect | null {
+  const head = Buffer.from(runner.subarray(0, HEAD_BYTES)).toString('utf8');
+  return (JS_CANARY_LINE.exec(head)?.[1] as JsDialect | undefined) ?? null;
+}
+
+/** A test file over this many bytes gets no canary. */
+export const JS_CANARY_MAX_FILE = 4 * 1024 * 1024;
+/** At most this many files are read for one phase. */
+export const JS_CANARY_MAX_FILES = 32;
+
+/** $1 the work tree, then the files: for each, `no` (not a regular file), `big`, or `ok N`
+ * and its bytes in base64 on the next line. */
+export const READ_SCRIPT = String.raw`cd "$1" || exit 125
+shift
+for f; do
+  if [ -L "$f" ] || [ ! -f "$f" ] || [ ! -r "$f" ]; then echo no; continue; fi
+  n=$(wc -c < "$f") || { echo no; continue; }
+  if [ "$n" -gt ${JS_CANARY_MAX_FILE} ]; then echo big; continue; fi
+  echo "ok $n"
+  base64 -w0 < "$f" || exit 1
+  echo
+done`;
+
+/** $1 the work tree, $2 the file (still a regular file): stdin replaces its bytes in place. */
+export const WRITE_SCRIPT = String.raw`cd "$1" || exit 125
+if [ -L "$2" ] || [ ! -f "$2" ]; then echo "$2 is no longer a regular file" >&2; exit 1; fi
+cat > "$2"`;
+
+type Exec = (
+  cmd: string[],
+  timeoutMs: number,
+  outputBytes?: number,
+  options?: { stdin?: Buffer },
+) => Promise<Pick<ExecResult, 'exitCode' | 'timedOut' | 'stdout' | 'stderr'>>;
+
+const fileOf = (id: string) => (id.includes('::') ? id.slice(0, id.indexOf('::')) : id);
+
+/** A path relative to the work tree that stays inside it, of a kind the mutator reads. */
+export function safeTestPath(file: string): boolean {
+  return (
+    file !== '' &&
+    !file.startsWith('/') &&
+    !file.split('/').some((part) => part === '..' || part === '') &&
+    !/[\0\n\r]/.test(file) &&
+    JS_TEST_FILE.test(file)
+  );
+}
+
+/** The files the hidden test patch's headers name on their `diff --git` lines (b/ side). */
+export function patchFiles(headers: Buffer): string[] {
+  const files: string[] = [];
+  for (const match of headers.toString('utf8').matchAll(/^diff --git a\/.* b\/(.*)$/gm)) {
+    const file = match[1]!.trim();
+    if (!file.startsWith('"') && !files.includes(file)) files.push(file);
+  }
+  return files;
+}
+
+/** Which files to read for `ids`, and the ids no file can hold (with why). */
+export function jsCanaryFiles(
+  dialect: JsDialect,
+  ids: readonly string[],
+  headers: Buffer,
+): { files: string[]; unplaced: Array<{ test: string; why: string }> } {
+  const unplaced: Array<{ test: string; why: string }> = [];
+  if (dialect === 'mocha') {
+    const files = patchFiles(headers).filter(safeTestPath).slice(0, JS_CANARY_MAX_FILES);
+    if (files.length === 0) {
+      for (const id of ids)
+        unplaced.push({ test: id, why: 'the hidden patch touches no test file' });
+    }
+    return { files, unplaced };
+  }
+  const files: string[] = [];
+  for (const id of ids) {
+    const file = fileOf(id);
+    if (!id.includes('::')) unplaced.push({ test: id, why: 'the id names a whole file' });
+    else if (!safeTestPath(file))
+      unplaced.push({ test: id, why: 'not a test file the mutator reads' });
+    else if (!files.includes(file) && files.length >= JS_CANARY_MAX_FILES) {
+      unplaced.push({ test: id, why: `over ${JS_CANARY_MAX_FILES} files` });
+    } else if (!files.includes(file)) files.push(file);
+  }
+  return { files, unplaced };
+}
+
+/** Parses the read step's output: each file's bytes, or why it cannot be read. */
+export function parseRead(stdout: string, files: readonly string[]): Map<string, Buffer | string> {
+  const lines = stdout.split('\n');
+  const out = new Map<string, Buffer | string>();
+  let at = 0;
+  for (const file of files) {
+    const head = lines[at++] ?? '';
+    if (head === 'no') out.set(file, 'the file is not a regular file in the work tree');
+    else if (head === 'big') out.set(file, `the file is over ${JS_CANARY_MAX_FILE} bytes`);
+    else if (/^ok \d+$/.test(head)) {
+      const bytes = Buffer.from(lines[at++] ?? '', 'base64');
+      if (bytes.length !== Number(head.slice(3))) throw new Error(`${file}: a short read`);
+      out.set(file, bytes);
+    } else throw new Error(`${file}: an unexpected line ${JSON.stringify(head.slice(0, 40))}`);
+  }
+  return out;
+}
+
+/**
+ * Places the canaries of the tests of the ID list `ids` (one per line) in the work tree
+ * `workdir`; `headers` are the hidden test patch's headers. A step that fails places none
+ * (or none more): its record says why, and the phase runs with what was placed.
+ */
+export async function placeJsCanaries(
+  exec: Exec,
+  workdir: string,
+  dialect: JsDialect,
+  ids: Buffer,
+  headers: Buffer,
+  random?: Random,
+): Promise<CanaryRecord> {
+  const listed = [
+    ...new Set(
+      ids
+        .toString('utf8')
+        .split('\n')
+        .map((l) => (l.endsWith('\r') ? l.slice(0, -1) : l))
+        .filter((l) => l.trim() !== ''),
+    ),
+  ];
+  const { files, unplaced } = jsCanaryFiles(dialect, listed, headers);
+  const record: CanaryRecord = { mutants: [], uncovered: [...unplaced], error: null };
+  if (files.length === 0) return record;
+  let read: Map<string, Buffer | string>;
+  try {
+    const result = await exec(
+      ['sh', '-c', READ_SCRIPT, 'proctor-canary-read', workdir, ...files],
+      CANARY_TIMEOUT_MS,
+      // base64 of every file at its largest, with its header line.
+      Math.ceil((files.length * JS_CANARY_MAX_FILE * 4) / 3) + files.length * 64,
+    );
+    if (result.timedOut || result.exitCode !== 0) {
+      const last = result.stderr.trim().split('\n').slice(-3).join('; ');
+      throw new Error(
+        result.timedOut
+          ? 'the read did not finish in time'
+          : `the read exited with ${String(result.exitCode)}${last ? `: ${last}` : ''}`,
+      );
+    }
+    read = parseRead(result.stdout, files);
+  } catch (error) {
+    return {
+      mutants: [],
+      uncovered: [],
+      error: `the canary step failed: ${excerpt(describeError(error))}`,
+    };
+  }
+  const wanted = new Set(listed.filter((id) => !unplaced.some((u) => u.test === id)));
+  const defined = new Set<string>();
+  const writes: Array<{ file: string; bytes: Buffer; mutants: Canary[] }> = [];
+  for (const file of files) {
+    const bytes = read.get(file)!;
+    const inFile = dialect === 'node' ? listed.filter((id) => fileOf(id) === file) : [];
+    if (typeof bytes === 'string') {
+      for (const id of inFile) {
+        defined.add(id);
+        record.uncovered.push({ test: id, why: bytes });
+      }
+      continue;
+    }
+    let text: string;
+    try {
+      text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    } catch {
+      for (const id of inFile) {
+        defined.add(id);
+        record.uncovered.push({ test: id, why: 'the file cannot be read as UTF-8' });
+      }
+      continue;
+    }
+    let placed;
+    try {
+      placed = canaryJsFile(dialect, file, text, wanted, random);
+    } catch (error) {
+      for (const id of inFile) {
+        defined.add(id);
+        record.uncovered.push({
+          test: id,
+          why: `the file does not parse: ${excerpt(describeError(error))}`,
+        });
+      }
+      continue;
+    }
+    for (const id of placed.defined) defined.add(id);
+    record.uncovered.push(...placed.uncovered);
+    if (placed.text !== null) {
+      writes.push({
+        file,
+        bytes: Buffer.from(placed.text, 'utf8'),
+        mutants: placed.mutants.map((m) => ({ id: m.id, test: m.test, mutation: m.mutation })),
+      });
+    }
+  }
+  for (const id of wanted) {
+    if (!defined.has(id)) {
+      record.uncovered.push({
+        test: id,
+        why:
+          dialect === 'mocha'
+            ? "no test of that title in the hidden patch's test files"
+            : 'no test of that title in its file',
+      });
+    }
+  }
+  for (const { file, bytes, mutants } of writes) {
+    try {
+      const result = await exec(
+        ['sh', '-c', WRITE_SCRIPT, 'proctor-canary-write', workdir, file],
+        CANARY_TIMEOUT_MS,
+        16 * 1024,
+        { stdin: bytes },
+      );
+      if (result.timedOut || result.exitCode !== 0) {
+        throw new Error(
+          result.timedOut ? 'timed out' : result.stderr.trim() || `exit ${String(result.exitCode)}`,
+        );
+      }
+    } catch (error) {
+      // The file may be half written: its tests' outcomes cannot be told from a failure of the
+      // step, so the phase runs, and the record says so.
+      record.error = `writing ${file} failed: ${excerpt(describeError(error))}`;
+      return record;
+    }
+    record.mutants.push(...mutants);
+  }
+  return record;
+}

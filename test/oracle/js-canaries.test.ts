@@ -1,0 +1,209 @@
+// The JavaScript mutator (src/oracle/js-canaries.ts) and the pure parts of its step
+// (js-canary-step.ts): each mutation it understands, in JavaScript, TypeScript and JSX; the
+// tests it leaves uncovered and why; the ids in each runner's dialect; the paths it refuses.
+import { describe, expect, it } from 'vitest';
+import {
+  canaryJsFile,
+  findTests,
+  JS_CANARY_WORDS,
+  parseTestFile,
+  testId,
+  type Random,
+} from '../../src/oracle/js-canaries.js';
+import {
+  jsCanaryDialect,
+  jsCanaryFiles,
+  parseRead,
+  patchFiles,
+  safeTestPath,
+} from '../../src/oracle/js-canary-step.js';
+
+// Always the first choice: 1 added to a number, the letter `a`, the word `again`.
+const first: Random = () => 0;
+
+/** The mutant of the one test `title` in a file of one test. */
+function mutantOf(body: string, file = 'a.test.js', title = 'works') {
+  const text = `it('${title}', async () => {\n${body}\n});\n`;
+  const out = canaryJsFile('node', file, text, new Set([`${file}::${title}`]), first);
+  return out;
+}
+
+describe('the JavaScript mutator', () => {
+  it.each([
+    ['assert.strictEqual(f(1), 2);', 'assert.strictEqual(f(1), 3);', 'strictEqual expected 2 -> 3'],
+    ['assert.deepStrictEqual(f(), [1, 2]);', 'assert.deepStrictEqual(f(), [1, 2, null]);', null],
+    ['assert.equal(f(), "x");', 'assert.equal(f(), "xa");', null],
+    ['strictEqual(f(), `t`);', 'strictEqual(f(), `ta`);', null],
+    ['assert.deepEqual(f(), {});', 'assert.deepEqual(f(), { again: null });', null],
+    ['assert.deepEqual(f(), { a: 1 });', 'assert.deepEqual(f(), { a: 1, again: null });', null],
+    ['assert.strictEqual(f(), true);', 'assert.strictEqual(f(), false);', null],
+    ['assert.strictEqual(f(), -4);', 'assert.strictEqual(f(), -5);', null],
+    ['assert.strictEqual(f(), 7n);', 'assert.strictEqual(f(), 8n);', null],
+    ['assert.strictEqual(5, f());', 'assert.strictEqual(6, f());', null],
+    ['expect(f()).to.equal(3);', 'expect(f()).to.equal(4);', 'expect(…).to.equal expected 3 -> 4'],
+    ['expect(f()).to.deep.equal([]);', 'expect(f()).to.deep.equal([null]);', null],
+    ['expect(f()).toBe("s");', 'expect(f()).toBe("sa");', null],
+    ['expect(f()).toEqual({ k: [1] });', 'expect(f()).toEqual({ k: [1], again: null });', null],
+    ['await expect(f()).toStrictEqual(1);', 'await expect(f()).toStrictEqual(2);', null],
+    [
+      'assert.throws(() => f(null), TypeError);',
+      'assert.throws(() => {}, TypeError);',
+      'throws(() => f(null)) -> a function that returns',
+    ],
+    ['expect(() => f()).to.throw();', 'expect(() => {}).to.throw();', null],
+    ['expect(g).toThrow(/bad/);', 'expect(() => {}).toThrow(/bad/);', null],
+  ])('mutates %s', (body, mutated, description) => {
+    const out = mutantOf(`  ${body}`);
+    expect(out.uncovered).toEqual([]);
+    expect(out.mutants).toHaveLength(1);
+    const mutant = out.mutants[0]!;
+    expect(mutant).toMatchObject({ test: 'a.test.js::works', id: 'a.test.js::works again' });
+    if (description !== null) expect(mutant.mutation).toBe(description);
+    // The original, then its copy: the same text but for the title and the one expectation.
+    expect(out.text).toBe(
+      `it('works', async () => {\n  ${body}\n});\nit('works again', async () => {\n  ${mutated}\n});\n`,
+    );
+  });
+
+  it.each([
+    ['expect(f()).not.toBe(3);', 'a negated expectation'],
+    ['expect(f()).to.not.equal(3);', 'a negated chai expectation'],
+    ['await expect(f()).rejects.toThrow();', 'a promise expectation'],
+    ['if (x) assert.strictEqual(f(), 1);', 'an assertion in a branch'],
+    ['for (const v of [1]) assert.strictEqual(f(v), v);', 'an assertion in a loop'],
+    ['assert.strictEqual(f(), g());', 'no literal on either side'],
+    ['assert.strictEqual(f(), undefined);', 'undefined'],
+    ['assert.ok(f());', 'an assertion it does not change'],
+    ['const r = () => assert.strictEqual(f(), 1);', 'an assertion in a nested function'],
+  ])('leaves %s uncovered (%s)', (body) => {
+    const out = mutantOf(`  ${body}`);
+    expect(out.mutants).toEqual([]);
+    expect(out.text).toBeNull();
+    expect(out.uncovered).toEqual([
+      { test: 'a.test.js::works', why: 'no assertion the mutator understands' },
+    ]);
+  });
+
+  it('reads TypeScript and JSX test files, and the mutant parses as the original did', () => {
+    const ts = `import { expect, it } from 'vitest';\ninterface P { n: number }\nit('typed', () => {\n  const p: P = { n: 1 };\n  expect(f(p as P)).toBe(<number>2);\n  expect(f(p)).toEqual(2 satisfies number);\n  expect(f(p)!).toBe(3);\n});\n`;
+    const out = canaryJsFile('node', 't.test.ts', ts, new Set(['t.test.ts::typed']), first);
+    expect(out.mutants.map((m) => m.mutation)).toEqual(['expect(…).toBe expected 3 -> 4']);
+    const tsx = `it('renders', () => {\n  expect(render(<B label="x" />)).toBe('<b>x</b>');\n});\n`;
+    const jsx = canaryJsFile('node', 'b.test.tsx', tsx, new Set(['b.test.tsx::renders']), first);
+    expect(jsx.text).toContain(
+      `it('renders again', () => {\n  expect(render(<B label="x" />)).toBe('<b>x</b>a');`,
+    );
+    expect(
+      canaryJsFile('node', 'b.test.jsx', tsx, new Set(['b.test.jsx::renders']), first).mutants,
+    ).toHaveLength(1);
+  });
+
+  it('throws on a file that does not parse (the step names it uncovered)', () => {
+    expect(() => canaryJsFile('node', 'x.test.js', 'it("a", () => {', new Set(), first)).toThrow();
+    // TypeScript's syntax in a .js file is not JavaScript.
+    expect(() => parseTestFile('x.test.js', 'const a: number = 1;\n')).toThrow();
+  });
+
+  it('finds tests in nested describe blocks, with modifiers, and names them per dialect', () => {
+    const text = `describe('outer', function () {\n  context('inner #1', () => {\n    it.only('a', () => {});\n  });\n  test.skip(\`b\`, async () => {});\n  it(name, () => {});\n});\nfor (const c of cases) it(c, () => {});\nspecify('top', () => {});\n`;
+    const paths = findTests(parseTestFile('x.spec.js', text)).map((t) => t.path);
+    expect(paths).toEqual([['outer', 'inner #1', 'a'], ['outer', 'b'], ['top']]);
+    expect(testId('node', 'x.spec.js', paths[0]!)).toBe('x.spec.js::outer > inner #1 > a');
+    expect(testId('mocha', 'x.spec.js', paths[0]!)).toBe('outer inner 1 a');
+  });
+
+  it('gives a mutant a title no test of the file has, and keeps the file as it was around it', () => {
+    const text = `'use strict';\r\n\r\nit('x', () => {\r\n  assert.strictEqual(f(), 1);\r\n});\r\n\r\nit('x again', () => {});\r\n`;
+    let words = 0;
+    // The first word drawn is `again`, the next `alt`.
+    const pick: Random = (n) => (n === JS_CANARY_WORDS.length ? words++ : 0);
+    const out = canaryJsFile('node', 'w.test.js', text, new Set(['w.test.js::x']), pick);
+    // `again` is taken: the random pick comes back with another word.
+    expect(out.mutants[0]?.id).toBe('w.test.js::x alt');
+    expect(out.text!.startsWith(text.slice(0, text.indexOf("\r\n\r\nit('x again'")))).toBe(true);
+    expect(out.text).toMatch(
+      /\}\);\r\n\r\nit\('x [a-z]+', \(\) => \{\r\n {2}assert\.strictEqual\(f\(\), \d+\);\r\n\}\);\r\n\r\nit\('x again'/,
+    );
+  });
+
+  it('names the wanted tests a file defines, covered or not, and leaves the others alone', () => {
+    const text = `it('a', () => { assert.equal(f(), 1); });\nit('b', () => {});\nit('c', () => { assert.equal(f(), 2); });\n`;
+    const out = canaryJsFile(
+      'node',
+      'f.js',
+      text,
+      new Set(['f.js::a', 'f.js::b', 'f.js::z']),
+      first,
+    );
+    expect([...out.defined].sort()).toEqual(['f.js::a', 'f.js::b']);
+    expect(out.mutants.map((m) => m.test)).toEqual(['f.js::a']);
+    expect(out.text).not.toContain("'c again'");
+  });
+});
+
+describe('the JavaScript canary step', () => {
+  it('knows the runners that ask for it by their line', () => {
+    const head = (line: string) =>
+      Buffer.from(`#!/bin/sh\n# proctor-runner-protocol: 2\n${line}\n`);
+    expect(jsCanaryDialect(head('# proctor-canaries: js-node'))).toBe('node');
+    expect(jsCanaryDialect(head('# proctor-canaries: js-mocha'))).toBe('mocha');
+    expect(jsCanaryDialect(head('# proctor-canaries: 1'))).toBeNull();
+    expect(jsCanaryDialect(head('# proctor-canaries: js-jasmine'))).toBeNull();
+    expect(
+      jsCanaryDialect(
+        Buffer.concat([Buffer.alloc(4096, 0x20), head('# proctor-canaries: js-node')]),
+      ),
+    ).toBeNull();
+  });
+
+  it('refuses paths that leave the work tree or are no test files', () => {
+    for (const bad of [
+      '/etc/passwd.js',
+      '../x.test.js',
+      'a/../../x.js',
+      'a//b.js',
+      'x.py',
+      'a\nb.js',
+      '',
+    ]) {
+      expect(safeTestPath(bad), bad).toBe(false);
+    }
+    for (const good of ['t.test.js', 'test/a.spec.mjs', 'src/x.test.tsx', 'a.cts']) {
+      expect(safeTestPath(good), good).toBe(true);
+    }
+  });
+
+  it("takes a node id's file, and the hidden patch's test files for mocha", () => {
+    const headers = Buffer.from(
+      'diff --git a/test/a.spec.js b/test/a.spec.js\n--- a/test/a.spec.js\n+++ b/test/a.spec.js\ndiff --git a/README.md b/README.md\ndiff --git "a/q x.js" "b/q x.js"\n',
+    );
+    expect(patchFiles(headers)).toEqual(['test/a.spec.js', 'README.md']);
+    expect(jsCanaryFiles('mocha', ['s t'], headers)).toEqual({
+      files: ['test/a.spec.js'],
+      unplaced: [],
+    });
+    expect(jsCanaryFiles('mocha', ['s t'], Buffer.alloc(0)).unplaced).toEqual([
+      { test: 's t', why: 'the hidden patch touches no test file' },
+    ]);
+    expect(
+      jsCanaryFiles('node', ['a.test.js::x', 'a.test.js::y', 'b.test.js', '../c.js::z'], headers),
+    ).toEqual({
+      files: ['a.test.js'],
+      unplaced: [
+        { test: 'b.test.js', why: 'the id names a whole file' },
+        { test: '../c.js::z', why: 'not a test file the mutator reads' },
+      ],
+    });
+  });
+
+  it("reads the read step's output, and refuses a short or malformed one", () => {
+    const ok = `ok 3\n${Buffer.from('abc').toString('base64')}\nno\nbig\n`;
+    const read = parseRead(ok, ['a.js', 'b.js', 'c.js']);
+    expect(read.get('a.js')).toEqual(Buffer.from('abc'));
+    expect(read.get('b.js')).toBe('the file is not a regular file in the work tree');
+    expect(read.get('c.js')).toMatch(/over 4194304 bytes/);
+    expect(() => parseRead('ok 4\nYWJj\n', ['a.js'])).toThrow(/a short read/);
+    expect(() => parseRead('what\n', ['a.js'])).toThrow(/an unexpected line "what"/);
+    expect(() => parseRead('', ['a.js'])).toThrow(/an unexpected line/);
+  });
+});

@@ -1,0 +1,161 @@
+// Canaries through the built-in mocha runner and the real oracle (src/oracle/js-canaries.ts,
+// js-canary-step.ts): mutants of the hidden tests in the hidden patch's test file, run in the
+// same mocha process. The gold patch stays PASS, every mutant failing; a candidate that makes
+// node:assert's comparisons lenient for the one assertion after each call into the library
+// (the methods back before mocha's tripwires look, after each test) passed before canaries and
+// now ends TAMPERED, VACUOUS_TEST.
+import { describe, expect, it } from 'vitest';
+import { canaryCoverage, coverageLines } from '../../src/oracle/canary-coverage.js';
+import { canaryLines } from '../../src/oracle/canaries.js';
+import { type Evaluation } from '../../src/oracle/evaluate.js';
+import { dockerScope, testDocker } from '../helpers/docker.js';
+import { expectSentinelsHeld, reported } from '../helpers/grade.js';
+import { candidateDiff, type Files, type RepoBundleSpec } from '../helpers/repo-bundles.js';
+import { runnerSuite } from '../helpers/runner-suite.js';
+
+const docker = testDocker();
+const SCOPE = dockerScope(docker, 'runners-mocha-canary');
+const SLOW = 300_000;
+
+const CALC = (body: string, head = '') => `'use strict';
+${head}
+exports.add = (a, b) => a + b;
+
+exports.div = (a, b) => {
+${body}
+};
+`;
+
+const EXISTING = `'use strict';
+const assert = require('assert');
+const { add } = require('../lib/calc');
+
+describe('calc', function () {
+  it('adds 1 and 2', function () {
+    assert.strictEqual(add(1, 2), 3);
+  });
+});
+`;
+
+const HIDDEN = `'use strict';
+const assert = require('assert');
+const { div } = require('../lib/calc');
+
+describe('div', function () {
+  it('rounds down', function () {
+    const r = div(-7, 2);
+    assert.strictEqual(r, -4);
+  });
+  it('refuses zero', function () {
+    assert.throws(() => div(1, 0), RangeError);
+  });
+});
+`;
+
+const ID = { add: 'calc adds 1 and 2', floor: 'div rounds down', zero: 'div refuses zero' };
+
+const GOLD = CALC(
+  "  if (b === 0) throw new RangeError('division by zero');\n  return Math.floor(a / b);",
+);
+
+const FORGERIES: Record<string, Files> = {
+  // assert's comparisons made lenient by each call of div, for the one assertion that follows
+  // it, which puts them back: mocha's tripwires, which look after each test, see the real ones.
+  // div still does not round; it refuses zero, so that test passes honestly.
+  skipNext: {
+    'lib/calc.js': CALC(
+      "  if (b === 0) throw new RangeError('division by zero');\n  lenient();\n  return a / b;",
+      `const lib = [require('assert'), require('assert/strict')];
+const names = ['strictEqual', 'deepStrictEqual', 'equal', 'deepEqual'];
+const saved = lib.map((a) => names.map((n) => a[n]));
+const restore = () => lib.forEach((a, i) => names.forEach((n, j) => { a[n] = saved[i][j]; }));
+const lenient = () => lib.forEach((a) => names.forEach((n) => { a[n] = () => restore(); }));`,
+    ),
+  },
+};
+
+const SPEC: RepoBundleSpec = {
+  id: 'mocha-canary',
+  runner: 'mocha',
+  from: 'proctor-test-mocha:latest',
+  repo: {
+    'package.json': '{ "name": "calc", "version": "1.0.0", "private": true }\n',
+    'lib/calc.js': CALC('  return a / b;'),
+    'test/calc.spec.js': EXISTING,
+  },
+  hidden: { 'test/div.spec.js': HIDDEN },
+  gold: { 'lib/calc.js': GOLD },
+  existing: [ID.add],
+  hiddenIds: [ID.floor, ID.zero],
+};
+
+const suite = runnerSuite(docker, SCOPE, { image: 'mocha', spec: SPEC });
+const grade = (candidate: Buffer | null): Promise<Evaluation> =>
+  suite.grade(suite.bundle, candidate);
+const hiddenRecord = (evaluation: Evaluation) =>
+  evaluation.phaseRecords.find((p) => p.name === 'hidden');
+
+describe('canaries through the built-in mocha runner', () => {
+  it(
+    'passes the gold patch, every canary failing, none in what the grade stores',
+    async () => {
+      const evaluation = await grade(suite.gold);
+      expect(evaluation.verdict, evaluation.verdict.detail).toMatchObject({
+        verdict: 'PASS',
+        reason: 'PASS',
+      });
+      expectSentinelsHeld(evaluation);
+      const canaries = hiddenRecord(evaluation)?.canaries;
+      expect(canaries?.error).toBeNull();
+      expect(canaries?.mutants.map((m) => m.test).sort()).toEqual([ID.floor, ID.zero].sort());
+      for (const m of canaries?.mutants ?? []) {
+        expect(m.status, `${m.id}: ${m.mutation}`).toBe('failed');
+        expect(m.id).toMatch(new RegExp(`^${m.test} [a-z]+$`));
+      }
+      // The existing test's file is not one the hidden phase runs.
+      expect(canaries?.uncovered).toEqual([
+        { test: ID.add, why: "no test of that title in the hidden patch's test files" },
+      ]);
+      expect(canaryLines(canaries!)[0]).toBe('  canaries: 2 mutants; 1 listed tests uncovered');
+      expect(reported(evaluation).sort()).toEqual(Object.values(ID).sort());
+      expect(evaluation.tests.tests.map((t) => t.id).sort()).toEqual(Object.values(ID).sort());
+    },
+    SLOW,
+  );
+
+  it(
+    'fails the skipNext forgery as TAMPERED, VACUOUS_TEST, the tripwires and sentinels missing it',
+    async () => {
+      const evaluation = await grade(candidateDiff(suite.dir, FORGERIES['skipNext']!));
+      expect(evaluation.verdict.verdict).toBe('FAIL');
+      expect(evaluation.verdict.reason, evaluation.verdict.detail).toBe('TAMPERED');
+      expect(evaluation.verdict.detail).toMatch(
+        /^hidden phase: VACUOUS_TEST: .*div rounds down \(strictEqual expected -4 -> -\d+\)/,
+      );
+      expect(evaluation.verdict.detail).not.toMatch(/tripwire/);
+      for (const s of hiddenRecord(evaluation)?.integrity?.sentinels ?? []) {
+        expect(s.status).toBe(s.expect);
+      }
+      // Without canaries every declared test passed.
+      expect(evaluation.phases?.hidden?.check?.notPassed).toEqual([]);
+      expect(reported(evaluation).every((id) => Object.values(ID).includes(id))).toBe(true);
+    },
+    SLOW,
+  );
+
+  it(
+    "measures the task's canary coverage for validate, in a probe of the task's image",
+    async () => {
+      const coverage = await canaryCoverage(docker, suite.bundle, suite.imageId, {
+        owner: SCOPE.owner(),
+        uid: 1000,
+        gid: 1000,
+      });
+      expect(coverage).toEqual({ covered: 2, total: 2, mutants: 2, uncovered: [] });
+      expect(coverageLines(coverage)[0]).toMatch(
+        /^ {2}canaries: 2 of \d hidden tests covered \(2 mutants\)$/,
+      );
+    },
+    SLOW,
+  );
+});

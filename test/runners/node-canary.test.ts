@@ -1,0 +1,229 @@
+// Canaries through the built-in node:test runner and the real oracle (src/oracle/js-canaries.ts,
+// js-canary-step.ts): a candidate that leaves every test, sentinel and tripwire honest but makes
+// the hidden test's assertion vacuous (node:assert's comparisons made lenient for the one
+// assertion after each call into the library, the methods restored before any tripwire looks)
+// passed before canaries and now ends TAMPERED, VACUOUS_TEST. The gold patch stays PASS with a
+// mutant of each hidden test and of the existing one, every mutant failing; a test the mutator
+// does not understand is named uncovered; spec gaming (the library answering the hidden test's
+// inputs alone) is no alarm; no canary id reaches anything a grade stores.
+import { describe, expect, it } from 'vitest';
+import { canaryCoverage, coverageLines } from '../../src/oracle/canary-coverage.js';
+import { canaryLines } from '../../src/oracle/canaries.js';
+import { type Evaluation } from '../../src/oracle/evaluate.js';
+import { dockerScope, testDocker } from '../helpers/docker.js';
+import { expectSentinelsHeld, reported } from '../helpers/grade.js';
+import { candidateDiff, type Files, type RepoBundleSpec } from '../helpers/repo-bundles.js';
+import { runnerSuite } from '../helpers/runner-suite.js';
+
+const docker = testDocker();
+const SCOPE = dockerScope(docker, 'runners-node-canary');
+const SLOW = 300_000;
+
+// Compares parts as strings ('10' < '9'), and takes an empty version for 0.
+const VERSION = (fixed: boolean, extra = '') => `'use strict';
+${extra}
+function compare(a, b) {
+  ${fixed ? "if (a === '' || b === '') throw new TypeError('an empty version');" : ''}
+  const x = a.split('.');
+  const y = b.split('.');
+  for (let i = 0; i < Math.max(x.length, y.length); i += 1) {
+    const p = ${fixed ? 'Number(x[i] ?? 0)' : "x[i] ?? '0'"};
+    const q = ${fixed ? 'Number(y[i] ?? 0)' : "y[i] ?? '0'"};
+    if (p !== q) return p < q ? -1 : 1;
+  }
+  return 0;
+}
+module.exports = { compare };
+`;
+
+const EXISTING = `'use strict';
+const assert = require('node:assert');
+const { it } = require('node:test');
+const { compare } = require('../src/version.js');
+
+it('equal versions are 0', () => {
+  const r = compare('1.0', '1.0');
+  assert.strictEqual(r, 0);
+});
+`;
+
+const HIDDEN = `import assert from 'node:assert';
+import { describe, it } from 'node:test';
+import { createRequire } from 'node:module';
+
+const { compare } = createRequire(import.meta.url)('../src/version.js');
+
+describe('compare', () => {
+  it('orders 1.10 after 1.9', () => {
+    const r = compare('1.10', '1.9');
+    assert.strictEqual(r, 1);
+  });
+
+  it('refuses an empty version', () => {
+    assert.throws(() => compare('', '1.0'), TypeError);
+  });
+
+  it('compares a version to itself', () => {
+    for (const v of ['1', '2.0']) assert.ok(compare(v, v) === 0);
+  });
+});
+`;
+
+const ID = {
+  equal: 'tests/version.test.js::equal versions are 0',
+  order: 'tests/hidden.test.mjs::compare > orders 1.10 after 1.9',
+  empty: 'tests/hidden.test.mjs::compare > refuses an empty version',
+  self: 'tests/hidden.test.mjs::compare > compares a version to itself',
+};
+
+const FORGERIES: Record<string, Files> = {
+  // node:assert's comparisons made lenient for the one assertion after each call into the
+  // library, and put back right after it (and at the end of the tick): the tripwires, which
+  // look after the file's tests and at exit, see the real methods. compare() stays wrong
+  // ('10' < '9'); it refuses an empty version, so that test passes honestly.
+  skipNext: {
+    'src/version.js': VERSION(
+      false,
+      `const lib = [require('node:assert'), require('node:assert/strict')];
+const names = ['strictEqual', 'deepStrictEqual', 'equal', 'deepEqual'];
+const saved = lib.map((a) => names.map((n) => a[n]));
+const restore = () => lib.forEach((a, i) => names.forEach((n, j) => { a[n] = saved[i][j]; }));
+const lenient = () => lib.forEach((a) => names.forEach((n) => { a[n] = () => restore(); }));
+`,
+    ).replace(
+      'function compare(a, b) {',
+      "function compare(a, b) {\n  if (a === '' || b === '') throw new TypeError('empty');\n  lenient();\n  queueMicrotask(restore);",
+    ),
+  },
+};
+
+// Spec gaming: the answer the hidden test asks for, and no other: its canary fails, as it must.
+const GAMED: Files = {
+  'src/version.js': VERSION(false).replace(
+    'function compare(a, b) {',
+    "function compare(a, b) {\n  if (a === '1.10' && b === '1.9') return 1;\n  if (a === '' || b === '') throw new TypeError('empty');",
+  ),
+};
+
+const SPEC: RepoBundleSpec = {
+  id: 'node-canary',
+  runner: 'node',
+  repo: {
+    'package.json': '{ "name": "versions", "private": true }\n',
+    'src/version.js': VERSION(false),
+    'tests/version.test.js': EXISTING,
+  },
+  hidden: { 'tests/hidden.test.mjs': HIDDEN },
+  gold: { 'src/version.js': VERSION(true) },
+  existing: [ID.equal],
+  hiddenIds: [ID.order, ID.empty, ID.self],
+};
+
+const suite = runnerSuite(docker, SCOPE, { image: 'runners', spec: SPEC });
+const grade = (candidate: Buffer | null): Promise<Evaluation> =>
+  suite.grade(suite.bundle, candidate);
+const hiddenRecord = (evaluation: Evaluation) =>
+  evaluation.phaseRecords.find((p) => p.name === 'hidden');
+
+describe('canaries through the built-in node:test runner', () => {
+  it(
+    'passes the gold patch, every canary failing, none in what the grade stores',
+    async () => {
+      const evaluation = await grade(suite.gold);
+      expect(evaluation.verdict, evaluation.verdict.detail).toMatchObject({
+        verdict: 'PASS',
+        reason: 'PASS',
+      });
+      expectSentinelsHeld(evaluation);
+      const canaries = hiddenRecord(evaluation)?.canaries;
+      expect(canaries?.error).toBeNull();
+      expect(canaries?.mutants.map((m) => m.test).sort()).toEqual(
+        [ID.order, ID.empty, ID.equal].sort(),
+      );
+      for (const m of canaries?.mutants ?? []) {
+        expect(m.status, `${m.id}: ${m.mutation}`).toBe('failed');
+        // Named as the file's own tests are: the original's title and a word.
+        expect(m.id.startsWith(`${m.test} `)).toBe(true);
+        expect(m.id).toMatch(/ [a-z]+$/);
+      }
+      expect(canaries?.mutants.find((m) => m.test === ID.empty)?.mutation).toBe(
+        "throws(() => compare('', '1.0')) -> a function that returns",
+      );
+      expect(canaries?.uncovered).toEqual([
+        { test: ID.self, why: 'no assertion the mutator understands' },
+      ]);
+      const lines = canaryLines(canaries!);
+      expect(lines[0]).toBe('  canaries: 3 mutants; 1 listed tests uncovered');
+      expect(lines.filter((l) => / of .*: failed$/.test(l))).toHaveLength(3);
+      expect(reported(evaluation).sort()).toEqual(Object.values(ID).sort());
+      expect(evaluation.tests.tests.map((t) => t.id).sort()).toEqual(Object.values(ID).sort());
+    },
+    SLOW,
+  );
+
+  it(
+    'keeps the baseline valid: the hidden tests fail, no canary passes',
+    async () => {
+      const evaluation = await grade(null);
+      expect(evaluation.verdict).toMatchObject({ verdict: 'FAIL', reason: 'HIDDEN_FAILED' });
+      const canaries = hiddenRecord(evaluation)?.canaries;
+      expect(canaries?.mutants.length).toBe(3);
+      for (const m of canaries?.mutants ?? []) expect(m.status).not.toBe('passed');
+    },
+    SLOW,
+  );
+
+  it(
+    'fails the skipNext forgery as TAMPERED, VACUOUS_TEST, the tripwires and sentinels missing it',
+    async () => {
+      const evaluation = await grade(candidateDiff(suite.dir, FORGERIES['skipNext']!));
+      expect(evaluation.verdict.verdict).toBe('FAIL');
+      expect(evaluation.verdict.reason, evaluation.verdict.detail).toBe('TAMPERED');
+      expect(evaluation.verdict.detail).toMatch(
+        /^hidden phase: VACUOUS_TEST: .*compare > orders 1\.10 after 1\.9 \(strictEqual expected 1 -> \d+\)/,
+      );
+      expect(evaluation.verdict.detail).not.toMatch(/tripwire/);
+      for (const s of hiddenRecord(evaluation)?.integrity?.sentinels ?? []) {
+        expect(s.status).toBe(s.expect);
+      }
+      // Without canaries every declared test passed.
+      expect(evaluation.phases?.hidden?.check?.notPassed).toEqual([]);
+      expect(evaluation.phases?.existing?.check?.notPassed).toEqual([]);
+      expect(reported(evaluation).every((id) => Object.values(ID).includes(id))).toBe(true);
+    },
+    SLOW,
+  );
+
+  it(
+    'gives no alarm for spec gaming: the canary of the gamed test fails, the grade is PASS',
+    async () => {
+      const evaluation = await grade(candidateDiff(suite.dir, GAMED));
+      expect(evaluation.verdict, evaluation.verdict.detail).toMatchObject({ verdict: 'PASS' });
+      for (const m of hiddenRecord(evaluation)?.canaries?.mutants ?? []) {
+        expect(m.status).toBe('failed');
+      }
+    },
+    SLOW,
+  );
+
+  it(
+    "measures the task's canary coverage for validate, in a probe of the task's image",
+    async () => {
+      const coverage = await canaryCoverage(docker, suite.bundle, suite.imageId, {
+        owner: SCOPE.owner(),
+        uid: 1000,
+        gid: 1000,
+      });
+      expect(coverage).toEqual({
+        covered: 2,
+        total: 3,
+        mutants: 2,
+        uncovered: [{ test: ID.self, why: 'no assertion the mutator understands' }],
+      });
+      expect(coverageLines(coverage)[0]).toMatch(
+        /^ {2}canaries: 2 of \d hidden tests covered \(2 mutants\)$/,
+      );
+    },
+    SLOW,
+  );
+});
