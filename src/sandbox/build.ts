@@ -31,6 +31,28 @@ export async function buildDockerfile(
     options.maxContextFiles ?? 50_000,
   );
   const what = `building ${source.dockerfile} in ${source.contextDir}`;
+  try {
+    return await buildPacked(docker, root, dockerfile, entries, what, options);
+  } catch (error) {
+    if (!(error instanceof ProctorError) || error.code !== 'IMAGE_INVALID') throw error;
+    const hint = await missingBaseHint(docker, await readFile(join(root, dockerfile), 'utf8'));
+    if (hint === undefined) throw error;
+    // The way out first: a job's detail shows the message's first line.
+    throw new ProctorError(error.code, `${hint}\n${error.message}`, {
+      cause: error,
+      data: error.data,
+    });
+  }
+}
+
+async function buildPacked(
+  docker: DockerClient,
+  root: string,
+  dockerfile: string,
+  entries: string[],
+  what: string,
+  options: ResolveImageOptions,
+): Promise<ResolvedImage> {
   const caBundle = options.trust?.caBundle;
   if (caBundle === undefined) {
     return runBuild(docker, { context: root, src: entries }, dockerfile, what, options);
@@ -52,6 +74,47 @@ export async function buildDockerfile(
     },
   ]);
   return runBuild(docker, context, TRUSTED_DOCKERFILE, what, options);
+}
+
+/**
+ * The images a Dockerfile's FROM lines name (not `scratch`, an earlier stage, or a name built
+ * from an ARG), in order, each once.
+ */
+export function baseImages(dockerfile: string): string[] {
+  const stages = new Set<string>();
+  const images: string[] = [];
+  // Continuation lines joined, as the builder reads them.
+  for (const line of dockerfile.replace(/\\\r?\n/g, ' ').split(/\r?\n/)) {
+    const from = /^\s*FROM\s+(?:--platform=\S+\s+)?(\S+)(?:\s+AS\s+(\S+))?\s*$/i.exec(line);
+    if (!from) continue;
+    const image = from[1]!;
+    if (from[2]) stages.add(from[2].toLowerCase());
+    if (image === 'scratch' || image.includes('$') || stages.has(image.toLowerCase())) continue;
+    if (!images.includes(image)) images.push(image);
+  }
+  return images;
+}
+
+/**
+ * When a build failed and a base image it names is not in the engine (no registry gave it),
+ * one line per such image saying how to make it: Debian's `debian:<suite>-slim` with
+ * docker/base-image.sh, which builds it where no registry can be reached.
+ */
+async function missingBaseHint(
+  docker: DockerClient,
+  dockerfile: string,
+): Promise<string | undefined> {
+  const lines: string[] = [];
+  for (const image of baseImages(dockerfile)) {
+    if ((await inspectImage(docker, image)) !== undefined) continue;
+    const debian = /^(?:docker\.io\/)?(?:library\/)?debian:([a-z]+)-slim$/.exec(image);
+    lines.push(
+      debian
+        ? `the base image ${image} is not in the engine and no registry gave it: make it with \`bash docker/base-image.sh ${debian[1]}\` (Debian's debootstrap; docs/development.md)`
+        : `the base image ${image} is not in the engine and no registry gave it: pull or load it into the engine first`,
+    );
+  }
+  return lines.length > 0 ? lines.join('\n') : undefined;
 }
 
 /** The image holding a CA bundle for trusted builds (build-trust.ts); its local id. */

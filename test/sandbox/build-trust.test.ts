@@ -11,7 +11,7 @@ import {
   trustedDockerfile,
   type BuildTrust,
 } from '../../src/sandbox/build-trust.js';
-import { buildDockerfile } from '../../src/sandbox/build.js';
+import { baseImages, buildDockerfile } from '../../src/sandbox/build.js';
 import { buildInstallLayer } from '../../src/sandbox/install.js';
 import { requireDocker } from '../../src/sandbox/index.js';
 import { execFileAsync, fixtureImage, testDocker } from '../helpers/docker.js';
@@ -256,4 +256,24 @@ describe('an environment build behind a TLS-inspecting proxy', () => {
     await dropAfter(layer.localId);
     expect(server.requests).toContain('/file');
   }, 600_000);
+});
+
+describe('baseImages', () => {
+  it("names each FROM's image once, in order, and skips scratch, stages and ARG-built names", () => {
+    expect(
+      baseImages(
+        [
+          'ARG BASE=debian:bookworm-slim',
+          'FROM --platform=linux/amd64 debian:trixie-slim AS Build',
+          'RUN true',
+          'FROM $BASE',
+          'FROM build',
+          'FROM scratch',
+          'from \\',
+          '  debian:bullseye-slim as final',
+          'FROM debian:trixie-slim',
+        ].join('\n'),
+      ),
+    ).toEqual(['debian:trixie-slim', 'debian:bullseye-slim']);
+  });
 });

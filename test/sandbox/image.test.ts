@@ -182,6 +182,29 @@ describe('resolveImage with a Dockerfile', () => {
     expect(error.data?.buildLog).toContain('about to fail');
   });
 
+  it('says how to make a Debian base image that is not in the engine, first, and names any other', async () => {
+    const suite = `nosuch${randomUUID()
+      .replace(/[^a-f]/g, '')
+      .slice(0, 8)}`;
+    const dir = context({
+      Dockerfile: `FROM debian:bookworm-slim AS tools\nFROM debian:${suite}-slim\nCOPY --from=tools /bin/true /t\n`,
+    });
+    const error = (await rejection(build(dir))) as { code: string; message: string };
+    expect(error.code).toBe('IMAGE_INVALID');
+    const [first, second] = error.message.split('\n');
+    expect(first).toBe(
+      `the base image debian:${suite}-slim is not in the engine and no registry gave it: make it with \`bash docker/base-image.sh ${suite}\` (Debian's debootstrap; docs/development.md)`,
+    );
+    expect(second).toMatch(/^building Dockerfile in .* failed: /);
+    // An image present (bookworm) is not named; a build that failed for another reason gets no hint.
+    expect(error.message).not.toContain('debian:bookworm-slim is not');
+    const other = context({ Dockerfile: `FROM proctor-none-${suite}:1\n` });
+    const otherError = (await rejection(build(other))) as { message: string };
+    expect(otherError.message.split('\n')[0]).toBe(
+      `the base image proctor-none-${suite}:1 is not in the engine and no registry gave it: pull or load it into the engine first`,
+    );
+  });
+
   it('keeps only the head and tail of a flooding build log', async () => {
     const flood = `RUN echo ${randomUUID()} && head -c 3000000 /dev/zero | tr '\\0' x && echo && echo last-line`;
     const image = await build(context({ Dockerfile: `FROM debian:bookworm-slim\n${flood}\n` }));
