@@ -45,6 +45,18 @@ exit $s`;
 
 export const CANARY_TIMEOUT_MS = 60_000;
 
+const NONE = {
+  mutants: [],
+  uncovered: [],
+  sentinels: [],
+  sentinelsWhy: 'the canary step failed',
+} as const satisfies Omit<CanaryRecord, 'error'>;
+
+/** Whether the phase's sentinels are in the tests' files (its request then carries none). */
+export function sentinelsInFiles(record: CanaryRecord | undefined): boolean {
+  return record !== undefined && record.sentinels.length > 0;
+}
+
 /**
  * How many existing tests a grade also places canaries for, beside every hidden test: a
  * candidate that makes an existing test vacuous (a regression behind an always-true
@@ -92,6 +104,21 @@ const stepOutput = z
     uncovered: z
       .array(z.object({ test: z.string().max(4096), why: z.string().max(1000) }).strict())
       .max(100_000),
+    // The in-file sentinels, from a runner whose dialect places them (pytest's).
+    sentinels: z
+      .array(
+        z
+          .object({
+            id: z.string().min(1).max(4096),
+            test: z.string().max(4096),
+            expect: z.enum(['passed', 'failed']),
+            calls: z.string().max(4096),
+          })
+          .strict(),
+      )
+      .max(100)
+      .optional(),
+    sentinels_why: z.string().max(4096).optional(),
   })
   .strict();
 
@@ -105,10 +132,32 @@ export interface Canary {
   status?: TestStatus | null;
 }
 
+/**
+ * A sentinel the trusted step wrote into a listed test's file, right after that test and named
+ * as the file's tests are: one must pass, one must fail. `calls` is the call of the code under
+ * test it makes (one of the file's tests' own), empty when it makes none.
+ */
+export interface InFileSentinel {
+  /** The sentinel's test id: never stored, never shown to a solver. */
+  id: string;
+  /** The listed test it sits after. */
+  test: string;
+  expect: 'passed' | 'failed';
+  calls: string;
+  /** What the phase reported for it; null when it was not reported. */
+  status?: TestStatus | null;
+}
+
 /** What the trusted step did for one phase: for the oracle log only. */
 export interface CanaryRecord {
   mutants: Canary[];
   uncovered: Array<{ test: string; why: string }>;
+  /**
+   * The sentinels written into the tests' own files; empty when the runner places none there
+   * (the phase then keeps its sentinels in a file of their own, `sentinelsWhy` says why).
+   */
+  sentinels: InFileSentinel[];
+  sentinelsWhy: string | null;
   /** Why no canary was placed, when the step itself failed. */
   error: string | null;
 }
@@ -151,13 +200,12 @@ export async function placeCanaries(
       { stdin: Buffer.concat([ids, patchHeaders]) },
     );
   } catch (error) {
-    return { mutants: [], uncovered: [], error: describeError(error) };
+    return { ...NONE, error: describeError(error) };
   }
   if (result.timedOut || result.exitCode !== 0) {
     const last = result.stderr.trim().split('\n').slice(-3).join('; ');
     return {
-      mutants: [],
-      uncovered: [],
+      ...NONE,
       error: result.timedOut
         ? 'the canary step did not finish in time'
         : `the canary step exited with ${String(result.exitCode)}${last ? `: ${excerpt(last)}` : ''}`,
@@ -165,20 +213,35 @@ export async function placeCanaries(
   }
   try {
     const parsed = stepOutput.parse(JSON.parse(result.stdout));
-    return { ...parsed, error: null };
+    const sentinels = parsed.sentinels ?? [];
+    // Both kinds, or the phase keeps its own file of sentinels: one alone proves too little.
+    const both =
+      sentinels.some((x) => x.expect === 'passed') && sentinels.some((x) => x.expect === 'failed');
+    return {
+      mutants: parsed.mutants,
+      uncovered: parsed.uncovered,
+      sentinels: both ? sentinels : [],
+      sentinelsWhy: both
+        ? null
+        : parsed.sentinels === undefined
+          ? 'the runner writes none into the test files'
+          : (parsed.sentinels_why ?? 'only one kind could be placed'),
+      error: null,
+    };
   } catch (error) {
     return {
-      mutants: [],
-      uncovered: [],
+      ...NONE,
       error: `the canary step's output is not its JSON: ${excerpt(describeError(error))}`,
     };
   }
 }
 
 /**
- * Splits a phase's report: the canaries' statuses go into `record` (and only there), the
- * rest is returned. Returns why the run is TAMPERED (`VACUOUS_TEST: …`, naming each test
- * whose mutant passed and the mutation) or null.
+ * Splits a phase's report: the canaries' and in-file sentinels' statuses go into `record` (and
+ * only there), the rest is returned. Returns why the run is TAMPERED: `sentinels` names each
+ * in-file sentinel that did not behave (a must-fail one that passed; a must-pass one that did
+ * not, or a must-fail one not reported, after a test that passed: a broken setUp fails both
+ * honestly), `vacuous` (`VACUOUS_TEST: …`) each test whose mutant passed and the mutation.
  */
 export function judgeCanaries(
   record: CanaryRecord,
@@ -188,8 +251,23 @@ export function judgeCanaries(
   tests: Map<string, TestStatus>;
   swebench: Map<string, SwebenchStatus>;
   vacuous: string | null;
+  sentinels: string | null;
 } {
-  const ids = new Set(record.mutants.map((m) => m.id));
+  const ids = new Set([...record.mutants, ...record.sentinels].map((m) => m.id));
+  const wrong: string[] = [];
+  for (const sentinel of record.sentinels) {
+    const status = tests.get(sentinel.id) ?? null;
+    sentinel.status = status;
+    const held =
+      sentinel.expect === 'failed'
+        ? status !== 'passed' && (status !== null || tests.get(sentinel.test) !== 'passed')
+        : status === 'passed' || tests.get(sentinel.test) !== 'passed';
+    if (!held) {
+      wrong.push(
+        `sentinel after ${sentinel.test} in its file (must be ${sentinel.expect}) ${status === null ? 'was not reported' : `reported ${status}`}`,
+      );
+    }
+  }
   const kept = new Map([...tests].filter(([id]) => !ids.has(id)));
   const keptSwebench = new Map([...swebench].filter(([id]) => !ids.has(id)));
   const passed: string[] = [];
@@ -206,12 +284,18 @@ export function judgeCanaries(
       passed.length === 0
         ? null
         : `VACUOUS_TEST: a mutant that no honest code can pass passed: ${shown.join('; ')}${more}`,
+    sentinels: wrong.length === 0 ? null : wrong.map((w) => excerpt(w)).join('; '),
   };
 }
 
 /** The oracle log's lines for a phase's canaries. */
 export function canaryLines(record: CanaryRecord): string[] {
-  if (record.error !== null) return [`  canaries: none placed: ${record.error}`];
+  if (record.error !== null) {
+    return [
+      `  canaries: none placed: ${record.error}`,
+      '  sentinels: in a file of their own, not in the test files: the canary step failed',
+    ];
+  }
   const lines = [
     `  canaries: ${record.mutants.length} mutants; ${record.uncovered.length} listed tests uncovered`,
   ];
@@ -221,5 +305,15 @@ export function canaryLines(record: CanaryRecord): string[] {
     );
   }
   for (const u of record.uncovered) lines.push(`  canary uncovered: ${u.test}: ${u.why}`);
+  if (record.sentinels.length === 0) {
+    lines.push(
+      `  sentinels: in a file of their own, not in the test files: ${record.sentinelsWhy ?? 'none placed'}`,
+    );
+  }
+  for (const s of record.sentinels) {
+    lines.push(
+      `  sentinel ${s.id} in the file of ${s.test} (must be ${s.expect}${s.calls ? `, calls ${excerpt(s.calls)}` : ', calls nothing'}): ${s.status ?? 'not reported'}`,
+    );
+  }
   return lines;
 }

@@ -10,6 +10,7 @@ import {
   judgeCanaries,
   placeCanaries,
   runnerPlacesCanaries,
+  sentinelsInFiles,
   withExistingSample,
   type CanaryRecord,
 } from './canaries.js';
@@ -180,12 +181,19 @@ export async function runPhase(
   const { limits } = bundle;
   const planned = phase.protocol?.phases[name];
   const dir = planned?.dir ?? phaseDir();
-  const request = planned?.request ?? null;
+  // Sentinels the trusted step wrote into the test files replace the phase's file of them:
+  // the test side is asked for none, and none are checked in the collector's report.
+  const request =
+    planned === undefined
+      ? null
+      : sentinelsInFiles(canaries)
+        ? { ...planned.request, sentinels: [] }
+        : planned.request;
   const ids = phase.lists[list];
   if (ids === undefined) throw new ProctorError('INTERNAL', `no ID list named ${list}`);
-  // The canaries' ids go to the test side among the listed ones; the collector needs none of
-  // them (it reports whatever the tests report).
-  const mutants = canaries?.mutants.map((m) => m.id) ?? [];
+  // The canaries' and in-file sentinels' ids go to the test side among the listed ones; the
+  // collector needs none of them (it reports whatever the tests report).
+  const mutants = [...(canaries?.mutants ?? []), ...(canaries?.sentinels ?? [])].map((m) => m.id);
   const sent = request !== null && mutants.length > 0 ? { ...request, canaries: mutants } : request;
   const run = await timed(name, () =>
     exec(
@@ -302,7 +310,8 @@ export async function runPhase(
         }));
         // A forged outcome stream says more than a vacuous test: the tripwire or sentinel first.
         const tampered =
-          checked.tampered ?? (checked.invalid === null ? (judged?.vacuous ?? null) : null);
+          checked.tampered ??
+          (checked.invalid === null ? (judged?.sentinels ?? judged?.vacuous ?? null) : null);
         record.integrity.tampered = tampered;
         outcome.tampered = tampered;
         if (

@@ -139,6 +139,7 @@ print(json.dumps(out))
 interface StepOutput {
   mutants: Array<{ id: string; test: string; mutation: string }>;
   uncovered: Array<{ test: string; why: string }>;
+  sentinels?: Array<{ id: string; test: string; expect: string; calls: string }>;
 }
 
 /** The pytest runner's canary step on the sample in `image`, then every test of the result. */
@@ -233,6 +234,16 @@ describe('the canary mutator', { timeout: 300_000 }, () => {
       expect(kinds).toMatch(/assertTrue -> assertFalse/);
       expect(kinds).toMatch(/assertEqual expected \{"sum": 2\} -> dict\(/);
       expect(kinds).toMatch(/expected value True -> False/);
+      // The pytest runner's sentinels, in the same file: one passes, one fails, each after a
+      // listed test, named as the mutants are, calling the library as the tests do.
+      const sentinels = ran.step.sentinels ?? [];
+      expect(sentinels.map((s) => s.expect).sort()).toEqual(['failed', 'passed']);
+      for (const s of sentinels) {
+        expect(ran.results[s.id], `${s.id}: ${s.calls}`).toBe(s.expect);
+        expect(s.calls).toMatch(/^(add|div)\(/);
+        expect(s.id).toMatch(new RegExp(`::${s.test.split('::').pop()!}_[a-z]+$`));
+        expect(LISTED).toContain(s.test);
+      }
     },
   );
 

@@ -15,7 +15,9 @@
 # `run --proctor-canary WORKTREE LIST SEED` places them. The oracle runs it as a trusted step
 # (python3 -I, from outside the work tree, before any test process of the phase starts) and
 # reads its one line of JSON on stdout: {"mutants": [{"id", "test", "mutation"}, …],
-# "uncovered": [{"test", "why"}, …]}. Only the standard library is used, and only what
+# "uncovered": [{"test", "why"}, …]}, and, for a dialect with INFILE_SENTINELS, "sentinels":
+# [{"id", "test", "expect", "calls"}, …] and, when none could be placed, "sentinels_why" (the
+# sentinels' part, below). Only the standard library is used, and only what
 # Python 3.5 has: no ast.unparse, no end positions; the text of a node is found with the
 # tokenizer and checked by parsing it again.
 import ast as _ast
@@ -382,6 +384,263 @@ def canary_place(worktree, placements, seed, per_test=1):
     return {"mutants": mutants, "uncovered": uncovered}
 
 
+# ---- sentinels in the hidden test files ------------------------------------------------------
+#
+# Beside the mutants, the trusted step writes two sentinels into the listed tests' own files
+# (when the dialect says it wants them: INFILE_SENTINELS): one that must pass and one that must
+# fail, each placed right after a listed test, in its class, named as a canary is
+# (`test_x_<word>`), and committed with the file, so that nothing aimed by file (git-tracked,
+# the hidden files), by name or by position can spare them. Where a listed test calls the code
+# under test with arguments the sentinel can give too (module-level names, literals, `self`),
+# both sentinels make that call: a forgery that disarms the tests that call the code disarms
+# them as well. The must-pass one passes whatever the call does (it keeps the result, or the
+# exception, and checks that it is itself); the must-fail one asserts that the result is not
+# itself, which cannot hold. A must-pass sentinel is judged only when the test it sits after
+# passed (a broken setUp or fixture fails both honestly).
+SENTINEL_NAMES = ("value", "result", "actual", "outcome", "got", "answer", "returned")
+SENTINEL_SKIP_CALLS = ("raises", "warns", "approx", "fail", "skip", "xfail", "deprecated_call",
+                       "isinstance", "len", "type", "print", "lambda")
+SENTINEL_SKIP_ROOTS = ("pytest", "unittest", "mock")
+SENTINEL_MAX_FILES = 3
+
+
+def _call_extent(source, call):
+    """(start, end) of a call's text, checked by parsing it back into the same tree."""
+    start = source.start(call)
+    index = source.at.get(start) if start else None
+    if index is None:
+        return None
+    depth = 0
+    target = _ast.dump(call)
+    for token in source.tokens[index:index + 4000]:
+        if token[0] == _tokenize.OP and token[1] in ("(", "[", "{"):
+            depth += 1
+        elif token[0] == _tokenize.OP and token[1] in (")", "]", "}"):
+            depth -= 1
+            if depth < 0:
+                return None
+            if depth == 0:
+                text = source.segment(start, token[3])
+                try:
+                    again = _ast.parse("(\n" + text + "\n)", mode="eval").body
+                except SyntaxError:
+                    continue
+                if _ast.dump(again) == target:
+                    return start, token[3]
+        elif depth == 0 and token[0] in (_tokenize.NEWLINE, _tokenize.ENDMARKER):
+            return None
+    return None
+
+
+def _module_names(tree):
+    """The names a module binds at its top (imports, definitions, assignments)."""
+    names = set()
+    for node in tree.body:
+        if isinstance(node, (_ast.Import, _ast.ImportFrom)):
+            for alias in node.names:
+                names.add((alias.asname or alias.name).split(".")[0])
+        elif isinstance(node, (_ast.FunctionDef, _ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, _ast.Assign):
+            for target in node.targets:
+                if isinstance(target, _ast.Name):
+                    names.add(target.id)
+    return names
+
+
+def _imported(tree):
+    names = set()
+    for node in tree.body:
+        if isinstance(node, (_ast.Import, _ast.ImportFrom)):
+            for alias in node.names:
+                names.add((alias.asname or alias.name).split(".")[0])
+    return names
+
+
+def _root(node):
+    while isinstance(node, (_ast.Attribute, _ast.Call, _ast.Subscript)):
+        node = node.func if isinstance(node, _ast.Call) else node.value
+    return node.id if isinstance(node, _ast.Name) else None
+
+
+def sentinel_call(source, tree, function, in_class):
+    """The text of a call a test function makes to the code it imports that a sentinel can
+    make too: every name in it bound at the module's top or a builtin (`self` in a method),
+    no lambda or comprehension; None when there is none."""
+    import builtins
+
+    module = _module_names(tree)
+    imported = _imported(tree)
+    allowed = module | set(dir(builtins))
+    if in_class:
+        allowed.add("self")
+    for statement in _direct_statements(function.body):
+        if isinstance(statement, (_ast.FunctionDef, _ast.ClassDef)):
+            continue
+        for node in _ast.walk(statement):
+            if not isinstance(node, _ast.Call):
+                continue
+            name = _callee(node)
+            root = _root(node.func)
+            if name is None or name in SENTINEL_SKIP_CALLS or name.startswith("assert"):
+                continue
+            if root is None or root in SENTINEL_SKIP_ROOTS or (
+                    root != "self" and root not in imported):
+                continue
+            inner = list(_ast.walk(node))
+            if any(type(n).__name__ in ("Lambda", "ListComp", "SetComp", "DictComp",
+                                        "GeneratorExp", "Await", "Yield", "YieldFrom",
+                                        "NamedExpr", "Starred")
+                   for n in inner):
+                continue
+            if not all(n.id in allowed for n in inner if isinstance(n, _ast.Name)):
+                continue
+            if root == "self" and isinstance(node.func, _ast.Attribute) and isinstance(
+                    node.func.value, _ast.Name):
+                continue  # a method of the test case itself (a helper of the tests)
+            span = _call_extent(source, node)
+            if span is not None:
+                return source.segment(*span)
+    return None
+
+
+def sentinel_text(def_indent, body_indent, name, method, call, expect, local, number):
+    """A sentinel's definition, in the file's own indentation."""
+    unit = body_indent[len(def_indent):] or "    "
+    lines = ["%sdef %s(%s):" % (def_indent, name, method or "")]
+    local, caught = local or (None, None)
+    if call is None:
+        if expect == "passed":
+            lines.append("%sassert %d + 1 == %d" % (body_indent, number, number + 1))
+        else:
+            lines.append("%sassert %d == %d" % (body_indent, number, number + 1))
+    else:
+        lines += [
+            "%stry:" % body_indent,
+            "%s%s%s = %s" % (body_indent, unit, local, call),
+            "%sexcept Exception as %s:" % (body_indent, caught),
+            "%s%s%s = %s" % (body_indent, unit, local, caught),
+            "%sassert %s %s %s" % (body_indent, local, "is" if expect == "passed" else "is not", local),
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def sentinel_file(text, targets, rng, taken_extra=()):
+    """A must-pass and a must-fail sentinel placed after listed tests of one file's text:
+    (new text, [(target, name, expect, calls)], why none) ."""
+    try:
+        tree = _ast.parse(text)
+        source = _Source(text)
+    except (SyntaxError, ValueError, _tokenize.TokenError, IndentationError) as error:
+        return text, [], "the file does not parse on this Python (%s)" % type(error).__name__
+    definitions = _definitions(source, tree)
+    taken = _names(tree) | set(taken_extra)
+    words = set(n.id for n in _ast.walk(tree) if isinstance(n, _ast.Name))
+    local = next((n for n in rng.sample(SENTINEL_NAMES, len(SENTINEL_NAMES)) if n not in words), None)
+    caught = next((n for n in ("error", "exc", "problem", "failure") if n not in words), None)
+    local = (local, caught) if local and caught else None
+    usable = []
+    for target in targets:
+        entry = definitions.get(target)
+        if entry is None or type(entry[0]).__name__ != "FunctionDef":
+            continue
+        node = entry[0]
+        if target[0] is not None and not node.args.args:
+            continue
+        usable.append((target, entry))
+    if not usable:
+        return text, [], "no listed test function of the file to place them after"
+    called = []
+    for target, entry in usable:
+        call = sentinel_call(source, tree, entry[0], target[0] is not None) if local else None
+        if call is not None:
+            called.append((target, entry, call))
+    inserts = []
+    made = []
+    for number, expect in enumerate(rng.sample(["passed", "failed"], 2)):
+        if called:
+            target, entry, call = rng.choice(called)
+        else:
+            (target, entry), call = rng.choice(usable), None
+        node, first, last = entry
+        name = None
+        for word in rng.sample(CANARY_WORDS, len(CANARY_WORDS)):
+            if node.name + "_" + word not in taken:
+                name = node.name + "_" + word
+                break
+        if name is None:
+            continue
+        taken.add(name)
+        def_line = source.lines[node.lineno - 1]
+        def_indent = def_line[:len(def_line) - len(def_line.lstrip())]
+        body_line = source.lines[node.body[0].lineno - 1]
+        body_indent = body_line[:len(body_line) - len(body_line.lstrip())]
+        if node.body[0].lineno == node.lineno or len(body_indent) <= len(def_indent):
+            body_indent = def_indent + "    "
+        method = node.args.args[0].arg if target[0] is not None else None
+        block = sentinel_text(def_indent, body_indent, name, method, call, expect, local,
+                              rng.randint(2, 97))
+        inserts.append((last, ("\n\n" if target[0] is None else "\n") + block))
+        made.append((target, name, expect, call))
+    out = list(source.lines)
+    if out and not out[-1].endswith("\n"):
+        out[-1] += "\n"
+    for after, block in sorted(inserts, key=lambda item: item[0], reverse=True):
+        out[after:after] = [block]
+    return "".join(out), made, None
+
+
+def sentinel_id(listed, name, sentinel):
+    """The sentinel's id: the listed id of the test it follows with the name made the
+    sentinel's, and no parameter (a sentinel is not parametrized)."""
+    made = globals().get("canary_id", canary_mutant_id)(listed, name, sentinel)
+    at = made.rfind(sentinel)
+    if at >= 0 and made[at + len(sentinel):].startswith("["):
+        made = made[:at + len(sentinel)]
+    return made
+
+
+def sentinel_place(worktree, placements, rng):
+    """Places the in-file sentinels (up to SENTINEL_MAX_FILES files of `placements`): the
+    JSON-ready ([{"id", "test", "expect", "calls"}, …], why none when there are none)."""
+    import os
+
+    paths = sorted(placements)
+    rng.shuffle(paths)
+    placed = []
+    whys = []
+    for path in paths[:SENTINEL_MAX_FILES]:
+        entries = placements[path]
+        full = os.path.join(worktree, path)
+        if os.path.islink(full) or not os.path.isfile(full) or os.path.getsize(full) > CANARY_MAX_FILE:
+            whys.append("%s: not a regular file under %d bytes" % (path, CANARY_MAX_FILE))
+            continue
+        try:
+            with open(full, encoding="utf-8", newline="") as f:
+                text = f.read()
+        except (OSError, UnicodeDecodeError):
+            whys.append("%s: cannot be read as UTF-8" % path)
+            continue
+        by_target = dict(entries)
+        new, made, why = sentinel_file(text, [t for t, _ in entries], rng)
+        if not made:
+            whys.append("%s: %s" % (path, why or "no free name"))
+            continue
+        mode = os.stat(full).st_mode & 0o7777
+        tmp = full + ".proctor-canary"
+        with open(tmp, "w", encoding="utf-8", newline="") as f:
+            f.write(new)
+        os.chmod(tmp, mode)
+        os.replace(tmp, full)
+        for target, name, expect, call in made:
+            listed = by_target[target][0]
+            placed.append({"id": sentinel_id(listed, target[1], name), "test": listed,
+                           "expect": expect, "calls": call or ""})
+    if not placements:
+        whys.append("no listed test is in a file the runner parsed")
+    return placed, ("; ".join(whys) if not placed else None)
+
+
 def canary_mutant_id(listed, name, mutant):
     """A listed id with its test function's name (its last occurrence) made the mutant's."""
     at = listed.rfind(name)
@@ -400,6 +659,12 @@ def main_canary(argv):
         placements, unplaced = targets(worktree, ids)
     result = canary_place(worktree, placements, seed)
     result["uncovered"] = [{"test": i, "why": w} for i, w in unplaced] + result["uncovered"]
+    if globals().get("INFILE_SENTINELS"):
+        # After the mutants, in the files as they now are (a name a mutant took stays taken).
+        sentinels, why = sentinel_place(worktree, placements, _random.Random(seed + "-sentinels"))
+        result["sentinels"] = sentinels
+        if why is not None:
+            result["sentinels_why"] = why
     sys.stdout.write(_json.dumps(result, ensure_ascii=True) + "\n")
     return 0
 # ---- end of canaries ------------------------------------------------------------------------
