@@ -14,6 +14,8 @@ import { excerpt } from './report.js';
  * `js-mocha`: how the runner names a test). */
 const JS_CANARY_LINE = /^# proctor-canaries: js-(node|mocha)[ \t]*$/m;
 const HEAD_BYTES = 4096;
+/** The JavaScript runners keep their sentinels in a file of their own (the oracle log says so). */
+const JS_SENTINELS_WHY = 'the JavaScript runners place no sentinels in the test files yet';
 
 export function jsCanaryDialect(runner: Uint8Array): JsDialect | null {
   const head = Buffer.from(runner.subarray(0, HEAD_BYTES)).toString('utf8');
@@ -142,7 +144,13 @@ export async function placeJsCanaries(
     ),
   ];
   const { files, unplaced } = jsCanaryFiles(dialect, listed, headers);
-  const record: CanaryRecord = { mutants: [], uncovered: [...unplaced], error: null };
+  const record: CanaryRecord = {
+    mutants: [],
+    uncovered: [...unplaced],
+    sentinels: [],
+    sentinelsWhy: JS_SENTINELS_WHY,
+    error: null,
+  };
   if (files.length === 0) return record;
   let read: Map<string, Buffer | string>;
   try {
@@ -165,6 +173,8 @@ export async function placeJsCanaries(
     return {
       mutants: [],
       uncovered: [],
+      sentinels: [],
+      sentinelsWhy: JS_SENTINELS_WHY,
       error: `the canary step failed: ${excerpt(describeError(error))}`,
     };
   }

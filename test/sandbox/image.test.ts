@@ -189,7 +189,7 @@ describe('resolveImage with a Dockerfile', () => {
     const dir = context({
       Dockerfile: `FROM debian:bookworm-slim AS tools\nFROM debian:${suite}-slim\nCOPY --from=tools /bin/true /t\n`,
     });
-    const error = (await rejection(build(dir))) as { code: string; message: string };
+    const error = await rejection(build(dir));
     expect(error.code).toBe('IMAGE_INVALID');
     const [first, second] = error.message.split('\n');
     expect(first).toBe(
