@@ -19,7 +19,8 @@
 //      same tests, the plain report format), the order swapped each round, medians of --rounds;
 //      per dialect the grade time on and off, the difference, its share of the grade with the
 //      layers, and the steps of the job's timings that make it. Target: ≤ 10 %.
-// Usage: npm run bench:oracle [-- --runs 5 --sweep 40 --rounds 3 --parts a,b,c,d]
+// Usage: npm run bench:oracle [-- --runs 5 --sweep 40 --rounds 3 --parts a,b,c,d
+//        --examples py-duration-parse,go-text-ellipsis]
 import { spawnSync } from 'node:child_process';
 import {
   cpSync,
@@ -51,6 +52,8 @@ const { values } = parseArgs({
     sweep: { type: 'string', default: '40' },
     parts: { type: 'string', default: 'a,b,c,d' },
     rounds: { type: 'string', default: '3' },
+    // Part (d) on these examples only (names under examples/, comma-separated).
+    examples: { type: 'string' },
   },
 });
 const PARTS = new Set(values.parts.split(','));
@@ -221,12 +224,23 @@ if (PARTS.has('d')) {
   );
   const home = tempDir();
   const root = tempDir();
-  const rows = [];
   const skipped: string[] = [];
   // The hidden run's repository is made whatever the runner: its step's median per example.
   const testTree: string[] = [];
+  const names = bundles.map((b) => b.split('/').at(-1) ?? b);
+  const chosen = values.examples === undefined ? names : values.examples.split(',');
+  const unknown = chosen.filter((name) => !names.includes(name));
+  if (unknown.length > 0) {
+    throw new Error(`--examples: no example named ${unknown.join(', ')} under examples/`);
+  }
+  // A row as soon as its example is measured: a long run on a busy machine shows its progress.
+  console.log(
+    `\n(d) the integrity layers per dialect: the gold patch, each example's runner with its layers (on) and less its protocol-2 and canary lines (off), median of ${ROUNDS} rounds, the order swapped each round (after one warm-up each)`,
+  );
+  console.log(layerTable([])[0]);
   for (const bundle of bundles) {
     const example = bundle.split('/').at(-1) ?? bundle;
+    if (!chosen.includes(example)) continue;
     const runner = readFileSync(join(bundle, 'tests/run'));
     let plain: Buffer;
     try {
@@ -246,13 +260,9 @@ if (PARTS.has('d')) {
       for (const side of roundOrder(i))
         samples[side].push(timedGrade(home, side === 'on' ? on : off, gold));
     }
-    rows.push(layerRow(example, dialect, samples.on, samples.off));
+    console.log(layerTable([layerRow(example, dialect, samples.on, samples.off)])[1]);
     testTree.push(`${dialect} ${median(samples.on.map((s) => s.timings['test_tree'] ?? 0))} ms`);
   }
-  console.log(
-    `\n(d) the integrity layers per dialect: the gold patch, each example's runner with its layers (on) and less its protocol-2 and canary lines (off), median of ${ROUNDS} rounds, the order swapped each round (after one warm-up each)`,
-  );
-  for (const line of layerTable(rows)) console.log(line);
   for (const line of skipped) console.log(`skipped ${line}`);
   console.log(
     `Not taken off this way (they run in both): the screen of the diff (in the worker, before any container), the ID lists handed over on stdin, the hidden run's repository (test_tree, median a grade: ${testTree.join(', ') || 'none measured'}), and whatever a runner does in its own plain run (its tripwires, its collector thread).`,
