@@ -222,8 +222,6 @@ if (PARTS.has('d')) {
   const dialects = await Promise.all(
     BUILTIN_RUNNERS.map(async (name) => ({ name, bytes: await runnerSource(name) })),
   );
-  const home = tempDir();
-  const root = tempDir();
   const skipped: string[] = [];
   // The hidden run's repository is made whatever the runner: its step's median per example.
   const testTree: string[] = [];
@@ -233,6 +231,8 @@ if (PARTS.has('d')) {
   if (unknown.length > 0) {
     throw new Error(`--examples: no example named ${unknown.join(', ')} under examples/`);
   }
+  const home = tempDir();
+  const root = tempDir();
   // A row as soon as its example is measured: a long run on a busy machine shows its progress.
   console.log(
     `\n(d) the integrity layers per dialect: the gold patch, each example's runner with its layers (on) and less its protocol-2 and canary lines (off), median of ${ROUNDS} rounds, the order swapped each round (after one warm-up each)`,
