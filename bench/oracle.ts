@@ -13,7 +13,14 @@
 //      configuration check, the canaries' step and mutants) against the same task with the
 //      runner as it was before them (bench/fixtures/pytest-run-v1), same image, interleaved,
 //      median of --runs. Target: the layers cost ≤ 10 % of a grade.
-// Usage: npm run bench:oracle [-- --runs 5 --sweep 40 --parts a,b,c]
+//  (d) the integrity layers per dialect: for each example whose runner speaks protocol 2, the
+//      gold patch graded with the example's runner as it is (every layer on) and with the same
+//      runner less its protocol-2 and canary lines (bench/oracle-layers.ts: a plain run of the
+//      same tests, the plain report format), the order swapped each round, medians of --rounds;
+//      per dialect the grade time on and off, the difference, its share of the grade with the
+//      layers, and the steps of the job's timings that make it. Target: ≤ 10 %.
+// Usage: npm run bench:oracle [-- --runs 5 --sweep 40 --rounds 3 --parts a,b,c,d
+//        --examples py-duration-parse,go-text-ellipsis]
 import { spawnSync } from 'node:child_process';
 import {
   cpSync,
@@ -27,7 +34,15 @@ import {
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { runnerSource } from '../src/runners/index.js';
+import { BUILTIN_RUNNERS, runnerSource } from '../src/runners/index.js';
+import {
+  layerRow,
+  layerTable,
+  median,
+  plainRunner,
+  roundOrder,
+  type GradeSample,
+} from './oracle-layers.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const EXAMPLES = join(ROOT, 'examples');
@@ -35,7 +50,10 @@ const { values } = parseArgs({
   options: {
     runs: { type: 'string', default: '5' },
     sweep: { type: 'string', default: '40' },
-    parts: { type: 'string', default: 'a,b,c' },
+    parts: { type: 'string', default: 'a,b,c,d' },
+    rounds: { type: 'string', default: '3' },
+    // Part (d) on these examples only (names under examples/, comma-separated).
+    examples: { type: 'string' },
   },
 });
 const PARTS = new Set(values.parts.split(','));
@@ -44,6 +62,14 @@ const RUNS = Number(values.runs);
 const LAYER_TESTS = 100;
 const GIT_DATE = '2024-01-01T00:00:00+0000';
 const SWEEP = Number(values.sweep);
+const ROUNDS = Number(values.rounds);
+for (const [flag, n] of [
+  ['--runs', RUNS],
+  ['--sweep', SWEEP],
+  ['--rounds', ROUNDS],
+] as const) {
+  if (!Number.isInteger(n) || n < 1) throw new Error(`${flag} takes a whole number ≥ 1`);
+}
 
 const temp: string[] = [];
 function tempDir(): string {
@@ -80,8 +106,6 @@ function grade(home: string, bundle: string, patch: string) {
     '--wait',
   ]);
 }
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 
 const bundles = readdirSync(EXAMPLES, { withFileTypes: true })
   .filter((e) => e.isDirectory())
@@ -192,7 +216,96 @@ if (PARTS.has('c')) {
   console.log(`cost ${(((w - o) / o) * 100).toFixed(1)} % of a grade (target ≤ 10 %)`);
 }
 
+// (d) the integrity layers per dialect: each example's gold patch, its runner with and without
+// the layers' markers.
+if (PARTS.has('d')) {
+  const dialects = await Promise.all(
+    BUILTIN_RUNNERS.map(async (name) => ({ name, bytes: await runnerSource(name) })),
+  );
+  const skipped: string[] = [];
+  // The hidden run's repository is made whatever the runner: its step's median per example.
+  const testTree: string[] = [];
+  const names = bundles.map((b) => b.split('/').at(-1) ?? b);
+  const chosen = values.examples === undefined ? names : values.examples.split(',');
+  const unknown = chosen.filter((name) => !names.includes(name));
+  if (unknown.length > 0) {
+    throw new Error(`--examples: no example named ${unknown.join(', ')} under examples/`);
+  }
+  const home = tempDir();
+  const root = tempDir();
+  // A row as soon as its example is measured: a long run on a busy machine shows its progress.
+  console.log(
+    `\n(d) the integrity layers per dialect: the gold patch, each example's runner with its layers (on) and less its protocol-2 and canary lines (off), median of ${ROUNDS} rounds, the order swapped each round (after one warm-up each)`,
+  );
+  console.log(layerTable([])[0]);
+  for (const bundle of bundles) {
+    const example = bundle.split('/').at(-1) ?? bundle;
+    if (!chosen.includes(example)) continue;
+    const runner = readFileSync(join(bundle, 'tests/run'));
+    let plain: Buffer;
+    try {
+      plain = plainRunner(runner);
+    } catch (error) {
+      skipped.push(`${example}: ${(error as Error).message}`);
+      continue;
+    }
+    const dialect = dialects.find((d) => d.bytes.equals(runner))?.name ?? 'custom';
+    const on = copyBundle(bundle, join(root, `${example}-on`), 'layers-on', runner);
+    const off = copyBundle(bundle, join(root, `${example}-off`), 'layers-off', plain);
+    const gold = join(bundle, 'solution/gold.patch');
+    // The warm-up: the image and its template once, and both sides must pass.
+    for (const dir of [on, off]) timedGrade(home, dir, gold);
+    const samples: Record<'on' | 'off', GradeSample[]> = { on: [], off: [] };
+    for (let i = 0; i < ROUNDS; i++) {
+      for (const side of roundOrder(i))
+        samples[side].push(timedGrade(home, side === 'on' ? on : off, gold));
+    }
+    console.log(layerTable([layerRow(example, dialect, samples.on, samples.off)])[1]);
+    testTree.push(`${dialect} ${median(samples.on.map((s) => s.timings['test_tree'] ?? 0))} ms`);
+  }
+  for (const line of skipped) console.log(`skipped ${line}`);
+  console.log(
+    `Not taken off this way (they run in both): the screen of the diff (in the worker, before any container), the ID lists handed over on stdin, the hidden run's repository (test_tree, median a grade: ${testTree.join(', ') || 'none measured'}), and whatever a runner does in its own plain run (its tripwires, its collector thread).`,
+  );
+}
+
 for (const dir of temp) rmSync(dir, { recursive: true, force: true });
+
+/** A copy of `bundle` in `dir` with the id `<id>-<suffix>` and `runner` as tests/run. */
+function copyBundle(bundle: string, dir: string, suffix: string, runner: Buffer): string {
+  cpSync(bundle, dir, { recursive: true });
+  const toml = join(dir, 'task.toml');
+  const text = readFileSync(toml, 'utf8');
+  const renamed = text.replace(/^id = "([^"]+)"/m, `id = "$1-${suffix}"`);
+  if (renamed === text) throw new Error(`${toml}: no id line to rename`);
+  writeFileSync(toml, renamed);
+  writeFileSync(join(dir, 'tests/run'), runner, { mode: 0o755 });
+  return dir;
+}
+
+/** `proctor grade --wait --json` of the gold patch: its wall time and the job's timings. */
+function timedGrade(home: string, bundle: string, patch: string): GradeSample {
+  const run = timed(process.execPath, [
+    join(ROOT, 'bin/proctor.js'),
+    '--home',
+    home,
+    'grade',
+    bundle,
+    '--patch',
+    patch,
+    '--wait',
+    '--json',
+  ]);
+  const line = run.stdout.split('\n').find((l) => l.startsWith('{'));
+  const result =
+    line === undefined
+      ? undefined
+      : (JSON.parse(line) as { verdict?: string; timings?: Record<string, number> });
+  if (result?.verdict !== 'PASS' || result.timings === undefined) {
+    throw new Error(`the gold patch of ${bundle} does not pass:\n${run.stdout}`);
+  }
+  return { ms: run.ms, timings: result.timings };
+}
 
 /**
  * Two copies of one generated pytest task (a calc module with a bug, LAYER_TESTS tests in
