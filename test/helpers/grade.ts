@@ -5,6 +5,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import { loadBundle, type Bundle } from '../../src/oracle/bundle.js';
+import type { CanaryRecord } from '../../src/oracle/canaries.js';
 import { evaluate, type EvaluateInput, type Evaluation } from '../../src/oracle/evaluate.js';
 import { declaredOutcomes } from '../../src/oracle/verdict.js';
 import type { DockerClient } from '../../src/sandbox/docker.js';
@@ -145,4 +146,35 @@ export function expectSentinelsHeld(evaluation: Evaluation): void {
     ]);
     for (const s of phase.integrity?.sentinels ?? []) expect(s.status).toBe(s.expect);
   }
+}
+
+/** The hidden tests' phase record of a grade. */
+export const hiddenRecord = (evaluation: Evaluation) =>
+  evaluation.phaseRecords.find((p) => p.name === 'hidden');
+
+/**
+ * A gold grade with canaries on: PASS with the sentinels held, one mutant for each of `tested`
+ * and for nothing else, none of them passing, and only the task's own `ids` in what the grade
+ * reports and stores. The hidden phase's canary record, for the dialect's own checks.
+ */
+export function expectGoldWithCanaries(
+  evaluation: Evaluation,
+  tested: string[],
+  ids: string[],
+): CanaryRecord {
+  expect(evaluation.verdict, evaluation.verdict.detail).toMatchObject({
+    verdict: 'PASS',
+    reason: 'PASS',
+  });
+  expectSentinelsHeld(evaluation);
+  const canaries = hiddenRecord(evaluation)?.canaries;
+  expect(canaries?.error).toBeNull();
+  expect(canaries?.mutants.map((m) => m.test).sort()).toEqual([...tested].sort());
+  for (const m of canaries?.mutants ?? []) {
+    expect(m.status, `${m.id}: ${m.mutation}`).not.toBe('passed');
+    expect(m.status, `${m.id}: ${m.mutation}`).not.toBeNull();
+  }
+  expect(reported(evaluation).sort()).toEqual([...ids].sort());
+  expect(evaluation.tests.tests.map((t) => t.id).sort()).toEqual([...ids].sort());
+  return canaries!;
 }

@@ -11,7 +11,7 @@ import { loadBundle } from '../../src/oracle/bundle.js';
 import { type Evaluation } from '../../src/oracle/evaluate.js';
 import { dockerScope, testDocker } from '../helpers/docker.js';
 import { REPO } from '../helpers/django-tree.js';
-import { expectSentinelsHeld, reported } from '../helpers/grade.js';
+import { expectSentinelsHeld, hiddenRecord, reported } from '../helpers/grade.js';
 import { candidateDiff, withIds, type RepoBundleSpec } from '../helpers/repo-bundles.js';
 import { runnerSuite } from '../helpers/runner-suite.js';
 
@@ -84,8 +84,6 @@ def add(a, b):
 
 const suite = runnerSuite(docker, SCOPE, { image: 'django', spec: SPEC });
 
-const hiddenRecord = (evaluation: Evaluation) =>
-  evaluation.phaseRecords.find((p) => p.name === 'hidden');
 const hiddenCanaries = (evaluation: Evaluation) => hiddenRecord(evaluation)?.canaries;
 
 describe('canaries through the built-in django runner', () => {

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { canaryLines } from '../../src/oracle/canaries.js';
 import { type Evaluation } from '../../src/oracle/evaluate.js';
 import { dockerScope, testDocker } from '../helpers/docker.js';
-import { expectSentinelsHeld, reported, swebenchTask } from '../helpers/grade.js';
+import { expectGoldWithCanaries, hiddenRecord, reported, swebenchTask } from '../helpers/grade.js';
 import { candidateDiff, type Files, type RepoBundleSpec } from '../helpers/repo-bundles.js';
 import { runnerSuite } from '../helpers/runner-suite.js';
 
@@ -209,29 +209,19 @@ const suite = runnerSuite(docker, SCOPE, { image: 'runners', spec: SPEC });
 const grade = (candidate: Buffer | null): Promise<Evaluation> =>
   suite.grade(suite.bundle, candidate);
 
-const hiddenRecord = (evaluation: Evaluation) =>
-  evaluation.phaseRecords.find((p) => p.name === 'hidden');
-
 describe('canaries through the built-in pytest runner', () => {
   it(
     'passes the gold patch, every canary failing, none in what the grade stores',
     async () => {
       const evaluation = await grade(suite.gold);
-      expect(evaluation.verdict, evaluation.verdict.detail).toMatchObject({
-        verdict: 'PASS',
-        reason: 'PASS',
-      });
-      expectSentinelsHeld(evaluation);
-      const canaries = hiddenRecord(evaluation)?.canaries;
-      expect(canaries?.error).toBeNull();
       // One mutant for each hidden test the mutator understands, each of its own test, and
       // one for the existing test (the sample takes it: there is only one).
-      expect(canaries?.mutants.map((m) => m.test).sort()).toEqual(
-        [ID.add, ID.divZero, ID.addNone, ID.addCase, ID.zero].sort(),
+      const canaries = expectGoldWithCanaries(
+        evaluation,
+        [ID.add, ID.divZero, ID.addNone, ID.addCase, ID.zero],
+        Object.values(ID),
       );
-      for (const m of canaries?.mutants ?? []) {
-        expect(m.status, `${m.id}: ${m.mutation}`).not.toBe('passed');
-        expect(m.status).not.toBeNull();
+      for (const m of canaries.mutants) {
         // Named as the file's own tests are: the original's name and a word.
         expect(m.id).toMatch(
           m.test === ID.zero
@@ -239,8 +229,6 @@ describe('canaries through the built-in pytest runner', () => {
             : /^tests\/test_hidden\.py::(AddTest::)?test_[a-z_]+$/,
         );
       }
-      expect(reported(evaluation).sort()).toEqual(Object.values(ID).sort());
-      expect(evaluation.tests.tests.map((t) => t.id).sort()).toEqual(Object.values(ID).sort());
     },
     SLOW,
   );
