@@ -163,7 +163,8 @@ for (const name of submissions) {
   const file = join(work, `${name}.jsonl`);
   writeFileSync(file, predictions.map((p) => JSON.stringify(p)).join('\n') + '\n');
   const graded = proctor('grade', suite, '--predictions', file, '--wait');
-  const batch = /\(batch (\S+)\)\s*$/.exec(graded.trim())?.[1];
+  // The summary line names the batch; a line of tasks not submitted may follow it.
+  const batch = [...graded.matchAll(/\(batch (\S+)\)\s*$/gm)].at(-1)?.[1];
   if (batch === undefined) fail(`grade --predictions of ${name} named no batch`);
   console.log(graded.trim().split('\n').slice(-1)[0] ?? '');
   const labels = join(resolve(values.labels), `${name}.json`);
