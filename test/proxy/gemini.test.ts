@@ -211,11 +211,13 @@ describe('the model proxy, Gemini generateContent', () => {
     });
     const models = `${origin(baseUrl)}/v1beta/models`;
     const auth = { 'x-goog-api-key': proxy.token };
+    // The token with its last character changed (one in 16 tokens already ends in 0).
+    const wrong = `${proxy.token.slice(0, -1)}${proxy.token.endsWith('0') ? '1' : '0'}`;
     const cases: Array<[string, string, Record<string, string>, number, string, string]> = [
       [
         `${models}/m:generateContent`,
         '{}',
-        { 'x-goog-api-key': `${proxy.token.slice(0, -1)}0` },
+        { 'x-goog-api-key': wrong },
         401,
         'UNAUTHENTICATED',
         'did not present this run’s token',
