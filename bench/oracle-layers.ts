@@ -9,11 +9,13 @@
 // the same tests, the same framework, the plain report format.
 import { runnerProtocol } from '../src/oracle/protocol.js';
 import { runnerPlacesCanaries } from '../src/oracle/canaries.js';
+import { jsCanaryDialect } from '../src/oracle/js-canary-step.js';
 
 /** The share of a grade's time the layers may cost (issue 32's acceptance). */
 export const LAYER_TARGET = 0.1;
 
-const MARKER_LINE = /^(?:#|\/\/) proctor-(?:runner-protocol: 2|canaries: 1)[ \t]*\r?\n/gm;
+const MARKER_LINE =
+  /^(?:#|\/\/) proctor-(?:runner-protocol: 2|canaries: (?:1|js-[a-z]+))[ \t]*\r?\n/gm;
 
 /**
  * The runner without its protocol-2 and canary lines: what the oracle grades as a plain run.
@@ -25,7 +27,11 @@ export function plainRunner(runner: Buffer): Buffer {
     throw new Error('the runner does not speak protocol 2: it has no layers to take off');
   }
   const plain = Buffer.from(runner.toString('utf8').replace(MARKER_LINE, ''), 'utf8');
-  if (runnerProtocol(plain) !== 1 || runnerPlacesCanaries(plain)) {
+  if (
+    runnerProtocol(plain) !== 1 ||
+    runnerPlacesCanaries(plain) ||
+    jsCanaryDialect(plain) !== null
+  ) {
     throw new Error('the runner still reads as protocol 2 or placing canaries without its markers');
   }
   return plain;

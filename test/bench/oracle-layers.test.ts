@@ -12,6 +12,7 @@ import {
   type GradeSample,
 } from '../../bench/oracle-layers.js';
 import { runnerPlacesCanaries } from '../../src/oracle/canaries.js';
+import { jsCanaryDialect } from '../../src/oracle/js-canary-step.js';
 import { runnerProtocol } from '../../src/oracle/protocol.js';
 import { BUILTIN_RUNNERS, runnerSource } from '../../src/runners/index.js';
 
@@ -26,16 +27,21 @@ describe('plainRunner', () => {
       const plain = plainRunner(runner);
       expect(runnerProtocol(plain)).toBe(1);
       expect(runnerPlacesCanaries(plain)).toBe(false);
+      expect(jsCanaryDialect(plain)).toBeNull();
       // Only the marker lines are gone: every other line is there, in order.
       const kept = runner
         .toString('utf8')
         .split('\n')
         .filter((l) => !/^(?:#|\/\/) proctor-(?:runner-protocol|canaries):/.test(l));
       expect(plain.toString('utf8').split('\n')).toEqual(kept);
+      const canaryLine =
+        jsCanaryDialect(runner) !== null
+          ? `# proctor-canaries: js-${jsCanaryDialect(runner)}\n`
+          : runnerPlacesCanaries(runner)
+            ? '# proctor-canaries: 1\n'
+            : '';
       expect(runner.length - plain.length).toBe(
-        runnerPlacesCanaries(runner)
-          ? '# proctor-runner-protocol: 2\n# proctor-canaries: 1\n'.length
-          : '# proctor-runner-protocol: 2\n'.length,
+        '# proctor-runner-protocol: 2\n'.length + canaryLine.length,
       );
     },
   );

@@ -4,6 +4,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { buildTrust } from '../../src/config.js';
 import { canaryLines, runnerPlacesCanaries } from '../../src/oracle/canaries.js';
 import { jsCanaryDialect } from '../../src/oracle/js-canary-step.js';
 import { loadBundle } from '../../src/oracle/bundle.js';
@@ -35,7 +36,10 @@ describe('the examples with canaries', { timeout: 600_000 }, () => {
 
   it.each(EXAMPLES)('%s: the gold patch passes, every canary failing', async (name) => {
     const bundle = await loadBundle(join(ROOT, 'examples', name));
-    const image = (await resolveImage(docker, bundle.environment)).localId;
+    // Built as Proctor builds it, offered the host's CA bundle and proxy settings: the
+    // JavaScript example's npm ci must also work behind a TLS-inspecting proxy.
+    const trust = buildTrust({ home: ROOT, build: {} });
+    const image = (await resolveImage(docker, bundle.environment, { trust })).localId;
     const gold = readFileSync(bundle.paths.goldPatch ?? '');
     const evaluation = await gradeIn(docker, SCOPE, image, bundle, gold);
     expect(evaluation.verdict, evaluation.verdict.detail).toMatchObject({ verdict: 'PASS' });
