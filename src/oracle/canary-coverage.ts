@@ -56,6 +56,44 @@ GIT_DIR=/nonexistent git apply --whitespace=nowarn /tmp/p/hidden.patch
 set +e
 ${READ_SCRIPT.replace('cd "$1" || exit 125\nshift\n', '')}`;
 
+type Probe = { owner: Owner; uid: number; gid: number; runtime?: string; signal?: AbortSignal };
+
+/** A probe container's stdout (`cmd` as the task uid, in the task's image), or why not. */
+async function probeOutput(
+  docker: DockerClient,
+  imageId: string,
+  probe: Probe,
+  cmd: string[],
+  outputBytes: number,
+): Promise<string | { error: string }> {
+  const result = await runToCompletion(
+    docker,
+    {
+      owner: probe.owner,
+      role: 'probe',
+      image: imageId,
+      cmd,
+      uid: probe.uid,
+      gid: probe.gid,
+      workdir: '/',
+      env: { LC_ALL: 'C.UTF-8' },
+      ...(probe.runtime ? { runtime: probe.runtime } : {}),
+    },
+    {
+      timeoutMs: 120_000,
+      outputBytes,
+      ...(probe.signal ? { signal: probe.signal } : {}),
+    },
+  );
+  if (result.timedOut || result.exitCode !== 0) {
+    const last = result.stderr.trim().split('\n').slice(-2).join('; ');
+    return {
+      error: `not measured: the probe exited with ${String(result.exitCode)}${last ? `: ${last}` : ''}`,
+    };
+  }
+  return result.stdout;
+}
+
 /**
  * The canary coverage of a bundle's hidden tests in its image (by local id), or null when its
  * runner places no canaries.
@@ -64,7 +102,7 @@ export async function canaryCoverage(
   docker: DockerClient,
   bundle: Bundle,
   imageId: string,
-  probe: { owner: Owner; uid: number; gid: number; runtime?: string; signal?: AbortSignal },
+  probe: Probe,
 ): Promise<CanaryCoverage | null> {
   const runner = await readFile(bundle.paths.runner);
   const js = jsCanaryDialect(runner);
@@ -79,40 +117,23 @@ export async function canaryCoverage(
     return { error: 'not measured: tests/run and tests/hidden.patch are over 1 MiB together' };
   }
   try {
-    const result = await runToCompletion(
+    const stdout = await probeOutput(
       docker,
-      {
-        owner: probe.owner,
-        role: 'probe',
-        image: imageId,
-        cmd: [
-          'sh',
-          '-c',
-          probeScript(files.script),
-          'proctor-canary-probe',
-          ...files.args,
-          bundle.workdir,
-          'validate',
-        ],
-        uid: probe.uid,
-        gid: probe.gid,
-        workdir: '/',
-        env: { LC_ALL: 'C.UTF-8' },
-        ...(probe.runtime ? { runtime: probe.runtime } : {}),
-      },
-      {
-        timeoutMs: 120_000,
-        outputBytes: 4 * 1024 * 1024,
-        ...(probe.signal ? { signal: probe.signal } : {}),
-      },
+      imageId,
+      probe,
+      [
+        'sh',
+        '-c',
+        probeScript(files.script),
+        'proctor-canary-probe',
+        ...files.args,
+        bundle.workdir,
+        'validate',
+      ],
+      4 * 1024 * 1024,
     );
-    if (result.timedOut || result.exitCode !== 0) {
-      const last = result.stderr.trim().split('\n').slice(-2).join('; ');
-      return {
-        error: `not measured: the probe exited with ${String(result.exitCode)}${last ? `: ${last}` : ''}`,
-      };
-    }
-    const out = JSON.parse(result.stdout) as {
+    if (typeof stdout !== 'string') return stdout;
+    const out = JSON.parse(stdout) as {
       mutants: Array<{ test: string }>;
       uncovered: Array<{ test: string; why: string }>;
     };
@@ -132,7 +153,7 @@ async function jsCanaryCoverage(
   docker: DockerClient,
   bundle: Bundle,
   imageId: string,
-  probe: { owner: Owner; uid: number; gid: number; runtime?: string; signal?: AbortSignal },
+  probe: Probe,
   dialect: JsDialect,
 ): Promise<CanaryCoverage> {
   const patch = await readFile(bundle.paths.hiddenPatch);
@@ -143,40 +164,23 @@ async function jsCanaryCoverage(
     return { error: 'not measured: tests/hidden.patch is over 1 MiB' };
   }
   try {
-    const result = await runToCompletion(
+    const stdout = await probeOutput(
       docker,
-      {
-        owner: probe.owner,
-        role: 'probe',
-        image: imageId,
-        cmd: [
-          'sh',
-          '-c',
-          jsProbeScript(files.script),
-          'proctor-canary-probe',
-          ...files.args,
-          bundle.workdir,
-          ...names,
-        ],
-        uid: probe.uid,
-        gid: probe.gid,
-        workdir: '/',
-        env: { LC_ALL: 'C.UTF-8' },
-        ...(probe.runtime ? { runtime: probe.runtime } : {}),
-      },
-      {
-        timeoutMs: 120_000,
-        outputBytes: 64 * 1024 * 1024,
-        ...(probe.signal ? { signal: probe.signal } : {}),
-      },
+      imageId,
+      probe,
+      [
+        'sh',
+        '-c',
+        jsProbeScript(files.script),
+        'proctor-canary-probe',
+        ...files.args,
+        bundle.workdir,
+        ...names,
+      ],
+      64 * 1024 * 1024,
     );
-    if (result.timedOut || result.exitCode !== 0) {
-      const last = result.stderr.trim().split('\n').slice(-2).join('; ');
-      return {
-        error: `not measured: the probe exited with ${String(result.exitCode)}${last ? `: ${last}` : ''}`,
-      };
-    }
-    const read = parseRead(result.stdout, names);
+    if (typeof stdout !== 'string') return stdout;
+    const read = parseRead(stdout, names);
     const wanted = new Set(ids.filter((id) => !unplaced.some((u) => u.test === id)));
     const uncovered = [...unplaced];
     const covered = new Set<string>();
