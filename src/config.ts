@@ -26,6 +26,7 @@
 //   [images]
 //   max_gb = 200                    # disk budget of pulled images (least recently used go
 //                                   # first, never one a queued or running job needs); default none
+//   timeout_minutes = 15            # wall time of one image build or pull; default 15
 //   [build]
 //   ca_bundle = "certs/all.pem"     # the CA bundle every environment build trusts (relative to
 //                                   # the home); false offers none; default: the host's own
@@ -51,6 +52,10 @@ const slots = z.number().int().min(1).max(256);
 
 /** The pulled images' disk budget: a positive, finite number of GB (10^9 bytes). */
 const MAX_GB = 'must be a number of GB greater than 0 and at most 1000000';
+/** One image build or pull's wall time: minutes above 0, at most a day. */
+const TIMEOUT_MINUTES = 'must be a number of minutes greater than 0 and at most 1440';
+/** Without `[images] timeout_minutes`: a build of an installed project's image fits here. */
+export const DEFAULT_IMAGE_TIMEOUT_MINUTES = 15;
 
 /**
  * A host identity: it names the host in every container's `proctor.host` label and starts
@@ -163,6 +168,11 @@ const fileSchema = z
     images: z
       .object({
         max_gb: z.number({ error: MAX_GB }).gt(0, MAX_GB).max(1_000_000, MAX_GB).optional(),
+        timeout_minutes: z
+          .number({ error: TIMEOUT_MINUTES })
+          .gt(0, TIMEOUT_MINUTES)
+          .max(1440, TIMEOUT_MINUTES)
+          .optional(),
       })
       .strict()
       .default({}),
@@ -198,9 +208,10 @@ export interface ProctorConfig {
   build: z.output<typeof fileSchema>['build'];
   /**
    * `[images] max_gb` in bytes: the disk budget of the images Proctor pulled, or undefined
-   * for none (they are kept until `proctor prune --images`).
+   * for none (they are kept until `proctor prune --images`); `[images] timeout_minutes` in ms:
+   * the wall time of one build or pull.
    */
-  images: { maxBytes: number | undefined };
+  images: { maxBytes: number | undefined; timeoutMs: number };
   solvers: Record<string, SolverProfile>;
 }
 
@@ -517,6 +528,7 @@ export function loadConfig(home: string, overrides: ConfigOverrides = {}): Proct
     build: c.build,
     images: {
       maxBytes: c.images.max_gb === undefined ? undefined : Math.round(c.images.max_gb * 1e9),
+      timeoutMs: Math.round((c.images.timeout_minutes ?? DEFAULT_IMAGE_TIMEOUT_MINUTES) * 60_000),
     },
     solvers: c.solvers,
   };

@@ -79,6 +79,24 @@ describe('configuration', () => {
     );
   });
 
+  it('reads [images] timeout_minutes as ms, 15 minutes by default, and refuses one not in (0, 1440] in one line', () => {
+    expect(loadConfig(join(tempDir(), '.proctor')).images.timeoutMs).toBe(900_000);
+    expect(loadConfig(withConfig('[images]\ntimeout_minutes = 45\n')).images.timeoutMs).toBe(
+      2_700_000,
+    );
+    expect(loadConfig(withConfig('[images]\ntimeout_minutes = 0.5\n')).images.timeoutMs).toBe(
+      30_000,
+    );
+    for (const bad of ['0', '-5', 'inf', 'nan', '"30"', '1441']) {
+      const home = withConfig(`[images]\ntimeout_minutes = ${bad}\n`);
+      expect(() => loadConfig(home)).toThrow(
+        new RegExp(
+          `^.*proctor\\.toml: key \`images\\.timeout_minutes\`: must be a number of minutes greater than 0 and at most 1440$`,
+        ),
+      );
+    }
+  });
+
   it('reads a solver profile', () => {
     const config = loadConfig(
       withConfig(

@@ -45,7 +45,7 @@ export async function deriveCommand(
           dir: join(config.home, 'cache', 'contexts'),
           now: () => context.clock.now(),
         },
-        { trust: buildTrust(config) },
+        { trust: buildTrust(config), timeoutMs: config.images.timeoutMs },
       ),
       home: config.home,
       host: config.host,

@@ -52,7 +52,7 @@ export async function impossibleCommand(
         images: createImageCache(
           docker,
           { dir: join(config.home, 'cache', 'contexts'), now: () => context.clock.now() },
-          { trust: buildTrust(config) },
+          { trust: buildTrust(config), timeoutMs: config.images.timeoutMs },
         ),
         home: config.home,
         host: config.host,

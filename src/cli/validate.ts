@@ -38,7 +38,7 @@ export async function validateCommand(
       uid: config.sandbox.uid,
       gid: config.sandbox.gid,
       ...(config.sandbox.runtime !== 'runc' ? { runtime: config.sandbox.runtime } : {}),
-      ...(docker ? { trust: buildTrust(config) } : {}),
+      ...(docker ? { trust: buildTrust(config), imageTimeoutMs: config.images.timeoutMs } : {}),
     },
     {},
     (result) => {

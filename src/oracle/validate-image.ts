@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { describeError, isProctorError, isRetryable } from '../errors.js';
 import {
+  IMAGE_TIMEOUT_HINT,
   readRepositoryCommit,
   readRepositoryHead,
   resolveImage,
@@ -34,6 +35,8 @@ export interface ImageCheckDeps {
   signal?: AbortSignal;
   /** The host's CA bundle and proxy settings, offered to the build (without `resolve`). */
   trust?: BuildTrust;
+  /** Wall time of the build or pull, in ms (without `resolve`; `[images] timeout_minutes`). */
+  imageTimeoutMs?: number;
 }
 
 export type ImageCheck =
@@ -60,6 +63,9 @@ export async function checkImage(bundle: Bundle, deps: ImageCheckDeps): Promise<
       : await resolveImage(deps.docker, bundle.environment, {
           ...(deps.signal ? { signal: deps.signal } : {}),
           ...(deps.trust ? { trust: deps.trust } : {}),
+          ...(deps.imageTimeoutMs !== undefined
+            ? { timeoutMs: deps.imageTimeoutMs, timeoutHint: IMAGE_TIMEOUT_HINT }
+            : {}),
         });
   } catch (error) {
     if (isRetryable(error)) throw error;
@@ -154,6 +160,8 @@ export interface ValidationDeps {
   signal?: AbortSignal;
   /** The host's CA bundle and proxy settings, offered to every image build. */
   trust?: BuildTrust;
+  /** Wall time of one image build or pull, in ms (`[images] timeout_minutes`). */
+  imageTimeoutMs?: number;
 }
 
 export type ValidationResult =
@@ -226,6 +234,7 @@ async function fullCheck(
       ...(deps.runtime ? { runtime: deps.runtime } : {}),
       ...(deps.signal ? { signal: deps.signal } : {}),
       ...(deps.trust ? { trust: deps.trust } : {}),
+      ...(deps.imageTimeoutMs !== undefined ? { imageTimeoutMs: deps.imageTimeoutMs } : {}),
     });
     if (!check.ok) return { ok: false, ...where, problems: check.problems };
     const canaries = await canaryCoverage(docker, bundle, check.localId, {

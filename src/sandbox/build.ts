@@ -143,7 +143,7 @@ async function runBuild(
   what: string,
   options: ResolveImageOptions,
 ): Promise<ResolvedImage> {
-  const d = deadline(options.timeoutMs ?? 900_000, options.signal);
+  const d = deadline(options.timeoutMs ?? 900_000, options.signal, options.timeoutHint);
   const log = createOutputBuffer(options.buildLogBytes ?? 65_536);
   const proxy = Object.entries(options.trust?.proxy ?? {}).filter(
     (entry): entry is [string, string] => entry[1] !== undefined,

@@ -29,8 +29,15 @@ export interface Deadline {
   failure(error: unknown, what: string): ProctorError;
 }
 
-/** One signal for the time limit and the caller's abort, and errors that say which fired. */
-export function deadline(timeoutMs: number, outer: AbortSignal | undefined): Deadline {
+/**
+ * One signal for the time limit and the caller's abort, and errors that say which fired; `hint`,
+ * when given, follows a timeout's message (where the limit is set).
+ */
+export function deadline(
+  timeoutMs: number,
+  outer: AbortSignal | undefined,
+  hint?: string,
+): Deadline {
   if (!(Number.isFinite(timeoutMs) && timeoutMs > 0)) {
     throw new ProctorError(
       'USAGE',
@@ -43,7 +50,9 @@ export function deadline(timeoutMs: number, outer: AbortSignal | undefined): Dea
     signal,
     failure(error, what) {
       if (isProctorError(error) || !signal.aborted) return dockerFailure(error, what);
-      const why = timer.aborted ? `timed out after ${timeoutMs} ms` : 'was aborted';
+      const why = timer.aborted
+        ? `timed out after ${timeoutMs} ms${hint ? ` (${hint})` : ''}`
+        : 'was aborted';
       return new ProctorError('DOCKER_ERROR', `${what} ${why}`, { cause: error });
     },
   };

@@ -36,9 +36,14 @@ export interface ResolvedImage {
   buildLog?: string;
 }
 
+/** A build or pull that ran out of time says where its limit is set. */
+export const IMAGE_TIMEOUT_HINT = '`[images] timeout_minutes` in proctor.toml sets the limit';
+
 export interface ResolveImageOptions {
   /** Wall time for one pull or build, in ms. Default 900_000 (15 minutes). */
   timeoutMs?: number;
+  /** Said after a timeout's message: where the limit is set (`[images] timeout_minutes`). */
+  timeoutHint?: string;
   /** Aborts a pull or build in flight (the daemon cancels it when the request closes). */
   signal?: AbortSignal;
   /** A tag for a built image, for humans and cache pruning only; never used to address it. */
@@ -133,7 +138,7 @@ async function resolveReference(
       // Another job may have pulled it while this one waited for room.
       if (await inspectImage(docker, pinned)) return;
       await options.beforePull?.();
-      const d = deadline(options.timeoutMs ?? 900_000, options.signal);
+      const d = deadline(options.timeoutMs ?? 900_000, options.signal, options.timeoutHint);
       const now = options.now ?? Date.now;
       const tracker = createPullTracker(pinned, now);
       // A first word at once: the job is pulling now, no longer waiting for a pull slot.

@@ -7,6 +7,7 @@ export type { Owner, Role } from './labels.js';
 export { hardenedContainerOptions, INIT_CAPABILITIES, workTmpfs } from './profile.js';
 export type { Limits, SandboxSpec, TmpfsMount, VolumeMount } from './profile.js';
 export {
+  IMAGE_TIMEOUT_HINT,
   resolveImage,
   readRepositoryHead,
   readRepositoryCommit,

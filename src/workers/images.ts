@@ -22,6 +22,7 @@ import { createHash } from 'node:crypto';
 import PQueue from 'p-queue';
 import type { Bundle } from '../oracle/index.js';
 import {
+  IMAGE_TIMEOUT_HINT,
   LABEL,
   createContextCache,
   resolveImage,
@@ -44,6 +45,8 @@ export interface ImageCacheOptions {
   onPullProgress?: (progress: PullProgress) => void;
   /** The host's CA bundle and proxy settings, offered to every build (build-trust.ts). */
   trust?: BuildTrust;
+  /** Wall time of one build or pull, in ms (`[images] timeout_minutes`). Default 15 minutes. */
+  timeoutMs?: number;
   /** Where pulls are recorded, with their last use: the images a budget may remove. */
   pulled?: PulledImages;
   /**
@@ -189,6 +192,9 @@ export function createImageCache(
         : {}),
       ...(signal ? { signal } : {}),
       trust: options.trust ?? {},
+      ...(options.timeoutMs !== undefined
+        ? { timeoutMs: options.timeoutMs, timeoutHint: IMAGE_TIMEOUT_HINT }
+        : {}),
       pullLimit,
       onPullProgress: tell,
       ...(onPulled ? { onPulled, beforePull: evictQuietly } : {}),

@@ -112,6 +112,7 @@ export function createRuntime(config: ProctorConfig, clock: Clock, logger: Logge
           {
             pulls: config.workers.pulls,
             trust: buildTrust(config),
+            timeoutMs: config.images.timeoutMs,
             pulled: openPulledImages(pulledImagesDir(config.home)),
             ...(config.images.maxBytes !== undefined
               ? { budget: { maxBytes: config.images.maxBytes, needed: createNeededImages(store) } }

@@ -216,4 +216,25 @@ describe('the image cache', () => {
     },
     SLOW,
   );
+
+  it(
+    'stops a build at `[images] timeout_minutes` (as ms) and says where that limit is set',
+    async () => {
+      const { root, bundle, contextDir } = setup();
+      writeFileSync(
+        join(contextDir, 'Dockerfile'),
+        `FROM debian:bookworm-slim\nRUN sleep 120 # ${randomUUID()}\n`,
+      );
+      const images = createImageCache(docker, { dir: join(root, 'cache') }, { timeoutMs: 1_500 });
+      const started = Date.now();
+      await expect(images.resolve(bundle)).rejects.toMatchObject({
+        code: 'DOCKER_ERROR',
+        message: expect.stringContaining(
+          'timed out after 1500 ms (`[images] timeout_minutes` in proctor.toml sets the limit)',
+        ),
+      });
+      expect(Date.now() - started).toBeLessThan(60_000);
+    },
+    SLOW,
+  );
 });
