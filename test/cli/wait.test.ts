@@ -131,7 +131,8 @@ describe('--wait and worker presence', () => {
     const home = dockerHome();
     writeFileSync(join(home, 'proctor.toml'), '[workers]\nbaseline = 2\ngrade = 1\nsolve = 1\n');
     // No worker yet: the command runs its one long job itself, and keeps a slot free.
-    const waiting = spawnTs(BIN, ['--home', home, 'baseline', slowSuite(1, 30, 'own'), '--wait']);
+    // Its runner sleeps 12 s in each of its two runs: in flight until the other batch is in.
+    const waiting = spawnTs(BIN, ['--home', home, 'baseline', slowSuite(1, 12, 'own'), '--wait']);
     const store = openSqliteJobStore(join(home, 'proctor.db'), { clock: systemClock });
     onCleanup(() => store.close());
     await waitFor(async () => (await store.countByStatus()).running === 1, {
@@ -156,6 +157,9 @@ describe('--wait and worker presence', () => {
     const other = await proctor(['--home', home, 'baseline', slowSuite(4, 1, 'other')]);
     expect(other.code, other.stderr).toBe(0);
     const otherBatch = /batch (\S+):/.exec(other.stdout)?.[1] as string;
+    // Still waiting, with a free slot, while the other batch's jobs are queued: else this test
+    // would say nothing of which jobs it claims.
+    expect(waiting.process.exitCode).toBeNull();
     await ended(waiting, 180_000, 'the waiting baseline to end');
     expect(waiting.process.exitCode, waiting.stderr()).toBe(0);
     expect(waiting.stdout()).toMatch(/own-0\s+valid/);
@@ -181,7 +185,7 @@ describe('--wait and worker presence', () => {
       what: "the other host's worker to start",
       timeoutMs: 60_000,
     });
-    const other = await proctor(['--home', otherHome, 'baseline', slowSuite(3, 8, 'other')], {
+    const other = await proctor(['--home', otherHome, 'baseline', slowSuite(3, 5, 'other')], {
       PROCTOR_HOST: OTHER,
     });
     expect(other.code, other.stderr).toBe(0);
@@ -193,6 +197,8 @@ describe('--wait and worker presence', () => {
       intervalMs: 200,
     });
 
+    // The other batch still has queued jobs this host's command could take.
+    expect((await store.countByStatus()).queued).toBeGreaterThan(0);
     // This host has no worker: the command runs a pool, with two baseline slots.
     const home = dockerHome();
     writeFileSync(join(home, 'proctor.toml'), `[workers]\nbaseline = 2\n${queue}`);
