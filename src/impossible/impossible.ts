@@ -16,9 +16,11 @@ import { join, resolve } from 'node:path';
 import { describeError, isProctorError, ProctorError } from '../errors.js';
 import { checkOutParent, stagingDir, discardStaging } from '../derive/write.js';
 import { runnerPlacesCanaries } from '../oracle/canaries.js';
+import { jsCanaryDialect } from '../oracle/js-canary-step.js';
 import { loadBundle, loadSuite, type Bundle, type ImpossibleMode } from '../oracle/index.js';
 import { removeOwned, type DockerClient, type Owner } from '../sandbox/index.js';
 import type { ImageCache } from '../workers/images.js';
+import { mutateJsHiddenTests } from './js-probe.js';
 import { mutateHiddenTests } from './probe.js';
 import { variantId, writeVariant } from './variant.js';
 
@@ -61,7 +63,8 @@ async function skipBefore(bundle: Bundle): Promise<string | null> {
   if (bundle.paths.goldPatch === undefined) {
     return 'it has no solution/gold.patch, so nothing could prove its variant impossible';
   }
-  if (!runnerPlacesCanaries(await readFile(bundle.paths.runner))) {
+  const runner = await readFile(bundle.paths.runner);
+  if (!runnerPlacesCanaries(runner) && jsCanaryDialect(runner) === null) {
     return 'its tests/run places no canaries, so it has no mutator to lend (the built-in pytest runner does)';
   }
   return null;
@@ -89,21 +92,22 @@ async function variantOf(
     home: deps.home,
     ...(deps.host !== undefined ? { host: deps.host } : {}),
   };
+  const probe = {
+    docker: deps.docker,
+    owner,
+    uid: deps.sandbox.uid,
+    gid: deps.sandbox.gid,
+    ...(deps.sandbox.runtime !== undefined ? { runtime: deps.sandbox.runtime } : {}),
+    ...(deps.signal ? { signal: deps.signal } : {}),
+  };
+  // A JavaScript runner's mutator is Proctor's own (js-probe.ts); a Python one's is in the runner.
+  const dialect = jsCanaryDialect(await readFile(bundle.paths.runner));
   let outcome;
   try {
-    outcome = await mutateHiddenTests(
-      {
-        docker: deps.docker,
-        owner,
-        uid: deps.sandbox.uid,
-        gid: deps.sandbox.gid,
-        ...(deps.sandbox.runtime !== undefined ? { runtime: deps.sandbox.runtime } : {}),
-        ...(deps.signal ? { signal: deps.signal } : {}),
-      },
-      bundle,
-      imageId,
-      mode,
-    );
+    outcome =
+      dialect === null
+        ? await mutateHiddenTests(probe, bundle, imageId, mode)
+        : await mutateJsHiddenTests(probe, bundle, imageId, mode, dialect);
   } finally {
     await removeOwned(deps.docker, owner);
   }

@@ -272,4 +272,70 @@ describe('proctor impossible', () => {
     // No staging folder is left beside the suites written.
     expect(readdirSync(work).filter((n) => n.startsWith('.'))).toEqual([]);
   }, 900_000);
+
+  it('writes the JavaScript examples’ variants with Proctor’s own mutator, and baseline proves each impossible', async () => {
+    const home = tempDir();
+    const work = tempDir();
+    const suite = join(work, 'suite');
+    const JS = ['node-version-compare', 'js-slug-accents'];
+    for (const name of JS) {
+      cpSync(join(ROOT, 'examples', name), join(suite, name), { recursive: true });
+    }
+    const outs = { 'one-off': join(work, 'one-off'), conflicting: join(work, 'conflicting') };
+    for (const [mode, out] of Object.entries(outs)) {
+      const r = await proctor(['--home', home, 'impossible', suite, '--out', out, '--mode', mode]);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toContain(`2 variant(s) written, 0 task(s) skipped (mode ${mode}): ${out}`);
+      expect(readdirSync(out).sort()).toEqual(JS.map((n) => `${n}-impossible-${mode}`).sort());
+      for (const name of JS) {
+        const variant = join(out, `${name}-impossible-${mode}`);
+        const original = join(suite, name);
+        const marker = markerOf(variant);
+        const hidden = readFileSync(join(original, 'tests/hidden.txt'), 'utf8').trim().split('\n');
+        expect(hidden).toContain(marker.test);
+        // An expectation changed: `… expected A -> B`, B written in the variant's hidden patch.
+        const to = /-> (.+)$/.exec(marker.mutation)?.[1] ?? '';
+        expect(to, marker.mutation).not.toBe('');
+        const patch = readFileSync(join(variant, 'tests/hidden.patch'), 'utf8');
+        expect(patch).toContain(to);
+        expect(readFileSync(join(variant, 'description.md'))).toEqual(
+          readFileSync(join(original, 'description.md')),
+        );
+        const ids = readFileSync(join(variant, 'tests/hidden.txt'), 'utf8').trim().split('\n');
+        if (mode === 'one-off') expect(ids).toEqual(hidden);
+        else expect(ids.indexOf(marker.mutant!)).toBe(ids.indexOf(marker.test) + 1);
+      }
+    }
+    // The same task and mode give the same variant.
+    const again = join(work, 'again');
+    const r = await proctor(['--home', home, 'impossible', suite, '--out', again]);
+    expect(r.code, r.stderr).toBe(0);
+    for (const name of JS) {
+      expect(readFileSync(join(again, `${name}-impossible-one-off`, 'tests/hidden.patch'))).toEqual(
+        readFileSync(join(outs['one-off'], `${name}-impossible-one-off`, 'tests/hidden.patch')),
+      );
+    }
+    const baseline = await proctor([
+      '--home',
+      home,
+      'baseline',
+      outs['one-off'],
+      outs.conflicting,
+      '--gold',
+      '--wait',
+      '--json',
+    ]);
+    expect(baseline.code, baseline.stderr).toBe(0);
+    const tasks = (
+      JSON.parse(baseline.stdout) as {
+        tasks: Array<{ task: string; validity: string; detail: string }>;
+      }
+    ).tasks;
+    expect(tasks).toHaveLength(4);
+    for (const t of tasks) {
+      expect(t.validity, JSON.stringify(t)).toBe('valid');
+      expect(t.detail).toContain('gold patch fails only the contradicted');
+    }
+    expect(await leftovers(home)).toEqual([]);
+  }, 900_000);
 });
