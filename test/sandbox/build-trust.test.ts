@@ -157,9 +157,10 @@ describe('an environment build behind a TLS-inspecting proxy', () => {
 
   // Each client, as an environment's RUN step would call it against the server at URL.
   const clients: Record<string, { run: string; path: RegExp }> = {
-    npm: { run: 'npm ping --registry URL/', path: /^\/-\/ping/ },
+    // No retries: a refused certificate is refused at once, not after npm's backoff (70 s).
+    npm: { run: 'npm ping --fetch-retries=0 --registry URL/', path: /^\/-\/ping/ },
     pip: {
-      run: 'python3 -m pip index versions demo --index-url URL/simple/',
+      run: 'python3 -m pip index versions demo --retries 0 --index-url URL/simple/',
       path: /^\/simple\/demo\/$/,
     },
     apt: {
