@@ -85,7 +85,10 @@ const TEST_CMD: Record<string, string> = {
   'pallets/flask': 'pytest -rA',
 };
 
-const { values } = parseArgs({
+// `--only a b` as the CLI takes it: the words after --only are more ids (the bench takes no
+// other positional argument).
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
   options: {
     rows: { type: 'string', default: join(ROOT, 'datasets/swebench/lite.jsonl') },
     repos: { type: 'string' },
@@ -240,7 +243,13 @@ const rows = readFileSync(resolve(values.rows), 'utf8')
   .split('\n')
   .filter((line) => line.trim() !== '')
   .map((line) => JSON.parse(line) as Row);
-const only = (values.only ?? []).flatMap((v) => v.split(/[\s,]+/)).filter((v) => v !== '');
+if (positionals.length > 0 && values.only === undefined) {
+  console.error(`bench:import: unexpected ${positionals.join(' ')} (ids go after --only)`);
+  process.exit(2);
+}
+const only = [...(values.only ?? []), ...positionals]
+  .flatMap((v) => v.split(/[\s,]+/))
+  .filter((v) => v !== '');
 const picked = only.length
   ? rows.filter((row) => only.includes(row.instance_id))
   : rows.slice(0, Number(values.n));
