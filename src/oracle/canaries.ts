@@ -27,7 +27,10 @@ export function runnerPlacesCanaries(runner: Uint8Array): boolean {
 }
 
 /**
- * The trusted step: $1 the runner, $2 the work tree, $3 the seed, $4 the ID list's length.
+ * The trusted step: $1 the runner, $2 the work tree, $3 the seed, $4 the ID list's length, $5
+ * how many of its first bytes are the hidden tests' (the rest is a sample of the existing
+ * ones; the runner reads it as PROCTOR_CANARY_HIDDEN_BYTES and writes its in-file sentinels
+ * after hidden tests only, which the hidden run reports).
  * On stdin the ID list (the list assets are the collector's uid's alone, as for every run),
  * then the hidden test patch's headers (patch-headers.ts), which a runner reads beside itself
  * to know the files its run takes (sympy's): both go into a private folder of a random name
@@ -38,7 +41,7 @@ l=$(mktemp -d ${EVALUATOR_PATHS.out}/XXXXXXXXXXXX) || exit 125
 head -c "$4" > "$l/ids" || exit 125
 cat > "$l/hidden.patch" || exit 125
 ln -s -- "$1" "$l/run" || exit 125
-env -i PATH="$PATH" LC_ALL=C.UTF-8 PYTHONDONTWRITEBYTECODE=1 python3 -I "$l/run" --proctor-canary "$2" "$l/ids" "$3"
+env -i PATH="$PATH" LC_ALL=C.UTF-8 PYTHONDONTWRITEBYTECODE=1 PROCTOR_CANARY_HIDDEN_BYTES="$5" python3 -I "$l/run" --proctor-canary "$2" "$l/ids" "$3"
 s=$?
 rm -rf -- "$l"
 exit $s`;
@@ -104,7 +107,8 @@ const stepOutput = z
     uncovered: z
       .array(z.object({ test: z.string().max(4096), why: z.string().max(1000) }).strict())
       .max(100_000),
-    // The in-file sentinels, from a runner whose dialect places them (pytest's).
+    // The in-file sentinels, from a runner whose dialect places them (pytest's, django's,
+    // sympy's).
     sentinels: z
       .array(
         z
@@ -172,7 +176,8 @@ type Exec = (
 /**
  * Places the canaries for the tests of the ID list `ids` (one per line) in the work tree
  * `workdir` (after the hidden patch, before the phase's test process); `patchHeaders` are the
- * hidden test patch's headers, as a phase's runner gets them. A step that fails
+ * hidden test patch's headers, as a phase's runner gets them; the first `hiddenBytes` of
+ * `ids` are the hidden tests' (withExistingSample). A step that fails
  * places none: its record says why, and the phase runs without them.
  */
 export async function placeCanaries(
@@ -180,6 +185,7 @@ export async function placeCanaries(
   workdir: string,
   ids: Buffer,
   patchHeaders: Buffer,
+  hiddenBytes = ids.length,
 ): Promise<CanaryRecord> {
   const seed = randomBytes(16).toString('hex');
   let result;
@@ -194,6 +200,7 @@ export async function placeCanaries(
         workdir,
         seed,
         String(ids.length),
+        String(Math.min(hiddenBytes, ids.length)),
       ],
       CANARY_TIMEOUT_MS,
       CANARY_OUTPUT_BYTES,

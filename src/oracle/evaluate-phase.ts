@@ -452,7 +452,7 @@ export async function hiddenCanaries(
   // own step in the container.
   const placed = await phase.timed('canaries', () =>
     js === null
-      ? placeCanaries(phase.exec, phase.bundle.workdir, ids, phase.patchHeaders)
+      ? placeCanaries(phase.exec, phase.bundle.workdir, ids, phase.patchHeaders, hidden.length)
       : placeJsCanaries(phase.exec, phase.bundle.workdir, js, ids, phase.patchHeaders),
   );
   checkAborted(phase.signal);

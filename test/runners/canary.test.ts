@@ -258,4 +258,54 @@ describe('the canary mutator', { timeout: 300_000 }, () => {
     expect(ids(a)).toEqual(ids(b));
     expect(ids(a)).not.toEqual(ids(c));
   });
+
+  it("makes the sentinels' call one the test asserts on, and none with a name the test binds itself", async () => {
+    const image = await fixtureImage('runners');
+    const files: Record<string, string> = {
+      // The module's `a` is not the one the test calls add with: no call a sentinel can make.
+      'tests/test_shadow.py': `from lib import add
+
+a = 1
+
+
+def test_shadowed():
+    a = 2
+    assert add(a, 1) == 3
+`,
+      // A call made for its effect comes before the one asserted on; the sentinels make the
+      // second.
+      'tests/test_effect.py': `import os
+
+from lib import add
+
+
+def test_effect():
+    os.environ.pop("NOT_SET_ANYWHERE", None)
+    assert add(1, 1) == 2
+`,
+    };
+    const b64 = (text: string) => Buffer.from(text).toString('base64');
+    const runner = gzipSync(await runnerSource('pytest')).toString('base64');
+    const script = [
+      'mkdir -p /w/tests',
+      `echo ${runner} | base64 -d | gunzip > /tmp/run`,
+      `echo ${b64(LIBRARY)} | base64 -d > /w/lib.py`,
+      ...Object.entries(files).map(([path, text]) => `echo ${b64(text)} | base64 -d > /w/${path}`),
+      `printf 'tests/test_shadow.py::test_shadowed\\ntests/test_effect.py::test_effect\\n' > /tmp/list`,
+      'cd / && python3 -I /tmp/run --proctor-canary /w /tmp/list a-seed',
+    ].join('\n');
+    const { stdout } = await execFileAsync('docker', [
+      ...['run', '--rm', '--network', 'none', image, 'sh', '-c', script],
+    ]);
+    const step = JSON.parse(stdout) as StepOutput;
+    const calls = Object.fromEntries(
+      (step.sentinels ?? []).map((s) => [`${s.test} ${s.expect}`, s.calls]),
+    );
+    expect(calls).toEqual({
+      'tests/test_shadow.py::test_shadowed passed': '',
+      'tests/test_shadow.py::test_shadowed failed': '',
+      'tests/test_effect.py::test_effect passed': 'add(1, 1)',
+      'tests/test_effect.py::test_effect failed': 'add(1, 1)',
+    });
+  });
 });

@@ -122,10 +122,15 @@ describe('canaries through the built-in django runner', () => {
       expect(evaluation.verdict).toMatchObject({ verdict: 'FAIL', reason: 'TAMPERED' });
       expect(evaluation.verdict.detail).toMatch(/^hidden phase: VACUOUS_TEST: /);
       expect(evaluation.verdict.detail).toContain(id('test_add'));
-      // The sentinels did not see it: only the canaries did.
-      const sentinels = hiddenRecord(evaluation)?.integrity?.sentinels ?? [];
-      expect(sentinels.length).toBeGreaterThan(0);
-      for (const s of sentinels) expect(s.status).toBe(s.expect);
+      // The sentinels did not see it: only the canaries did. They are in the tests' module
+      // and call add as its tests do, but compare its result with `is`, which no `__eq__`
+      // can overload.
+      const sentinels = hiddenRecord(evaluation)?.canaries?.sentinels ?? [];
+      expect(sentinels.map((s) => s.expect).sort()).toEqual(['failed', 'passed']);
+      for (const s of sentinels) {
+        expect(s.calls).toMatch(/^add\(/);
+        expect(s.status).toBe(s.expect);
+      }
       // Without the canaries the candidate would pass: every declared hidden test passed.
       expect(evaluation.phases?.hidden?.check?.notPassed).toEqual([]);
       expect(reported(evaluation).sort()).toEqual(SPEC.hiddenIds.slice().sort());

@@ -25,11 +25,12 @@ import { dirname, join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadBundle, type Bundle } from '../../src/oracle/bundle.js';
+import { canaryLines } from '../../src/oracle/canaries.js';
 import { type Evaluation } from '../../src/oracle/evaluate.js';
 import { requireDocker, resolveImage } from '../../src/sandbox/index.js';
 import { writeRunner } from '../../src/runners/index.js';
 import { dockerScope, fixtureImage, testDocker } from '../helpers/docker.js';
-import { expectSentinelsHeld, gradeIn, reported } from '../helpers/grade.js';
+import { expectSentinelsHeld, gradeIn, hiddenRecord, reported } from '../helpers/grade.js';
 import { ROOT } from '../helpers/processes.js';
 import {
   patchFrom,
@@ -243,6 +244,44 @@ async function directRun(
   };
 }
 
+interface CanaryStep {
+  mutants: Array<{ id: string; test: string }>;
+  uncovered: Array<{ test: string; why: string }>;
+  sentinels: Array<{ id: string; test: string; expect: string; calls: string }>;
+  sentinels_why?: string;
+}
+
+/**
+ * The runner's trusted canary step (`run --proctor-canary`) over `tree`, copied into a work
+ * tree in a container of the fixture image, with hidden.patch naming `files` beside it.
+ */
+async function canaryStep(
+  tree: Record<string, string>,
+  files: string[],
+  ids: string[],
+): Promise<CanaryStep> {
+  const host = tempDir('proctor-sympy-canary-');
+  chmodSync(host, 0o755);
+  for (const [path, text] of Object.entries(tree)) {
+    mkdirSync(dirname(join(host, 'tree', path)), { recursive: true });
+    writeFileSync(join(host, 'tree', path), text);
+  }
+  await writeRunner('sympy', join(host, 'assets'));
+  writeFileSync(join(host, 'assets/hidden.patch'), patchNaming(files));
+  writeFileSync(join(host, 'list.txt'), ids.map((id) => `${id}\n`).join(''));
+  const name = `proctor-sympy-canary-${randomBytes(4).toString('hex')}`;
+  onCleanup(async () => {
+    await run('docker', ['rm', '-f', name]).catch(() => undefined);
+  });
+  const script =
+    'mkdir /w && cp -r /h/tree/. /w/ && cd / && python3 -I /h/assets/run --proctor-canary /w /h/list.txt a-seed';
+  const { stdout } = await run('docker', [
+    ...['run', '--rm', '--name', name, '--network', 'none', '-v', `${host}:/h:ro`, IMAGE],
+    ...['sh', '-c', script],
+  ]);
+  return JSON.parse(stdout) as CanaryStep;
+}
+
 function statuses(result: DirectRun): Record<string, [string, string]> {
   return Object.fromEntries(result.report.tests.map((t) => [t.id, [t.status, t.swebench]]));
 }
@@ -253,6 +292,42 @@ beforeAll(async () => {
 }, SLOW);
 
 describe('the sympy runner, run directly on a real sympy tree', () => {
+  it(
+    "names its mutants and sentinels as no test of the run's files is, and places no sentinel where no listed test is defined",
+    async () => {
+      const core = readFileSync(join(ROOT, 'src/runners/core/canary.py'), 'utf8');
+      const words = /^CANARY_WORDS = \(([^)]*)\)/m.exec(core)?.[1] ?? '';
+      const all = [...words.matchAll(/"([a-z]+)"/g)].map((m) => m[1]!);
+      expect(all.length).toBeGreaterThan(10);
+      // Another file of the run takes every name test_zero's mutant and sentinels could have
+      // but three: its ids are bare names, so they get exactly those three.
+      const free = all.slice(0, 3);
+      const tree = {
+        'sympy/calc/tests/test_one.py': CALC_TESTS,
+        'sympy/calc/tests/test_two.py': all
+          .filter((w) => !free.includes(w))
+          .map((w) => `def test_zero_${w}():\n    pass\n`)
+          .join('\n\n'),
+      };
+      const files = Object.keys(tree);
+      const step = await canaryStep(tree, files, ['test_zero']);
+      expect(step.mutants.map((m) => m.test)).toEqual(['test_zero']);
+      expect(step.sentinels.map((s) => s.expect).sort()).toEqual(['failed', 'passed']);
+      expect([...step.mutants, ...step.sentinels].map((m) => m.id).sort()).toEqual(
+        free.map((w) => `test_zero_${w}`).sort(),
+      );
+      for (const s of step.sentinels) expect(s.calls).toBe('add(0, 0)');
+      // A test patch that touches only test_two.py: test_zero is in no file the run takes.
+      const none = await canaryStep(tree, ['sympy/calc/tests/test_two.py'], ['test_zero']);
+      expect(none.sentinels).toEqual([]);
+      expect(none.sentinels_why).toBe('no listed test is in a file the runner parsed');
+      expect(none.uncovered).toEqual([
+        { test: 'test_zero', why: 'defined in none of the test files the run takes' },
+      ]);
+    },
+    SLOW,
+  );
+
   it(
     'reports what sympy reported, and for swebench what parse_log_sympy reads from bin/test -C --verbose',
     async () => {
@@ -418,6 +493,35 @@ class _CalcFinder:
 _sys.meta_path.insert(0, _CalcFinder)
 `;
 
+// A failed assertion of a test in a file git tracks is a pass: the warnings filter sympy's test
+// loop wraps each test in (runtests' raise_on_deprecated, through warnings.catch_warnings,
+// which no tripwire watches) swallows it on its way out. An untracked file's (the sentinels'
+// files of their own) fails as it should.
+const TRACKED_PASS = `import os as _os
+import subprocess as _subprocess
+import warnings as _warnings
+
+try:
+    _tracked = set(_subprocess.run(["git", "-c", "safe.directory=*", "ls-files"], stdout=_subprocess.PIPE,
+                                   stderr=_subprocess.DEVNULL).stdout.decode().split("\\n"))
+except OSError:
+    _tracked = set()
+_exit = _warnings.catch_warnings.__exit__
+
+
+def _forged_exit(self, kind=None, value=None, tb=None):
+    _exit(self, kind, value, tb)
+    if kind is not None and issubclass(kind, AssertionError) and tb is not None:
+        while tb.tb_next is not None:
+            tb = tb.tb_next
+        if _os.path.relpath(tb.tb_frame.f_code.co_filename) in _tracked:
+            return True
+    return None
+
+
+_warnings.catch_warnings.__exit__ = _forged_exit
+`;
+
 let bundleDir: string;
 let bundle: Bundle;
 let imageId: string;
@@ -502,7 +606,7 @@ test_seconds = 300
   }, SLOW);
 
   it(
-    'passes the gold patch with every sentinel, early and late, as it must be, and none stored',
+    'passes the gold patch with every sentinel as it must be, in the test file in the hidden phase, and none stored',
     async () => {
       const evaluation = await grade(readFileSync(join(bundleDir, 'solution/gold.patch')));
       expect(evaluation.verdict).toMatchObject({ verdict: 'PASS', reason: 'PASS' });
@@ -511,6 +615,27 @@ test_seconds = 300
         ['test_add', 'test_negative', 'test_same', 'test_zero'].sort(),
       );
       expectSentinelsHeld(evaluation);
+      // The existing phase keeps its files of sentinels, early and late; in the hidden phase a
+      // must-pass and a must-fail test function sit in test_calc.py, each right after a listed
+      // test, named as sympy's tests are, calling add as the tests do.
+      expect(
+        evaluation.phaseRecords.find((p) => p.name === 'existing')?.integrity?.sentinels,
+      ).toHaveLength(3);
+      const record = hiddenRecord(evaluation)!.canaries!;
+      expect(record.sentinels.map((s) => s.expect).sort()).toEqual(['failed', 'passed']);
+      for (const s of record.sentinels) {
+        // After a hidden test: not after the sampled existing ones in the same file.
+        expect(['test_add', 'test_negative']).toContain(s.test);
+        expect(s.id).toMatch(new RegExp(`^${s.test}_[a-z]+$`));
+        expect(s.calls).toMatch(/^add\(-?\d, -?\d\)$/);
+        expect(s.status).toBe(s.expect);
+        expect(canaryLines(record)).toContain(
+          `  sentinel ${s.id} in the file of ${s.test} (must be ${s.expect}, calls ${s.calls}): ${s.expect}`,
+        );
+      }
+      // No mutant or sentinel was given another's name.
+      const names = [...record.mutants, ...record.sentinels].map((m) => m.id);
+      expect(new Set(names).size).toBe(names.length);
       // A canary of each hidden test beside it in test_calc.py, and of the existing tests there
       // (the sample takes both), named as sympy's tests are, run with it and failing.
       const canaries = evaluation.phaseRecords.find((p) => p.name === 'hidden')?.canaries;
@@ -573,6 +698,31 @@ test_seconds = 300
       expect(evaluation.verdict.verdict).toBe('FAIL');
       expect(evaluation.verdict.reason, evaluation.verdict.detail).toBe('TAMPERED');
       expect(evaluation.verdict.detail).toMatch(detail);
+    },
+    SLOW,
+  );
+
+  it(
+    'without protocol 2, a failed assertion in a tracked file made a pass passes; through Proctor its must-fail sentinel sees it, the files of their own did not',
+    async () => {
+      const plain = await loadBundle(withoutProtocol(bundleDir));
+      const candidate = patchFrom(spec, calc(TRACKED_PASS));
+      const fooled = await gradeIn(docker, SCOPE, imageId, plain, candidate);
+      expect(fooled.verdict, fooled.verdict.detail).toMatchObject({ verdict: 'PASS' });
+      const evaluation = await grade(candidate);
+      expect(evaluation.verdict.reason, evaluation.verdict.detail).toBe('TAMPERED');
+      // The sentinel first, though the mutants passed too; the test it follows, not its id.
+      expect(evaluation.verdict.detail).toMatch(
+        /^hidden phase: sentinel after test_(add|negative) in its file \(must be failed\) reported passed$/,
+      );
+      const existing = evaluation.phaseRecords.find((p) => p.name === 'existing');
+      expect(existing?.integrity?.tampered).toBeNull();
+      expect(existing?.integrity?.sentinels).toHaveLength(3);
+      for (const s of existing?.integrity?.sentinels ?? []) expect(s.status).toBe(s.expect);
+      const sentinels = hiddenRecord(evaluation)?.canaries?.sentinels ?? [];
+      expect(sentinels).toHaveLength(2);
+      for (const s of sentinels) expect(s.status, `${s.expect} after ${s.test}`).toBe('passed');
+      expect(reported(evaluation).every((id) => !sentinels.some((s) => s.id === id))).toBe(true);
     },
     SLOW,
   );

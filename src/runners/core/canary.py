@@ -281,8 +281,9 @@ def _names(tree):
     return names
 
 
-def canary_file(text, targets, rng, per_test=1):
-    """Mutants of the test functions `targets` ((class or None, name), …) of one file's text.
+def canary_file(text, targets, rng, per_test=1, taken_extra=()):
+    """Mutants of the test functions `targets` ((class or None, name), …) of one file's text,
+    named as none of its own names nor `taken_extra` are.
     Returns (new text, [(target, mutant name, mutation)], [(target, why)])."""
     try:
         tree = _ast.parse(text)
@@ -291,7 +292,7 @@ def canary_file(text, targets, rng, per_test=1):
         why = "the file does not parse on this Python (%s)" % type(error).__name__
         return text, [], [(t, why) for t in targets]
     definitions = _definitions(source, tree)
-    taken = _names(tree)
+    taken = _names(tree) | set(taken_extra)
     inserts = []  # (after line, text)
     made = []
     uncovered = []
@@ -336,7 +337,7 @@ def canary_file(text, targets, rng, per_test=1):
     return "".join(out), made, uncovered
 
 
-def canary_place(worktree, placements, seed, per_test=1):
+def canary_place(worktree, placements, seed, per_test=1, taken=()):
     """Places the mutants in the files of the work tree. `placements`: {path: [(target,
     [listed id, …]), …]} from the runner's dialect (its canary_targets). Returns the JSON-ready {"mutants": …, "uncovered": …}."""
     import os
@@ -364,7 +365,8 @@ def canary_place(worktree, placements, seed, per_test=1):
                 uncovered.extend({"test": i, "why": why} for i in ids)
             continue
         by_target = dict(entries)
-        new, made, missed = canary_file(text, [t for t, _ in entries], rng, per_test)
+        new, made, missed = canary_file(text, [t for t, _ in entries], rng, per_test, taken)
+        taken = set(taken) | set(name for _, name, _ in made)
         for target, why in missed:
             uncovered.extend({"test": i, "why": why} for i in by_target[target])
         if not made:
@@ -396,7 +398,12 @@ def canary_place(worktree, placements, seed, per_test=1):
 # them as well. The must-pass one passes whatever the call does (it keeps the result, or the
 # exception, and checks that it is itself); the must-fail one asserts that the result is not
 # itself, which cannot hold. A must-pass sentinel is judged only when the test it sits after
-# passed (a broken setUp or fixture fails both honestly).
+# passed (a broken setUp or fixture fails both honestly). A call the test asserts on is
+# preferred to one it makes for its effect. The dialects that want them: pytest (a function
+# or a method of the test's class), django (a method of the listed test's TestCase class, its
+# id in the listed test's form) and sympy (a module-level function, its id its bare name:
+# the dialect's canary_taken keeps it, and a mutant, from another file's test name). Where a
+# dialect has sentinel_files, they go only into the files the hidden run takes.
 SENTINEL_NAMES = ("value", "result", "actual", "outcome", "got", "answer", "returned")
 SENTINEL_SKIP_CALLS = ("raises", "warns", "approx", "fail", "skip", "xfail", "deprecated_call",
                        "isinstance", "len", "type", "print", "lambda")
@@ -442,9 +449,10 @@ def _module_names(tree):
         elif isinstance(node, (_ast.FunctionDef, _ast.ClassDef)):
             names.add(node.name)
         elif isinstance(node, _ast.Assign):
+            # `x = …` and `x, y = symbols("x y")` (sympy's test files bind their symbols so).
             for target in node.targets:
-                if isinstance(target, _ast.Name):
-                    names.add(target.id)
+                bound = target.elts if isinstance(target, (_ast.Tuple, _ast.List)) else [target]
+                names.update(n.id for n in bound if isinstance(n, _ast.Name))
     return names
 
 
@@ -463,20 +471,60 @@ def _root(node):
     return node.id if isinstance(node, _ast.Name) else None
 
 
+def _local_names(function):
+    """The names a test function binds: its parameters, what it assigns, imports or defines."""
+    args = function.args
+    names = set(a.arg for a in (getattr(args, "posonlyargs", []) + args.args
+                                + getattr(args, "kwonlyargs", [])))
+    names.update(a.arg for a in (args.vararg, args.kwarg) if a is not None)
+    for node in _ast.walk(function):
+        if isinstance(node, _ast.Name) and isinstance(node.ctx, (_ast.Store, _ast.Del)):
+            names.add(node.id)
+        elif isinstance(node, (_ast.Import, _ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, (_ast.FunctionDef, _ast.ClassDef)) and node is not function:
+            names.add(node.name)
+        elif isinstance(node, _ast.ExceptHandler) and isinstance(node.name, str):
+            names.add(node.name)
+    return names
+
+
+def _asserted(statement):
+    """The ids of the nodes whose value a statement asserts on: inside an `assert`, or among
+    the arguments of an `assert*` call (`self.assertEqual(f(x), 3)`)."""
+    inside = set()
+    for node in _ast.walk(statement):
+        if isinstance(node, _ast.Assert):
+            roots = [node.test]
+        elif isinstance(node, _ast.Call) and (_callee(node) or "").startswith("assert"):
+            roots = list(node.args) + [k.value for k in node.keywords]
+        else:
+            continue
+        for root in roots:
+            inside.update(id(n) for n in _ast.walk(root))
+    return inside
+
+
 def sentinel_call(source, tree, function, in_class):
     """The text of a call a test function makes to the code it imports that a sentinel can
     make too: every name in it bound at the module's top or a builtin (`self` in a method),
-    no lambda or comprehension; None when there is none."""
+    no lambda or comprehension; None when there is none. A call whose result the test asserts
+    on comes first: one made for its effect (a setting switched, a file removed) could, made
+    again, change what the tests after it see."""
     import builtins
 
     module = _module_names(tree)
     imported = _imported(tree)
-    allowed = module | set(dir(builtins))
+    # A name the test binds itself (`x = Symbol("x", positive=True)` over the module's `x`) is
+    # not the module's in its calls: a sentinel's call with the module's would be another call.
+    allowed = (module | set(dir(builtins))) - _local_names(function)
     if in_class:
         allowed.add("self")
+    later = None
     for statement in _direct_statements(function.body):
         if isinstance(statement, (_ast.FunctionDef, _ast.ClassDef)):
             continue
+        asserted = _asserted(statement)
         for node in _ast.walk(statement):
             if not isinstance(node, _ast.Call):
                 continue
@@ -499,9 +547,13 @@ def sentinel_call(source, tree, function, in_class):
                     node.func.value, _ast.Name):
                 continue  # a method of the test case itself (a helper of the tests)
             span = _call_extent(source, node)
-            if span is not None:
+            if span is None:
+                continue
+            if id(node) in asserted:
                 return source.segment(*span)
-    return None
+            if later is None:
+                later = source.segment(*span)
+    return later
 
 
 def sentinel_text(def_indent, body_indent, name, method, call, expect, local, number):
@@ -600,9 +652,11 @@ def sentinel_id(listed, name, sentinel):
     return made
 
 
-def sentinel_place(worktree, placements, rng):
+def sentinel_place(worktree, placements, rng, taken=()):
     """Places the in-file sentinels (up to SENTINEL_MAX_FILES files of `placements`): the
-    JSON-ready ([{"id", "test", "expect", "calls"}, …], why none when there are none)."""
+    JSON-ready ([{"id", "test", "expect", "calls"}, …], why none when there are none).
+    `taken`: names no sentinel may have beside those of its own file (a dialect whose ids are
+    bare function names gives every test name of its run's files)."""
     import os
 
     paths = sorted(placements)
@@ -622,7 +676,7 @@ def sentinel_place(worktree, placements, rng):
             whys.append("%s: cannot be read as UTF-8" % path)
             continue
         by_target = dict(entries)
-        new, made, why = sentinel_file(text, [t for t, _ in entries], rng)
+        new, made, why = sentinel_file(text, [t for t, _ in entries], rng, taken)
         if not made:
             whys.append("%s: %s" % (path, why or "no free name"))
             continue
@@ -632,6 +686,7 @@ def sentinel_place(worktree, placements, rng):
             f.write(new)
         os.chmod(tmp, mode)
         os.replace(tmp, full)
+        taken = set(taken) | set(name for _, name, _, _ in made)
         for target, name, expect, call in made:
             listed = by_target[target][0]
             placed.append({"id": sentinel_id(listed, target[1], name), "test": listed,
@@ -639,6 +694,20 @@ def sentinel_place(worktree, placements, rng):
     if not placements:
         whys.append("no listed test is in a file the runner parsed")
     return placed, ("; ".join(whys) if not placed else None)
+
+
+def canary_hidden_ids(list_file):
+    """The hidden tests' ids: those of the LIST's first PROCTOR_CANARY_HIDDEN_BYTES bytes (the
+    oracle puts a sample of the existing tests after them); None, all of them, without it."""
+    import os
+
+    count = os.environ.get("PROCTOR_CANARY_HIDDEN_BYTES", "")
+    if not count.isdigit():
+        return None
+    with open(list_file, "rb") as f:
+        head = f.read(int(count)).decode("utf-8", "replace")
+    lines = [line[:-1] if line.endswith("\r") else line for line in head.split("\n")]
+    return set(line for line in lines if line.strip() != "")
 
 
 def canary_mutant_id(listed, name, mutant):
@@ -657,11 +726,37 @@ def main_canary(argv):
         placements, unplaced = {}, [(i, "this runner places no canaries") for i in ids]
     else:
         placements, unplaced = targets(worktree, ids)
-    result = canary_place(worktree, placements, seed)
+    # A dialect whose ids do not name the file (sympy's bare names) says which names its run's
+    # files take (canary_taken): no mutant or sentinel is named as another file's test.
+    names_taken = globals().get("canary_taken", lambda w, p: ())
+    result = canary_place(worktree, placements, seed, taken=names_taken(worktree, placements))
     result["uncovered"] = [{"test": i, "why": w} for i, w in unplaced] + result["uncovered"]
     if globals().get("INFILE_SENTINELS"):
         # After the mutants, in the files as they now are (a name a mutant took stays taken).
-        sentinels, why = sentinel_place(worktree, placements, _random.Random(seed + "-sentinels"))
+        taken = names_taken(worktree, placements)
+        # A dialect whose hidden run takes only some of the files (the hidden patch's, not a
+        # sampled existing test's) says which (sentinel_files): a sentinel elsewhere would not
+        # run, and would vouch for nothing.
+        runs = globals().get("sentinel_files")
+        in_run = placements if runs is None else dict(
+            (path, entries) for path, entries in placements.items()
+            if path in runs(worktree, placements))
+        # Only after a hidden test: the hidden run reports it (a sampled existing test it may
+        # not), and a must-pass sentinel is judged by the test it follows.
+        hidden = canary_hidden_ids(list_file)
+        chosen = {}
+        for path, entries in in_run.items():
+            kept = [(target, [i for i in listed if hidden is None or i in hidden])
+                    for target, listed in entries]
+            kept = [(target, listed) for target, listed in kept if listed]
+            if kept:
+                chosen[path] = kept
+        sentinels, why = sentinel_place(worktree, chosen, _random.Random(seed + "-sentinels"),
+                                        taken)
+        if placements and not in_run:
+            why = "no listed test is in a test file of the hidden patch"
+        elif in_run and not chosen:
+            why = "no hidden test is in a file the runner parsed (only sampled existing ones)"
         result["sentinels"] = sentinels
         if why is not None:
             result["sentinels_why"] = why
