@@ -1,11 +1,11 @@
-// Canaries for the JavaScript and TypeScript runners (node, mocha, jest, vitest): the mutator. The Python
-// runners carry theirs (src/runners/core/canary.py) and run it in the container; a JS image may
-// have no python3, and the candidate controls every parser in the checkout, so this one runs
-// here, in Proctor's own process, with @babel/parser (TypeScript and JSX too). It takes a test
-// file's text and the tests to copy, and gives the text with each mutant placed right after
-// its original: the original's statement, character for character, with two spans replaced
-// (the test's title, a word added, and one expectation changed). Pure: the trusted step that
-// reads the files from the container and writes them back is js-canary-step.ts.
+// Canaries for the JavaScript and TypeScript runners (node, mocha, jest, vitest): the mutator.
+// The Python runners carry theirs (src/runners/core/canary.py) and run it in the container; a JS
+// image may have no python3, and the candidate controls every parser in the checkout, so this one
+// runs here, in Proctor's own process, with @babel/parser (TypeScript and JSX too). It takes a
+// test file's text and the tests to copy, and gives the text with each mutant placed right after
+// its original: the original's statement, character for character, with two spans replaced (the
+// test's title, a word added, and one expectation changed). Pure: the trusted step that reads the
+// files from the container and writes them back is js-canary-step.ts.
 import { parse, type ParserPlugin } from '@babel/parser';
 import { randomInt } from 'node:crypto';
 

@@ -1,10 +1,9 @@
 // The canary step of the JavaScript runners (node, mocha, jest, vitest): the trusted step of
-// canaries.ts,
-// with the mutator in Proctor's own process (js-canaries.ts) instead of the runner. An exec as
-// the task uid, which runs nothing of the checkout (sh, wc, base64), reads the test files from
-// the work tree; Proctor mutates them; an exec per file writes the mutated bytes back in place
-// (mode and owner kept). The mutants' ids stay here, as for the Python runners: the test side
-// learns them only inside its phase's request, among the listed ids.
+// canaries.ts, with the mutator in Proctor's own process (js-canaries.ts) instead of the runner.
+// An exec as the task uid, which runs nothing of the checkout (sh, wc, base64), reads the test
+// files from the work tree; Proctor mutates them; an exec per file writes the mutated bytes back
+// in place (mode and owner kept). The mutants' ids stay here, as for the Python runners: the test
+// side learns them only inside its phase's request, among the listed ids.
 import { describeError } from '../errors.js';
 import type { ExecResult } from '../sandbox/index.js';
 import { CANARY_TIMEOUT_MS, type Canary, type CanaryRecord } from './canaries.js';

@@ -35,7 +35,7 @@
 # Not watched: code of the project's setupFiles runs before the globals are set up (the record
 # takes the expect it finds; only its identity with jest's own is checked).
 
-JEST_WATCH_NAME = "proctor-jest-circus.cjs"
+JEST_WATCH_NAME = "proctor-jest-runner.cjs"
 
 JEST_WATCH_SOURCE = r'''"use strict";
 const KIND = RUNNER_KIND;
@@ -135,8 +135,8 @@ async function circus(globalConfig, config, environment, runtime, testPath, send
 
 // jest-jasmine2: armed once its jestExpect.js has put jest's expect on the file's global (after
 // jasmine's globals, before the setupFilesAfterEnv and the test file); checked after each spec
-// (a reporter of jasmine's env, whose list of reporters the test files cannot reach) and after
-// the file.
+// (a reporter added to jasmine's env: a test file can only clear its reporters all at once,
+// jest's own with them, and the file's results are lost) and after the file.
 async function jasmine2(globalConfig, config, environment, runtime, testPath, sendMessageToJest) {
   let watch = null;
   let failure = null;
@@ -160,7 +160,6 @@ async function jasmine2(globalConfig, config, environment, runtime, testPath, se
     return wrapped;
   };
   const results = await RUNNER(globalConfig, config, environment, runtime, testPath, sendMessageToJest);
-  if (watch === null && failure === null) failure = "the tripwires could not be armed: jest-jasmine2 did not install jest's expect";
   return finish(results, watch, failure);
 }
 
