@@ -1,15 +1,22 @@
 // A task's canary coverage, for `proctor validate`: which hidden tests the mutator
-// (src/runners/core/canary.py, or js-canaries.ts for the node and mocha runners) understands. A probe container of the task's image takes the
-// files hidden.patch touches, at the base commit, applies the patch to them in its /tmp and
-// runs the runner's canary step there; the image's tree itself is never written.
+// (src/runners/core/canary.py, or js-canaries.ts for the node, mocha, jest and vitest runners)
+// understands. A probe container of the task's image takes the files hidden.patch touches, at
+// the base commit, applies the patch to them in its /tmp and runs the runner's canary step
+// there; the image's tree itself is never written.
 import { readFile } from 'node:fs/promises';
 import { describeError } from '../errors.js';
 import { fileArguments, MAX_FILE_ARGUMENTS_BYTES } from '../sandbox/file-arguments.js';
 import { runToCompletion, type DockerClient, type Owner } from '../sandbox/index.js';
 import type { Bundle } from './bundle.js';
 import { runnerPlacesCanaries } from './canaries.js';
-import { canaryJsFile, type JsDialect } from './js-canaries.js';
-import { jsCanaryDialect, jsCanaryFiles, parseRead, READ_SCRIPT } from './js-canary-step.js';
+import type { JsDialect } from './js-canaries.js';
+import {
+  jsCanaryDialect,
+  jsCanaryFiles,
+  mutateJsFiles,
+  parseRead,
+  READ_SCRIPT,
+} from './js-canary-step.js';
 
 export type CanaryCoverage =
   | {
@@ -181,27 +188,12 @@ async function jsCanaryCoverage(
     );
     if (typeof stdout !== 'string') return stdout;
     const read = parseRead(stdout, names);
-    const wanted = new Set(ids.filter((id) => !unplaced.some((u) => u.test === id)));
-    const uncovered = [...unplaced];
-    const covered = new Set<string>();
-    let mutants = 0;
-    const defined = new Set<string>();
-    for (const name of names) {
-      const bytes = read.get(name)!;
-      if (typeof bytes === 'string') continue;
-      try {
-        const placed = canaryJsFile(dialect, name, bytes.toString('utf8'), wanted);
-        for (const id of placed.defined) defined.add(id);
-        for (const m of placed.mutants) covered.add(m.test);
-        mutants += placed.mutants.length;
-        uncovered.push(...placed.uncovered);
-      } catch (error) {
-        uncovered.push({ test: name, why: `the file does not parse: ${describeError(error)}` });
-      }
-    }
-    for (const id of wanted) {
-      if (!defined.has(id)) uncovered.push({ test: id, why: 'no test of that title found' });
-    }
+    // The step's own mutation (js-canary-step.ts), its writes counted, not made.
+    const mutated = mutateJsFiles(dialect, [...new Set(ids)], unplaced, read);
+    const uncovered = [...unplaced, ...mutated.uncovered];
+    const made = mutated.writes.flatMap((w) => w.mutants);
+    const covered = new Set(made.map((m) => m.test));
+    const mutants = made.length;
     return { covered: covered.size, total: ids.length, mutants, uncovered };
   } catch (error) {
     return { error: `not measured: ${describeError(error)}` };

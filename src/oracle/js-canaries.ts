@@ -1,11 +1,11 @@
-// Canaries for the JavaScript and TypeScript runners (node, mocha): the mutator. The Python
-// runners carry theirs (src/runners/core/canary.py) and run it in the container; a JS image may
-// have no python3, and the candidate controls every parser in the checkout, so this one runs
-// here, in Proctor's own process, with @babel/parser (TypeScript and JSX too). It takes a test
-// file's text and the tests to copy, and gives the text with each mutant placed right after
-// its original: the original's statement, character for character, with two spans replaced
-// (the test's title, a word added, and one expectation changed). Pure: the trusted step that
-// reads the files from the container and writes them back is js-canary-step.ts.
+// Canaries for the JavaScript and TypeScript runners (node, mocha, jest, vitest): the mutator.
+// The Python runners carry theirs (src/runners/core/canary.py) and run it in the container; a JS
+// image may have no python3, and the candidate controls every parser in the checkout, so this one
+// runs here, in Proctor's own process, with @babel/parser (TypeScript and JSX too). It takes a
+// test file's text and the tests to copy, and gives the text with each mutant placed right after
+// its original: the original's statement, character for character, with two spans replaced (the
+// test's title, a word added, and one expectation changed). Pure: the trusted step that reads the
+// files from the container and writes them back is js-canary-step.ts.
 import { parse, type ParserPlugin } from '@babel/parser';
 import { randomInt } from 'node:crypto';
 
@@ -75,7 +75,7 @@ const children = (node: Node, key: string): Node[] => {
 };
 const span = (node: Node): [number, number] => [node.start ?? 0, node.end ?? 0];
 
-export type JsDialect = 'node' | 'mocha';
+export type JsDialect = 'node' | 'mocha' | 'jest' | 'vitest';
 
 /** The file kinds the mutator reads, by extension. */
 export const JS_TEST_FILE = /\.(?:[cm]?[jt]s|[jt]sx)$/;
@@ -172,9 +172,19 @@ export function findTests(program: Node): FoundTest[] {
 }
 
 /** An id's test as the dialect names it: node `FILE::a > b > c`, mocha the full title (the
- * titles joined by spaces, without `#`). */
+ * titles joined by spaces, without `#`), jest the test's own title (SWE-bench's jest ids),
+ * vitest `FILE > a > b > c` (without the `|PROJECT| ` an id may carry in front). */
 export function testId(dialect: JsDialect, file: string, path: readonly string[]): string {
-  return dialect === 'node' ? `${file}::${path.join(' > ')}` : path.join(' ').replace(/#/g, '');
+  switch (dialect) {
+    case 'node':
+      return `${file}::${path.join(' > ')}`;
+    case 'mocha':
+      return path.join(' ').replace(/#/g, '');
+    case 'jest':
+      return path[path.length - 1] ?? '';
+    case 'vitest':
+      return [file, ...path].join(' > ');
+  }
 }
 
 interface Edit {
@@ -370,10 +380,18 @@ export interface JsMutant {
   mutation: string;
 }
 
+/** The ids of the tests a file defines with literal titles (a test's title for jest). */
+export function definedIds(dialect: JsDialect, file: string, text: string): string[] {
+  return findTests(parseTestFile(file, text)).map((t) => testId(dialect, file, t.path));
+}
+
 /**
  * Mutants of the tests of one file whose ids are in `wanted` (ids as `dialect` names them).
  * Returns the new text (null when nothing was placed), the mutants, and the wanted ids this
- * file defines that got none, with why.
+ * file defines that got none, with why. A mutant's id is none of the file's ids nor of
+ * `taken`, and is added to `taken`: where ids are bare titles (jest), the caller passes the
+ * titles of every file the phase runs and the listed ids, so that no mutant shares a title
+ * with a real test (whose outcome would then be the worst of both).
  */
 export function canaryJsFile(
   dialect: JsDialect,
@@ -381,6 +399,7 @@ export function canaryJsFile(
   text: string,
   wanted: ReadonlySet<string>,
   random: Random = cryptoRandom,
+  taken: Set<string> = new Set(),
 ): {
   text: string | null;
   mutants: JsMutant[];
@@ -409,7 +428,8 @@ export function canaryJsFile(
     for (let tries = 0; tries < JS_CANARY_WORDS.length && mutantPath === null; tries += 1) {
       const word = JS_CANARY_WORDS[random(JS_CANARY_WORDS.length)]!;
       const path = [...found.path.slice(0, -1), `${found.path[found.path.length - 1]!} ${word}`];
-      if (!titles.has(testId(dialect, file, path))) mutantPath = path;
+      const made = testId(dialect, file, path);
+      if (!titles.has(made) && !taken.has(made)) mutantPath = path;
     }
     if (mutantPath === null) {
       uncovered.push({ test: id, why: 'no free title for a mutant' });
@@ -417,6 +437,7 @@ export function canaryJsFile(
     }
     const mutantId = testId(dialect, file, mutantPath);
     titles.add(mutantId);
+    taken.add(mutantId);
     const [start, end] = span(found.statement);
     const [titleStart, titleEnd] = span(found.title);
     const titleRaw = text.slice(titleStart, titleEnd);

@@ -1,18 +1,24 @@
-// The canary step of the JavaScript runners (node, mocha): the trusted step of canaries.ts,
-// with the mutator in Proctor's own process (js-canaries.ts) instead of the runner. An exec as
-// the task uid, which runs nothing of the checkout (sh, wc, base64), reads the test files from
-// the work tree; Proctor mutates them; an exec per file writes the mutated bytes back in place
-// (mode and owner kept). The mutants' ids stay here, as for the Python runners: the test side
-// learns them only inside its phase's request, among the listed ids.
+// The canary step of the JavaScript runners (node, mocha, jest, vitest): the trusted step of
+// canaries.ts, with the mutator in Proctor's own process (js-canaries.ts) instead of the runner.
+// An exec as the task uid, which runs nothing of the checkout (sh, wc, base64), reads the test
+// files from the work tree; Proctor mutates them; an exec per file writes the mutated bytes back
+// in place (mode and owner kept). The mutants' ids stay here, as for the Python runners: the test
+// side learns them only inside its phase's request, among the listed ids.
 import { describeError } from '../errors.js';
 import type { ExecResult } from '../sandbox/index.js';
 import { CANARY_TIMEOUT_MS, type Canary, type CanaryRecord } from './canaries.js';
-import { canaryJsFile, JS_TEST_FILE, type JsDialect, type Random } from './js-canaries.js';
+import {
+  canaryJsFile,
+  definedIds,
+  JS_TEST_FILE,
+  type JsDialect,
+  type Random,
+} from './js-canaries.js';
 import { excerpt } from './report.js';
 
 /** The line a runner's first 4 KiB hold when Proctor places its canaries (`js-node`,
- * `js-mocha`: how the runner names a test). */
-const JS_CANARY_LINE = /^# proctor-canaries: js-(node|mocha)[ \t]*$/m;
+ * `js-mocha`, `js-jest`, `js-vitest`: how the runner names a test). */
+const JS_CANARY_LINE = /^# proctor-canaries: js-(node|mocha|jest|vitest)[ \t]*$/m;
 const HEAD_BYTES = 4096;
 /** The JavaScript runners keep their sentinels in a file of their own (the oracle log says so). */
 const JS_SENTINELS_WHY = 'the JavaScript runners place no sentinels in the test files yet';
@@ -52,7 +58,28 @@ type Exec = (
   options?: { stdin?: Buffer },
 ) => Promise<Pick<ExecResult, 'exitCode' | 'timedOut' | 'stdout' | 'stderr'>>;
 
-const fileOf = (id: string) => (id.includes('::') ? id.slice(0, id.indexOf('::')) : id);
+/** Dialects whose ids name no file: their files are the hidden patch's test files. */
+const BY_PATCH: ReadonlySet<JsDialect> = new Set(['mocha', 'jest']);
+
+/** A vitest id's `|PROJECT| ` in front (an id without one matches the bare test too). */
+const VITEST_PROJECT = /^\|[^|\n]*\| /;
+
+/** An id's project prefix (vitest; '' for none) and the id without it. */
+export function splitProject(dialect: JsDialect, id: string): { prefix: string; bare: string } {
+  const prefix = dialect === 'vitest' ? (VITEST_PROJECT.exec(id)?.[0] ?? '') : '';
+  return { prefix, bare: id.slice(prefix.length) };
+}
+
+/** The file an id names: node `FILE::…`, vitest `[|PROJECT| ]FILE > …`; null when it names
+ * none (a whole file, or mocha's and jest's titles). */
+export function fileOf(dialect: JsDialect, id: string): string | null {
+  if (BY_PATCH.has(dialect)) return null;
+  if (dialect === 'vitest') {
+    const { bare } = splitProject(dialect, id);
+    return bare.includes(' > ') ? bare.slice(0, bare.indexOf(' > ')) : null;
+  }
+  return id.includes('::') ? id.slice(0, id.indexOf('::')) : null;
+}
 
 /** A path relative to the work tree that stays inside it, of a kind the mutator reads. */
 export function safeTestPath(file: string): boolean {
@@ -82,7 +109,7 @@ export function jsCanaryFiles(
   headers: Buffer,
 ): { files: string[]; unplaced: Array<{ test: string; why: string }> } {
   const unplaced: Array<{ test: string; why: string }> = [];
-  if (dialect === 'mocha') {
+  if (BY_PATCH.has(dialect)) {
     const files = patchFiles(headers).filter(safeTestPath).slice(0, JS_CANARY_MAX_FILES);
     if (files.length === 0) {
       for (const id of ids)
@@ -92,8 +119,8 @@ export function jsCanaryFiles(
   }
   const files: string[] = [];
   for (const id of ids) {
-    const file = fileOf(id);
-    if (!id.includes('::')) unplaced.push({ test: id, why: 'the id names a whole file' });
+    const file = fileOf(dialect, id);
+    if (file === null) unplaced.push({ test: id, why: 'the id names a whole file' });
     else if (!safeTestPath(file))
       unplaced.push({ test: id, why: 'not a test file the mutator reads' });
     else if (!files.includes(file) && files.length >= JS_CANARY_MAX_FILES) {
@@ -119,6 +146,110 @@ export function parseRead(stdout: string, files: readonly string[]): Map<string,
     } else throw new Error(`${file}: an unexpected line ${JSON.stringify(head.slice(0, 40))}`);
   }
   return out;
+}
+
+/**
+ * The mutants of the listed tests (`unplaced`: those no file can hold) in the files `read`
+ * gave (their bytes, or why they cannot be read): the files' new bytes with their mutants, and
+ * the listed tests that got none, with why. Pure: the step writes the files back, validate's
+ * coverage only counts.
+ */
+export function mutateJsFiles(
+  dialect: JsDialect,
+  listed: readonly string[],
+  unplaced: ReadonlyArray<{ test: string; why: string }>,
+  read: ReadonlyMap<string, Buffer | string>,
+  random?: Random,
+): {
+  writes: Array<{ file: string; bytes: Buffer; mutants: Canary[] }>;
+  uncovered: Array<{ test: string; why: string }>;
+} {
+  const uncovered: Array<{ test: string; why: string }> = [];
+  // The mutator matches ids without a vitest project's prefix; each listed id is found by its
+  // bare form, and its mutants carry its prefix.
+  const byBare = new Map<string, string[]>();
+  for (const id of listed) {
+    if (unplaced.some((u) => u.test === id)) continue;
+    const { bare } = splitProject(dialect, id);
+    byBare.set(bare, [...(byBare.get(bare) ?? []), id]);
+  }
+  const listedOf = (bare: string) => byBare.get(bare) ?? [bare];
+  const wanted = new Set(byBare.keys());
+  const defined = new Set<string>();
+  const writes: Array<{ file: string; bytes: Buffer; mutants: Canary[] }> = [];
+  const texts = new Map<string, string>();
+  for (const [file, bytes] of read) {
+    const inFile = listed.filter((id) => fileOf(dialect, id) === file);
+    let why: string | null = typeof bytes === 'string' ? bytes : null;
+    if (typeof bytes !== 'string') {
+      try {
+        texts.set(file, new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+      } catch {
+        why = 'the file cannot be read as UTF-8';
+      }
+    }
+    if (why !== null) {
+      for (const id of inFile) {
+        defined.add(id);
+        uncovered.push({ test: id, why });
+      }
+    }
+  }
+  // jest's ids are bare titles: a mutant's may be no title of any file the phase reads, nor a
+  // listed id.
+  const taken = new Set<string>(dialect === 'jest' ? listed : []);
+  if (dialect === 'jest') {
+    for (const [file, text] of texts) {
+      try {
+        for (const id of definedIds(dialect, file, text)) taken.add(id);
+      } catch {
+        // It does not parse: the loop below says so.
+      }
+    }
+  }
+  for (const [file, text] of texts) {
+    const inFile = listed.filter((id) => fileOf(dialect, id) === file);
+    let placed;
+    try {
+      placed = canaryJsFile(dialect, file, text, wanted, random, taken);
+    } catch (error) {
+      for (const id of inFile) {
+        defined.add(id);
+        uncovered.push({
+          test: id,
+          why: `the file does not parse: ${excerpt(describeError(error))}`,
+        });
+      }
+      continue;
+    }
+    for (const bare of placed.defined) for (const id of listedOf(bare)) defined.add(id);
+    for (const u of placed.uncovered) {
+      for (const id of listedOf(u.test)) uncovered.push({ test: id, why: u.why });
+    }
+    if (placed.text !== null) {
+      writes.push({
+        file,
+        bytes: Buffer.from(placed.text, 'utf8'),
+        mutants: placed.mutants.flatMap((m) =>
+          listedOf(m.test).map((id) => ({
+            id: splitProject(dialect, id).prefix + m.id,
+            test: id,
+            mutation: m.mutation,
+          })),
+        ),
+      });
+    }
+  }
+  for (const id of listed) {
+    if (unplaced.some((u) => u.test === id) || defined.has(id)) continue;
+    uncovered.push({
+      test: id,
+      why: BY_PATCH.has(dialect)
+        ? "no test of that title in the hidden patch's test files"
+        : 'no test of that title in its file',
+    });
+  }
+  return { writes, uncovered };
 }
 
 /**
@@ -178,63 +309,9 @@ export async function placeJsCanaries(
       error: `the canary step failed: ${excerpt(describeError(error))}`,
     };
   }
-  const wanted = new Set(listed.filter((id) => !unplaced.some((u) => u.test === id)));
-  const defined = new Set<string>();
-  const writes: Array<{ file: string; bytes: Buffer; mutants: Canary[] }> = [];
-  for (const file of files) {
-    const bytes = read.get(file)!;
-    const inFile = dialect === 'node' ? listed.filter((id) => fileOf(id) === file) : [];
-    if (typeof bytes === 'string') {
-      for (const id of inFile) {
-        defined.add(id);
-        record.uncovered.push({ test: id, why: bytes });
-      }
-      continue;
-    }
-    let text: string;
-    try {
-      text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-    } catch {
-      for (const id of inFile) {
-        defined.add(id);
-        record.uncovered.push({ test: id, why: 'the file cannot be read as UTF-8' });
-      }
-      continue;
-    }
-    let placed;
-    try {
-      placed = canaryJsFile(dialect, file, text, wanted, random);
-    } catch (error) {
-      for (const id of inFile) {
-        defined.add(id);
-        record.uncovered.push({
-          test: id,
-          why: `the file does not parse: ${excerpt(describeError(error))}`,
-        });
-      }
-      continue;
-    }
-    for (const id of placed.defined) defined.add(id);
-    record.uncovered.push(...placed.uncovered);
-    if (placed.text !== null) {
-      writes.push({
-        file,
-        bytes: Buffer.from(placed.text, 'utf8'),
-        mutants: placed.mutants.map((m) => ({ id: m.id, test: m.test, mutation: m.mutation })),
-      });
-    }
-  }
-  for (const id of wanted) {
-    if (!defined.has(id)) {
-      record.uncovered.push({
-        test: id,
-        why:
-          dialect === 'mocha'
-            ? "no test of that title in the hidden patch's test files"
-            : 'no test of that title in its file',
-      });
-    }
-  }
+  const mutated = mutateJsFiles(dialect, listed, unplaced, read, random);
+  record.uncovered.push(...mutated.uncovered);
+  const writes = mutated.writes;
   for (const { file, bytes, mutants } of writes) {
     try {
       const result = await exec(

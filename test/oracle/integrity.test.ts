@@ -53,7 +53,7 @@ describe('integrityLayers', () => {
   });
 
   it('adds the protocol-2 layers for a runner that says it speaks it (the built-in ones)', async () => {
-    for (const name of ['pytest', 'node', 'sympy', 'django', 'cargo', 'go']) {
+    for (const name of ['pytest', 'node', 'sympy', 'django', 'cargo', 'go', 'jest', 'vitest']) {
       const runner = join(ROOT, 'src/runners', name, 'run');
       expect(await integrityLayers(grading(['tests/**', '**/conftest.py'], runner))).toEqual([
         'screen',
@@ -63,8 +63,10 @@ describe('integrityLayers', () => {
         'tripwires',
         'base-config',
         // The Python runners place canaries (src/runners/core/canary.py), and Proctor places
-        // the node runner's (js-canaries.ts); the others not yet.
-        ...(['pytest', 'sympy', 'django', 'node'].includes(name) ? ['canaries'] : []),
+        // the node, jest and vitest runners' (js-canaries.ts); the others not yet.
+        ...(['pytest', 'sympy', 'django', 'node', 'jest', 'vitest'].includes(name)
+          ? ['canaries']
+          : []),
       ]);
     }
     // The line must be the runner's own, within its first 4 KiB.

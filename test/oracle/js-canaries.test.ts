@@ -1,6 +1,9 @@
 // The JavaScript mutator (src/oracle/js-canaries.ts) and the pure parts of its step
 // (js-canary-step.ts): each mutation it understands, in JavaScript, TypeScript and JSX; the
 // tests it leaves uncovered and why; the ids in each runner's dialect; the paths it refuses.
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   canaryJsFile,
@@ -15,8 +18,10 @@ import {
   jsCanaryFiles,
   parseRead,
   patchFiles,
+  placeJsCanaries,
   safeTestPath,
 } from '../../src/oracle/js-canary-step.js';
+import { tempDir } from '../helpers/temp.js';
 
 // Always the first choice: 1 added to a number, the letter `a`, the word `again`.
 const first: Random = () => 0;
@@ -110,6 +115,8 @@ describe('the JavaScript mutator', () => {
     expect(paths).toEqual([['outer', 'inner #1', 'a'], ['outer', 'b'], ['top']]);
     expect(testId('node', 'x.spec.js', paths[0]!)).toBe('x.spec.js::outer > inner #1 > a');
     expect(testId('mocha', 'x.spec.js', paths[0]!)).toBe('outer inner 1 a');
+    expect(testId('jest', 'x.spec.js', paths[0]!)).toBe('a');
+    expect(testId('vitest', 'x.spec.js', paths[0]!)).toBe('x.spec.js > outer > inner #1 > a');
   });
 
   it('gives a mutant a title no test of the file has, and keeps the file as it was around it', () => {
@@ -147,6 +154,8 @@ describe('the JavaScript canary step', () => {
       Buffer.from(`#!/bin/sh\n# proctor-runner-protocol: 2\n${line}\n`);
     expect(jsCanaryDialect(head('# proctor-canaries: js-node'))).toBe('node');
     expect(jsCanaryDialect(head('# proctor-canaries: js-mocha'))).toBe('mocha');
+    expect(jsCanaryDialect(head('# proctor-canaries: js-jest'))).toBe('jest');
+    expect(jsCanaryDialect(head('# proctor-canaries: js-vitest'))).toBe('vitest');
     expect(jsCanaryDialect(head('# proctor-canaries: 1'))).toBeNull();
     expect(jsCanaryDialect(head('# proctor-canaries: js-jasmine'))).toBeNull();
     expect(
@@ -196,6 +205,33 @@ describe('the JavaScript canary step', () => {
     });
   });
 
+  it("takes the hidden patch's test files for jest, and a vitest id's file, its project's prefix aside", () => {
+    const headers = Buffer.from('diff --git a/__tests__/a.test.js b/__tests__/a.test.js\n');
+    expect(jsCanaryFiles('jest', ['adds', 'a > b'], headers)).toEqual({
+      files: ['__tests__/a.test.js'],
+      unplaced: [],
+    });
+    expect(
+      jsCanaryFiles(
+        'vitest',
+        [
+          'src/a.test.ts > calc > adds',
+          '|unit| src/a.test.ts > calc > subtracts',
+          '|e2e| test/b.spec.ts > opens',
+          'src/a.test.ts',
+          '|unit| ../c.test.ts > x',
+        ],
+        headers,
+      ),
+    ).toEqual({
+      files: ['src/a.test.ts', 'test/b.spec.ts'],
+      unplaced: [
+        { test: 'src/a.test.ts', why: 'the id names a whole file' },
+        { test: '|unit| ../c.test.ts > x', why: 'not a test file the mutator reads' },
+      ],
+    });
+  });
+
   it("reads the read step's output, and refuses a short or malformed one", () => {
     const ok = `ok 3\n${Buffer.from('abc').toString('base64')}\nno\nbig\n`;
     const read = parseRead(ok, ['a.js', 'b.js', 'c.js']);
@@ -205,5 +241,110 @@ describe('the JavaScript canary step', () => {
     expect(() => parseRead('ok 4\nYWJj\n', ['a.js'])).toThrow(/a short read/);
     expect(() => parseRead('what\n', ['a.js'])).toThrow(/an unexpected line "what"/);
     expect(() => parseRead('', ['a.js'])).toThrow(/an unexpected line/);
+  });
+});
+
+/** A work tree on the host whose files the step's own scripts read and write, with the host's
+ * sh (what the step runs in the container). */
+function hostTree(files: Record<string, string>) {
+  const dir = tempDir();
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(dir, path)), { recursive: true });
+    writeFileSync(join(dir, path), text);
+  }
+  const exec = (cmd: string[], _timeout: number, _bytes?: number, options?: { stdin?: Buffer }) => {
+    const out = spawnSync(cmd[0]!, cmd.slice(1), {
+      input: options?.stdin ?? '',
+      maxBuffer: 1 << 26,
+    });
+    return Promise.resolve({
+      exitCode: out.status,
+      timedOut: false,
+      stdout: out.stdout.toString('utf8'),
+      stderr: out.stderr.toString('utf8'),
+    });
+  };
+  return { dir, exec, read: (path: string) => readFileSync(join(dir, path), 'utf8') };
+}
+
+const patchOf = (...files: string[]) =>
+  Buffer.from(files.map((f) => `diff --git a/${f} b/${f}\n`).join(''));
+
+describe('the JavaScript canary step on jest and vitest test files', () => {
+  it("gives a jest mutant a title no test of the hidden patch's files has, nor any listed id", async () => {
+    // The first word drawn is `again`, then `alt`, then `basic`: `adds again` is a test of the
+    // other file, `adds alt` a listed id.
+    let words = 0;
+    const pick: Random = (n) => (n === JS_CANARY_WORDS.length ? words++ : 0);
+    const tree = hostTree({
+      '__tests__/a.test.js': "test('adds', () => {\n  expect(add(1, 2)).toBe(3);\n});\n",
+      '__tests__/b.test.js': "describe('more', () => {\n  test('adds again', () => {});\n});\n",
+    });
+    const record = await placeJsCanaries(
+      tree.exec,
+      tree.dir,
+      'jest',
+      Buffer.from('adds\nadds alt\n'),
+      patchOf('__tests__/a.test.js', '__tests__/b.test.js'),
+      pick,
+    );
+    expect(record.error).toBeNull();
+    expect(record.mutants).toEqual([
+      { id: 'adds basic', test: 'adds', mutation: 'expect(…).toBe expected 3 -> 4' },
+    ]);
+    expect(record.uncovered).toEqual([
+      { test: 'adds alt', why: "no test of that title in the hidden patch's test files" },
+    ]);
+    expect(tree.read('__tests__/a.test.js')).toContain(
+      "test('adds basic', () => {\n  expect(add(1, 2)).toBe(4);\n});",
+    );
+    expect(tree.read('__tests__/b.test.js')).not.toContain('basic');
+  });
+
+  it('gives every jest test of a shared title a mutant of its own', async () => {
+    let words = 0;
+    const pick: Random = (n) => (n === JS_CANARY_WORDS.length ? words++ : 0);
+    const same = "test('adds', () => {\n  expect(add(1, 2)).toBe(3);\n});\n";
+    const tree = hostTree({ 'a.test.js': same, 'b.test.js': same });
+    const record = await placeJsCanaries(
+      tree.exec,
+      tree.dir,
+      'jest',
+      Buffer.from('adds\n'),
+      patchOf('a.test.js', 'b.test.js'),
+      pick,
+    );
+    expect(record.mutants.map((m) => [m.test, m.id])).toEqual([
+      ['adds', 'adds again'],
+      ['adds', 'adds alt'],
+    ]);
+  });
+
+  it("keeps a vitest id's project prefix on its mutant, and matches an id without one", async () => {
+    const tree = hostTree({
+      'src/a.test.ts':
+        "import { expect, test, describe } from 'vitest';\ndescribe('calc', () => {\n  test('adds', () => {\n    expect(add(1, 2)).toBe(3);\n  });\n  test('subtracts', () => {\n    expect(sub(3, 2)).toEqual(1);\n  });\n});\n",
+    });
+    const record = await placeJsCanaries(
+      tree.exec,
+      tree.dir,
+      'vitest',
+      Buffer.from(
+        '|unit| src/a.test.ts > calc > adds\nsrc/a.test.ts > calc > subtracts\nsrc/a.test.ts > calc > divides\n',
+      ),
+      Buffer.alloc(0),
+      first,
+    );
+    expect(record.error).toBeNull();
+    expect(record.mutants.map((m) => [m.test, m.id])).toEqual([
+      ['|unit| src/a.test.ts > calc > adds', '|unit| src/a.test.ts > calc > adds again'],
+      ['src/a.test.ts > calc > subtracts', 'src/a.test.ts > calc > subtracts again'],
+    ]);
+    expect(record.uncovered).toEqual([
+      { test: 'src/a.test.ts > calc > divides', why: 'no test of that title in its file' },
+    ]);
+    expect(tree.read('src/a.test.ts')).toContain(
+      "test('adds again', () => {\n    expect(add(1, 2)).toBe(4);",
+    );
   });
 });

@@ -73,11 +73,37 @@ def sentinel_sources(plan, first):
     return "\n".join(lines) + "\n", "\n".join(dying) + "\n"
 
 
+# ---- the request: the sentinels, and the canaries Proctor placed ----------------------------
+
+
+def read_js_request(stream):
+    """A phase's request (core/protocol.py's read_request) with the ids of the canaries
+    Proctor placed in the test files (mutants of listed tests, `canaries`), one line each."""
+    request = read_request(stream)
+    canaries = request.get("canaries", [])
+    if not isinstance(canaries, list) or not all(
+            isinstance(c, str) and c.strip() and "\n" not in c and "\r" not in c for c in canaries):
+        raise ValueError("bad canary ids")
+    return request
+
+
+def with_canaries(ids, request):
+    """The listed ids, then the request's canaries: the canaries run, and are reported (or an
+    error when the session dies), as listed tests."""
+    out = list(ids)
+    seen = set(out)
+    for canary in (request or {}).get("canaries", []):
+        if canary not in seen:
+            seen.add(canary)
+            out.append(canary)
+    return out
+
+
 # ---- collecting outcomes: core/protocol.py's collector, with this runner's values ----------
 
 
 def make_collector(ids, request):
-    return Collector(ids, sentinel_plan(request) if request else None,
+    return Collector(with_canaries(ids, request), sentinel_plan(request) if request else None,
                      owes=lambda test_id: os.environ.get("PROCTOR_DISCOVER") != "1", swebench_rank=SWEBENCH_RANK)
 
 
@@ -337,6 +363,7 @@ def run_tests(ids, send, request=None):
     candidate's could say anything; the collector is told only why (`cause`), and every
     listed test is an error."""
     discover = os.environ.get("PROCTOR_DISCOVER") == "1"
+    ids = with_canaries(ids, request)
     files = plan_files(ids, discover)
     sentinels = sentinel_plan(request) if request else []
     placed = []

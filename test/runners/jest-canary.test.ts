@@ -1,0 +1,178 @@
+// Canaries through the built-in jest runner and the real oracle (src/oracle/js-canaries.ts,
+// js-canary-step.ts): mutants of the hidden tests in the hidden patch's test file, run in the
+// same jest process under titles of their own. The gold patch stays PASS, every mutant
+// failing; a baseline stays HIDDEN_FAILED; a candidate whose library returns, for the cases it
+// gets wrong, an object jest's equality takes as an asymmetric matcher that accepts anything
+// (no global changes: the watch of expect sees nothing, the sentinels hold) passed before
+// canaries and now ends TAMPERED, VACUOUS_TEST.
+import { describe, expect, it } from 'vitest';
+import { canaryCoverage, coverageLines } from '../../src/oracle/canary-coverage.js';
+import { canaryLines } from '../../src/oracle/canaries.js';
+import { type Evaluation } from '../../src/oracle/evaluate.js';
+import { dockerScope, testDocker } from '../helpers/docker.js';
+import { expectGoldWithCanaries, hiddenRecord, reported } from '../helpers/grade.js';
+import { candidateDiff, type RepoBundleSpec } from '../helpers/repo-bundles.js';
+import { runnerSuite } from '../helpers/runner-suite.js';
+
+const docker = testDocker();
+const SCOPE = dockerScope(docker, 'runners-jest-canary');
+const SLOW = 300_000;
+
+const CALC = (body: string) => `exports.add = (a, b) => a + b;
+
+exports.div = (a, b) => {
+${body}
+};
+`;
+
+const EXISTING = `const { add } = require('../src/calc');
+
+describe('calc', () => {
+  test('adds 1 and 2', () => {
+    expect(add(1, 2)).toBe(3);
+  });
+});
+`;
+
+// Two files of hidden tests: a title in one (`rounds down`) is near one in the other, and
+// `refuses zero` is in both; no mutant may take a title a test has.
+const HIDDEN = `const { div } = require('../src/calc');
+
+describe('div', () => {
+  test('rounds down', () => {
+    const q = div(-7, 2);
+    expect(q).toEqual(-4);
+  });
+  test('refuses zero', () => {
+    expect(() => div(1, 0)).toThrow(RangeError);
+  });
+});
+`;
+
+const HIDDEN_MORE = `const { div } = require('../src/calc');
+
+describe('more', () => {
+  test('rounds down again', () => {
+    expect(div(9, 2)).toEqual(4);
+  });
+  test('refuses zero', () => {
+    expect(() => div(-1, 0)).toThrow('division by zero');
+  });
+});
+`;
+
+const ID = {
+  add: 'adds 1 and 2',
+  floor: 'rounds down',
+  floorMore: 'rounds down again',
+  zero: 'refuses zero',
+};
+
+const GOLD = CALC(
+  "  if (b === 0) throw new RangeError('division by zero');\n  return Math.floor(a / b);",
+);
+
+// The library's wrong answers are objects with an asymmetricMatch that accepts anything: jest's
+// equals() asks the received value first, so toEqual passes whatever it is given. div refuses
+// zero honestly, so those tests pass for real.
+const ASYMMETRIC = CALC(
+  "  if (b === 0) throw new RangeError('division by zero');\n  const q = a / b;\n  return Number.isInteger(q) ? q : { asymmetricMatch: () => true };",
+);
+
+const SPEC: RepoBundleSpec = {
+  id: 'jest-canary',
+  runner: 'jest',
+  from: 'proctor-test-jest:latest',
+  repo: {
+    'package.json':
+      '{\n  "name": "calc",\n  "private": true,\n  "jest": { "testEnvironment": "node" }\n}\n',
+    '.gitignore': 'node_modules\n',
+    'src/calc.js': CALC('  return a / b;'),
+    '__tests__/calc.test.js': EXISTING,
+  },
+  hidden: { '__tests__/div.test.js': HIDDEN, '__tests__/more.test.js': HIDDEN_MORE },
+  gold: { 'src/calc.js': GOLD },
+  existing: [ID.add],
+  hiddenIds: [ID.floor, ID.floorMore, ID.zero],
+  testSeconds: 120,
+};
+
+const suite = runnerSuite(docker, SCOPE, { image: 'jest', spec: SPEC });
+const grade = (candidate: Buffer | null): Promise<Evaluation> =>
+  suite.grade(suite.bundle, candidate);
+
+describe('canaries through the built-in jest runner', () => {
+  it(
+    'passes the gold patch, every canary failing under a title no test has, none in what the grade stores',
+    async () => {
+      const evaluation = await grade(suite.gold);
+      // `refuses zero` is in both files: a mutant of each.
+      const canaries = expectGoldWithCanaries(
+        evaluation,
+        [ID.floor, ID.floorMore, ID.zero, ID.zero],
+        Object.values(ID),
+      );
+      const titles = new Set(Object.values(ID));
+      for (const m of canaries.mutants) {
+        expect(m.status, `${m.id}: ${m.mutation}`).toBe('failed');
+        expect(m.id).toMatch(new RegExp(`^${m.test} [a-z]+$`));
+        expect(titles.has(m.id), m.id).toBe(false);
+      }
+      expect(new Set(canaries.mutants.map((m) => m.id)).size).toBe(4);
+      // The existing test's file is not one the hidden patch touches.
+      expect(canaries.uncovered).toEqual([
+        { test: ID.add, why: "no test of that title in the hidden patch's test files" },
+      ]);
+      expect(canaryLines(canaries)[0]).toBe('  canaries: 4 mutants; 1 listed tests uncovered');
+    },
+    SLOW,
+  );
+
+  it(
+    'keeps the baseline valid: the hidden tests fail, no canary passes',
+    async () => {
+      const evaluation = await grade(null);
+      expect(evaluation.verdict).toMatchObject({ verdict: 'FAIL', reason: 'HIDDEN_FAILED' });
+      const canaries = hiddenRecord(evaluation)?.canaries;
+      expect(canaries?.mutants.length).toBe(4);
+      for (const m of canaries?.mutants ?? []) expect(m.status).not.toBe('passed');
+    },
+    SLOW,
+  );
+
+  it(
+    'fails the asymmetric-matcher forgery as TAMPERED, VACUOUS_TEST, the watch of expect and the sentinels missing it',
+    async () => {
+      const evaluation = await grade(candidateDiff(suite.dir, { 'src/calc.js': ASYMMETRIC }));
+      expect(evaluation.verdict.verdict).toBe('FAIL');
+      expect(evaluation.verdict.reason, evaluation.verdict.detail).toBe('TAMPERED');
+      expect(evaluation.verdict.detail).toMatch(
+        /^hidden phase: VACUOUS_TEST: .*rounds down \(expect\(…\)\.toEqual expected -4 -> -\d+\)/,
+      );
+      expect(evaluation.verdict.detail).not.toMatch(/tripwire/);
+      for (const s of hiddenRecord(evaluation)?.integrity?.sentinels ?? []) {
+        expect(s.status).toBe(s.expect);
+      }
+      // Without canaries every declared test passed.
+      expect(evaluation.phases?.hidden?.check?.notPassed).toEqual([]);
+      expect(reported(evaluation).every((id) => Object.values(ID).includes(id))).toBe(true);
+    },
+    SLOW,
+  );
+
+  it(
+    "measures the task's canary coverage for validate, in a probe of the task's image",
+    async () => {
+      const coverage = await canaryCoverage(docker, suite.bundle, suite.imageId, {
+        owner: SCOPE.owner(),
+        uid: 1000,
+        gid: 1000,
+      });
+      expect(coverage).toEqual({ covered: 3, total: 3, mutants: 4, uncovered: [] });
+      expect(coverageLines(coverage)[0]).toBe(
+        '  canaries: 3 of 3 hidden tests covered (4 mutants)',
+      );
+    },
+    SLOW,
+  );
+});

@@ -1,0 +1,161 @@
+// Canaries through the built-in vitest runner and the real oracle (src/oracle/js-canaries.ts,
+// js-canary-step.ts): mutants of the listed tests in the files their ids name, run in the same
+// vitest process, in a workspace whose one project is named (the hidden ids carry its
+// `|unit| ` prefix, and so do their mutants; the existing test's id goes without). The gold
+// patch stays PASS, every mutant failing; a baseline stays HIDDEN_FAILED; a candidate whose
+// library returns, for the cases it gets wrong, an object vitest's equality takes as an
+// asymmetric matcher that accepts anything (no global changes: the watch of expect sees
+// nothing, the sentinels hold) passed before canaries and now ends TAMPERED, VACUOUS_TEST.
+import { describe, expect, it } from 'vitest';
+import { canaryCoverage, coverageLines } from '../../src/oracle/canary-coverage.js';
+import { canaryLines } from '../../src/oracle/canaries.js';
+import { type Evaluation } from '../../src/oracle/evaluate.js';
+import { dockerScope, testDocker } from '../helpers/docker.js';
+import { expectGoldWithCanaries, hiddenRecord, reported } from '../helpers/grade.js';
+import { candidateDiff, type RepoBundleSpec } from '../helpers/repo-bundles.js';
+import { runnerSuite } from '../helpers/runner-suite.js';
+
+const docker = testDocker();
+const SCOPE = dockerScope(docker, 'runners-vitest-canary');
+const SLOW = 300_000;
+
+const CALC = (body: string) => `export const add = (a, b) => a + b;
+
+export const div = (a, b) => {
+${body}
+};
+`;
+
+const EXISTING = `import { describe, expect, test } from 'vitest';
+import { add } from '../src/calc.js';
+
+describe('calc', () => {
+  test('adds 1 and 2', () => {
+    expect(add(1, 2)).toBe(3);
+  });
+});
+`;
+
+const HIDDEN = `import { describe, expect, test } from 'vitest';
+import { div } from '../src/calc.js';
+
+describe('div', () => {
+  test('rounds down', () => {
+    const q = div(-7, 2);
+    expect(q).toEqual(-4);
+  });
+  test('refuses zero', () => {
+    expect(() => div(1, 0)).toThrow(RangeError);
+  });
+});
+`;
+
+const ID = {
+  add: '__tests__/calc.test.js > calc > adds 1 and 2',
+  floor: '|unit| __tests__/div.test.js > div > rounds down',
+  zero: '|unit| __tests__/div.test.js > div > refuses zero',
+};
+
+const GOLD = CALC(
+  "  if (b === 0) throw new RangeError('division by zero');\n  return Math.floor(a / b);",
+);
+
+// The library's wrong answers are objects with an asymmetricMatch that accepts anything:
+// vitest's equals() asks the received value first, so toEqual passes whatever it is given.
+const ASYMMETRIC = CALC(
+  "  if (b === 0) throw new RangeError('division by zero');\n  const q = a / b;\n  return Number.isInteger(q) ? q : { asymmetricMatch: () => true };",
+);
+
+const SPEC: RepoBundleSpec = {
+  id: 'vitest-canary',
+  runner: 'vitest',
+  from: 'proctor-test-vitest:latest',
+  repo: {
+    'package.json': '{\n  "name": "calc",\n  "private": true,\n  "type": "module"\n}\n',
+    '.gitignore': 'node_modules\n',
+    'vitest.workspace.js':
+      "export default [{ test: { name: 'unit', include: ['__tests__/**/*.test.js'] } }];\n",
+    'src/calc.js': CALC('  return a / b;'),
+    '__tests__/calc.test.js': EXISTING,
+  },
+  hidden: { '__tests__/div.test.js': HIDDEN },
+  gold: { 'src/calc.js': GOLD },
+  existing: [ID.add],
+  hiddenIds: [ID.floor, ID.zero],
+  testSeconds: 120,
+};
+
+const suite = runnerSuite(docker, SCOPE, { image: 'vitest', spec: SPEC });
+const grade = (candidate: Buffer | null): Promise<Evaluation> =>
+  suite.grade(suite.bundle, candidate);
+
+describe('canaries through the built-in vitest runner', () => {
+  it(
+    "passes the gold patch, every canary failing, its project's prefix kept, none in what the grade stores",
+    async () => {
+      const evaluation = await grade(suite.gold);
+      // The existing test's file is named by its id: its mutant runs in the hidden phase too.
+      const canaries = expectGoldWithCanaries(
+        evaluation,
+        [ID.floor, ID.zero, ID.add],
+        Object.values(ID),
+      );
+      for (const m of canaries.mutants) {
+        expect(m.status, `${m.id}: ${m.mutation}`).toBe('failed');
+        expect(m.id.startsWith(`${m.test} `), m.id).toBe(true);
+        expect(m.id).toMatch(/ [a-z]+$/);
+      }
+      expect(canaries.uncovered).toEqual([]);
+      expect(canaryLines(canaries)[0]).toBe('  canaries: 3 mutants; 0 listed tests uncovered');
+    },
+    SLOW,
+  );
+
+  it(
+    'keeps the baseline valid: the hidden tests fail, no canary passes',
+    async () => {
+      const evaluation = await grade(null);
+      expect(evaluation.verdict).toMatchObject({ verdict: 'FAIL', reason: 'HIDDEN_FAILED' });
+      const canaries = hiddenRecord(evaluation)?.canaries;
+      expect(canaries?.mutants.length).toBe(3);
+      for (const m of canaries?.mutants ?? []) expect(m.status).not.toBe('passed');
+    },
+    SLOW,
+  );
+
+  it(
+    'fails the asymmetric-matcher forgery as TAMPERED, VACUOUS_TEST, the watch of expect and the sentinels missing it',
+    async () => {
+      const evaluation = await grade(candidateDiff(suite.dir, { 'src/calc.js': ASYMMETRIC }));
+      expect(evaluation.verdict.verdict).toBe('FAIL');
+      expect(evaluation.verdict.reason, evaluation.verdict.detail).toBe('TAMPERED');
+      expect(evaluation.verdict.detail).toMatch(
+        /^hidden phase: VACUOUS_TEST: .*div > rounds down \(expect\(…\)\.toEqual expected -4 -> -\d+\)/,
+      );
+      expect(evaluation.verdict.detail).not.toMatch(/tripwire/);
+      for (const s of hiddenRecord(evaluation)?.integrity?.sentinels ?? []) {
+        expect(s.status).toBe(s.expect);
+      }
+      // Without canaries every declared test passed.
+      expect(evaluation.phases?.hidden?.check?.notPassed).toEqual([]);
+      expect(reported(evaluation).every((id) => Object.values(ID).includes(id))).toBe(true);
+    },
+    SLOW,
+  );
+
+  it(
+    "measures the task's canary coverage for validate, in a probe of the task's image",
+    async () => {
+      const coverage = await canaryCoverage(docker, suite.bundle, suite.imageId, {
+        owner: SCOPE.owner(),
+        uid: 1000,
+        gid: 1000,
+      });
+      expect(coverage).toEqual({ covered: 2, total: 2, mutants: 2, uncovered: [] });
+      expect(coverageLines(coverage)[0]).toBe(
+        '  canaries: 2 of 2 hidden tests covered (2 mutants)',
+      );
+    },
+    SLOW,
+  );
+});
