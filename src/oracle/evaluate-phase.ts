@@ -6,14 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { ProctorError, describeError } from '../errors.js';
 import type { DockerClient, ExecResult } from '../sandbox/index.js';
 import type { Bundle } from './bundle.js';
-import {
-  judgeCanaries,
-  placeCanaries,
-  runnerPlacesCanaries,
-  sentinelsInFiles,
-  withExistingSample,
-  type CanaryRecord,
-} from './canaries.js';
+import { judgeCanaries, sentinelsInFiles, type CanaryRecord } from './canaries.js';
 import {
   ASSET,
   CHANNEL_SCRIPT,
@@ -25,7 +18,6 @@ import {
   PHASE_SCRIPT,
   asset,
 } from './evaluate-scripts.js';
-import { jsCanaryDialect, placeJsCanaries } from './js-canary-step.js';
 import {
   checkIntegrity,
   integritySchema,
@@ -149,6 +141,8 @@ export interface PhaseContext {
    */
   protocol?: Protocol;
   timed: <T>(step: string, work: () => Promise<T>) => Promise<T>;
+  /** Adds a time measured elsewhere (inside the container) to a step's timing. */
+  addTime?: (step: string, ms: number) => void;
   signal?: AbortSignal;
   evaluation: { phaseRecords: PhaseRecord[] };
   /**
@@ -174,7 +168,7 @@ export async function runPhase(
   declared: readonly string[] = name === 'existing'
     ? phase.bundle.existingIds
     : phase.bundle.hiddenIds,
-  /** The canaries placed in the work tree for this phase (placeCanaries), if any. */
+  /** The canaries placed in the work tree for this phase (evaluate-prepare.ts), if any. */
   canaries?: CanaryRecord,
 ): Promise<PhaseOutcome> {
   const { docker, bundle, containerId: id, exec, timed, signal, evaluation } = phase;
@@ -428,33 +422,4 @@ export function startCollector(
     { user, stdin: requestBytes(planned.map((p) => p.request)) },
   ).catch((error: unknown) => (error instanceof Error ? error : new Error(String(error))));
   return { phases, collector };
-}
-
-/**
- * The canaries of the hidden tests and of a sample of the existing ones (canaries.ts), placed
- * in the work tree once the hidden patch is applied and before the hidden tests' test process
- * starts; none for a runner that does not place them. The existing tests' mutants run in that
- * process too (under Proctor's rules the existing phase ran before the canaries were placed).
- */
-export async function hiddenCanaries(
-  phase: PhaseContext,
-  runner: Buffer,
-): Promise<CanaryRecord | undefined> {
-  // Only a protocol-2 phase's request can carry the canaries' ids to the test side.
-  const js = jsCanaryDialect(runner);
-  if (phase.protocol === undefined || (js === null && !runnerPlacesCanaries(runner))) {
-    return undefined;
-  }
-  const hidden = phase.lists[ASSET.hidden];
-  if (hidden === undefined) throw new ProctorError('INTERNAL', `no ID list named ${ASSET.hidden}`);
-  const ids = withExistingSample(hidden, phase.bundle.hiddenIds, phase.bundle.existingIds);
-  // A JavaScript runner's canaries are made here (js-canary-step.ts), a Python one's by its
-  // own step in the container.
-  const placed = await phase.timed('canaries', () =>
-    js === null
-      ? placeCanaries(phase.exec, phase.bundle.workdir, ids, phase.patchHeaders, hidden.length)
-      : placeJsCanaries(phase.exec, phase.bundle.workdir, js, ids, phase.patchHeaders),
-  );
-  checkAborted(phase.signal);
-  return placed;
 }

@@ -54,7 +54,7 @@ git apply --check --whitespace=nowarn -- "$p" || exit 10
 git apply --whitespace=nowarn -- "$p" || exit 11
 `;
 
-// The work tree's git for the run with the hidden tests (commitTestTree, evaluate-tree.ts): as
+// The work tree's git for the run with the hidden tests (evaluate-tree.ts): as
 // the task uid, while no process of the task runs. $1 the candidate diff as applied (empty for
 // none), $2 the workspace template's mount (its tree/.git seeds the objects, below). The
 // repository is made anew: the old one (the base commit, and whatever an earlier phase's tests

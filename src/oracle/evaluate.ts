@@ -19,7 +19,8 @@
 //       commit's version of the tests (the hidden patch is not applied yet);
 //     - collect: kill every process of the task uid (detached daemons included), then read
 //       the report (a regular file, not a symlink, at most the report limit);
-//     - the hidden test patch, from the assets, never from the diff;
+//     - in one exec (evaluate-prepare.ts): the hidden test patch, from the host on stdin,
+//       never from the diff; the canaries; the checkout's repository made anew;
 //     - the hidden tests, then collect again;
 //  4. remove the container and both volumes, whatever happened (or, with leaveForOwner, leave
 //     them to the job's cleanup after its verdict is recorded).
@@ -53,7 +54,6 @@ import { prepareCandidate, type CandidateRecord } from './candidate.js';
 import {
   checkAborted,
   commandRecord,
-  hiddenCanaries,
   lastLines,
   runPhase,
   startCollector,
@@ -75,7 +75,7 @@ import { runnerProtocol } from './protocol.js';
 import { runSwebenchTests, swebenchList } from './evaluate-swebench.js';
 import type { TestStatus } from './report.js';
 import { declaredTests, type DeclaredTests } from './test-statuses.js';
-import { commitTestTree } from './evaluate-tree.js';
+import { prepareHiddenRun } from './evaluate-prepare.js';
 import { patchHeaders } from './patch-headers.js';
 import {
   decideGrade,
@@ -313,6 +313,7 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
       containerId: id,
       exec,
       timed,
+      addTime: timer.add,
       evaluation,
       lists,
       patchHeaders: headers,
@@ -344,35 +345,30 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
       return evaluation;
     }
 
-    if (hiddenPatch.length > 0) {
-      const applied = await timed('hidden_apply', () =>
-        exec(['sh', '-c', APPLY_SCRIPT, 'proctor-apply', '-'], APPLY_TIMEOUT_MS, undefined, {
-          stdin: hiddenPatch,
-        }),
+    // The hidden test patch, the canaries and the work tree's git, in one exec: the last
+    // preparation before the hidden tests run, while no process of the task runs.
+    const prepared = await prepareHiddenRun(phase, {
+      runner,
+      hiddenPatch,
+      candidate: patch !== null && patch.length > 0,
+    });
+    evaluation.hiddenApply = prepared.hiddenApply;
+    if (prepared.applyFailed !== null) {
+      evaluation.verdict = failVerdict(
+        'APPLY_FAILED',
+        input.candidate === null
+          ? `tests/hidden.patch does not apply at base_commit: ${prepared.applyFailed}`
+          : `tests/hidden.patch does not apply after the candidate's changes and the existing suite: ${prepared.applyFailed}`,
       );
-      checkAborted(signal, applied);
-      evaluation.hiddenApply = commandRecord(applied);
-      if (applied.exitCode !== 0) {
-        const why = lastLines(applied.stderr) || `exit code ${String(applied.exitCode)}`;
-        evaluation.verdict = failVerdict(
-          'APPLY_FAILED',
-          input.candidate === null
-            ? `tests/hidden.patch does not apply at base_commit: ${why}`
-            : `tests/hidden.patch does not apply after the candidate's changes and the existing suite: ${why}`,
-        );
-        return evaluation;
-      }
+      return evaluation;
     }
-    // The canaries go into the hidden tests' files before the tree is committed, so that git
-    // shows them as any other test.
-    const canaries = await hiddenCanaries(phase, runner);
-    // The last preparation before the hidden tests run: nothing may change the tree after it.
-    const tree = await commitTestTree(phase, patch !== null && patch.length > 0);
+    const tree = prepared.tree;
     evaluation.testTree = tree.record;
     if (tree.verdict) {
       evaluation.verdict = tree.verdict;
       return evaluation;
     }
+    const canaries = prepared.canaries;
     phases.hidden = await runPhase(phase, 'hidden', ASSET.hidden, bundle.hiddenIds, canaries);
     evaluation.verdict = decideGrade(phases);
     return evaluation;
