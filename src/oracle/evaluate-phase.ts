@@ -12,6 +12,7 @@ import {
   CHANNEL_SCRIPT,
   COLLECT_SCRIPT,
   COLLECT_TIMEOUT_MS,
+  KILL_TASK,
   COLLECTOR_SCRIPT,
   COLLECTOR_WAIT_ROUNDS,
   EVALUATOR_PATHS,
@@ -26,6 +27,7 @@ import {
   type SentinelRequest,
 } from './protocol.js';
 import { DEFAULT_REPORT_LIMITS, excerpt, parseReport, type TestStatus } from './report.js';
+import type { PrepStep } from './prepare-steps.js';
 import { causeExcerpt, checkPhase, type PhaseName, type PhaseOutcome } from './verdict.js';
 
 export interface CommandRecord {
@@ -96,7 +98,11 @@ export function checkAborted(signal: AbortSignal | undefined, result?: ExecResul
  * (none, or by a signal: everything in it is SIGKILLed); any other exit came from a process
  * that ran to its end in a running container, so no inspect is spent on the common path.
  */
-async function requireRunning(docker: DockerClient, id: string, result: ExecResult) {
+export async function requireRunning(
+  docker: DockerClient,
+  id: string,
+  result: Pick<ExecResult, 'exitCode'>,
+): Promise<void> {
   if (result.exitCode !== null && result.exitCode < 128) return;
   let running = false;
   try {
@@ -171,7 +177,52 @@ export async function runPhase(
   /** The canaries placed in the work tree for this phase (evaluate-prepare.ts), if any. */
   canaries?: CanaryRecord,
 ): Promise<PhaseOutcome> {
-  const { docker, bundle, containerId: id, exec, timed, signal, evaluation } = phase;
+  return collectPhase(phase, await startPhase(phase, name, list, declared, canaries));
+}
+
+/** Collects a started phase's report by an exec of its own, and reads it (finishPhase). */
+export async function collectPhase(
+  phase: PhaseContext,
+  started: StartedPhase,
+): Promise<PhaseOutcome> {
+  const step = collectStep(started);
+  const collected = await phase.timed('collect', () =>
+    phase.exec(
+      ['sh', '-c', `${KILL_TASK}\n${step.script}`, 'proctor-collect', ...step.args],
+      step.timeoutMs,
+      step.keepBytes,
+    ),
+  );
+  checkAborted(phase.signal, collected);
+  await requireRunning(phase.docker, phase.containerId, collected);
+  return finishPhase(phase, started, collected);
+}
+
+/** A phase whose runner has run, its report not yet collected (collectStep, finishPhase). */
+export interface StartedPhase {
+  name: RunName;
+  declared: readonly string[];
+  canaries: CanaryRecord | undefined;
+  /** The phase's output folder: its report is there. */
+  dir: string;
+  request: SentinelRequest | null;
+  run: ExecResult;
+}
+
+/**
+ * The runner on the ID list `list` under test_seconds (runPhase's first part): ends when its
+ * process does, the container checked to be running still.
+ */
+export async function startPhase(
+  phase: PhaseContext,
+  name: RunName,
+  list: string,
+  declared: readonly string[] = name === 'existing'
+    ? phase.bundle.existingIds
+    : phase.bundle.hiddenIds,
+  canaries?: CanaryRecord,
+): Promise<StartedPhase> {
+  const { docker, bundle, containerId: id, exec, timed, signal } = phase;
   const { limits } = bundle;
   const planned = phase.protocol?.phases[name];
   const dir = planned?.dir ?? phaseDir();
@@ -216,25 +267,44 @@ export async function runPhase(
   // A container that died under the run (removed, the engine restarted) says nothing
   // about the candidate: an exit 137 then is not an OOM kill.
   await requireRunning(docker, id, run);
+  return { name, declared, canaries, dir, request, run };
+}
+
+/**
+ * Reading a started phase's report (COLLECT_SCRIPT), as a step: run alone (runPhase, after
+ * KILL_TASK), or as the first step of the hidden tests' preparation (evaluate-prepare.ts),
+ * whose exec kills every process of the task first.
+ */
+export function collectStep(started: StartedPhase): PrepStep {
   const maxBytes = DEFAULT_REPORT_LIMITS.maxBytes;
-  const collected = await timed('collect', () =>
-    exec(
-      [
-        'sh',
-        '-c',
-        COLLECT_SCRIPT,
-        'proctor-collect',
-        `${dir}/report`,
-        String(maxBytes),
-        ...(request === null ? [] : [String(COLLECTOR_WAIT_ROUNDS)]),
-      ],
-      COLLECT_TIMEOUT_MS,
-      // base64 of maxBytes, with its line breaks.
-      Math.ceil(((maxBytes + 3) * 4) / 3 / 76) * 77 + 16,
-    ),
-  );
-  checkAborted(signal, collected);
-  await requireRunning(docker, id, collected);
+  return {
+    name: 'collect',
+    script: COLLECT_SCRIPT,
+    args: [
+      `${started.dir}/report`,
+      String(maxBytes),
+      ...(started.request === null ? [] : [String(COLLECTOR_WAIT_ROUNDS)]),
+    ],
+    stdin: Buffer.alloc(0),
+    timeoutMs: COLLECT_TIMEOUT_MS,
+    // base64 of maxBytes, with its line breaks.
+    keepBytes: Math.ceil(((maxBytes + 3) * 4) / 3 / 76) * 77 + 16,
+    stopOnFailure: false,
+  };
+}
+
+/**
+ * A started phase's outcome from its collect (`collected`: COLLECT_SCRIPT's exit and output),
+ * its record added to the evaluation's.
+ */
+export async function finishPhase(
+  phase: PhaseContext,
+  started: StartedPhase,
+  collected: Pick<ExecResult, 'exitCode' | 'stdout' | 'stderr'>,
+): Promise<PhaseOutcome> {
+  const { evaluation } = phase;
+  const { name, declared, canaries, request, run } = started;
+  const maxBytes = DEFAULT_REPORT_LIMITS.maxBytes;
   const size = Number(/proctor-report-size (\d+)/.exec(collected.stderr)?.[1] ?? NaN);
   const record: PhaseRecord = {
     name,

@@ -1,6 +1,9 @@
-// The hidden tests' preparation: the trusted steps between the last collect (or the candidate's
-// apply, under SWE-bench's rules) and the run with the hidden tests, as the task uid while no
-// process of the task runs, in this order:
+// The hidden tests' preparation: the trusted steps between the existing suite's run (or the
+// candidate's apply, under SWE-bench's rules) and the run with the hidden tests, as the task
+// uid, in this order:
+//   0. the existing suite's collect, when there is one: every process of the task killed (the
+//      exec's first act, KILL_TASK), then its report read (COLLECT_SCRIPT); from here on no
+//      process of the task runs;
 //   1. the hidden test patch, from the host on stdin, never from the diff (APPLY_SCRIPT);
 //   2. the canaries of the hidden tests and of a sample of the existing ones, for a protocol-2
 //      runner that places them: a Python runner's own step (canaries.ts), or, for a JavaScript
@@ -11,7 +14,7 @@
 // They run in as few execs as the host's part allows (prepare-steps.ts), each step its own
 // script with its own arguments, input and timeout, and each reported apart (its exit, its
 // output, its time): one exec in all, or two for a JavaScript runner with files to mutate (the
-// apply and the read; then the write and the tree).
+// collect, the apply and the read; then the write and the tree).
 import { ProctorError } from '../errors.js';
 import { TEMPLATE_MOUNT, type ExecResult } from '../sandbox/index.js';
 import {
@@ -23,10 +26,14 @@ import {
 } from './canaries.js';
 import {
   checkAborted,
+  collectStep,
   commandRecord,
+  finishPhase,
   lastLines,
+  requireRunning,
   type CommandRecord,
   type PhaseContext,
+  type StartedPhase,
 } from './evaluate-phase.js';
 import {
   APPLY_SCRIPT,
@@ -37,6 +44,7 @@ import {
   asset,
 } from './evaluate-scripts.js';
 import { treeOutcome, type TestTree } from './evaluate-tree.js';
+import type { PhaseOutcome } from './verdict.js';
 import {
   jsCanaryDialect,
   jsReadStep,
@@ -56,11 +64,15 @@ import {
 
 /** The hidden test patch did not apply (`applyFailed` says why): the run ends here. */
 export interface HiddenApplyFailed {
+  /** The outcome of the phase collected first, when one was given. */
+  collected: PhaseOutcome | null;
   hiddenApply: CommandRecord;
   applyFailed: string;
 }
 
 export interface HiddenPrepared {
+  /** The outcome of the phase collected first, when one was given. */
+  collected: PhaseOutcome | null;
   /** The hidden test patch's apply; null when the patch is empty. */
   hiddenApply: CommandRecord | null;
   applyFailed: null;
@@ -129,16 +141,21 @@ const TIMING: Readonly<Record<string, string>> = {
   canary_write: 'canaries',
 };
 
+const KILLS_FIRST = new Set(['collect']);
+
 /** One exec of `steps`: its result, and each step's record, by name, for those it reported. */
 async function runSteps(
   phase: PhaseContext,
   steps: readonly PrepStep[],
 ): Promise<{ run: ExecResult; records: Map<string, CommandRecord> }> {
-  const command = prepareCommand(steps);
+  // A phase's collect kills every process of the task before anything else runs.
+  const command = prepareCommand(steps, { killFirst: steps.some((s) => KILLS_FIRST.has(s.name)) });
   const run = await phase.timed('hidden_prep', () =>
     phase.exec(command.cmd, command.timeoutMs, command.outputBytes, { stdin: command.stdin }),
   );
   checkAborted(phase.signal, run);
+  // A container that died under the exec says nothing about the candidate.
+  await requireRunning(phase.docker, phase.containerId, run);
   const read = readPreparedSteps(run.stdout, steps);
   const records = new Map<string, CommandRecord>();
   for (const step of steps) {
@@ -173,13 +190,16 @@ function missingRecord(whole: ExecResult): CommandRecord {
 
 /**
  * Runs the hidden tests' preparation (see the top of this file). `candidate`: whether a
- * candidate diff was applied (the tree's commit then leaves it out).
+ * candidate diff was applied (the tree's commit then leaves it out). `collect`: a phase whose
+ * runner has run (the existing suite): its collect (every process of the task killed, then its
+ * report read) is the first exec's first step, and its outcome is returned as `collected`.
  */
 export async function prepareHiddenRun(
   phase: PhaseContext,
-  input: { runner: Buffer; hiddenPatch: Buffer; candidate: boolean },
+  input: { runner: Buffer; hiddenPatch: Buffer; candidate: boolean; collect?: StartedPhase },
 ): Promise<HiddenPreparation> {
   const workdir = phase.bundle.workdir;
+  const collect = input.collect ? collectStep(input.collect) : null;
   const apply = input.hiddenPatch.length > 0 ? hiddenApplyStep(input.hiddenPatch) : null;
   const tree = testTreeStep(input.candidate);
   const canaries = planCanaries(phase, input.runner);
@@ -189,6 +209,7 @@ export async function prepareHiddenRun(
       ? jsReadStep(workdir, canaries.plan)
       : null;
   const first = [
+    collect,
     apply,
     canaries?.kind === 'python' ? canaries.step : null,
     read,
@@ -197,6 +218,8 @@ export async function prepareHiddenRun(
   let { run, records } = await runSteps(phase, first);
   const recordOf = (step: PrepStep) => records.get(step.name) ?? missingRecord(run);
 
+  const collected =
+    input.collect && collect ? await finishPhase(phase, input.collect, recordOf(collect)) : null;
   let hiddenApply: CommandRecord | null = null;
   if (apply !== null) {
     hiddenApply = recordOf(apply);
@@ -204,15 +227,13 @@ export async function prepareHiddenRun(
       const why = hiddenApply.timedOut
         ? 'git apply did not finish in time'
         : lastLines(hiddenApply.stderr) || `exit code ${String(hiddenApply.exitCode)}`;
-      return { hiddenApply, applyFailed: why };
+      return { collected, hiddenApply, applyFailed: why };
     }
   }
   let placed: CanaryRecord | undefined;
   if (canaries?.kind === 'python') {
-    const record = recordOf(canaries.step);
-    placed = canaryRecord(
-      records.has(canaries.step.name) ? record : { ...record, timedOut: run.timedOut },
-    );
+    // A step the exec never reported failed: its record says why, and none is placed.
+    placed = canaryRecord(recordOf(canaries.step));
   } else if (canaries?.kind === 'js') {
     placed = canaries.plan.record;
     if (read !== null) {
@@ -234,6 +255,7 @@ export async function prepareHiddenRun(
     }
   }
   return {
+    collected,
     hiddenApply,
     applyFailed: null,
     ...(placed ? { canaries: placed } : {}),

@@ -17,10 +17,11 @@
 //       the checkout's .git config, hooks and attributes play no part);
 //     - the existing suite: `RUNNER existing.txt REPORT` under test_seconds, at the base
 //       commit's version of the tests (the hidden patch is not applied yet);
-//     - collect: kill every process of the task uid (detached daemons included), then read
-//       the report (a regular file, not a symlink, at most the report limit);
-//     - in one exec (evaluate-prepare.ts): the hidden test patch, from the host on stdin,
-//       never from the diff; the canaries; the checkout's repository made anew;
+//     - in one exec (evaluate-prepare.ts; two when a JavaScript runner's canaries are made on
+//       the host in between): collect (kill every process of the task uid, detached daemons
+//       included, then read the report: a regular file, not a symlink, at most the report
+//       limit); the hidden test patch, from the host on stdin, never from the diff; the
+//       canaries; the checkout's repository made anew;
 //     - the hidden tests, then collect again;
 //  4. remove the container and both volumes, whatever happened (or, with leaveForOwner, leave
 //     them to the job's cleanup after its verdict is recorded).
@@ -53,10 +54,12 @@ import type { Bundle } from './bundle.js';
 import { prepareCandidate, type CandidateRecord } from './candidate.js';
 import {
   checkAborted,
+  collectPhase,
   commandRecord,
   lastLines,
   runPhase,
   startCollector,
+  startPhase,
   type CommandRecord,
   type PhaseContext,
   type PhaseExecOptions,
@@ -335,23 +338,28 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
       evaluation.verdict = ran.verdict;
       return evaluation;
     }
-    const existing = await runPhase(phase, 'existing', ASSET.existing);
-    const phases: GradePhases = { existing };
-    evaluation.phases = phases;
-    if (existing.timedOut) {
+    const ran = await startPhase(phase, 'existing', ASSET.existing);
+    if (ran.run.timedOut) {
       // The verdict is TIMEOUT whatever the hidden tests do (and a baseline is quarantined):
       // do not spend test_seconds a second time.
+      const phases: GradePhases = { existing: await collectPhase(phase, ran) };
+      evaluation.phases = phases;
       evaluation.verdict = decideGrade(phases);
       return evaluation;
     }
 
-    // The hidden test patch, the canaries and the work tree's git, in one exec: the last
-    // preparation before the hidden tests run, while no process of the task runs.
+    // The existing suite's collect, the hidden test patch, the canaries and the work tree's
+    // git, in one exec (two for a JavaScript runner's canaries): the last preparation before
+    // the hidden tests run, while no process of the task runs.
     const prepared = await prepareHiddenRun(phase, {
       runner,
       hiddenPatch,
       candidate: patch !== null && patch.length > 0,
+      collect: ran,
     });
+    if (prepared.collected === null) throw new Error('the existing suite was not collected');
+    const phases: GradePhases = { existing: prepared.collected };
+    evaluation.phases = phases;
     evaluation.hiddenApply = prepared.hiddenApply;
     if (prepared.applyFailed !== null) {
       evaluation.verdict = failVerdict(

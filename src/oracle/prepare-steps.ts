@@ -4,6 +4,7 @@
 // of such steps. Each step stays its own script with its own arguments, its own input, its own
 // timeout, and is reported apart (its exit, its output, its time), as when it had an exec.
 import { ProctorError } from '../errors.js';
+import { KILL_TASK } from './evaluate-scripts.js';
 
 /** One step of PREPARE_SCRIPT. */
 export interface PrepStep {
@@ -25,8 +26,9 @@ export interface PrepStep {
 /** The first bytes of a step's stderr that are kept. */
 export const PREPARE_STDERR_BYTES = 64 * 1024;
 
-// The steps' fields, in this order, then the step's arguments: `NAME LEN SECONDS MODE KEEP
-// SCRIPT ARGC ARG…`, for each step (MODE `stop` or `go`, SECONDS 0 for no limit of its own).
+// $1 `kill` to kill every process of the task first (KILL_TASK: the exec collects a phase's
+// report), else `-`. Then, for each step, its fields and its arguments: `NAME LEN SECONDS MODE
+// KEEP SCRIPT ARGC ARG…` (MODE `stop` or `go`, SECONDS 0 for no limit of its own).
 // Stdin holds each step's input, back to back: all of it goes first into a private folder (the
 // task uid's, while none of its processes runs; removed when the exec ends), a file per step,
 // each file removed as soon as its step has run. Stdout: for each step run, a line
@@ -36,7 +38,9 @@ export const PREPARE_STDERR_BYTES = 64 * 1024;
 // nothing a step prints can pass for another step's frame. A step's own arguments are the
 // first ARGC of the rest: the `for` list is fixed when the loop starts, so each round drops
 // one argument from the front and puts it back at the end while it is one of the step's.
-export const PREPARE_SCRIPT = String.raw`d=$(mktemp -d) || exit 125
+export const PREPARE_SCRIPT = String.raw`if [ "$1" = kill ]; then ${KILL_TASK}; fi
+shift
+d=$(mktemp -d) || exit 125
 trap 'rm -rf -- "$d"' EXIT
 (
   i=0
@@ -89,15 +93,21 @@ done
 
 const STEP_NAME = /^[a-z_]+$/;
 
-/** The exec that runs `steps`: its command line, its stdin, its time and output limits. */
-export function prepareCommand(steps: readonly PrepStep[]): {
+/**
+ * The exec that runs `steps`: its command line, its stdin, its time and output limits.
+ * `killFirst`: every process of the task is killed before the first step (KILL_TASK).
+ */
+export function prepareCommand(
+  steps: readonly PrepStep[],
+  options: { killFirst?: boolean } = {},
+): {
   cmd: string[];
   stdin: Buffer;
   timeoutMs: number;
   outputBytes: number;
 } {
   const names = new Set<string>();
-  const cmd = ['sh', '-c', PREPARE_SCRIPT, 'proctor-prepare'];
+  const cmd = ['sh', '-c', PREPARE_SCRIPT, 'proctor-prepare', options.killFirst ? 'kill' : '-'];
   let timeoutMs = 0;
   let outputBytes = 4096;
   for (const step of steps) {

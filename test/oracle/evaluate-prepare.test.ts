@@ -45,7 +45,19 @@ function prepare(steps: PrepStep[]) {
   const command = prepareCommand(steps);
   const result = spawnSync(
     'docker',
-    ['run', '--rm', '-i', '--label', LABEL, '-w', '/srv', IMAGE, ...command.cmd],
+    [
+      'run',
+      '--rm',
+      '-i',
+      '--network',
+      'none',
+      '--label',
+      LABEL,
+      '-w',
+      '/srv',
+      IMAGE,
+      ...command.cmd,
+    ],
     { input: command.stdin, encoding: 'utf8', timeout: SLOW, maxBuffer: 64 * 1024 * 1024 },
   );
   expect(result.error).toBeUndefined();
@@ -348,7 +360,19 @@ describe('prepareHiddenRun through the real exec', { timeout: SLOW }, () => {
   beforeAll(() => {
     const started = spawnSync(
       'docker',
-      ['run', '-d', '--label', LABEL, '-w', '/srv', IMAGE, 'sleep', 'infinity'],
+      [
+        'run',
+        '-d',
+        '--network',
+        'none',
+        '--label',
+        LABEL,
+        '-w',
+        '/srv',
+        IMAGE,
+        'sleep',
+        'infinity',
+      ],
       { encoding: 'utf8' },
     );
     expect(started.status).toBe(0);
@@ -370,7 +394,7 @@ describe('prepareHiddenRun through the real exec', { timeout: SLOW }, () => {
   function phase(canaries: boolean, before?: (call: number) => Promise<void>) {
     const calls: string[][] = [];
     const timings: Record<string, number> = {};
-    const names = /^(hidden_apply|canaries|canary_read|canary_write|test_tree)$/;
+    const names = /^(collect|hidden_apply|canaries|canary_read|canary_write|test_tree)$/;
     const context: PhaseContext = {
       docker,
       bundle: { workdir: '/srv', hiddenIds: [ID], existingIds: [] } as unknown as Bundle,
@@ -407,6 +431,9 @@ describe('prepareHiddenRun through the real exec', { timeout: SLOW }, () => {
     return { context, calls, timings };
   }
 
+  /** Every process's command line, a line each. */
+  const PROCESSES = `for p in /proc/[0-9]*; do tr '\\000' ' ' < "$p/cmdline" 2> /dev/null; echo; done`;
+
   const fresh = () =>
     shell(
       `rm -rf /srv/* && mkdir -p /srv/tests /proctor/out && cat > /srv/tests/a.test.js <<'EOF'\n${TEST}EOF`,
@@ -426,8 +453,11 @@ describe('prepareHiddenRun through the real exec', { timeout: SLOW }, () => {
     if (prepared.applyFailed !== null) return;
     expect(prepared.canaries?.error).toBeNull();
     expect(prepared.canaries?.mutants.map((m) => m.test)).toEqual([ID]);
+    // The mutant sits in the file after the test it copies, under its own title.
+    const title = prepared.canaries!.mutants[0]!.id.slice('tests/a.test.js::'.length);
     const written = await shell('cat tests/a.test.js');
-    expect(written.stdout).toContain('assert.strictEqual(1 + 1, 3)');
+    expect(written.stdout.startsWith(TEST.trimEnd())).toBe(true);
+    expect(written.stdout).toContain(`it('${title}', () => {`);
     // This image has no git: the tree step ran, failed, and says so.
     expect(prepared.tree.record.exitCode).not.toBe(0);
     expect(prepared.tree.verdict?.reason).toBeDefined();
@@ -496,6 +526,48 @@ describe('prepareHiddenRun through the real exec', { timeout: SLOW }, () => {
     expect(prepared.canaries?.uncovered).toEqual([
       { test: 'tests/a.test.js', why: 'the id names a whole file' },
     ]);
+  });
+
+  it('kills every process of the task first when it collects a phase, reads its report, then runs the rest', async () => {
+    await fresh();
+    const report = JSON.stringify({ schema: 1, tests: [{ id: 't', status: 'passed' }] });
+    await shell(`mkdir -p /srv/out && printf '%s' '${report}' > /srv/out/report`);
+    const daemon = spawnSync('docker', ['exec', '-d', container, 'sleep', '1234']);
+    expect(daemon.status).toBe(0);
+    await expect
+      .poll(async () => (await shell(PROCESSES)).stdout, {
+        timeout: 30_000,
+      })
+      .toContain('1234');
+    const { context, calls, timings } = phase(false);
+    const ran = await execInContainer(docker, container, {
+      cmd: ['true'],
+      timeoutMs: 60_000,
+      outputBytes: 1024,
+    });
+    const started = {
+      name: 'existing' as const,
+      declared: ['t'],
+      canaries: undefined,
+      dir: '/srv/out',
+      request: null,
+      run: ran,
+    };
+    const prepared = await prepareHiddenRun(context, {
+      runner: Buffer.from('#!/bin/sh\n'),
+      hiddenPatch: Buffer.alloc(0),
+      candidate: false,
+      collect: started,
+    });
+    expect(calls).toEqual([['collect', 'test_tree']]);
+    expect(prepared.collected).toMatchObject({ reportError: null, timedOut: false });
+    expect(prepared.collected?.report?.tests.get('t')).toBe('passed');
+    expect(context.evaluation.phaseRecords.map((r) => r.name)).toEqual(['existing']);
+    expect(timings['collect']).toBeGreaterThanOrEqual(0);
+    // The idle process (pid 1) stands; the daemon does not.
+    const left = await shell(PROCESSES);
+    expect(left.stdout).toContain('sleep infinity');
+    expect(left.stdout).not.toContain('sleep 1234');
   });
 
   it('ends at a hidden test patch that does not apply: no canary step, no tree', async () => {
