@@ -15,6 +15,7 @@ import { randomBytes, randomInt } from 'node:crypto';
 import { z } from 'zod';
 import { describeError } from '../errors.js';
 import type { ExecResult } from '../sandbox/index.js';
+import type { PrepStep } from './prepare-steps.js';
 import { ASSET, asset, EVALUATOR_PATHS } from './evaluate-scripts.js';
 import { excerpt, type SwebenchStatus, type TestStatus } from './report.js';
 
@@ -88,8 +89,6 @@ export function withExistingSample(
   const head = hidden.length > 0 && hidden[hidden.length - 1] !== 0x0a ? '\n' : '';
   return Buffer.concat([hidden, Buffer.from(`${head}${chosen.join('\n')}\n`, 'utf8')]);
 }
-/** The step's stdout is read up to this many bytes (ids and mutations of every hidden test). */
-const CANARY_OUTPUT_BYTES = 4 * 1024 * 1024;
 
 const stepOutput = z
   .object({
@@ -166,49 +165,45 @@ export interface CanaryRecord {
   error: string | null;
 }
 
-type Exec = (
-  cmd: string[],
-  timeoutMs: number,
-  outputBytes?: number,
-  options?: { stdin?: Buffer },
-) => Promise<Pick<ExecResult, 'exitCode' | 'timedOut' | 'stdout' | 'stderr'>>;
+/** The canary step's stdout is kept up to this many bytes (ids and mutations of every test). */
+const CANARY_OUTPUT_BYTES = 4 * 1024 * 1024;
 
 /**
- * Places the canaries for the tests of the ID list `ids` (one per line) in the work tree
+ * The canary step for the tests of the ID list `ids` (one per line) in the work tree
  * `workdir` (after the hidden patch, before the phase's test process); `patchHeaders` are the
  * hidden test patch's headers, as a phase's runner gets them; the first `hiddenBytes` of
- * `ids` are the hidden tests' (withExistingSample). A step that fails
- * places none: its record says why, and the phase runs without them.
+ * `ids` are the hidden tests' (withExistingSample). A step of the hidden tests' preparation
+ * (evaluate-prepare.ts); canaryRecord reads what it did.
  */
-export async function placeCanaries(
-  exec: Exec,
+export function canaryStep(
   workdir: string,
   ids: Buffer,
   patchHeaders: Buffer,
   hiddenBytes = ids.length,
-): Promise<CanaryRecord> {
+): PrepStep {
   const seed = randomBytes(16).toString('hex');
-  let result;
-  try {
-    result = await exec(
-      [
-        'sh',
-        '-c',
-        CANARY_SCRIPT,
-        'proctor-canary',
-        asset(ASSET.runner),
-        workdir,
-        seed,
-        String(ids.length),
-        String(Math.min(hiddenBytes, ids.length)),
-      ],
-      CANARY_TIMEOUT_MS,
-      CANARY_OUTPUT_BYTES,
-      { stdin: Buffer.concat([ids, patchHeaders]) },
-    );
-  } catch (error) {
-    return { ...NONE, error: describeError(error) };
-  }
+  return {
+    name: 'canaries',
+    script: CANARY_SCRIPT,
+    args: [
+      asset(ASSET.runner),
+      workdir,
+      seed,
+      String(ids.length),
+      String(Math.min(hiddenBytes, ids.length)),
+    ],
+    stdin: Buffer.concat([ids, patchHeaders]),
+    timeoutMs: CANARY_TIMEOUT_MS,
+    keepBytes: CANARY_OUTPUT_BYTES,
+    // A step that fails places none: its record says why, and the phase runs without them.
+    stopOnFailure: false,
+  };
+}
+
+/** What the canary step did, from its exit and output. A step that failed placed none. */
+export function canaryRecord(
+  result: Pick<ExecResult, 'exitCode' | 'timedOut' | 'stdout' | 'stderr'>,
+): CanaryRecord {
   if (result.timedOut || result.exitCode !== 0) {
     const last = result.stderr.trim().split('\n').slice(-3).join('; ');
     return {

@@ -13,7 +13,7 @@ import type { JsDialect } from './js-canaries.js';
 import {
   jsCanaryDialect,
   jsCanaryFiles,
-  mutateJsFiles,
+  mutateJsContents,
   parseRead,
   READ_SCRIPT,
 } from './js-canary-step.js';
@@ -189,7 +189,7 @@ async function jsCanaryCoverage(
     if (typeof stdout !== 'string') return stdout;
     const read = parseRead(stdout, names);
     // The step's own mutation (js-canary-step.ts), its writes counted, not made.
-    const mutated = mutateJsFiles(dialect, [...new Set(ids)], unplaced, read);
+    const mutated = mutateJsContents(dialect, [...new Set(ids)], unplaced, read);
     const uncovered = [...unplaced, ...mutated.uncovered];
     const made = mutated.writes.flatMap((w) => w.mutants);
     const covered = new Set(made.map((m) => m.test));

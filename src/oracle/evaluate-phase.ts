@@ -6,26 +6,19 @@ import { randomBytes } from 'node:crypto';
 import { ProctorError, describeError } from '../errors.js';
 import type { DockerClient, ExecResult } from '../sandbox/index.js';
 import type { Bundle } from './bundle.js';
-import {
-  judgeCanaries,
-  placeCanaries,
-  runnerPlacesCanaries,
-  sentinelsInFiles,
-  withExistingSample,
-  type CanaryRecord,
-} from './canaries.js';
+import { judgeCanaries, sentinelsInFiles, type CanaryRecord } from './canaries.js';
 import {
   ASSET,
   CHANNEL_SCRIPT,
   COLLECT_SCRIPT,
   COLLECT_TIMEOUT_MS,
+  KILL_TASK,
   COLLECTOR_SCRIPT,
   COLLECTOR_WAIT_ROUNDS,
   EVALUATOR_PATHS,
   PHASE_SCRIPT,
   asset,
 } from './evaluate-scripts.js';
-import { jsCanaryDialect, placeJsCanaries } from './js-canary-step.js';
 import {
   checkIntegrity,
   integritySchema,
@@ -34,6 +27,7 @@ import {
   type SentinelRequest,
 } from './protocol.js';
 import { DEFAULT_REPORT_LIMITS, excerpt, parseReport, type TestStatus } from './report.js';
+import type { PrepStep } from './prepare-steps.js';
 import { causeExcerpt, checkPhase, type PhaseName, type PhaseOutcome } from './verdict.js';
 
 export interface CommandRecord {
@@ -104,7 +98,11 @@ export function checkAborted(signal: AbortSignal | undefined, result?: ExecResul
  * (none, or by a signal: everything in it is SIGKILLed); any other exit came from a process
  * that ran to its end in a running container, so no inspect is spent on the common path.
  */
-async function requireRunning(docker: DockerClient, id: string, result: ExecResult) {
+export async function requireRunning(
+  docker: DockerClient,
+  id: string,
+  result: Pick<ExecResult, 'exitCode'>,
+): Promise<void> {
   if (result.exitCode !== null && result.exitCode < 128) return;
   let running = false;
   try {
@@ -149,6 +147,8 @@ export interface PhaseContext {
    */
   protocol?: Protocol;
   timed: <T>(step: string, work: () => Promise<T>) => Promise<T>;
+  /** Adds a time measured elsewhere (inside the container) to a step's timing. */
+  addTime?: (step: string, ms: number) => void;
   signal?: AbortSignal;
   evaluation: { phaseRecords: PhaseRecord[] };
   /**
@@ -174,10 +174,55 @@ export async function runPhase(
   declared: readonly string[] = name === 'existing'
     ? phase.bundle.existingIds
     : phase.bundle.hiddenIds,
-  /** The canaries placed in the work tree for this phase (placeCanaries), if any. */
+  /** The canaries placed in the work tree for this phase (evaluate-prepare.ts), if any. */
   canaries?: CanaryRecord,
 ): Promise<PhaseOutcome> {
-  const { docker, bundle, containerId: id, exec, timed, signal, evaluation } = phase;
+  return collectPhase(phase, await startPhase(phase, name, list, declared, canaries));
+}
+
+/** Collects a started phase's report by an exec of its own, and reads it (finishPhase). */
+export async function collectPhase(
+  phase: PhaseContext,
+  started: StartedPhase,
+): Promise<PhaseOutcome> {
+  const step = collectStep(started);
+  const collected = await phase.timed('collect', () =>
+    phase.exec(
+      ['sh', '-c', `${KILL_TASK}\n${step.script}`, 'proctor-collect', ...step.args],
+      step.timeoutMs,
+      step.keepBytes,
+    ),
+  );
+  checkAborted(phase.signal, collected);
+  await requireRunning(phase.docker, phase.containerId, collected);
+  return finishPhase(phase, started, collected);
+}
+
+/** A phase whose runner has run, its report not yet collected (collectStep, finishPhase). */
+export interface StartedPhase {
+  name: RunName;
+  declared: readonly string[];
+  canaries: CanaryRecord | undefined;
+  /** The phase's output folder: its report is there. */
+  dir: string;
+  request: SentinelRequest | null;
+  run: ExecResult;
+}
+
+/**
+ * The runner on the ID list `list` under test_seconds (runPhase's first part): ends when its
+ * process does, the container checked to be running still.
+ */
+export async function startPhase(
+  phase: PhaseContext,
+  name: RunName,
+  list: string,
+  declared: readonly string[] = name === 'existing'
+    ? phase.bundle.existingIds
+    : phase.bundle.hiddenIds,
+  canaries?: CanaryRecord,
+): Promise<StartedPhase> {
+  const { docker, bundle, containerId: id, exec, timed, signal } = phase;
   const { limits } = bundle;
   const planned = phase.protocol?.phases[name];
   const dir = planned?.dir ?? phaseDir();
@@ -222,25 +267,44 @@ export async function runPhase(
   // A container that died under the run (removed, the engine restarted) says nothing
   // about the candidate: an exit 137 then is not an OOM kill.
   await requireRunning(docker, id, run);
+  return { name, declared, canaries, dir, request, run };
+}
+
+/**
+ * Reading a started phase's report (COLLECT_SCRIPT), as a step: run alone (runPhase, after
+ * KILL_TASK), or as the first step of the hidden tests' preparation (evaluate-prepare.ts),
+ * whose exec kills every process of the task first.
+ */
+export function collectStep(started: StartedPhase): PrepStep {
   const maxBytes = DEFAULT_REPORT_LIMITS.maxBytes;
-  const collected = await timed('collect', () =>
-    exec(
-      [
-        'sh',
-        '-c',
-        COLLECT_SCRIPT,
-        'proctor-collect',
-        `${dir}/report`,
-        String(maxBytes),
-        ...(request === null ? [] : [String(COLLECTOR_WAIT_ROUNDS)]),
-      ],
-      COLLECT_TIMEOUT_MS,
-      // base64 of maxBytes, with its line breaks.
-      Math.ceil(((maxBytes + 3) * 4) / 3 / 76) * 77 + 16,
-    ),
-  );
-  checkAborted(signal, collected);
-  await requireRunning(docker, id, collected);
+  return {
+    name: 'collect',
+    script: COLLECT_SCRIPT,
+    args: [
+      `${started.dir}/report`,
+      String(maxBytes),
+      ...(started.request === null ? [] : [String(COLLECTOR_WAIT_ROUNDS)]),
+    ],
+    stdin: Buffer.alloc(0),
+    timeoutMs: COLLECT_TIMEOUT_MS,
+    // base64 of maxBytes, with its line breaks.
+    keepBytes: Math.ceil(((maxBytes + 3) * 4) / 3 / 76) * 77 + 16,
+    stopOnFailure: false,
+  };
+}
+
+/**
+ * A started phase's outcome from its collect (`collected`: COLLECT_SCRIPT's exit and output),
+ * its record added to the evaluation's.
+ */
+export async function finishPhase(
+  phase: PhaseContext,
+  started: StartedPhase,
+  collected: Pick<ExecResult, 'exitCode' | 'stdout' | 'stderr'>,
+): Promise<PhaseOutcome> {
+  const { evaluation } = phase;
+  const { name, declared, canaries, request, run } = started;
+  const maxBytes = DEFAULT_REPORT_LIMITS.maxBytes;
   const size = Number(/proctor-report-size (\d+)/.exec(collected.stderr)?.[1] ?? NaN);
   const record: PhaseRecord = {
     name,
@@ -428,33 +492,4 @@ export function startCollector(
     { user, stdin: requestBytes(planned.map((p) => p.request)) },
   ).catch((error: unknown) => (error instanceof Error ? error : new Error(String(error))));
   return { phases, collector };
-}
-
-/**
- * The canaries of the hidden tests and of a sample of the existing ones (canaries.ts), placed
- * in the work tree once the hidden patch is applied and before the hidden tests' test process
- * starts; none for a runner that does not place them. The existing tests' mutants run in that
- * process too (under Proctor's rules the existing phase ran before the canaries were placed).
- */
-export async function hiddenCanaries(
-  phase: PhaseContext,
-  runner: Buffer,
-): Promise<CanaryRecord | undefined> {
-  // Only a protocol-2 phase's request can carry the canaries' ids to the test side.
-  const js = jsCanaryDialect(runner);
-  if (phase.protocol === undefined || (js === null && !runnerPlacesCanaries(runner))) {
-    return undefined;
-  }
-  const hidden = phase.lists[ASSET.hidden];
-  if (hidden === undefined) throw new ProctorError('INTERNAL', `no ID list named ${ASSET.hidden}`);
-  const ids = withExistingSample(hidden, phase.bundle.hiddenIds, phase.bundle.existingIds);
-  // A JavaScript runner's canaries are made here (js-canary-step.ts), a Python one's by its
-  // own step in the container.
-  const placed = await phase.timed('canaries', () =>
-    js === null
-      ? placeCanaries(phase.exec, phase.bundle.workdir, ids, phase.patchHeaders, hidden.length)
-      : placeJsCanaries(phase.exec, phase.bundle.workdir, js, ids, phase.patchHeaders),
-  );
-  checkAborted(phase.signal);
-  return placed;
 }

@@ -54,7 +54,7 @@ git apply --check --whitespace=nowarn -- "$p" || exit 10
 git apply --whitespace=nowarn -- "$p" || exit 11
 `;
 
-// The work tree's git for the run with the hidden tests (commitTestTree, evaluate-tree.ts): as
+// The work tree's git for the run with the hidden tests (evaluate-tree.ts): as
 // the task uid, while no process of the task runs. $1 the candidate diff as applied (empty for
 // none), $2 the workspace template's mount (its tree/.git seeds the objects, below). The
 // repository is made anew: the old one (the base commit, and whatever an earlier phase's tests
@@ -151,12 +151,18 @@ g update-ref --no-deref HEAD "$commit" || exit 25
 
 export const TREE_TIMEOUT_MS = 300_000;
 
-// $1 is the report path, $2 the most bytes read. Kills every process of this uid but itself
-// (the idle process runs as another uid), then, if the report is a regular file no larger
-// than $2, prints its size on stderr and its bytes in base64 on stdout: the host decodes the
-// exact bytes (a report that is not UTF-8 must be refused, not repaired in transit).
-export const COLLECT_SCRIPT = String.raw`kill -9 -1 2>/dev/null
-r=$1
+/**
+ * Kills every process of the task uid but the shell that runs it (the idle process runs as
+ * another uid): the first line of an exec that collects a phase's report. Not a step of its
+ * own: a shell's children are of its uid, so a step's kill would end the exec's own shell.
+ */
+export const KILL_TASK = 'kill -9 -1 2>/dev/null';
+
+// $1 is the report path, $2 the most bytes read. Run once every process of the task is killed
+// (KILL_TASK): if the report is a regular file no larger than $2, prints its size on stderr
+// and its bytes in base64 on stdout: the host decodes the exact bytes (a report that is not
+// UTF-8 must be refused, not repaired in transit).
+export const COLLECT_SCRIPT = String.raw`r=$1
 # $3, for a protocol-2 runner: how many times to look again (10 ms apart) for the report its
 # collector writes once the tests' channel closes (the kill above closes it at the latest).
 i=0

@@ -5,17 +5,9 @@
 // collector and its sentinels included). Its report is then read twice, once per list, into
 // the `existing` and `hidden` views that swebench-verdict.ts grades.
 import type { Bundle } from './bundle.js';
-import {
-  checkAborted,
-  commandRecord,
-  hiddenCanaries,
-  lastLines,
-  runPhase,
-  type CommandRecord,
-  type PhaseContext,
-} from './evaluate-phase.js';
-import { APPLY_SCRIPT, APPLY_TIMEOUT_MS, ASSET } from './evaluate-scripts.js';
-import { commitTestTree } from './evaluate-tree.js';
+import { runPhase, type CommandRecord, type PhaseContext } from './evaluate-phase.js';
+import { ASSET } from './evaluate-scripts.js';
+import { prepareHiddenRun } from './evaluate-prepare.js';
 import { decideSwebenchGrade } from './swebench-verdict.js';
 import { checkPhase, failVerdict, type GradePhases, type Verdict } from './verdict.js';
 
@@ -41,37 +33,34 @@ export async function runSwebenchTests(
   phase: PhaseContext,
   input: { runner: Buffer; hiddenPatch: Buffer; baseline: boolean; candidate: boolean },
 ): Promise<SwebenchRun> {
-  const { bundle, exec, timed, signal } = phase;
-  let hiddenApply: CommandRecord | null = null;
-  if (input.hiddenPatch.length > 0) {
-    const applied = await timed('hidden_apply', () =>
-      exec(['sh', '-c', APPLY_SCRIPT, 'proctor-apply', '-'], APPLY_TIMEOUT_MS, undefined, {
-        stdin: input.hiddenPatch,
-      }),
-    );
-    checkAborted(signal, applied);
-    hiddenApply = commandRecord(applied);
-    if (applied.exitCode !== 0) {
-      const why = lastLines(applied.stderr) || `exit code ${String(applied.exitCode)}`;
-      const detail = input.baseline
-        ? `tests/hidden.patch does not apply at base_commit: ${why}`
-        : `tests/hidden.patch does not apply after the candidate's changes: ${why}`;
-      return {
-        verdict: failVerdict('APPLY_FAILED', detail),
-        phases: null,
-        hiddenApply,
-        testTree: null,
-      };
-    }
+  const { bundle } = phase;
+  // The hidden test patch, the canaries of the FAIL_TO_PASS tests (hidden.txt) and of a sample
+  // of the PASS_TO_PASS ones, and the work tree's git, in one exec (evaluate-prepare.ts): the
+  // canaries go in before the tree is committed, so git shows them as any other test, and
+  // nothing changes the tree after it.
+  const prepared = await prepareHiddenRun(phase, {
+    runner: input.runner,
+    hiddenPatch: input.hiddenPatch,
+    candidate: input.candidate,
+  });
+  const hiddenApply = prepared.hiddenApply;
+  if (prepared.applyFailed !== null) {
+    const why = prepared.applyFailed;
+    const detail = input.baseline
+      ? `tests/hidden.patch does not apply at base_commit: ${why}`
+      : `tests/hidden.patch does not apply after the candidate's changes: ${why}`;
+    return {
+      verdict: failVerdict('APPLY_FAILED', detail),
+      phases: null,
+      hiddenApply,
+      testTree: null,
+    };
   }
-  // Canaries of the FAIL_TO_PASS tests (hidden.txt) and of a sample of the PASS_TO_PASS ones.
-  // They are placed before the tree is committed, so git shows them as any other test.
-  const canaries = await hiddenCanaries(phase, input.runner);
-  // The last preparation before the run: nothing may change the tree after it.
-  const tree = await commitTestTree(phase, input.candidate);
+  const tree = prepared.tree;
   if (tree.verdict) {
     return { verdict: tree.verdict, phases: null, hiddenApply, testTree: tree.record };
   }
+  const canaries = prepared.canaries;
   const declared = [...new Set([...bundle.hiddenIds, ...bundle.existingIds])];
   const tests = await runPhase(phase, 'tests', ASSET.tests, declared, canaries);
   const view = (ids: readonly string[]) => ({

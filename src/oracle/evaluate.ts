@@ -17,9 +17,11 @@
 //       the checkout's .git config, hooks and attributes play no part);
 //     - the existing suite: `RUNNER existing.txt REPORT` under test_seconds, at the base
 //       commit's version of the tests (the hidden patch is not applied yet);
-//     - collect: kill every process of the task uid (detached daemons included), then read
-//       the report (a regular file, not a symlink, at most the report limit);
-//     - the hidden test patch, from the assets, never from the diff;
+//     - in one exec (evaluate-prepare.ts; two when a JavaScript runner's canaries are made on
+//       the host in between): collect (kill every process of the task uid, detached daemons
+//       included, then read the report: a regular file, not a symlink, at most the report
+//       limit); the hidden test patch, from the host on stdin, never from the diff; the
+//       canaries; the checkout's repository made anew;
 //     - the hidden tests, then collect again;
 //  4. remove the container and both volumes, whatever happened (or, with leaveForOwner, leave
 //     them to the job's cleanup after its verdict is recorded).
@@ -52,11 +54,12 @@ import type { Bundle } from './bundle.js';
 import { prepareCandidate, type CandidateRecord } from './candidate.js';
 import {
   checkAborted,
+  collectPhase,
   commandRecord,
-  hiddenCanaries,
   lastLines,
   runPhase,
   startCollector,
+  startPhase,
   type CommandRecord,
   type PhaseContext,
   type PhaseExecOptions,
@@ -75,7 +78,7 @@ import { runnerProtocol } from './protocol.js';
 import { runSwebenchTests, swebenchList } from './evaluate-swebench.js';
 import type { TestStatus } from './report.js';
 import { declaredTests, type DeclaredTests } from './test-statuses.js';
-import { commitTestTree } from './evaluate-tree.js';
+import { prepareHiddenRun } from './evaluate-prepare.js';
 import { patchHeaders } from './patch-headers.js';
 import {
   decideGrade,
@@ -313,6 +316,7 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
       containerId: id,
       exec,
       timed,
+      addTime: timer.add,
       evaluation,
       lists,
       patchHeaders: headers,
@@ -334,45 +338,45 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
       evaluation.verdict = ran.verdict;
       return evaluation;
     }
-    const existing = await runPhase(phase, 'existing', ASSET.existing);
-    const phases: GradePhases = { existing };
-    evaluation.phases = phases;
-    if (existing.timedOut) {
+    const ran = await startPhase(phase, 'existing', ASSET.existing);
+    if (ran.run.timedOut) {
       // The verdict is TIMEOUT whatever the hidden tests do (and a baseline is quarantined):
       // do not spend test_seconds a second time.
+      const phases: GradePhases = { existing: await collectPhase(phase, ran) };
+      evaluation.phases = phases;
       evaluation.verdict = decideGrade(phases);
       return evaluation;
     }
 
-    if (hiddenPatch.length > 0) {
-      const applied = await timed('hidden_apply', () =>
-        exec(['sh', '-c', APPLY_SCRIPT, 'proctor-apply', '-'], APPLY_TIMEOUT_MS, undefined, {
-          stdin: hiddenPatch,
-        }),
+    // The existing suite's collect, the hidden test patch, the canaries and the work tree's
+    // git, in one exec (two for a JavaScript runner's canaries): the last preparation before
+    // the hidden tests run, while no process of the task runs.
+    const prepared = await prepareHiddenRun(phase, {
+      runner,
+      hiddenPatch,
+      candidate: patch !== null && patch.length > 0,
+      collect: ran,
+    });
+    if (prepared.collected === null) throw new Error('the existing suite was not collected');
+    const phases: GradePhases = { existing: prepared.collected };
+    evaluation.phases = phases;
+    evaluation.hiddenApply = prepared.hiddenApply;
+    if (prepared.applyFailed !== null) {
+      evaluation.verdict = failVerdict(
+        'APPLY_FAILED',
+        input.candidate === null
+          ? `tests/hidden.patch does not apply at base_commit: ${prepared.applyFailed}`
+          : `tests/hidden.patch does not apply after the candidate's changes and the existing suite: ${prepared.applyFailed}`,
       );
-      checkAborted(signal, applied);
-      evaluation.hiddenApply = commandRecord(applied);
-      if (applied.exitCode !== 0) {
-        const why = lastLines(applied.stderr) || `exit code ${String(applied.exitCode)}`;
-        evaluation.verdict = failVerdict(
-          'APPLY_FAILED',
-          input.candidate === null
-            ? `tests/hidden.patch does not apply at base_commit: ${why}`
-            : `tests/hidden.patch does not apply after the candidate's changes and the existing suite: ${why}`,
-        );
-        return evaluation;
-      }
+      return evaluation;
     }
-    // The canaries go into the hidden tests' files before the tree is committed, so that git
-    // shows them as any other test.
-    const canaries = await hiddenCanaries(phase, runner);
-    // The last preparation before the hidden tests run: nothing may change the tree after it.
-    const tree = await commitTestTree(phase, patch !== null && patch.length > 0);
+    const tree = prepared.tree;
     evaluation.testTree = tree.record;
     if (tree.verdict) {
       evaluation.verdict = tree.verdict;
       return evaluation;
     }
+    const canaries = prepared.canaries;
     phases.hidden = await runPhase(phase, 'hidden', ASSET.hidden, bundle.hiddenIds, canaries);
     evaluation.verdict = decideGrade(phases);
     return evaluation;

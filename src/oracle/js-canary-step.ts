@@ -1,9 +1,11 @@
 // The canary step of the JavaScript runners (node, mocha, jest, vitest): the trusted step of
 // canaries.ts, with the mutator in Proctor's own process (js-canaries.ts) instead of the runner.
-// An exec as the task uid, which runs nothing of the checkout (sh, wc, base64), reads the test
-// files from the work tree; Proctor mutates them; an exec per file writes the mutated bytes back
-// in place (mode and owner kept). The mutants' ids stay here, as for the Python runners: the test
-// side learns them only inside its phase's request, among the listed ids.
+// A step as the task uid, which runs nothing of the checkout (sh, wc, base64), reads the test
+// files from the work tree; Proctor mutates them; a second step writes every mutated file back
+// in place (mode and owner kept). Both are steps of the hidden tests' preparation
+// (evaluate-prepare.ts): the read in the exec of the hidden test patch's apply, the write in the
+// exec that then makes the work tree's git. The mutants' ids stay here, as for the Python
+// runners: the test side learns them only inside its phase's request, among the listed ids.
 import { describeError } from '../errors.js';
 import type { ExecResult } from '../sandbox/index.js';
 import { CANARY_TIMEOUT_MS, type Canary, type CanaryRecord } from './canaries.js';
@@ -14,6 +16,7 @@ import {
   type JsDialect,
   type Random,
 } from './js-canaries.js';
+import type { PrepStep } from './prepare-steps.js';
 import { excerpt } from './report.js';
 
 /** The line a runner's first 4 KiB hold when Proctor places its canaries (`js-node`,
@@ -46,17 +49,26 @@ for f; do
   echo
 done`;
 
-/** $1 the work tree, $2 the file (still a regular file): stdin replaces its bytes in place. */
+/**
+ * $1 the work tree, then for each file its path and its new length: stdin holds the files'
+ * new bytes, back to back, which replace each file's in place (mode and owner kept). A path
+ * that is no longer a regular file (a link now, a folder), or whose folder now resolves
+ * outside the work tree, is refused, and nothing after it is written. Prints `ok` for each
+ * file written.
+ */
 export const WRITE_SCRIPT = String.raw`cd "$1" || exit 125
-if [ -L "$2" ] || [ ! -f "$2" ]; then echo "$2 is no longer a regular file" >&2; exit 1; fi
-cat > "$2"`;
-
-type Exec = (
-  cmd: string[],
-  timeoutMs: number,
-  outputBytes?: number,
-  options?: { stdin?: Buffer },
-) => Promise<Pick<ExecResult, 'exitCode' | 'timedOut' | 'stdout' | 'stderr'>>;
+w=$(pwd -P) || exit 125
+shift
+while [ "$#" -ge 2 ]; do
+  f=$1
+  if [ -L "$f" ] || [ ! -f "$f" ]; then echo "$f is no longer a regular file" >&2; exit 1; fi
+  case $f in */*) p=$(cd -P -- "${'${f%/*}'}" 2> /dev/null && pwd) || p= ;; *) p=$w ;; esac
+  case $p in "$w" | "$w"/*) ;; *) echo "$f is no longer inside the work tree" >&2; exit 1 ;; esac
+  head -c "$2" > "$f" || exit 1
+  n=$(wc -c < "$f") && [ "$((n))" = "$2" ] || { echo "$f: a short write" >&2; exit 1; }
+  echo ok
+  shift 2
+done`;
 
 /** Dialects whose ids name no file: their files are the hidden patch's test files. */
 const BY_PATCH: ReadonlySet<JsDialect> = new Set(['mocha', 'jest']);
@@ -148,13 +160,31 @@ export function parseRead(stdout: string, files: readonly string[]): Map<string,
   return out;
 }
 
+/** What the canary step has to do for a phase, before anything is read. */
+export interface JsCanaryPlan {
+  dialect: JsDialect;
+  /** The listed ids, each once. */
+  listed: string[];
+  /** The files to read and mutate (none: nothing to place). */
+  files: string[];
+  /** The record so far: the ids no file can hold. */
+  record: CanaryRecord;
+}
+
+/** A file's mutated bytes, and the mutants they hold. */
+export interface JsWrite {
+  file: string;
+  bytes: Buffer;
+  mutants: Canary[];
+}
+
 /**
  * The mutants of the listed tests (`unplaced`: those no file can hold) in the files `read`
  * gave (their bytes, or why they cannot be read): the files' new bytes with their mutants, and
  * the listed tests that got none, with why. Pure: the step writes the files back, validate's
  * coverage only counts.
  */
-export function mutateJsFiles(
+export function mutateJsContents(
   dialect: JsDialect,
   listed: readonly string[],
   unplaced: ReadonlyArray<{ test: string; why: string }>,
@@ -253,18 +283,12 @@ export function mutateJsFiles(
 }
 
 /**
- * Places the canaries of the tests of the ID list `ids` (one per line) in the work tree
- * `workdir`; `headers` are the hidden test patch's headers. A step that fails places none
- * (or none more): its record says why, and the phase runs with what was placed.
+ * The canaries of the tests of the ID list `ids` (one per line); `headers` are the hidden test
+ * patch's headers. Three parts: the read step (jsReadStep) prints the files, Proctor mutates
+ * them (mutateJsFiles), the write step (jsWriteStep) writes them back. A part that fails
+ * places none (or none more): the record says why, and the phase runs with what was placed.
  */
-export async function placeJsCanaries(
-  exec: Exec,
-  workdir: string,
-  dialect: JsDialect,
-  ids: Buffer,
-  headers: Buffer,
-  random?: Random,
-): Promise<CanaryRecord> {
+export function planJsCanaries(dialect: JsDialect, ids: Buffer, headers: Buffer): JsCanaryPlan {
   const listed = [
     ...new Set(
       ids
@@ -275,63 +299,118 @@ export async function placeJsCanaries(
     ),
   ];
   const { files, unplaced } = jsCanaryFiles(dialect, listed, headers);
-  const record: CanaryRecord = {
-    mutants: [],
-    uncovered: [...unplaced],
-    sentinels: [],
-    sentinelsWhy: JS_SENTINELS_WHY,
-    error: null,
-  };
-  if (files.length === 0) return record;
-  let read: Map<string, Buffer | string>;
-  try {
-    const result = await exec(
-      ['sh', '-c', READ_SCRIPT, 'proctor-canary-read', workdir, ...files],
-      CANARY_TIMEOUT_MS,
-      // base64 of every file at its largest, with its header line.
-      Math.ceil((files.length * JS_CANARY_MAX_FILE * 4) / 3) + files.length * 64,
-    );
-    if (result.timedOut || result.exitCode !== 0) {
-      const last = result.stderr.trim().split('\n').slice(-3).join('; ');
-      throw new Error(
-        result.timedOut
-          ? 'the read did not finish in time'
-          : `the read exited with ${String(result.exitCode)}${last ? `: ${last}` : ''}`,
-      );
-    }
-    read = parseRead(result.stdout, files);
-  } catch (error) {
-    return {
+  return {
+    dialect,
+    listed,
+    files,
+    record: {
       mutants: [],
-      uncovered: [],
+      uncovered: [...unplaced],
       sentinels: [],
       sentinelsWhy: JS_SENTINELS_WHY,
-      error: `the canary step failed: ${excerpt(describeError(error))}`,
+      error: null,
+    },
+  };
+}
+
+/** The read step of `plan`'s files in the work tree `workdir` (a step of evaluate-prepare.ts). */
+export function jsReadStep(workdir: string, plan: JsCanaryPlan): PrepStep {
+  return {
+    name: 'canary_read',
+    script: READ_SCRIPT,
+    args: [workdir, ...plan.files],
+    stdin: Buffer.alloc(0),
+    timeoutMs: CANARY_TIMEOUT_MS,
+    // base64 of every file at its largest, with its header line.
+    keepBytes: Math.ceil((plan.files.length * JS_CANARY_MAX_FILE * 4) / 3) + plan.files.length * 64,
+    stopOnFailure: false,
+  };
+}
+
+/** What a step did, as the canary parts read it. */
+export type StepResult = Pick<ExecResult, 'exitCode' | 'timedOut' | 'stdout' | 'stderr'>;
+
+/**
+ * Mutates the files the read step printed (`read`: its result), in Proctor's process: the
+ * record of what was placed and not, and the files to write back.
+ */
+export function mutateJsFiles(
+  plan: JsCanaryPlan,
+  read: StepResult,
+  random?: Random,
+): { record: CanaryRecord; writes: JsWrite[] } {
+  const { dialect, listed, files } = plan;
+  const record: CanaryRecord = { ...plan.record, uncovered: [...plan.record.uncovered] };
+  let contents: Map<string, Buffer | string>;
+  try {
+    if (read.timedOut || read.exitCode !== 0) {
+      const last = read.stderr.trim().split('\n').slice(-3).join('; ');
+      throw new Error(
+        read.timedOut
+          ? 'the read did not finish in time'
+          : `the read exited with ${String(read.exitCode)}${last ? `: ${last}` : ''}`,
+      );
+    }
+    contents = parseRead(read.stdout, files);
+  } catch (error) {
+    return {
+      record: {
+        mutants: [],
+        uncovered: [],
+        sentinels: [],
+        sentinelsWhy: JS_SENTINELS_WHY,
+        error: `the canary step failed: ${excerpt(describeError(error))}`,
+      },
+      writes: [],
     };
   }
-  const mutated = mutateJsFiles(dialect, listed, unplaced, read, random);
+  const unplaced = plan.record.uncovered;
+  const mutated = mutateJsContents(dialect, listed, unplaced, contents, random);
   record.uncovered.push(...mutated.uncovered);
-  const writes = mutated.writes;
-  for (const { file, bytes, mutants } of writes) {
-    try {
-      const result = await exec(
-        ['sh', '-c', WRITE_SCRIPT, 'proctor-canary-write', workdir, file],
-        CANARY_TIMEOUT_MS,
-        16 * 1024,
-        { stdin: bytes },
-      );
-      if (result.timedOut || result.exitCode !== 0) {
-        throw new Error(
-          result.timedOut ? 'timed out' : result.stderr.trim() || `exit ${String(result.exitCode)}`,
-        );
-      }
-    } catch (error) {
-      // The file may be half written: its tests' outcomes cannot be told from a failure of the
-      // step, so the phase runs, and the record says so.
-      record.error = `writing ${file} failed: ${excerpt(describeError(error))}`;
-      return record;
-    }
-    record.mutants.push(...mutants);
-  }
-  return record;
+  return { record, writes: mutated.writes };
 }
+
+/** The write step of `writes` in the work tree `workdir`: every file in one step (WRITE_SCRIPT). */
+export function jsWriteStep(workdir: string, writes: readonly JsWrite[]): PrepStep {
+  return {
+    name: 'canary_write',
+    script: WRITE_SCRIPT,
+    args: [workdir, ...writes.flatMap((w) => [w.file, String(w.bytes.length)])],
+    stdin: Buffer.concat(writes.map((w) => w.bytes)),
+    timeoutMs: CANARY_TIMEOUT_MS,
+    keepBytes: 16 * 1024,
+    stopOnFailure: false,
+  };
+}
+
+/**
+ * The record once the write step ran (`write`: its result; null when it never reported): the
+ * mutants of each file it wrote, and, when it stopped before the last, which file failed.
+ */
+export function jsWriteOutcome(
+  record: CanaryRecord,
+  writes: readonly JsWrite[],
+  write: StepResult | null,
+): CanaryRecord {
+  const done = write === null ? 0 : write.stdout.split('\n').filter((l) => l === 'ok').length;
+  const out: CanaryRecord = { ...record, mutants: [...record.mutants] };
+  for (const [index, { file, mutants }] of writes.entries()) {
+    if (index < done) {
+      out.mutants.push(...mutants);
+      continue;
+    }
+    // The file may be half written: its tests' outcomes cannot be told from a failure of the
+    // step, so the phase runs, and the record says so.
+    const why =
+      write === null
+        ? 'the step did not run to its end'
+        : write.timedOut
+          ? 'timed out'
+          : lastLine(write.stderr) || `exit ${String(write.exitCode)}`;
+    out.error = `writing ${file} failed: ${excerpt(why)}`;
+    break;
+  }
+  return out;
+}
+
+const lastLine = (text: string) => text.trim().split('\n').slice(-1)[0] ?? '';

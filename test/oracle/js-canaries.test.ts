@@ -11,6 +11,7 @@ import {
   JS_CANARY_WORDS,
   parseTestFile,
   testId,
+  type JsDialect,
   type Random,
 } from '../../src/oracle/js-canaries.js';
 import {
@@ -18,8 +19,12 @@ import {
   jsCanaryFiles,
   parseRead,
   patchFiles,
-  placeJsCanaries,
   safeTestPath,
+  planJsCanaries,
+  jsReadStep,
+  mutateJsFiles,
+  jsWriteStep,
+  jsWriteOutcome,
 } from '../../src/oracle/js-canary-step.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -265,6 +270,35 @@ function hostTree(files: Record<string, string>) {
     });
   };
   return { dir, exec, read: (path: string) => readFileSync(join(dir, path), 'utf8') };
+}
+
+type HostExec = ReturnType<typeof hostTree>['exec'];
+
+/** The canary parts as the preparation runs them (evaluate-prepare.ts), with the host's sh: the
+ * read step, Proctor's mutation, the write step; the record as the phase keeps it. */
+async function placeJsCanaries(
+  exec: HostExec,
+  dir: string,
+  dialect: JsDialect,
+  ids: Buffer,
+  headers: Buffer,
+  random?: Random,
+) {
+  const plan = planJsCanaries(dialect, ids, headers);
+  if (plan.files.length === 0) return plan.record;
+  const run = (step: ReturnType<typeof jsReadStep>) =>
+    exec(
+      ['sh', '-c', step.script, `proctor-${step.name}`, ...step.args],
+      step.timeoutMs,
+      step.keepBytes,
+      {
+        stdin: step.stdin,
+      },
+    );
+  const read = await run(jsReadStep(dir, plan));
+  const { record, writes } = mutateJsFiles(plan, read, random);
+  if (writes.length === 0) return record;
+  return jsWriteOutcome(record, writes, await run(jsWriteStep(dir, writes)));
 }
 
 const patchOf = (...files: string[]) =>

@@ -138,6 +138,53 @@ describe('execInContainer', () => {
     expect(await processes(id)).toEqual(IDLE);
   });
 
+  it('learns an exit from the end of the output: one inspect for a short command, a few for a long one', async () => {
+    const id = await hardenedContainer();
+    // The real engine, with each exec's inspects counted.
+    let inspects = 0;
+    const counting = {
+      getContainer: (cid: string) => {
+        const container = docker.getContainer(cid);
+        return {
+          id: container.id,
+          inspect: () => container.inspect(),
+          exec: async (options: Parameters<typeof container.exec>[0]) => {
+            const exec = await container.exec(options);
+            const inspect = exec.inspect.bind(exec) as () => Promise<unknown>;
+            exec.inspect = (() => {
+              inspects += 1;
+              return inspect();
+            }) as typeof exec.inspect;
+            return exec;
+          },
+        };
+      },
+    } as unknown as typeof docker;
+    const short = [];
+    for (let i = 0; i < 5; i++) {
+      inspects = 0;
+      const result = await execInContainer(counting, id, {
+        cmd: ['true'],
+        timeoutMs: 30_000,
+        outputBytes: 1024,
+      });
+      expect(result.exitCode).toBe(0);
+      short.push(inspects);
+    }
+    // The engine may mark the exit a moment after the output ends: then one look more.
+    expect(Math.min(...short)).toBe(1);
+    expect(Math.max(...short)).toBeLessThanOrEqual(3);
+    inspects = 0;
+    const long = await execInContainer(counting, id, {
+      cmd: ['sleep', '2'],
+      timeoutMs: 30_000,
+      outputBytes: 1024,
+    });
+    expect(long.exitCode).toBe(0);
+    // At most one every 250 ms while the output is open (40 at the old 50 ms), then the exit.
+    expect(inspects).toBeLessThanOrEqual(12);
+  });
+
   it('returns within the drain bound when a detached descendant keeps stdout open', async () => {
     const id = await hardenedContainer();
     const started = Date.now();
