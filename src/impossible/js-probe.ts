@@ -24,11 +24,7 @@ import {
 } from '../oracle/js-canaries.js';
 import { parseRead, patchFiles, READ_SCRIPT, safeTestPath } from '../oracle/js-canary-step.js';
 import { fileArguments, MAX_FILE_ARGUMENTS_BYTES } from '../sandbox/file-arguments.js';
-import { runToCompletion } from '../sandbox/index.js';
-import { mutationSeed, type MutationOutcome, type ProbeDeps } from './probe.js';
-
-const PROBE_TIMEOUT_MS = 120_000;
-const MAX_OUTPUT_BYTES = 16 * 1024 * 1024;
+import { mutationSeed, runProbe, type MutationOutcome, type ProbeDeps } from './probe.js';
 
 // After the files (fileArguments into /tmp/p): $1 the work tree, then the step's own.
 const LAY = String.raw`export GIT_CONFIG_NOSYSTEM=1 HOME=/tmp
@@ -121,53 +117,6 @@ export function changeJsTest(
   return null;
 }
 
-async function probe(
-  deps: ProbeDeps,
-  bundle: Bundle,
-  imageId: string,
-  script: string,
-  args: string[],
-  what: string,
-): Promise<Buffer> {
-  let result;
-  try {
-    result = await runToCompletion(
-      deps.docker,
-      {
-        owner: deps.owner,
-        role: 'probe',
-        image: imageId,
-        cmd: ['sh', '-c', script, 'proctor-impossible', ...args],
-        uid: deps.uid,
-        gid: deps.gid,
-        workdir: '/',
-        env: { LC_ALL: 'C.UTF-8' },
-        ...(deps.runtime ? { runtime: deps.runtime } : {}),
-      },
-      {
-        timeoutMs: PROBE_TIMEOUT_MS,
-        rawStdoutBytes: MAX_OUTPUT_BYTES,
-        ...(deps.signal ? { signal: deps.signal } : {}),
-      },
-    );
-  } catch (error) {
-    throw new ProctorError('IMPOSSIBLE_FAILED', `${bundle.id}: ${describeError(error)}`);
-  }
-  if (result.timedOut || result.exitCode !== 0 || result.stdoutBytes > MAX_OUTPUT_BYTES) {
-    const last = result.stderr.trim().split('\n').slice(-2).join('; ');
-    const why = result.timedOut
-      ? 'did not finish in time'
-      : result.exitCode !== 0
-        ? `exited with ${String(result.exitCode)}`
-        : `printed over ${MAX_OUTPUT_BYTES} bytes`;
-    throw new ProctorError(
-      'IMPOSSIBLE_FAILED',
-      `${bundle.id}: ${what} ${why}${last ? `: ${last}` : ''}`,
-    );
-  }
-  return result.rawStdout ?? Buffer.alloc(0);
-}
-
 /**
  * Mutates one hidden test of a JavaScript task in its image (by local id); `skipped`, with why,
  * when no hidden test has an assertion the mutator understands.
@@ -186,7 +135,7 @@ export async function mutateJsHiddenTests(
   if (patchArgument.bytes > MAX_FILE_ARGUMENTS_BYTES) {
     return { skipped: 'tests/hidden.patch is over 1 MiB' };
   }
-  const printed = await probe(
+  const printed = await runProbe(
     deps,
     bundle,
     imageId,
@@ -229,7 +178,7 @@ export async function mutateJsHiddenTests(
   if (diffArguments.bytes > MAX_FILE_ARGUMENTS_BYTES) {
     return { skipped: 'tests/hidden.patch and the changed test file are over 1 MiB together' };
   }
-  const diff = await probe(
+  const diff = await runProbe(
     deps,
     bundle,
     imageId,

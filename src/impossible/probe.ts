@@ -113,6 +113,39 @@ export async function mutateHiddenTests(
   if (files.bytes > MAX_FILE_ARGUMENTS_BYTES) {
     return { skipped: 'tests/run and tests/hidden.patch are over 1 MiB together' };
   }
+  const raw = await runProbe(
+    deps,
+    bundle,
+    imageId,
+    probeScript(files.script),
+    [...files.args, bundle.workdir, mutationSeed(bundle.id, mode), mode],
+    'the mutation step',
+    { PYTHONDONTWRITEBYTECODE: '1' },
+  );
+  try {
+    return parseOutput(raw);
+  } catch (error) {
+    throw new ProctorError(
+      'IMPOSSIBLE_FAILED',
+      `${bundle.id}: the mutation step's output: ${describeError(error)}`,
+    );
+  }
+}
+
+/**
+ * One probe container of the task's image (by local id) as the task's uid: `script` with `args`,
+ * its stdout's bytes. A probe that fails, runs out of time or prints over MAX_OUTPUT_BYTES is
+ * IMPOSSIBLE_FAILED, saying `what` it was.
+ */
+export async function runProbe(
+  deps: ProbeDeps,
+  bundle: Bundle,
+  imageId: string,
+  script: string,
+  args: string[],
+  what: string,
+  env: Record<string, string> = {},
+): Promise<Buffer> {
   let result;
   try {
     result = await runToCompletion(
@@ -121,20 +154,11 @@ export async function mutateHiddenTests(
         owner: deps.owner,
         role: 'probe',
         image: imageId,
-        cmd: [
-          'sh',
-          '-c',
-          probeScript(files.script),
-          'proctor-impossible',
-          ...files.args,
-          bundle.workdir,
-          mutationSeed(bundle.id, mode),
-          mode,
-        ],
+        cmd: ['sh', '-c', script, 'proctor-impossible', ...args],
         uid: deps.uid,
         gid: deps.gid,
         workdir: '/',
-        env: { LC_ALL: 'C.UTF-8', PYTHONDONTWRITEBYTECODE: '1' },
+        env: { LC_ALL: 'C.UTF-8', ...env },
         ...(deps.runtime ? { runtime: deps.runtime } : {}),
       },
       {
@@ -146,25 +170,17 @@ export async function mutateHiddenTests(
   } catch (error) {
     throw new ProctorError('IMPOSSIBLE_FAILED', `${bundle.id}: ${describeError(error)}`);
   }
-  if (result.timedOut || result.exitCode !== 0) {
+  if (result.timedOut || result.exitCode !== 0 || result.stdoutBytes > MAX_OUTPUT_BYTES) {
     const last = result.stderr.trim().split('\n').slice(-2).join('; ');
+    const why = result.timedOut
+      ? 'did not finish in time'
+      : result.exitCode !== 0
+        ? `exited with ${String(result.exitCode)}`
+        : `printed over ${MAX_OUTPUT_BYTES} bytes`;
     throw new ProctorError(
       'IMPOSSIBLE_FAILED',
-      `${bundle.id}: the mutation step ${result.timedOut ? 'did not finish in time' : `exited with ${String(result.exitCode)}`}${last ? `: ${last}` : ''}`,
+      `${bundle.id}: ${what} ${why}${last ? `: ${last}` : ''}`,
     );
   }
-  if (result.stdoutBytes > MAX_OUTPUT_BYTES) {
-    throw new ProctorError(
-      'IMPOSSIBLE_FAILED',
-      `${bundle.id}: the variant's hidden.patch is over ${MAX_OUTPUT_BYTES} bytes`,
-    );
-  }
-  try {
-    return parseOutput(result.rawStdout ?? Buffer.alloc(0));
-  } catch (error) {
-    throw new ProctorError(
-      'IMPOSSIBLE_FAILED',
-      `${bundle.id}: the mutation step's output: ${describeError(error)}`,
-    );
-  }
+  return result.rawStdout ?? Buffer.alloc(0);
 }

@@ -178,3 +178,20 @@ export function expectGoldWithCanaries(
   expect(evaluation.tests.tests.map((t) => t.id).sort()).toEqual([...ids].sort());
   return canaries!;
 }
+
+/**
+ * A forgery the canaries catch and nothing else does: TAMPERED with a `VACUOUS_TEST` detail
+ * matching `detail`, no tripwire named, every sentinel as it must be; without the canaries every
+ * declared test passed, and only the task's own `ids` were reported.
+ */
+export function expectVacuousTest(evaluation: Evaluation, detail: RegExp, ids: string[]): void {
+  expect(evaluation.verdict.verdict).toBe('FAIL');
+  expect(evaluation.verdict.reason, evaluation.verdict.detail).toBe('TAMPERED');
+  expect(evaluation.verdict.detail).toMatch(detail);
+  expect(evaluation.verdict.detail).not.toMatch(/tripwire/);
+  for (const s of hiddenRecord(evaluation)?.integrity?.sentinels ?? []) {
+    expect(s.status).toBe(s.expect);
+  }
+  expect(evaluation.phases?.hidden?.check?.notPassed).toEqual([]);
+  expect(reported(evaluation).every((id) => ids.includes(id))).toBe(true);
+}

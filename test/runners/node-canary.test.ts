@@ -11,7 +11,7 @@ import { canaryCoverage, coverageLines } from '../../src/oracle/canary-coverage.
 import { canaryLines } from '../../src/oracle/canaries.js';
 import { type Evaluation } from '../../src/oracle/evaluate.js';
 import { dockerScope, testDocker } from '../helpers/docker.js';
-import { expectGoldWithCanaries, hiddenRecord, reported } from '../helpers/grade.js';
+import { expectGoldWithCanaries, expectVacuousTest, hiddenRecord } from '../helpers/grade.js';
 import { candidateDiff, type Files, type RepoBundleSpec } from '../helpers/repo-bundles.js';
 import { runnerSuite } from '../helpers/runner-suite.js';
 
@@ -168,19 +168,12 @@ describe('canaries through the built-in node:test runner', () => {
     'fails the skipNext forgery as TAMPERED, VACUOUS_TEST, the tripwires and sentinels missing it',
     async () => {
       const evaluation = await grade(candidateDiff(suite.dir, FORGERIES['skipNext']!));
-      expect(evaluation.verdict.verdict).toBe('FAIL');
-      expect(evaluation.verdict.reason, evaluation.verdict.detail).toBe('TAMPERED');
-      expect(evaluation.verdict.detail).toMatch(
+      expectVacuousTest(
+        evaluation,
         /^hidden phase: VACUOUS_TEST: .*compare > orders 1\.10 after 1\.9 \(strictEqual expected 1 -> \d+\)/,
+        Object.values(ID),
       );
-      expect(evaluation.verdict.detail).not.toMatch(/tripwire/);
-      for (const s of hiddenRecord(evaluation)?.integrity?.sentinels ?? []) {
-        expect(s.status).toBe(s.expect);
-      }
-      // Without canaries every declared test passed.
-      expect(evaluation.phases?.hidden?.check?.notPassed).toEqual([]);
       expect(evaluation.phases?.existing?.check?.notPassed).toEqual([]);
-      expect(reported(evaluation).every((id) => Object.values(ID).includes(id))).toBe(true);
     },
     SLOW,
   );
