@@ -24,25 +24,20 @@ import {
 } from '../oracle/js-canaries.js';
 import { parseRead, patchFiles, READ_SCRIPT, safeTestPath } from '../oracle/js-canary-step.js';
 import { fileArguments, MAX_FILE_ARGUMENTS_BYTES } from '../sandbox/file-arguments.js';
-import { mutationSeed, runProbe, type MutationOutcome, type ProbeDeps } from './probe.js';
+import {
+  LAY_HIDDEN_FILES,
+  mutationSeed,
+  runProbe,
+  type MutationOutcome,
+  type ProbeDeps,
+} from './probe.js';
 
 // After the files (fileArguments into /tmp/p): $1 the work tree, then the step's own.
-const LAY = String.raw`export GIT_CONFIG_NOSYSTEM=1 HOME=/tmp
-sed -n 's#^--- a/##p' /tmp/p/hidden.patch | while IFS= read -r f; do
-  mkdir -p "/tmp/w/$(dirname "$f")"
-  git -c safe.directory='*' --git-dir="$1/.git" show "HEAD:$f" > "/tmp/w/$f"
-done
-cd /tmp/w
-git init -q .
-git add -A
-git -c user.name=proctor -c user.email=proctor@localhost.invalid commit -q --allow-empty -m base
-git apply --whitespace=nowarn /tmp/p/hidden.patch`;
-
 /** $2 READ_SCRIPT, $3…: the test files to print, read as js-canary-step.ts reads a work tree's. */
 const readScript = (files: string) => `set -e
 mkdir /tmp/p /tmp/w
 ${files}
-${LAY}
+${LAY_HIDDEN_FILES}
 r=$2
 shift 2
 sh -c "$r" proctor-read /tmp/w "$@"`;
@@ -51,7 +46,7 @@ sh -c "$r" proctor-read /tmp/w "$@"`;
 const diffScript = (files: string) => `set -e
 mkdir /tmp/p /tmp/w
 ${files}
-${LAY}
+${LAY_HIDDEN_FILES}
 [ -f "$2" ] && [ ! -L "$2" ] || { echo "$2 is not a file of the hidden patch" >&2; exit 3; }
 cat /tmp/p/changed > "$2"
 git add -A

@@ -24,12 +24,12 @@ const PROBE_TIMEOUT_MS = 120_000;
 /** The variant's hidden.patch is read up to this many bytes, the JSON line included. */
 const MAX_OUTPUT_BYTES = 16 * 1024 * 1024;
 
-// After the files (fileArguments: run, hidden.patch, list, mutate.py in /tmp/p): $1 the work
-// tree, $2 the seed, $3 the mode.
-const probeScript = (files: string) => String.raw`set -e
-mkdir /tmp/p /tmp/w
-${files}
-export GIT_CONFIG_NOSYSTEM=1 HOME=/tmp
+/**
+ * The scratch copy every probe starts from (after the files, fileArguments into /tmp/p, are
+ * written): the files hidden.patch touches, at the base commit of the work tree $1, committed in
+ * /tmp/w, and hidden.patch applied over them.
+ */
+export const LAY_HIDDEN_FILES = String.raw`export GIT_CONFIG_NOSYSTEM=1 HOME=/tmp
 sed -n 's#^--- a/##p' /tmp/p/hidden.patch | while IFS= read -r f; do
   mkdir -p "/tmp/w/$(dirname "$f")"
   git -c safe.directory='*' --git-dir="$1/.git" show "HEAD:$f" > "/tmp/w/$f"
@@ -38,7 +38,14 @@ cd /tmp/w
 git init -q .
 git add -A
 git -c user.name=proctor -c user.email=proctor@localhost.invalid commit -q --allow-empty -m base
-git apply --whitespace=nowarn /tmp/p/hidden.patch
+git apply --whitespace=nowarn /tmp/p/hidden.patch`;
+
+// After the files (fileArguments: run, hidden.patch, list, mutate.py in /tmp/p): $1 the work
+// tree, $2 the seed, $3 the mode.
+const probeScript = (files: string) => String.raw`set -e
+mkdir /tmp/p /tmp/w
+${files}
+${LAY_HIDDEN_FILES}
 python3 -I /tmp/p/mutate.py /tmp/p/run /tmp/w /tmp/p/list "$2" "$3" > /tmp/p/out
 git add -A
 cat /tmp/p/out
