@@ -309,3 +309,128 @@ def test_effect():
     });
   });
 });
+
+// A file in the shapes that trouble a tokenizer started part-way: decorators, strings over
+// several lines, brackets and backslashes across lines, statements after `;`, comments and
+// blank lines between definitions, a class with methods and a nested class, a tab,
+// definitions in the branches of a `try`.
+const TRICKY = `"""A module docstring
+over lines."""
+import os; import sys
+VALUE = {"a": [1,
+               2], "b": (3,
+                          4)}
+LONG = 1 + \\
+    2
+
+
+@staticmethod
+# a comment between the decorator and the function
+def test_decorated(x=[1, 2,
+                      3]):
+    s = '''a string
+def not_a_function():
+    pass
+'''
+    assert f"{x}" == "[1, 2, 3]"; assert s
+
+
+class Case(object):
+    """A class."""
+
+    attribute = [
+        1,
+    ]
+
+    @property
+    def test_method(self):
+        if True:
+            return 1
+        else:
+            return 2\t# a tab before this comment
+
+    class Inner:
+        def test_inner(self):
+            assert (lambda: 1)() == 1
+    x = 1; y = 2
+
+
+try:
+    import json
+except ImportError:
+    def fallback():
+        pass
+else:
+    def test_in_else():
+        assert json
+finally:
+    class Finally:
+        pass
+
+
+def test_last():
+    assert 1 == 1  # a trailing comment
+`;
+
+// Every token's start, and the tokens after it, read from the piece the lazy reader takes
+// (core/canary.py's _Source.tokens_at) against one tokenization of the whole file; the
+// definitions' names and the names the module uses against ast.walk's.
+const COMPARE = `import ast, io, sys, tokenize
+core = {}
+exec(compile(open("/tmp/core.py").read(), "core", "exec"), core)
+text = open("/tmp/tricky.py").read()
+tree = ast.parse(text)
+whole = list(tokenize.generate_tokens(io.StringIO(text).readline))
+SKIP = (tokenize.INDENT, tokenize.DEDENT, tokenize.NL, tokenize.NEWLINE, tokenize.ENDMARKER)
+def significant(tokens, row_limit):
+    return [tuple(t[:4]) for t in tokens if t[0] not in SKIP and t[2][0] < row_limit][:20]
+source = core["_Source"](text, tree)
+checked = 0
+bad = []
+for index, token in enumerate(whole):
+    if token[0] in SKIP:
+        continue
+    found = source.tokens_at(token[2])
+    if found is None:
+        bad.append(("missing", token[2]))
+        continue
+    tokens, at = found
+    piece = [row for row in source.starts if row > token[2][0]]
+    limit = piece[0] if piece else 10 ** 9
+    if significant(tokens[at:], limit) != significant(whole[index:], limit):
+        bad.append(("differs", token[2]))
+    checked += 1
+walked = set(n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.ClassDef)))
+used = set(n.id for n in ast.walk(tree) if isinstance(n, ast.Name))
+words = core["_NameWords"](text, tree)
+probe = sorted(used | {"not_a_function", "string", "comment", "absent_everywhere", "staticmethod"})
+print(checked, len(source.pieces), bad, core["_names"](tree) == walked,
+      [w for w in probe if (w in words) != (w in used)])
+`;
+
+describe("the canary mutator's lazy reading of a file", { timeout: 300_000 }, () => {
+  it.each([
+    ['python-bullseye', '3.9'],
+    ['runners', '3.11'],
+    ['python-trixie', '3.13'],
+  ])(
+    'on %s (Python %s) reads every token as a whole tokenization does, and the same names',
+    async (image) => {
+      const b64 = (text: string) => Buffer.from(text).toString('base64');
+      const script = [
+        `echo ${b64(CORE)} | base64 -d > /tmp/core.py`,
+        `echo ${b64(TRICKY)} | base64 -d > /tmp/tricky.py`,
+        `echo ${b64(COMPARE)} | base64 -d > /tmp/compare.py`,
+        'python3 /tmp/compare.py',
+      ].join('\n');
+      const { stdout } = await execFileAsync('docker', [
+        ...['run', '--rm', '--network', 'none', await fixtureImage(image), 'sh', '-c', script],
+      ]);
+      const [checked, pieces, ...rest] = stdout.trim().split(' ');
+      // Every significant token of the file was looked up, across several pieces.
+      expect(Number(checked)).toBeGreaterThan(100);
+      expect(Number(pieces)).toBeGreaterThan(5);
+      expect(rest.join(' ')).toBe('[] True []');
+    },
+  );
+});

@@ -21,6 +21,7 @@
 # Python 3.5 has: no ast.unparse, no end positions; the text of a node is found with the
 # tokenizer and checked by parsing it again.
 import ast as _ast
+import bisect as _bisect
 import io as _io
 import json as _json
 import random as _random
@@ -44,16 +45,57 @@ CANARY_EXCEPTIONS = ("Mismatch", "Conflict", "Overflow", "Lookup", "Format", "St
 CANARY_MAX_FILE = 4 * 1024 * 1024
 
 
-class _Source:
-    """A file's text, its tokens by start position, and node positions in characters."""
+def _first_line(node):
+    """A statement's first line: its first decorator's, where it has any."""
+    return min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
 
-    def __init__(self, text):
+
+class _Source:
+    """A file's text, its tokens by start position, and node positions in characters.
+
+    The tokens are read lazily, a piece at a time. A piece starts where a statement of the
+    module or of a class's body starts (at its first decorator), where the tokenizer's state
+    is plain (no bracket open, no string), so its tokens are those a tokenization of the whole
+    file has on its lines. A test file of thousands of lines is tokenized only around the
+    listed tests, not whole (most of a canary step's time when it was)."""
+
+    def __init__(self, text, tree):
         self.text = text
         self.lines = text.splitlines(True)
-        self.tokens = list(_tokenize.generate_tokens(_io.StringIO(text).readline))
-        self.at = {}
-        for index, token in enumerate(self.tokens):
-            self.at.setdefault(token[2], index)
+        starts = set([1])
+        for node in tree.body:
+            starts.add(_first_line(node))
+            if isinstance(node, _ast.ClassDef):
+                starts.update(_first_line(inner) for inner in node.body)
+        self.starts = sorted(row for row in starts if 1 <= row <= len(self.lines))
+        self.pieces = {}
+
+    def tokens_at(self, start):
+        """(the tokens of the piece holding `start`, the index of the first one starting
+        there), or None when none starts there or the piece does not tokenize."""
+        row = start[0]
+        if row < 1 or row > len(self.lines):
+            return None
+        at = _bisect.bisect_right(self.starts, row) - 1
+        piece = self.pieces.get(at)
+        if piece is None:
+            first = self.starts[at]
+            last = self.starts[at + 1] - 1 if at + 1 < len(self.starts) else len(self.lines)
+            text = "".join(self.lines[first - 1:last])
+            tokens = []
+            try:
+                for token in _tokenize.generate_tokens(_io.StringIO(text).readline):
+                    tokens.append((token[0], token[1], (token[2][0] + first - 1, token[2][1]),
+                                   (token[3][0] + first - 1, token[3][1])))
+            except (_tokenize.TokenError, IndentationError, SyntaxError):
+                tokens = []
+            index = {}
+            for number, token in enumerate(tokens):
+                index.setdefault(token[2], number)
+            piece = self.pieces[at] = (tokens, index)
+        tokens, index = piece
+        found = index.get(start)
+        return None if found is None else (tokens, found)
 
     def start(self, node):
         """(row, column in characters) of a node: col_offset counts UTF-8 bytes."""
@@ -73,30 +115,31 @@ class _Source:
         """(start, end) of a literal, a name, a dotted name or a bracketed display, verified
         by parsing its text back into the same tree; None when it cannot be told."""
         start = self.start(node)
-        index = self.at.get(start) if start else None
-        if index is None:
+        found = self.tokens_at(start) if start else None
+        if found is None:
             return None
-        first = self.tokens[index]
+        tokens, index = found
+        first = tokens[index]
         end = None
         if first[0] == _tokenize.STRING:
             i = index
-            while i < len(self.tokens) and self.tokens[i][0] in (
+            while i < len(tokens) and tokens[i][0] in (
                     _tokenize.STRING, _tokenize.NL, _tokenize.COMMENT):
-                if self.tokens[i][0] == _tokenize.STRING:
-                    end = self.tokens[i][3]
+                if tokens[i][0] == _tokenize.STRING:
+                    end = tokens[i][3]
                 i += 1
         elif first[0] == _tokenize.NUMBER:
             end = first[3]
         elif first[0] == _tokenize.NAME:
             end = first[3]
             i = index + 1
-            while (i + 1 < len(self.tokens) and self.tokens[i][1] == "."
-                   and self.tokens[i + 1][0] == _tokenize.NAME):
-                end = self.tokens[i + 1][3]
+            while (i + 1 < len(tokens) and tokens[i][1] == "."
+                   and tokens[i + 1][0] == _tokenize.NAME):
+                end = tokens[i + 1][3]
                 i += 2
         elif first[1] in ("(", "[", "{"):
             depth = 0
-            for token in self.tokens[index:]:
+            for token in tokens[index:]:
                 if token[0] == _tokenize.OP and token[1] in ("(", "[", "{"):
                     depth += 1
                 elif token[0] == _tokenize.OP and token[1] in (")", "]", "}"):
@@ -118,10 +161,11 @@ class _Source:
     def name_after(self, node, word):
         """(start, end) of the first NAME token `word` at or after a node's start."""
         start = self.start(node)
-        index = self.at.get(start) if start else None
-        if index is None:
+        found = self.tokens_at(start) if start else None
+        if found is None:
             return None
-        for token in self.tokens[index:index + 200]:
+        tokens, index = found
+        for token in tokens[index:index + 200]:
             if token[0] == _tokenize.NAME and token[1] == word:
                 return token[2], token[3]
         return None
@@ -273,11 +317,22 @@ def _definitions(source, tree):
     return found
 
 
+# The fields that hold statements: a definition is only ever among them, never in an expression.
+_STATEMENT_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
 def _names(tree):
+    """The names of every function and class a module defines, at any depth."""
     names = set()
-    for node in _ast.walk(tree):
+    pending = [tree]
+    while pending:
+        node = pending.pop()
         if isinstance(node, (_ast.FunctionDef, _ast.ClassDef)):
             names.add(node.name)
+        for field in _STATEMENT_FIELDS:
+            children = getattr(node, field, None)
+            if isinstance(children, list):
+                pending.extend(children)
     return names
 
 
@@ -287,7 +342,7 @@ def canary_file(text, targets, rng, per_test=1, taken_extra=()):
     Returns (new text, [(target, mutant name, mutation)], [(target, why)])."""
     try:
         tree = _ast.parse(text)
-        source = _Source(text)
+        source = _Source(text, tree)
     except (SyntaxError, ValueError, _tokenize.TokenError, IndentationError) as error:
         why = "the file does not parse on this Python (%s)" % type(error).__name__
         return text, [], [(t, why) for t in targets]
@@ -414,12 +469,13 @@ SENTINEL_MAX_FILES = 3
 def _call_extent(source, call):
     """(start, end) of a call's text, checked by parsing it back into the same tree."""
     start = source.start(call)
-    index = source.at.get(start) if start else None
-    if index is None:
+    found = source.tokens_at(start) if start else None
+    if found is None:
         return None
+    tokens, index = found
     depth = 0
     target = _ast.dump(call)
-    for token in source.tokens[index:index + 4000]:
+    for token in tokens[index:index + 4000]:
         if token[0] == _tokenize.OP and token[1] in ("(", "[", "{"):
             depth += 1
         elif token[0] == _tokenize.OP and token[1] in (")", "]", "}"):
@@ -577,17 +633,34 @@ def sentinel_text(def_indent, body_indent, name, method, call, expect, local, nu
     return "\n".join(lines) + "\n"
 
 
+class _NameWords:
+    """`word in` it: whether a module uses `word` as a name. A word its text does not hold
+    is none; the tree is walked, once, only for a word it does hold."""
+
+    def __init__(self, text, tree):
+        self.text = text
+        self.tree = tree
+        self.names = None
+
+    def __contains__(self, word):
+        if word not in self.text:
+            return False
+        if self.names is None:
+            self.names = set(n.id for n in _ast.walk(self.tree) if isinstance(n, _ast.Name))
+        return word in self.names
+
+
 def sentinel_file(text, targets, rng, taken_extra=()):
     """A must-pass and a must-fail sentinel placed after listed tests of one file's text:
     (new text, [(target, name, expect, calls)], why none) ."""
     try:
         tree = _ast.parse(text)
-        source = _Source(text)
+        source = _Source(text, tree)
     except (SyntaxError, ValueError, _tokenize.TokenError, IndentationError) as error:
         return text, [], "the file does not parse on this Python (%s)" % type(error).__name__
     definitions = _definitions(source, tree)
     taken = _names(tree) | set(taken_extra)
-    words = set(n.id for n in _ast.walk(tree) if isinstance(n, _ast.Name))
+    words = _NameWords(text, tree)
     local = next((n for n in rng.sample(SENTINEL_NAMES, len(SENTINEL_NAMES)) if n not in words), None)
     caught = next((n for n in ("error", "exc", "problem", "failure") if n not in words), None)
     local = (local, caught) if local and caught else None
