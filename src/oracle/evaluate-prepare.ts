@@ -1,9 +1,10 @@
 // The hidden tests' preparation: the trusted steps between the existing suite's run (or the
-// candidate's apply, under SWE-bench's rules) and the run with the hidden tests, as the task
+// workspace's start, under SWE-bench's rules) and the run with the hidden tests, as the task
 // uid, in this order:
 //   0. the existing suite's collect, when there is one: every process of the task killed (the
 //      exec's first act, KILL_TASK), then its report read (COLLECT_SCRIPT); from here on no
-//      process of the task runs;
+//      process of the task runs; or, under SWE-bench's rules, where no test has run yet, the
+//      candidate's diff (candidateApplyStep: an exec of its own would cost a round trip);
 //   1. the hidden test patch, from the host on stdin, never from the diff (APPLY_SCRIPT);
 //   2. the canaries of the hidden tests and of a sample of the existing ones, for a protocol-2
 //      runner that places them: a Python runner's own step (canaries.ts), or, for a JavaScript
@@ -44,7 +45,7 @@ import {
   asset,
 } from './evaluate-scripts.js';
 import { treeOutcome, type TestTree } from './evaluate-tree.js';
-import type { PhaseOutcome } from './verdict.js';
+import { failVerdict, type PhaseOutcome, type Verdict } from './verdict.js';
 import {
   jsCanaryDialect,
   jsReadStep,
@@ -62,10 +63,22 @@ import {
   type PrepStep,
 } from './prepare-steps.js';
 
+/** The candidate's diff, applied first, did not apply (`candidateApply` says why). */
+export interface CandidateApplyFailed {
+  collected: null;
+  candidateApply: CommandRecord;
+  candidateFailed: true;
+  hiddenApply: null;
+  applyFailed: null;
+}
+
 /** The hidden test patch did not apply (`applyFailed` says why): the run ends here. */
 export interface HiddenApplyFailed {
   /** The outcome of the phase collected first, when one was given. */
   collected: PhaseOutcome | null;
+  /** The candidate's apply, when it was this preparation's first step. */
+  candidateApply: CommandRecord | null;
+  candidateFailed: false;
   hiddenApply: CommandRecord;
   applyFailed: string;
 }
@@ -73,6 +86,9 @@ export interface HiddenApplyFailed {
 export interface HiddenPrepared {
   /** The outcome of the phase collected first, when one was given. */
   collected: PhaseOutcome | null;
+  /** The candidate's apply, when it was this preparation's first step. */
+  candidateApply: CommandRecord | null;
+  candidateFailed: false;
   /** The hidden test patch's apply; null when the patch is empty. */
   hiddenApply: CommandRecord | null;
   applyFailed: null;
@@ -82,7 +98,7 @@ export interface HiddenPrepared {
   tree: TestTree;
 }
 
-export type HiddenPreparation = HiddenApplyFailed | HiddenPrepared;
+export type HiddenPreparation = CandidateApplyFailed | HiddenApplyFailed | HiddenPrepared;
 
 /** The canaries a phase gets: none, a Python runner's step, or a JavaScript runner's plan. */
 export type PlannedCanaries =
@@ -107,6 +123,34 @@ export function planCanaries(phase: PhaseContext, runner: Buffer): PlannedCanari
         step: canaryStep(phase.bundle.workdir, ids, phase.patchHeaders, hidden.length),
       }
     : { kind: 'js', plan: planJsCanaries(js, ids, phase.patchHeaders) };
+}
+
+/**
+ * The candidate's diff (its asset), as the separate exec of evaluate.ts applies it, as a step:
+ * named `apply`, its time counts as that exec's did.
+ */
+export function candidateApplyStep(): PrepStep {
+  return {
+    name: 'apply',
+    script: APPLY_SCRIPT,
+    args: [asset(ASSET.candidate)],
+    stdin: Buffer.alloc(0),
+    timeoutMs: APPLY_TIMEOUT_MS,
+    keepBytes: PREPARE_STDERR_BYTES,
+    stopOnFailure: true,
+  };
+}
+
+/** The verdict of a candidate whose diff does not apply (its apply's record). */
+export function candidateApplyVerdict(
+  applied: Pick<CommandRecord, 'exitCode' | 'timedOut' | 'stderr'>,
+): Verdict {
+  return failVerdict(
+    'APPLY_FAILED',
+    applied.timedOut
+      ? 'git apply did not finish in time'
+      : `the diff does not apply: ${lastLines(applied.stderr) || `exit code ${String(applied.exitCode)}`}`,
+  );
 }
 
 /** The hidden test patch's apply: on stdin, into a private folder for the apply alone. */
@@ -193,13 +237,25 @@ function missingRecord(whole: ExecResult): CommandRecord {
  * candidate diff was applied (the tree's commit then leaves it out). `collect`: a phase whose
  * runner has run (the existing suite): its collect (every process of the task killed, then its
  * report read) is the first exec's first step, and its outcome is returned as `collected`.
+ * `applyCandidate` (never with `collect`): the candidate's diff is applied first, and the
+ * preparation ends there when it does not apply.
  */
 export async function prepareHiddenRun(
   phase: PhaseContext,
-  input: { runner: Buffer; hiddenPatch: Buffer; candidate: boolean; collect?: StartedPhase },
+  input: {
+    runner: Buffer;
+    hiddenPatch: Buffer;
+    candidate: boolean;
+    collect?: StartedPhase;
+    applyCandidate?: boolean;
+  },
 ): Promise<HiddenPreparation> {
   const workdir = phase.bundle.workdir;
+  if (input.applyCandidate && (input.collect || !input.candidate)) {
+    throw new ProctorError('INTERNAL', 'a candidate applied first needs a diff and no collect');
+  }
   const collect = input.collect ? collectStep(input.collect) : null;
+  const candidateApply = input.applyCandidate ? candidateApplyStep() : null;
   const apply = input.hiddenPatch.length > 0 ? hiddenApplyStep(input.hiddenPatch) : null;
   const tree = testTreeStep(input.candidate);
   const canaries = planCanaries(phase, input.runner);
@@ -210,6 +266,7 @@ export async function prepareHiddenRun(
       : null;
   const first = [
     collect,
+    candidateApply,
     apply,
     canaries?.kind === 'python' ? canaries.step : null,
     read,
@@ -220,6 +277,16 @@ export async function prepareHiddenRun(
 
   const collected =
     input.collect && collect ? await finishPhase(phase, input.collect, recordOf(collect)) : null;
+  const applied = candidateApply === null ? null : recordOf(candidateApply);
+  if (applied !== null && applied.exitCode !== 0) {
+    return {
+      collected: null,
+      candidateApply: applied,
+      candidateFailed: true,
+      hiddenApply: null,
+      applyFailed: null,
+    };
+  }
   let hiddenApply: CommandRecord | null = null;
   if (apply !== null) {
     hiddenApply = recordOf(apply);
@@ -227,7 +294,13 @@ export async function prepareHiddenRun(
       const why = hiddenApply.timedOut
         ? 'git apply did not finish in time'
         : lastLines(hiddenApply.stderr) || `exit code ${String(hiddenApply.exitCode)}`;
-      return { collected, hiddenApply, applyFailed: why };
+      return {
+        collected,
+        candidateApply: applied,
+        candidateFailed: false,
+        hiddenApply,
+        applyFailed: why,
+      };
     }
   }
   let placed: CanaryRecord | undefined;
@@ -256,6 +329,8 @@ export async function prepareHiddenRun(
   }
   return {
     collected,
+    candidateApply: applied,
+    candidateFailed: false,
     hiddenApply,
     applyFailed: null,
     ...(placed ? { canaries: placed } : {}),

@@ -1,5 +1,5 @@
-// The run of a task with `[grading] rules = "swebench"`, in the evaluator container after the
-// candidate's diff: as SWE-bench's harness runs an instance, the hidden test patch, then ONE
+// The run of a task with `[grading] rules = "swebench"`, in the evaluator container: as
+// SWE-bench's harness runs an instance, the candidate's diff, the hidden test patch, then ONE
 // runner run on FAIL_TO_PASS and PASS_TO_PASS together (hidden.txt then existing.txt, each ID
 // once: the tests.txt asset) under test_seconds, collected like any phase (the protocol-2
 // collector and its sentinels included). Its report is then read twice, once per list, into
@@ -7,7 +7,7 @@
 import type { Bundle } from './bundle.js';
 import { runPhase, type CommandRecord, type PhaseContext } from './evaluate-phase.js';
 import { ASSET } from './evaluate-scripts.js';
-import { prepareHiddenRun } from './evaluate-prepare.js';
+import { candidateApplyVerdict, prepareHiddenRun } from './evaluate-prepare.js';
 import { decideSwebenchGrade } from './swebench-verdict.js';
 import { checkPhase, failVerdict, type GradePhases, type Verdict } from './verdict.js';
 
@@ -25,6 +25,8 @@ export interface SwebenchRun {
   verdict: Verdict;
   /** Null when the run ended before the runner (the hidden patch did not apply). */
   phases: GradePhases | null;
+  /** The candidate's apply; null without a diff. */
+  apply: CommandRecord | null;
   hiddenApply: CommandRecord | null;
   testTree: CommandRecord | null;
 }
@@ -34,15 +36,26 @@ export async function runSwebenchTests(
   input: { runner: Buffer; hiddenPatch: Buffer; baseline: boolean; candidate: boolean },
 ): Promise<SwebenchRun> {
   const { bundle } = phase;
-  // The hidden test patch, the canaries of the FAIL_TO_PASS tests (hidden.txt) and of a sample
-  // of the PASS_TO_PASS ones, and the work tree's git, in one exec (evaluate-prepare.ts): the
-  // canaries go in before the tree is committed, so git shows them as any other test, and
-  // nothing changes the tree after it.
+  // The candidate's diff, the hidden test patch, the canaries of the FAIL_TO_PASS tests
+  // (hidden.txt) and of a sample of the PASS_TO_PASS ones, and the work tree's git, in one exec
+  // (evaluate-prepare.ts): the canaries go in before the tree is committed, so git shows them
+  // as any other test, and nothing changes the tree after it.
   const prepared = await prepareHiddenRun(phase, {
     runner: input.runner,
     hiddenPatch: input.hiddenPatch,
     candidate: input.candidate,
+    applyCandidate: input.candidate,
   });
+  if (prepared.candidateFailed) {
+    return {
+      verdict: candidateApplyVerdict(prepared.candidateApply),
+      phases: null,
+      apply: prepared.candidateApply,
+      hiddenApply: null,
+      testTree: null,
+    };
+  }
+  const apply = prepared.candidateApply;
   const hiddenApply = prepared.hiddenApply;
   if (prepared.applyFailed !== null) {
     const why = prepared.applyFailed;
@@ -52,13 +65,14 @@ export async function runSwebenchTests(
     return {
       verdict: failVerdict('APPLY_FAILED', detail),
       phases: null,
+      apply,
       hiddenApply,
       testTree: null,
     };
   }
   const tree = prepared.tree;
   if (tree.verdict) {
-    return { verdict: tree.verdict, phases: null, hiddenApply, testTree: tree.record };
+    return { verdict: tree.verdict, phases: null, apply, hiddenApply, testTree: tree.record };
   }
   const canaries = prepared.canaries;
   const declared = [...new Set([...bundle.hiddenIds, ...bundle.existingIds])];
@@ -72,5 +86,11 @@ export async function runSwebenchTests(
     hidden: view(bundle.hiddenIds),
     tests,
   };
-  return { verdict: decideSwebenchGrade(phases), phases, hiddenApply, testTree: tree.record };
+  return {
+    verdict: decideSwebenchGrade(phases),
+    phases,
+    apply,
+    hiddenApply,
+    testTree: tree.record,
+  };
 }

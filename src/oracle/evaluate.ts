@@ -56,7 +56,6 @@ import {
   checkAborted,
   collectPhase,
   commandRecord,
-  lastLines,
   runPhase,
   startCollector,
   startPhase,
@@ -78,7 +77,7 @@ import { runnerProtocol } from './protocol.js';
 import { runSwebenchTests, swebenchList } from './evaluate-swebench.js';
 import type { TestStatus } from './report.js';
 import { declaredTests, type DeclaredTests } from './test-statuses.js';
-import { prepareHiddenRun } from './evaluate-prepare.js';
+import { candidateApplyVerdict, prepareHiddenRun } from './evaluate-prepare.js';
 import { patchHeaders } from './patch-headers.js';
 import {
   decideGrade,
@@ -293,19 +292,17 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
           )
         : undefined;
 
-    if (patch !== null && patch.length > 0) {
+    const hasPatch = patch !== null && patch.length > 0;
+    // Under SWE-bench's rules nothing runs between the candidate's apply and the hidden tests'
+    // preparation: the apply is that exec's first step (evaluate-swebench.ts).
+    if (hasPatch && !swebench) {
       const applied = await timed('apply', () =>
         exec(['sh', '-c', APPLY_SCRIPT, 'proctor-apply', asset(ASSET.candidate)], APPLY_TIMEOUT_MS),
       );
       checkAborted(signal, applied);
       evaluation.apply = commandRecord(applied);
       if (applied.exitCode !== 0) {
-        evaluation.verdict = failVerdict(
-          'APPLY_FAILED',
-          applied.timedOut
-            ? 'git apply did not finish in time'
-            : `the diff does not apply: ${lastLines(applied.stderr) || `exit code ${String(applied.exitCode)}`}`,
-        );
+        evaluation.verdict = candidateApplyVerdict(applied);
         return evaluation;
       }
     }
@@ -330,8 +327,9 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
         runner,
         hiddenPatch,
         baseline: input.candidate === null,
-        candidate: patch !== null && patch.length > 0,
+        candidate: hasPatch,
       });
+      evaluation.apply = ran.apply;
       evaluation.hiddenApply = ran.hiddenApply;
       evaluation.testTree = ran.testTree;
       evaluation.phases = ran.phases;
@@ -354,7 +352,7 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
     const prepared = await prepareHiddenRun(phase, {
       runner,
       hiddenPatch,
-      candidate: patch !== null && patch.length > 0,
+      candidate: hasPatch,
       collect: ran,
     });
     if (prepared.collected === null) throw new Error('the existing suite was not collected');

@@ -450,7 +450,7 @@ describe('prepareHiddenRun through the real exec', { timeout: SLOW }, () => {
     });
     expect(calls).toEqual([['canary_read'], ['canary_write', 'test_tree']]);
     expect(prepared.applyFailed).toBeNull();
-    if (prepared.applyFailed !== null) return;
+    if (prepared.candidateFailed || prepared.applyFailed !== null) return;
     expect(prepared.canaries?.error).toBeNull();
     expect(prepared.canaries?.mutants.map((m) => m.test)).toEqual([ID]);
     // The mutant sits in the file after the test it copies, under its own title.
@@ -480,7 +480,9 @@ describe('prepareHiddenRun through the real exec', { timeout: SLOW }, () => {
       candidate: false,
     });
     expect(calls).toEqual([['canary_read'], ['canary_write', 'test_tree']]);
-    if (prepared.applyFailed !== null) throw new Error('no apply was asked for');
+    if (prepared.candidateFailed || prepared.applyFailed !== null) {
+      throw new Error('no apply was asked for');
+    }
     expect(prepared.canaries).toMatchObject({
       mutants: [],
       error: 'writing tests/a.test.js failed: tests/a.test.js is no longer a regular file',
@@ -498,7 +500,9 @@ describe('prepareHiddenRun through the real exec', { timeout: SLOW }, () => {
       candidate: false,
     });
     expect(calls).toEqual([['canaries', 'test_tree']]);
-    if (prepared.applyFailed !== null) throw new Error('no apply was asked for');
+    if (prepared.candidateFailed || prepared.applyFailed !== null) {
+      throw new Error('no apply was asked for');
+    }
     // No python3 in this image.
     expect(prepared.canaries).toMatchObject({ mutants: [] });
     expect(prepared.canaries?.error).toMatch(/^the canary step exited with 127: /);
@@ -522,7 +526,9 @@ describe('prepareHiddenRun through the real exec', { timeout: SLOW }, () => {
       candidate: false,
     });
     expect(wholeFile.calls).toEqual([['test_tree']]);
-    if (prepared.applyFailed !== null) throw new Error('no apply was asked for');
+    if (prepared.candidateFailed || prepared.applyFailed !== null) {
+      throw new Error('no apply was asked for');
+    }
     expect(prepared.canaries?.uncovered).toEqual([
       { test: 'tests/a.test.js', why: 'the id names a whole file' },
     ]);

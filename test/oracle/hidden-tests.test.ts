@@ -197,6 +197,36 @@ describe.each(RULES)('the hidden tests under %s rules', (rules) => {
       expect(evaluation.verdict).toMatchObject({ verdict: 'PASS', reason: 'PASS' });
       expect(passed(evaluation)).toEqual(Object.values(ID).sort());
       expect(evaluation.testTree).toMatchObject({ exitCode: 0, stderr: '' });
+      expect(evaluation.apply).toMatchObject({ exitCode: 0, timedOut: false });
+      expect(evaluation.timings['apply']).toBeGreaterThanOrEqual(0);
+    },
+    SLOW,
+  );
+
+  it(
+    "fails a diff that does not apply with git's reason, before any test runs",
+    async () => {
+      const stale = Buffer.from(
+        [
+          'diff --git a/calc.py b/calc.py',
+          '--- a/calc.py',
+          '+++ b/calc.py',
+          '@@ -1,2 +1,2 @@',
+          ' def add(a, b):',
+          '-    return 12345',
+          '+    return a + b',
+          '',
+        ].join('\n'),
+      );
+      const evaluation = await suite.grade(task(rules), stale);
+      expect(evaluation.verdict).toMatchObject({ verdict: 'FAIL', reason: 'APPLY_FAILED' });
+      expect(evaluation.verdict.detail).toMatch(/^the diff does not apply: .*calc\.py/);
+      expect(evaluation.apply).toMatchObject({ exitCode: 10, timedOut: false });
+      // Nothing after the apply ran: no hidden patch, no tree, no phase.
+      expect(evaluation.hiddenApply).toBeNull();
+      expect(evaluation.testTree).toBeNull();
+      expect(evaluation.phases).toBeNull();
+      expect(evaluation.timings['apply']).toBeGreaterThanOrEqual(0);
     },
     SLOW,
   );
