@@ -17,7 +17,8 @@
 // pids; cpus 1 by default), where SWE-bench's harness starts its containers with none
 // (`--raw-limits none` does so too). On this shared machine the load moves by several times
 // within a minute, so `--repeat N` alternates the raw run and the grade N times and prints
-// the median of the N overheads (each one a raw run and the grade right after it).
+// the median of the N overheads (each one a raw run and the grade right after it), and each
+// round's line with every step of its grade job (its `timings`).
 //
 // A SWE-bench Multilingual row (one with an eval_script) is run raw by its own eval script,
 // in the same image with the same limits, after the gold patch: the script's steps from the
@@ -521,7 +522,10 @@ async function measure(
       lines.push(
         `  ${id} ${kind} round ${index + 1}: tests ${seconds(r.testsMs)} s  job ${seconds(r.jobMs)} s  ` +
           `runner ${seconds(r.runnerMs)} s  overhead ${seconds(r.jobMs - r.testsMs)} s  ` +
-          `(${r.gradeFirst ? 'grade first' : 'raw first'}, load ${r.load})`,
+          `(${r.gradeFirst ? 'grade first' : 'raw first'}, load ${r.load}); steps (ms): ` +
+          Object.entries(r.timings)
+            .map(([step, ms]) => `${step} ${ms}`)
+            .join(', '),
       );
     }
   }
