@@ -20,7 +20,11 @@
 # 6. print each report to stdout, as `existing: <report>` and `hidden: <report>`.
 # A task graded by SWE-bench's rules ([grading] rules = "swebench") runs as Proctor's evaluator
 # runs it: the hidden tests applied after the candidate, then one run of the runner on both
-# lists together (sorted, each ID once), printed as `tests: <report>`.
+# lists together (sorted, each ID once), printed as `tests: <report>`. Such a task's image (an
+# imported row's) holds its work tree ready, with what its install built and left untracked
+# (node_modules, a make or cargo build): the raw run is then SWE-bench's harness's, one
+# container of the image, as root in the image's own work tree, with the same limits and no
+# network (steps 2 to 5 in that one container, no volume, no clone).
 #
 # The evaluator assets (tests/) and the patch reach the containers through a volume filled
 # with `docker cp`, never a bind mount. Every container and volume it creates carries the
@@ -108,7 +112,6 @@ fi
 step build
 
 # 2. Volumes: the assets through docker cp into a created (never started) container.
-docker volume create "${labels[@]}" "$work" >/dev/null
 docker volume create "${labels[@]}" "$assets" >/dev/null
 holder=$(docker container create "${labels[@]}" --network none -v "$assets:/proctor" "$image" true)
 docker cp -q "$bundle/tests" "$holder:/proctor/tests"
@@ -116,7 +119,41 @@ if [ -n "$patch" ]; then docker cp -q "$patch" "$holder:/proctor/candidate.patch
 docker rm "$holder" >/dev/null
 step assets
 
+limits=(--cpus 1 --memory 2048m --memory-swap 2048m --pids-limit 256)
+env=(-e TZ=UTC -e LC_ALL=C.UTF-8 -e PYTHONHASHSEED=0 -e SOURCE_DATE_EPOCH=1704067200)
+
+# The runner on both lists (each ID once) under test_seconds: its output to stderr, its report
+# to stdout. $1 test_seconds, $2 the checkout.
+RUN_TESTS='sort -u /proctor/tests/existing.txt /proctor/tests/hidden.txt > /tmp/tests.txt
+timeout -k 5 "$1" /proctor/tests/run /tmp/tests.txt /tmp/report.out 1>&2
+echo "oracle-baseline: runner exited $?" >&2
+if [ -f /tmp/report.out ]; then cat /tmp/report.out; else echo "(no report)"; fi'
+
+if [ "$rules" = swebench ]; then
+  # SWE-bench's way: the image's own work tree, in one container, as root.
+  report=$(docker run --rm "${labels[@]}" --init --network none "${limits[@]}" \
+    --tmpfs "/tmp:rw,nosuid,size=256m" -e HOME=/tmp "${env[@]}" \
+    -v "$assets:/proctor:ro" -w "$workdir" "$image" sh -u -c '
+      export GIT_CONFIG_GLOBAL=/tmp/gitconfig
+      git config --global safe.directory "*"
+      head=$(git rev-parse --verify HEAD)
+      [ "$head" = "$2" ] || { echo "HEAD of $PWD is $head, not base_commit $2" >&2; exit 4; }
+      t=$1
+      shift 2
+      if [ -f /proctor/candidate.patch ]; then
+        git apply --whitespace=nowarn "$@" /proctor/candidate.patch || exit 5
+      fi
+      git apply --whitespace=nowarn /proctor/tests/hidden.patch || exit 6
+      set -- "$t"
+      '"$RUN_TESTS" sh "$test_seconds" "$base_commit" "${excludes[@]}")
+  step tests
+  printf 'tests: %s\n' "$report"
+  printf 'oracle-baseline: total    %6d ms\n' $((($(date +%s%N) - started) / 1000000)) >&2
+  exit 0
+fi
+
 # The clean tracked tree at HEAD, checked against base_commit, handed to 1000:1000.
+docker volume create "${labels[@]}" "$work" >/dev/null
 docker run --rm "${labels[@]}" --network none --read-only --tmpfs /tmp \
   --cap-drop ALL --cap-add CHOWN --cap-add DAC_OVERRIDE --cap-add FOWNER \
   --security-opt no-new-privileges -e HOME=/tmp \
@@ -133,10 +170,9 @@ step checkout
 
 # Everything below runs as 1000:1000 with Proctor's isolation flags.
 sandbox=(--rm "${labels[@]}" --init --network none --read-only --user 1000:1000
-  --cap-drop ALL --security-opt no-new-privileges --cpus 1 --memory 2048m --memory-swap 2048m
-  --pids-limit 256 --tmpfs "/tmp:rw,noexec,nosuid,size=64m"
-  --tmpfs "/proctor-home:rw,noexec,nosuid,size=64m" -e HOME=/proctor-home
-  -e TZ=UTC -e LC_ALL=C.UTF-8 -e PYTHONHASHSEED=0 -e SOURCE_DATE_EPOCH=1704067200
+  --cap-drop ALL --security-opt no-new-privileges "${limits[@]}"
+  --tmpfs "/tmp:rw,noexec,nosuid,size=64m"
+  --tmpfs "/proctor-home:rw,noexec,nosuid,size=64m" -e HOME=/proctor-home "${env[@]}"
   -v "$work:$workdir" -v "$assets:/proctor:ro" -w "$workdir")
 
 # 3. The candidate, without its changes to denied paths.
@@ -146,16 +182,11 @@ if [ -n "$patch" ]; then
   step apply
 fi
 
-# The runner for one list (`tests`: both, each ID once): its output to stderr, its report to
-# stdout.
+# The runner for one list: its output to stderr, its report to stdout.
 run_phase() {
   local report
   report=$(docker run "${sandbox[@]}" "$image" sh -u -c '
       l=/proctor/tests/$2.txt
-      if [ "$2" = tests ]; then
-        l=/tmp/tests.txt
-        sort -u /proctor/tests/existing.txt /proctor/tests/hidden.txt > "$l"
-      fi
       timeout -k 5 "$1" /proctor/tests/run "$l" /tmp/report.out 1>&2
       echo "oracle-baseline: runner exited $?" >&2
       if [ -f /tmp/report.out ]; then cat /tmp/report.out; else echo "(no report)"; fi' \
@@ -164,17 +195,10 @@ run_phase() {
   printf '%s: %s\n' "$1" "$report"
 }
 
-# 4 to 6. The existing suite, then the hidden tests added and run; or, under SWE-bench's
-# rules, the hidden tests added and one run of both lists.
-if [ "$rules" = swebench ]; then
-  docker run "${sandbox[@]}" "$image" git apply --whitespace=nowarn /proctor/tests/hidden.patch
-  step hidden.patch
-  run_phase tests
-else
-  run_phase existing
-  docker run "${sandbox[@]}" "$image" git apply --whitespace=nowarn /proctor/tests/hidden.patch
-  step hidden.patch
-  run_phase hidden
-fi
+# 4 to 6. The existing suite, then the hidden tests added and run.
+run_phase existing
+docker run "${sandbox[@]}" "$image" git apply --whitespace=nowarn /proctor/tests/hidden.patch
+step hidden.patch
+run_phase hidden
 
 printf 'oracle-baseline: total    %6d ms\n' $((($(date +%s%N) - started) / 1000000)) >&2

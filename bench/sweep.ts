@@ -5,7 +5,9 @@
 // each run makes a volume, clones the work tree into it, runs the existing tests, applies the
 // hidden tests and runs them, as a baseline with --gold does; a task graded by SWE-bench's
 // rules, as every imported row is, gets the hidden tests first and one run of both lists, as
-// Proctor's evaluator runs it).
+// Proctor's evaluator runs it, and runs as SWE-bench's harness does: one container of the
+// image, as root, in the image's own work tree, where the row's install left its build and
+// node_modules; a clone would have none of them).
 //
 // The suite is --suite (default: the bundled examples), each task copied --copies times under
 // its own id, so that the sweep has work enough to fill the pool. Images are built before the
