@@ -69,6 +69,12 @@ describe('Bag', () => {
   });
   test.skip('persists', () => {});
   test.todo('iterates');
+  test('spans\\nlines', () => {
+    expect(new Bag().size).toBe(0);
+  });
+  test('ends in spaces  ', () => {
+    expect(new Bag().size).toBe(0);
+  });
 });
 
 describe('twice', () => {
@@ -113,6 +119,9 @@ const ID = {
   skipped: 'Bag > persists',
   todo: 'Bag > iterates',
   twice: 'twice > same',
+  // A title's first line, its trailing whitespace cut, as the parser reads jq's lines.
+  spans: 'Bag > spans',
+  spaces: 'Bag > ends in spaces',
   bare: 'counts',
   nowhere: 'Bag > is found nowhere',
   removes: 'Bag > remove > removes correctly',
@@ -180,6 +189,8 @@ describe('the jest runner with parse_log_jest_json ids', () => {
             ID.skipped,
             ID.todo,
             ID.twice,
+            ID.spans,
+            ID.spaces,
             ID.bare,
             ID.nowhere,
           ],
@@ -192,6 +203,8 @@ describe('the jest runner with parse_log_jest_json ids', () => {
         [ID.skipped]: 'skipped',
         [ID.todo]: 'skipped',
         [ID.twice]: 'failed',
+        [ID.spans]: 'passed',
+        [ID.spaces]: 'passed',
         [ID.bare]: 'missing',
         [ID.nowhere]: 'missing',
       });
@@ -208,7 +221,7 @@ describe('the jest runner with parse_log_jest_json ids', () => {
     "records what parse_log_jest_json would under SWE-bench's rules: PASSED, FAILED, the last of a shared id, nothing for a skipped or todo test",
     async () => {
       const task = await swebenchTask(suite.dir, {
-        existing: [...SPEC.existing, ID.skipped, ID.todo, ID.twice],
+        existing: [...SPEC.existing, ID.skipped, ID.todo, ID.twice, ID.spans, ID.spaces],
       });
       const base = await grade(task, null);
       // A skipped or todo test is no PASS_TO_PASS test of SWE-bench's: it has no line.
@@ -224,6 +237,8 @@ describe('the jest runner with parse_log_jest_json ids', () => {
         [ID.todo]: ['skipped', 'ABSENT'],
         // The failing one comes first in jest's --json; the parser's dict keeps the last.
         [ID.twice]: ['failed', 'PASSED'],
+        [ID.spans]: ['passed', 'PASSED'],
+        [ID.spaces]: ['passed', 'PASSED'],
         [ID.removes]: ['failed', 'FAILED'],
         [ID.clears]: ['passed', 'PASSED'],
       });
