@@ -194,8 +194,14 @@ export const SWEBENCH_DIALECTS: Readonly<Record<string, Dialect>> = {
  */
 const SWEBENCH_JEST_JSON_ROWS: ReadonlySet<string> = new Set(['immutable-js__immutable-js-2005']);
 
-/** Whether SWE-bench reads a row's jest run with parse_log_jest_json (ids with describe blocks). */
-export function jestJsonRow(instanceId: string): boolean {
+/**
+ * Whether SWE-bench reads a row's jest run with parse_log_jest_json (ids with describe blocks):
+ * by the log parser a task repository's task.yaml names (`logParser`), else, when it names
+ * none or immutable-js's own (which picks one by the pull request), by the row's instance id.
+ */
+export function jestJsonRow(instanceId: string, logParser?: string): boolean {
+  if (logParser === 'parse_log_jest_json') return true;
+  if (logParser !== undefined && logParser !== 'parse_log_immutable_js') return false;
   return SWEBENCH_JEST_JSON_ROWS.has(instanceId);
 }
 

@@ -406,9 +406,10 @@ type RowEnvironment =
   /**
    * A task repository's instance: its own Dockerfile, whose image holds the repository at
    * /testbed at base_commit (the oracle checks HEAD); its folder, evaluator files left out, is
-   * the build context; `python` the interpreter its eval.sh activates.
+   * the build context; `python` the interpreter its eval.sh activates; `logParser` its
+   * task.yaml's log_parser.
    */
-  | { kind: 'dockerfile'; context: string; python?: string; notes: string[] };
+  | { kind: 'dockerfile'; context: string; python?: string; logParser?: string; notes: string[] };
 
 export async function writeRow(
   row: SwebenchRow,
@@ -519,7 +520,12 @@ export async function writeRow(
     }
     // The jest runner reads its ids as the row's parser wrote them: parse_log_jest_json's
     // describe blocks and title, for the rows SWE-bench grades with it.
-    if ('builtin' in runner && runner.builtin === 'jest' && jestJsonRow(row.instanceId)) {
+    const logParser = env.kind === 'dockerfile' ? env.logParser : undefined;
+    if (
+      'builtin' in runner &&
+      runner.builtin === 'jest' &&
+      jestJsonRow(row.instanceId, logParser)
+    ) {
       testsEnv[JEST_IDS_ENV] = 'json';
       notes.push(
         `its ids are parse_log_jest_json's (describe blocks and title joined by " > "): [tests] env ${JEST_IDS_ENV} = "json"`,
