@@ -28,6 +28,8 @@ const JS_SENTINELS_WHY = 'the JavaScript runners place no sentinels in the test 
 
 /** The jest runner's setting of its ids' form, in [tests].env (src/runners/jest/run). */
 export const JEST_IDS_ENV = 'RUNNER_JEST_IDS';
+/** The forms the jest runner reads: any other value makes it refuse its list. */
+export const JEST_ID_FORMS: readonly string[] = ['verbose', 'json'];
 
 /**
  * How the runner names a test, by its canary line, or null when it places no canaries. The
