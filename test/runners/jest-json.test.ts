@@ -3,8 +3,9 @@
 // `jest --json` through jq names it. In real grades through the oracle, on the jest fixture
 // image: nested describe blocks, a title two describe blocks share (two ids, each with its own
 // status), an id two tests share (the worst status; SWE-bench's last), skipped and todo tests,
-// ids that name no test; canaries whose ids are in the same form; and a value of the setting the
-// runner does not know.
+// titles with a line break or trailing spaces (keyed by their first line, trimmed), ids that
+// name no test; canaries whose ids are in the same form; and a value of the setting the runner
+// does not know.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
