@@ -163,7 +163,8 @@ export const SWEBENCH_DIALECTS: Readonly<Record<string, Dialect>> = {
   'prometheus/prometheus': 'go',
   // MAP_REPO_TO_PARSER_JS's jest and vitest repositories of SWE-bench Multilingual
   // (parse_log_jest; parse_log_vitest for vuejs/core; immutable-js's 2005 row reads jest's
-  // --json through jq instead, whose ids carry the describe blocks: not this dialect's).
+  // --json through jq instead, whose ids carry the describe blocks: the jest runner's
+  // RUNNER_JEST_IDS=json, set by jestJsonRow).
   'babel/babel': 'jest',
   'facebook/docusaurus': 'jest',
   'immutable-js/immutable-js': 'jest',
@@ -183,6 +184,26 @@ export const SWEBENCH_DIALECTS: Readonly<Record<string, Dialect>> = {
   'fmtlib/fmt': 'ctest',
   'jqlang/jq': 'ctest',
 };
+
+/**
+ * The rows of a jest repository that SWE-bench grades with parse_log_jest_json instead of
+ * parse_log_jest: its test_cmd runs `jest --silent --json` through jq (JEST_JSON_JQ_TRANSFORM),
+ * and a test's id is its describe blocks and its title joined by " > ". immutable-js's
+ * parse_log_immutable_js picks the parser by the row's pull request (2005 the JSON one, 2006
+ * the verbose one; any other is an error there).
+ */
+const SWEBENCH_JEST_JSON_ROWS: ReadonlySet<string> = new Set(['immutable-js__immutable-js-2005']);
+
+/**
+ * Whether SWE-bench reads a row's jest run with parse_log_jest_json (ids with describe blocks):
+ * by the log parser a task repository's task.yaml names (`logParser`), else, when it names
+ * none or immutable-js's own (which picks one by the pull request), by the row's instance id.
+ */
+export function jestJsonRow(instanceId: string, logParser?: string): boolean {
+  if (logParser === 'parse_log_jest_json') return true;
+  if (logParser !== undefined && logParser !== 'parse_log_immutable_js') return false;
+  return SWEBENCH_JEST_JSON_ROWS.has(instanceId);
+}
 
 /** The dialect of a row's `repo` (owner/name, as GitHub spells it or in any case). */
 export function dialectOf(repo: string): Dialect | undefined {

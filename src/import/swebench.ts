@@ -39,7 +39,7 @@ import {
 } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { describeError, isProctorError, ProctorError } from '../errors.js';
-import { pathsTouchedBy, runnerRunsPytest } from '../oracle/index.js';
+import { JEST_IDS_ENV, pathsTouchedBy, runnerRunsPytest } from '../oracle/index.js';
 import { git, resolveCommit } from '../derive/git.js';
 import { SNAPSHOT_FILE, writeEnvironment } from '../derive/snapshot.js';
 import {
@@ -60,7 +60,14 @@ import {
 import { resolveDigest } from '../sandbox/distribution.js';
 import type { DockerClient } from '../sandbox/docker.js';
 import { CATALOG_DIR, catalogEnvironment } from './catalog.js';
-import { chooseDialect, dialectOf, DIALECT_RULES, isDialect, type Dialect } from './dialects.js';
+import {
+  chooseDialect,
+  dialectOf,
+  DIALECT_RULES,
+  isDialect,
+  jestJsonRow,
+  type Dialect,
+} from './dialects.js';
 import {
   imageName,
   parseImageTemplate,
@@ -399,9 +406,10 @@ type RowEnvironment =
   /**
    * A task repository's instance: its own Dockerfile, whose image holds the repository at
    * /testbed at base_commit (the oracle checks HEAD); its folder, evaluator files left out, is
-   * the build context; `python` the interpreter its eval.sh activates.
+   * the build context; `python` the interpreter its eval.sh activates; `logParser` its
+   * task.yaml's log_parser.
    */
-  | { kind: 'dockerfile'; context: string; python?: string; notes: string[] };
+  | { kind: 'dockerfile'; context: string; python?: string; logParser?: string; notes: string[] };
 
 export async function writeRow(
   row: SwebenchRow,
@@ -509,6 +517,19 @@ export async function writeRow(
           : undefined;
     if (python !== undefined && 'builtin' in runner && PYTHON_RUNNERS.has(runner.builtin)) {
       testsEnv['RUNNER_PYTHON'] = python;
+    }
+    // The jest runner reads its ids as the row's parser wrote them: parse_log_jest_json's
+    // describe blocks and title, for the rows SWE-bench grades with it.
+    const logParser = env.kind === 'dockerfile' ? env.logParser : undefined;
+    if (
+      'builtin' in runner &&
+      runner.builtin === 'jest' &&
+      jestJsonRow(row.instanceId, logParser)
+    ) {
+      testsEnv[JEST_IDS_ENV] = 'json';
+      notes.push(
+        `its ids are parse_log_jest_json's (describe blocks and title joined by " > "): [tests] env ${JEST_IDS_ENV} = "json"`,
+      );
     }
     const task: TaskToml = {
       id,

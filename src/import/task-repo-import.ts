@@ -67,6 +67,7 @@ async function importInstance(
     kind: 'dockerfile',
     context: instance.folder,
     ...(instance.python !== undefined ? { python: instance.python } : {}),
+    ...(instance.logParser !== undefined ? { logParser: instance.logParser } : {}),
     notes: [],
   });
 }

@@ -72,6 +72,8 @@ export interface TaskInstance {
   command: string;
   /** The interpreter eval.sh activates (conda's env or a venv), if it activates one. */
   python?: string;
+  /** task.yaml's log_parser: the PARSER_REGISTRY name SWE-bench reads the log with. */
+  logParser?: string;
 }
 
 export type InstanceResult =
@@ -280,6 +282,7 @@ function readInstance(folder: string, where: string): TaskInstance | { reasons: 
   }
   if (reasons.length > 0 || checked.value === undefined || 'reason' in command) return { reasons };
   const split = typeof meta['split'] === 'string' ? meta['split'] : undefined;
+  const logParser = typeof meta['log_parser'] === 'string' ? meta['log_parser'] : undefined;
   const python = activatedPython(script);
   return {
     where,
@@ -289,6 +292,7 @@ function readInstance(folder: string, where: string): TaskInstance | { reasons: 
     command: command.command,
     ...(split !== undefined ? { split } : {}),
     ...(python !== undefined ? { python } : {}),
+    ...(logParser !== undefined ? { logParser } : {}),
   };
 }
 

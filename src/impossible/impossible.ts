@@ -101,7 +101,7 @@ async function variantOf(
     ...(deps.signal ? { signal: deps.signal } : {}),
   };
   // A JavaScript runner's mutator is Proctor's own (js-probe.ts); a Python one's is in the runner.
-  const dialect = jsCanaryDialect(await readFile(bundle.paths.runner));
+  const dialect = jsCanaryDialect(await readFile(bundle.paths.runner), bundle.testsEnv);
   let outcome;
   try {
     outcome =

@@ -112,7 +112,7 @@ export async function canaryCoverage(
   probe: Probe,
 ): Promise<CanaryCoverage | null> {
   const runner = await readFile(bundle.paths.runner);
-  const js = jsCanaryDialect(runner);
+  const js = jsCanaryDialect(runner, bundle.testsEnv);
   if (js !== null) return jsCanaryCoverage(docker, bundle, imageId, probe, js);
   if (!runnerPlacesCanaries(runner)) return null;
   const files = fileArguments('/tmp/p', [

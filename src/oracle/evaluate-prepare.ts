@@ -111,7 +111,7 @@ export type PlannedCanaries =
  */
 export function planCanaries(phase: PhaseContext, runner: Buffer): PlannedCanaries {
   if (phase.protocol === undefined) return null;
-  const js = jsCanaryDialect(runner);
+  const js = jsCanaryDialect(runner, phase.bundle.testsEnv);
   if (js === null && !runnerPlacesCanaries(runner)) return null;
   const hidden = phase.lists[ASSET.hidden];
   if (hidden === undefined) throw new ProctorError('INTERNAL', `no ID list named ${ASSET.hidden}`);

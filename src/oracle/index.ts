@@ -74,3 +74,4 @@ export { renderOracleLog, screenLines } from './oracle-log.js';
 export { declaredTests, TEST_LISTS } from './test-statuses.js';
 export type { DeclaredTest, DeclaredTests, ListState, TestList } from './test-statuses.js';
 export type { OracleLogInput } from './oracle-log.js';
+export { JEST_IDS_ENV } from './js-canary-step.js';

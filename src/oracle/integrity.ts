@@ -7,7 +7,7 @@
 import { open } from 'node:fs/promises';
 import type { Bundle } from './bundle.js';
 import { runnerPlacesCanaries } from './canaries.js';
-import { jsCanaryDialect } from './js-canary-step.js';
+import { JEST_ID_FORMS, JEST_IDS_ENV, jsCanaryDialect } from './js-canary-step.js';
 import { deniedBy } from './diff-filter.js';
 import { PROTOCOL_PREFIX_BYTES, runnerProtocol } from './protocol.js';
 
@@ -69,15 +69,27 @@ export async function runnerRunsPytest(path: string): Promise<boolean> {
   return /\bpytest\b/.test((await readHead(path, RUNNER_PROBE_BYTES)).toString('latin1'));
 }
 
-/** Warnings for a valid bundle: layers it should have and does not. Never errors. */
+/**
+ * Warnings for a valid bundle: layers it should have and does not, and a jest runner's ids'
+ * form it will not read. Never errors.
+ */
 export async function integrityWarnings(
-  bundle: Pick<Bundle, 'grading' | 'paths'>,
+  bundle: Pick<Bundle, 'grading' | 'paths'> & Partial<Pick<Bundle, 'testsEnv'>>,
 ): Promise<string[]> {
   const warnings: string[] = [];
   if (!deniesConftest(bundle) && (await runsPytest(bundle))) {
     warnings.push(
       "task.toml: grading.deny: a pytest task should deny **/conftest.py (a candidate's conftest.py is a pytest plugin that can rewrite any outcome)",
     );
+  }
+  const form = bundle.testsEnv?.[JEST_IDS_ENV];
+  if (form !== undefined && !JEST_ID_FORMS.includes(form)) {
+    const head = await readHead(bundle.paths.runner, PROTOCOL_PREFIX_BYTES);
+    if (jsCanaryDialect(head) === 'jest') {
+      warnings.push(
+        `task.toml: tests.env: ${JEST_IDS_ENV}: must be ${JEST_ID_FORMS.map((f) => `"${f}"`).join(' or ')}, not ${JSON.stringify(form)}; the jest runner makes every listed test an error`,
+      );
+    }
   }
   return warnings;
 }

@@ -75,7 +75,8 @@ const children = (node: Node, key: string): Node[] => {
 };
 const span = (node: Node): [number, number] => [node.start ?? 0, node.end ?? 0];
 
-export type JsDialect = 'node' | 'mocha' | 'jest' | 'vitest';
+/** How a runner names a test: `jest-json` is the jest runner under RUNNER_JEST_IDS=json. */
+export type JsDialect = 'node' | 'mocha' | 'jest' | 'jest-json' | 'vitest';
 
 /** The file kinds the mutator reads, by extension. */
 export const JS_TEST_FILE = /\.(?:[cm]?[jt]s|[jt]sx)$/;
@@ -172,8 +173,9 @@ export function findTests(program: Node): FoundTest[] {
 }
 
 /** An id's test as the dialect names it: node `FILE::a > b > c`, mocha the full title (the
- * titles joined by spaces, without `#`), jest the test's own title (SWE-bench's jest ids),
- * vitest `FILE > a > b > c` (without the `|PROJECT| ` an id may carry in front). */
+ * titles joined by spaces, without `#`), jest the test's own title (SWE-bench's
+ * parse_log_jest), jest-json `a > b > c` (its parse_log_jest_json), vitest `FILE > a > b > c`
+ * (without the `|PROJECT| ` an id may carry in front). */
 export function testId(dialect: JsDialect, file: string, path: readonly string[]): string {
   switch (dialect) {
     case 'node':
@@ -182,6 +184,8 @@ export function testId(dialect: JsDialect, file: string, path: readonly string[]
       return path.join(' ').replace(/#/g, '');
     case 'jest':
       return path[path.length - 1] ?? '';
+    case 'jest-json':
+      return path.join(' > ');
     case 'vitest':
       return [file, ...path].join(' > ');
   }
@@ -389,7 +393,7 @@ export function definedIds(dialect: JsDialect, file: string, text: string): stri
  * Mutants of the tests of one file whose ids are in `wanted` (ids as `dialect` names them).
  * Returns the new text (null when nothing was placed), the mutants, and the wanted ids this
  * file defines that got none, with why. A mutant's id is none of the file's ids nor of
- * `taken`, and is added to `taken`: where ids are bare titles (jest), the caller passes the
+ * `taken`, and is added to `taken`: where ids name no file (jest's), the caller passes the
  * titles of every file the phase runs and the listed ids, so that no mutant shares a title
  * with a real test (whose outcome would then be the worst of both).
  */

@@ -26,9 +26,24 @@ const HEAD_BYTES = 4096;
 /** The JavaScript runners keep their sentinels in a file of their own (the oracle log says so). */
 const JS_SENTINELS_WHY = 'the JavaScript runners place no sentinels in the test files yet';
 
-export function jsCanaryDialect(runner: Uint8Array): JsDialect | null {
+/** The jest runner's setting of its ids' form, in [tests].env (src/runners/jest/run). */
+export const JEST_IDS_ENV = 'RUNNER_JEST_IDS';
+/** The forms the jest runner reads: any other value makes it refuse its list. */
+export const JEST_ID_FORMS: readonly string[] = ['verbose', 'json'];
+
+/**
+ * How the runner names a test, by its canary line, or null when it places no canaries. The
+ * jest runner's ids are SWE-bench's parse_log_jest_json's (`jest-json`) when the task's
+ * [tests].env `env` sets RUNNER_JEST_IDS to `json`; any other value than `verbose` makes the
+ * runner refuse its list, so the dialect is then the default one.
+ */
+export function jsCanaryDialect(
+  runner: Uint8Array,
+  env: Readonly<Record<string, string>> = {},
+): JsDialect | null {
   const head = Buffer.from(runner.subarray(0, HEAD_BYTES)).toString('utf8');
-  return (JS_CANARY_LINE.exec(head)?.[1] as JsDialect | undefined) ?? null;
+  const dialect = (JS_CANARY_LINE.exec(head)?.[1] as JsDialect | undefined) ?? null;
+  return dialect === 'jest' && env[JEST_IDS_ENV] === 'json' ? 'jest-json' : dialect;
 }
 
 /** A test file over this many bytes gets no canary. */
@@ -71,7 +86,7 @@ while [ "$#" -ge 2 ]; do
 done`;
 
 /** Dialects whose ids name no file: their files are the hidden patch's test files. */
-const BY_PATCH: ReadonlySet<JsDialect> = new Set(['mocha', 'jest']);
+const BY_PATCH: ReadonlySet<JsDialect> = new Set(['mocha', 'jest', 'jest-json']);
 
 /** A vitest id's `|PROJECT| ` in front (an id without one matches the bare test too). */
 const VITEST_PROJECT = /^\|[^|\n]*\| /;
@@ -83,7 +98,7 @@ export function splitProject(dialect: JsDialect, id: string): { prefix: string; 
 }
 
 /** The file an id names: node `FILE::…`, vitest `[|PROJECT| ]FILE > …`; null when it names
- * none (a whole file, or mocha's and jest's titles). */
+ * none (a whole file, or mocha's and jest's titles, jest's describe blocks too). */
 export function fileOf(dialect: JsDialect, id: string): string | null {
   if (BY_PATCH.has(dialect)) return null;
   if (dialect === 'vitest') {
@@ -225,10 +240,11 @@ export function mutateJsContents(
       }
     }
   }
-  // jest's ids are bare titles: a mutant's may be no title of any file the phase reads, nor a
-  // listed id.
-  const taken = new Set<string>(dialect === 'jest' ? listed : []);
-  if (dialect === 'jest') {
+  // jest's ids name no file (bare titles, or describe blocks and title): a mutant's may be no
+  // id of any file the phase reads, nor a listed id.
+  const byName = dialect === 'jest' || dialect === 'jest-json';
+  const taken = new Set<string>(byName ? listed : []);
+  if (byName) {
     for (const [file, text] of texts) {
       try {
         for (const id of definedIds(dialect, file, text)) taken.add(id);

@@ -36,6 +36,8 @@ export interface RepoBundleSpec {
   install?: string;
   /** Paths of `repo` committed executable (mode 100755). */
   executable?: string[];
+  /** [tests] env. */
+  testsEnv?: Record<string, string>;
 }
 
 const IDENTITY = ['-c', 'user.name=example', '-c', 'user.email=example@example.invalid'];
@@ -124,11 +126,18 @@ ${spec.install === undefined ? '' : `install = ${JSON.stringify(spec.install)}\n
 [grading]
 deny = ["tests/**"]
 
-[limits]
+${testsEnvTable(spec.testsEnv)}[limits]
 test_seconds = ${spec.testSeconds ?? 60}
 `,
   );
   return dir;
+}
+
+/** A [tests] table with `env` (nothing without one). */
+function testsEnvTable(env: Record<string, string> | undefined): string {
+  if (env === undefined) return '';
+  const pairs = Object.entries(env).map(([k, v]) => `${k} = ${JSON.stringify(v)}`);
+  return `[tests]\nenv = { ${pairs.join(', ')} }\n\n`;
 }
 
 /**

@@ -6,6 +6,7 @@ import {
   chooseDialect,
   DIALECT_RULES,
   dialectByCommand,
+  jestJsonRow,
   dialectByFiles,
   dialectByIds,
   dialectOf,
@@ -89,6 +90,19 @@ describe('the dialect table', () => {
     expect(denied('vitest', 'vite.config.mts')).toBe(true);
     expect(denied('vitest', 'vitest.workspace.ts')).toBe(true);
     expect(denied('vitest', 'packages/runtime-core/src/index.ts')).toBe(false);
+  });
+
+  it("knows the jest rows SWE-bench grades with parse_log_jest_json (parse_log_immutable_js's 2005) by their instance id", () => {
+    expect(jestJsonRow('immutable-js__immutable-js-2005')).toBe(true);
+    expect(jestJsonRow('immutable-js__immutable-js-2006')).toBe(false);
+    expect(jestJsonRow('babel__babel-14532')).toBe(false);
+    expect(jestJsonRow('Immutable-js__immutable-js-2005')).toBe(false);
+    // A task repository's task.yaml names the parser: that decides, except immutable-js's own,
+    // which picks by the pull request.
+    expect(jestJsonRow('acme__calc-1', 'parse_log_jest_json')).toBe(true);
+    expect(jestJsonRow('immutable-js__immutable-js-2005', 'parse_log_jest')).toBe(false);
+    expect(jestJsonRow('immutable-js__immutable-js-2005', 'parse_log_immutable_js')).toBe(true);
+    expect(jestJsonRow('immutable-js__immutable-js-2006', 'parse_log_immutable_js')).toBe(false);
   });
 
   it("maps axios (SPECS_AXIOS: `npx mocha <file> -R tap`, parse_log_tap) to mocha, denying mocha's configuration files", () => {

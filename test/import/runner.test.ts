@@ -48,7 +48,13 @@ function fixture() {
     'fix',
   );
   mkdirSync(repos);
-  const names = ['sympy/sympy', 'django/django', 'psf/requests', 'acme/calc'];
+  const names = [
+    'sympy/sympy',
+    'django/django',
+    'psf/requests',
+    'acme/calc',
+    'immutable-js/immutable-js',
+  ];
   for (const name of names) {
     execFileSync('git', ['clone', '-q', '--bare', repo, join(repos, name.replace('/', '__'))]);
   }
@@ -216,6 +222,34 @@ describe('proctor import swebench: the runner', { timeout: 120_000 }, () => {
     expect(readFileSync(bundle.paths.runner)).toEqual(await runnerSource('pytest'));
     expect(bundle.grading.deny).toEqual(['tests/test_calc.py', ...SYMPY_DENY, '**/conftest.py']);
     expect(bundle.testsEnv).toEqual(SYMPY_ENV);
+  });
+
+  it('tells the jest runner that a row SWE-bench grades with parse_log_jest_json lists describe blocks and title, and no other row', async () => {
+    const f = fixture();
+    const jestIds: Ids = [['Calc > div > refuses zero'], ['Calc > div > divides']];
+    const rows = f.rowsOf(
+      ['2005', '2006'].map((n) => ({
+        ...f.row('immutable-js/immutable-js', jestIds),
+        instance_id: `immutable-js__immutable-js-${n}`,
+      })),
+    );
+    const result = await proctor(f.args(rows));
+    expect(result.code, result.stdout + result.stderr).toBe(0);
+    // The row's line, then its note.
+    const lines = result.stdout.split('\n');
+    const at = lines.findIndex((l) => l.startsWith('written   immutable-js__immutable-js-2005 '));
+    expect(lines[at]).toContain(
+      "runner jest (its test IDs decide nothing: none is pytest's path::name, django's name (module.Class) or a bare name; the dialect table's runner for immutable-js/immutable-js)",
+    );
+    expect(lines[at + 1]).toBe(
+      '  note: its ids are parse_log_jest_json\'s (describe blocks and title joined by " > "): [tests] env RUNNER_JEST_IDS = "json"',
+    );
+    const json = await loadBundle(join(f.out, 'immutable-js__immutable-js-2005'));
+    expect(readFileSync(json.paths.runner)).toEqual(await runnerSource('jest'));
+    expect(json.testsEnv).toEqual({ RUNNER_JEST_IDS: 'json' });
+    const verbose = await loadBundle(join(f.out, 'immutable-js__immutable-js-2006'));
+    expect(verbose.testsEnv).toEqual({});
+    expect(result.stdout).not.toMatch(/immutable-js-2006.*\n {2}note:/);
   });
 
   it("chooses, for each language of a test patch, the runner a repository without a dialect needs, asking a JavaScript row's package.json", async () => {

@@ -221,6 +221,27 @@ describe('proctor import swebench TASK_REPO', { timeout: 900_000 }, () => {
     expect(await leftovers(home)).toEqual([]);
   });
 
+  it("tells the jest runner an instance's ids are parse_log_jest_json's when its task.yaml names that parser, and only then", async () => {
+    const ids = ['acme__calc-1', 'acme__calc-2', 'acme__calc-3'];
+    const { root, dir } = taskRepo(ids.map((id) => ({ id })));
+    const parsers = ['parse_log_jest_json', 'parse_log_jest', 'parse_log_immutable_js'];
+    for (const [i, id] of ids.entries()) {
+      const yaml = join(dir, 'tasks', id, 'task.yaml');
+      writeFileSync(yaml, readFileSync(yaml, 'utf8').replace('parse_log_pytest', parsers[i]!));
+    }
+    const out = join(root, 'suite');
+    const result = await proctor(['import', 'swebench', dir, '--out', out, '--runner', 'jest']);
+    expect(result.code, result.stdout + result.stderr).toBe(0);
+    const env = async (id: string) => (await loadBundle(join(out, id))).testsEnv;
+    expect(await env('acme__calc-1')).toEqual({ RUNNER_JEST_IDS: 'json' });
+    // parse_log_jest, and immutable-js's own parser for a row that is not its 2005.
+    for (const id of ['acme__calc-2', 'acme__calc-3']) expect(await env(id), id).toEqual({});
+    expect(result.stdout).toContain(
+      '  note: its ids are parse_log_jest_json\'s (describe blocks and title joined by " > "): [tests] env RUNNER_JEST_IDS = "json"\n',
+    );
+    expect(result.stdout.match(/note: its ids are/g)).toHaveLength(1);
+  });
+
   it('skips a malformed instance in one line and writes nothing for it', async () => {
     const cases: Array<[string, (folder: string) => void, string]> = [
       [

@@ -30,13 +30,16 @@ const grading = (deny: string[], runner = OWN_RUNNER) => ({
   paths: { runner },
 });
 
-/** A copy of the pytest example with its deny list replaced, or its runner. */
-function pyTask(edit: { deny?: string; runner?: string }): string {
+/** A copy of the pytest example with its deny list replaced, or its runner, or a [tests] env. */
+function pyTask(edit: { deny?: string; runner?: string; env?: string }): string {
   const dir = join(tempDir(), 'py');
   cpSync(PY_TASK, dir, { recursive: true });
+  const toml = join(dir, 'task.toml');
   if (edit.deny !== undefined) {
-    const toml = join(dir, 'task.toml');
     writeFileSync(toml, readFileSync(toml, 'utf8').replace(/^deny = .*$/m, edit.deny));
+  }
+  if (edit.env !== undefined) {
+    writeFileSync(toml, `${readFileSync(toml, 'utf8')}\n[tests]\nenv = { ${edit.env} }\n`);
   }
   if (edit.runner !== undefined) writeFileSync(join(dir, 'tests/run'), edit.runner);
   return dir;
@@ -109,5 +112,19 @@ describe('integrityWarnings', () => {
     expect(await integrityWarnings(await loadBundle(NODE_TASK))).toEqual([]);
     expect(await integrityWarnings(await loadBundle(GO_TASK))).toEqual([]);
     expect(await integrityWarnings(await loadBundle(RUST_TASK))).toEqual([]);
+  });
+
+  it('warns about a jest task whose RUNNER_JEST_IDS is no form the jest runner reads, and no other', async () => {
+    const jest = readFileSync(join(ROOT, 'src/runners/jest/run'), 'utf8');
+    const task = (env: string, runner = jest) => loadBundle(pyTask({ runner, env }));
+    expect(await integrityWarnings(await task('RUNNER_JEST_IDS = "Json"'))).toEqual([
+      'task.toml: tests.env: RUNNER_JEST_IDS: must be "verbose" or "json", not "Json"; the jest runner makes every listed test an error',
+    ]);
+    expect(await integrityWarnings(await task('RUNNER_JEST_IDS = ""'))).toHaveLength(1);
+    expect(await integrityWarnings(await task('RUNNER_JEST_IDS = "json"'))).toEqual([]);
+    expect(await integrityWarnings(await task('RUNNER_JEST_IDS = "verbose"'))).toEqual([]);
+    // Another runner does not read it.
+    const vitest = readFileSync(join(ROOT, 'src/runners/vitest/run'), 'utf8');
+    expect(await integrityWarnings(await task('RUNNER_JEST_IDS = "Json"', vitest))).toEqual([]);
   });
 });

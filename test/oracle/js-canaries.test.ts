@@ -121,6 +121,8 @@ describe('the JavaScript mutator', () => {
     expect(testId('node', 'x.spec.js', paths[0]!)).toBe('x.spec.js::outer > inner #1 > a');
     expect(testId('mocha', 'x.spec.js', paths[0]!)).toBe('outer inner 1 a');
     expect(testId('jest', 'x.spec.js', paths[0]!)).toBe('a');
+    expect(testId('jest-json', 'x.spec.js', paths[0]!)).toBe('outer > inner #1 > a');
+    expect(testId('jest-json', 'x.spec.js', ['top'])).toBe('top');
     expect(testId('vitest', 'x.spec.js', paths[0]!)).toBe('x.spec.js > outer > inner #1 > a');
   });
 
@@ -163,6 +165,22 @@ describe('the JavaScript canary step', () => {
     expect(jsCanaryDialect(head('# proctor-canaries: js-vitest'))).toBe('vitest');
     expect(jsCanaryDialect(head('# proctor-canaries: 1'))).toBeNull();
     expect(jsCanaryDialect(head('# proctor-canaries: js-jasmine'))).toBeNull();
+    expect(jsCanaryDialect(head('# proctor-canaries: js-jest-json'))).toBeNull();
+  });
+
+  it("names jest's tests by describe blocks and title when the task's env says RUNNER_JEST_IDS=json", () => {
+    const head = (line: string) =>
+      Buffer.from(`#!/bin/sh\n# proctor-runner-protocol: 2\n${line}\n`);
+    const jest = head('# proctor-canaries: js-jest');
+    expect(jsCanaryDialect(jest, { RUNNER_JEST_IDS: 'json' })).toBe('jest-json');
+    expect(jsCanaryDialect(jest, { RUNNER_JEST_IDS: 'verbose' })).toBe('jest');
+    // Any other value makes the runner refuse its list: the default form then.
+    expect(jsCanaryDialect(jest, { RUNNER_JEST_IDS: 'JSON' })).toBe('jest');
+    expect(jsCanaryDialect(jest, {})).toBe('jest');
+    // Only the jest runner reads it.
+    expect(jsCanaryDialect(head('# proctor-canaries: js-mocha'), { RUNNER_JEST_IDS: 'json' })).toBe(
+      'mocha',
+    );
     expect(
       jsCanaryDialect(
         Buffer.concat([Buffer.alloc(4096, 0x20), head('# proctor-canaries: js-node')]),
@@ -352,6 +370,42 @@ describe('the JavaScript canary step on jest and vitest test files', () => {
       ['adds', 'adds again'],
       ['adds', 'adds alt'],
     ]);
+  });
+
+  it("gives a jest mutant in parse_log_jest_json's form its describe blocks and a title no test of that block has, nor any listed id", async () => {
+    // `adds` in two describe blocks; the first word drawn is `again` (a test of block a), then
+    // `alt` (a listed id), then `basic`.
+    let words = 0;
+    const pick: Random = (n) => (n === JS_CANARY_WORDS.length ? words++ : 0);
+    const tree = hostTree({
+      '__tests__/a.test.js':
+        "describe('a', () => {\n  describe('b', () => {\n    test('adds', () => {\n      expect(add(1, 2)).toBe(3);\n    });\n    test('adds again', () => {});\n  });\n});\ndescribe('c', () => {\n  test('adds', () => {\n    expect(add(2, 2)).toBe(4);\n  });\n});\n",
+    });
+    const record = await placeJsCanaries(
+      tree.exec,
+      tree.dir,
+      'jest-json',
+      Buffer.from('a > b > adds\na > b > adds alt\nc > adds\nadds\n'),
+      patchOf('__tests__/a.test.js'),
+      pick,
+    );
+    expect(record.error).toBeNull();
+    expect(record.mutants).toEqual([
+      {
+        id: 'a > b > adds basic',
+        test: 'a > b > adds',
+        mutation: 'expect(…).toBe expected 3 -> 4',
+      },
+      { id: 'c > adds case', test: 'c > adds', mutation: 'expect(…).toBe expected 4 -> 5' },
+    ]);
+    // A bare title names no test in this form.
+    expect(record.uncovered).toEqual([
+      { test: 'a > b > adds alt', why: "no test of that title in the hidden patch's test files" },
+      { test: 'adds', why: "no test of that title in the hidden patch's test files" },
+    ]);
+    expect(tree.read('__tests__/a.test.js')).toContain(
+      "    test('adds basic', () => {\n      expect(add(1, 2)).toBe(4);\n    });",
+    );
   });
 
   it("keeps a vitest id's project prefix on its mutant, and matches an id without one", async () => {

@@ -354,6 +354,20 @@ def default_first():
     return found[0] if found else os.path.join("__tests__", "x.test.js")
 
 
+def refuse(ids, send, request, text):
+    """Ends a run before the framework starts, with `text` as the cause: every listed test is an
+    error (with sentinels, the session never begins, which the collector takes so). Returns 2."""
+    send({"t": "cause", "text": text})
+    if not (request and request.get("sentinels")):
+        send({"t": "hello", "v": 2})
+        discover = os.environ.get("PROCTOR_DISCOVER") == "1"
+        for test_id in ([] if discover else with_canaries(ids, request)):
+            send({"t": "outcome", "node": test_id, "when": "call", "ids": [test_id],
+                  "status": "error", "sb": "ABSENT"})
+        send({"t": "end"})
+    return 2
+
+
 def run_tests(ids, send, request=None):
     """Runs the listed tests (and the request's sentinels) with their outcomes going to
     `send`; returns the framework's exit code.
@@ -390,15 +404,8 @@ def run_tests(ids, send, request=None):
                 files = [paths[0], paths[1]] + files
         program = find_bin()
         if program is None:
-            send({"t": "cause", "text": "%s is not installed: no node_modules/%s here or above, none on PATH"
-                  % (FRAMEWORK, BIN_PATH)})
-            if not sentinels:
-                send({"t": "hello", "v": 2})
-                for test_id in ([] if discover else ids):
-                    send({"t": "outcome", "node": test_id, "when": "call", "ids": [test_id],
-                          "status": "error", "sb": "ABSENT"})
-                send({"t": "end"})
-            return 2
+            return refuse(ids, send, request, "%s is not installed: no node_modules/%s here or above, none on PATH"
+                          % (FRAMEWORK, BIN_PATH))
         config, written = config_args(request["file"] if request else "plain")
         placed.extend(written)
         channel = Channel(scratch)
