@@ -11,6 +11,7 @@
 # {"test", "mutation", "path", "mutant"?} or {"skipped": why, "uncovered": [...]}.
 import importlib.machinery
 import importlib.util
+import inspect
 import json
 import os
 import random
@@ -32,7 +33,9 @@ def one_off(runner, full, target, rng):
     with open(full, encoding="utf-8", newline="") as f:
         text = f.read()
     tree = runner._ast.parse(text)
-    source = runner._Source(text)
+    # A runner written before its _Source read tokens lazily takes the text alone.
+    takes_tree = len(inspect.signature(runner._Source).parameters) >= 2
+    source = runner._Source(text, tree) if takes_tree else runner._Source(text)
     entry = runner._definitions(source, tree).get(target)
     if entry is None:
         return None
