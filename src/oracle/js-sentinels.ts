@@ -361,7 +361,7 @@ function usedNames(program: Node): Set<string> {
 
 /** The text of a sentinel test, its first line unindented, the rest at `indent`. */
 export function sentinelText(options: {
-  /** `it`, `test`, `specify`: the call that defines the test it follows. */
+  /** `it`, `test.only`, `specify`: the call that defines the test it follows. */
   define: string;
   /** Its title's text, quotes and all. */
   title: string;
@@ -406,13 +406,13 @@ export function sentinelText(options: {
   return lines.join('\n');
 }
 
-/** `it`, `test`, `specify`: the name a test's statement defines it with (modifiers dropped). */
-function defineName(found: FoundTest): string | null {
+/** `it`, `test.only`, `specify`: what a test's statement calls to define it, as written (a
+ * modifier kept: a sentinel beside an `it.only` must run as it does). */
+function defineText(text: string, found: FoundTest): string | null {
   let call = child(found.statement, 'expression');
   if (call?.type === 'AwaitExpression') call = child(call, 'argument');
-  let callee = call === null ? null : child(call, 'callee');
-  if (callee?.type === 'MemberExpression') callee = child(callee, 'object');
-  return callee?.type === 'Identifier' ? (callee.name as string) : null;
+  const callee = call === null ? null : child(call, 'callee');
+  return callee === null ? null : text.slice(...span(callee));
 }
 
 /**
@@ -433,7 +433,7 @@ export function sentinelJsFile(
   const program = parseTestFile(file, text);
   const tests = findTests(program);
   const usable = tests.filter(
-    (t) => hidden.has(testId(dialect, file, t.path)) && defineName(t) !== null,
+    (t) => hidden.has(testId(dialect, file, t.path)) && defineText(text, t) !== null,
   );
   if (usable.length === 0) {
     return { text: null, sentinels: [], why: 'no hidden test of the file has a literal title' };
@@ -486,7 +486,7 @@ export function sentinelJsFile(
         : /^[ \t]*/.exec(text.slice(text.lastIndexOf('\n', (firstLine.start ?? 0) - 1) + 1))![0];
     const unit = bodyIndent.length > indent.length ? bodyIndent.slice(indent.length) : '  ';
     const made = sentinelText({
-      define: defineName(found)!,
+      define: defineText(text, found)!,
       title: titleRaw.slice(0, -1) + word + titleRaw.slice(-1),
       arrow: found.fn.type === 'ArrowFunctionExpression',
       typescript,

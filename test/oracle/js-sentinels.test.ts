@@ -125,6 +125,13 @@ describe('slug', () => {
     });
   });
 
+  it("keeps the test's modifier, so that it runs when the test does", () => {
+    const text = "describe('d', () => {\n  it.only('t', () => {});\n  it('u', () => {});\n});\n";
+    const out = sentinelJsFile('mocha', 'o.js', text, new Set(['d t']), first);
+    expect(out.text).toContain("  it.only('t again', () => {\n    if (");
+    expect(out.text).toContain("  it.only('t alt', () => {\n    if (");
+  });
+
   it('follows hidden tests only, and says so when the file defines none', () => {
     const out = sentinelJsFile('mocha', 'test/div.js', MOCHA, new Set(['div rounds down']), first);
     expect(out.sentinels.every((s) => s.test === 'div rounds down')).toBe(true);
