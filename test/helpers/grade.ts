@@ -210,7 +210,9 @@ export function expectInFileSentinels(
   const hidden = hiddenRecord(evaluation);
   const sentinels = hidden?.canaries?.sentinels ?? [];
   expect(hidden?.canaries?.sentinelsWhy, 'why they are not in the files').toBeNull();
-  expect(sentinels.map((s) => s.expect).sort()).toEqual(['failed', 'passed']);
+  const kinds = sentinels.map((s) => s.expect);
+  expect(kinds.filter((k) => k === 'passed').length).toBeGreaterThan(0);
+  expect(kinds.filter((k) => k === 'failed')).toHaveLength(kinds.length / 2);
   expect(hidden?.integrity?.sentinels).toEqual([]);
   for (const s of sentinels) {
     expect(hiddenIds).toContain(s.test);

@@ -5,7 +5,9 @@
 // passed before canaries and now ends TAMPERED, VACUOUS_TEST. The gold patch stays PASS with a
 // mutant of each hidden test and of the existing one, every mutant failing; a test the mutator
 // does not understand is named uncovered; spec gaming (the library answering the hidden test's
-// inputs alone) is no alarm; no canary id reaches anything a grade stores.
+// inputs alone) is no alarm; no canary id reaches anything a grade stores. The sentinels sit in
+// the hidden file (js-sentinels.ts), calling compare() as the hidden tests do: a library that
+// makes every test calling it pass spares the file of their own and ends TAMPERED by them.
 import { describe, expect, it } from 'vitest';
 import { canaryCoverage, coverageLines } from '../../src/oracle/canary-coverage.js';
 import { canaryLines } from '../../src/oracle/canaries.js';
