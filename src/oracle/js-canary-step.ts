@@ -243,10 +243,11 @@ export function mutateJsContents(
       }
     }
   }
-  // jest's ids are bare titles: a mutant's may be no title of any file the phase reads, nor a
-  // listed id.
-  const taken = new Set<string>(dialect === 'jest' ? listed : []);
-  if (dialect === 'jest') {
+  // jest's and mocha's ids name no file (a bare title, a full title): a mutant's or
+  // sentinel's may be no id of any file the phase reads, nor a listed id.
+  const byTitle = BY_PATCH.has(dialect);
+  const taken = new Set<string>(byTitle ? listed : []);
+  if (byTitle) {
     for (const [file, text] of texts) {
       try {
         for (const id of definedIds(dialect, file, text)) taken.add(id);

@@ -417,6 +417,25 @@ describe('the sentinels in the canary step', () => {
     expect(notTests.record.sentinelsWhy).toBe('no listed test is in a file the mutator reads');
   });
 
+  it('gives a mocha sentinel a full title no test of another read file has, nor a listed id', () => {
+    // `div rounds down again` and `… alt` are another file's tests; `… basic` is listed.
+    const other =
+      "describe('div', function () {\n  it('rounds down again', function () {});\n  it('rounds down alt', function () {});\n});\n";
+    const mocha = planJsCanaries(
+      'mocha',
+      Buffer.from('div rounds down\ndiv rounds down basic\n'),
+      Buffer.from('diff --git a/test/div.js b/test/div.js\ndiff --git a/test/x.js b/test/x.js\n'),
+    );
+    const files = { 'test/div.js': MOCHA, 'test/x.js': other };
+    const { writes } = mutateJsFiles(mocha, read(files), first);
+    // (The mutant, whose word is drawn anew each try, finds none with this draw: `again` only.)
+    const ids = writes.flatMap((w) => [...w.mutants, ...w.sentinels].map((c) => c.id));
+    expect(writes.flatMap((w) => w.sentinels)).toHaveLength(2);
+    for (const taken of ['div rounds down again', 'div rounds down alt', 'div rounds down basic']) {
+      expect(ids).not.toContain(taken);
+    }
+  });
+
   it("keeps a vitest id's project prefix on its sentinels", () => {
     const text =
       "import { expect, test } from 'vitest';\nimport { add } from '../src/add';\ntest('adds', () => {\n  expect(add(1, 2)).toBe(3);\n});\n";
