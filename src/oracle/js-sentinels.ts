@@ -359,7 +359,9 @@ function usedNames(program: Node): Set<string> {
   return names;
 }
 
-/** The text of a sentinel test, its first line unindented, the rest at `indent`. */
+/** The text of a sentinel test, its first line unindented, the rest at `indent`, its lines
+ * ended by `eol`; the call's text as the test wrote it (reindented, a template literal's
+ * value would change). */
 export function sentinelText(options: {
   /** `it`, `test.only`, `specify`: the call that defines the test it follows. */
   define: string;
@@ -374,6 +376,7 @@ export function sentinelText(options: {
   expect: 'passed' | 'failed';
   names: { value: string; error: string };
   number: number;
+  eol: string;
 }): string {
   const { indent, unit, call, names, number } = options;
   const inner = indent + unit;
@@ -388,7 +391,7 @@ export function sentinelText(options: {
     );
   } else {
     const { value, error } = names;
-    const made = `${call.awaited ? 'await ' : ''}${call.text.replace(/\n/g, `\n${inner}${unit}`)}`;
+    const made = `${call.awaited ? 'await ' : ''}${call.text}`;
     lines.push(
       `${inner}let ${value}${options.typescript ? ': unknown' : ''};`,
       `${inner}try {`,
@@ -403,7 +406,7 @@ export function sentinelText(options: {
     );
   }
   lines.push(`${indent}});`);
-  return lines.join('\n');
+  return lines.join(options.eol);
 }
 
 /** `it`, `test.only`, `specify`: what a test's statement calls to define it, as written (a
@@ -496,9 +499,10 @@ export function sentinelJsFile(
       expect,
       names: { value: value ?? 'value', error: error ?? 'error' },
       number: 2 + random(96),
+      eol,
     });
     const blank = /\n[ \t]*\r?\n[ \t]*$/.test(text.slice(0, start)) ? eol : '';
-    inserts.push({ at: end, text: `${eol}${blank}${indent}${made.replace(/\n/g, eol)}` });
+    inserts.push({ at: end, text: `${eol}${blank}${indent}${made}` });
     sentinels.push({
       test: testId(dialect, file, found.path),
       id,

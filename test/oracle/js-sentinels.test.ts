@@ -229,6 +229,17 @@ it('fails', async () => {
     expect(out.text).toContain("it('t alt', () => {\n  if (2 + 1 === 3) throw new Error");
   });
 
+  it('makes a call written over several lines as written, a template literal in it unchanged', () => {
+    const text =
+      "const { f } = require('./f');\r\nit('t', () => {\r\n  expect(\r\n    f(`a\r\nb`, 1),\r\n  ).toBe(1);\r\n});\r\n";
+    const out = sentinelJsFile('jest', 'm.test.js', text, new Set(['t']), first);
+    expect(out.sentinels[0]!.calls).toBe('f(`a\r\nb`, 1)');
+    expect(out.text).toContain(
+      "it('t again', () => {\r\n  let value;\r\n  try {\r\n    value = f(`a\r\nb`, 1);\r\n",
+    );
+    expect(out.text!.replace(/\r\n/g, '')).not.toContain('\n');
+  });
+
   it("keeps its own names off every name of the file's", () => {
     const text = `const { value, error } = require('./v');
 it('t', () => {
