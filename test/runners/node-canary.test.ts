@@ -17,6 +17,7 @@ import {
   expectGoldWithCanaries,
   expectInFileSentinelCatch,
   expectInFileSentinels,
+  expectSentinelsHeld,
   expectVacuousTest,
   hiddenRecord,
 } from '../helpers/grade.js';
@@ -145,6 +146,34 @@ const SPEC: RepoBundleSpec = {
 };
 
 const suite = runnerSuite(docker, SCOPE, { image: 'runners', spec: SPEC });
+
+// The same task with its hidden tests made in a loop: no title to find, so no mutant and no
+// sentinel in the file; the phase keeps its file of sentinels of its own.
+const LOOP = `import assert from 'node:assert';
+import { it } from 'node:test';
+import { createRequire } from 'node:module';
+
+const { compare } = createRequire(import.meta.url)('../src/version.js');
+
+for (const [a, b, want] of [['1.10', '1.9', 1], ['2.0', '10.0', -1]]) {
+  it(\`orders \${a} against \${b}\`, () => {
+    assert.strictEqual(compare(a, b), want);
+  });
+}
+`;
+const LOOP_IDS = [
+  'tests/loop.test.mjs::orders 1.10 against 1.9',
+  'tests/loop.test.mjs::orders 2.0 against 10.0',
+];
+const loop = runnerSuite(docker, SCOPE, {
+  image: 'runners',
+  spec: {
+    ...SPEC,
+    id: 'node-canary-loop',
+    hidden: { 'tests/loop.test.mjs': LOOP },
+    hiddenIds: LOOP_IDS,
+  },
+});
 const grade = (candidate: Buffer | null): Promise<Evaluation> =>
   suite.grade(suite.bundle, candidate);
 
@@ -222,6 +251,40 @@ describe('canaries through the built-in node:test runner', () => {
       expectInFileSentinelCatch(evaluation);
       // Without the sentinels in the file, nothing else but the canaries would tell.
       expect(evaluation.phases?.hidden?.check?.notPassed).toEqual([]);
+    },
+    SLOW,
+  );
+
+  it(
+    'keeps the file of their own where no hidden test has a literal title, and says why: those sentinels hold under the same forgery',
+    async () => {
+      const gold = await loop.grade(loop.bundle, loop.gold);
+      expect(gold.verdict, gold.verdict.detail).toMatchObject({ verdict: 'PASS' });
+      const canaries = hiddenRecord(gold)?.canaries;
+      expect(canaries?.sentinels).toEqual([]);
+      // The existing test's file is read too (the sample's): neither has a hidden test to follow.
+      expect(canaries?.sentinelsWhy?.split('; ').sort()).toEqual([
+        'tests/loop.test.mjs: no hidden test of the file has a literal title',
+        'tests/version.test.js: no hidden test of the file has a literal title',
+      ]);
+      expect(canaryLines(canaries!)).toContain(
+        `  sentinels: in a file of their own, not in the test files: ${canaries?.sentinelsWhy}`,
+      );
+      expectSentinelsHeld(gold);
+      // The limit the sentinels in the files lift: the file of their own calls nothing of the
+      // library, and held under a forgery aimed at the tests that call it; here only the
+      // mutant of the sampled existing test (whose file the hidden phase runs) tells.
+      const forged = await loop.grade(
+        loop.bundle,
+        candidateDiff(loop.dir, FORGERIES['passCallers']!),
+      );
+      expect(forged.verdict).toMatchObject({ verdict: 'FAIL', reason: 'TAMPERED' });
+      expect(forged.verdict.detail).toMatch(
+        /^hidden phase: VACUOUS_TEST: .*tests\/version\.test\.js::equal versions are 0/,
+      );
+      const own = hiddenRecord(forged)?.integrity?.sentinels ?? [];
+      expect(own.map((x) => x.expect).sort()).toEqual(['error', 'failed', 'passed']);
+      for (const x of own) expect(x.status).toBe(x.expect);
     },
     SLOW,
   );
