@@ -116,13 +116,14 @@ export function planCanaries(phase: PhaseContext, runner: Buffer): PlannedCanari
   const hidden = phase.lists[ASSET.hidden];
   if (hidden === undefined) throw new ProctorError('INTERNAL', `no ID list named ${ASSET.hidden}`);
   const ids = withExistingSample(hidden, phase.bundle.hiddenIds, phase.bundle.existingIds);
+  // The in-file sentinels follow the hidden tests alone (the list's first hidden.length
+  // bytes): the hidden run reports those, not always the sampled existing ones.
   return js === null
     ? {
         kind: 'python',
-        // The runner writes its in-file sentinels after the hidden tests alone.
         step: canaryStep(phase.bundle.workdir, ids, phase.patchHeaders, hidden.length),
       }
-    : { kind: 'js', plan: planJsCanaries(js, ids, phase.patchHeaders) };
+    : { kind: 'js', plan: planJsCanaries(js, ids, phase.patchHeaders, hidden.length) };
 }
 
 /**

@@ -57,23 +57,23 @@ export type Random = (n: number) => number;
 const cryptoRandom: Random = (n) => randomInt(n);
 
 // A narrow view of babel's nodes: what the mutator reads, nothing else.
-interface Node {
+export interface Node {
   type: string;
   start?: number | null;
   end?: number | null;
   [key: string]: unknown;
 }
-const isNode = (value: unknown): value is Node =>
+export const isNode = (value: unknown): value is Node =>
   typeof value === 'object' && value !== null && typeof (value as Node).type === 'string';
-const child = (node: Node, key: string): Node | null => {
+export const child = (node: Node, key: string): Node | null => {
   const value = node[key];
   return isNode(value) ? value : null;
 };
-const children = (node: Node, key: string): Node[] => {
+export const children = (node: Node, key: string): Node[] => {
   const value = node[key];
   return Array.isArray(value) ? value.filter(isNode) : [];
 };
-const span = (node: Node): [number, number] => [node.start ?? 0, node.end ?? 0];
+export const span = (node: Node): [number, number] => [node.start ?? 0, node.end ?? 0];
 
 /** How a runner names a test: `jest-json` is the jest runner under RUNNER_JEST_IDS=json. */
 export type JsDialect = 'node' | 'mocha' | 'jest' | 'jest-json' | 'vitest';

@@ -4,11 +4,19 @@
 // files from the work tree; Proctor mutates them; a second step writes every mutated file back
 // in place (mode and owner kept). Both are steps of the hidden tests' preparation
 // (evaluate-prepare.ts): the read in the exec of the hidden test patch's apply, the write in the
-// exec that then makes the work tree's git. The mutants' ids stay here, as for the Python
-// runners: the test side learns them only inside its phase's request, among the listed ids.
+// exec that then makes the work tree's git. Beside the mutants, up to three hidden test files
+// get a must-pass and a must-fail sentinel (js-sentinels.ts), after hidden tests only. The
+// mutants' and sentinels' ids stay here, as for the Python runners: the test side learns them
+// only inside its phase's request, among the listed ids.
+import { randomInt } from 'node:crypto';
 import { describeError } from '../errors.js';
 import type { ExecResult } from '../sandbox/index.js';
-import { CANARY_TIMEOUT_MS, type Canary, type CanaryRecord } from './canaries.js';
+import {
+  CANARY_TIMEOUT_MS,
+  type Canary,
+  type CanaryRecord,
+  type InFileSentinel,
+} from './canaries.js';
 import {
   canaryJsFile,
   definedIds,
@@ -16,6 +24,7 @@ import {
   type JsDialect,
   type Random,
 } from './js-canaries.js';
+import { JS_SENTINEL_MAX_FILES, sentinelJsFile } from './js-sentinels.js';
 import type { PrepStep } from './prepare-steps.js';
 import { excerpt } from './report.js';
 
@@ -23,8 +32,9 @@ import { excerpt } from './report.js';
  * `js-mocha`, `js-jest`, `js-vitest`: how the runner names a test). */
 const JS_CANARY_LINE = /^# proctor-canaries: js-(node|mocha|jest|vitest)[ \t]*$/m;
 const HEAD_BYTES = 4096;
-/** The JavaScript runners keep their sentinels in a file of their own (the oracle log says so). */
-const JS_SENTINELS_WHY = 'the JavaScript runners place no sentinels in the test files yet';
+/** Why a phase keeps its sentinels in a file of their own when the step could not read the
+ * files (the oracle log says so). */
+const JS_SENTINELS_FAILED = 'the canary step failed';
 
 /** The jest runner's setting of its ids' form, in [tests].env (src/runners/jest/run). */
 export const JEST_IDS_ENV = 'RUNNER_JEST_IDS';
@@ -180,24 +190,30 @@ export interface JsCanaryPlan {
   dialect: JsDialect;
   /** The listed ids, each once. */
   listed: string[];
+  /** Those of them that are hidden tests (not the sample of existing ones): the sentinels
+   * follow these alone, since the hidden run reports them. */
+  hidden: string[];
   /** The files to read and mutate (none: nothing to place). */
   files: string[];
   /** The record so far: the ids no file can hold. */
   record: CanaryRecord;
 }
 
-/** A file's mutated bytes, and the mutants they hold. */
+/** A file's mutated bytes, and the mutants and sentinels they hold. */
 export interface JsWrite {
   file: string;
   bytes: Buffer;
   mutants: Canary[];
+  sentinels: InFileSentinel[];
 }
 
 /**
  * The mutants of the listed tests (`unplaced`: those no file can hold) in the files `read`
- * gave (their bytes, or why they cannot be read): the files' new bytes with their mutants, and
- * the listed tests that got none, with why. Pure: the step writes the files back, validate's
- * coverage only counts.
+ * gave (their bytes, or why they cannot be read), and a pair of sentinels in up to
+ * JS_SENTINEL_MAX_FILES of the files that define one of the `hidden` ids: the files' new bytes
+ * with their mutants and sentinels, the listed tests that got no mutant, with why, and why no
+ * sentinel was placed (null when some were). Pure: the step writes the files back, validate's
+ * coverage only counts (and passes no hidden ids).
  */
 export function mutateJsContents(
   dialect: JsDialect,
@@ -205,9 +221,11 @@ export function mutateJsContents(
   unplaced: ReadonlyArray<{ test: string; why: string }>,
   read: ReadonlyMap<string, Buffer | string>,
   random?: Random,
+  hidden: readonly string[] = [],
 ): {
-  writes: Array<{ file: string; bytes: Buffer; mutants: Canary[] }>;
+  writes: JsWrite[];
   uncovered: Array<{ test: string; why: string }>;
+  sentinelsWhy: string | null;
 } {
   const uncovered: Array<{ test: string; why: string }> = [];
   // The mutator matches ids without a vitest project's prefix; each listed id is found by its
@@ -221,7 +239,7 @@ export function mutateJsContents(
   const listedOf = (bare: string) => byBare.get(bare) ?? [bare];
   const wanted = new Set(byBare.keys());
   const defined = new Set<string>();
-  const writes: Array<{ file: string; bytes: Buffer; mutants: Canary[] }> = [];
+  const writes: JsWrite[] = [];
   const texts = new Map<string, string>();
   for (const [file, bytes] of read) {
     const inFile = listed.filter((id) => fileOf(dialect, id) === file);
@@ -240,11 +258,11 @@ export function mutateJsContents(
       }
     }
   }
-  // jest's ids name no file (bare titles, or describe blocks and title): a mutant's may be no
-  // id of any file the phase reads, nor a listed id.
-  const byName = dialect === 'jest' || dialect === 'jest-json';
-  const taken = new Set<string>(byName ? listed : []);
-  if (byName) {
+  // jest's and mocha's ids name no file (a bare title, describe blocks and title, a full
+  // title): a mutant's or sentinel's may be no id of any file the phase reads, nor a listed id.
+  const byTitle = BY_PATCH.has(dialect);
+  const taken = new Set<string>(byTitle ? listed : []);
+  if (byTitle) {
     for (const [file, text] of texts) {
       try {
         for (const id of definedIds(dialect, file, text)) taken.add(id);
@@ -273,9 +291,11 @@ export function mutateJsContents(
       for (const id of listedOf(u.test)) uncovered.push({ test: id, why: u.why });
     }
     if (placed.text !== null) {
+      texts.set(file, placed.text);
       writes.push({
         file,
         bytes: Buffer.from(placed.text, 'utf8'),
+        sentinels: [],
         mutants: placed.mutants.flatMap((m) =>
           listedOf(m.test).map((id) => ({
             id: splitProject(dialect, id).prefix + m.id,
@@ -295,35 +315,109 @@ export function mutateJsContents(
         : 'no test of that title in its file',
     });
   }
-  return { writes, uncovered };
+  const sentinelsWhy = placeSentinels(dialect, listed, hidden, texts, writes, random, taken);
+  return { writes, uncovered, sentinelsWhy };
 }
 
 /**
- * The canaries of the tests of the ID list `ids` (one per line); `headers` are the hidden test
- * patch's headers. Three parts: the read step (jsReadStep) prints the files, Proctor mutates
- * them (mutateJsFiles), the write step (jsWriteStep) writes them back. A part that fails
- * places none (or none more): the record says why, and the phase runs with what was placed.
+ * The pairs of sentinels (sentinelJsFile) in up to JS_SENTINEL_MAX_FILES of the files of
+ * `texts` (as mutated) that define one of the `hidden` ids, chosen at random: each such file's
+ * write in `writes` gets its new bytes and its sentinels (a file without mutants gets a write).
+ * Returns why none was placed, or null.
  */
-export function planJsCanaries(dialect: JsDialect, ids: Buffer, headers: Buffer): JsCanaryPlan {
-  const listed = [
-    ...new Set(
-      ids
-        .toString('utf8')
-        .split('\n')
-        .map((l) => (l.endsWith('\r') ? l.slice(0, -1) : l))
-        .filter((l) => l.trim() !== ''),
-    ),
-  ];
+function placeSentinels(
+  dialect: JsDialect,
+  listed: readonly string[],
+  hidden: readonly string[],
+  texts: ReadonlyMap<string, string>,
+  writes: JsWrite[],
+  random: Random = (n) => randomInt(n),
+  taken: Set<string> = new Set(),
+): string | null {
+  // A sentinel's id carries the project prefix of the first listed id of the test it follows.
+  const prefixOf = new Map<string, string>();
+  for (const id of listed) {
+    const { prefix, bare } = splitProject(dialect, id);
+    if (!prefixOf.has(bare)) prefixOf.set(bare, prefix);
+  }
+  const wanted = new Set(hidden.map((id) => splitProject(dialect, id).bare));
+  if (wanted.size === 0) return 'no hidden test is listed';
+  const files = [...texts.keys()];
+  const whys: string[] = [];
+  let placedFiles = 0;
+  while (files.length > 0 && placedFiles < JS_SENTINEL_MAX_FILES) {
+    const file = files.splice(random(files.length), 1)[0]!;
+    let placed;
+    try {
+      placed = sentinelJsFile(dialect, file, texts.get(file)!, wanted, random, taken);
+    } catch (error) {
+      whys.push(`${file}: ${excerpt(describeError(error))}`);
+      continue;
+    }
+    if (placed.text === null) {
+      whys.push(`${file}: ${placed.why ?? 'none placed'}`);
+      continue;
+    }
+    placedFiles += 1;
+    let write = writes.find((w) => w.file === file);
+    if (write === undefined) {
+      write = { file, bytes: Buffer.alloc(0), mutants: [], sentinels: [] };
+      writes.push(write);
+    }
+    write.bytes = Buffer.from(placed.text, 'utf8');
+    write.sentinels = placed.sentinels.map((s) => ({
+      id: (prefixOf.get(s.test) ?? '') + s.id,
+      test: (prefixOf.get(s.test) ?? '') + s.test,
+      expect: s.expect,
+      calls: s.calls,
+    }));
+  }
+  if (placedFiles > 0) return null;
+  return whys.length > 0 ? whys.join('; ') : 'no hidden test is in a file the mutator read';
+}
+
+/** The ids of an ID list's bytes (one per line), each once. */
+const idsOf = (bytes: Buffer) => [
+  ...new Set(
+    bytes
+      .toString('utf8')
+      .split('\n')
+      .map((l) => (l.endsWith('\r') ? l.slice(0, -1) : l))
+      .filter((l) => l.trim() !== ''),
+  ),
+];
+
+/**
+ * The canaries of the tests of the ID list `ids` (one per line), whose first `hiddenBytes` are
+ * the hidden tests' (withExistingSample); `headers` are the hidden test patch's headers. Three
+ * parts: the read step (jsReadStep) prints the files, Proctor mutates them and writes the
+ * sentinels in (mutateJsFiles), the write step (jsWriteStep) writes them back. A part that
+ * fails places none (or none more): the record says why, and the phase runs with what was
+ * placed (and its sentinels in a file of their own when none is in the test files).
+ */
+export function planJsCanaries(
+  dialect: JsDialect,
+  ids: Buffer,
+  headers: Buffer,
+  hiddenBytes = ids.length,
+): JsCanaryPlan {
+  const listed = idsOf(ids);
   const { files, unplaced } = jsCanaryFiles(dialect, listed, headers);
+  const hidden = idsOf(ids.subarray(0, Math.max(0, Math.min(hiddenBytes, ids.length))));
   return {
     dialect,
     listed,
+    // A line cut by hiddenBytes is no hidden id.
+    hidden: hidden.filter((id) => listed.includes(id)),
     files,
     record: {
       mutants: [],
       uncovered: [...unplaced],
       sentinels: [],
-      sentinelsWhy: JS_SENTINELS_WHY,
+      sentinelsWhy:
+        files.length === 0
+          ? 'no listed test is in a file the mutator reads'
+          : 'the files were not read',
       error: null,
     },
   };
@@ -374,15 +468,17 @@ export function mutateJsFiles(
         mutants: [],
         uncovered: [],
         sentinels: [],
-        sentinelsWhy: JS_SENTINELS_WHY,
+        sentinelsWhy: JS_SENTINELS_FAILED,
         error: `the canary step failed: ${excerpt(describeError(error))}`,
       },
       writes: [],
     };
   }
   const unplaced = plan.record.uncovered;
-  const mutated = mutateJsContents(dialect, listed, unplaced, contents, random);
+  const mutated = mutateJsContents(dialect, listed, unplaced, contents, random, plan.hidden);
   record.uncovered.push(...mutated.uncovered);
+  // The sentinels count once their files are written (jsWriteOutcome).
+  record.sentinelsWhy = mutated.sentinelsWhy ?? 'the files were not written';
   return { record, writes: mutated.writes };
 }
 
@@ -409,10 +505,15 @@ export function jsWriteOutcome(
   write: StepResult | null,
 ): CanaryRecord {
   const done = write === null ? 0 : write.stdout.split('\n').filter((l) => l === 'ok').length;
-  const out: CanaryRecord = { ...record, mutants: [...record.mutants] };
-  for (const [index, { file, mutants }] of writes.entries()) {
+  const out: CanaryRecord = {
+    ...record,
+    mutants: [...record.mutants],
+    sentinels: [...record.sentinels],
+  };
+  for (const [index, { file, mutants, sentinels }] of writes.entries()) {
     if (index < done) {
       out.mutants.push(...mutants);
+      out.sentinels.push(...sentinels);
       continue;
     }
     // The file may be half written: its tests' outcomes cannot be told from a failure of the
@@ -425,6 +526,11 @@ export function jsWriteOutcome(
           : lastLine(write.stderr) || `exit ${String(write.exitCode)}`;
     out.error = `writing ${file} failed: ${excerpt(why)}`;
     break;
+  }
+  // Each file holds both kinds or none: the pairs of the files written stand.
+  if (out.sentinels.length > 0) out.sentinelsWhy = null;
+  else if (out.error !== null && writes.some((w) => w.sentinels.length > 0)) {
+    out.sentinelsWhy = 'writing the test files failed';
   }
   return out;
 }

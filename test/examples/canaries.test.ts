@@ -1,6 +1,7 @@
 // No false alarm: the gold patch of every shipped example whose runner places canaries (the
 // built-in pytest runner; the node and mocha runners, whose canaries Proctor places) passes
-// with them, each mutant failing, through the real oracle.
+// with them, each mutant failing and each sentinel in the hidden test files holding, through
+// the real oracle.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -47,6 +48,11 @@ describe('the examples with canaries', { timeout: 600_000 }, () => {
     expect(canaries?.error).toBeNull();
     expect(canaries?.mutants.length).toBeGreaterThan(0);
     for (const m of canaries?.mutants ?? []) expect(m.status, m.mutation).toMatch(/failed|error/);
+    // Every runner here also writes the sentinels into the hidden test files: each held.
+    expect(canaries?.sentinels.length, canaries?.sentinelsWhy ?? '').toBeGreaterThan(0);
+    for (const s of canaries?.sentinels ?? []) {
+      expect(s.status, `${s.id} (calls ${s.calls || 'nothing'})`).toBe(s.expect);
+    }
     // The oracle log names each mutant and what it reported.
     const lines = canaryLines(canaries!);
     for (const m of canaries?.mutants ?? []) {

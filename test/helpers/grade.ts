@@ -5,7 +5,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import { loadBundle, type Bundle } from '../../src/oracle/bundle.js';
-import type { CanaryRecord } from '../../src/oracle/canaries.js';
+import type { CanaryRecord, InFileSentinel } from '../../src/oracle/canaries.js';
 import { evaluate, type EvaluateInput, type Evaluation } from '../../src/oracle/evaluate.js';
 import { declaredOutcomes } from '../../src/oracle/verdict.js';
 import type { DockerClient } from '../../src/sandbox/docker.js';
@@ -194,4 +194,55 @@ export function expectVacuousTest(evaluation: Evaluation, detail: RegExp, ids: s
   }
   expect(evaluation.phases?.hidden?.check?.notPassed).toEqual([]);
   expect(reported(evaluation).every((id) => ids.includes(id))).toBe(true);
+}
+
+/**
+ * The hidden phase's sentinels were written into the hidden test files (a pair in each file
+ * that got them, each after one of `hiddenIds`, making one of `calls`), and each reported what
+ * it must; that phase asked the test side for no file of its own. The sentinels, for the
+ * dialect's own checks.
+ */
+export function expectInFileSentinels(
+  evaluation: Evaluation,
+  hiddenIds: readonly string[],
+  calls: readonly string[],
+): InFileSentinel[] {
+  const hidden = hiddenRecord(evaluation);
+  const sentinels = hidden?.canaries?.sentinels ?? [];
+  expect(hidden?.canaries?.sentinelsWhy, 'why they are not in the files').toBeNull();
+  const kinds = sentinels.map((s) => s.expect);
+  expect(kinds.filter((k) => k === 'passed').length).toBeGreaterThan(0);
+  expect(kinds.filter((k) => k === 'failed')).toHaveLength(kinds.length / 2);
+  expect(hidden?.integrity?.sentinels).toEqual([]);
+  for (const s of sentinels) {
+    expect(hiddenIds).toContain(s.test);
+    expect(calls).toContain(s.calls);
+    expect(s.status, `${s.id} (must be ${s.expect})`).toBe(s.expect);
+  }
+  return sentinels;
+}
+
+/**
+ * A forgery the sentinels in the hidden test files catch and the file of their own did not:
+ * TAMPERED, the detail naming the must-fail sentinel after a hidden test, which passed, while
+ * the existing phase's sentinels, in a file of their own, all reported what they must, and no
+ * tripwire fired in either phase.
+ */
+export function expectInFileSentinelCatch(evaluation: Evaluation): void {
+  expect(evaluation.verdict.verdict).toBe('FAIL');
+  expect(evaluation.verdict.reason, evaluation.verdict.detail).toBe('TAMPERED');
+  expect(evaluation.verdict.detail).toMatch(
+    /^hidden phase: sentinel after .+ in its file \(must be failed\) reported passed/,
+  );
+  expect(evaluation.verdict.detail).not.toMatch(/tripwire/);
+  const existing = evaluation.phaseRecords.find((p) => p.name === 'existing');
+  expect(existing?.integrity?.tampered).toBeNull();
+  expect(existing?.integrity?.sentinels.map((s) => s.expect).sort()).toEqual([
+    'error',
+    'failed',
+    'passed',
+  ]);
+  for (const s of existing?.integrity?.sentinels ?? []) expect(s.status).toBe(s.expect);
+  const failing = hiddenRecord(evaluation)?.canaries?.sentinels.find((s) => s.expect === 'failed');
+  expect(failing?.status).toBe('passed');
 }

@@ -177,10 +177,22 @@ describe('jsWriteOutcome', () => {
     file,
     bytes: Buffer.from('x'),
     mutants: [{ id: `${file}::t again`, test: `${file}::t`, mutation: 'm' }],
+    sentinels: (['passed', 'failed'] as const).map((expect) => ({
+      id: `${file}::t ${expect}`,
+      test: `${file}::t`,
+      expect,
+      calls: '',
+    })),
   }));
-  const none = { mutants: [], uncovered: [], sentinels: [], sentinelsWhy: null, error: null };
+  const none = {
+    mutants: [],
+    uncovered: [],
+    sentinels: [],
+    sentinelsWhy: 'the files were not written',
+    error: null,
+  };
 
-  it('keeps the mutants of each file written, and names the first that was not, with why', () => {
+  it('keeps the mutants and sentinels of each file written, and names the first that was not, with why', () => {
     const all = jsWriteOutcome(none, writes, {
       exitCode: 0,
       timedOut: false,
@@ -188,7 +200,13 @@ describe('jsWriteOutcome', () => {
       stderr: '',
     });
     expect(all.mutants.map((m) => m.test)).toEqual(['a.test.js::t', 'b.test.js::t']);
-    expect(all.error).toBeNull();
+    expect(all.sentinels.map((s) => s.id)).toEqual([
+      'a.test.js::t passed',
+      'a.test.js::t failed',
+      'b.test.js::t passed',
+      'b.test.js::t failed',
+    ]);
+    expect(all).toMatchObject({ error: null, sentinelsWhy: null });
     const one = jsWriteOutcome(none, writes, {
       exitCode: 1,
       timedOut: false,
@@ -196,6 +214,9 @@ describe('jsWriteOutcome', () => {
       stderr: 'b.test.js is no longer a regular file\n',
     });
     expect(one.mutants.map((m) => m.test)).toEqual(['a.test.js::t']);
+    // The pair of the file written stands; the other file's is not judged.
+    expect(one.sentinels.map((s) => s.test)).toEqual(['a.test.js::t', 'a.test.js::t']);
+    expect(one.sentinelsWhy).toBeNull();
     expect(one.error).toBe('writing b.test.js failed: b.test.js is no longer a regular file');
     const late = jsWriteOutcome(none, writes, {
       exitCode: 137,
@@ -203,7 +224,12 @@ describe('jsWriteOutcome', () => {
       stdout: '',
       stderr: '',
     });
-    expect(late).toMatchObject({ mutants: [], error: 'writing a.test.js failed: timed out' });
+    expect(late).toMatchObject({
+      mutants: [],
+      sentinels: [],
+      sentinelsWhy: 'writing the test files failed',
+      error: 'writing a.test.js failed: timed out',
+    });
     expect(jsWriteOutcome(none, writes, null).error).toBe(
       'writing a.test.js failed: the step did not run to its end',
     );
@@ -290,6 +316,7 @@ describe("the JavaScript canaries' write step in a container", { timeout: SLOW }
       file,
       bytes: Buffer.from(`mutated ${i}\n`),
       mutants: [{ id: `${file}::t again`, test: `${file}::t`, mutation: 'm' }],
+      sentinels: [],
     }));
   const setup = (script: string) => step('setup', { script });
   const show = step('show', {

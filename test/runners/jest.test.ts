@@ -217,17 +217,19 @@ describe('the jest runner under SWE-bench rules', () => {
 
 describe('forgeries against the jest runner', () => {
   it(
-    'code that makes every expectation pass does not pass: the tripwire on expect names it (the sentinel that must fail passes too)',
+    'code that makes every expectation pass does not pass: the tripwire on expect names it (a sentinel of a file of their own that must fail passes too; those in the hidden files hold)',
     async () => {
       const source = `${CALC}\nglobal.expect = () => new Proxy({}, { get: () => () => undefined });\n`;
       for (const task of [suite.bundle, await swebenchTask(suite.dir)]) {
         const evaluation = await grade(task, candidateDiff(suite.dir, { 'src/calc.js': source }));
         expectNotPassed(evaluation, /tripwire: .*expect was replaced/);
-        expect(
-          evaluation.phaseRecords.some((record) =>
-            record.integrity?.sentinels.some((s) => s.status !== s.expect),
-          ),
-        ).toBe(true);
+        // A file of their own fails through jest's expect, which the forgery reached; the
+        // sentinels in the hidden test files fail by a plain throw, which it cannot stop.
+        const own = evaluation.phaseRecords.flatMap((r) => r.integrity?.sentinels ?? []);
+        const inFile = evaluation.phaseRecords.flatMap((r) => r.canaries?.sentinels ?? []);
+        expect(inFile.length).toBeGreaterThan(0);
+        for (const s of inFile) expect(s.status, s.id).toBe(s.expect);
+        if (task === suite.bundle) expect(own.some((s) => s.status !== s.expect)).toBe(true);
       }
     },
     SLOW,

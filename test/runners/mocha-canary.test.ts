@@ -1,15 +1,22 @@
 // Canaries through the built-in mocha runner and the real oracle (src/oracle/js-canaries.ts,
 // js-canary-step.ts): mutants of the hidden tests in the hidden patch's test file, run in the
-// same mocha process. The gold patch stays PASS, every mutant failing; a candidate that makes
-// node:assert's comparisons lenient for the one assertion after each call into the library
-// (the methods back before mocha's tripwires look, after each test) passed before canaries and
-// now ends TAMPERED, VACUOUS_TEST.
+// same mocha process, and the sentinels in that file. The gold patch stays PASS, every mutant
+// failing, the sentinels holding; a candidate that makes node:assert's comparisons lenient for
+// the one assertion after each call into the library (the methods back before mocha's
+// tripwires look, after each test) passed before canaries, ended VACUOUS_TEST with them, and
+// is now named by a tripwire, since the sentinels' call of the library is followed by no
+// assertion; one that makes every test of a git-tracked file pass spares the file of sentinels
+// of their own and ends TAMPERED by the must-fail sentinel in the hidden file.
 import { describe, expect, it } from 'vitest';
 import { canaryCoverage, coverageLines } from '../../src/oracle/canary-coverage.js';
 import { canaryLines } from '../../src/oracle/canaries.js';
 import { type Evaluation } from '../../src/oracle/evaluate.js';
 import { dockerScope, testDocker } from '../helpers/docker.js';
-import { expectGoldWithCanaries, expectVacuousTest } from '../helpers/grade.js';
+import {
+  expectGoldWithCanaries,
+  expectInFileSentinelCatch,
+  expectInFileSentinels,
+} from '../helpers/grade.js';
 import { candidateDiff, type Files, type RepoBundleSpec } from '../helpers/repo-bundles.js';
 import { runnerSuite } from '../helpers/runner-suite.js';
 
@@ -60,8 +67,9 @@ const GOLD = CALC(
 
 const FORGERIES: Record<string, Files> = {
   // assert's comparisons made lenient by each call of div, for the one assertion that follows
-  // it, which puts them back: mocha's tripwires, which look after each test, see the real ones.
-  // div still does not round; it refuses zero, so that test passes honestly.
+  // it, which puts them back: mocha's tripwires, which look after each test, saw the real ones
+  // while every call of div was followed by an assertion. div still does not round; it refuses
+  // zero, so that test passes honestly.
   skipNext: {
     'lib/calc.js': CALC(
       "  if (b === 0) throw new RangeError('division by zero');\n  lenient();\n  return a / b;",
@@ -72,6 +80,42 @@ const restore = () => lib.forEach((a, i) => names.forEach((n, j) => { a[n] = sav
 const lenient = () => lib.forEach((a) => names.forEach((n) => { a[n] = () => restore(); }));`,
     ),
   },
+};
+
+// Every test of a file git tracks passes: Function.prototype.call, through which mocha calls a
+// test's function with its context, swallows what the function throws (or its promise
+// rejects) when the context's test is in a tracked file. Nothing mocha's tripwires watch
+// changes; the sentinels of a file of their own, new and untracked, held. div stays wrong.
+FORGERIES['passTracked'] = {
+  'lib/calc.js': CALC(
+    '  return a / b;',
+    `const { execFileSync } = require('node:child_process');
+const { dirname } = require('node:path');
+const seen = new Map();
+const tracked = (file) => {
+  if (!seen.has(file)) {
+    let yes = true;
+    try {
+      execFileSync('git', ['-c', 'safe.directory=*', 'ls-files', '--error-unmatch', '--', file], { cwd: dirname(file), stdio: 'ignore' });
+    } catch {
+      yes = false;
+    }
+    seen.set(file, yes);
+  }
+  return seen.get(file);
+};
+const apply = Reflect.apply;
+Function.prototype.call = function (self, ...args) {
+  const test = self !== null && typeof self === 'object' && Object.prototype.hasOwnProperty.apply(self, ['test']) ? self.test : null;
+  if (!test || test.type !== 'test' || typeof test.file !== 'string' || !tracked(test.file)) return apply(this, self, args);
+  try {
+    const out = apply(this, self, args);
+    return out && typeof out.then === 'function' ? out.then(undefined, () => undefined) : out;
+  } catch {
+    return undefined;
+  }
+};`,
+  ),
 };
 
 const SPEC: RepoBundleSpec = {
@@ -108,19 +152,33 @@ describe('canaries through the built-in mocha runner', () => {
         { test: ID.add, why: "no test of that title in the hidden patch's test files" },
       ]);
       expect(canaryLines(canaries)[0]).toBe('  canaries: 2 mutants; 1 listed tests uncovered');
+      // The sentinels sit in the hidden file, after hidden tests, calling div() as they do.
+      expectInFileSentinels(evaluation, [ID.floor, ID.zero], ['div(-7, 2)', 'div(1, 0)']);
     },
     SLOW,
   );
 
   it(
-    'fails the skipNext forgery as TAMPERED, VACUOUS_TEST, the tripwires and sentinels missing it',
+    'fails the skipNext forgery as TAMPERED: the sentinels call div and assert nothing after it, so the tripwires see the lenient methods',
     async () => {
+      // Its canaries made it VACUOUS_TEST before; a sentinel in the file that calls div leaves
+      // the methods swapped when mocha's tripwires look after it.
       const evaluation = await grade(candidateDiff(suite.dir, FORGERIES['skipNext']!));
-      expectVacuousTest(
-        evaluation,
-        /^hidden phase: VACUOUS_TEST: .*div rounds down \(strictEqual expected -4 -> -\d+\)/,
-        Object.values(ID),
+      expect(evaluation.verdict).toMatchObject({ verdict: 'FAIL', reason: 'TAMPERED' });
+      expect(evaluation.verdict.detail).toMatch(
+        /^hidden phase: tripwire: node:assert(?:\/strict)?\.\w+ was replaced/,
       );
+      expect(evaluation.phases?.hidden?.check?.notPassed).toEqual([]);
+    },
+    SLOW,
+  );
+
+  it(
+    'fails a forgery that passes every test of a tracked file by its in-file must-fail sentinel',
+    async () => {
+      const evaluation = await grade(candidateDiff(suite.dir, FORGERIES['passTracked']!));
+      expectInFileSentinelCatch(evaluation);
+      expect(evaluation.phases?.hidden?.check?.notPassed).toEqual([]);
     },
     SLOW,
   );

@@ -5,13 +5,22 @@
 // passed before canaries and now ends TAMPERED, VACUOUS_TEST. The gold patch stays PASS with a
 // mutant of each hidden test and of the existing one, every mutant failing; a test the mutator
 // does not understand is named uncovered; spec gaming (the library answering the hidden test's
-// inputs alone) is no alarm; no canary id reaches anything a grade stores.
+// inputs alone) is no alarm; no canary id reaches anything a grade stores. The sentinels sit in
+// the hidden file (js-sentinels.ts), calling compare() as the hidden tests do: a library that
+// makes every test calling it pass spares the file of their own and ends TAMPERED by them.
 import { describe, expect, it } from 'vitest';
 import { canaryCoverage, coverageLines } from '../../src/oracle/canary-coverage.js';
 import { canaryLines } from '../../src/oracle/canaries.js';
 import { type Evaluation } from '../../src/oracle/evaluate.js';
 import { dockerScope, testDocker } from '../helpers/docker.js';
-import { expectGoldWithCanaries, expectVacuousTest, hiddenRecord } from '../helpers/grade.js';
+import {
+  expectGoldWithCanaries,
+  expectInFileSentinelCatch,
+  expectInFileSentinels,
+  expectSentinelsHeld,
+  expectVacuousTest,
+  hiddenRecord,
+} from '../helpers/grade.js';
 import { candidateDiff, type Files, type RepoBundleSpec } from '../helpers/repo-bundles.js';
 import { runnerSuite } from '../helpers/runner-suite.js';
 
@@ -95,6 +104,23 @@ const lenient = () => lib.forEach((a) => names.forEach((n) => { a[n] = () => res
       "function compare(a, b) {\n  if (a === '' || b === '') throw new TypeError('empty');\n  lenient();\n  queueMicrotask(restore);",
     ),
   },
+  // Every test that calls the library is reported passed: node:test runs each test's function
+  // inside the test's own async resource, whose `fail` becomes its `pass` (on that one object;
+  // node:test's functions and classes stay as they were). The sentinels of a file of their own
+  // call nothing of the library, and so held; compare() stays wrong.
+  passCallers: {
+    'src/version.js': VERSION(
+      false,
+      `const { executionAsyncResource } = require('node:async_hooks');
+const spare = () => {
+  const test = executionAsyncResource();
+  if (test && typeof test.fail === 'function' && typeof test.pass === 'function') {
+    test.fail = function () { return this.pass(); };
+  }
+};
+`,
+    ).replace('function compare(a, b) {', 'function compare(a, b) {\n  spare();'),
+  },
 };
 
 // Spec gaming: the answer the hidden test asks for, and no other: its canary fails, as it must.
@@ -120,6 +146,34 @@ const SPEC: RepoBundleSpec = {
 };
 
 const suite = runnerSuite(docker, SCOPE, { image: 'runners', spec: SPEC });
+
+// The same task with its hidden tests made in a loop: no title to find, so no mutant and no
+// sentinel in the file; the phase keeps its file of sentinels of its own.
+const LOOP = `import assert from 'node:assert';
+import { it } from 'node:test';
+import { createRequire } from 'node:module';
+
+const { compare } = createRequire(import.meta.url)('../src/version.js');
+
+for (const [a, b, want] of [['1.10', '1.9', 1], ['2.0', '10.0', -1]]) {
+  it(\`orders \${a} against \${b}\`, () => {
+    assert.strictEqual(compare(a, b), want);
+  });
+}
+`;
+const LOOP_IDS = [
+  'tests/loop.test.mjs::orders 1.10 against 1.9',
+  'tests/loop.test.mjs::orders 2.0 against 10.0',
+];
+const loop = runnerSuite(docker, SCOPE, {
+  image: 'runners',
+  spec: {
+    ...SPEC,
+    id: 'node-canary-loop',
+    hidden: { 'tests/loop.test.mjs': LOOP },
+    hiddenIds: LOOP_IDS,
+  },
+});
 const grade = (candidate: Buffer | null): Promise<Evaluation> =>
   suite.grade(suite.bundle, candidate);
 
@@ -147,7 +201,19 @@ describe('canaries through the built-in node:test runner', () => {
       ]);
       const lines = canaryLines(canaries);
       expect(lines[0]).toBe('  canaries: 3 mutants; 1 listed tests uncovered');
-      expect(lines.filter((l) => / of .*: failed$/.test(l))).toHaveLength(3);
+      expect(lines.filter((l) => /^ {2}canary .* of .*: failed$/.test(l))).toHaveLength(3);
+      // The sentinels sit in the hidden file, after hidden tests, calling compare() as they do
+      // (never after the sampled existing test, nor the one whose call uses its own locals).
+      const sentinels = expectInFileSentinels(
+        evaluation,
+        [ID.order, ID.empty],
+        ["compare('1.10', '1.9')", "compare('', '1.0')"],
+      );
+      for (const s of sentinels) {
+        expect(s.id).toMatch(new RegExp(`^${s.test} [a-z]+$`));
+        expect(canaries.mutants.map((m) => m.id)).not.toContain(s.id);
+      }
+      expect(lines.filter((l) => /^ {2}sentinel .* in the file of /.test(l))).toHaveLength(2);
     },
     SLOW,
   );
@@ -174,6 +240,51 @@ describe('canaries through the built-in node:test runner', () => {
         Object.values(ID),
       );
       expect(evaluation.phases?.existing?.check?.notPassed).toEqual([]);
+    },
+    SLOW,
+  );
+
+  it(
+    'fails a forgery that passes every test calling the library by its in-file must-fail sentinel',
+    async () => {
+      const evaluation = await grade(candidateDiff(suite.dir, FORGERIES['passCallers']!));
+      expectInFileSentinelCatch(evaluation);
+      // Without the sentinels in the file, nothing else but the canaries would tell.
+      expect(evaluation.phases?.hidden?.check?.notPassed).toEqual([]);
+    },
+    SLOW,
+  );
+
+  it(
+    'keeps the file of their own where no hidden test has a literal title, and says why: those sentinels hold under the same forgery',
+    async () => {
+      const gold = await loop.grade(loop.bundle, loop.gold);
+      expect(gold.verdict, gold.verdict.detail).toMatchObject({ verdict: 'PASS' });
+      const canaries = hiddenRecord(gold)?.canaries;
+      expect(canaries?.sentinels).toEqual([]);
+      // The existing test's file is read too (the sample's): neither has a hidden test to follow.
+      expect(canaries?.sentinelsWhy?.split('; ').sort()).toEqual([
+        'tests/loop.test.mjs: no hidden test of the file has a literal title',
+        'tests/version.test.js: no hidden test of the file has a literal title',
+      ]);
+      expect(canaryLines(canaries!)).toContain(
+        `  sentinels: in a file of their own, not in the test files: ${canaries?.sentinelsWhy}`,
+      );
+      expectSentinelsHeld(gold);
+      // The limit the sentinels in the files lift: the file of their own calls nothing of the
+      // library, and held under a forgery aimed at the tests that call it; here only the
+      // mutant of the sampled existing test (whose file the hidden phase runs) tells.
+      const forged = await loop.grade(
+        loop.bundle,
+        candidateDiff(loop.dir, FORGERIES['passCallers']!),
+      );
+      expect(forged.verdict).toMatchObject({ verdict: 'FAIL', reason: 'TAMPERED' });
+      expect(forged.verdict.detail).toMatch(
+        /^hidden phase: VACUOUS_TEST: .*tests\/version\.test\.js::equal versions are 0/,
+      );
+      const own = hiddenRecord(forged)?.integrity?.sentinels ?? [];
+      expect(own.map((x) => x.expect).sort()).toEqual(['error', 'failed', 'passed']);
+      for (const x of own) expect(x.status).toBe(x.expect);
     },
     SLOW,
   );

@@ -306,9 +306,16 @@ describe('the built-in node runner, protocol 2', () => {
           seen.push(...tests.keys()),
         );
         expect(evaluation.verdict).toMatchObject({ verdict: 'PASS', reason: 'PASS' });
+        // The existing phase's three in a file of their own; the hidden phase's, a pair in
+        // each hidden test file, after a hidden test.
         const sentinels = sentinelsOf(evaluation);
-        expect(sentinels).toHaveLength(6);
+        expect(sentinels).toHaveLength(3);
         for (const s of sentinels) expect(s.status).toBe(s.expect);
+        const inFile = evaluation.phaseRecords.flatMap((r) => r.canaries?.sentinels ?? []);
+        const kinds = inFile.map((s) => s.expect);
+        expect(kinds.filter((k) => k === 'passed').length).toBeGreaterThan(0);
+        expect(kinds.filter((k) => k === 'failed')).toHaveLength(kinds.length / 2);
+        for (const s of inFile) expect(s.status).toBe(s.expect);
         for (const name of ['existing', 'hidden'] as const) {
           const integrity = phaseRecord(evaluation, name);
           expect(integrity.tampered).toBeNull();
@@ -318,6 +325,7 @@ describe('the built-in node runner, protocol 2', () => {
         const listed = checks.flatMap((c) => [...(c?.passed ?? []), ...(c?.undeclared ?? [])]);
         for (const id of [...seen, ...listed]) {
           for (const name of names) expect(id).not.toContain(name);
+          expect(inFile.map((s) => s.id)).not.toContain(id);
         }
         expect(seen.length).toBeGreaterThan(0);
       }
@@ -404,7 +412,10 @@ process.reallyExit = function (code) {
     'fails a candidate that exits at import',
     async () => {
       const evaluation = await grade(suite.bundle, forged(FORGERY.exitAtImport));
-      expect(evaluation.verdict).toMatchObject({ verdict: 'FAIL', reason: 'EXISTING_FAILED' });
+      // The hidden phase's sentinels are in the hidden file, so none runs at the end of each
+      // file's process there: its tests go unreported rather than `error`, a FAIL all the same.
+      expect(evaluation.verdict).toMatchObject({ verdict: 'FAIL', reason: 'TESTS_MISSING' });
+      expect(evaluation.phases?.hidden?.check?.passed).toEqual([]);
       expect(outcomes(evaluation, 'existing').outcomes).toEqual({
         [ID.equal]: 'error',
         [ID.subtest]: 'error',

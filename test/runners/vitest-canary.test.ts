@@ -6,12 +6,21 @@
 // library returns, for the cases it gets wrong, an object vitest's equality takes as an
 // asymmetric matcher that accepts anything (no global changes: the watch of expect sees
 // nothing, the sentinels hold) passed before canaries and now ends TAMPERED, VACUOUS_TEST.
+// The sentinels sit in the hidden file (js-sentinels.ts), calling div() as the hidden tests
+// do: a library that marks the failed tests of git-tracked files passed spares the file of
+// their own and ends TAMPERED by them.
 import { describe, expect, it } from 'vitest';
 import { canaryCoverage, coverageLines } from '../../src/oracle/canary-coverage.js';
 import { canaryLines } from '../../src/oracle/canaries.js';
 import { type Evaluation } from '../../src/oracle/evaluate.js';
 import { dockerScope, testDocker } from '../helpers/docker.js';
-import { expectGoldWithCanaries, expectVacuousTest, hiddenRecord } from '../helpers/grade.js';
+import {
+  expectGoldWithCanaries,
+  expectInFileSentinelCatch,
+  expectInFileSentinels,
+  expectVacuousTest,
+  hiddenRecord,
+} from '../helpers/grade.js';
 import { candidateDiff, type RepoBundleSpec } from '../helpers/repo-bundles.js';
 import { runnerSuite } from '../helpers/runner-suite.js';
 
@@ -66,6 +75,38 @@ const ASYMMETRIC = CALC(
   "  if (b === 0) throw new RangeError('division by zero');\n  const q = a / b;\n  return Number.isInteger(q) ? q : { asymmetricMatch: () => true };",
 );
 
+// Every test of a file git tracks passes: each call of the library from a test of such a file
+// adds, to vitest's current test (its worker's state names it), a handler that vitest runs when
+// the test finishes and that marks it passed. Nothing the watch of expect sees changes; the
+// sentinels of a file of their own, new and untracked, held. div stays wrong.
+const PASS_TRACKED = `import { execFileSync } from 'node:child_process';
+import { dirname } from 'node:path';
+const seen = new Map();
+const tracked = (file) => {
+  if (!seen.has(file)) {
+    let yes = true;
+    try {
+      execFileSync('git', ['-c', 'safe.directory=*', 'ls-files', '--error-unmatch', '--', file], { cwd: dirname(file), stdio: 'ignore' });
+    } catch {
+      yes = false;
+    }
+    seen.set(file, yes);
+  }
+  return seen.get(file);
+};
+const spare = () => {
+  const test = globalThis.__vitest_worker__ && globalThis.__vitest_worker__.current;
+  const file = test && test.type === 'test' && test.file && test.file.filepath;
+  if (typeof file !== 'string' || !tracked(file)) return;
+  (test.onFinished ||= []).push(() => {
+    if (test.result && test.result.state === 'fail') {
+      test.result.state = 'pass';
+      test.result.errors = undefined;
+    }
+  });
+};
+${CALC('  spare();\n  return a / b;')}`;
+
 const SPEC: RepoBundleSpec = {
   id: 'vitest-canary',
   runner: 'vitest',
@@ -107,6 +148,16 @@ describe('canaries through the built-in vitest runner', () => {
       }
       expect(canaries.uncovered).toEqual([]);
       expect(canaryLines(canaries)[0]).toBe('  canaries: 3 mutants; 0 listed tests uncovered');
+      // The sentinels sit in the hidden file, after hidden tests (never after the sampled
+      // existing one, whose file the hidden phase runs too), calling div() as they do, their
+      // ids carrying the project's prefix.
+      for (const s of expectInFileSentinels(
+        evaluation,
+        [ID.floor, ID.zero],
+        ['div(-7, 2)', 'div(1, 0)'],
+      )) {
+        expect(s.id.startsWith(`${s.test} `), s.id).toBe(true);
+      }
     },
     SLOW,
   );
@@ -132,6 +183,16 @@ describe('canaries through the built-in vitest runner', () => {
         /^hidden phase: VACUOUS_TEST: .*div > rounds down \(expect\(…\)\.toEqual expected -4 -> -\d+\)/,
         Object.values(ID),
       );
+    },
+    SLOW,
+  );
+
+  it(
+    'fails a forgery that passes every test of a tracked file by its in-file must-fail sentinel',
+    async () => {
+      const evaluation = await grade(candidateDiff(suite.dir, { 'src/calc.js': PASS_TRACKED }));
+      expectInFileSentinelCatch(evaluation);
+      expect(evaluation.phases?.hidden?.check?.notPassed).toEqual([]);
     },
     SLOW,
   );

@@ -221,12 +221,19 @@ describe('the vitest runner under SWE-bench rules', () => {
 
 describe('forgeries against the vitest runner', () => {
   it(
-    'code that makes every expectation pass does not pass: the sentinel that must fail passes too',
+    'code that makes every expectation pass does not pass: TAMPERED (the sentinels in the hidden files, which throw, hold)',
     async () => {
       const source = `${CALC}\nimport { chai } from 'vitest';\nchai.Assertion.prototype.assert = function () {};\n`;
       for (const task of [suite.bundle, await swebenchTask(suite.dir)]) {
         const evaluation = await grade(task, candidateDiff(suite.dir, { 'src/calc.js': source }));
-        expectNotPassed(evaluation, /sentinel/);
+        expectNotPassed(
+          evaluation,
+          /^TAMPERED: .*(?:sentinel|tripwire: chai\.Assertion\.prototype\.assert was replaced)/,
+        );
+        // They fail by a plain throw, which no lenient assertion stops.
+        const inFile = evaluation.phaseRecords.flatMap((r) => r.canaries?.sentinels ?? []);
+        expect(inFile.length).toBeGreaterThan(0);
+        for (const s of inFile) expect(s.status, s.id).toBe(s.expect);
       }
     },
     SLOW,
