@@ -21,6 +21,7 @@ import {
 } from '../helpers/grade.js';
 import { candidateDiff, type RepoBundleSpec } from '../helpers/repo-bundles.js';
 import { runnerSuite } from '../helpers/runner-suite.js';
+import { trackedHelper } from '../helpers/tracked-forgery.js';
 
 const docker = testDocker();
 const SCOPE = dockerScope(docker, 'runners-jest-canary');
@@ -92,22 +93,7 @@ const ASYMMETRIC = CALC(
 // prototype), swallows what the function throws (or its promise rejects) when expect's state
 // names a tracked file. Nothing the watch of expect sees changes; the sentinels of a file of
 // their own, new and untracked, held. div stays wrong.
-const PASS_TRACKED = `const { execFileSync } = require('node:child_process');
-const { dirname } = require('node:path');
-const seen = new Map();
-const tracked = (file) => {
-  if (!seen.has(file)) {
-    let yes = true;
-    try {
-      execFileSync('git', ['-c', 'safe.directory=*', 'ls-files', '--error-unmatch', '--', file], { cwd: dirname(file), stdio: 'ignore' });
-    } catch {
-      yes = false;
-    }
-    seen.set(file, yes);
-  }
-  return seen.get(file);
-};
-const apply = Reflect.apply;
+const PASS_TRACKED = `${trackedHelper('cjs')}const apply = Reflect.apply;
 Function.prototype.call = function (self, ...args) {
   const state = self !== null && typeof self === 'object' && Object.getPrototypeOf(self) === null && typeof expect === 'function' ? expect.getState() : null;
   if (!state || typeof state.testPath !== 'string' || !tracked(state.testPath)) return apply(this, self, args);

@@ -19,6 +19,7 @@ import {
 } from '../helpers/grade.js';
 import { candidateDiff, type Files, type RepoBundleSpec } from '../helpers/repo-bundles.js';
 import { runnerSuite } from '../helpers/runner-suite.js';
+import { trackedHelper } from '../helpers/tracked-forgery.js';
 
 const docker = testDocker();
 const SCOPE = dockerScope(docker, 'runners-mocha-canary');
@@ -89,22 +90,7 @@ const lenient = () => lib.forEach((a) => names.forEach((n) => { a[n] = () => res
 FORGERIES['passTracked'] = {
   'lib/calc.js': CALC(
     '  return a / b;',
-    `const { execFileSync } = require('node:child_process');
-const { dirname } = require('node:path');
-const seen = new Map();
-const tracked = (file) => {
-  if (!seen.has(file)) {
-    let yes = true;
-    try {
-      execFileSync('git', ['-c', 'safe.directory=*', 'ls-files', '--error-unmatch', '--', file], { cwd: dirname(file), stdio: 'ignore' });
-    } catch {
-      yes = false;
-    }
-    seen.set(file, yes);
-  }
-  return seen.get(file);
-};
-const apply = Reflect.apply;
+    `${trackedHelper('cjs')}const apply = Reflect.apply;
 Function.prototype.call = function (self, ...args) {
   const test = self !== null && typeof self === 'object' && Object.prototype.hasOwnProperty.apply(self, ['test']) ? self.test : null;
   if (!test || test.type !== 'test' || typeof test.file !== 'string' || !tracked(test.file)) return apply(this, self, args);
@@ -159,14 +145,16 @@ describe('canaries through the built-in mocha runner', () => {
   );
 
   it(
-    'fails the skipNext forgery as TAMPERED: the sentinels call div and assert nothing after it, so the tripwires see the lenient methods',
+    'fails the skipNext forgery as TAMPERED, by a tripwire or a mutant, whichever the order of the tests lets see it first',
     async () => {
-      // Its canaries made it VACUOUS_TEST before; a sentinel in the file that calls div leaves
-      // the methods swapped when mocha's tripwires look after it.
+      // Its canaries made it VACUOUS_TEST before. Now a sentinel in the file calls div and
+      // asserts nothing after it: where that sentinel runs last (its place is drawn for each
+      // grade), the methods are still swapped when mocha's tripwires look, and a tripwire names
+      // it; elsewhere the next assertion restores them and the mutant that passed does.
       const evaluation = await grade(candidateDiff(suite.dir, FORGERIES['skipNext']!));
       expect(evaluation.verdict).toMatchObject({ verdict: 'FAIL', reason: 'TAMPERED' });
       expect(evaluation.verdict.detail).toMatch(
-        /^hidden phase: tripwire: node:assert(?:\/strict)?\.\w+ was replaced/,
+        /^hidden phase: (?:tripwire: node:assert(?:\/strict)?\.\w+ was replaced|VACUOUS_TEST: a mutant that no honest code can pass passed: div )/,
       );
       expect(evaluation.phases?.hidden?.check?.notPassed).toEqual([]);
     },

@@ -23,6 +23,7 @@ import {
 } from '../helpers/grade.js';
 import { candidateDiff, type RepoBundleSpec } from '../helpers/repo-bundles.js';
 import { runnerSuite } from '../helpers/runner-suite.js';
+import { trackedHelper } from '../helpers/tracked-forgery.js';
 
 const docker = testDocker();
 const SCOPE = dockerScope(docker, 'runners-vitest-canary');
@@ -79,22 +80,7 @@ const ASYMMETRIC = CALC(
 // adds, to vitest's current test (its worker's state names it), a handler that vitest runs when
 // the test finishes and that marks it passed. Nothing the watch of expect sees changes; the
 // sentinels of a file of their own, new and untracked, held. div stays wrong.
-const PASS_TRACKED = `import { execFileSync } from 'node:child_process';
-import { dirname } from 'node:path';
-const seen = new Map();
-const tracked = (file) => {
-  if (!seen.has(file)) {
-    let yes = true;
-    try {
-      execFileSync('git', ['-c', 'safe.directory=*', 'ls-files', '--error-unmatch', '--', file], { cwd: dirname(file), stdio: 'ignore' });
-    } catch {
-      yes = false;
-    }
-    seen.set(file, yes);
-  }
-  return seen.get(file);
-};
-const spare = () => {
+const PASS_TRACKED = `${trackedHelper('esm')}const spare = () => {
   const test = globalThis.__vitest_worker__ && globalThis.__vitest_worker__.current;
   const file = test && test.type === 'test' && test.file && test.file.filepath;
   if (typeof file !== 'string' || !tracked(file)) return;
