@@ -75,6 +75,32 @@ export const children = (node: Node, key: string): Node[] => {
 };
 export const span = (node: Node): [number, number] => [node.start ?? 0, node.end ?? 0];
 
+/**
+ * Where text placed right after a statement starting at `start` goes: the statement's own
+ * indentation, the file's line ending, and whether a blank line comes before the statement
+ * (the placed text then gets one too).
+ */
+export function placement(
+  text: string,
+  start: number,
+): { indent: string; eol: string; blank: boolean } {
+  const lineStart = text.lastIndexOf('\n', start - 1) + 1;
+  return {
+    indent: /^[ \t]*/.exec(text.slice(lineStart, start))![0],
+    eol: text.includes('\r\n') ? '\r\n' : '\n',
+    blank: /\n[ \t]*\r?\n[ \t]*$/.test(text.slice(0, start)),
+  };
+}
+
+/** `text` with every insert made (each at its offset in the original text). */
+export function withInserts(text: string, inserts: Array<{ at: number; text: string }>): string {
+  let out = text;
+  for (const insert of [...inserts].sort((a, b) => b.at - a.at)) {
+    out = out.slice(0, insert.at) + insert.text + out.slice(insert.at);
+  }
+  return out;
+}
+
 /** How a runner names a test: `jest-json` is the jest runner under RUNNER_JEST_IDS=json. */
 export type JsDialect = 'node' | 'mocha' | 'jest' | 'jest-json' | 'vitest';
 
@@ -457,18 +483,12 @@ export function canaryJsFile(
       copy = copy.slice(0, edit.start - start) + edit.text + copy.slice(edit.end - start);
     }
     // Indented as the original, after a blank line when the original has one before it.
-    const lineStart = text.lastIndexOf('\n', start - 1) + 1;
-    const indent = /^[ \t]*/.exec(text.slice(lineStart, start))![0];
-    const blank = /\n[ \t]*\r?\n[ \t]*$/.test(text.slice(0, start)) ? '\n' : '';
-    const eol = text.includes('\r\n') ? '\r\n' : '\n';
+    const { indent, eol, blank } = placement(text, start);
     inserts.push({ at: end, text: `${eol}${blank ? eol : ''}${indent}${copy}` });
     mutants.push({ test: id, id: mutantId, mutation: choice.description });
   }
   if (inserts.length === 0) return { text: null, mutants, uncovered, defined };
-  let out = text;
-  for (const insert of inserts.sort((a, b) => b.at - a.at)) {
-    out = out.slice(0, insert.at) + insert.text + out.slice(insert.at);
-  }
+  const out = withInserts(text, inserts);
   // The mutated file must parse as the original did.
   parseTestFile(file, out);
   return { text: out, mutants, uncovered, defined };

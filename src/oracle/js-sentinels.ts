@@ -18,7 +18,9 @@ import {
   isNode,
   JS_CANARY_WORDS,
   parseTestFile,
+  placement,
   span,
+  withInserts,
   testId,
   type FoundTest,
   type JsDialect,
@@ -451,7 +453,6 @@ export function sentinelJsFile(
     const call = callable ? sentinelCall(text, program, t.fn) : null;
     return call === null ? [] : [{ found: t, call }];
   });
-  const eol = text.includes('\r\n') ? '\r\n' : '\n';
   const typescript = /\.[cm]?tsx?$/.test(file);
   const inserts: Array<{ at: number; text: string }> = [];
   const sentinels: JsSentinel[] = [];
@@ -479,8 +480,7 @@ export function sentinelJsFile(
     const [start, end] = span(found.statement);
     const titleRaw = text.slice(...span(found.title));
     const word = path[path.length - 1]!.slice(last.length);
-    const lineStart = text.lastIndexOf('\n', start - 1) + 1;
-    const indent = /^[ \t]*/.exec(text.slice(lineStart, start))![0];
+    const { indent, eol, blank } = placement(text, start);
     const body = child(found.fn, 'body');
     const firstLine = body?.type === 'BlockStatement' ? children(body, 'body')[0] : undefined;
     const bodyIndent =
@@ -501,8 +501,7 @@ export function sentinelJsFile(
       number: 2 + random(96),
       eol,
     });
-    const blank = /\n[ \t]*\r?\n[ \t]*$/.test(text.slice(0, start)) ? eol : '';
-    inserts.push({ at: end, text: `${eol}${blank}${indent}${made}` });
+    inserts.push({ at: end, text: `${eol}${blank ? eol : ''}${indent}${made}` });
     sentinels.push({
       test: testId(dialect, file, found.path),
       id,
@@ -511,10 +510,7 @@ export function sentinelJsFile(
     });
   }
   for (const s of sentinels) taken.add(s.id);
-  let out = text;
-  for (const insert of inserts.sort((a, b) => b.at - a.at)) {
-    out = out.slice(0, insert.at) + insert.text + out.slice(insert.at);
-  }
+  const out = withInserts(text, inserts);
   // The file with its sentinels must parse as the original did.
   parseTestFile(file, out);
   return { text: out, sentinels, why: null };

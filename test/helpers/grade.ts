@@ -245,4 +245,6 @@ export function expectInFileSentinelCatch(evaluation: Evaluation): void {
   for (const s of existing?.integrity?.sentinels ?? []) expect(s.status).toBe(s.expect);
   const failing = hiddenRecord(evaluation)?.canaries?.sentinels.find((s) => s.expect === 'failed');
   expect(failing?.status).toBe('passed');
+  // Every declared hidden test passed: the forgery fooled them all, and only the sentinel told.
+  expect(evaluation.phases?.hidden?.check?.notPassed).toEqual([]);
 }

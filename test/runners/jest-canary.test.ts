@@ -198,7 +198,6 @@ describe('canaries through the built-in jest runner', () => {
     async () => {
       const evaluation = await grade(candidateDiff(suite.dir, { 'src/calc.js': PASS_TRACKED }));
       expectInFileSentinelCatch(evaluation);
-      expect(evaluation.phases?.hidden?.check?.notPassed).toEqual([]);
     },
     SLOW,
   );

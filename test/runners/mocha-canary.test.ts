@@ -166,7 +166,6 @@ describe('canaries through the built-in mocha runner', () => {
     async () => {
       const evaluation = await grade(candidateDiff(suite.dir, FORGERIES['passTracked']!));
       expectInFileSentinelCatch(evaluation);
-      expect(evaluation.phases?.hidden?.check?.notPassed).toEqual([]);
     },
     SLOW,
   );

@@ -248,9 +248,8 @@ describe('canaries through the built-in node:test runner', () => {
     'fails a forgery that passes every test calling the library by its in-file must-fail sentinel',
     async () => {
       const evaluation = await grade(candidateDiff(suite.dir, FORGERIES['passCallers']!));
-      expectInFileSentinelCatch(evaluation);
       // Without the sentinels in the file, nothing else but the canaries would tell.
-      expect(evaluation.phases?.hidden?.check?.notPassed).toEqual([]);
+      expectInFileSentinelCatch(evaluation);
     },
     SLOW,
   );
