@@ -78,9 +78,19 @@ function safePath(path: string): boolean {
   return SAFE_PATH.test(path) && !path.split('/').includes('..');
 }
 
-/** The driver options of an overlay volume over `lower`, writing to the layer volume at `layer`. */
-export function overlayOptions(lower: string, layer: string): Record<string, string> {
-  for (const path of [lower, layer]) {
+/**
+ * The driver options of an overlay volume over `lowers` (top first), writing to the layer
+ * volume at `layer` (its `upper/`, or `upper` named, and `work/`). `metacopy`: a copy-up of a
+ * change of owner or mode copies the metadata alone, and a lower layer made that way (a
+ * layered template's, image-layers.ts) is read as such.
+ */
+export function overlayOptions(
+  lowers: string | readonly string[],
+  layer: string,
+  options: { upper?: string; metacopy?: boolean } = {},
+): Record<string, string> {
+  const stack = typeof lowers === 'string' ? [lowers] : lowers;
+  for (const path of [...stack, layer]) {
     if (!safePath(path)) {
       throw new ProctorError(
         'SANDBOX_INVALID',
@@ -88,10 +98,12 @@ export function overlayOptions(lower: string, layer: string): Record<string, str
       );
     }
   }
+  const upper = options.upper ?? 'upper';
+  if (!/^[a-z]+$/.test(upper)) throw new TypeError(`Expected a plain upper folder, got ${upper}`);
   return {
     type: 'overlay',
     device: 'overlay',
-    o: `lowerdir=${lower},upperdir=${layer}/upper,workdir=${layer}/work,nosuid,nodev`,
+    o: `lowerdir=${stack.join(':')},upperdir=${layer}/${upper},workdir=${layer}/work,${options.metacopy ? 'metacopy=on,' : ''}nosuid,nodev`,
   };
 }
 

@@ -43,10 +43,9 @@ export function parseReady(text: string): { key: string; sizeKb?: number } | und
 /** Exit status of COPY when the template's `ready` file is missing or names another key. */
 export const NOT_READY_EXIT = 7;
 
-export const PREPARE_SCRIPT = String.raw`set -eu
-src=$1 tpl=$2 commit=$3 owner=$4 history=$5 key=$6 setup=$7
-dst=$tpl/tree
-# A global config of one line: git before 2.32 reads $HOME/.gitconfig whatever GIT_CONFIG_GLOBAL
+// The parts both preparations share: git's environment and HEAD's check (with setup=1, the
+// setup commit taken as the tree's), the template repository's clean-up, and its check.
+const PREPARE_HEAD = String.raw`# A global config of one line: git before 2.32 reads $HOME/.gitconfig whatever GIT_CONFIG_GLOBAL
 # says, and older git with the owner check (bullseye's) honours safe.directory only there.
 mkdir -p /tmp/proctor-home && printf '[safe]\n\tdirectory = *\n' > /tmp/proctor-home/.gitconfig
 export HOME=/tmp/proctor-home XDG_CONFIG_HOME=/nonexistent/proctor-no-config GIT_CONFIG_NOSYSTEM=1 GIT_TERMINAL_PROMPT=0
@@ -62,19 +61,32 @@ if [ "$head" != "$commit" ]; then
     { echo "HEAD of $src is $head, neither the base commit $commit nor one setup commit on it" >&2; exit 4; }
   commit=$head
 fi
-rm -rf "$dst" "$tpl/ready"
+`;
+
+const PREPARE_CLEAN = String.raw`git for-each-ref --format='%(refname)' | while read -r ref; do git update-ref --no-deref -d "$ref"; done
+git config --remove-section remote.origin 2>/dev/null || true
+git update-ref --no-deref HEAD "$commit"
+git reflog expire --expire=now --all
+git gc -q --prune=now
+`;
+
+const PREPARE_VERIFY = String.raw`if [ "$history" = full ]; then git rev-list "$commit" > /tmp/allowed; else echo "$commit" > /tmp/allowed; fi
+extra=$(git rev-list --all | grep -vxF -f /tmp/allowed || true)
+[ -z "$extra" ] || { echo "history beyond the base commit survived: $extra" >&2; exit 5; }
+[ "$(git rev-parse HEAD)" = "$commit" ] || { echo "the template's HEAD is not $commit" >&2; exit 5; }
+`;
+
+export const PREPARE_SCRIPT = String.raw`set -eu
+src=$1 tpl=$2 commit=$3 owner=$4 history=$5 key=$6 setup=$7
+dst=$tpl/tree
+${PREPARE_HEAD}rm -rf "$dst" "$tpl/ready"
 if [ "$history" = full ]; then
   git clone -q --no-local --no-hardlinks --no-tags --single-branch --no-checkout "$src" "$dst"
 else
   git clone -q --depth 1 --no-tags --single-branch --no-checkout "file://$src" "$dst"
 fi
 cd "$dst"
-git for-each-ref --format='%(refname)' | while read -r ref; do git update-ref --no-deref -d "$ref"; done
-git config --remove-section remote.origin 2>/dev/null || true
-git update-ref --no-deref HEAD "$commit"
-git reflog expire --expire=now --all
-git gc -q --prune=now
-# The tracked files as the image has them, mtimes and all, so that a build the install ran in
+${PREPARE_CLEAN}# The tracked files as the image has them, mtimes and all, so that a build the install ran in
 # the tree (make, CMake, cargo, go) finds its outputs newer than their sources and rebuilds
 # nothing; a checkout would give every file the time of this copy. The index comes from the
 # commit, each file is hashed once against it, and the reset then rewrites only the files
@@ -100,13 +112,58 @@ fi
 if [ -s /tmp/ignored ]; then
   tar -C "$src" --null -T /tmp/ignored -cf - | tar -C "$dst" -xpf -
 fi
-if [ "$history" = full ]; then git rev-list "$commit" > /tmp/allowed; else echo "$commit" > /tmp/allowed; fi
-extra=$(git rev-list --all | grep -vxF -f /tmp/allowed || true)
-[ -z "$extra" ] || { echo "history beyond the base commit survived: $extra" >&2; exit 5; }
-[ "$(git rev-parse HEAD)" = "$commit" ] || { echo "the template's HEAD is not $commit" >&2; exit 5; }
-chown -R "$owner" "$dst"
+${PREPARE_VERIFY}chown -R "$owner" "$dst"
 size=$(du -sk "$dst" | cut -f1)
 printf '%s %s\n' "$key" "$size" > "$tpl/ready.new"
+mv "$tpl/ready.new" "$tpl/ready"
+cat "$tpl/ready"
+`;
+
+/** Exit status of LAYERED_PREPARE when the image's layers cannot make the template: copy instead. */
+export const LAYERS_UNUSABLE_EXIT = 9;
+
+// LAYERED_PREPARE makes a layered template (image-layers.ts): run as PREPARE is, with $8 the
+// view, an overlay whose lower layers are the image's own below the work tree and whose upper
+// layer is the template's `tree/` (with `metacopy=on`). The view must first show exactly the
+// image's tree (.git aside): the same paths, types, sizes and link targets; where it does not
+// (a layer made the folder anew, which the host cannot see) or cannot be listed (no find with
+// -printf), exit LAYERS_UNUSABLE_EXIT and the template is copied instead. Then, in the view,
+// what PREPARE makes in its copy: the image's .git goes and the template's repository takes its
+// place (an empty folder made where one was removed is opaque: nothing of the image's shows
+// through); the tracked files stay as the image has them, mtimes and all, and only those that
+// differ from the commit are written; an untracked file the tree's .gitignore files do not
+// ignore goes (with setup=1 every one stays); the tree is handed to the sandbox user, which
+// copies each file's metadata alone into the upper layer. `top` holds the tree's top-level
+// names, which a job's overlay is checked against; `ready` has no size (nothing is ever copied
+// from a layered template).
+export const LAYERED_PREPARE_SCRIPT = String.raw`set -eu
+src=$1 tpl=$2 commit=$3 owner=$4 history=$5 key=$6 setup=$7 view=$8
+${PREPARE_HEAD}rm -f "$tpl/ready" "$tpl/top"
+[ "$(cd / && find . -maxdepth 0 -printf x 2>/dev/null)" = x ] || { echo "find cannot list the tree (no -printf)" >&2; exit ${LAYERS_UNUSABLE_EXIT}; }
+listing() { (cd "$1" && find . -path ./.git -prune -o -type f -printf 'f %s %p\n' -o -type l -printf 'l %l %p\n' -o -printf '%y %p\n') > /tmp/list.raw && LC_ALL=C sort /tmp/list.raw; }
+listing "$src" > /tmp/image || { echo "cannot list the image's tree at $src" >&2; exit ${LAYERS_UNUSABLE_EXIT}; }
+listing "$view" > /tmp/view || { echo "cannot list the image's layers" >&2; exit ${LAYERS_UNUSABLE_EXIT}; }
+cmp -s /tmp/image /tmp/view || { echo "the image's layers do not add up to its tree at $src" >&2; exit ${LAYERS_UNUSABLE_EXIT}; }
+rm -f /tmp/list.raw /tmp/image /tmp/view
+rm -rf "$view/.git"
+mkdir "$view/.git"
+if [ "$history" = full ]; then
+  git clone -q --bare --no-local --no-hardlinks --no-tags --single-branch "$src" "$view/.git"
+else
+  git clone -q --bare --depth 1 --no-tags --single-branch "file://$src" "$view/.git"
+fi
+cd "$view"
+git config core.bare false
+${PREPARE_CLEAN}git read-tree "$commit"
+git update-index -q --refresh > /dev/null || true
+git reset -q --hard "$commit"
+if [ "$setup" != 1 ]; then
+  git ls-files -z --others --exclude-per-directory=.gitignore > /tmp/untracked
+  if [ -s /tmp/untracked ]; then xargs -0 rm -f -- < /tmp/untracked; fi
+fi
+${PREPARE_VERIFY}chown -R "$owner" "$view"
+ls -A "$view" > "$tpl/top"
+printf '%s\n' "$key" > "$tpl/ready.new"
 mv "$tpl/ready.new" "$tpl/ready"
 cat "$tpl/ready"
 `;
@@ -126,9 +183,11 @@ case "$(cat "$tpl/ready" 2>/dev/null || true)" in
   *) echo "the template is not ready" >&2; exit ${NOT_READY_EXIT} ;;
 esac
 if [ "$layer" = overlay ]; then
-  want=$(ls -A "$tpl/tree") && got=$(ls -A "$dst" 2>&1) && [ "$want" = "$got" ] && [ -w "$dst" ] ||
+  want=$(cat "$tpl/top" 2>/dev/null || ls -A "$tpl/tree") && got=$(ls -A "$dst" 2>&1) && [ "$want" = "$got" ] && [ -w "$dst" ] ||
     { [ -n "$got" ] || got=nothing; printf "the overlay does not show the template's tree (it shows: %s)\n" "$(echo $got | head -c 200)" >&2; exit ${LAYER_UNUSABLE_EXIT}; }
   exit 0
 fi
+# A layered template's tree holds only what it changed over the image's layers.
+[ ! -e "$tpl/top" ] || { echo "a layered template cannot be copied" >&2; exit 1; }
 cp -a "$tpl/tree/." "$dst/"
 `;

@@ -23,20 +23,32 @@
 // HALF_MADE_AGE_MS and no container uses it. The templates of a home that is gone from this
 // host go with the reaper and `proctor prune` too (template-prune.ts).
 import { createHash, randomBytes } from 'node:crypto';
-import { ProctorError, isProctorError } from '../errors.js';
+import { ProctorError, describeError, isProctorError } from '../errors.js';
 import { isNotFound, type DockerClient } from './docker.js';
-import { LABEL, ownerHost, type Owner } from './labels.js';
+import { LABEL, labelsFor, ownerHost, type Owner } from './labels.js';
 import { hardenedContainerOptions } from './profile.js';
 import { runToCompletion } from './run.js';
 import type { VolumeInspectInfo } from 'dockerode';
 import { extract } from 'tar-stream';
-import type { LayerMemo } from './overlay.js';
-import { PREPARE_SCRIPT, parseReady } from './template-scripts.js';
+import { assetArchive } from './assets.js';
+import { removeContainer } from './container.js';
+import { layerStack, type LayerStack } from './image-layers.js';
+import { isMountFailure, overlayOptions, volumePath, type LayerMemo } from './overlay.js';
+import type { VolumeMount } from './profile.js';
+import {
+  LAYERED_PREPARE_SCRIPT,
+  LAYERS_UNUSABLE_EXIT,
+  PREPARE_SCRIPT,
+  parseReady,
+} from './template-scripts.js';
+import { removeVolume } from './volumes.js';
 
 export type History = 'full' | 'none';
 
 /** Where a preparation, and each job container that copies one, mounts a template. */
 export const TEMPLATE_MOUNT = '/proctor-init/template';
+/** Where a layered template's preparation mounts its view: the image's layers and `tree/`. */
+const VIEW_MOUNT = '/proctor-init/view';
 
 export interface TemplateSpec {
   /** Labels the preparation container (a crash leaves it to the reaper) and names the home. */
@@ -53,6 +65,11 @@ export interface TemplateSpec {
    * the tree carries every untracked file of the image, not only the ignored ones.
    */
   setupCommit?: boolean;
+  /**
+   * Made over the image's own layers (image-layers.ts) rather than copied, where the engine
+   * allows: for jobs whose work tree is an overlay, never for a copy.
+   */
+  layered?: boolean;
   runtime?: string;
   timeoutMs?: number;
 }
@@ -73,6 +90,11 @@ export interface AcquiredTemplate {
    * template of an earlier Proctor, or one not ready yet: the copy then checks again).
    */
   sizeKb?: number;
+  /**
+   * A layered template's lower layers below its `tree/` (image-layers.ts), joined for
+   * `lowerdir`: a job's overlay stacks `tree/` on them, with `metacopy=on`.
+   */
+  lowers?: string;
 }
 
 export interface TemplateStore {
@@ -91,6 +113,8 @@ export interface TemplateStore {
   use(volume: string): () => void;
   /** Whether this process's engine refused an overlay workspace (overlay.ts): asked once. */
   readonly layers: LayerMemo;
+  /** Why templates of this image and work tree are copied though a layered one was asked. */
+  layerRefusal(image: string, repoPath: string): string | undefined;
 }
 
 export const DEFAULT_TEMPLATE_LIMIT = 8;
@@ -106,8 +130,8 @@ export const DEFAULT_TEMPLATE_LIMIT = 8;
  */
 export const TEMPLATE_LAYOUT = '4';
 
-/** The template key: everything a template's bytes depend on. */
-export function templateKey(spec: TemplateSpec): string {
+/** The template key: everything a template's bytes depend on (a layered one's, its layers). */
+export function templateKey(spec: TemplateSpec, lowers?: string): string {
   const parts = [
     `layout ${TEMPLATE_LAYOUT}`,
     spec.owner.home,
@@ -118,6 +142,7 @@ export function templateKey(spec: TemplateSpec): string {
     spec.history,
     // Only when set, so that every other template keeps its key.
     ...(spec.setupCommit ? ['setup commit'] : []),
+    ...(lowers === undefined ? [] : [`layers ${lowers}`]),
   ];
   return createHash('sha256').update(parts.join('\0')).digest('hex');
 }
@@ -171,6 +196,7 @@ export async function listAllTemplates(docker: DockerClient): Promise<TemplateVo
 interface Ready {
   name: string;
   sizeKb?: number;
+  lowers?: string;
 }
 
 /** The volume, with the size its `ready` line (text, or parsed) gives when it names `key`. */
@@ -191,6 +217,7 @@ function acquired(ready: Ready, key: string, preparedMs: number): AcquiredTempla
     key,
     preparedMs,
     ...(ready.sizeKb !== undefined ? { sizeKb: ready.sizeKb } : {}),
+    ...(ready.lowers !== undefined ? { lowers: ready.lowers } : {}),
   };
 }
 
@@ -302,11 +329,67 @@ export async function removeStaleLock(docker: DockerClient, key: string): Promis
   }
 }
 
-/** A new template, or null when another process holds the preparation lock. */
+/** A layered preparation whose image's layers cannot make the template: it is copied instead. */
+class LayersUnusable extends Error {}
+
+/**
+ * A layered template's view: `tree/` (the upper layer) and `work/` (the kernel's) made in the
+ * template volume through a container that is created and never started, then an overlay
+ * volume over the image's layers writing to them. The view is the preparation's alone, and
+ * goes after it; it carries the job's labels, so a crash leaves it to the reaper.
+ */
+async function layeredView(
+  docker: DockerClient,
+  spec: TemplateSpec,
+  template: string,
+  lowers: string,
+): Promise<string> {
+  const archive = await assetArchive([], {
+    dirs: [
+      { name: 'template/tree', uid: 0, gid: 0, mode: 0o755 },
+      { name: 'template/work', uid: 0, gid: 0, mode: 0o700 },
+    ],
+  });
+  const options = hardenedContainerOptions({
+    owner: spec.owner,
+    role: 'init',
+    image: spec.image,
+    cmd: ['true'],
+    uid: 0,
+    gid: 0,
+    workdir: '/',
+    mounts: [{ volume: template, target: TEMPLATE_MOUNT }],
+  });
+  // Never started: the engine extracts only into a writable root.
+  options.HostConfig = { ...options.HostConfig, ReadonlyRootfs: false };
+  const loader = await docker.createContainer(options);
+  try {
+    await loader.putArchive(archive, { path: '/proctor-init' });
+  } finally {
+    await removeContainer(loader);
+  }
+  const path = await volumePath(docker, template);
+  if ('refused' in path) throw new LayersUnusable(path.refused);
+  const name = `${template}-view`;
+  await docker.createVolume({
+    Name: name,
+    Labels: labelsFor(spec.owner, 'init'),
+    Driver: 'local',
+    DriverOpts: overlayOptions(lowers.split(':'), path.path, { upper: 'tree', metacopy: true }),
+  });
+  return name;
+}
+
+/**
+ * A new template, or null when another process holds the preparation lock: a copy of the
+ * image's work tree, or, with `lowers`, a layered one over the image's layers (LayersUnusable
+ * when they cannot make it).
+ */
 async function prepare(
   docker: DockerClient,
   spec: TemplateSpec,
   key: string,
+  lowers?: string,
 ): Promise<Ready | null> {
   const name = `proctor-template-${key.slice(0, 16)}-${randomBytes(4).toString('hex')}`;
   await docker.createVolume({
@@ -321,7 +404,13 @@ async function prepare(
     },
   });
   const timeoutMs = spec.timeoutMs ?? 600_000;
+  let view: string | undefined;
   try {
+    const mounts: VolumeMount[] = [];
+    if (lowers !== undefined) {
+      view = await layeredView(docker, spec, name, lowers);
+      mounts.push({ volume: view, target: VIEW_MOUNT });
+    }
     const result = await runToCompletion(
       docker,
       {
@@ -331,7 +420,7 @@ async function prepare(
         cmd: [
           'sh',
           '-c',
-          PREPARE_SCRIPT,
+          lowers === undefined ? PREPARE_SCRIPT : LAYERED_PREPARE_SCRIPT,
           'proctor-template',
           spec.repoPath,
           TEMPLATE_MOUNT,
@@ -340,33 +429,48 @@ async function prepare(
           spec.history,
           key,
           spec.setupCommit ? '1' : '0',
+          ...(lowers === undefined ? [] : [VIEW_MOUNT]),
         ],
         uid: 0,
         gid: 0,
         workdir: '/',
         workspace: { volume: name, target: TEMPLATE_MOUNT },
-        tmpfs: [{ path: '/tmp', sizeMb: 64 }],
+        mounts,
+        // A layered preparation lists the tree twice there.
+        tmpfs: [{ path: '/tmp', sizeMb: lowers === undefined ? 64 : 256 }],
         limits: { cpus: 1, memoryMb: 1024, pids: 256 },
         ...(spec.runtime ? { runtime: spec.runtime } : {}),
       },
       { timeoutMs, name: preparationName(key) },
     );
-    if (result.exitCode !== 0) {
-      const reason = result.timedOut
+    const reason = () =>
+      result.timedOut
         ? `timed out after ${timeoutMs} ms`
         : result.stderr.trim().split('\n').slice(-3).join('; ') ||
           `exit code ${String(result.exitCode)}`;
+    if (lowers !== undefined && result.exitCode === LAYERS_UNUSABLE_EXIT) {
+      throw new LayersUnusable(reason());
+    }
+    if (result.exitCode !== 0) {
       throw new ProctorError(
         'SANDBOX_INVALID',
-        `cannot initialise the workspace from ${spec.repoPath}: ${reason}`,
+        `cannot initialise the workspace from ${spec.repoPath}: ${reason()}`,
       );
     }
     // The script's last line is the `ready` file it wrote.
-    return readyVolume(name, key, result.stdout.trim().split('\n').at(-1) ?? '');
+    const ready = readyVolume(name, key, result.stdout.trim().split('\n').at(-1) ?? '');
+    return lowers === undefined ? ready : { ...ready, lowers };
   } catch (error) {
     await removeTemplate(docker, name).catch(() => false);
     if (isProctorError(error) && error.data?.['nameTaken'] !== undefined) return null;
+    if (lowers !== undefined && !(error instanceof LayersUnusable) && isMountFailure(error)) {
+      throw new LayersUnusable(
+        `the engine cannot mount the image's layers: ${describeError(error)}`,
+      );
+    }
     throw error;
+  } finally {
+    if (view !== undefined) await removeVolume(docker, view).catch(() => undefined);
   }
 }
 
@@ -382,6 +486,21 @@ export function createTemplateStore(options: TemplateOptions = {}): TemplateStor
   const lastUsed = new Map<string, number>();
   const inUse = new Map<string, number>();
   const layers: LayerMemo = {};
+  /** Per image and work tree: its layer stack, or why templates of it are copied. */
+  const stacks = new Map<string, Promise<LayerStack>>();
+  const stackKey = (spec: TemplateSpec) => `${spec.image}\0${spec.repoPath}`;
+  const refusals = new Map<string, string>();
+  const stackOf = (docker: DockerClient, spec: TemplateSpec) => {
+    let stack = stacks.get(stackKey(spec));
+    if (!stack) {
+      stack = layerStack(docker, spec.image, spec.repoPath).then((found) => {
+        if ('refused' in found) refusals.set(stackKey(spec), found.refused);
+        return found;
+      });
+      stacks.set(stackKey(spec), stack);
+    }
+    return stack;
+  };
 
   /** The LRU bound and the image rule, over every template of the home. */
   async function tidy(docker: DockerClient, home: string, fresh: TemplateVolume) {
@@ -419,66 +538,102 @@ export function createTemplateStore(options: TemplateOptions = {}): TemplateStor
     }
   }
 
+  /**
+   * A layered template where the spec asks for one and the image's layers make it; else (and
+   * from then on for that image) a copied one.
+   */
+  async function acquire(
+    docker: DockerClient,
+    spec: TemplateSpec,
+    avoid: ReadonlySet<string>,
+  ): Promise<AcquiredTemplate> {
+    if (!spec.layered) return acquireKeyed(docker, spec, avoid);
+    const stack = await stackOf(docker, spec).catch((error: unknown): LayerStack => ({
+      refused: describeError(error),
+    }));
+    const copied = { ...spec, layered: false };
+    if ('refused' in stack) return acquireKeyed(docker, copied, avoid);
+    try {
+      return await acquireKeyed(docker, spec, avoid, stack.lowers);
+    } catch (error) {
+      if (!(error instanceof LayersUnusable)) throw error;
+      const refused = { refused: error.message };
+      stacks.set(stackKey(spec), Promise.resolve(refused));
+      refusals.set(stackKey(spec), error.message);
+      return acquireKeyed(docker, copied, avoid);
+    }
+  }
+
+  async function acquireKeyed(
+    docker: DockerClient,
+    spec: TemplateSpec,
+    avoid: ReadonlySet<string>,
+    lowers?: string,
+  ): Promise<AcquiredTemplate> {
+    const key = templateKey(spec, lowers);
+    const mine = known.get(key);
+    if (mine !== undefined && !avoid.has(mine.name)) return acquired(mine, key, 0);
+    let pending = preparing.get(key);
+    let preparedMs = 0;
+    if (!pending) {
+      const started = now();
+      pending = (async () => {
+        const timeoutMs = spec.timeoutMs ?? 600_000;
+        let made: Ready | null = null;
+        for (let round = 1; made === null; round++) {
+          // Another process preparing this template: wait for it, then take what it made.
+          const lock = await settlePreparation(docker, key, timeoutMs);
+          // One that proved not ready before this call waited may be ready now.
+          const skip = lock === 'waited' ? new Set<string>() : avoid;
+          const found = (await listTemplates(docker, spec.owner.home)).filter(
+            (t) => t.key === key && !skip.has(t.name),
+          );
+          // A template of another process is trusted only through its `ready` file, which
+          // the copy checks again; the newest is the likeliest to be ready. Its size is
+          // read once, here (a memory-backed workspace is sized by it).
+          if (found[0]) {
+            const ready = await readReady(docker, spec.owner.home, found[0]);
+            // Its key names its layers: they are `lowers`.
+            const volume = readyVolume(found[0].name, key, ready);
+            return lowers === undefined ? volume : { ...volume, lowers };
+          }
+          // Its preparation ended and left nothing ready: its lock is stale.
+          if (lock === 'ended') await removeStaleLock(docker, key);
+          made = await prepare(docker, spec, key, lowers);
+          if (made === null && round >= 5) {
+            throw new ProctorError(
+              'DOCKER_ERROR',
+              `template ${key.slice(0, 16)}: another process holds its preparation lock`,
+            );
+          }
+        }
+        preparedMs = now() - started;
+        lastUsed.set(made.name, now());
+        await tidy(docker, spec.owner.home, {
+          name: made.name,
+          key,
+          image: spec.image,
+          layout: TEMPLATE_LAYOUT,
+          createdAt: now(),
+          home: spec.owner.home,
+        }).catch(() => undefined);
+        return made;
+      })();
+      preparing.set(key, pending);
+    }
+    try {
+      const ready = await pending;
+      known.set(key, ready);
+      return acquired(ready, key, preparedMs);
+    } finally {
+      if (preparing.get(key) === pending) preparing.delete(key);
+    }
+  }
+
   return {
     layers,
-    async acquire(docker, spec, avoid = new Set()) {
-      const key = templateKey(spec);
-      const mine = known.get(key);
-      if (mine !== undefined && !avoid.has(mine.name)) return acquired(mine, key, 0);
-      let pending = preparing.get(key);
-      let preparedMs = 0;
-      if (!pending) {
-        const started = now();
-        pending = (async () => {
-          const timeoutMs = spec.timeoutMs ?? 600_000;
-          let made: Ready | null = null;
-          for (let round = 1; made === null; round++) {
-            // Another process preparing this template: wait for it, then take what it made.
-            const lock = await settlePreparation(docker, key, timeoutMs);
-            // One that proved not ready before this call waited may be ready now.
-            const skip = lock === 'waited' ? new Set<string>() : avoid;
-            const found = (await listTemplates(docker, spec.owner.home)).filter(
-              (t) => t.key === key && !skip.has(t.name),
-            );
-            // A template of another process is trusted only through its `ready` file, which
-            // the copy checks again; the newest is the likeliest to be ready. Its size is
-            // read once, here (a memory-backed workspace is sized by it).
-            if (found[0]) {
-              const ready = await readReady(docker, spec.owner.home, found[0]);
-              return readyVolume(found[0].name, key, ready);
-            }
-            // Its preparation ended and left nothing ready: its lock is stale.
-            if (lock === 'ended') await removeStaleLock(docker, key);
-            made = await prepare(docker, spec, key);
-            if (made === null && round >= 5) {
-              throw new ProctorError(
-                'DOCKER_ERROR',
-                `template ${key.slice(0, 16)}: another process holds its preparation lock`,
-              );
-            }
-          }
-          preparedMs = now() - started;
-          lastUsed.set(made.name, now());
-          await tidy(docker, spec.owner.home, {
-            name: made.name,
-            key,
-            image: spec.image,
-            layout: TEMPLATE_LAYOUT,
-            createdAt: now(),
-            home: spec.owner.home,
-          }).catch(() => undefined);
-          return made;
-        })();
-        preparing.set(key, pending);
-      }
-      try {
-        const ready = await pending;
-        known.set(key, ready);
-        return acquired(ready, key, preparedMs);
-      } finally {
-        if (preparing.get(key) === pending) preparing.delete(key);
-      }
-    },
+    acquire: (docker, spec, avoid = new Set()) => acquire(docker, spec, avoid),
+    layerRefusal: (image, repoPath) => refusals.get(`${image}\0${repoPath}`),
     forget(volume) {
       for (const [k, v] of known) if (v.name === volume) known.delete(k);
     },

@@ -239,19 +239,25 @@ function createPlain(
   );
 }
 
-/** Makes the overlay workspace over the template's tree, writing to the layer volume. */
+/**
+ * Makes the overlay workspace over the template's tree, writing to the layer volume: a layered
+ * template's tree over the image's layers it names (`lowers`), with `metacopy=on`.
+ */
 function createOverlay(
   docker: DockerClient,
   spec: WorkspaceContainerSpec,
-  paths: { template: string; layer: string },
+  paths: { template: string; layer: string; lowers?: string },
   made: string[],
 ): Promise<string> {
+  const tree = `${paths.template}/tree`;
   return makeVolume(
     docker,
     volumeName(spec.owner, spec.role),
     labelsFor(spec.owner, spec.role),
     made,
-    overlayOptions(`${paths.template}/tree`, paths.layer),
+    paths.lowers === undefined
+      ? overlayOptions(tree, paths.layer)
+      : overlayOptions([tree, ...paths.lowers.split(':')], paths.layer, { metacopy: true }),
   );
 }
 
@@ -338,7 +344,6 @@ export async function startWithWorkspace(
   checkWorkspaceSpec(spec);
   const templates = spec.templates ?? createTemplateStore();
   const history = spec.history ?? 'full';
-  const templateSpec = { ...spec, history };
   const made: string[] = [];
   let container: Docker.Container | undefined;
   let filling: Filling | undefined;
@@ -354,6 +359,8 @@ export async function startWithWorkspace(
   let fallback =
     spec.layer === 'copy' ? undefined : (runtimeRefusal(spec.runtime) ?? templates.layers.refused);
   let layer: WorkspaceLayer = spec.layer === 'copy' || fallback !== undefined ? 'copy' : 'overlay';
+  // An overlay's template is made over the image's own layers where they allow (template.ts).
+  let templateSpec = { ...spec, history, layered: layer === 'overlay' };
   try {
     // The first use of an image prepares its template meanwhile. A disk-backed workspace, or
     // an overlay's layer, is made meanwhile too; a memory-backed one is sized by the template.
@@ -391,6 +398,11 @@ export async function startWithWorkspace(
       await forget(workspace);
       await forget(layerVolume);
       workspace = layerVolume = undefined;
+      if (template.lowers !== undefined) {
+        // A layered template holds only its changes over the image's layers: copy a whole one.
+        templateSpec = { ...templateSpec, layered: false };
+        template = await templates.acquire(docker, templateSpec, avoid);
+      }
       plan = workspacePlan(spec, template.sizeKb);
       workspace = await timed('load', () => createWorkspace(docker, spec, plan, made));
       // The assets are in; a disk-backed workspace still needs its root's owner.
@@ -420,7 +432,16 @@ export async function startWithWorkspace(
       const refused = 'refused' in lower ? lower.refused : 'refused' in upper ? upper.refused : '';
       if ('path' in lower && 'path' in upper) {
         workspace = await timed('load', () =>
-          createOverlay(docker, spec, { template: lower.path, layer: upper.path }, made),
+          createOverlay(
+            docker,
+            spec,
+            {
+              template: lower.path,
+              layer: upper.path,
+              ...(template.lowers === undefined ? {} : { lowers: template.lowers }),
+            },
+            made,
+          ),
         );
       } else {
         templates.layers.refused = refused;

@@ -1,0 +1,235 @@
+// Layered workspace templates (image-layers.ts, template.ts) on the real engine: a template made
+// over the image's own layers copies none of the image's tree (a big ignored file stays in its
+// layer; the template holds metadata alone), and a job's overlay on it shows the image's work
+// tree as a copied template would: the files of later layers, none that a later layer deleted,
+// no untracked stray, the template's own repository, all the sandbox user's and writable, and
+// nothing one job writes reaches the template or another job. An image whose layers do not add
+// up to its tree (a layer that made the folder anew) gets a copied template, and the store says
+// why.
+import { chmod, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { removeContainer } from '../../src/sandbox/container.js';
+import { execInContainer } from '../../src/sandbox/exec.js';
+import { LABEL } from '../../src/sandbox/labels.js';
+import { layerStack, layerState } from '../../src/sandbox/image-layers.js';
+import {
+  createTemplateStore,
+  TEMPLATE_MOUNT,
+  type TemplateStore,
+} from '../../src/sandbox/template.js';
+import {
+  startWithWorkspace,
+  type WorkspaceContainer,
+  type WorkspaceContainerSpec,
+} from '../../src/sandbox/workspace-start.js';
+import { dockerScope, fixtureImage, readFromImage, testDocker } from '../helpers/docker.js';
+import { onCleanup } from '../helpers/temp.js';
+
+const docker = testDocker();
+const scope = dockerScope(docker, 'ws-layered');
+const owner = () => scope.templateOwner();
+
+async function start(
+  fixture: string,
+  templates: TemplateStore,
+  options: Partial<Pick<WorkspaceContainerSpec, 'layer' | 'role' | 'history'>> = {},
+): Promise<WorkspaceContainer> {
+  const image = await fixtureImage(fixture);
+  const started = await startWithWorkspace(docker, {
+    owner: owner(),
+    role: 'solver',
+    image,
+    repoPath: '/repo',
+    baseCommit: await readFromImage(image, '/base_commit'),
+    uid: 1000,
+    gid: 1000,
+    templates,
+    ...options,
+    container: { workdir: '/repo', env: { HOME: '/tmp' } },
+  });
+  onCleanup(() => removeContainer(started.container).catch(() => undefined));
+  return started;
+}
+
+async function sh(started: WorkspaceContainer, script: string): Promise<string[]> {
+  const result = await execInContainer(docker, started.container.id, {
+    cmd: ['sh', '-c', script],
+    user: '1000:1000',
+    workdir: '/repo',
+    timeoutMs: 60_000,
+    outputBytes: 64 * 1024,
+  });
+  expect(result.stderr).toBe('');
+  expect(result.exitCode).toBe(0);
+  return result.stdout.trim().split('\n');
+}
+
+const git = 'git -c safe.directory="*"';
+
+describe('a layered template', () => {
+  it('copies nothing of the image’s tree, and a job’s overlay shows the tree as built, the sandbox user’s', async () => {
+    const templates = createTemplateStore();
+    const started = await start('git-layers', templates);
+    const image = await fixtureImage('git-layers');
+    expect(started.medium).toBe('overlay');
+    expect(started.fallback).toBeUndefined();
+    expect(templates.layerRefusal(image, '/repo')).toBeUndefined();
+    // The job's overlay stacks the template's tree on the image's own layers.
+    const overlay = await docker.getVolume(started.workspace).inspect();
+    const options = overlay.Options?.['o'] ?? '';
+    expect(options).toContain('metacopy=on');
+    const lowers = /lowerdir=([^,]+)/.exec(options)?.[1]?.split(':') ?? [];
+    expect(lowers.length).toBeGreaterThanOrEqual(3);
+    expect(lowers[0]).toMatch(/\/tree$/);
+    for (const lower of lowers.slice(1)) expect(lower).toMatch(/\/diff\/repo$/);
+
+    const base = await readFromImage(image, '/base_commit');
+    expect(
+      await sh(
+        started,
+        [
+          `${git} status --porcelain --ignored | sort | paste -sd " " -`,
+          'cat a.txt build/later.out',
+          'test -e build/gone.out && echo GONE-IS-BACK || echo gone-is-gone',
+          'test -e stray.txt && echo STRAY || echo no-stray',
+          'sha256sum build/big.out',
+          'find . -path ./.git -prune -o -printf "%U:%G\\n" | sort -u',
+          `${git} rev-parse HEAD`,
+          `${git} rev-list --all | wc -l`,
+        ].join('; '),
+      ),
+    ).toEqual([
+      '!! build/',
+      'one',
+      'later',
+      'gone-is-gone',
+      'no-stray',
+      (await readFromImage(image, '/big.sha256')).trim(),
+      '1000:1000',
+      base,
+      '1',
+    ]);
+    // The template holds the big file's metadata only: its data stayed in the image's layer.
+    const [blocks, size] = await sh(
+      started,
+      `stat -c %b ${TEMPLATE_MOUNT}/tree/build/big.out; du -sk ${TEMPLATE_MOUNT}/tree | cut -f1`,
+    );
+    expect(Number(blocks)).toBeLessThan(64);
+    expect(Number(size)).toBeLessThan(1000);
+    // No view of the preparation is left behind.
+    const { Volumes } = await docker.listVolumes({ filters: { name: ['-view'] } });
+    expect(
+      (Volumes ?? []).filter((v) => v.Name.includes(String(overlay.Labels?.[LABEL.job]))),
+    ).toEqual([]);
+  });
+
+  it('keeps what one job writes, to an image file and the tree, from the template and every other job', async () => {
+    const templates = createTemplateStore();
+    const first = await start('git-layers', templates);
+    const second = await start('git-layers', templates);
+    expect(
+      await sh(
+        first,
+        'echo changed >> build/big.out; echo two > a.txt; rm build/later.out; echo new > n.txt; echo done',
+      ),
+    ).toEqual(['done']);
+    const image = await fixtureImage('git-layers');
+    expect(
+      await sh(
+        second,
+        'sha256sum build/big.out; cat a.txt build/later.out; test -e n.txt && echo LEAK || echo none',
+      ),
+    ).toEqual([(await readFromImage(image, '/big.sha256')).trim(), 'one', 'later', 'none']);
+    const third = await start('git-layers', templates);
+    expect(await sh(third, 'sha256sum build/big.out; cat a.txt')).toEqual([
+      (await readFromImage(image, '/big.sha256')).trim(),
+      'one',
+    ]);
+  });
+
+  it('is copied instead, and says why, when a layer made the folder anew', async () => {
+    const templates = createTemplateStore();
+    const started = await start('git-remade', templates);
+    const image = await fixtureImage('git-remade');
+    expect(started.medium).toBe('overlay');
+    expect(templates.layerRefusal(image, '/repo')).toMatch(/do not add up to its tree/);
+    const overlay = await docker.getVolume(started.workspace).inspect();
+    expect(overlay.Options?.['o']).not.toContain('metacopy');
+    expect(
+      await sh(
+        started,
+        `test -e old.out && echo OLD || echo no-old; cat a.txt; ${git} status --porcelain`,
+      ),
+    ).toEqual(['no-old', 'one']);
+    // The next job of the image takes the copied template at once.
+    const next = await start('git-remade', templates);
+    expect(next.medium).toBe('overlay');
+    expect(await sh(next, 'cat a.txt')).toEqual(['one']);
+  });
+
+  it('is not asked for by a copy, which takes a whole template', async () => {
+    const templates = createTemplateStore();
+    const started = await start('git-layers', templates, { layer: 'copy' });
+    expect(started.medium).not.toBe('overlay');
+    expect(await sh(started, 'cat build/later.out; test -e build/gone.out || echo gone')).toEqual([
+      'later',
+      'gone',
+    ]);
+  });
+});
+
+describe('the layer stack', () => {
+  it('reads each layer’s work tree, a missing one, and an end of the stack (a whiteout, a file)', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'proctor-layers-'));
+    onCleanup(() => rm(root, { recursive: true, force: true }));
+    await mkdir(join(root, 'tree/diff/opt/repo'), { recursive: true });
+    await mkdir(join(root, 'absent/diff/opt'), { recursive: true });
+    await mkdir(join(root, 'file/diff/opt'), { recursive: true });
+    await writeFile(join(root, 'file/diff/opt/repo'), 'not a folder');
+    await mkdir(join(root, 'link/diff/opt'), { recursive: true });
+    await symlink('/etc', join(root, 'link/diff/opt/repo'));
+    const parts = ['opt', 'repo'];
+    expect(await layerState(join(root, 'tree/diff'), parts)).toBe('tree');
+    expect(await layerState(join(root, 'absent/diff'), parts)).toBe('absent');
+    expect(await layerState(join(root, 'file/diff'), parts)).toBe('ends');
+    expect(await layerState(join(root, 'link/diff'), parts)).toBe('ends');
+    // A whiteout of the folder above the tree: a character device 0/0 (mknod needs root).
+    await mkdir(join(root, 'whiteout/diff'), { recursive: true });
+    const made = await promisify(execFile)('mknod', [
+      join(root, 'whiteout/diff/opt'),
+      'c',
+      '0',
+      '0',
+    ])
+      .then(() => true)
+      .catch(() => false);
+    if (made) expect(await layerState(join(root, 'whiteout/diff'), parts)).toBe('ends');
+    // A folder this process may not read is an error, not an absent layer.
+    if (process.getuid?.() !== 0) {
+      await chmod(join(root, 'tree/diff/opt'), 0o000);
+      await expect(layerState(join(root, 'tree/diff'), parts)).rejects.toThrow();
+    }
+  });
+
+  it('is refused, with the reason, for a path no layer can name and an image the engine lacks', async () => {
+    const image = await fixtureImage('git-layers');
+    expect(await layerStack(docker, image, '/')).toEqual({
+      refused: expect.stringMatching(/cannot name a layer/) as string,
+    });
+    expect(await layerStack(docker, image, '/repo/../etc')).toEqual({
+      refused: expect.stringMatching(/cannot name a layer/) as string,
+    });
+    expect(await layerStack(docker, image, '/nowhere')).toEqual({
+      refused: 'no layer of the image holds /nowhere',
+    });
+    expect(await layerStack(docker, `sha256:${'0'.repeat(64)}`, '/repo')).toEqual({
+      refused: expect.stringMatching(/is not on the engine/) as string,
+    });
+    const stack = await layerStack(docker, image, '/repo');
+    expect('lowers' in stack && stack.lowers.split(':').length).toBeGreaterThanOrEqual(3);
+  });
+});
