@@ -10,7 +10,8 @@
 import type Docker from 'dockerode';
 import { ProctorError, describeError } from '../errors.js';
 import { isNotFound, type DockerClient } from './docker.js';
-import { hardenedContainerOptions, type SandboxSpec } from './profile.js';
+import { hardenedContainerOptions, type SandboxSpec, type VolumeMount } from './profile.js';
+import type { Owner } from './labels.js';
 
 /** Sleeps for 68 years: `sleep infinity` is GNU-only, and busybox accepts this too. */
 const IDLE = ['sleep', '2147483647'];
@@ -72,5 +73,36 @@ export async function removeContainer(container: Docker.Container): Promise<void
     await container.remove({ force: true, v: false });
   } catch (error) {
     if (!isNotFound(error)) throw error;
+  }
+}
+
+/**
+ * Extracts `archive` at `path` into `mounts` through a container of `image` that is created and
+ * never started (the engine's archive API): no process ever runs or sees its root. The engine
+ * extracts only into a writable root, so the root is writable; an entry may then sit on a
+ * mount's parent, outside any volume, to give the mount's root its owner.
+ */
+export async function loadVolumes(
+  docker: DockerClient,
+  spec: { owner: Owner; image: string; mounts: VolumeMount[] },
+  archive: Buffer,
+  path: string,
+): Promise<void> {
+  const options = hardenedContainerOptions({
+    owner: spec.owner,
+    role: 'init',
+    image: spec.image,
+    cmd: ['true'],
+    uid: 0,
+    gid: 0,
+    workdir: '/',
+    mounts: spec.mounts,
+  });
+  options.HostConfig = { ...options.HostConfig, ReadonlyRootfs: false };
+  const loader = await docker.createContainer(options);
+  try {
+    await loader.putArchive(archive, { path });
+  } finally {
+    await removeContainer(loader);
   }
 }

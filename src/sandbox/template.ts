@@ -31,7 +31,7 @@ import { runToCompletion } from './run.js';
 import type { VolumeInspectInfo } from 'dockerode';
 import { extract } from 'tar-stream';
 import { assetArchive } from './assets.js';
-import { removeContainer } from './container.js';
+import { loadVolumes } from './container.js';
 import { layerStack, type LayerStack } from './image-layers.js';
 import { isMountFailure, overlayOptions, volumePath, type LayerMemo } from './overlay.js';
 import type { VolumeMount } from './profile.js';
@@ -350,24 +350,16 @@ async function layeredView(
       { name: 'template/work', uid: 0, gid: 0, mode: 0o700 },
     ],
   });
-  const options = hardenedContainerOptions({
-    owner: spec.owner,
-    role: 'init',
-    image: spec.image,
-    cmd: ['true'],
-    uid: 0,
-    gid: 0,
-    workdir: '/',
-    mounts: [{ volume: template, target: TEMPLATE_MOUNT }],
-  });
-  // Never started: the engine extracts only into a writable root.
-  options.HostConfig = { ...options.HostConfig, ReadonlyRootfs: false };
-  const loader = await docker.createContainer(options);
-  try {
-    await loader.putArchive(archive, { path: '/proctor-init' });
-  } finally {
-    await removeContainer(loader);
-  }
+  await loadVolumes(
+    docker,
+    {
+      owner: spec.owner,
+      image: spec.image,
+      mounts: [{ volume: template, target: TEMPLATE_MOUNT }],
+    },
+    archive,
+    '/proctor-init',
+  );
   const path = await volumePath(docker, template);
   if ('refused' in path) throw new LayersUnusable(path.refused);
   const name = `${template}-view`;
@@ -486,20 +478,25 @@ export function createTemplateStore(options: TemplateOptions = {}): TemplateStor
   const lastUsed = new Map<string, number>();
   const inUse = new Map<string, number>();
   const layers: LayerMemo = {};
-  /** Per image and work tree: its layer stack, or why templates of it are copied. */
-  const stacks = new Map<string, Promise<LayerStack>>();
-  const stackKey = (spec: TemplateSpec) => `${spec.image}\0${spec.repoPath}`;
+  /**
+   * Per image and work tree: why its templates are copied though a layered one was asked.
+   * The stack itself is read again on every acquire (an inspect and a few lstats): an image
+   * removed and pulled again keeps its id but not its layers' folders.
+   */
   const refusals = new Map<string, string>();
-  const stackOf = (docker: DockerClient, spec: TemplateSpec) => {
-    let stack = stacks.get(stackKey(spec));
-    if (!stack) {
-      stack = layerStack(docker, spec.image, spec.repoPath).then((found) => {
-        if ('refused' in found) refusals.set(stackKey(spec), found.refused);
-        return found;
-      });
-      stacks.set(stackKey(spec), stack);
+  const stackKey = (spec: TemplateSpec) => `${spec.image}\0${spec.repoPath}`;
+  const stackOf = async (docker: DockerClient, spec: TemplateSpec): Promise<LayerStack> => {
+    const refused = refusals.get(stackKey(spec));
+    if (refused !== undefined) return { refused };
+    let found: LayerStack;
+    try {
+      found = await layerStack(docker, spec.image, spec.repoPath);
+    } catch (error) {
+      // The engine failed the inspect: copied this time, asked again next time.
+      return { refused: describeError(error) };
     }
-    return stack;
+    if ('refused' in found) refusals.set(stackKey(spec), found.refused);
+    return found;
   };
 
   /** The LRU bound and the image rule, over every template of the home. */
@@ -557,8 +554,6 @@ export function createTemplateStore(options: TemplateOptions = {}): TemplateStor
       return await acquireKeyed(docker, spec, avoid, stack.lowers);
     } catch (error) {
       if (!(error instanceof LayersUnusable)) throw error;
-      const refused = { refused: error.message };
-      stacks.set(stackKey(spec), Promise.resolve(refused));
       refusals.set(stackKey(spec), error.message);
       return acquireKeyed(docker, copied, avoid);
     }

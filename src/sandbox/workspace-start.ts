@@ -43,11 +43,11 @@ import { randomBytes } from 'node:crypto';
 import type Docker from 'dockerode';
 import { ProctorError, describeError } from '../errors.js';
 import { assetArchive, type AssetFile } from './assets.js';
-import { removeContainer, startIdleContainer } from './container.js';
+import { loadVolumes, removeContainer, startIdleContainer } from './container.js';
 import { isNotFound, type DockerClient } from './docker.js';
 import { execInContainer } from './exec.js';
 import { LABEL, labelsFor, type Owner, type Role } from './labels.js';
-import { hardenedContainerOptions, type SandboxSpec, type VolumeMount } from './profile.js';
+import type { SandboxSpec, VolumeMount } from './profile.js';
 import {
   isMountFailure,
   overlayOptions,
@@ -295,26 +295,9 @@ async function fill(
   if (workspace !== undefined) mounts.push({ volume: workspace, target: `${LOAD_ROOT}/workspace` });
   if (layer !== undefined) mounts.push({ volume: layer, target: `${LOAD_ROOT}/layer` });
   if (assets !== undefined) mounts.push({ volume: assets, target: `${LOAD_ROOT}/assets` });
-  const options = hardenedContainerOptions({
-    owner: spec.owner,
-    role: 'init',
-    image: spec.image,
-    cmd: ['true'],
-    uid: 0,
-    gid: 0,
-    workdir: '/',
-    mounts,
-  });
-  // Never started, so no process ever sees its root; the engine extracts only into a
-  // writable root (the `workspace` entry sits on the mount's parent, outside any volume).
-  options.HostConfig = { ...options.HostConfig, ReadonlyRootfs: false };
   try {
-    const loader = await docker.createContainer(options);
-    try {
-      await loader.putArchive(archive, { path: LOAD_ROOT });
-    } finally {
-      await removeContainer(loader);
-    }
+    // The `workspace` entry sits on the mount's parent, outside any volume.
+    await loadVolumes(docker, { owner: spec.owner, image: spec.image, mounts }, archive, LOAD_ROOT);
   } catch (error) {
     throw new ProctorError(
       'DOCKER_ERROR',
