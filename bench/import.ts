@@ -329,7 +329,13 @@ for (const task of sweep.tasks) {
 interface Job {
   startedAt: number;
   finishedAt: number;
-  result: { verdict: string; image?: { localId?: string }; timings?: Record<string, number> };
+  result: {
+    verdict: string;
+    reason?: string;
+    detail?: string;
+    image?: { localId?: string };
+    timings?: Record<string, number>;
+  };
 }
 
 const lines: string[] = [];
@@ -371,6 +377,13 @@ function gradeGold(id: string, bundle: string): Graded {
   const image = job.result.image?.localId;
   if (!image) throw new Error(`${id}: grade job ${jobId} names no image`);
   const timings = job.result.timings ?? {};
+  if (job.result.verdict !== 'PASS') {
+    // A gold patch that does not pass is the bench's to explain, not to average.
+    console.log(
+      `  ${id}: the gold grade (job ${jobId}) is ${job.result.verdict} ${job.result.reason ?? ''}: ${job.result.detail ?? ''}`,
+    );
+    console.log(proctor('status', jobId, '--log').stdout.slice(-4000));
+  }
   return {
     image,
     verdict: job.result.verdict,
