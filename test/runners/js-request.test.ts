@@ -2,33 +2,8 @@
 // read_js_request and with_canaries): the canaries' ids Proctor placed are a list of strings
 // without newlines, run and reported as listed tests after the list's own. The runners' own
 // Python functions, run on the host's python3: pure logic, no framework runs.
-import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runnerSource } from '../../src/runners/index.js';
-import { tempDir } from '../helpers/temp.js';
-
-/** `code` run with the runner `name` loaded as `runner`; its stdout, or the error's last line. */
-async function inRunner(name: 'jest' | 'vitest', code: string, stdin: string): Promise<string> {
-  const path = join(tempDir(), 'run');
-  writeFileSync(path, await runnerSource(name));
-  const script = `
-import importlib.machinery, importlib.util, io, json, sys
-loader = importlib.machinery.SourceFileLoader("runner", sys.argv[1])
-spec = importlib.util.spec_from_loader("runner", loader)
-runner = importlib.util.module_from_spec(spec)
-loader.exec_module(runner)
-try:
-${code
-  .split('\n')
-  .map((line) => `    ${line}`)
-  .join('\n')}
-except ValueError as error:
-    print("ValueError: %s" % error)
-`;
-  return execFileSync('python3', ['-c', script, path], { input: stdin }).toString().trim();
-}
+import { inRunner } from '../helpers/js-runner-python.js';
 
 const REQUEST = { file: 'abcd', sentinels: [{ name: 'pone', expect: 'passed' }] };
 

@@ -177,20 +177,23 @@ def defines(path, titles):
 def find_files(titles, files):
     """The test files (`files` first, then those of the checkout) that define the titles: the
     list of files, the ones among them that define a listed title first (a hidden patch also
-    touches fixtures and helpers), and the titles none of them defines."""
+    touches fixtures and helpers), and the titles none of them defines. A title may be a tuple
+    of the titles one id can end in (own_title): found when a file defines any of them."""
     hits = []
     others = []
-    missing = set(titles)
+    groups = set(t if isinstance(t, tuple) else (t,) for t in titles)
+    every = set(t for group in groups for t in group)
+    missing = set(groups)
     for path in files + [p for p in walk_test_files(".") if p not in files]:
         if not missing and path not in files:
             break
-        hit = defines(path, missing | set(titles))
+        hit = defines(path, every)
         if hit:
             hits.append(path)
         elif path in files:
             others.append(path)
-        missing -= hit
-    return hits + others, missing
+        missing = set(group for group in missing if not hit.intersection(group))
+    return hits + others, set(group if len(group) > 1 else group[0] for group in missing)
 
 
 def js_regex(text):
