@@ -86,11 +86,22 @@ export async function layerStack(
   if (dirs.length === 0 || !dirs.every((d) => LAYER_DIR.test(d) && !d.split('/').includes('..'))) {
     return { refused: `the image's layers have folders an overlay cannot name` };
   }
+  return stackOfLayers(dirs, parts);
+}
+
+/** The stack of the layer folders `dirs` (top first) at the work tree's path `parts`. */
+export async function stackOfLayers(
+  dirs: readonly string[],
+  parts: readonly string[],
+): Promise<LayerStack> {
+  const repoPath = `/${parts.join('/')}`;
   const lowers: string[] = [];
   try {
     for (const dir of dirs) {
+      // A layer's own folder missing: the engine keeps its storage on another host.
+      if (!(await lstat(dir)).isDirectory()) throw new Error(`${dir} is not a folder`);
       const state = await layerState(dir, parts);
-      if (state === 'tree') lowers.push(`${dir}/${parts.join('/')}`);
+      if (state === 'tree') lowers.push(`${dir}${repoPath}`);
       if (state === 'ends') break;
     }
   } catch (error) {

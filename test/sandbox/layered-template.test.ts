@@ -15,7 +15,12 @@ import { describe, expect, it } from 'vitest';
 import { removeContainer } from '../../src/sandbox/container.js';
 import { execInContainer } from '../../src/sandbox/exec.js';
 import { LABEL } from '../../src/sandbox/labels.js';
-import { layerStack, layerState } from '../../src/sandbox/image-layers.js';
+import {
+  MAX_LOWERS_LENGTH,
+  layerStack,
+  layerState,
+  stackOfLayers,
+} from '../../src/sandbox/image-layers.js';
 import {
   createTemplateStore,
   TEMPLATE_MOUNT,
@@ -213,6 +218,36 @@ describe('the layer stack', () => {
       await chmod(join(root, 'tree/diff/opt'), 0o000);
       await expect(layerState(join(root, 'tree/diff'), parts)).rejects.toThrow();
     }
+  });
+
+  it('stacks the layers that hold the tree, top first, down to one that ends it; refuses layers it cannot see', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'proctor-stack-'));
+    onCleanup(() => rm(root, { recursive: true, force: true }));
+    for (const layer of ['top', 'middle', 'bottom']) {
+      await mkdir(join(root, layer, 'diff/repo'), { recursive: true });
+    }
+    await mkdir(join(root, 'none/diff'), { recursive: true });
+    await mkdir(join(root, 'file/diff'), { recursive: true });
+    await writeFile(join(root, 'file/diff/repo'), 'the tree was replaced by a file here');
+    const dir = (layer: string) => join(root, layer, 'diff');
+    expect(
+      await stackOfLayers(['top', 'none', 'middle', 'file', 'bottom'].map(dir), ['repo']),
+    ).toEqual({ lowers: `${dir('top')}/repo:${dir('middle')}/repo` });
+    expect(await stackOfLayers(['none'].map(dir), ['repo'])).toEqual({
+      refused: 'no layer of the image holds /repo',
+    });
+    // A layer's own folder that is not here: the engine keeps its storage elsewhere.
+    const elsewhere = await stackOfLayers([dir('top'), join(root, 'gone/diff')], ['repo']);
+    expect('refused' in elsewhere && elsewhere.refused).toMatch(
+      /^the engine's image layers cannot be read here \(.*ENOENT/,
+    );
+    // More layers than one mount's options can name.
+    const many = Array.from({ length: Math.ceil(MAX_LOWERS_LENGTH / dir('top').length) + 1 }, () =>
+      dir('top'),
+    );
+    expect(await stackOfLayers(many, ['repo'])).toEqual({
+      refused: expect.stringMatching(/too many for one overlay mount/) as string,
+    });
   });
 
   it('is refused, with the reason, for a path no layer can name and an image the engine lacks', async () => {
