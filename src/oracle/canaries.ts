@@ -1,9 +1,13 @@
 // Canaries: mutants of a task's own hidden tests, run with them in the same process and phase
 // (the mutator is src/runners/core/canary.py, part of every built-in Python runner). Each
 // mutant is a copy of a test with its expectation changed so that no honest candidate can
-// pass it; one that passes shows that the test, or what it calls, was made vacuous (an
-// `int` subclass whose `==` is always true, a test helper made lenient, a test function
-// swapped for a no-op). The grade is then TAMPERED, its detail starting VACUOUS_TEST.
+// pass both it and the test; a mutant that passes shows that the test, or what it calls, was
+// made vacuous (an `int` subclass whose `==` is always true, a test helper made lenient, a
+// test function swapped for a no-op). The grade is then TAMPERED, its detail starting
+// VACUOUS_TEST. But beside its test that the phase declares and that failed (or erred), a
+// passing mutant proves nothing: an assertion turned over (`assertIsNone` ->
+// `assertIsNotNone`) is what honest code that gets the test wrong passes, as the base commit
+// does for a hidden test, and that failure fails the grade anyway.
 //
 // The mutants are placed by a trusted step: the image's python3 in isolated mode (-I), from
 // outside the work tree, as the task uid, after the hidden patch is applied and before any
@@ -133,6 +137,10 @@ export interface Canary {
   mutation: string;
   /** What the phase reported for it; null when it was not reported. */
   status?: TestStatus | null;
+  /** What the phase reported for the test it is a mutant of; null when not reported. */
+  testStatus?: TestStatus | null;
+  /** It passed beside its declared test's failure or error: no sign of a vacuous test. */
+  excused?: boolean;
 }
 
 /**
@@ -243,12 +251,14 @@ export function canaryRecord(
  * only there), the rest is returned. Returns why the run is TAMPERED: `sentinels` names each
  * in-file sentinel that did not behave (a must-fail one that passed; a must-pass one that did
  * not, or a must-fail one not reported, after a test that passed: a broken setUp fails both
- * honestly), `vacuous` (`VACUOUS_TEST: …`) each test whose mutant passed and the mutation.
+ * honestly), `vacuous` (`VACUOUS_TEST: …`) each test whose mutant passed and the mutation,
+ * but for a test in `declared` (the phase's own) that failed or erred.
  */
 export function judgeCanaries(
   record: CanaryRecord,
   tests: ReadonlyMap<string, TestStatus>,
   swebench: ReadonlyMap<string, SwebenchStatus>,
+  declared: readonly string[],
 ): {
   tests: Map<string, TestStatus>;
   swebench: Map<string, SwebenchStatus>;
@@ -256,6 +266,14 @@ export function judgeCanaries(
   sentinels: string | null;
 } {
   const ids = new Set([...record.mutants, ...record.sentinels].map((m) => m.id));
+  // A pass beside its test's failure or error, where the phase declares that test: honest
+  // code that fails the test can pass a mutant (an assertion turned over), and that failure
+  // fails the grade anyway. Beside a test the phase does not judge (an existing test sampled
+  // in the hidden phase), or one that passed or was not reported, a passing mutant is what a
+  // vacuous test does.
+  const judgedHere = new Set(declared);
+  const excused = (m: Canary) =>
+    judgedHere.has(m.test) && (m.testStatus === 'failed' || m.testStatus === 'error');
   const wrong: string[] = [];
   for (const sentinel of record.sentinels) {
     const status = tests.get(sentinel.id) ?? null;
@@ -275,7 +293,11 @@ export function judgeCanaries(
   const passed: string[] = [];
   for (const mutant of record.mutants) {
     mutant.status = tests.get(mutant.id) ?? null;
-    if (mutant.status === 'passed') passed.push(`${mutant.test} (${mutant.mutation})`);
+    mutant.testStatus = tests.get(mutant.test) ?? null;
+    mutant.excused = mutant.status === 'passed' && excused(mutant);
+    if (mutant.status === 'passed' && !mutant.excused) {
+      passed.push(`${mutant.test} (${mutant.mutation})`);
+    }
   }
   const shown = passed.slice(0, 3).map((p) => excerpt(p));
   const more = passed.length > 3 ? `; … and ${passed.length - 3} more` : '';
@@ -303,7 +325,7 @@ export function canaryLines(record: CanaryRecord): string[] {
   ];
   for (const m of record.mutants) {
     lines.push(
-      `  canary ${m.id} of ${m.test}: ${m.mutation}: ${m.status ?? 'not reported'}${m.status === 'passed' ? ' (VACUOUS_TEST)' : ''}`,
+      `  canary ${m.id} of ${m.test}: ${m.mutation}: ${m.status ?? 'not reported'}${m.status !== 'passed' ? '' : m.excused ? ` (its test ${m.testStatus ?? ''}: honest code that fails a test can pass its mutant)` : ' (VACUOUS_TEST)'}`,
     );
   }
   for (const u of record.uncovered) lines.push(`  canary uncovered: ${u.test}: ${u.why}`);

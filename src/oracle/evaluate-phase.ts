@@ -361,7 +361,9 @@ export async function finishPhase(
       }
       let parsed = parseReport(bytes);
       // The canaries leave the report before anything else reads it.
-      const judged = canaries ? judgeCanaries(canaries, parsed.tests, parsed.swebench) : null;
+      const judged = canaries
+        ? judgeCanaries(canaries, parsed.tests, parsed.swebench, declared)
+        : null;
       if (judged) parsed = { ...parsed, tests: judged.tests, swebench: judged.swebench };
       // Logged even when the report cannot be used (a session that never started).
       if (parsed.cause !== undefined) record.report.cause = parsed.cause;

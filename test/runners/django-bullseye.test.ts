@@ -21,6 +21,27 @@ const IMAGE = 'proctor-test-django-bullseye:latest';
 
 const id = (method: string, cls: string) => `${method} (outcomes.tests.${cls})`;
 
+const ONE_LINE = 'One line is printed by every Python.';
+// Django's own style: a docstring whose text starts on the line after its opening quotes.
+const DESCRIBED = `from django.test import SimpleTestCase
+
+
+class Described(SimpleTestCase):
+    def test_blank_first(self):
+        """
+        Its text starts on the second line.
+        """
+
+    def test_blank_first_wrong(self):
+        """
+        This one fails.
+        """
+        self.assertEqual(1, 2)
+
+    def test_one_line(self):
+        """${ONE_LINE}"""
+`;
+
 const SPEC: RepoBundleSpec = {
   id: 'django-bullseye',
   runner: 'django',
@@ -82,6 +103,57 @@ describe('the built-in django runner on Python 3.9 and Django 2.2', () => {
       expect(report[id('test_cases_pass', 'Outcomes')]).toEqual(['passed', 'ABSENT']);
       expect(report[id('test_one', 'Unavailable')]).toEqual(['error', 'ABSENT']);
       expect(report['Adding zero changes nothing.']).toEqual(['passed', 'PASSED']);
+    },
+    SLOW,
+  );
+
+  it(
+    "reports a test whose docstring's first line is blank under the form the list uses: by name as SWE-bench's Python 3.6 printed it, or by its text as 3.9 prints it",
+    async () => {
+      const root = workTree({
+        'tests/described/__init__.py': '',
+        'tests/described/tests.py': DESCRIBED,
+      });
+      const named = (m: string) => `${m} (described.tests.Described)`;
+      // SWE-bench's django 3.0 to 3.2 rows (Python 3.6) name such tests, as its unittest
+      // printed no description for them (bpo-39450, fixed in 3.7.7 and 3.8.2).
+      const old = [named('test_blank_first'), named('test_blank_first_wrong'), ONE_LINE];
+      writeFileSync(join(root, 'list'), old.join('\n') + '\n');
+      await inImage(IMAGE, root, 'python3 /w/run /w/list /w/report.json > /w/runner.log 2>&1');
+      expect(statuses(readReport(root))).toEqual({
+        [old[0]!]: ['passed', 'PASSED'],
+        [old[1]!]: ['failed', 'FAILED'],
+        [old[2]!]: ['passed', 'PASSED'],
+      });
+      // The same tests listed as Python 3.9's unittest prints them, checked against the real
+      // parser on SWE-bench's own command.
+      const current = ['Its text starts on the second line.', 'This one fails.', ONE_LINE];
+      writeFileSync(join(root, 'list'), [...current, named('test_blank_first')].join('\n') + '\n');
+      await inImage(
+        IMAGE,
+        root,
+        [
+          'python3 /w/run /w/list /w/report.json > /w/runner.log 2>&1',
+          'python3 tests/runtests.py --verbosity 2 --settings=test_sqlite --parallel 1 described.tests > /w/swebench.log 2>&1',
+          'python3 /w/parse_log_django.py /w/swebench.log > /w/parsed.json',
+        ].join('; '),
+      );
+      const parsed = JSON.parse(readFileSync(join(root, 'parsed.json'), 'utf8')) as Record<
+        string,
+        string
+      >;
+      expect(parsed).toEqual({
+        'Its text starts on the second line.': 'PASSED',
+        'This one fails.': 'FAILED',
+        [ONE_LINE]: 'PASSED',
+        test_blank_first_wrong: 'FAILED',
+      });
+      expect(statuses(readReport(root))).toEqual({
+        [current[0]!]: ['passed', 'PASSED'],
+        [current[1]!]: ['failed', 'FAILED'],
+        [current[2]!]: ['passed', 'PASSED'],
+        [named('test_blank_first')]: ['passed', 'ABSENT'],
+      });
     },
     SLOW,
   );

@@ -116,6 +116,28 @@ describe('canaries through the built-in django runner', () => {
   );
 
   it(
+    'keeps the baseline a plain FAIL: the base fails test_positive honestly, and passes its mutant turned over, which is logged but not counted',
+    async () => {
+      const evaluation = await suite.grade(suite.bundle, null);
+      expect(evaluation.verdict, evaluation.verdict.detail).toMatchObject({
+        verdict: 'FAIL',
+        reason: 'HIDDEN_FAILED',
+      });
+      const positive = hiddenCanaries(evaluation)?.mutants.find(
+        (m) => m.test === id('test_positive'),
+      );
+      expect(positive).toMatchObject({
+        mutation: 'assertTrue -> assertFalse',
+        status: 'passed',
+        testStatus: 'failed',
+        excused: true,
+      });
+      for (const record of evaluation.phaseRecords) expect(record.integrity?.tampered).toBeNull();
+    },
+    SLOW,
+  );
+
+  it(
     'fails a result equal to anything as TAMPERED, VACUOUS_TEST, the sentinels holding',
     async () => {
       const evaluation = await suite.grade(suite.bundle, candidateDiff(suite.dir, ALWAYS_EQUAL));

@@ -6,7 +6,7 @@
 // tripwire watches) each test method's code swapped for a no-op's, or a no-op set on each
 // test's instance. Without protocol 2 (no sentinels, tripwires or canaries) each one passes;
 // through Proctor each ends TAMPERED, naming the tripwire. The gold patch stays PASS.
-import { describe } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { dockerScope, testDocker } from '../helpers/docker.js';
 import { forgeryTests } from '../helpers/forgery-tests.js';
 import { CALC, HIDDEN, REPO } from '../helpers/django-tree.js';
@@ -146,7 +146,48 @@ const suite = runnerSuite(docker, SCOPE, { image: 'django', spec: SPEC });
 const forged = (name: string): Buffer =>
   candidateDiff(suite.dir, { 'calc.py': `${CALC}\n${FORGERIES[name]!}` });
 
+// What Django's own test machinery does to the tests its database backend cannot run
+// (django/db/backends/base/creation.py, mark_expected_failures_and_skips: SQLite's
+// django_test_skips): once the suite is built, a test method is replaced by unittest.skip's
+// wrapper of it. Here the unlisted test_wrong of the existing tests' module; the gold patch
+// beside it.
+const MARKED_SKIP = `import unittest
+
+import django.test.runner as _runner
+
+_build = _runner.DiscoverRunner.build_suite
+
+
+def _build_suite(self, *args, **kwargs):
+    suite = _build(self, *args, **kwargs)
+    from outcomes.tests import Outcomes
+
+    Outcomes.test_wrong = unittest.skip("SQLite doesn't have a constraint.")(Outcomes.test_wrong)
+    return suite
+
+
+_runner.DiscoverRunner.build_suite = _build_suite
+`;
+
 describe('forgeries of what a test runs, through the built-in django runner', () => {
+  it(
+    "passes the gold patch when Django's test machinery puts unittest.skip's wrapper on a test, as it does for its backends' known skips",
+    async () => {
+      const evaluation = await suite.grade(
+        suite.bundle,
+        candidateDiff(suite.dir, {
+          'calc.py': `def add(a, b):\n    return a + b\n\n${MARKED_SKIP}`,
+        }),
+      );
+      expect(evaluation.verdict, evaluation.verdict.detail).toMatchObject({
+        verdict: 'PASS',
+        reason: 'PASS',
+      });
+      for (const record of evaluation.phaseRecords) expect(record.integrity?.tampered).toBeNull();
+    },
+    SLOW,
+  );
+
   forgeryTests(suite, {
     forged,
     timeout: SLOW,

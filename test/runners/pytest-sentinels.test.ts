@@ -281,7 +281,7 @@ describe('judging the in-file sentinels', () => {
     error: null,
   });
   const judge = (statuses: Record<string, 'passed' | 'failed' | 'error' | 'skipped'>) =>
-    judgeCanaries(record(), new Map(Object.entries(statuses)), new Map());
+    judgeCanaries(record(), new Map(Object.entries(statuses)), new Map(), []);
 
   it('holds when the must-pass one passed and the must-fail one failed, and drops both ids', () => {
     const judged = judge({

@@ -191,6 +191,22 @@ class _ImportWatch:
                 for where, loader in loaders if type(loader) not in self.loaders]
 
 
+def _skip_wrapper_code():
+    """The code of the wrapper unittest.skip puts on a test function (read before any module
+    of the checkout is imported), or None where it puts none."""
+    import unittest
+
+    def probe(self):
+        pass
+
+    try:
+        wrapper = unittest.skip("probe")(probe)
+    except Exception:
+        return None
+    code = getattr(wrapper, "__code__", None)
+    return None if code is None or code is probe.__code__ else code
+
+
 class _CodeWatch:
     """The test functions' code, against the code compiled from their files: the files in
     `paths` are read at once (before any module of the checkout is imported); any other file is
@@ -205,6 +221,7 @@ class _CodeWatch:
 
         self.compile = compile
         self.ast = ast
+        self.skip_code = _skip_wrapper_code()
         self.sources = {}
         self.compiled = {}
         self.verified = {}
@@ -245,6 +262,10 @@ class _CodeWatch:
         code = getattr(top, "__code__", None)
         keys = known[0].get(name, ())
         ok = self._reaches(top, keys, name in known[1])
+        if not ok and code is not None and code is self.skip_code:
+            # unittest.skip's own wrapper, put on a test by the test machinery (Django marks
+            # its database backend's known skips so): whatever it wraps, it can only skip.
+            ok = True
         if not ok and code is not None:
             filename = code.co_filename
             ours = [os.path.realpath(p) for p in paths]
