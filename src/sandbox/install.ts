@@ -35,6 +35,8 @@ export interface InstallSpec {
 
 /** Lines of the command's output kept in the refusal. */
 export const INSTALL_TAIL_LINES = 15;
+/** Lines that say error, from before the last lines, kept in the refusal. */
+export const INSTALL_ERROR_LINES = 3;
 const MARK = 'proctor-install-refused: ';
 
 // $1 the base commit, $2 the command. Git as in template-scripts.ts (2.20+): an explicit
@@ -48,7 +50,20 @@ sh -c "$install" >"$log" 2>&1 </dev/null || status=$?
 cat "$log"
 refuse() { printf '${MARK}%s\n' "$@"; exit 1; }
 if [ "$status" -ne 0 ]; then
-  printf '${MARK}the install command failed (exit %s); its last lines:\n' "$status"
+  # An error printed before the last lines (a step that failed, then a long traceback or a
+  # clean-up) is named too: its first lines that say error, before the last lines.
+  total=$(wc -l < "$log")
+  early=
+  if [ "$total" -gt ${INSTALL_TAIL_LINES} ]; then
+    early=$(head -n $((total - ${INSTALL_TAIL_LINES})) "$log" | grep -m ${INSTALL_ERROR_LINES} -E '[Ee]rror|ERROR|[Ff]atal|FATAL|No module named' || true)
+  fi
+  if [ -n "$early" ]; then
+    printf '${MARK}the install command failed (exit %s); its first error lines:\n' "$status"
+    printf '%s\n' "$early" | sed 's/^/${MARK}  /'
+    printf '${MARK}  … its last lines:\n'
+  else
+    printf '${MARK}the install command failed (exit %s); its last lines:\n' "$status"
+  fi
   tail -n ${INSTALL_TAIL_LINES} "$log" | sed 's/^/${MARK}  /'
   exit 1
 fi

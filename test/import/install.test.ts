@@ -129,6 +129,19 @@ describe('[environment] install', { timeout: 600_000 }, () => {
       '[environment] install: the install command failed (exit 3); its last lines: step 1 | error: no compiler found',
     );
 
+    // An error printed before the last lines is named too, ahead of them.
+    const early =
+      'python3 -u -c \'import sys; print("ERROR: No module named pip", file=sys.stderr); [print("noise %d" % i) for i in range(20)]; sys.exit(5)\'';
+    const earlyImport = await proctor(f.args('--install', early, '--force'));
+    expect(earlyImport.code, earlyImport.stdout + earlyImport.stderr).toBe(0);
+    const earlyFailed = await proctor(['--home', home, 'validate', f.suite]);
+    expect(earlyFailed.code).toBe(1);
+    expect(earlyFailed.stdout).toContain(
+      '[environment] install: the install command failed (exit 5); its first error lines: ERROR: No module named pip | … its last lines: | noise 5 | noise 6 |',
+    );
+    expect(earlyFailed.stdout).toContain('| noise 19');
+    expect(earlyFailed.stdout).not.toContain('noise 4 |');
+
     // .git/info/exclude does not reach a workspace, so it does not make a file ignored here.
     const dirty = `${PIP} && echo '# edited' >> setup.py && touch stray.txt build.log local.txt && echo local.txt >> .git/info/exclude`;
     const again = await proctor(f.args('--install', dirty, '--force'));
