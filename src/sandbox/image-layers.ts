@@ -54,6 +54,22 @@ export async function layerState(dir: string, parts: readonly string[]): Promise
   return 'tree';
 }
 
+/**
+ * Whether every folder of a stack read before is still there: a layer's folder goes with its
+ * image, and an image pulled again gets new ones (its id stays). lstat alone, no engine call.
+ */
+export async function lowersPresent(lowers: string): Promise<boolean> {
+  const found = await Promise.all(
+    lowers.split(':').map((dir) =>
+      lstat(dir).then(
+        (info) => info.isDirectory(),
+        () => false,
+      ),
+    ),
+  );
+  return found.every(Boolean);
+}
+
 /** The layers of `image` that hold `repoPath`, top first, as a template's lower layers. */
 export async function layerStack(
   docker: DockerClient,

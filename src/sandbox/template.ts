@@ -32,7 +32,7 @@ import type { VolumeInspectInfo } from 'dockerode';
 import { extract } from 'tar-stream';
 import { assetArchive } from './assets.js';
 import { loadVolumes } from './container.js';
-import { layerStack, type LayerStack } from './image-layers.js';
+import { layerStack, lowersPresent, type LayerStack } from './image-layers.js';
 import { isMountFailure, overlayOptions, volumePath, type LayerMemo } from './overlay.js';
 import type { VolumeMount } from './profile.js';
 import {
@@ -479,15 +479,19 @@ export function createTemplateStore(options: TemplateOptions = {}): TemplateStor
   const inUse = new Map<string, number>();
   const layers: LayerMemo = {};
   /**
-   * Per image and work tree: why its templates are copied though a layered one was asked.
-   * The stack itself is read again on every acquire (an inspect and a few lstats): an image
-   * removed and pulled again keeps its id but not its layers' folders.
+   * Per image and work tree: why its templates are copied though a layered one was asked, or
+   * the stack read last. A stack is kept while its folders are all there (lstat, no engine
+   * call on a job's path): an image removed and pulled again keeps its id but not its layers'
+   * folders, and is read again.
    */
   const refusals = new Map<string, string>();
+  const stacks = new Map<string, string>();
   const stackKey = (spec: TemplateSpec) => `${spec.image}\0${spec.repoPath}`;
   const stackOf = async (docker: DockerClient, spec: TemplateSpec): Promise<LayerStack> => {
     const refused = refusals.get(stackKey(spec));
     if (refused !== undefined) return { refused };
+    const kept = stacks.get(stackKey(spec));
+    if (kept !== undefined && (await lowersPresent(kept))) return { lowers: kept };
     let found: LayerStack;
     try {
       found = await layerStack(docker, spec.image, spec.repoPath);
@@ -496,6 +500,7 @@ export function createTemplateStore(options: TemplateOptions = {}): TemplateStor
       return { refused: describeError(error) };
     }
     if ('refused' in found) refusals.set(stackKey(spec), found.refused);
+    else stacks.set(stackKey(spec), found.lowers);
     return found;
   };
 

@@ -19,6 +19,7 @@ import {
   MAX_LOWERS_LENGTH,
   layerStack,
   layerState,
+  lowersPresent,
   stackOfLayers,
 } from '../../src/sandbox/image-layers.js';
 import {
@@ -233,6 +234,9 @@ describe('the layer stack', () => {
     expect(
       await stackOfLayers(['top', 'none', 'middle', 'file', 'bottom'].map(dir), ['repo']),
     ).toEqual({ lowers: `${dir('top')}/repo:${dir('middle')}/repo` });
+    // A stack read before is kept while its folders are there; one that went is read again.
+    expect(await lowersPresent(`${dir('top')}/repo:${dir('middle')}/repo`)).toBe(true);
+    expect(await lowersPresent(`${dir('top')}/repo:${join(root, 'gone/diff')}/repo`)).toBe(false);
     expect(await stackOfLayers(['none'].map(dir), ['repo'])).toEqual({
       refused: 'no layer of the image holds /repo',
     });
