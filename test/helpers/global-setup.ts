@@ -8,7 +8,10 @@
 // environment.
 // After the run, removes the workspace templates of the test homes (temp dirs, and
 // /proctor-tests… of earlier runs): they carry no job label, so no test's own cleanup takes them, and a temp
-// home is never used again.
+// home is never used again. Removes, too, the task images Proctor built during the run (a test's
+// bundle hashes differently on every run, so each run would leave its own behind until the
+// disk fills) and the untagged images the run's builds left: images the run made that are no
+// fixture image and that no container uses.
 import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -27,6 +30,7 @@ export default async function setup(): Promise<() => Promise<void>> {
   // Then, with both base images there, every fixture image, before any test's clock starts: a
   // cold Go or Rust toolchain takes longer to build on a busy machine than a test may take.
   const started = Date.now();
+  const runStarted = Math.floor(started / 1000);
   const builds = await buildFixtureImages({ concurrency: 2 });
   const fresh = builds.filter((build) => !build.cached).length;
   process.stderr.write(
@@ -46,6 +50,23 @@ export default async function setup(): Promise<() => Promise<void>> {
       if (!home.startsWith('/proctor-tests') && !home.startsWith(tmpdir())) continue;
       // One in use (a test run of another checkout) is left: removeTemplate answers false.
       await removeTemplate(docker, volume.Name).catch(() => false);
+    }
+    const images = await docker.listImages({ filters: { label: ['proctor.build'] } });
+    for (const image of images) {
+      if (image.Created < runStarted) continue;
+      const tags = (image.RepoTags ?? []).filter((tag) => tag !== '<none>:<none>');
+      if (!tags.every((tag) => tag.startsWith('proctor-task:'))) continue;
+      // Untagged by tag, then the id: the engine refuses while a container uses it.
+      for (const tag of tags)
+        await docker
+          .getImage(tag)
+          .remove()
+          .catch(() => undefined);
+      if (tags.length === 0)
+        await docker
+          .getImage(image.Id)
+          .remove()
+          .catch(() => undefined);
     }
   };
 }
