@@ -99,6 +99,10 @@ function installSuffix(env: ImageBundle['environment']): string {
 const builtName = (env: ImageBundle['environment']) =>
   env.kind === 'dockerfile' ? `${env.dockerfile}${installSuffix(env)}` : installSuffix(env);
 
+/** The tag a build of the bundle gets: its id and the start of its content hash. */
+const taskTag = (bundle: ImageBundle) =>
+  `proctor-task:${bundle.id.slice(0, 100)}-${bundle.contentHash.slice(0, 12)}`;
+
 export function createImageCache(
   docker: DockerClient,
   contexts: ContextCacheOptions,
@@ -167,6 +171,23 @@ export function createImageCache(
     return found[0]?.Id;
   };
 
+  /**
+   * The image a build of this bundle tagged (taskTag), when its labels name this context and
+   * Dockerfile: one inspect, where the label query scans every image of the engine (half a
+   * second on an engine of a few hundred images, once per task of a home's first sweep).
+   */
+  const tagged = async (bundle: ImageBundle, hash: string, dockerfile: string) => {
+    try {
+      const info = await docker.getImage(taskTag(bundle)).inspect();
+      const labels = info.Config?.Labels ?? {};
+      const ours = labels[LABEL.context] === hash && labels[LABEL.dockerfile] === dockerfile;
+      return ours && /^sha256:[0-9a-f]{64}$/.test(info.Id) ? info.Id : undefined;
+    } catch {
+      // Not there, or a tag the engine refuses: the label query answers (and says why).
+      return undefined;
+    }
+  };
+
   const fresh = async (bundle: ImageBundle, hash: string | undefined, signal?: AbortSignal) => {
     const env = bundle.environment;
     const built = builtName(env);
@@ -175,7 +196,7 @@ export function createImageCache(
       const known =
         recorded !== undefined && (await stillThere(recorded))
           ? recorded
-          : await labelled(hash, built);
+          : ((await tagged(bundle, hash, built)) ?? (await labelled(hash, built)));
       if (known !== undefined) {
         if (known !== recorded) await records.rememberImage(hash, built, known);
         const image: ResolvedImage = {
@@ -186,7 +207,7 @@ export function createImageCache(
       }
     }
     const image = await resolveImage(docker, env, {
-      tag: `proctor-task:${bundle.id.slice(0, 100)}-${bundle.contentHash.slice(0, 12)}`,
+      tag: taskTag(bundle),
       ...(hash !== undefined && env.kind === 'dockerfile'
         ? { labels: { [LABEL.context]: hash, [LABEL.dockerfile]: built } }
         : {}),
