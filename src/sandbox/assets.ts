@@ -21,7 +21,25 @@ export interface AssetFile {
 }
 
 /** A fixed mtime, so that nothing about the host's clock leaks into a run. */
-const MTIME = new Date(0);
+export const ASSET_MTIME = new Date(0);
+const MTIME = ASSET_MTIME;
+
+/** Refuses an asset name that is not a plain file name. */
+export function checkAssetName(name: string): void {
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/.test(name)) {
+    throw new ProctorError(
+      'SANDBOX_INVALID',
+      `asset name ${JSON.stringify(name)} is not a plain file name`,
+    );
+  }
+}
+
+/** An asset's mode: 0400 for one uid's, else 0555 or 0444. */
+export const assetMode = (file: AssetFile): number =>
+  file.privateTo !== undefined ? 0o400 : file.executable ? 0o555 : 0o444;
+
+/** An asset's owner (uid and gid): privateTo's, else root. */
+export const assetOwner = (file: AssetFile): number => file.privateTo ?? 0;
 
 /** A directory entry of a loading archive: its ownership is applied to what is there. */
 export interface ArchiveDir {
@@ -60,20 +78,15 @@ export async function assetArchive(
   }
   const prefix = options.prefix === undefined ? '' : `${options.prefix}/`;
   for (const file of files) {
-    if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/.test(file.name)) {
-      throw new ProctorError(
-        'SANDBOX_INVALID',
-        `asset name ${JSON.stringify(file.name)} is not a plain file name`,
-      );
-    }
+    checkAssetName(file.name);
     archive.entry(
       {
         name: `${prefix}${file.name}`,
         type: 'file',
         size: file.bytes.length,
-        mode: file.privateTo !== undefined ? 0o400 : file.executable ? 0o555 : 0o444,
-        uid: file.privateTo ?? 0,
-        gid: file.privateTo ?? 0,
+        mode: assetMode(file),
+        uid: assetOwner(file),
+        gid: assetOwner(file),
         mtime: MTIME,
       },
       file.bytes,

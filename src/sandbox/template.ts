@@ -23,6 +23,7 @@
 // HALF_MADE_AGE_MS and no container uses it. The templates of a home that is gone from this
 // host go with the reaper and `proctor prune` too (template-prune.ts).
 import { createHash, randomBytes } from 'node:crypto';
+import { join } from 'node:path';
 import { ProctorError, describeError, isProctorError } from '../errors.js';
 import { isNotFound, type DockerClient } from './docker.js';
 import { LABEL, labelsFor, ownerHost, type Owner } from './labels.js';
@@ -32,6 +33,7 @@ import type { VolumeInspectInfo } from 'dockerode';
 import { extract } from 'tar-stream';
 import { assetArchive } from './assets.js';
 import { loadVolumes } from './container.js';
+import { hostVolumeFolder, placeDir } from './host-volumes.js';
 import { layerStack, lowersPresent, type LayerStack } from './image-layers.js';
 import { isMountFailure, overlayOptions, volumePath, type LayerMemo } from './overlay.js';
 import type { VolumeMount } from './profile.js';
@@ -334,9 +336,10 @@ class LayersUnusable extends Error {}
 
 /**
  * A layered template's view: `tree/` (the upper layer) and `work/` (the kernel's) made in the
- * template volume through a container that is created and never started, then an overlay
- * volume over the image's layers writing to them. The view is the preparation's alone, and
- * goes after it; it carries the job's labels, so a crash leaves it to the reaper.
+ * template volume, then an overlay volume over the image's layers writing to them. The image's
+ * folders are made in the volume's folder by this process where it may (host-volumes.ts), else
+ * through a container that is created and never started. The view is the preparation's
+ * alone, and goes after it; it carries the job's labels, so a crash leaves it to the reaper.
  */
 async function layeredView(
   docker: DockerClient,
@@ -344,24 +347,30 @@ async function layeredView(
   template: string,
   lowers: string,
 ): Promise<string> {
-  const archive = await assetArchive([], {
-    dirs: [
-      { name: 'template/tree', uid: 0, gid: 0, mode: 0o755 },
-      { name: 'template/work', uid: 0, gid: 0, mode: 0o700 },
-    ],
-  });
-  await loadVolumes(
-    docker,
-    {
-      owner: spec.owner,
-      image: spec.image,
-      mounts: [{ volume: template, target: TEMPLATE_MOUNT }],
-    },
-    archive,
-    '/proctor-init',
-  );
   const path = await volumePath(docker, template);
   if ('refused' in path) throw new LayersUnusable(path.refused);
+  const folder = await hostVolumeFolder(docker, template);
+  if (folder !== undefined) {
+    await placeDir(join(folder, 'tree'), { uid: 0, gid: 0, mode: 0o755 });
+    await placeDir(join(folder, 'work'), { uid: 0, gid: 0, mode: 0o700 });
+  } else {
+    const archive = await assetArchive([], {
+      dirs: [
+        { name: 'template/tree', uid: 0, gid: 0, mode: 0o755 },
+        { name: 'template/work', uid: 0, gid: 0, mode: 0o700 },
+      ],
+    });
+    await loadVolumes(
+      docker,
+      {
+        owner: spec.owner,
+        image: spec.image,
+        mounts: [{ volume: template, target: TEMPLATE_MOUNT }],
+      },
+      archive,
+      '/proctor-init',
+    );
+  }
   const name = `${template}-view`;
   await docker.createVolume({
     Name: name,

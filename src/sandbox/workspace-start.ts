@@ -40,10 +40,12 @@
 // unknown (made by an earlier Proctor), or a tree over MEMORY_TREE_MAX_MB, gets a disk-backed
 // workspace instead.
 import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
 import type Docker from 'dockerode';
 import { ProctorError, describeError } from '../errors.js';
 import { assetArchive, type AssetFile } from './assets.js';
 import { loadVolumes, removeContainer, startIdleContainer } from './container.js';
+import { hostVolumeFolder, placeAssets, placeDir } from './host-volumes.js';
 import { isNotFound, type DockerClient } from './docker.js';
 import { execInContainer } from './exec.js';
 import { LABEL, labelsFor, type Owner, type Role } from './labels.js';
@@ -279,6 +281,7 @@ async function fill(
   const { workspace, layer, assets } = loads;
   if (workspace === undefined && layer === undefined && assets === undefined) return;
   const user = { uid: spec.uid, gid: spec.gid, mode: 0o755 };
+  if (await fillOnHost(docker, spec, loads)) return;
   const archive = await assetArchive(assets === undefined ? [] : (spec.assets?.files ?? []), {
     prefix: 'assets',
     dirs: [
@@ -305,6 +308,41 @@ async function fill(
       { cause: error },
     );
   }
+}
+
+/**
+ * `fill`'s work done in the volumes' folders on this host, where they are this process's
+ * (host-volumes.ts): true when done; false, with nothing written, when the engine must do it.
+ */
+async function fillOnHost(
+  docker: DockerClient,
+  spec: WorkspaceContainerSpec,
+  { workspace, layer, assets }: Loads,
+): Promise<boolean> {
+  const folder = async (volume: string | undefined) =>
+    volume === undefined ? null : hostVolumeFolder(docker, volume);
+  const [workspaceDir, layerDir, assetsDir] = await Promise.all([
+    folder(workspace),
+    folder(layer),
+    folder(assets),
+  ]);
+  if (workspaceDir === undefined || layerDir === undefined || assetsDir === undefined) return false;
+  const user = { uid: spec.uid, gid: spec.gid, mode: 0o755 };
+  try {
+    if (workspaceDir) await placeDir(workspaceDir, user);
+    if (layerDir) {
+      await placeDir(join(layerDir, 'upper'), user);
+      await placeDir(join(layerDir, 'work'), { uid: 0, gid: 0, mode: 0o700 });
+    }
+    if (assetsDir) await placeAssets(assetsDir, spec.assets?.files ?? []);
+  } catch (error) {
+    throw new ProctorError(
+      'DOCKER_ERROR',
+      `cannot fill the ${spec.role}'s volumes: ${describeError(error)}`,
+      { cause: error },
+    );
+  }
+  return true;
 }
 
 type Filling = Promise<{ error: unknown } | undefined>;
