@@ -67,7 +67,9 @@ const PREPARE_CLEAN = String.raw`git for-each-ref --format='%(refname)' | while 
 git config --remove-section remote.origin 2>/dev/null || true
 git update-ref --no-deref HEAD "$commit"
 git reflog expire --expire=now --all
-git gc -q --prune=now
+# A depth-1 clone holds the commit's own objects and nothing else (upload-pack sent only them):
+# there is nothing unreachable to prune, and a gc would only repack the same pack again.
+if [ "$history" = full ]; then git gc -q --prune=now; fi
 `;
 
 const PREPARE_VERIFY = String.raw`if [ "$history" = full ]; then git rev-list "$commit" > /tmp/allowed; else echo "$commit" > /tmp/allowed; fi
