@@ -5,9 +5,10 @@
 // created and removed for it. Anywhere else (an engine on another host, rootless, remapped, or
 // this process not root) the caller loads through the engine as before, and everywhere when
 // PROCTOR_HOST_FILL=0 (for an engine whose folders this process must leave alone).
-import { chmod, chown, lstat, mkdir, readdir, utimes, writeFile } from 'node:fs/promises';
+import { chmod, chown, lstat, mkdir, open, readdir, utimes, writeFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
 import { join } from 'node:path';
-import type { DockerClient } from './docker.js';
+import { isNotFound, type DockerClient } from './docker.js';
 import {
   ASSET_MTIME,
   assetMode,
@@ -22,22 +23,66 @@ export async function hostVolumeFolder(
   docker: DockerClient,
   volume: string,
 ): Promise<string | undefined> {
-  if (process.getuid?.() !== 0 || process.env['PROCTOR_HOST_FILL'] === '0') return undefined;
   try {
-    const info = await docker.getVolume(volume).inspect();
-    const path = info.Mountpoint;
-    if (info.Driver !== 'local' || Object.keys(info.Options ?? {}).length > 0) return undefined;
-    if (typeof path !== 'string' || !path.startsWith('/') || path.split('/').includes('..')) {
-      return undefined;
-    }
-    // The engine made it just now for this volume alone (its name is random): a root-owned,
-    // empty folder. Another owner is a remapped or rootless engine's root.
-    const stat = await lstat(path);
-    if (!stat.isDirectory() || stat.uid !== 0 || stat.gid !== 0) return undefined;
-    if ((await readdir(path)).length > 0) return undefined;
+    const path = await ownFolder(docker, volume);
+    // The engine made it just now for this volume alone (its name is random): empty.
+    if (path === undefined || (await readdir(path)).length > 0) return undefined;
     return path;
   } catch {
     return undefined;
+  }
+}
+
+/** A plain local volume's folder, when it is on this host and root's, and this process root. */
+async function ownFolder(docker: DockerClient, volume: string): Promise<string | undefined> {
+  if (process.getuid?.() !== 0 || process.env['PROCTOR_HOST_FILL'] === '0') return undefined;
+  const info = await docker.getVolume(volume).inspect();
+  const path = info.Mountpoint;
+  if (info.Driver !== 'local' || Object.keys(info.Options ?? {}).length > 0) return undefined;
+  if (typeof path !== 'string' || !path.startsWith('/') || path.split('/').includes('..')) {
+    return undefined;
+  }
+  // Another owner is a remapped or rootless engine's root.
+  const stat = await lstat(path);
+  if (!stat.isDirectory() || stat.uid !== 0 || stat.gid !== 0) return undefined;
+  return path;
+}
+
+/**
+ * The first `limit` bytes of the regular file `name` at a volume's root, read in its folder on
+ * this host; `missing` when the volume or the file is not there (or is not a regular file);
+ * undefined when the engine must be asked.
+ */
+export async function readHostVolumeFile(
+  docker: DockerClient,
+  volume: string,
+  name: string,
+  limit: number,
+): Promise<Buffer | 'missing' | undefined> {
+  let folder: string | undefined;
+  try {
+    folder = await ownFolder(docker, volume);
+  } catch (error) {
+    return isNotFound(error) ? 'missing' : undefined;
+  }
+  if (folder === undefined) return undefined;
+  let file;
+  try {
+    // O_NOFOLLOW: a link is not the file.
+    file = await open(join(folder, name), constants.O_RDONLY | constants.O_NOFOLLOW);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return code === 'ENOENT' || code === 'ELOOP' ? 'missing' : undefined;
+  }
+  try {
+    if (!(await file.stat()).isFile()) return 'missing';
+    const buffer = Buffer.alloc(limit);
+    const { bytesRead } = await file.read(buffer, 0, limit, 0);
+    return buffer.subarray(0, bytesRead);
+  } catch {
+    return undefined;
+  } finally {
+    await file.close();
   }
 }
 

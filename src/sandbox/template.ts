@@ -33,7 +33,7 @@ import type { VolumeInspectInfo } from 'dockerode';
 import { extract } from 'tar-stream';
 import { assetArchive } from './assets.js';
 import { loadVolumes } from './container.js';
-import { hostVolumeFolder, placeDir } from './host-volumes.js';
+import { hostVolumeFolder, placeDir, readHostVolumeFile } from './host-volumes.js';
 import { layerStack, lowersPresent, type LayerStack } from './image-layers.js';
 import { isMountFailure, overlayOptions, volumePath, type LayerMemo } from './overlay.js';
 import type { VolumeMount } from './profile.js';
@@ -43,7 +43,7 @@ import {
   PREPARE_SCRIPT,
   parseReady,
 } from './template-scripts.js';
-import { removeVolume } from './volumes.js';
+import { dropIfUnlabelled, removeVolume } from './volumes.js';
 
 export type History = 'full' | 'none';
 
@@ -677,6 +677,9 @@ export async function readReady(
   home: string,
   t: TemplateVolume,
 ): Promise<ReturnType<typeof parseReady>> {
+  const onHost = await readHostVolumeFile(docker, t.name, 'ready', 4096);
+  if (onHost === 'missing') return undefined;
+  if (onHost !== undefined) return parseReady(onHost.toString('utf8'));
   let checker;
   try {
     checker = await docker.createContainer(
@@ -703,8 +706,11 @@ export async function readReady(
     const archive = await checker.getArchive({ path: `${TEMPLATE_MOUNT}/ready` });
     return parseReady((await firstFile(archive, 4096)).toString('utf8'));
   } catch (error) {
-    if (isNotFound(error)) return undefined;
-    throw error;
+    if (!isNotFound(error)) throw error;
+    // Pruned before the checker named it, the engine made the name again, empty: it goes.
+    await checker.remove({ force: true, v: false }).catch(() => undefined);
+    await dropIfUnlabelled(docker, t.name).catch(() => undefined);
+    return undefined;
   } finally {
     await checker.remove({ force: true, v: false }).catch(() => undefined);
   }

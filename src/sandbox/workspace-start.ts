@@ -48,7 +48,7 @@ import { loadVolumes, removeContainer, startIdleContainer } from './container.js
 import { hostVolumeFolder, placeAssets, placeDir } from './host-volumes.js';
 import { isNotFound, type DockerClient } from './docker.js';
 import { execInContainer } from './exec.js';
-import { LABEL, labelsFor, type Owner, type Role } from './labels.js';
+import { labelsFor, type Owner, type Role } from './labels.js';
 import type { SandboxSpec, VolumeMount } from './profile.js';
 import {
   isMountFailure,
@@ -58,7 +58,7 @@ import {
   type WorkspaceLayer,
 } from './overlay.js';
 import { LAYER_UNUSABLE_EXIT, NOT_READY_EXIT, USER_COPY_SCRIPT } from './template-scripts.js';
-import { removeVolume } from './volumes.js';
+import { dropIfUnlabelled, removeVolume } from './volumes.js';
 import {
   TEMPLATE_MOUNT,
   createTemplateStore,
@@ -621,15 +621,5 @@ export async function startWithWorkspace(
     if (container) await removeContainer(container).catch(() => undefined);
     await Promise.all(made.map((v) => removeVolume(docker, v).catch(() => undefined)));
     throw error;
-  }
-}
-
-/** A template name the engine re-made as an empty volume (pruned under us) goes again. */
-async function dropIfUnlabelled(docker: DockerClient, volume: string): Promise<void> {
-  try {
-    const info = await docker.getVolume(volume).inspect();
-    if (info.Labels?.[LABEL.template] === undefined) await removeVolume(docker, volume);
-  } catch (error) {
-    if (!isNotFound(error)) throw error;
   }
 }

@@ -2,13 +2,19 @@
 // same volumes filled through a loading container (PROCTOR_HOST_FILL=0): the container sees the
 // same assets (names, modes, owners, mtimes, bytes), the same workspace root and overlay, for a
 // copied and an overlay workspace and a layered template; and only the engine's way creates a
-// container for it.
+// container for it. A template's `ready` line read on the host is the one the engine's way
+// reads, and a template pruned under the reader leaves no volume behind either way.
 import { describe, expect, it } from 'vitest';
 import { removeContainer } from '../../src/sandbox/container.js';
 import { execInContainer } from '../../src/sandbox/exec.js';
 import { hostVolumeFolder } from '../../src/sandbox/host-volumes.js';
 import { LABEL } from '../../src/sandbox/labels.js';
-import { createTemplateStore } from '../../src/sandbox/template.js';
+import {
+  createTemplateStore,
+  listTemplates,
+  readReady,
+  removeTemplate,
+} from '../../src/sandbox/template.js';
 import { startWithWorkspace } from '../../src/sandbox/workspace-start.js';
 import { dockerScope, fixtureImage, readFromImage, testDocker } from '../helpers/docker.js';
 import { onCleanup } from '../helpers/temp.js';
@@ -30,12 +36,22 @@ const LOOK = [
   'touch /repo/new && echo writable',
 ].join('; ');
 
-/** Starts a workspace with assets, the fill done `how`; what the container sees, and the init containers made. */
-async function look(how: 'host' | 'engine', layer: 'overlay' | 'copy') {
+/** Runs `work` with the fill done `how`. */
+async function filled<T>(how: 'host' | 'engine', work: () => Promise<T>): Promise<T> {
   const previous = process.env['PROCTOR_HOST_FILL'];
   if (how === 'engine') process.env['PROCTOR_HOST_FILL'] = '0';
   else delete process.env['PROCTOR_HOST_FILL'];
   try {
+    return await work();
+  } finally {
+    if (previous === undefined) delete process.env['PROCTOR_HOST_FILL'];
+    else process.env['PROCTOR_HOST_FILL'] = previous;
+  }
+}
+
+/** Starts a workspace with assets, the fill done `how`; what the container sees, and the init containers made. */
+async function look(how: 'host' | 'engine', layer: 'overlay' | 'copy') {
+  return filled(how, async () => {
     const owner = scope.templateOwner();
     const image = await fixtureImage('git-ignored');
     const since = Math.floor(Date.now() / 1000) - 1;
@@ -83,10 +99,7 @@ async function look(how: 'host' | 'engine', layer: 'overlay' | 'copy') {
       })
       .sort();
     return { seen: result.stdout.trim().split('\n'), medium: started.medium, roles };
-  } finally {
-    if (previous === undefined) delete process.env['PROCTOR_HOST_FILL'];
-    else process.env['PROCTOR_HOST_FILL'] = previous;
-  }
+  });
 }
 
 const EXPECTED = [
@@ -113,6 +126,37 @@ describe('volumes filled on the host', () => {
       expect(init(engine.roles)).toBeGreaterThan(init(host.roles));
     },
   );
+
+  it('read a template’s ready line as the engine does, and leave nothing of a pruned one', async () => {
+    const owner = scope.templateOwner();
+    const image = await fixtureImage('git-ignored');
+    const started = await startWithWorkspace(docker, {
+      owner,
+      role: 'solver',
+      image,
+      repoPath: '/repo',
+      baseCommit: await readFromImage(image, '/base_commit'),
+      uid: 1000,
+      gid: 1000,
+      templates: createTemplateStore(),
+      container: { workdir: '/repo', env: { HOME: '/tmp' } },
+    });
+    await removeContainer(started.container);
+    const [template] = await listTemplates(docker, owner.home);
+    if (template === undefined) throw new Error('no template was made');
+    const host = await filled('host', () => readReady(docker, owner.home, template));
+    const engine = await filled('engine', () => readReady(docker, owner.home, template));
+    expect(host).toEqual({ key: template.key });
+    expect(engine).toEqual(host);
+    expect(await removeTemplate(docker, template.name)).toBe(true);
+    for (const how of ['host', 'engine'] as const) {
+      expect(await filled(how, () => readReady(docker, owner.home, template))).toBeUndefined();
+      // The engine's checker named the gone volume, which made it again, empty: it went.
+      await expect(docker.getVolume(template.name).inspect()).rejects.toMatchObject({
+        statusCode: 404,
+      });
+    }
+  });
 
   it('are refused where the folder is not a new, empty, root-owned one', async () => {
     expect(await hostVolumeFolder(docker, 'proctor-no-such-volume-here')).toBeUndefined();
