@@ -8,14 +8,18 @@ import { describe, expect, it } from 'vitest';
 import { removeContainer } from '../../src/sandbox/container.js';
 import { execInContainer } from '../../src/sandbox/exec.js';
 import { hostVolumeFolder } from '../../src/sandbox/host-volumes.js';
-import { LABEL } from '../../src/sandbox/labels.js';
+import { LABEL, type Owner } from '../../src/sandbox/labels.js';
 import {
   createTemplateStore,
   listTemplates,
   readReady,
   removeTemplate,
 } from '../../src/sandbox/template.js';
-import { startWithWorkspace } from '../../src/sandbox/workspace-start.js';
+import {
+  startWithWorkspace,
+  type WorkspaceContainer,
+  type WorkspaceContainerSpec,
+} from '../../src/sandbox/workspace-start.js';
 import { dockerScope, fixtureImage, readFromImage, testDocker } from '../helpers/docker.js';
 import { onCleanup } from '../helpers/temp.js';
 
@@ -36,6 +40,28 @@ const LOOK = [
   'touch /repo/new && echo writable',
 ].join('; ');
 
+/** A workspace of the git-ignored fixture, removed after the test. */
+async function start(
+  owner: Owner,
+  options: Pick<WorkspaceContainerSpec, 'role'> &
+    Partial<Pick<WorkspaceContainerSpec, 'layer' | 'medium' | 'assets'>>,
+): Promise<WorkspaceContainer> {
+  const image = await fixtureImage('git-ignored');
+  const started = await startWithWorkspace(docker, {
+    owner,
+    image,
+    repoPath: '/repo',
+    baseCommit: await readFromImage(image, '/base_commit'),
+    uid: 1000,
+    gid: 1000,
+    templates: createTemplateStore(),
+    ...options,
+    container: { workdir: '/repo', env: { HOME: '/tmp' } },
+  });
+  onCleanup(() => removeContainer(started.container).catch(() => undefined));
+  return started;
+}
+
 /** Runs `work` with the fill done `how`. */
 async function filled<T>(how: 'host' | 'engine', work: () => Promise<T>): Promise<T> {
   const previous = process.env['PROCTOR_HOST_FILL'];
@@ -53,23 +79,13 @@ async function filled<T>(how: 'host' | 'engine', work: () => Promise<T>): Promis
 async function look(how: 'host' | 'engine', layer: 'overlay' | 'copy') {
   return filled(how, async () => {
     const owner = scope.templateOwner();
-    const image = await fixtureImage('git-ignored');
     const since = Math.floor(Date.now() / 1000) - 1;
-    const started = await startWithWorkspace(docker, {
-      owner,
+    const started = await start(owner, {
       role: 'evaluator',
-      image,
-      repoPath: '/repo',
-      baseCommit: await readFromImage(image, '/base_commit'),
-      uid: 1000,
-      gid: 1000,
-      templates: createTemplateStore(),
       layer,
       medium: 'disk',
       assets: { files: ASSETS, target: '/proctor/assets' },
-      container: { workdir: '/repo', env: { HOME: '/tmp' } },
     });
-    onCleanup(() => removeContainer(started.container).catch(() => undefined));
     const result = await execInContainer(docker, started.container.id, {
       cmd: ['sh', '-c', LOOK],
       user: '1000:1000',
@@ -129,18 +145,7 @@ describe('volumes filled on the host', () => {
 
   it('read a template’s ready line as the engine does, and leave nothing of a pruned one', async () => {
     const owner = scope.templateOwner();
-    const image = await fixtureImage('git-ignored');
-    const started = await startWithWorkspace(docker, {
-      owner,
-      role: 'solver',
-      image,
-      repoPath: '/repo',
-      baseCommit: await readFromImage(image, '/base_commit'),
-      uid: 1000,
-      gid: 1000,
-      templates: createTemplateStore(),
-      container: { workdir: '/repo', env: { HOME: '/tmp' } },
-    });
+    const started = await start(owner, { role: 'solver' });
     await removeContainer(started.container);
     const [template] = await listTemplates(docker, owner.home);
     if (template === undefined) throw new Error('no template was made');
