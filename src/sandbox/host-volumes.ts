@@ -89,6 +89,8 @@ export async function readHostVolumeFile(
 /** Applies `dir`'s owner and mode to `path`, making it when it is not there. */
 export async function placeDir(path: string, dir: Omit<ArchiveDir, 'name'>): Promise<void> {
   await mkdir(path, { recursive: true });
+  // A folder, never a link to one elsewhere (the volume was empty and no container has had it).
+  if (!(await lstat(path)).isDirectory()) throw new Error(`${path} is not a folder`);
   // The mode asked for at mkdir passes through the umask: set it after.
   await chmod(path, dir.mode);
   await chown(path, dir.uid, dir.gid);
