@@ -110,3 +110,31 @@ export async function placeAssets(folder: string, files: readonly AssetFile[]): 
     await utimes(path, ASSET_MTIME, ASSET_MTIME);
   }
 }
+
+/**
+ * The disk a volume's files take, in KiB (their blocks, a link not followed), counted in its
+ * folder on this host; undefined where the engine's folders are not Proctor's.
+ */
+export async function hostVolumeUsageKb(
+  docker: DockerClient,
+  volume: string,
+): Promise<number | undefined> {
+  try {
+    const root = await ownFolder(docker, volume);
+    if (root === undefined) return undefined;
+    let blocks = 0;
+    const folders = [root];
+    for (let folder = folders.pop(); folder !== undefined; folder = folders.pop()) {
+      blocks += (await lstat(folder)).blocks;
+      for (const entry of await readdir(folder, { withFileTypes: true })) {
+        const path = join(folder, entry.name);
+        if (entry.isDirectory()) folders.push(path);
+        else blocks += (await lstat(path)).blocks;
+      }
+    }
+    // st_blocks counts 512-byte units.
+    return Math.ceil(blocks / 2);
+  } catch {
+    return undefined;
+  }
+}

@@ -27,6 +27,7 @@ import { machineHost } from '../config.js';
 import { ProctorError, describeError } from '../errors.js';
 import type { ReapScope } from './cleanup.js';
 import type { DockerClient } from './docker.js';
+import { hostVolumeUsageKb } from './host-volumes.js';
 import {
   HALF_MADE_AGE_MS,
   listAllTemplates,
@@ -166,9 +167,18 @@ async function removeOrKeep(
   };
 }
 
-/** The size a template's `ready` file gives; undefined when it has none (or names no size). */
-function readySize(t: TemplateVolume, ready: Awaited<ReturnType<typeof readReady>>) {
-  return ready?.key === t.key ? ready.sizeKb : undefined;
+/**
+ * A template's size: the one its `ready` file gives (a copied template's tree), else, for a
+ * ready one that names none (a layered template, which holds only its changes over the
+ * image's layers), the disk its volume takes where its folder is Proctor's; else undefined.
+ */
+async function sizeOf(
+  docker: DockerClient,
+  t: TemplateVolume,
+  ready: Awaited<ReturnType<typeof readReady>>,
+): Promise<number | undefined> {
+  if (ready?.key !== t.key) return undefined;
+  return ready.sizeKb ?? (await hostVolumeUsageKb(docker, t.name));
 }
 
 /**
@@ -189,7 +199,7 @@ async function judgeOtherHome(
   const home = homeState(t.home);
   if (home.state === 'exists') return kept(t, 'home-exists', home.detail);
   if (home.state === 'unknown') return kept(t, 'home-unknown', home.detail);
-  const sizeKb = sizes ? readySize(t, await readReady(docker, t.home, t)) : undefined;
+  const sizeKb = sizes ? await sizeOf(docker, t, await readReady(docker, t.home, t)) : undefined;
   // A preparation container a crash left (stopped) would hold it for ever: no reaper of that
   // home will come. A running one is left, and holds it.
   await removeStaleLock(docker, t.key).catch(() => undefined);
@@ -245,7 +255,7 @@ export async function pruneTemplates(
       continue;
     }
     const ready = await readReady(docker, scope.home, t);
-    const sizeKb = readySize(t, ready);
+    const sizeKb = await sizeOf(docker, t, ready);
     if (ready === undefined && now - t.createdAt >= age) {
       await removeStaleLock(docker, t.key).catch(() => undefined);
       outcomes.push(await removeOrKeep(docker, t, 'half-made', 'half-made', sizeKb));

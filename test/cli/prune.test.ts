@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { PruneResult } from '../../src/sandbox/template-prune.js';
-import { createTemplateStore, listTemplates } from '../../src/sandbox/template.js';
+import { createTemplateStore, listTemplates, removeTemplate } from '../../src/sandbox/template.js';
 import { createWorkspace } from '../../src/sandbox/workspace.js';
 import { proctor } from '../helpers/cli.js';
 import {
@@ -14,7 +14,7 @@ import {
   testDocker,
   testOwner,
 } from '../helpers/docker.js';
-import { tempDir } from '../helpers/temp.js';
+import { onCleanup, tempDir } from '../helpers/temp.js';
 import { waitFor } from '../helpers/wait.js';
 import { holdTemplate, makeTemplate } from '../helpers/templates.js';
 
@@ -151,6 +151,39 @@ describe('proctor prune', () => {
     expect(line(table.stdout, t.foreign)).toMatch(/ +- +kept: another host's \(.+-b\)$/);
     const kept = (await listTemplates(docker, home)).map((t) => t.name);
     expect(kept).toEqual([oldest]);
+  });
+
+  it('gives a layered template the size its own folder takes, a copied one its tree’s', async () => {
+    const host = `prune-${randomBytes(3).toString('hex')}`;
+    const home = tempDir();
+    // A work tree whose ignored build output (4 MB) is in the image's layers.
+    const image = await fixtureImage('git-layers');
+    const baseCommit = await readFromImage(image, '/base_commit');
+    const make = async (layered: boolean) => {
+      const owner = { job: `prune-size-${randomBytes(4).toString('hex')}`, attempt: 1, home, host };
+      const spec = { owner, image, repoPath: '/repo', baseCommit, uid: 1000, gid: 1000 };
+      const made = await createTemplateStore().acquire(docker, {
+        ...spec,
+        history: 'none',
+        layered,
+      });
+      onCleanup(async () => void (await removeTemplate(docker, made.volume)));
+      return made.volume;
+    };
+    const copied = await make(false);
+    const layered = await make(true);
+    const listed = await proctor(['--home', home, 'prune', '--keep', '5', '--json'], {
+      PROCTOR_HOST: host,
+    });
+    expect(listed).toMatchObject({ code: 0, stderr: '' });
+    const report = JSON.parse(listed.stdout) as PruneResult;
+    const size = (name: string) => report.templates.find((o) => o.name === name)?.sizeKb;
+    // The layered one holds the template's repository and the tree's metadata, not its files.
+    expect(size(copied)).toBeGreaterThan(3_900);
+    expect(size(layered)).toBeGreaterThan(0);
+    expect(size(layered)).toBeLessThan(1_000);
+    const table = await proctor(['--home', home, 'prune', '--keep', '5'], { PROCTOR_HOST: host });
+    expect(line(table.stdout, layered)).toMatch(/ [0-9.]+ [KMG]iB /);
   });
 
   it('refuses a bad --keep and stray arguments in one line, exit 2', async () => {
