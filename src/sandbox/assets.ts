@@ -22,7 +22,6 @@ export interface AssetFile {
 
 /** A fixed mtime, so that nothing about the host's clock leaks into a run. */
 export const ASSET_MTIME = new Date(0);
-const MTIME = ASSET_MTIME;
 
 /** Refuses an asset name that is not a plain file name. */
 export function checkAssetName(name: string): void {
@@ -73,7 +72,7 @@ export async function assetArchive(
       mode: dir.mode,
       uid: dir.uid,
       gid: dir.gid,
-      mtime: MTIME,
+      mtime: ASSET_MTIME,
     });
   }
   const prefix = options.prefix === undefined ? '' : `${options.prefix}/`;
@@ -87,7 +86,7 @@ export async function assetArchive(
         mode: assetMode(file),
         uid: assetOwner(file),
         gid: assetOwner(file),
-        mtime: MTIME,
+        mtime: ASSET_MTIME,
       },
       file.bytes,
     );

@@ -1,22 +1,78 @@
-// Filling a fresh volume from this process, where the engine's volume folders are its own: the
-// engine runs on this host as root, with no user namespace remap, and this process is root.
-// Then what an archive put through a loading container (container.ts: loadVolumes) would make
-// is made directly in the volume's folder, the same owners, modes and mtimes, with no container
-// created and removed for it. Anywhere else (an engine on another host, rootless, remapped, or
-// this process not root) the caller loads through the engine as before, and everywhere when
-// PROCTOR_HOST_FILL=0 (for an engine whose folders this process must leave alone).
+// Filling fresh volumes before any container that runs task code mounts them: folders with
+// their owner and mode, and evaluator assets (assets.ts). Where the engine's volume folders are
+// this process's own (the engine runs on this host as root, with no user namespace remap, and
+// this process is root), they are made directly in each volume's folder, the same owners, modes
+// and mtimes an archive would give, with no container created and removed for it. Anywhere
+// else (an engine on another host, rootless, remapped, or this process not root), and
+// everywhere when PROCTOR_HOST_FILL=0 (for an engine whose folders this process must leave
+// alone), one archive goes in through a loading container (container.ts: loadVolumes).
 import { chmod, chown, lstat, mkdir, open, readdir, utimes, writeFile } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import { join } from 'node:path';
-import { isNotFound, type DockerClient } from './docker.js';
 import {
   ASSET_MTIME,
+  assetArchive,
   assetMode,
   assetOwner,
   checkAssetName,
   type ArchiveDir,
   type AssetFile,
 } from './assets.js';
+import { loadVolumes } from './container.js';
+import { isNotFound, type DockerClient } from './docker.js';
+import type { Owner } from './labels.js';
+
+/** Where a loading container mounts the volumes it fills: each at LOAD_ROOT/<its key>. */
+export const LOAD_ROOT = '/proctor-init';
+
+/** Fresh volumes to fill, each named in `dirs` and `files` by its key. */
+export interface VolumeFill {
+  owner: Owner;
+  /** The image of the loading container, where the engine fills them. */
+  image: string;
+  /** Key -> volume. */
+  volumes: Readonly<Record<string, string>>;
+  /** `KEY` (the volume's root) or `KEY/SUB`: made if missing, given the owner and mode. */
+  dirs: readonly ArchiveDir[];
+  /** Files written at the root of the volume `into`. */
+  files?: { into: string; files: readonly AssetFile[] };
+}
+
+/** Fills the volumes: in their folders where they are this process's, else through the engine. */
+export async function fillVolumes(docker: DockerClient, fill: VolumeFill): Promise<void> {
+  if (await fillOnHost(docker, fill)) return;
+  const archive = await assetArchive(fill.files?.files ?? [], {
+    ...(fill.files ? { prefix: fill.files.into } : {}),
+    dirs: fill.dirs,
+  });
+  const mounts = Object.entries(fill.volumes).map(([key, volume]) => ({
+    volume,
+    target: `${LOAD_ROOT}/${key}`,
+  }));
+  // A root's entry (`KEY`) sits on the mount's parent, outside any volume.
+  await loadVolumes(docker, { owner: fill.owner, image: fill.image, mounts }, archive, LOAD_ROOT);
+}
+
+/** fillVolumes' work in the volumes' folders: true when done; false, nothing written, when not. */
+async function fillOnHost(docker: DockerClient, fill: VolumeFill): Promise<boolean> {
+  const keys = Object.keys(fill.volumes);
+  const found = await Promise.all(
+    keys.map((key) => hostVolumeFolder(docker, fill.volumes[key] as string)),
+  );
+  if (found.some((folder) => folder === undefined)) return false;
+  const folders = new Map(keys.map((key, i) => [key, found[i] as string]));
+  const folderOf = (key: string) => {
+    const folder = folders.get(key);
+    if (folder === undefined) throw new Error(`no volume is named ${key}`);
+    return folder;
+  };
+  for (const dir of fill.dirs) {
+    const [key = '', ...sub] = dir.name.split('/');
+    await placeDir(join(folderOf(key), ...sub), dir);
+  }
+  if (fill.files) await placeAssets(folderOf(fill.files.into), fill.files.files);
+  return true;
+}
 
 /** A volume's folder this process may fill, or undefined (see above). */
 export async function hostVolumeFolder(
@@ -87,7 +143,7 @@ export async function readHostVolumeFile(
 }
 
 /** Applies `dir`'s owner and mode to `path`, making it when it is not there. */
-export async function placeDir(path: string, dir: Omit<ArchiveDir, 'name'>): Promise<void> {
+async function placeDir(path: string, dir: ArchiveDir): Promise<void> {
   await mkdir(path, { recursive: true });
   // A folder, never a link to one elsewhere (the volume was empty and no container has had it).
   if (!(await lstat(path)).isDirectory()) throw new Error(`${path} is not a folder`);
@@ -98,7 +154,7 @@ export async function placeDir(path: string, dir: Omit<ArchiveDir, 'name'>): Pro
 }
 
 /** Writes the assets into `folder` as assetArchive's entries would be extracted there. */
-export async function placeAssets(folder: string, files: readonly AssetFile[]): Promise<void> {
+async function placeAssets(folder: string, files: readonly AssetFile[]): Promise<void> {
   for (const file of files) checkAssetName(file.name);
   for (const file of files) {
     const path = join(folder, file.name);

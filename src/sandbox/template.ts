@@ -23,7 +23,6 @@
 // HALF_MADE_AGE_MS and no container uses it. The templates of a home that is gone from this
 // host go with the reaper and `proctor prune` too (template-prune.ts).
 import { createHash, randomBytes } from 'node:crypto';
-import { join } from 'node:path';
 import { ProctorError, describeError, isProctorError } from '../errors.js';
 import { isNotFound, type DockerClient } from './docker.js';
 import { LABEL, labelsFor, ownerHost, type Owner } from './labels.js';
@@ -31,9 +30,7 @@ import { hardenedContainerOptions } from './profile.js';
 import { runToCompletion } from './run.js';
 import type { VolumeInspectInfo } from 'dockerode';
 import { extract } from 'tar-stream';
-import { assetArchive } from './assets.js';
-import { loadVolumes } from './container.js';
-import { hostVolumeFolder, placeDir, readHostVolumeFile } from './host-volumes.js';
+import { fillVolumes, readHostVolumeFile } from './host-volumes.js';
 import { layerStack, lowersPresent, type LayerStack } from './image-layers.js';
 import { isMountFailure, overlayOptions, volumePath, type LayerMemo } from './overlay.js';
 import type { VolumeMount } from './profile.js';
@@ -336,9 +333,8 @@ class LayersUnusable extends Error {}
 
 /**
  * A layered template's view: `tree/` (the upper layer) and `work/` (the kernel's) made in the
- * template volume, then an overlay volume over the image's layers writing to them. The image's
- * folders are made in the volume's folder by this process where it may (host-volumes.ts), else
- * through a container that is created and never started. The view is the preparation's
+ * template volume (host-volumes.ts), then an overlay volume over the image's layers writing to
+ * them. The view is the preparation's
  * alone, and goes after it; it carries the job's labels, so a crash leaves it to the reaper.
  */
 async function layeredView(
@@ -349,28 +345,15 @@ async function layeredView(
 ): Promise<string> {
   const path = await volumePath(docker, template);
   if ('refused' in path) throw new LayersUnusable(path.refused);
-  const folder = await hostVolumeFolder(docker, template);
-  if (folder !== undefined) {
-    await placeDir(join(folder, 'tree'), { uid: 0, gid: 0, mode: 0o755 });
-    await placeDir(join(folder, 'work'), { uid: 0, gid: 0, mode: 0o700 });
-  } else {
-    const archive = await assetArchive([], {
-      dirs: [
-        { name: 'template/tree', uid: 0, gid: 0, mode: 0o755 },
-        { name: 'template/work', uid: 0, gid: 0, mode: 0o700 },
-      ],
-    });
-    await loadVolumes(
-      docker,
-      {
-        owner: spec.owner,
-        image: spec.image,
-        mounts: [{ volume: template, target: TEMPLATE_MOUNT }],
-      },
-      archive,
-      '/proctor-init',
-    );
-  }
+  await fillVolumes(docker, {
+    owner: spec.owner,
+    image: spec.image,
+    volumes: { template },
+    dirs: [
+      { name: 'template/tree', uid: 0, gid: 0, mode: 0o755 },
+      { name: 'template/work', uid: 0, gid: 0, mode: 0o700 },
+    ],
+  });
   const name = `${template}-view`;
   await docker.createVolume({
     Name: name,
@@ -707,13 +690,12 @@ export async function readReady(
     return parseReady((await firstFile(archive, 4096)).toString('utf8'));
   } catch (error) {
     if (!isNotFound(error)) throw error;
-    // Pruned before the checker named it, the engine made the name again, empty: it goes.
-    await checker.remove({ force: true, v: false }).catch(() => undefined);
-    await dropIfUnlabelled(docker, t.name).catch(() => undefined);
-    return undefined;
   } finally {
     await checker.remove({ force: true, v: false }).catch(() => undefined);
   }
+  // Pruned before the checker named it, the engine made the name again, empty: it goes.
+  await dropIfUnlabelled(docker, t.name).catch(() => undefined);
+  return undefined;
 }
 
 /** The templates of a home that are half-made: older than the age, and not ready. */

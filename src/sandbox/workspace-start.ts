@@ -40,12 +40,11 @@
 // unknown (made by an earlier Proctor), or a tree over MEMORY_TREE_MAX_MB, gets a disk-backed
 // workspace instead.
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
 import type Docker from 'dockerode';
 import { ProctorError, describeError } from '../errors.js';
-import { assetArchive, type AssetFile } from './assets.js';
-import { loadVolumes, removeContainer, startIdleContainer } from './container.js';
-import { hostVolumeFolder, placeAssets, placeDir } from './host-volumes.js';
+import type { AssetFile } from './assets.js';
+import { removeContainer, startIdleContainer } from './container.js';
+import { LOAD_ROOT, fillVolumes } from './host-volumes.js';
 import { isNotFound, type DockerClient } from './docker.js';
 import { execInContainer } from './exec.js';
 import { labelsFor, type Owner, type Role } from './labels.js';
@@ -67,7 +66,6 @@ import {
 } from './template.js';
 
 /** Where the loading container mounts what it loads; never a repository's path. */
-const LOAD_ROOT = '/proctor-init';
 const COPY_TIMEOUT_MS = 300_000;
 /** Attempts at a ready template before giving up. */
 const NOT_READY_ATTEMPTS = 3;
@@ -272,35 +270,36 @@ interface Loads {
   assets?: string;
 }
 
-/** Loads the volumes in one archive, through a container that is created and never started. */
+/** Fills the job's fresh volumes (host-volumes.ts), before any container mounts them. */
 async function fill(
   docker: DockerClient,
   spec: WorkspaceContainerSpec,
-  loads: Loads,
+  { workspace, layer, assets }: Loads,
 ): Promise<void> {
-  const { workspace, layer, assets } = loads;
   if (workspace === undefined && layer === undefined && assets === undefined) return;
   const user = { uid: spec.uid, gid: spec.gid, mode: 0o755 };
-  if (await fillOnHost(docker, spec, loads)) return;
-  const archive = await assetArchive(assets === undefined ? [] : (spec.assets?.files ?? []), {
-    prefix: 'assets',
-    dirs: [
-      ...(workspace === undefined ? [] : [{ name: 'workspace', ...user }]),
-      ...(layer === undefined
-        ? []
-        : [
-            { name: 'layer/upper', ...user },
-            { name: 'layer/work', uid: 0, gid: 0, mode: 0o700 },
-          ]),
-    ],
-  });
-  const mounts: VolumeMount[] = [];
-  if (workspace !== undefined) mounts.push({ volume: workspace, target: `${LOAD_ROOT}/workspace` });
-  if (layer !== undefined) mounts.push({ volume: layer, target: `${LOAD_ROOT}/layer` });
-  if (assets !== undefined) mounts.push({ volume: assets, target: `${LOAD_ROOT}/assets` });
   try {
-    // The `workspace` entry sits on the mount's parent, outside any volume.
-    await loadVolumes(docker, { owner: spec.owner, image: spec.image, mounts }, archive, LOAD_ROOT);
+    await fillVolumes(docker, {
+      owner: spec.owner,
+      image: spec.image,
+      volumes: {
+        ...(workspace === undefined ? {} : { workspace }),
+        ...(layer === undefined ? {} : { layer }),
+        ...(assets === undefined ? {} : { assets }),
+      },
+      dirs: [
+        ...(workspace === undefined ? [] : [{ name: 'workspace', ...user }]),
+        ...(layer === undefined
+          ? []
+          : [
+              { name: 'layer/upper', ...user },
+              { name: 'layer/work', uid: 0, gid: 0, mode: 0o700 },
+            ]),
+      ],
+      ...(assets === undefined
+        ? {}
+        : { files: { into: 'assets', files: spec.assets?.files ?? [] } }),
+    });
   } catch (error) {
     throw new ProctorError(
       'DOCKER_ERROR',
@@ -308,41 +307,6 @@ async function fill(
       { cause: error },
     );
   }
-}
-
-/**
- * `fill`'s work done in the volumes' folders on this host, where they are this process's
- * (host-volumes.ts): true when done; false, with nothing written, when the engine must do it.
- */
-async function fillOnHost(
-  docker: DockerClient,
-  spec: WorkspaceContainerSpec,
-  { workspace, layer, assets }: Loads,
-): Promise<boolean> {
-  const folder = async (volume: string | undefined) =>
-    volume === undefined ? null : hostVolumeFolder(docker, volume);
-  const [workspaceDir, layerDir, assetsDir] = await Promise.all([
-    folder(workspace),
-    folder(layer),
-    folder(assets),
-  ]);
-  if (workspaceDir === undefined || layerDir === undefined || assetsDir === undefined) return false;
-  const user = { uid: spec.uid, gid: spec.gid, mode: 0o755 };
-  try {
-    if (workspaceDir) await placeDir(workspaceDir, user);
-    if (layerDir) {
-      await placeDir(join(layerDir, 'upper'), user);
-      await placeDir(join(layerDir, 'work'), { uid: 0, gid: 0, mode: 0o700 });
-    }
-    if (assetsDir) await placeAssets(assetsDir, spec.assets?.files ?? []);
-  } catch (error) {
-    throw new ProctorError(
-      'DOCKER_ERROR',
-      `cannot fill the ${spec.role}'s volumes: ${describeError(error)}`,
-      { cause: error },
-    );
-  }
-  return true;
 }
 
 type Filling = Promise<{ error: unknown } | undefined>;
