@@ -99,9 +99,28 @@ function installSuffix(env: ImageBundle['environment']): string {
 const builtName = (env: ImageBundle['environment']) =>
   env.kind === 'dockerfile' ? `${env.dockerfile}${installSuffix(env)}` : installSuffix(env);
 
-/** The tag a build of the bundle gets: its id and the start of its content hash. */
-const taskTag = (bundle: ImageBundle) =>
-  `proctor-task:${bundle.id.slice(0, 100)}-${bundle.contentHash.slice(0, 12)}`;
+const TASK_REPO = 'proctor-task';
+
+/**
+ * The tag a build of the bundle gets: its id and 12 hex digits of what the image is built from,
+ * the context's hash and the Dockerfile with its install (`hash`, `built`), so that a change to
+ * the bundle's tests keeps the tag its image already has; without a context, the bundle's
+ * content hash.
+ */
+function taskTag(
+  bundle: ImageBundle,
+  hash?: string,
+  built?: string,
+): { repo: string; tag: string } {
+  const from =
+    hash === undefined
+      ? bundle.contentHash
+      : createHash('sha256')
+          .update(`${hash}\0${built ?? ''}`)
+          .digest('hex');
+  return { repo: TASK_REPO, tag: `${bundle.id.slice(0, 100)}-${from.slice(0, 12)}` };
+}
+const tagName = (t: { repo: string; tag: string }) => `${t.repo}:${t.tag}`;
 
 export function createImageCache(
   docker: DockerClient,
@@ -178,7 +197,7 @@ export function createImageCache(
    */
   const tagged = async (bundle: ImageBundle, hash: string, dockerfile: string) => {
     try {
-      const info = await docker.getImage(taskTag(bundle)).inspect();
+      const info = await docker.getImage(tagName(taskTag(bundle, hash, dockerfile))).inspect();
       const labels = info.Config?.Labels ?? {};
       const ours = labels[LABEL.context] === hash && labels[LABEL.dockerfile] === dockerfile;
       return ours && /^sha256:[0-9a-f]{64}$/.test(info.Id) ? info.Id : undefined;
@@ -193,10 +212,21 @@ export function createImageCache(
     const built = builtName(env);
     if (hash !== undefined && env.kind === 'dockerfile') {
       const recorded = await records.image(hash, built);
-      const known =
+      let known =
         recorded !== undefined && (await stillThere(recorded))
           ? recorded
-          : ((await tagged(bundle, hash, built)) ?? (await labelled(hash, built)));
+          : await tagged(bundle, hash, built);
+      if (known === undefined) {
+        known = await labelled(hash, built);
+        // Found by the label query: tagged now, so that the next home's lookup is one inspect.
+        // A tag refused (a name in use meanwhile) only leaves the next lookup to the query.
+        if (known !== undefined) {
+          await docker
+            .getImage(known)
+            .tag(taskTag(bundle, hash, built))
+            .catch(() => undefined);
+        }
+      }
       if (known !== undefined) {
         if (known !== recorded) await records.rememberImage(hash, built, known);
         const image: ResolvedImage = {
@@ -207,7 +237,7 @@ export function createImageCache(
       }
     }
     const image = await resolveImage(docker, env, {
-      tag: taskTag(bundle),
+      tag: tagName(env.kind === 'dockerfile' ? taskTag(bundle, hash, built) : taskTag(bundle)),
       ...(hash !== undefined && env.kind === 'dockerfile'
         ? { labels: { [LABEL.context]: hash, [LABEL.dockerfile]: built } }
         : {}),

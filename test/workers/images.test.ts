@@ -190,6 +190,35 @@ describe('the image cache', () => {
   );
 
   it(
+    'tags an image the label query found with the task’s tag, which follows the environment, not the tests',
+    async () => {
+      const { root, bundle, resolve } = setup();
+      const first = await resolve();
+      const tagsOf = async () => (await docker.getImage(first.localId).inspect()).RepoTags ?? [];
+      const own = (await tagsOf()).filter((t) => t.startsWith('proctor-task:images-test-'));
+      expect(own).toHaveLength(1);
+      const suffix = own[0]!.slice('proctor-task:images-test-'.length);
+      expect(suffix).toMatch(/^[0-9a-f]{12}$/);
+      // The same environment under another id, with other tests: found by its labels in a home
+      // with no record, not built, and tagged for the next lookup with the same suffix.
+      const copy: ImageBundle = { ...bundle, id: 'images-test-copy', contentHash: '1'.repeat(64) };
+      const other = createImageCache(docker, { dir: join(root, 'copy-home-cache') });
+      const found = await other.resolve(copy);
+      expect([found.localId, found.buildLog]).toEqual([first.localId, undefined]);
+      expect(await tagsOf()).toContain(`proctor-task:images-test-copy-${suffix}`);
+      // The first bundle with changed tests keeps the tag its image has.
+      const edited: ImageBundle = { ...bundle, contentHash: '2'.repeat(64) };
+      const third = createImageCache(docker, { dir: join(root, 'edited-home-cache') });
+      expect((await third.resolve(edited)).localId).toBe(first.localId);
+      expect((await tagsOf()).filter((t) => t.startsWith('proctor-task:images-test-'))).toEqual(
+        expect.arrayContaining([...own, `proctor-task:images-test-copy-${suffix}`]),
+      );
+      expect(await tagsOf()).toHaveLength(2);
+    },
+    SLOW,
+  );
+
+  it(
     'a Dockerfile’s own LABEL cannot claim another context: the build’s labels win',
     async () => {
       const victim = setup();
