@@ -101,7 +101,8 @@ export function changeJsTest(
         if (placed.text === null || mutant === undefined) continue;
         return { file, text: placed.text, test: id, mutation: mutant.mutation, mutant: mutant.id };
       }
-      const choices = testMutations(text, found.fn, random);
+      // The test itself is changed here, not copied: what runs after its assertion runs.
+      const choices = testMutations(text, found.fn, random).all;
       if (choices.length === 0) continue;
       const { edit, description } = choices[random(choices.length)]!;
       const changed = text.slice(0, edit.start) + edit.text + text.slice(edit.end);

@@ -314,11 +314,12 @@ function expectChain(callee: Node): { words: string[]; expectCall: Node } | null
 }
 
 /** Every mutation the mutator understands in one call of a test's body. */
-function callMutations(
-  text: string,
-  call: Node,
-  random: Random,
-): Array<{ edit: Edit; description: string }> {
+interface Mutation {
+  edit: Edit;
+  description: string;
+}
+
+function callMutations(text: string, call: Node, random: Random): Mutation[] {
   const callee = child(call, 'callee');
   const args = children(call, 'arguments');
   if (callee === null) return [];
@@ -377,29 +378,97 @@ function callMutations(
   return [];
 }
 
+/** The call a statement of a test's body makes at its top (`f(…)`, `await f(…)`), if any. */
+function statementCall(statement: Node): Node | null {
+  let expression = statement.type === 'ExpressionStatement' ? child(statement, 'expression') : null;
+  if (expression?.type === 'AwaitExpression') expression = child(expression, 'argument');
+  return expression?.type === 'CallExpression' ? expression : null;
+}
+
+/** The statements a compound statement runs (a block's, a branch's, a loop's, a try's). */
+function innerStatements(statement: Node): Node[] | null {
+  switch (statement.type) {
+    case 'BlockStatement':
+      return children(statement, 'body');
+    case 'IfStatement':
+    case 'ForStatement':
+    case 'ForOfStatement':
+    case 'ForInStatement':
+    case 'WhileStatement':
+    case 'DoWhileStatement':
+    case 'TryStatement':
+      return ['consequent', 'alternate', 'body', 'block', 'finalizer', 'handler']
+        .map((key) => child(statement, key))
+        .flatMap((part) =>
+          part === null ? [] : part.type === 'CatchClause' ? [child(part, 'body')!] : [part],
+        );
+    default:
+      return null;
+  }
+}
+
+/** A statement that leaves no state behind it but the test's own names: an empty one, an
+ * assertion call (`expect(…).…(…)`, `assert(…)`, `assert.x(…)`, `strictEqual(…)`,
+ * `throws(…)`), a declaration of local names (`const r = f()`), or a block, branch, loop or try
+ * of such statements. Not a call made for its effect (`spy.mockRestore()`,
+ * `jest.useRealTimers()`), nor an assignment: a test's body declares its own names, so `x = 0`
+ * is most often the reset of one its file shares between tests. */
+function isCheck(statement: Node): boolean {
+  if (statement.type === 'EmptyStatement' || statement.type === 'VariableDeclaration') return true;
+  const inner = innerStatements(statement);
+  if (inner !== null) return inner.every(isCheck);
+  const call = statementCall(statement);
+  const callee = call === null ? null : child(call, 'callee');
+  if (callee === null) return false;
+  if (callee.type === 'MemberExpression' && expectChain(callee) !== null) return true;
+  let name: string | null = null;
+  if (callee.type === 'Identifier') name = callee.name as string;
+  else if (callee.type === 'MemberExpression' && !callee.computed) {
+    const object = child(callee, 'object');
+    const property = child(callee, 'property');
+    if (object?.type === 'Identifier' && object.name === 'assert') name = 'assert';
+    else if (property?.type === 'Identifier') name = property.name as string;
+  }
+  return name !== null && (name === 'assert' || name === 'throws' || EQUAL.has(name));
+}
+
 /** The mutations of a test function: in the statements that run whenever it does (its body's,
  * not inside a branch, a loop, a try or a nested function, where an assertion may honestly
- * never run). */
+ * never run). `safe`: those after which the test runs nothing but checks; `skipped` the others.
+ * A mutant fails at its changed assertion and skips the rest of its test, so a canary made of
+ * one followed by code that puts state back (a mock restored, a global reset) would leave that
+ * state to the tests after it and fail tests that are not its own: canaries take `safe` alone.
+ * `all`: both, in the order of the test's statements. */
 export function testMutations(
   text: string,
   fn: Node,
   random: Random = cryptoRandom,
-): Array<{ edit: Edit; description: string }> {
+): { safe: Mutation[]; skipped: Mutation[]; all: Mutation[] } {
+  const safe: Mutation[] = [];
+  const skipped: Mutation[] = [];
+  const all: Mutation[] = [];
   const body = child(fn, 'body');
-  if (body === null) return [];
-  const expressions =
-    body.type === 'BlockStatement'
-      ? children(body, 'body').flatMap((s) =>
-          s.type === 'ExpressionStatement' ? [child(s, 'expression')!] : [],
-        )
-      : [body];
-  const found = [];
-  for (let expression of expressions) {
-    if (expression.type === 'AwaitExpression') expression = child(expression, 'argument')!;
-    if (expression?.type === 'CallExpression')
-      found.push(...callMutations(text, expression, random));
+  if (body === null) return { safe, skipped, all };
+  if (body.type !== 'BlockStatement') {
+    // An expression body (`() => expect(x).toBe(1)`): nothing runs after it.
+    const call = statementCall({ type: 'ExpressionStatement', expression: body } as Node);
+    if (call !== null) safe.push(...callMutations(text, call, random));
+    return { safe, skipped, all: safe };
   }
-  return found;
+  const statements = children(body, 'body');
+  const checksAfter = statements.map(() => true);
+  for (let i = statements.length - 1, rest = true; i >= 0; i--) {
+    checksAfter[i] = rest;
+    rest &&= isCheck(statements[i]!);
+  }
+  statements.forEach((statement, i) => {
+    const call = statementCall(statement);
+    if (call === null) return;
+    const made = callMutations(text, call, random);
+    (checksAfter[i] ? safe : skipped).push(...made);
+    all.push(...made);
+  });
+  return { safe, skipped, all };
 }
 
 export interface JsMutant {
@@ -448,9 +517,15 @@ export function canaryJsFile(
     const id = testId(dialect, file, found.path);
     if (!wanted.has(id)) continue;
     defined.add(id);
-    const choices = testMutations(text, found.fn, random);
+    const { safe: choices, skipped } = testMutations(text, found.fn, random);
     if (choices.length === 0) {
-      uncovered.push({ test: id, why: 'no assertion the mutator understands' });
+      uncovered.push({
+        test: id,
+        why:
+          skipped.length === 0
+            ? 'no assertion the mutator understands'
+            : 'its assertions are followed by code a failing copy would skip',
+      });
       continue;
     }
     const choice = choices[random(choices.length)]!;

@@ -94,6 +94,35 @@ describe('the JavaScript mutator', () => {
     ]);
   });
 
+  it('changes no assertion the test runs code after: a failing copy would skip that code', () => {
+    // The copy fails at its changed assertion; had it been this one, the restore would not run
+    // and the tests after it would find the mock still in place.
+    const restoring = mutantOf('  const undo = mock();\n  expect(f()).toBe(1);\n  undo();');
+    expect(restoring.mutants).toEqual([]);
+    expect(restoring.uncovered).toEqual([
+      {
+        test: 'a.test.js::works',
+        why: 'its assertions are followed by code a failing copy would skip',
+      },
+    ]);
+    // Only checks after it: the first assertion is changed, code before it is kept.
+    const checks = mutantOf(
+      '  const undo = mock();\n  undo();\n  expect(f()).toBe(1);\n  assert.strictEqual(g(), 2);\n  ;',
+    );
+    expect(checks.mutants.map((m) => m.mutation)).toEqual(['expect(…).toBe expected 1 -> 2']);
+    // The last of several, when code follows the others: a reset call, a shared name set
+    // again, a property written.
+    for (const reset of ['reset();', 'shared = 0;', 'process.env.X = old;']) {
+      const last = mutantOf(`  expect(f()).toBe(1);\n  ${reset}\n  expect(g()).toBe(5);`);
+      expect(last.mutants.map((m) => m.mutation)).toEqual(['expect(…).toBe expected 5 -> 6']);
+    }
+    // Local names, branches, loops and tries of checks after it leave nothing behind.
+    const locals = mutantOf(
+      '  expect(f()).toBe(1);\n  const [a, b] = g();\n  for (const v of [a]) { expect(v).toBe(a); }\n  if (b) assert.ok(b);\n  try { expect(b).toBe(b); } catch (e) { assert(e); }',
+    );
+    expect(locals.mutants.map((m) => m.mutation)).toEqual(['expect(…).toBe expected 1 -> 2']);
+  });
+
   it('reads TypeScript and JSX test files, and the mutant parses as the original did', () => {
     const ts = `import { expect, it } from 'vitest';\ninterface P { n: number }\nit('typed', () => {\n  const p: P = { n: 1 };\n  expect(f(p as P)).toBe(<number>2);\n  expect(f(p)).toEqual(2 satisfies number);\n  expect(f(p)!).toBe(3);\n});\n`;
     const out = canaryJsFile('node', 't.test.ts', ts, new Set(['t.test.ts::typed']), first);

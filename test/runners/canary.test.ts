@@ -72,6 +72,39 @@ def test_helper_only():
     str(check)
 
 
+STATE = {"strict": False}
+
+
+def test_restores():
+    STATE["strict"] = True
+    raises(ValueError, lambda: div(1, 0))
+    STATE["strict"] = False
+    assert add(1, 1) == 2
+
+
+def test_restores_last():
+    STATE["strict"] = True
+    assert add(2, 2) == 4
+    STATE["strict"] = False
+
+
+def test_locals_after():
+    assert add(3, 3) == 6
+    from lib import div as divide
+    x, *rest = [add(1, 1), 3]
+    for value in rest:
+        assert value == 3
+    try:
+        import json
+    except ImportError:
+        pass
+    assert divide(x, 1) == 2
+
+
+def test_strict_off():
+    assert STATE["strict"] is False
+
+
 class AddTest(unittest.TestCase):
     def test_equal(self):
         self.assertEqual(add(2, 3), 5)
@@ -106,6 +139,9 @@ const LISTED = [
   'test_helper_raises',
   'test_loop',
   'test_helper_only',
+  'test_restores',
+  'test_restores_last',
+  'test_locals_after',
   'AddTest::test_equal',
   'AddTest::test_container',
   'AddTest::test_true',
@@ -203,7 +239,7 @@ describe('the canary mutator', { timeout: 300_000 }, () => {
       const ran = await placeAndRun(await fixtureImage(image), 'a-seed');
       expect(ran.version).toBe(version);
       const covered = LISTED.filter(
-        (id) => !/test_loop|test_helper_only|Inner::test_deep/.test(id),
+        (id) => !/test_loop|test_helper_only|test_restores_last|Inner::test_deep/.test(id),
       );
       expect(ran.step.mutants.map((m) => m.test).sort()).toEqual([...covered].sort());
       for (const id of covered) expect(ran.results[id], id).toBe('passed');
@@ -225,7 +261,16 @@ describe('the canary mutator', { timeout: 300_000 }, () => {
           why: 'no assertion the mutator understands',
         },
         { test: 'tests/test_lib.py::test_loop', why: 'no assertion the mutator understands' },
+        {
+          test: 'tests/test_lib.py::test_restores_last',
+          why: 'its assertions are followed by code a failing copy would skip',
+        },
       ]);
+      // A mutant skips what its test runs after the changed assertion: never the code that
+      // puts state back, which the tests after it would then find changed (sympy's seterr).
+      const restores = ran.step.mutants.find((m) => m.test.endsWith('::test_restores'));
+      expect(restores?.mutation).toMatch(/^expected value 2 -> \d+$/);
+      expect(ran.results['tests/test_lib.py::test_strict_off']).toBe('passed');
       // Each kind of mutation was made.
       const kinds = ran.step.mutants.map((m) => m.mutation).join('\n');
       expect(kinds).toMatch(/expected value -?\d+ -> -?\d+/);

@@ -215,6 +215,70 @@ def _direct_statements(body):
                 yield inner
 
 
+def _local_target(target):
+    """A target that only binds local names: `x`, `a, b`, `*rest`."""
+    if isinstance(target, _ast.Name):
+        return True
+    if isinstance(target, (_ast.Tuple, _ast.List)):
+        return all(_local_target(t) for t in target.elts)
+    if type(target).__name__ == "Starred":
+        return _local_target(target.value)
+    return False
+
+
+def _is_check(statement):
+    """A statement that leaves no state behind it but the test's own names: `assert …`,
+    `pass`, a docstring, an assertion call (`self.assertX(…)`, `raises(E, …)`), a `with` of
+    `raises(E)`/`assertRaises(E)` alone, an assignment to local names (`x = Symbol('x')`), an
+    import, or an `if`, `for`, `while` or `try` of such statements. Not a call made for its effect
+    (`seterr(divide=False)`, `patcher.stop()`), nor an assignment to an attribute or an item."""
+    if isinstance(statement, (_ast.Assert, _ast.Pass, _ast.Import, _ast.ImportFrom)):
+        return True
+    if isinstance(statement, _ast.Expr):
+        value = statement.value
+        if isinstance(value, _ast.Call):
+            name = _callee(value)
+            return name is not None and (name.startswith("assert") or name in CANARY_RAISES)
+        literal = _literal(value)
+        return literal is not None and isinstance(literal[1], str)
+    if isinstance(statement, _ast.Assign):
+        return all(_local_target(t) for t in statement.targets)
+    if type(statement).__name__ in ("AugAssign", "AnnAssign"):
+        return _local_target(statement.target)
+    if isinstance(statement, _ast.With) or type(statement).__name__ == "AsyncWith":
+        items = getattr(statement, "items", None) or []
+        return bool(items) and all(isinstance(i.context_expr, _ast.Call)
+                                   and _callee(i.context_expr) in CANARY_RAISES for i in items)
+    if isinstance(statement, (_ast.If, _ast.While)) or (
+            isinstance(statement, _ast.For) and _local_target(statement.target)):
+        return all(_is_check(s) for s in statement.body + statement.orelse)
+    if type(statement).__name__ in ("Try", "TryStar", "TryExcept", "TryFinally"):
+        parts = list(statement.body) + list(getattr(statement, "orelse", []))
+        parts += list(getattr(statement, "finalbody", []))
+        for handler in getattr(statement, "handlers", []):
+            parts += list(handler.body)
+        return all(_is_check(s) for s in parts)
+    return False
+
+
+def _direct_with_tails(body, rest_checks=True):
+    """The direct statements (_direct_statements), each with whether everything the test would
+    still run after it, in its body and after the `with` blocks around it, only checks: a
+    mutant fails at its changed assertion and skips the rest of its test, so an assertion
+    followed by code that puts state back (`seterr(divide=False)`, a global reset) would leave
+    that state to the tests after it, and fail tests that are not its own."""
+    after = [rest_checks] * len(body)
+    checks = rest_checks
+    for i in range(len(body) - 1, -1, -1):
+        after[i] = checks
+        checks = checks and _is_check(body[i])
+    for statement, rest in zip(body, after):
+        yield statement, rest
+        if isinstance(statement, _ast.With) or type(statement).__name__ == "AsyncWith":
+            for inner in _direct_with_tails(statement.body, rest):
+                yield inner
+
+
 def _calls(statement):
     """The calls a direct statement makes at its top: `x(…)`, `with x(…):`, `a = x(…)`."""
     if isinstance(statement, _ast.Expr) and isinstance(statement.value, _ast.Call):
@@ -237,50 +301,62 @@ def _callee(call):
 
 
 def _mutations(source, function, rng):
-    """Every mutation the mutator understands in a test function: (edits, description), an
-    edit being (start, end, new text)."""
+    """Every mutation the mutator understands in a test function whose test runs nothing but
+    checks after it (_direct_with_tails): (edits, description), an edit being (start, end, new
+    text); and how many were left out for the code after them."""
     found = []
-    for statement in _direct_statements(function.body):
-        if isinstance(statement, _ast.Assert) and isinstance(statement.test, _ast.Compare):
-            test = statement.test
-            if len(test.ops) == 1 and isinstance(test.ops[0], (_ast.Eq, _ast.Is)):
-                for side in (test.comparators[0], test.left):
-                    target = side.operand if (isinstance(side, _ast.UnaryOp)
-                                              and isinstance(side.op, _ast.USub)) else side
-                    lit = _literal(target)
-                    if lit is None or (isinstance(test.ops[0], _ast.Is) and lit[0] != "bool"):
-                        continue
-                    span = source.extent(target)
-                    if span is not None:
-                        text = _changed(lit[0], lit[1], source.segment(*span), rng)
-                        found.append(([(span[0], span[1], text)], "expected value %s -> %s" % (
-                            source.segment(*span), text)))
-                        break
-        for call in _calls(statement):
-            name = _callee(call)
-            if name in CANARY_EQUAL and len(call.args) >= 2:
-                for arg in (call.args[1], call.args[0]):
-                    target = arg.operand if (isinstance(arg, _ast.UnaryOp)
-                                             and isinstance(arg.op, _ast.USub)) else arg
-                    lit = _literal(target)
-                    span = source.extent(target) if lit is not None else None
-                    if span is not None:
-                        text = _changed(lit[0], lit[1], source.segment(*span), rng)
-                        found.append(([(span[0], span[1], text)], "%s expected %s -> %s" % (
-                            name, source.segment(*span), text)))
-                        break
-            elif name in CANARY_FLIP and isinstance(call.func, _ast.Attribute):
-                span = source.name_after(call.func, name)
+    skipped = 0
+    for statement, rest_checks in _direct_with_tails(function.body):
+        if not rest_checks:
+            skipped += len(_mutations_of(source, statement, rng))
+            continue
+        found.extend(_mutations_of(source, statement, rng))
+    return found, skipped
+
+
+def _mutations_of(source, statement, rng):
+    """The mutations the mutator understands in one direct statement of a test."""
+    found = []
+    if isinstance(statement, _ast.Assert) and isinstance(statement.test, _ast.Compare):
+        test = statement.test
+        if len(test.ops) == 1 and isinstance(test.ops[0], (_ast.Eq, _ast.Is)):
+            for side in (test.comparators[0], test.left):
+                target = side.operand if (isinstance(side, _ast.UnaryOp)
+                                          and isinstance(side.op, _ast.USub)) else side
+                lit = _literal(target)
+                if lit is None or (isinstance(test.ops[0], _ast.Is) and lit[0] != "bool"):
+                    continue
+                span = source.extent(target)
                 if span is not None:
-                    found.append(([(span[0], span[1], CANARY_FLIP[name])],
-                                  "%s -> %s" % (name, CANARY_FLIP[name])))
-            elif name in CANARY_RAISES and call.args:
-                span = source.extent(call.args[0])
+                    text = _changed(lit[0], lit[1], source.segment(*span), rng)
+                    found.append(([(span[0], span[1], text)], "expected value %s -> %s" % (
+                        source.segment(*span), text)))
+                    break
+    for call in _calls(statement):
+        name = _callee(call)
+        if name in CANARY_EQUAL and len(call.args) >= 2:
+            for arg in (call.args[1], call.args[0]):
+                target = arg.operand if (isinstance(arg, _ast.UnaryOp)
+                                         and isinstance(arg.op, _ast.USub)) else arg
+                lit = _literal(target)
+                span = source.extent(target) if lit is not None else None
                 if span is not None:
-                    fresh = "%sError" % rng.choice(CANARY_EXCEPTIONS)
-                    text = "type(%r, (Exception,), {})" % fresh
-                    found.append(([(span[0], span[1], text)], "%s(%s) -> a new %s nothing raises" % (
-                        name, source.segment(*span), fresh)))
+                    text = _changed(lit[0], lit[1], source.segment(*span), rng)
+                    found.append(([(span[0], span[1], text)], "%s expected %s -> %s" % (
+                        name, source.segment(*span), text)))
+                    break
+        elif name in CANARY_FLIP and isinstance(call.func, _ast.Attribute):
+            span = source.name_after(call.func, name)
+            if span is not None:
+                found.append(([(span[0], span[1], CANARY_FLIP[name])],
+                              "%s -> %s" % (name, CANARY_FLIP[name])))
+        elif name in CANARY_RAISES and call.args:
+            span = source.extent(call.args[0])
+            if span is not None:
+                fresh = "%sError" % rng.choice(CANARY_EXCEPTIONS)
+                text = "type(%r, (Exception,), {})" % fresh
+                found.append(([(span[0], span[1], text)], "%s(%s) -> a new %s nothing raises" % (
+                    name, source.segment(*span), fresh)))
     return found
 
 
@@ -357,9 +433,10 @@ def canary_file(text, targets, rng, per_test=1, taken_extra=()):
             uncovered.append((target, "no such test function in the file"))
             continue
         node, first, last = entry
-        choices = _mutations(source, node, rng)
+        choices, skipped = _mutations(source, node, rng)
         if not choices:
-            uncovered.append((target, "no assertion the mutator understands"))
+            uncovered.append((target, "no assertion the mutator understands" if not skipped else
+                              "its assertions are followed by code a failing copy would skip"))
             continue
         rng.shuffle(choices)
         for edits, description in choices[:per_test]:
