@@ -451,7 +451,7 @@ export function testMutations(
   if (body === null) return { safe, skipped, all };
   if (body.type !== 'BlockStatement') {
     // An expression body (`() => expect(x).toBe(1)`): nothing runs after it.
-    const call = statementCall({ type: 'ExpressionStatement', expression: body } as Node);
+    const call = statementCall({ type: 'ExpressionStatement', expression: body });
     if (call !== null) safe.push(...callMutations(text, call, random));
     return { safe, skipped, all: safe };
   }
