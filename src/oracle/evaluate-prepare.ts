@@ -259,7 +259,10 @@ export async function prepareHiddenRun(
   const candidateApply = input.applyCandidate ? candidateApplyStep() : null;
   const apply = input.hiddenPatch.length > 0 ? hiddenApplyStep(input.hiddenPatch) : null;
   const tree = testTreeStep(input.candidate);
-  const canaries = planCanaries(phase, input.runner);
+  // A canary catches a candidate's code making a test vacuous; a run without a diff (a
+  // baseline's) has none, and its mutants could only raise false alarms (django 11179's turned
+  // over assertion beside its failing test) and cost the run its step and their executions.
+  const canaries = input.candidate ? planCanaries(phase, input.runner) : null;
   // A JavaScript runner's files go to the host between the two execs; with none to read, one.
   const read =
     canaries?.kind === 'js' && canaries.plan.files.length > 0

@@ -473,7 +473,7 @@ describe('prepareHiddenRun through the real exec', { timeout: SLOW }, () => {
     const prepared = await prepareHiddenRun(context, {
       runner,
       hiddenPatch: Buffer.alloc(0),
-      candidate: false,
+      candidate: true,
     });
     expect(calls).toEqual([['canary_read'], ['canary_write', 'test_tree']]);
     expect(prepared.applyFailed).toBeNull();
@@ -504,7 +504,7 @@ describe('prepareHiddenRun through the real exec', { timeout: SLOW }, () => {
     const prepared = await prepareHiddenRun(context, {
       runner: Buffer.from('# proctor-canaries: js-node\n'),
       hiddenPatch: Buffer.alloc(0),
-      candidate: false,
+      candidate: true,
     });
     expect(calls).toEqual([['canary_read'], ['canary_write', 'test_tree']]);
     if (prepared.candidateFailed || prepared.applyFailed !== null) {
@@ -524,7 +524,7 @@ describe('prepareHiddenRun through the real exec', { timeout: SLOW }, () => {
     const prepared = await prepareHiddenRun(context, {
       runner: Buffer.from('#!/usr/bin/env python3\n# proctor-canaries: 1\n'),
       hiddenPatch: Buffer.alloc(0),
-      candidate: false,
+      candidate: true,
     });
     expect(calls).toEqual([['canaries', 'test_tree']]);
     if (prepared.candidateFailed || prepared.applyFailed !== null) {
@@ -550,7 +550,7 @@ describe('prepareHiddenRun through the real exec', { timeout: SLOW }, () => {
     const prepared = await prepareHiddenRun(wholeFile.context, {
       runner: Buffer.from('# proctor-canaries: js-node\n'),
       hiddenPatch: Buffer.alloc(0),
-      candidate: false,
+      candidate: true,
     });
     expect(wholeFile.calls).toEqual([['test_tree']]);
     if (prepared.candidateFailed || prepared.applyFailed !== null) {
@@ -559,6 +559,27 @@ describe('prepareHiddenRun through the real exec', { timeout: SLOW }, () => {
     expect(prepared.canaries?.uncovered).toEqual([
       { test: 'tests/a.test.js', why: 'the id names a whole file' },
     ]);
+  });
+
+  it('places no canaries in a run without a diff: a mutant there could catch no candidate', async () => {
+    await fresh();
+    for (const runner of [
+      '#!/usr/bin/env python3\n# proctor-canaries: 1\n',
+      '# proctor-canaries: js-node\n',
+    ]) {
+      const { context, calls } = phase(true);
+      const prepared = await prepareHiddenRun(context, {
+        runner: Buffer.from(runner),
+        hiddenPatch: Buffer.alloc(0),
+        candidate: false,
+      });
+      expect(calls).toEqual([['test_tree']]);
+      if (prepared.candidateFailed || prepared.applyFailed !== null) {
+        throw new Error('no apply was asked for');
+      }
+      expect(prepared.canaries).toBeUndefined();
+      expect((await shell('cat tests/a.test.js')).stdout).toBe(TEST);
+    }
   });
 
   it('kills every process of the task first when it collects a phase, reads its report, then runs the rest', async () => {
@@ -609,7 +630,7 @@ describe('prepareHiddenRun through the real exec', { timeout: SLOW }, () => {
     const prepared = await prepareHiddenRun(context, {
       runner: Buffer.from('# proctor-canaries: js-node\n'),
       hiddenPatch: Buffer.from('diff --git a/x b/x\n'),
-      candidate: false,
+      candidate: true,
     });
     expect(calls).toEqual([['hidden_apply', 'canary_read']]);
     expect(prepared.applyFailed).not.toBeNull();

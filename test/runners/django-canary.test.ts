@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { loadBundle } from '../../src/oracle/bundle.js';
 import { type Evaluation } from '../../src/oracle/evaluate.js';
 import { dockerScope, testDocker } from '../helpers/docker.js';
-import { REPO } from '../helpers/django-tree.js';
+import { CALC, REPO } from '../helpers/django-tree.js';
 import { expectSentinelsHeld, hiddenRecord, reported } from '../helpers/grade.js';
 import { candidateDiff, withIds, type RepoBundleSpec } from '../helpers/repo-bundles.js';
 import { runnerSuite } from '../helpers/runner-suite.js';
@@ -116,9 +116,11 @@ describe('canaries through the built-in django runner', () => {
   );
 
   it(
-    'keeps the baseline a plain FAIL: the base fails test_positive honestly, and passes its mutant turned over, which is logged but not counted',
+    'keeps a wrong candidate a plain FAIL: it fails test_positive honestly, and passes its mutant turned over, which is logged but not counted',
     async () => {
-      const evaluation = await suite.grade(suite.bundle, null);
+      // The base's add (a - b), comment aside: no fix, no forgery.
+      const wrong = candidateDiff(suite.dir, { 'calc.py': '# unchanged\n' + CALC });
+      const evaluation = await suite.grade(suite.bundle, wrong);
       expect(evaluation.verdict, evaluation.verdict.detail).toMatchObject({
         verdict: 'FAIL',
         reason: 'HIDDEN_FAILED',
@@ -133,6 +135,10 @@ describe('canaries through the built-in django runner', () => {
         excused: true,
       });
       for (const record of evaluation.phaseRecords) expect(record.integrity?.tampered).toBeNull();
+      // The baseline's run without a diff places none: there is no candidate to catch.
+      const baseline = await suite.grade(suite.bundle, null);
+      expect(baseline.verdict).toMatchObject({ verdict: 'FAIL', reason: 'HIDDEN_FAILED' });
+      expect(hiddenCanaries(baseline)).toBeUndefined();
     },
     SLOW,
   );

@@ -15,7 +15,7 @@ import { loadBundle } from '../../src/oracle/bundle.js';
 import { canaryLines } from '../../src/oracle/canaries.js';
 import { type Evaluation } from '../../src/oracle/evaluate.js';
 import { dockerScope, testDocker } from '../helpers/docker.js';
-import { REPO } from '../helpers/django-tree.js';
+import { CALC, REPO } from '../helpers/django-tree.js';
 import { expectSentinelsHeld, hiddenRecord, reported } from '../helpers/grade.js';
 import {
   candidateDiff,
@@ -159,9 +159,12 @@ describe('sentinels in the hidden test files, through the built-in django runner
   );
 
   it(
-    'fails the baseline on the hidden tests, its sentinels behaving',
+    'fails a candidate that fixes nothing on the hidden tests, its sentinels behaving',
     async () => {
-      const evaluation = await suite.grade(suite.bundle, null);
+      // The base's add, comment aside (a baseline's run without a diff places no sentinels in
+      // the tests' files: they watch a candidate's code, and there is none).
+      const wrong = candidateDiff(suite.dir, { 'calc.py': '# unchanged\n' + CALC });
+      const evaluation = await suite.grade(suite.bundle, wrong);
       expect(evaluation.verdict, evaluation.verdict.detail).toMatchObject({
         verdict: 'FAIL',
         reason: 'HIDDEN_FAILED',

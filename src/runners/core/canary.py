@@ -303,14 +303,11 @@ def _callee(call):
 def _mutations(source, function, rng):
     """Every mutation the mutator understands in a test function whose test runs nothing but
     checks after it (_direct_with_tails): (edits, description), an edit being (start, end, new
-    text); and how many were left out for the code after them."""
+    text); and those left out for the code after them."""
     found = []
-    skipped = 0
+    skipped = []
     for statement, rest_checks in _direct_with_tails(function.body):
-        if not rest_checks:
-            skipped += len(_mutations_of(source, statement, rng))
-            continue
-        found.extend(_mutations_of(source, statement, rng))
+        (found if rest_checks else skipped).extend(_mutations_of(source, statement, rng))
     return found, skipped
 
 
