@@ -9,6 +9,7 @@
 import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadBundle } from '../../src/oracle/index.js';
 import { capturePatch } from '../../src/sandbox/capture.js';
@@ -168,14 +169,16 @@ describe('git 2.30 inside the image (debian:bullseye-slim)', { timeout: 600_000 
         uid: 1000,
         gid: 1000,
         workdir: '/testbed',
-        env: { RUNNER: readFileSync(bundle.paths.runner, 'utf8') },
+        // Compressed: one environment string may hold 128 KiB, which the runner passes.
+        env: { RUNNER: gzipSync(readFileSync(bundle.paths.runner)).toString('base64') },
         cmd: [
           'python3',
           '-c',
           [
-            'import os, types',
+            'import base64, os, types, zlib',
             "m = types.ModuleType('runner')",
-            "exec(compile(os.environ['RUNNER'], 'run', 'exec'), m.__dict__)",
+            "source = zlib.decompress(base64.b64decode(os.environ['RUNNER']), 31).decode()",
+            "exec(compile(source, 'run', 'exec'), m.__dict__)",
             'base = m.BaseConfig.from_git(safe=True)',
             "print(sorted(base.shas) if base is not None else 'no base configuration')",
           ].join('\n'),
