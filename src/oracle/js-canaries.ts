@@ -409,7 +409,7 @@ function innerStatements(statement: Node): Node[] | null {
 
 /** A statement that leaves no state behind it but the test's own names: an empty one, an
  * assertion call (`expect(…).…(…)`, `assert(…)`, `assert.x(…)`, `strictEqual(…)`,
- * `throws(…)`), a declaration of local names (`const r = f()`), or a block, branch, loop or try
+ * `throws(…)`) or property (`expect(x).to.be.true`), a declaration of local names (`const r = f()`), or a block, branch, loop or try
  * of such statements. Not a call made for its effect (`spy.mockRestore()`,
  * `jest.useRealTimers()`), nor an assignment: a test's body declares its own names, so `x = 0`
  * is most often the reset of one its file shares between tests. */
@@ -417,6 +417,10 @@ function isCheck(statement: Node): boolean {
   if (statement.type === 'EmptyStatement' || statement.type === 'VariableDeclaration') return true;
   const inner = innerStatements(statement);
   if (inner !== null) return inner.every(isCheck);
+  // chai's property assertions: `expect(x).to.be.true;`
+  const expression =
+    statement.type === 'ExpressionStatement' ? child(statement, 'expression') : null;
+  if (expression?.type === 'MemberExpression' && expectChain(expression) !== null) return true;
   const call = statementCall(statement);
   const callee = call === null ? null : child(call, 'callee');
   if (callee === null) return false;

@@ -118,7 +118,7 @@ describe('the JavaScript mutator', () => {
     }
     // Local names, branches, loops and tries of checks after it leave nothing behind.
     const locals = mutantOf(
-      '  expect(f()).toBe(1);\n  const [a, b] = g();\n  for (const v of [a]) { expect(v).toBe(a); }\n  if (b) assert.ok(b);\n  try { expect(b).toBe(b); } catch (e) { assert(e); }',
+      '  expect(f()).toBe(1);\n  const [a, b] = g();\n  for (const v of [a]) { expect(v).toBe(a); }\n  if (b) assert.ok(b);\n  try { expect(b).toBe(b); } catch (e) { assert(e); }\n  expect(b).to.be.true;',
     );
     expect(locals.mutants.map((m) => m.mutation)).toEqual(['expect(…).toBe expected 1 -> 2']);
   });
