@@ -313,12 +313,20 @@ function expectChain(callee: Node): { words: string[]; expectCall: Node } | null
   return null;
 }
 
-/** Every mutation the mutator understands in one call of a test's body. */
 interface Mutation {
   edit: Edit;
   description: string;
 }
 
+/** The name a callee ends in: `f` of `f(…)`, `x` of `a.b.x(…)` (not computed); else null. */
+function calleeName(callee: Node): string | null {
+  if (callee.type === 'Identifier') return callee.name as string;
+  if (callee.type !== 'MemberExpression' || callee.computed) return null;
+  const property = child(callee, 'property');
+  return property?.type === 'Identifier' ? (property.name as string) : null;
+}
+
+/** Every mutation the mutator understands in one call of a test's body. */
 function callMutations(text: string, call: Node, random: Random): Mutation[] {
   const callee = child(call, 'callee');
   const args = children(call, 'arguments');
@@ -349,18 +357,10 @@ function callMutations(text: string, call: Node, random: Random): Mutation[] {
     return [];
   }
   // assert.strictEqual(a, b), strictEqual(a, b) (imported), chai's assert.equal(a, b)
-  let name: string | null = null;
-  if (callee.type === 'Identifier') name = callee.name as string;
-  else if (callee.type === 'MemberExpression' && !callee.computed) {
-    const object = child(callee, 'object');
-    const property = child(callee, 'property');
-    if (
-      property?.type === 'Identifier' &&
-      (object?.type === 'Identifier' || object?.type === 'MemberExpression')
-    ) {
-      name = property.name as string;
-    }
-  }
+  const object = callee.type === 'MemberExpression' ? child(callee, 'object') : null;
+  const named =
+    object === null || object.type === 'Identifier' || object.type === 'MemberExpression';
+  const name = named ? calleeName(callee) : null;
   if (name === null) return [];
   if (EQUAL.has(name) && args.length >= 2) {
     const made = valueEdit(text, [args[1], args[0]], random, name);
@@ -409,8 +409,8 @@ function innerStatements(statement: Node): Node[] | null {
 
 /** A statement that leaves no state behind it but the test's own names: an empty one, an
  * assertion call (`expect(…).…(…)`, `assert(…)`, `assert.x(…)`, `strictEqual(…)`,
- * `throws(…)`) or property (`expect(x).to.be.true`), a declaration of local names (`const r = f()`), or a block, branch, loop or try
- * of such statements. Not a call made for its effect (`spy.mockRestore()`,
+ * `throws(…)`) or property (`expect(x).to.be.true`), a declaration of local names
+ * (`const r = f()`), or a block, branch, loop or try of such statements. Not a call made for its effect (`spy.mockRestore()`,
  * `jest.useRealTimers()`), nor an assignment: a test's body declares its own names, so `x = 0`
  * is most often the reset of one its file shares between tests. */
 function isCheck(statement: Node): boolean {
@@ -425,15 +425,12 @@ function isCheck(statement: Node): boolean {
   const callee = call === null ? null : child(call, 'callee');
   if (callee === null) return false;
   if (callee.type === 'MemberExpression' && expectChain(callee) !== null) return true;
-  let name: string | null = null;
-  if (callee.type === 'Identifier') name = callee.name as string;
-  else if (callee.type === 'MemberExpression' && !callee.computed) {
-    const object = child(callee, 'object');
-    const property = child(callee, 'property');
-    if (object?.type === 'Identifier' && object.name === 'assert') name = 'assert';
-    else if (property?.type === 'Identifier') name = property.name as string;
-  }
-  return name !== null && (name === 'assert' || name === 'throws' || EQUAL.has(name));
+  const name = calleeName(callee);
+  if (name === null) return false;
+  // Any method of `assert` (`assert.ok`, `assert.match`), and the assertions it changes.
+  const object = callee.type === 'MemberExpression' ? child(callee, 'object') : null;
+  if (object?.type === 'Identifier' && object.name === 'assert') return true;
+  return name === 'assert' || name === 'throws' || EQUAL.has(name);
 }
 
 /** The mutations of a test function: in the statements that run whenever it does (its body's,

@@ -22,7 +22,8 @@ import { loadVolumes } from './container.js';
 import { isNotFound, type DockerClient } from './docker.js';
 import type { Owner } from './labels.js';
 
-/** Where a loading container mounts the volumes it fills: each at LOAD_ROOT/<its key>. */
+/** Where a loading container mounts the volumes it fills, each at LOAD_ROOT/<its key>; never a
+ * repository's path (workspace-start.ts refuses one). */
 export const LOAD_ROOT = '/proctor-init';
 
 /** Fresh volumes to fill, each named in `dirs` and `files` by its key. */

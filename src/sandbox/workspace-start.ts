@@ -65,7 +65,6 @@ import {
   type TemplateStore,
 } from './template.js';
 
-/** Where the loading container mounts what it loads; never a repository's path. */
 const COPY_TIMEOUT_MS = 300_000;
 /** Attempts at a ready template before giving up. */
 const NOT_READY_ATTEMPTS = 3;

@@ -109,15 +109,13 @@ const TASK_REPO = 'proctor-task';
  */
 function taskTag(
   bundle: ImageBundle,
-  hash?: string,
-  built?: string,
+  hash: string | undefined,
+  built: string,
 ): { repo: string; tag: string } {
   const from =
     hash === undefined
       ? bundle.contentHash
-      : createHash('sha256')
-          .update(`${hash}\0${built ?? ''}`)
-          .digest('hex');
+      : createHash('sha256').update(`${hash}\0${built}`).digest('hex');
   return { repo: TASK_REPO, tag: `${bundle.id.slice(0, 100)}-${from.slice(0, 12)}` };
 }
 const tagName = (t: { repo: string; tag: string }) => `${t.repo}:${t.tag}`;
@@ -207,26 +205,28 @@ export function createImageCache(
     }
   };
 
+  /** The label query's image, tagged so that the next home's lookup is one inspect; a tag
+   * refused (a name in use meanwhile) only leaves the next lookup to the query. */
+  const labelledAndTagged = async (bundle: ImageBundle, hash: string, built: string) => {
+    const found = await labelled(hash, built);
+    if (found !== undefined) {
+      await docker
+        .getImage(found)
+        .tag(taskTag(bundle, hash, built))
+        .catch(() => undefined);
+    }
+    return found;
+  };
+
   const fresh = async (bundle: ImageBundle, hash: string | undefined, signal?: AbortSignal) => {
     const env = bundle.environment;
     const built = builtName(env);
     if (hash !== undefined && env.kind === 'dockerfile') {
       const recorded = await records.image(hash, built);
-      let known =
+      const known =
         recorded !== undefined && (await stillThere(recorded))
           ? recorded
-          : await tagged(bundle, hash, built);
-      if (known === undefined) {
-        known = await labelled(hash, built);
-        // Found by the label query: tagged now, so that the next home's lookup is one inspect.
-        // A tag refused (a name in use meanwhile) only leaves the next lookup to the query.
-        if (known !== undefined) {
-          await docker
-            .getImage(known)
-            .tag(taskTag(bundle, hash, built))
-            .catch(() => undefined);
-        }
-      }
+          : ((await tagged(bundle, hash, built)) ?? (await labelledAndTagged(bundle, hash, built)));
       if (known !== undefined) {
         if (known !== recorded) await records.rememberImage(hash, built, known);
         const image: ResolvedImage = {
@@ -237,7 +237,8 @@ export function createImageCache(
       }
     }
     const image = await resolveImage(docker, env, {
-      tag: tagName(env.kind === 'dockerfile' ? taskTag(bundle, hash, built) : taskTag(bundle)),
+      // An image's bundle has no context hash: its tag follows the bundle's content.
+      tag: tagName(taskTag(bundle, hash, built)),
       ...(hash !== undefined && env.kind === 'dockerfile'
         ? { labels: { [LABEL.context]: hash, [LABEL.dockerfile]: built } }
         : {}),

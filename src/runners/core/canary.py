@@ -204,15 +204,16 @@ def _changed(kind, value, text, rng):
     return repr(value + (letter.encode("ascii") if isinstance(value, bytes) else letter))
 
 
+def _is_with(statement):
+    return isinstance(statement, _ast.With) or type(statement).__name__ == "AsyncWith"
+
+
 def _direct_statements(body):
     """Statements that run whenever the test does: the body's, and those of its `with`
     blocks (not inside a branch, a loop, a try or a nested function, where an assertion may
     honestly never run)."""
-    for statement in body:
+    for statement, _ in _direct_with_tails(body):
         yield statement
-        if isinstance(statement, _ast.With) or type(statement).__name__ == "AsyncWith":
-            for inner in _direct_statements(statement.body):
-                yield inner
 
 
 def _local_target(target):
@@ -245,7 +246,7 @@ def _is_check(statement):
         return all(_local_target(t) for t in statement.targets)
     if type(statement).__name__ in ("AugAssign", "AnnAssign"):
         return _local_target(statement.target)
-    if isinstance(statement, _ast.With) or type(statement).__name__ == "AsyncWith":
+    if _is_with(statement):
         items = getattr(statement, "items", None) or []
         return bool(items) and all(isinstance(i.context_expr, _ast.Call)
                                    and _callee(i.context_expr) in CANARY_RAISES for i in items)
@@ -274,7 +275,7 @@ def _direct_with_tails(body, rest_checks=True):
         checks = checks and _is_check(body[i])
     for statement, rest in zip(body, after):
         yield statement, rest
-        if isinstance(statement, _ast.With) or type(statement).__name__ == "AsyncWith":
+        if _is_with(statement):
             for inner in _direct_with_tails(statement.body, rest):
                 yield inner
 
@@ -283,7 +284,7 @@ def _calls(statement):
     """The calls a direct statement makes at its top: `x(…)`, `with x(…):`, `a = x(…)`."""
     if isinstance(statement, _ast.Expr) and isinstance(statement.value, _ast.Call):
         return [statement.value]
-    if isinstance(statement, _ast.With) or type(statement).__name__ == "AsyncWith":
+    if _is_with(statement):
         items = getattr(statement, "items", None) or []
         return [i.context_expr for i in items if isinstance(i.context_expr, _ast.Call)]
     if isinstance(statement, _ast.Assign) and isinstance(statement.value, _ast.Call):
