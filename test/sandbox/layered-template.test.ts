@@ -2,7 +2,8 @@
 // over the image's own layers copies none of the image's tree (a big ignored file stays in its
 // layer; the template holds metadata alone), and a job's overlay on it shows the image's work
 // tree as a copied template would: the files of later layers, none that a later layer deleted,
-// no untracked stray, the template's own repository, all the sandbox user's and writable, and
+// no untracked stray, the template's own repository, all the sandbox user's and writable but
+// for an installed package (root's and read-only, as site-packages is), and
 // nothing one job writes reaches the template or another job. An image whose layers do not add
 // up to its tree (a layer that made the folder anew) gets a copied template, and the store says
 // why.
@@ -103,13 +104,14 @@ describe('a layered template', () => {
           'test -e build/gone.out && echo GONE-IS-BACK || echo gone-is-gone',
           'test -e stray.txt && echo STRAY || echo no-stray',
           'sha256sum build/big.out',
-          'find . -path ./.git -prune -o -printf "%U:%G\\n" | sort -u',
+          // Everything but the installed package (its own test below) is the sandbox user's.
+          `find . -path ./.git -prune -o -path '*/node_modules/[!.]*' -prune -o -printf "%U:%G\\n" | sort -u`,
           `${git} rev-parse HEAD`,
           `${git} rev-list --all | wc -l`,
         ].join('; '),
       ),
     ).toEqual([
-      '!! build/',
+      '!! build/ !! node_modules/',
       'one',
       'later',
       'gone-is-gone',
@@ -131,6 +133,50 @@ describe('a layered template', () => {
     expect(
       (Volumes ?? []).filter((v) => v.Name.includes(String(overlay.Labels?.[LABEL.job]))),
     ).toEqual([]);
+  });
+
+  it('leaves an installed package root’s and read-only, and hands over what a job must read, run or write', async () => {
+    const started = await start('git-layers', createTemplateStore());
+    expect(started.medium).toBe('overlay');
+    const mode = (path: string) => `stat -c '%u %a' ${path}`;
+    expect(
+      await sh(
+        started,
+        [
+          // The package stays as installed: root's, readable, not to be rewritten in place.
+          mode('node_modules/pkg/index.js'),
+          mode('node_modules/pkg'),
+          'cat node_modules/pkg/index.js',
+          '(echo x >> node_modules/pkg/index.js) 2>/dev/null && echo REWRITTEN || echo read-only',
+          // What only its owner could read or run, and a setuid file, are handed over (the bit
+          // cleared).
+          'cat node_modules/pkg/private.txt',
+          'node_modules/pkg/run.sh',
+          mode('node_modules/pkg/suid'),
+          // node_modules itself, its dot-folders and a tracked fixture under one are the job's.
+          mode('node_modules'),
+          `stat -c %u node_modules/.bin node_modules/.bin/pkg node_modules/.cache/c.json | paste -sd " " -`,
+          `echo '{"a":1}' > node_modules/.cache/c.json; cat node_modules/.cache/c.json`,
+          'echo added > node_modules/added.js; cat node_modules/added.js',
+          mode('fixtures/node_modules/dep/index.js'),
+          'echo changed > fixtures/node_modules/dep/index.js; cat fixtures/node_modules/dep/index.js',
+        ].join('; '),
+      ),
+    ).toEqual([
+      '0 644',
+      '0 755',
+      'module.exports = 1',
+      'read-only',
+      'private',
+      'ran',
+      '1000 755',
+      '1000 755',
+      '1000 1000 1000',
+      '{"a":1}',
+      'added',
+      '1000 644',
+      'changed',
+    ]);
   });
 
   it('keeps what one job writes, to an image file and the tree, from the template and every other job', async () => {
