@@ -457,6 +457,7 @@ function readIntegrity(raw: unknown): Integrity | undefined {
  * another uid; see COLLECTOR_SCRIPT) without waiting for it: before each phase it makes that
  * phase's folder and socket and waits for the tests' one connection. The first phase's
  * collector also saves the base commit's test configuration, before any candidate code runs.
+ * `sentinels`: false for a run without a candidate, whose phases then ask for none.
  * The returned promise never rejects; the collector ends after the last phase, or with the
  * container.
  */
@@ -465,16 +466,20 @@ export function startCollector(
   user: string,
   testSeconds: number,
   lists: Partial<Record<RunName, string>>,
+  options: { sentinels: boolean },
 ): Protocol {
   const config = `${EVALUATOR_PATHS.out}/base-config-${randomBytes(8).toString('hex')}`;
   const names = (['existing', 'hidden', 'tests'] as const).filter((n) => lists[n] !== undefined);
-  const planned = names.map((name, index) => ({
-    name,
-    list: lists[name] ?? '',
-    dir: phaseDir(),
+  const planned = names.map((name, index) => {
     // The first run's collector saves the base commit's test configuration.
-    request: sentinelRequest(config, index === 0),
-  }));
+    const request = sentinelRequest(config, index === 0);
+    return {
+      name,
+      list: lists[name] ?? '',
+      dir: phaseDir(),
+      request: options.sentinels ? request : { ...request, sentinels: [] },
+    };
+  });
   const phases: Protocol['phases'] = Object.fromEntries(
     planned.map((p) => [p.name, { dir: p.dir, request: p.request }]),
   );

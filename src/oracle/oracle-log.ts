@@ -100,9 +100,13 @@ function evaluationLines(title: string, evaluation: Evaluation): string[] {
       const sentinels = integrity.sentinels
         .map((s) => `${s.name} (must be ${s.expect}): ${s.status ?? 'not reported'}`)
         .join(', ');
+      // A run without a diff asks for no sentinels (evaluate.ts), and places none in files.
+      const none = integrity.sentinels.length === 0 && phase.canaries === undefined;
       lines.push(
         integrity.tampered === null
-          ? `  integrity: sentinels and tripwires held${sentinels ? ` (${sentinels})` : ''}`
+          ? none
+            ? '  integrity: tripwires held (no sentinels: the run has no candidate)'
+            : `  integrity: sentinels and tripwires held${sentinels ? ` (${sentinels})` : ''}`
           : `  integrity: TAMPERED: ${integrity.tampered}${sentinels ? `; sentinels: ${sentinels}` : ''}`,
       );
     }

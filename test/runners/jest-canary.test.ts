@@ -169,12 +169,17 @@ describe('canaries through the built-in jest runner', () => {
   );
 
   it(
-    'keeps the baseline valid: the hidden tests fail, and its run without a diff has no canaries',
+    'keeps the baseline valid: the hidden tests fail, and its run without a diff has no canaries and no sentinels',
     async () => {
       const evaluation = await grade(null);
       expect(evaluation.verdict).toMatchObject({ verdict: 'FAIL', reason: 'HIDDEN_FAILED' });
-      // A mutant catches a candidate's code; with no diff there is none to catch.
+      // A mutant or a sentinel catches a candidate's code; with no diff there is none to catch
+      // (and a file of sentinels costs a TypeScript suite a compile of its own).
       expect(hiddenRecord(evaluation)?.canaries).toBeUndefined();
+      for (const phase of evaluation.phaseRecords) {
+        expect(phase.integrity).toMatchObject({ sentinels: [], tampered: null });
+        expect(`${phase.run.stdout}${phase.run.stderr}`).not.toContain('proctor-sentinel');
+      }
     },
     SLOW,
   );

@@ -138,6 +138,27 @@ describe('sentinels in the hidden test files, through the built-in pytest runner
   });
 
   it(
+    'asks for no sentinels in a run without a diff, in a file or in the tests, and says so',
+    async () => {
+      const evaluation = await suite.grade(suite.bundle, null);
+      expect(evaluation.verdict).toMatchObject({ verdict: 'FAIL', reason: 'HIDDEN_FAILED' });
+      expect(evaluation.phaseRecords).toHaveLength(2);
+      for (const phase of evaluation.phaseRecords) {
+        expect(phase.integrity).toMatchObject({ sentinels: [], tampered: null });
+        expect(phase.canaries).toBeUndefined();
+      }
+      expect(logOf(evaluation)).toContain(
+        'integrity: tripwires held (no sentinels: the run has no candidate)',
+      );
+      // The gold run has them: a file of three in each phase, or a pair in the test files.
+      const gold = await suite.grade(suite.bundle, suite.gold);
+      expect(logOf(gold)).not.toContain('no sentinels');
+      expectSentinelsHeld(gold);
+    },
+    SLOW,
+  );
+
+  it(
     'writes a must-pass and a must-fail sentinel after the hidden tests, calling add as they do, and stores none',
     async () => {
       const evaluation = await suite.grade(suite.bundle, suite.gold);
