@@ -174,6 +174,8 @@ console.log(
 // names its local id): the same image on both sides, built once, and through Proctor's build
 // (a `docker build` of its own would miss what Proctor's build adds, a proxy's trust root say).
 const imageOf = new Map<string, string>();
+/** The homes whose templates go after the last run: the warm-up's and each run's. */
+const sweepHomes: string[] = [];
 {
   const home = tempDir();
   const validated = run(process.execPath, [
@@ -200,6 +202,10 @@ const imageOf = new Map<string, string>();
     imageOf.set(source, found.localId);
   }
   // Proctor's own first run of the suite, in a throw-away home: every task must be sound.
+  // Templates left by an earlier run of this bench (or anything else) are removed before the
+  // clock, not by the timed run's first sweep; the next removal is after the last run.
+  prune(home);
+  sweepHomes.push(home);
   const warm = run(process.execPath, [
     join(ROOT, 'bin/proctor.js'),
     '--home',
@@ -247,8 +253,15 @@ async function rawLoop(): Promise<void> {
   }
 }
 
+/** `proctor prune` in `home`: its templates go, and those of homes that are gone. */
+function prune(home: string): void {
+  const pruned = run(process.execPath, [join(ROOT, 'bin/proctor.js'), '--home', home, 'prune']);
+  if (pruned.code !== 0) console.error(`bench:sweep: prune failed:\n${pruned.stderr}`);
+}
+
 async function proctorSweep(): Promise<void> {
   const home = tempDir();
+  sweepHomes.push(home);
   writeFileSync(join(home, 'proctor.toml'), `[workers]\nbaseline = ${POOL}\ngrade = ${POOL}\n`);
   const done = await new Promise<{ code: number | null; stdout: string }>((settle) => {
     const child = spawn(
@@ -297,6 +310,10 @@ for (let i = 0; i < RUNS; i++) {
     `run ${i + 1}: raw ${(r.ms / 1000).toFixed(1)} s, Proctor ${(p.ms / 1000).toFixed(1)} s (${(p.ms / r.ms).toFixed(2)}×)`,
   );
 }
+
+// The warm-up's and each run's homes keep their templates until every run is done: none is
+// removed while a side is timed.
+for (const home of sweepHomes) prune(home);
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 const row = (name: string, timings: Timing[]) => {

@@ -193,9 +193,7 @@ export function createRuntime(config: ProctorConfig, clock: Clock, logger: Logge
         redact: redactor,
         sweep: async () => {
           await sweepInputs({ store, artifacts, clock, logger });
-          await reapGoneHomeTemplates(client, scope, logger).catch((error: unknown) =>
-            logger.warn(`could not reap templates of gone homes: ${describeError(error)}`),
-          );
+          await reapGoneHomeTemplates(client, scope, logger);
         },
         sweepEveryMs: INPUT_SWEEP_EVERY_MS,
         discardArtifacts: async (records) => {

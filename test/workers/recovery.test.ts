@@ -7,6 +7,7 @@ import { silentLogger } from '../../src/logger.js';
 import { LABEL, labelsFor } from '../../src/sandbox/labels.js';
 import { listTemplates, preparationName, removeTemplate } from '../../src/sandbox/template.js';
 import { createWorkerPool, noopHandler, sandboxRecovery } from '../../src/workers/index.js';
+import { reapGoneHomeTemplates } from '../../src/workers/recovery.js';
 import { fixtureImage, testDocker } from '../helpers/docker.js';
 import { onCleanup, tempDir, tempStore } from '../helpers/temp.js';
 import { holdTemplate, makeTemplate } from '../helpers/templates.js';
@@ -115,7 +116,7 @@ describe('sandbox recovery at worker start', () => {
   });
 });
 
-describe('workspace templates of gone homes, at worker start', () => {
+describe("workspace templates of gone homes, with a worker's sweeps", () => {
   async function exists(volume: string): Promise<boolean> {
     const { Volumes } = await docker.listVolumes({ filters: { name: [volume] } });
     return (Volumes ?? []).some((v) => v.Name === volume);
@@ -171,8 +172,12 @@ describe('workspace templates of gone homes, at worker start', () => {
     const say = (message: string) => void warnings.push(message);
     const logger = { ...silentLogger, debug: say, info: say, warn: say };
     const own = tempDir();
-    // A shared queue's worker: an unlabelled template could be any host's.
-    await sandboxRecovery(docker, tempStore(), { home: own, host, unlabelled: false }, logger)();
+    // A shared queue's worker: an unlabelled template could be any host's. Its start leaves
+    // other homes' leftovers to its first sweep, which runs beside the first jobs.
+    const shared = { home: own, host, unlabelled: false };
+    await sandboxRecovery(docker, tempStore(), shared, logger)();
+    expect(await exists(t.gone)).toBe(true);
+    await reapGoneHomeTemplates(docker, shared, logger);
     expect(await exists(t.gone)).toBe(false);
     await expect(lock.inspect()).rejects.toMatchObject({ statusCode: 404 });
     expect(await exists(t.file)).toBe(false);
@@ -186,7 +191,7 @@ describe('workspace templates of gone homes, at worker start', () => {
     );
 
     // A SQLite home's worker: what was made before host labels on this machine is its own.
-    await sandboxRecovery(docker, tempStore(), { home: own, host, unlabelled: true }, logger)();
+    await reapGoneHomeTemplates(docker, { home: own, host, unlabelled: true }, logger);
     expect(await exists(unlabelled)).toBe(false);
     expect(await exists(t.busy)).toBe(true);
     expect(await exists(t.foreign)).toBe(true);
