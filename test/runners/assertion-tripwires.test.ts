@@ -3,7 +3,8 @@
 // library's): the library under test, when it loads, makes the first assertion after a call
 // into it pass, by replacing the file's `expect`, by making a matcher (toBe) or chai's
 // assert.equal lenient, or the assertion every other one ends in (chai's
-// Assertion.prototype.assert). Without protocol 2 each one passes; through Proctor
+// Assertion.prototype.assert), chai 4 through require and chai 5, an ES module, through
+// import. Without protocol 2 each one passes; through Proctor
 // each ends TAMPERED, naming the tripwire. The gold patch stays PASS, the sentinels holding.
 import { describe } from 'vitest';
 import type { BuiltinRunner } from '../../src/runners/index.js';
@@ -227,7 +228,64 @@ Assertion.prototype.assert = function (...args) {
   },
 };
 
-describe.each([JEST, VITEST, MOCHA_CHAI])(
+// chai 5 is an ES module only: Node 18's require() cannot load it, so the runner imports it
+// before mocha loads a test file, and watches what its namespace exports.
+const CHAI5_TEST = (fn: string, title: string, call: string, expected: number) =>
+  `import { assert } from 'chai';
+import { ${fn} } from '../lib/calc.js';
+
+describe('${fn}', () => {
+  it('${title}', () => {
+    assert.equal(${call}, ${expected});
+  });
+});
+`;
+
+const MOCHA_CHAI5: Framework = {
+  runner: 'mocha',
+  image: 'mocha-chai5',
+  spec: {
+    id: 'mocha-chai5',
+    runner: 'mocha',
+    from: 'proctor-test-mocha-chai5:latest',
+    repo: {
+      'package.json': '{ "name": "calc", "version": "1.0.0", "private": true, "type": "module" }\n',
+      '.gitignore': 'node_modules\n',
+      'lib/calc.js': CALC(false, true),
+      'test/add.spec.js': CHAI5_TEST('add', 'adds', 'add(1, 2)', 3),
+    },
+    hidden: { 'test/div.spec.js': CHAI5_TEST('div', 'floors 7 / 2 to 3', 'div(7, 2)', 3) },
+    gold: { 'lib/calc.js': CALC(true, true) },
+    existing: ['add adds'],
+    hiddenIds: ['div floors 7 / 2 to 3'],
+  },
+  forgeries: {
+    // chai's assert.equal skips the first assertion after a call.
+    lenientEqual: `${MARK_CALLS_ESM}
+import { assert } from 'chai';
+const realEqual = assert.equal;
+assert.equal = function (...args) {
+  if (!called) return realEqual.apply(this, args);
+  called = false;
+};
+`,
+    // chai's Assertion.prototype.assert, which assert.equal ends in, does the same.
+    lenientAssertion: `${MARK_CALLS_ESM}
+import { Assertion } from 'chai';
+const realAssert = Assertion.prototype.assert;
+Assertion.prototype.assert = function (...args) {
+  if (!called) return realAssert.apply(this, args);
+  called = false;
+};
+`,
+  },
+  details: {
+    lenientEqual: /tripwire: .*chai\.assert\.equal was replaced/,
+    lenientAssertion: /tripwire: .*chai\.Assertion\.prototype\.assert was replaced/,
+  },
+};
+
+describe.each([JEST, VITEST, MOCHA_CHAI, MOCHA_CHAI5])(
   'forgeries of the assertions through the built-in $runner runner',
   (framework) => {
     const { spec } = framework;
