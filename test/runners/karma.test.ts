@@ -4,7 +4,7 @@
 // SWE-bench's parse_log_karma records them), a before() hook that fails (its tests are
 // errors), a candidate whose bundle does not build and one with a script error (every listed
 // test an error, with the cause), under Proctor's rules and SWE-bench's; derive's discovery;
-// and forgeries that must not pass.
+// and forgeries that must not pass, of mocha in the page and of chai (karma-chai).
 import { beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -444,6 +444,94 @@ describe('proctor derive --runner karma', () => {
       } finally {
         expect(await leftovers(home)).toEqual([]);
       }
+    },
+    SLOW,
+  );
+});
+
+// chai in the page (karma-chai, which puts chai 4 there before the runner's script and sets
+// the page's assert and expect): the tests assert with it, and a forgery that makes it lenient
+// spares the sentinels, which assert with nothing of it. The karma runner places no canaries,
+// so without the watch of chai each one passed.
+const CHAI_SPEC: RepoBundleSpec = {
+  id: 'karma-chai',
+  runner: 'karma',
+  from: 'proctor-test-karma:latest',
+  testSeconds: 120,
+  repo: {
+    '.gitignore': 'node_modules\n',
+    'package.json': '{ "name": "calc", "version": "1.0.0", "private": true, "type": "module" }\n',
+    'karma.conf.cjs': KARMA_CONF.replace("frameworks: ['mocha']", "frameworks: ['mocha', 'chai']"),
+    'src/calc.js': CALC,
+    'test/calc.spec.js': `import { add } from '../src/calc.js';
+
+describe('calc', () => {
+  it('adds 1 and 2', () => expect(add(1, 2)).to.equal(3));
+});
+`,
+  },
+  hidden: {
+    'test/div.spec.js': `import { div } from '../src/calc.js';
+
+describe('div()', () => {
+  it('divides exactly', () => assert.equal(div(6, 3), 2));
+  it('rounds down', () => assert.equal(div(-7, 2), -4));
+});
+`,
+  },
+  gold: { 'src/calc.js': GOLD_CALC },
+  existing: ['calc > adds 1 and 2'],
+  hiddenIds: ['div() > divides exactly', 'div() > rounds down'],
+};
+
+describe('chai in the page, under the karma runner', () => {
+  let chaiDir: string;
+  let chaiBundle: Bundle;
+  let chaiImage: string;
+  beforeAll(async () => {
+    chaiDir = await makeRepoBundle(CHAI_SPEC);
+    chaiBundle = await loadBundle(chaiDir);
+    chaiImage = (await resolveImage(docker, chaiBundle.environment)).localId;
+  }, SLOW);
+  const gradeChai = (candidate: Buffer): Promise<Evaluation> =>
+    gradeIn(docker, SCOPE, chaiImage, chaiBundle, candidate);
+
+  it(
+    'passes the gold patch, the tests asserting with chai',
+    async () => {
+      const evaluation = await gradeChai(readFileSync(chaiBundle.paths.goldPatch ?? ''));
+      expect(evaluation.verdict, evaluation.verdict.detail).toMatchObject({ verdict: 'PASS' });
+    },
+    SLOW,
+  );
+
+  it.each([
+    [
+      "chai's assert.equal made to pass anything",
+      'window.chai.assert.equal = function () {};',
+      /tripwire: chai\.assert\.equal was replaced/,
+    ],
+    [
+      'Assertion.prototype.assert, which every assertion ends in, made to pass anything',
+      'window.chai.Assertion.prototype.assert = function () {};',
+      /tripwire: chai\.Assertion\.prototype\.assert was replaced/,
+    ],
+    [
+      "the page's assert replaced by one that passes anything",
+      'window.assert = { equal() {} };',
+      /tripwire: window\.assert was replaced/,
+    ],
+  ])(
+    '%s is TAMPERED',
+    async (_name, forgery, detail) => {
+      const evaluation = await gradeChai(
+        candidateDiff(chaiDir, { 'src/calc.js': `${forgery}\n${CALC}` }),
+      );
+      expect(evaluation.verdict, evaluation.verdict.detail).toMatchObject({
+        verdict: 'FAIL',
+        reason: 'TAMPERED',
+      });
+      expect(evaluation.verdict.detail).toMatch(detail);
     },
     SLOW,
   );
