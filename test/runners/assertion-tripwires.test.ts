@@ -169,121 +169,77 @@ globalThis[Symbol.for('expect-global')].extend({
   },
 };
 
-const CHAI_TEST = (fn: string, title: string, call: string, expected: number) =>
-  `'use strict';
-const { assert } = require('chai');
-const { ${fn} } = require('../lib/calc');
-
+/**
+ * A mocha suite asserting with chai: chai 4 (Debian's) through require, or chai 5 from npm, an
+ * ES module only, which Node 18's require() cannot load, so the runner imports it before mocha
+ * loads a test file and watches what its namespace exports.
+ */
+function mochaChai(esm: boolean): Framework {
+  const load = (names: string, from: string) =>
+    esm ? `import { ${names} } from '${from}.js';\n` : `const { ${names} } = require('${from}');\n`;
+  const chai = (name: string) =>
+    esm ? `import { ${name} } from 'chai';\n` : `const { ${name} } = require('chai');\n`;
+  const test = (fn: string, title: string, call: string, expected: number) =>
+    `${esm ? '' : "'use strict';\n"}${chai('assert')}${load(fn, '../lib/calc')}
 describe('${fn}', () => {
   it('${title}', () => {
     assert.equal(${call}, ${expected});
   });
 });
 `;
-
-const MOCHA_CHAI: Framework = {
-  runner: 'mocha',
-  image: 'mocha-chai',
-  spec: {
-    id: 'mocha-chai',
+  // The library, marking each call, and then the forgery of chai's `name`.
+  const forged = (name: string, forgery: string) =>
+    (esm ? `${MARK_CALLS_ESM}\n` : CALC(false, false) + MARK_CALLS_CJS) + chai(name) + forgery;
+  const id = esm ? 'mocha-chai5' : 'mocha-chai';
+  return {
     runner: 'mocha',
-    from: 'proctor-test-mocha-chai:latest',
-    repo: {
-      'package.json': '{ "name": "calc", "version": "1.0.0", "private": true }\n',
-      'lib/calc.js': CALC(false, false),
-      'test/add.spec.js': CHAI_TEST('add', 'adds', 'add(1, 2)', 3),
+    image: id,
+    spec: {
+      id,
+      runner: 'mocha',
+      from: `proctor-test-${id}:latest`,
+      repo: {
+        'package.json': `{ "name": "calc", "version": "1.0.0", "private": true${esm ? ', "type": "module"' : ''} }\n`,
+        ...(esm ? { '.gitignore': 'node_modules\n' } : {}),
+        'lib/calc.js': CALC(false, esm),
+        'test/add.spec.js': test('add', 'adds', 'add(1, 2)', 3),
+      },
+      hidden: { 'test/div.spec.js': test('div', 'floors 7 / 2 to 3', 'div(7, 2)', 3) },
+      gold: { 'lib/calc.js': CALC(true, esm) },
+      existing: ['add adds'],
+      hiddenIds: ['div floors 7 / 2 to 3'],
     },
-    hidden: { 'test/div.spec.js': CHAI_TEST('div', 'floors 7 / 2 to 3', 'div(7, 2)', 3) },
-    gold: { 'lib/calc.js': CALC(true, false) },
-    existing: ['add adds'],
-    hiddenIds: ['div floors 7 / 2 to 3'],
-  },
-  forgeries: {
-    // chai's assert.equal skips the first assertion after a call.
-    lenientEqual:
-      CALC(false, false) +
-      MARK_CALLS_CJS +
-      `const { assert } = require('chai');
-const realEqual = assert.equal;
+    forgeries: {
+      // chai's assert.equal skips the first assertion after a call.
+      lenientEqual: forged(
+        'assert',
+        `const realEqual = assert.equal;
 assert.equal = function (...args) {
   if (!called) return realEqual.apply(this, args);
   called = false;
 };
 `,
-    // chai's Assertion.prototype.assert, which assert.equal ends in, does the same.
-    lenientAssertion:
-      CALC(false, false) +
-      MARK_CALLS_CJS +
-      `const { Assertion } = require('chai');
-const realAssert = Assertion.prototype.assert;
+      ),
+      // chai's Assertion.prototype.assert, which assert.equal ends in, does the same.
+      lenientAssertion: forged(
+        'Assertion',
+        `const realAssert = Assertion.prototype.assert;
 Assertion.prototype.assert = function (...args) {
   if (!called) return realAssert.apply(this, args);
   called = false;
 };
 `,
-  },
-  details: {
-    lenientEqual: /tripwire: .*chai\.assert\.equal was replaced/,
-    lenientAssertion: /tripwire: .*chai\.Assertion\.prototype\.assert was replaced/,
-  },
-};
-
-// chai 5 is an ES module only: Node 18's require() cannot load it, so the runner imports it
-// before mocha loads a test file, and watches what its namespace exports.
-const CHAI5_TEST = (fn: string, title: string, call: string, expected: number) =>
-  `import { assert } from 'chai';
-import { ${fn} } from '../lib/calc.js';
-
-describe('${fn}', () => {
-  it('${title}', () => {
-    assert.equal(${call}, ${expected});
-  });
-});
-`;
-
-const MOCHA_CHAI5: Framework = {
-  runner: 'mocha',
-  image: 'mocha-chai5',
-  spec: {
-    id: 'mocha-chai5',
-    runner: 'mocha',
-    from: 'proctor-test-mocha-chai5:latest',
-    repo: {
-      'package.json': '{ "name": "calc", "version": "1.0.0", "private": true, "type": "module" }\n',
-      '.gitignore': 'node_modules\n',
-      'lib/calc.js': CALC(false, true),
-      'test/add.spec.js': CHAI5_TEST('add', 'adds', 'add(1, 2)', 3),
+      ),
     },
-    hidden: { 'test/div.spec.js': CHAI5_TEST('div', 'floors 7 / 2 to 3', 'div(7, 2)', 3) },
-    gold: { 'lib/calc.js': CALC(true, true) },
-    existing: ['add adds'],
-    hiddenIds: ['div floors 7 / 2 to 3'],
-  },
-  forgeries: {
-    // chai's assert.equal skips the first assertion after a call.
-    lenientEqual: `${MARK_CALLS_ESM}
-import { assert } from 'chai';
-const realEqual = assert.equal;
-assert.equal = function (...args) {
-  if (!called) return realEqual.apply(this, args);
-  called = false;
-};
-`,
-    // chai's Assertion.prototype.assert, which assert.equal ends in, does the same.
-    lenientAssertion: `${MARK_CALLS_ESM}
-import { Assertion } from 'chai';
-const realAssert = Assertion.prototype.assert;
-Assertion.prototype.assert = function (...args) {
-  if (!called) return realAssert.apply(this, args);
-  called = false;
-};
-`,
-  },
-  details: {
-    lenientEqual: /tripwire: .*chai\.assert\.equal was replaced/,
-    lenientAssertion: /tripwire: .*chai\.Assertion\.prototype\.assert was replaced/,
-  },
-};
+    details: {
+      lenientEqual: /tripwire: .*chai\.assert\.equal was replaced/,
+      lenientAssertion: /tripwire: .*chai\.Assertion\.prototype\.assert was replaced/,
+    },
+  };
+}
+
+const MOCHA_CHAI = mochaChai(false);
+const MOCHA_CHAI5 = mochaChai(true);
 
 describe.each([JEST, VITEST, MOCHA_CHAI, MOCHA_CHAI5])(
   'forgeries of the assertions through the built-in $runner runner',

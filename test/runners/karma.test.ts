@@ -454,15 +454,11 @@ describe('proctor derive --runner karma', () => {
 // spares the sentinels, which assert with nothing of it. The karma runner places no canaries,
 // so without the watch of chai each one passed.
 const CHAI_SPEC: RepoBundleSpec = {
+  ...SPEC,
   id: 'karma-chai',
-  runner: 'karma',
-  from: 'proctor-test-karma:latest',
-  testSeconds: 120,
   repo: {
-    '.gitignore': 'node_modules\n',
-    'package.json': '{ "name": "calc", "version": "1.0.0", "private": true, "type": "module" }\n',
+    ...SPEC.repo,
     'karma.conf.cjs': KARMA_CONF.replace("frameworks: ['mocha']", "frameworks: ['mocha', 'chai']"),
-    'src/calc.js': CALC,
     'test/calc.spec.js': `import { add } from '../src/calc.js';
 
 describe('calc', () => {
