@@ -92,6 +92,13 @@ describe('proctor baseline', () => {
       tasks: { counts: { valid: number; quarantined: number } };
     };
     expect(json.tasks.counts).toEqual({ valid: 1, quarantined: 4 });
+    // Both runs' containers and volumes went after the verdict, off the job's path (no
+    // `cleanup` step in either run's timings), and none is left.
+    const job = rows.get('shell-div-zero')?.trim().split(/\s+/).at(-1) ?? '';
+    const log = (await proctor(['--home', home, 'status', job, '--log'])).stdout;
+    const timings = log.split('\n').filter((line) => line.startsWith('timings:'));
+    expect(timings).toHaveLength(2);
+    for (const line of timings) expect(line).not.toContain('cleanup');
     expect(await leftovers(home)).toEqual([]);
   }, 300_000);
 
