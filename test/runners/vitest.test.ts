@@ -58,6 +58,9 @@ describe('calc', () => {
   test('is always wrong', () => {
     expect(add(1, 1)).toBe(3);
   });
+  test('adds zero ', () => {
+    expect(add(2, 0)).toBe(2);
+  });
 });
 `;
 
@@ -97,6 +100,9 @@ const ID = {
   floorPos: `${DIV_FILE} > div > rounding > floors 7 / 2 to 3`,
   zero: `${DIV_FILE} > div > refuses zero`,
   nowhere: `${CALC_FILE} > calc > is found nowhere`,
+  // The title ends in a space, which SWE-bench's parse_log_vitest strips with its line (as
+  // vuejs/core 11589's `… as the first argument ` is listed).
+  trailing: `${CALC_FILE} > calc > adds zero`,
 };
 
 const SPEC: RepoBundleSpec = {
@@ -184,6 +190,7 @@ describe("the vitest runner under derive's discovery", () => {
         [ID.skip]: 'skipped',
         [ID.todo]: 'skipped',
         [ID.wrong]: 'failed',
+        [ID.trailing]: 'passed',
       });
     },
     SLOW,
@@ -214,6 +221,12 @@ describe('the vitest runner under SWE-bench rules', () => {
         suite.gold,
       );
       expect(swebenchOf(skipped)[ID.skip]).toEqual(['skipped', 'ABSENT']);
+      // A title that ends in a space runs, and is reported, under the id without it.
+      const trailing = await grade(
+        await swebenchTask(suite.dir, { existing: [ID.trailing] }),
+        suite.gold,
+      );
+      expect(swebenchOf(trailing)[ID.trailing]).toEqual(['passed', 'PASSED']);
     },
     SLOW,
   );
