@@ -60,6 +60,7 @@ export const RUNNER_CORE = [
   'core/jest_expect.py',
   'core/vitest_expect.py',
   'core/protocol.cjs',
+  'core/chai_plugins.js',
   'core/chai_tripwires.js',
 ] as const;
 export type RunnerCorePart = (typeof RUNNER_CORE)[number];
@@ -74,7 +75,8 @@ const PYTHON_DIALECT = [
 /**
  * The shared parts each built-in runner includes, in the order they stand in it. The mocha and
  * karma runners are shell scripts that write a CommonJS program: they share its run protocol
- * (core/protocol.cjs). The node runner's program is an ES module with a collector of its own
+ * (core/protocol.cjs) and which chai plugins change what their chai tripwires watch
+ * (core/chai_plugins.js). The node runner's program is an ES module with a collector of its own
  * (sentinels reported per file): it includes none yet.
  */
 export const RUNNER_PARTS: Record<BuiltinRunner, readonly RunnerCorePart[]> = {
@@ -88,8 +90,8 @@ export const RUNNER_PARTS: Record<BuiltinRunner, readonly RunnerCorePart[]> = {
   jest: ['core/protocol.py', 'core/jest_expect.py', 'core/js.py'],
   vitest: ['core/protocol.py', 'core/vitest_expect.py', 'core/js.py'],
   node: [],
-  mocha: ['core/protocol.cjs', 'core/chai_tripwires.js'],
-  karma: ['core/protocol.cjs'],
+  mocha: ['core/protocol.cjs', 'core/chai_plugins.js', 'core/chai_tripwires.js'],
+  karma: ['core/protocol.cjs', 'core/chai_plugins.js'],
 };
 
 /** The bytes of a built-in runner's tests/run, its shared parts included. */

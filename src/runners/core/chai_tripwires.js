@@ -4,18 +4,18 @@
 // runner into a bundle); edit src/runners/core/chai_tripwires.js, not the runner's copy.
 //
 // When the checkout's require finds chai, it is loaded in the test process before any test file
-// or the project's --require files, and `watch(label, owner, name)` records: chai's expect, assert, should, use, Assertion, AssertionError and util; every
-// function of chai.assert (equal, strictEqual, deepEqual, throws, ok, …) and of chai.util
-// (flag, addMethod, …); and Assertion.prototype's `assert`, which every assertion of expect and
-// should ends in, with, unless the checkout has a chai plugin that overwrites chai's own
-// assertions for good reason (chai-as-promised, for `eventually`), every other property of
+// or the project's --require files, and `watch(label, owner, name)` records: chai's expect,
+// assert, should, use, Assertion, AssertionError and util; every function of chai.assert
+// (equal, strictEqual, deepEqual, throws, ok, …) and of chai.util (flag, addMethod, …); and
+// Assertion.prototype's `assert`, which every assertion of expect and should ends in, with,
+// unless the checkout has a chai plugin that overwrites chai's own assertions for good reason
+// (core/chai_plugins.js, included before this part), every other property of
 // Assertion.prototype (equal, eql, throw, ok, …). The runner checks them with its other
 // tripwires. A plugin's new assertions are not alarms: only what existed at the start is
 // watched. chai 5 is an ES module, which require() cannot load before Node 20.19 and 22.12
 // (ERR_REQUIRE_ESM): it is then imported, and watchChai returns the import's promise, which
 // the test process awaits before mocha loads any test file; the module's namespace is the one
 // every test file's `import … from 'chai'` gets, and what it exports is recorded the same way.
-const OVERWRITING_CHAI_PLUGINS = ['chai-as-promised'];
 
 /** Records chai's functions now; a promise when chai must be imported first, else null. */
 function watchChai(watch) {
@@ -54,14 +54,6 @@ function watchChaiExports(watch, chai) {
     }
   }
   const prototype = chai.Assertion.prototype;
-  const overwritten = OVERWRITING_CHAI_PLUGINS.some((name) => {
-    try {
-      require.resolve(name, { paths: [process.cwd()] });
-      return true;
-    } catch {
-      return false;
-    }
-  });
-  const names = overwritten ? ['assert'] : Object.getOwnPropertyNames(prototype);
+  const names = chaiAssertionsOverwritten() ? ['assert'] : Object.getOwnPropertyNames(prototype);
   for (const name of names) watch(`chai.Assertion.prototype.${name}`, prototype, name);
 }
