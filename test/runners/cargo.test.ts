@@ -221,6 +221,31 @@ describe('the built-in cargo runner', () => {
   );
 
   it(
+    'moves the sentinels to a target of their own when the one that would hold them does not build: its tests errors, every sentinel as it must be',
+    async () => {
+      // sub and div fixed, mul missing: the hidden tests' own target does not compile.
+      const noMul = GOLD_LIB.replace('pub fn mul(a: i32, b: i32) -> i32 {\n    a * b\n}\n\n', '');
+      expect(noMul).not.toBe(GOLD_LIB);
+      const evaluation = await grade(
+        suite.bundle,
+        candidateDiff(suite.dir, { 'src/lib.rs': noMul }),
+      );
+      expect(evaluation.verdict).toMatchObject({ verdict: 'FAIL', reason: 'HIDDEN_FAILED' });
+      expect(outcomes(evaluation)).toEqual({
+        [ID.adds]: 'passed',
+        [ID.large]: 'passed',
+        [ID.subtracts]: 'error',
+        [ID.zero]: 'error',
+        [ID.multiplies]: 'error',
+      });
+      // The cause is the target's own error, not one the sentinels made.
+      expect(evaluation.phases?.hidden?.cause).toMatch(/cannot find function `mul`/);
+      expectSentinelsHeld(evaluation);
+    },
+    SLOW,
+  );
+
+  it(
     'runs by hand as `run LIST REPORT` in the image: `.` reports every test of every target, the ignored one skipped',
     async () => {
       // A throwaway container (no network, removed at once) on the image with the kept build.
@@ -430,6 +455,35 @@ describe('the built-in cargo runner on a package with autotests = false', () => 
       expect(outcomes(base)).toMatchObject({ [`large::${ID.large}`]: 'passed' });
 
       const fixed = await undiscovered.grade(undiscovered.bundle, undiscovered.gold);
+      expect(fixed.verdict).toMatchObject({ verdict: 'PASS', reason: 'PASS' });
+      expectSentinelsHeld(fixed);
+    },
+    SLOW,
+  );
+});
+
+// A package whose one integration test target before the hidden patch is compiled away whole
+// here (a crate-wide #![cfg]): sentinels put in it would never run.
+const GATED: RepoBundleSpec = {
+  ...SPEC,
+  id: 'cargo-calc-gated',
+  repo: {
+    ...Object.fromEntries(Object.entries(SPEC.repo).filter(([p]) => p !== 'tests/integration.rs')),
+    'tests/windows.rs': '#![cfg(windows)]\n\n#[test]\nfn on_windows() {}\n',
+  },
+  existing: [ID.adds],
+};
+
+const gated = runnerSuite(docker, dockerScope(docker, 'runners-cargo-gated'), {
+  image: 'cargo',
+  spec: GATED,
+});
+
+describe('the built-in cargo runner on a test target that a crate-wide #![cfg] compiles away', () => {
+  it(
+    'puts the sentinels in a target of their own: the gold patch passes, every sentinel as it must be',
+    async () => {
+      const fixed = await gated.grade(gated.bundle, gated.gold);
       expect(fixed.verdict).toMatchObject({ verdict: 'PASS', reason: 'PASS' });
       expectSentinelsHeld(fixed);
     },
