@@ -412,6 +412,8 @@ process.reallyExit = function (code) {
     'fails a candidate that exits at import',
     async () => {
       const evaluation = await grade(suite.bundle, forged(FORGERY.exitAtImport));
+      // No listed file's process got as far as the sentinels' copies in the existing phase:
+      // their own file ran then, in a process of its own, so this is no TAMPERED.
       // The hidden phase's sentinels are in the hidden file, so none runs at the end of each
       // file's process there: its tests go unreported rather than `error`, a FAIL all the same.
       expect(evaluation.verdict).toMatchObject({ verdict: 'FAIL', reason: 'TESTS_MISSING' });
