@@ -51,6 +51,9 @@ describe('calc', () => {
       expect(add(a, b)).toBe(sum);
     });
   });
+  test('adds zero ', () => {
+    expect(add(2, 0)).toBe(2);
+  });
   test.skip('needs a network', () => {});
   test.todo('multiplies');
   test('is always wrong', () => {
@@ -93,6 +96,8 @@ const ID = {
   floorPos: 'floors 7 / 2 to 3',
   zero: 'refuses zero',
   nowhere: 'is found nowhere',
+  // The title ends in a space, which SWE-bench's parse_log_jest strips with its line.
+  trailing: 'adds zero',
 };
 
 const SPEC: RepoBundleSpec = {
@@ -176,6 +181,7 @@ describe("the jest runner under derive's discovery", () => {
         [ID.add]: 'passed',
         [ID.signsA]: 'passed',
         [ID.signsB]: 'passed',
+        [ID.trailing]: 'passed',
         [ID.skip]: 'skipped',
         [ID.todo]: 'skipped',
         [ID.wrong]: 'failed',
@@ -210,6 +216,12 @@ describe('the jest runner under SWE-bench rules', () => {
         suite.gold,
       );
       expect(swebenchOf(skipped)[ID.skip]).toEqual(['skipped', 'ABSENT']);
+      // A title that ends in a space runs, and is reported, under the id without it.
+      const trailing = await grade(
+        await swebenchTask(suite.dir, { existing: [ID.trailing] }),
+        suite.gold,
+      );
+      expect(swebenchOf(trailing)[ID.trailing]).toEqual(['passed', 'PASSED']);
     },
     SLOW,
   );
