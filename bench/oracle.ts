@@ -18,12 +18,15 @@
 //      runner less its protocol-2 and canary lines (bench/oracle-layers.ts: a plain run of the
 //      same tests, the plain report format), the order swapped each round, medians of --rounds;
 //      per dialect the grade time on and off, the difference, its share of the grade with the
-//      layers, and the steps of the job's timings that make it. Target: ≤ 10 %.
+//      layers, and the steps of the job's timings that make it. Target: ≤ 10 %. With --suite
+//      DIR, the same on the bundles of a suite folder (real rows, `proctor import swebench`)
+//      instead of the examples.
 // Usage: npm run bench:oracle [-- --runs 5 --sweep 40 --rounds 3 --parts a,b,c,d
-//        --examples py-duration-parse,go-text-ellipsis]
+//        --examples py-duration-parse,go-text-ellipsis --suite DIR]
 import { spawnSync } from 'node:child_process';
 import {
   cpSync,
+  existsSync,
   mkdirSync,
   mkdtempSync,
   readFileSync,
@@ -54,6 +57,8 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '3' },
     // Part (d) on these examples only (names under examples/, comma-separated).
     examples: { type: 'string' },
+    // Part (d) on the bundles of this suite folder instead of the examples.
+    suite: { type: 'string' },
   },
 });
 const PARTS = new Set(values.parts.split(','));
@@ -225,11 +230,14 @@ if (PARTS.has('d')) {
   const skipped: string[] = [];
   // The hidden run's repository is made whatever the runner: its step's median per example.
   const testTree: string[] = [];
-  const names = bundles.map((b) => b.split('/').at(-1) ?? b);
+  const layerBundles = values.suite === undefined ? bundles : suiteBundles(values.suite);
+  const names = layerBundles.map((b) => b.split('/').at(-1) ?? b);
   const chosen = values.examples === undefined ? names : values.examples.split(',');
   const unknown = chosen.filter((name) => !names.includes(name));
   if (unknown.length > 0) {
-    throw new Error(`--examples: no example named ${unknown.join(', ')} under examples/`);
+    throw new Error(
+      `--examples: no bundle named ${unknown.join(', ')} under ${values.suite ?? 'examples/'}`,
+    );
   }
   const home = tempDir();
   const root = tempDir();
@@ -238,7 +246,7 @@ if (PARTS.has('d')) {
     `\n(d) the integrity layers per dialect: the gold patch, each example's runner with its layers (on) and less its protocol-2 and canary lines (off), median of ${ROUNDS} rounds, the order swapped each round (after one warm-up each)`,
   );
   console.log(layerTable([])[0]);
-  for (const bundle of bundles) {
+  for (const bundle of layerBundles) {
     const example = bundle.split('/').at(-1) ?? bundle;
     if (!chosen.includes(example)) continue;
     const runner = readFileSync(join(bundle, 'tests/run'));
@@ -270,6 +278,16 @@ if (PARTS.has('d')) {
 }
 
 for (const dir of temp) rmSync(dir, { recursive: true, force: true });
+
+/** The bundle folders of a suite folder (those with a task.toml), sorted. */
+function suiteBundles(suite: string): string[] {
+  const dirs = readdirSync(suite, { withFileTypes: true })
+    .filter((e) => e.isDirectory() && existsSync(join(suite, e.name, 'task.toml')))
+    .map((e) => join(suite, e.name))
+    .sort();
+  if (dirs.length === 0) throw new Error(`--suite ${suite}: no bundle folder (with a task.toml)`);
+  return dirs;
+}
 
 /** A copy of `bundle` in `dir` with the id `<id>-<suffix>` and `runner` as tests/run. */
 function copyBundle(bundle: string, dir: string, suffix: string, runner: Buffer): string {
