@@ -201,19 +201,20 @@ export function findTests(program: Node): FoundTest[] {
 /** An id's test as the dialect names it: node `FILE::a > b > c`, mocha the full title (the
  * titles joined by spaces, without `#`), jest the test's own title (SWE-bench's
  * parse_log_jest), jest-json `a > b > c` (its parse_log_jest_json), vitest `FILE > a > b > c`
- * (without the `|PROJECT| ` an id may carry in front). */
+ * (without the `|PROJECT| ` an id may carry in front); without the white space SWE-bench's
+ * parsers strip with a line, as the runners report them. */
 export function testId(dialect: JsDialect, file: string, path: readonly string[]): string {
   switch (dialect) {
     case 'node':
       return `${file}::${path.join(' > ')}`;
     case 'mocha':
-      return path.join(' ').replace(/#/g, '');
+      return path.join(' ').replace(/#/g, '').trimEnd();
     case 'jest':
-      return path[path.length - 1] ?? '';
+      return (path[path.length - 1] ?? '').trim();
     case 'jest-json':
-      return path.join(' > ');
+      return (path.join(' > ').split('\n')[0] ?? '').trimEnd();
     case 'vitest':
-      return [file, ...path].join(' > ');
+      return [file, ...path].join(' > ').trimEnd();
   }
 }
 

@@ -155,6 +155,17 @@ describe('the JavaScript mutator', () => {
     expect(testId('vitest', 'x.spec.js', paths[0]!)).toBe('x.spec.js > outer > inner #1 > a');
   });
 
+  it('names a title that ends in white space as the runners report it, without it', () => {
+    // SWE-bench's parsers strip each line, and the runners report the id so.
+    const path = ['outer ', 'adds zero '];
+    expect(testId('node', 'x.spec.js', path)).toBe('x.spec.js::outer  > adds zero ');
+    expect(testId('mocha', 'x.spec.js', path)).toBe('outer  adds zero');
+    expect(testId('jest', 'x.spec.js', path)).toBe('adds zero');
+    expect(testId('jest-json', 'x.spec.js', path)).toBe('outer  > adds zero');
+    expect(testId('jest-json', 'x.spec.js', ['a\nsecond line'])).toBe('a');
+    expect(testId('vitest', 'x.spec.js', path)).toBe('x.spec.js > outer  > adds zero');
+  });
+
   it('gives a mutant a title no test of the file has, and keeps the file as it was around it', () => {
     const text = `'use strict';\r\n\r\nit('x', () => {\r\n  assert.strictEqual(f(), 1);\r\n});\r\n\r\nit('x again', () => {});\r\n`;
     let words = 0;

@@ -66,6 +66,9 @@ describe('calc', function () {
   it('is wrong', function () {
     assert.strictEqual(add(1, 2), 4);
   });
+  it('adds zero ', function () {
+    assert.strictEqual(add(2, 0), 2);
+  });
   it.skip('needs a network', function () {});
   describe('nested', function () {
     describe('deeper', function () {
@@ -111,6 +114,8 @@ const ID = {
   exact: 'div divides exactly',
   floor: 'div rounds down',
   zero: 'div refuses zero',
+  // The title ends in a space, which parse_log_tap strips with its line.
+  trailing: 'calc adds zero',
 };
 
 const SPEC: RepoBundleSpec = {
@@ -212,10 +217,12 @@ describe('the mocha runner under SWE-bench rules', () => {
     'records what parse_log_tap would: PASSED, FAILED, and ABSENT for a pending test and one a hook kept from running',
     async () => {
       const task = await swebenchTask(suite.dir, {
-        existing: [...SPEC.existing, ID.pending, ID.hooked],
+        existing: [...SPEC.existing, ID.pending, ID.hooked, ID.trailing],
       });
       const base = await grade(task, null);
       expect(swebenchOf(base)).toMatchObject({
+        // A title that ends in a space runs, and is reported, under the id without it.
+        [ID.trailing]: ['passed', 'PASSED'],
         [ID.exact]: ['passed', 'PASSED'],
         [ID.floor]: ['failed', 'FAILED'],
         [ID.add]: ['passed', 'PASSED'],
@@ -241,6 +248,7 @@ describe("the mocha runner under derive's discovery", () => {
       ).toEqual({
         [ID.add]: 'passed',
         [ID.wrong]: 'failed',
+        [ID.trailing]: 'passed',
         [ID.pending]: 'skipped',
         [ID.nested]: 'passed',
         [ID.hooked]: 'error',
