@@ -200,6 +200,16 @@ def js_regex(text):
     return re.sub(r"([\\^$.*+?()[\]{}|/])", r"\\\1", text)
 
 
+def ending_filter(names):
+    """-t for a full name (titles joined by spaces) that ends in one of `names`, up to white
+    space: SWE-bench's parsers strip each line, so a title that ends in a space is listed
+    without it. [] when there is none, or the pattern would be too long to pass."""
+    if not names:
+        return []
+    pattern = "(?:^| )(?:%s)\\s*$" % "|".join(js_regex(n) for n in names)
+    return [] if len(pattern) > 100000 else ["-t", pattern]
+
+
 def head_file(path):
     """`path`'s bytes at HEAD (None: not there, or no git)."""
     try:
