@@ -6,7 +6,9 @@
 // user's, and `work/`, and the overlay volume is made over the template's tree once the
 // template is known), in step 2 (the archive must be in between the container's create and its
 // start, which mounts the overlay) and in step 3 (the exec copies nothing: it checks the template's
-// `ready` file and that the container sees the tree through the overlay, writable).
+// `ready` file and that the container sees the tree through the overlay, writable; where this
+// process can read the engine's folders under runc, it reads the same on this host instead, and
+// no exec is made: overlay-check.ts).
 //
 //  1. load: the fresh workspace volume (and, when asked, an asset volume) is made, and one
 //     archive is extracted into both through a container that is created and never started
@@ -47,6 +49,7 @@ import { removeContainer, startIdleContainer } from './container.js';
 import { LOAD_ROOT, fillVolumes } from './host-volumes.js';
 import { isNotFound, type DockerClient } from './docker.js';
 import { execInContainer } from './exec.js';
+import { overlaySeenOnHost } from './overlay-check.js';
 import { labelsFor, type Owner, type Role } from './labels.js';
 import type { SandboxSpec, VolumeMount } from './profile.js';
 import {
@@ -407,6 +410,8 @@ export async function startWithWorkspace(
         }
       }
     };
+    // The engine-side folder of the template the overlay is on (overlay-check.ts).
+    let templateFolder: string | undefined;
     /** The overlay on the current template, or the copy when the engine cannot name it. */
     const overlay = async () => {
       const [lower, upper] = await Promise.all([
@@ -415,6 +420,7 @@ export async function startWithWorkspace(
       ]);
       const refused = 'refused' in lower ? lower.refused : 'refused' in upper ? upper.refused : '';
       if ('path' in lower && 'path' in upper) {
+        templateFolder = lower.path;
         workspace = await timed('load', () =>
           createOverlay(
             docker,
@@ -431,6 +437,22 @@ export async function startWithWorkspace(
         templates.layers.refused = refused;
         await toCopy(refused);
       }
+    };
+    /** What the call returns, once the workspace is checked. */
+    const startedWith = (
+      started: Docker.Container,
+      volume: string | undefined,
+    ): WorkspaceContainer => {
+      if (volume === undefined) throw new Error('no workspace volume was made');
+      return {
+        container: started,
+        workspace: volume,
+        ...(assets === undefined ? {} : { assets }),
+        ...(layer === 'overlay'
+          ? { medium: 'overlay' as const, ...(layerVolume === undefined ? {} : { layerVolume }) }
+          : { medium: plan.medium, ...(plan.treeMb === undefined ? {} : { treeMb: plan.treeMb }) }),
+        ...(fallback === undefined ? {} : { fallback }),
+      };
     };
     if (layer === 'copy') {
       workspace ??= await timed('load', () => createWorkspace(docker, spec, plan, made));
@@ -501,28 +523,43 @@ export async function startWithWorkspace(
         const id = container.id;
         const failed = await filling;
         if (failed) throw failed.error;
-        copied = await timed('copy', () =>
-          execInContainer(docker, id, {
-            cmd: [
-              'sh',
-              '-c',
-              USER_COPY_SCRIPT,
-              'proctor-copy',
-              TEMPLATE_MOUNT,
-              spec.repoPath,
-              template.key,
-              layer,
-            ],
-            user: `${spec.uid}:${spec.gid}`,
-            workdir: '/',
-            timeoutMs: COPY_TIMEOUT_MS,
-            outputBytes: 16 * 1024,
-            ...(spec.signal ? { signal: spec.signal } : {}),
-          }),
-        );
+        const seen =
+          layer === 'overlay' &&
+          templateFolder !== undefined &&
+          (await timed('copy', () =>
+            overlaySeenOnHost(docker, {
+              template: templateFolder ?? '',
+              overlay: volume,
+              key: template.key,
+              uid: spec.uid,
+              ...(spec.runtime ? { runtime: spec.runtime } : {}),
+            }),
+          ));
+        copied = seen
+          ? undefined
+          : await timed('copy', () =>
+              execInContainer(docker, id, {
+                cmd: [
+                  'sh',
+                  '-c',
+                  USER_COPY_SCRIPT,
+                  'proctor-copy',
+                  TEMPLATE_MOUNT,
+                  spec.repoPath,
+                  template.key,
+                  layer,
+                ],
+                user: `${spec.uid}:${spec.gid}`,
+                workdir: '/',
+                timeoutMs: COPY_TIMEOUT_MS,
+                outputBytes: 16 * 1024,
+                ...(spec.signal ? { signal: spec.signal } : {}),
+              }),
+            );
       } finally {
         done();
       }
+      if (copied === undefined) return startedWith(container, workspace);
       if (copied.aborted) {
         throw new ProctorError('CANCELLED', 'cancelled while copying the workspace');
       }
@@ -568,16 +605,7 @@ export async function startWithWorkspace(
           `cannot copy the workspace template of ${spec.repoPath}: ${reason}`,
         );
       }
-      if (workspace === undefined) throw new Error('no workspace volume was made');
-      return {
-        container,
-        workspace,
-        ...(assets === undefined ? {} : { assets }),
-        ...(layer === 'overlay'
-          ? { medium: 'overlay' as const, ...(layerVolume === undefined ? {} : { layerVolume }) }
-          : { medium: plan.medium, ...(plan.treeMb === undefined ? {} : { treeMb: plan.treeMb }) }),
-        ...(fallback === undefined ? {} : { fallback }),
-      };
+      return startedWith(container, workspace);
     }
   } catch (error) {
     await filling;

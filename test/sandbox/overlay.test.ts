@@ -3,6 +3,8 @@
 // one job writes, in its ignored trees too, is never seen by another job or written to the
 // template; capture reads the merged work tree; and the copy is made, correct, wherever the
 // overlay cannot be: when asked, under gVisor, and when the engine cannot mount it.
+import { readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { DockerClient } from '../../src/sandbox/docker.js';
 import { capturePatch } from '../../src/sandbox/capture.js';
@@ -11,6 +13,7 @@ import { runToCompletion } from '../../src/sandbox/run.js';
 import { execInContainer } from '../../src/sandbox/exec.js';
 import { LABEL, labelsFor } from '../../src/sandbox/labels.js';
 import { overlayOptions } from '../../src/sandbox/overlay.js';
+import { overlaySeenOnHost } from '../../src/sandbox/overlay-check.js';
 import { removeOwned } from '../../src/sandbox/cleanup.js';
 import {
   createTemplateStore,
@@ -23,7 +26,7 @@ import {
   type WorkspaceContainerSpec,
 } from '../../src/sandbox/workspace-start.js';
 import { dockerScope, fixtureImage, readFromImage, testDocker } from '../helpers/docker.js';
-import { onCleanup } from '../helpers/temp.js';
+import { onCleanup, tempDir } from '../helpers/temp.js';
 
 const docker = testDocker();
 const scope = dockerScope(docker, 'ws-overlay');
@@ -210,6 +213,72 @@ describe('an overlay workspace', () => {
       filters: { label: [`${LABEL.job}=${o.job}`] },
     });
     expect(Volumes ?? []).toEqual([]);
+  });
+});
+
+/** The execs the engine made in a container from `since` (seconds) to now. */
+async function execsIn(container: string, since: number): Promise<string[]> {
+  const stream = await docker.getEvents({
+    since,
+    until: Math.ceil(Date.now() / 1000) + 1,
+    filters: { container: [container], type: ['container'] },
+  });
+  const text = await new Promise<string>((settle, fail) => {
+    let all = '';
+    stream.on('data', (chunk: Buffer) => (all += chunk.toString()));
+    stream.on('end', () => settle(all));
+    stream.on('error', fail);
+  });
+  return text
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => (JSON.parse(line) as { Action: string }).Action)
+    .filter((action) => action.startsWith('exec_create'));
+}
+
+describe('an overlay workspace’s check', () => {
+  it('is read on this host, with no exec in the container, where the engine’s folders are this process’s', async () => {
+    const since = Math.floor(Date.now() / 1000) - 1;
+    const started = await start(owner(), createTemplateStore());
+    expect(started.medium).toBe('overlay');
+    expect(await execsIn(started.container.id, since)).toEqual([]);
+    // The tree the job sees is still the clean one, and its check's exec still passes.
+    expect(await sh(started, SUMMARY)).toEqual(clean('overlay'));
+  });
+
+  it('is left to the exec whenever the host saw anything else', async () => {
+    const started = await start(owner(), createTemplateStore());
+    const info = await started.container.inspect();
+    const template = (info.Mounts ?? []).find((m) => m.Destination === TEMPLATE_MOUNT)?.Source;
+    if (template === undefined) throw new Error('no template mount');
+    const key = (await readFile(join(template, 'ready'), 'utf8')).split(/[ \n]/)[0] ?? '';
+    const check = { template, overlay: started.workspace, key, uid: 1000 };
+    // What the exec would see: the host sees it too.
+    expect(await overlaySeenOnHost(docker, check)).toBe(true);
+    // Another key, another owner, another runtime, a volume that is no overlay: not seen.
+    expect(await overlaySeenOnHost(docker, { ...check, key: 'f'.repeat(64) })).toBe(false);
+    expect(await overlaySeenOnHost(docker, { ...check, uid: 1001 })).toBe(false);
+    expect(await overlaySeenOnHost(docker, { ...check, runtime: 'runsc' })).toBe(false);
+    expect(await overlaySeenOnHost(docker, { ...check, overlay: started.layerVolume ?? '' })).toBe(
+      false,
+    );
+    expect(await overlaySeenOnHost(docker, { ...check, overlay: 'proctor-no-such-volume' })).toBe(
+      false,
+    );
+    // A template whose top-level names are not what the overlay shows, or that is not ready.
+    const other = tempDir();
+    await writeFile(join(other, 'ready'), `${key} 12\n`);
+    await writeFile(join(other, 'top'), 'a.txt\nelsewhere\n');
+    expect(await overlaySeenOnHost(docker, { ...check, template: other })).toBe(false);
+    await writeFile(
+      join(other, 'top'),
+      (await readFile(join(template, 'top'), 'utf8').catch(() => '')) ||
+        (await readdir(join(template, 'tree'))).join('\n'),
+    );
+    expect(await overlaySeenOnHost(docker, { ...check, template: other })).toBe(true);
+    await writeFile(join(other, 'ready.new'), `${key}\n`);
+    await rm(join(other, 'ready'));
+    expect(await overlaySeenOnHost(docker, { ...check, template: other })).toBe(false);
   });
 });
 
