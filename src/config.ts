@@ -24,8 +24,9 @@
 //   gid = 1000
 //   templates = 8                   # workspace templates kept (least recently used go first)
 //   [images]
-//   max_gb = 200                    # disk budget of pulled images (least recently used go
-//                                   # first, never one a queued or running job needs); default none
+//   max_gb = 200                    # disk budget of the images pulled or built for tasks (least
+//                                   # recently used go first, never one a queued or running job
+//                                   # needs); default none
 //   timeout_minutes = 15            # wall time of one image build or pull; default 15
 //   [build]
 //   ca_bundle = "certs/all.pem"     # the CA bundle every environment build trusts (relative to

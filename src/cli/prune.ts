@@ -5,13 +5,14 @@
 // why. One a container is using right now (a job's copy, another process's preparation) is
 // kept and the container named. Templates come back on the next job that needs one.
 //
-// `proctor prune --images [--json]` removes instead the images Proctor pulled by digest
-// (recorded in the home, src/sandbox/pulled-images.ts) that no queued or running job of any
-// batch needs, and says what each freed; images it did not pull are never touched. They are
-// pulled again by the next job that needs one.
+// `proctor prune --images [--json]` removes instead the images Proctor pulled by digest or
+// built for a task (recorded in the home, src/sandbox/pulled-images.ts) that no queued or
+// running job of any batch needs, and says what each freed; images it did not pull or build
+// are never touched. They are pulled or built again by the next job that needs one.
 import { dockerHost } from '../config.js';
 import { createDockerClient, requireDocker, type DockerClient } from '../sandbox/docker.js';
-import { evictImages } from '../sandbox/image-evict.js';
+import { basename } from 'node:path';
+import { evictImages, type EvictionOutcome } from '../sandbox/image-evict.js';
 import { openPulledImages, pulledImagesDir } from '../sandbox/pulled-images.js';
 import { createNeededImages } from '../workers/needed-images.js';
 import { pruneTemplates, type TemplateOutcome } from '../sandbox/template-prune.js';
@@ -47,6 +48,14 @@ export function bytesText(bytes: number): string {
   return `${(bytes / 1e9).toFixed(2)} GB`;
 }
 
+/** A pulled image by its reference; a built one by the bundle folder it was first used for. */
+function imageName(image: EvictionOutcome): string {
+  if (image.kind !== 'built') return image.reference;
+  const [first, ...more] = image.bundles ?? [];
+  if (first === undefined) return 'built';
+  return `built for ${basename(first)}${more.length > 0 ? ` (+${more.length} more)` : ''}`;
+}
+
 async function pruneImages(
   context: CommandContext,
   docker: DockerClient,
@@ -69,7 +78,7 @@ async function pruneImages(
     const removed = result.images.filter((i) => i.action === 'removed');
     const kept = result.images.length - removed.length;
     context.io.out(
-      `removed ${removed.length} pulled image(s), freed ${bytesText(result.freedBytes)}` +
+      `removed ${removed.length} image(s), freed ${bytesText(result.freedBytes)}` +
         (kept > 0 ? `; kept ${kept} (${bytesText(result.afterBytes)})` : ''),
     );
     if (result.images.length === 0) return 0;
@@ -77,7 +86,7 @@ async function pruneImages(
       formatTable(
         ['IMAGE', 'ID', 'SIZE', 'LAST USED', 'OUTCOME'],
         result.images.map((i) => [
-          i.reference,
+          imageName(i),
           shortImage(i.localId),
           bytesText(i.sizeBytes),
           new Date(i.usedAt).toISOString(),

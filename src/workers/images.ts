@@ -17,7 +17,9 @@
 // is the install layer on top (src/sandbox/install.ts), recorded and labelled under the
 // Dockerfile's path plus a digest of the install (installSuffix). The label names the bytes it was
 // built from, as the record does; whoever can put an image in the engine can run anything
-// there anyway.
+// there anyway. Where the cache records images (`pulled`, pulled-images.ts), a built image is
+// recorded on its first use in the home, and each job adds its bundle folder to the record, so
+// that the disk budget keeps it for that bundle's queued jobs.
 import { createHash } from 'node:crypto';
 import PQueue from 'p-queue';
 import type { Bundle } from '../oracle/index.js';
@@ -33,7 +35,7 @@ import {
   type ResolvedImage,
 } from '../sandbox/index.js';
 import { isNotFound } from '../sandbox/index.js';
-import { evictImages, type EvictionResult } from '../sandbox/image-evict.js';
+import { TASK_REPOSITORY, evictImages, type EvictionResult } from '../sandbox/image-evict.js';
 import type { PulledImages } from '../sandbox/pulled-images.js';
 import type { PullProgress } from '../pull-progress.js';
 import { pinnedReference, type NeededImages } from './needed-images.js';
@@ -47,7 +49,10 @@ export interface ImageCacheOptions {
   trust?: BuildTrust;
   /** Wall time of one build or pull, in ms (`[images] timeout_minutes`). Default 15 minutes. */
   timeoutMs?: number;
-  /** Where pulls are recorded, with their last use: the images a budget may remove. */
+  /**
+   * Where pulls, and the images builds made for tasks, are recorded with their last use: the
+   * images a budget may remove.
+   */
   pulled?: PulledImages;
   /**
    * The disk budget ([images] max_gb, needs `pulled`): before each pull and after each job
@@ -63,8 +68,12 @@ export interface ImageCacheOptions {
   now?: () => number;
 }
 
-/** What of a bundle names its image: its environment, and its id and hash for the tag. */
-export type ImageBundle = Pick<Bundle, 'id' | 'contentHash' | 'environment'>;
+/**
+ * What of a bundle names its image: its environment, and its id and hash for the tag; its
+ * folder, when known, is recorded as needing a built image (pulled-images.ts).
+ */
+export type ImageBundle = Pick<Bundle, 'id' | 'contentHash' | 'environment'> &
+  Partial<Pick<Bundle, 'dir'>>;
 
 export interface ImageCache {
   /**
@@ -78,7 +87,7 @@ export interface ImageCache {
     onPull?: (progress: PullProgress) => void,
   ): Promise<ResolvedImage>;
   /**
-   * After a job: keeps the pulled images within the budget (nothing without one). Never
+   * After a job: keeps the recorded images within the budget (nothing without one). Never
    * rejects; an eviction that fails is told to onEvictionError and tried after the next job.
    */
   settle(): Promise<void>;
@@ -99,7 +108,7 @@ function installSuffix(env: ImageBundle['environment']): string {
 const builtName = (env: ImageBundle['environment']) =>
   env.kind === 'dockerfile' ? `${env.dockerfile}${installSuffix(env)}` : installSuffix(env);
 
-const TASK_REPO = 'proctor-task';
+const TASK_REPO = TASK_REPOSITORY;
 
 /**
  * The tag a build of the bundle gets: its id and 12 hex digits of what the image is built from,
@@ -267,27 +276,52 @@ export function createImageCache(
     const env = bundle.environment;
     const pinned = env.kind === 'image' ? pinnedReference(env.reference) : undefined;
     if (pinned === undefined || onPull === undefined) {
-      return use(pinned, await cached(bundle, signal, listing));
+      return use(bundle, pinned, await cached(bundle, signal, listing));
     }
     const set = watchers.get(pinned) ?? new Set();
     watchers.set(pinned, set);
     set.add(onPull);
     try {
-      return use(pinned, await cached(bundle, signal, listing));
+      return use(bundle, pinned, await cached(bundle, signal, listing));
     } finally {
       set.delete(onPull);
       if (set.size === 0 && watchers.get(pinned) === set) watchers.delete(pinned);
     }
   };
 
-  const use = async (pinned: string | undefined, image: ResolvedImage) => {
+  const use = async (bundle: ImageBundle, pinned: string | undefined, image: ResolvedImage) => {
     // A last use not written (a full disk) only makes the image look older to the budget.
     if (pinned !== undefined) {
       await options.pulled
         ?.touch(pinned, now())
         .catch((error: unknown) => options.onEvictionError?.(error));
     }
+    // What a build made for a task (a Dockerfile's image, an install layer) is the budget's
+    // too, recorded on its first use with the bundles that use it.
+    const env = bundle.environment;
+    if (env.kind === 'dockerfile' || env.install !== undefined) {
+      await recordBuilt(image.localId, bundle.dir).catch((error: unknown) =>
+        options.onEvictionError?.(error),
+      );
+    }
     return image;
+  };
+
+  const recordBuilt = async (localId: string, dir: string | undefined) => {
+    const pulled = options.pulled;
+    if (!pulled) return;
+    const at = now();
+    if (await pulled.touch(localId, at, dir)) return;
+    const info = await docker.getImage(localId).inspect();
+    await pulled.record({
+      reference: localId,
+      localId,
+      sizeBytes: info.Size,
+      pulledAt: at,
+      usedAt: at,
+      kind: 'built',
+      ...(dir === undefined ? {} : { bundles: [dir] }),
+    });
   };
 
   const cached = async (

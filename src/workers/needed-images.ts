@@ -2,18 +2,20 @@
 // `proctor prune --images` must never remove. A job names its bundle, and the bundle's
 // task.toml names its image (`[environment] image`, digest-pinned), so this reads the
 // queued and running jobs a page at a time and the task.toml of each distinct bundle, once
-// per process while the file's size and mtime are unchanged. A bundle that cannot be read
-// needs nothing here: its job fails when it loads the bundle.
-import { readFile, stat } from 'node:fs/promises';
+// per process while the file's size and mtime are unchanged. A built image's record names the
+// bundle folders whose jobs used it, so their realpaths are needed too. A bundle that cannot
+// be read needs nothing here: its job fails when it loads the bundle.
+import { readFile, realpath, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { MAX_PAGE, type JobStore } from '../queue/index.js';
 import { parseImageReference } from '../sandbox/index.js';
+import type { NeededSet } from '../sandbox/image-evict.js';
 
 /** A task.toml larger than this names no image we would read (the loader refuses it too). */
 const MAX_TASK_TOML = 1024 * 1024;
 
-export type NeededImages = () => Promise<ReadonlySet<string>>;
+export type NeededImages = () => Promise<NeededSet>;
 
 /** `repository@sha256:…` of a digest-pinned reference, the form pulls record. */
 export function pinnedReference(reference: string): string {
@@ -62,11 +64,13 @@ export function createNeededImages(store: Pick<JobStore, 'listJobs'>): NeededIma
         cursor = page.nextCursor ?? undefined;
       } while (cursor);
     }
-    const needed = new Set<string>();
+    const references = new Set<string>();
+    const folders = new Set<string>();
     for (const bundle of bundles) {
       const image = await imageOf(bundle);
-      if (image !== undefined) needed.add(image);
+      if (image !== undefined) references.add(image);
+      folders.add(await realpath(bundle).catch(() => bundle));
     }
-    return needed;
+    return { references, bundles: folders };
   };
 }

@@ -3,7 +3,7 @@
 // while the job waits on the pull. At most one write is in flight: a figure that arrives
 // meanwhile replaces the one waiting, so a slow store never queues a backlog, and the pull
 // itself tells at most once a second. The row is cleared when the resolve ends, whatever
-// happened; after the job, the image cache keeps the pulled images within the disk budget.
+// happened; after the job, the image cache keeps the recorded images within the disk budget.
 import type { Bundle } from '../oracle/index.js';
 import type { JobStore } from '../queue/index.js';
 import type { ContextListing, ResolvedImage } from '../sandbox/index.js';
@@ -14,7 +14,7 @@ import type { JobContext } from './pool.js';
 export async function resolveForJob(
   deps: { images: ImageCache; store: Pick<JobStore, 'setProgress'> },
   context: Pick<JobContext, 'lease' | 'signal' | 'logger' | 'defer'>,
-  bundle: Pick<Bundle, 'id' | 'contentHash' | 'environment'>,
+  bundle: Pick<Bundle, 'id' | 'contentHash' | 'environment'> & Partial<Pick<Bundle, 'dir'>>,
   listing?: ContextListing,
 ): Promise<ResolvedImage> {
   let waiting: string | undefined;

@@ -120,14 +120,14 @@ export function createRuntime(config: ProctorConfig, clock: Clock, logger: Logge
             now: () => clock.now(),
             onEviction: (result) => {
               for (const image of result.images.filter((i) => i.action === 'removed')) {
-                logger.info('removed a pulled image over the disk budget', {
+                logger.info('removed an image over the disk budget', {
                   image: image.reference,
                   bytes: image.sizeBytes,
                 });
               }
             },
             onEvictionError: (error) =>
-              logger.warn('the pulled-image record or its budget failed; jobs go on', {
+              logger.warn('the image record or its budget failed; jobs go on', {
                 error: describeError(error),
               }),
           },

@@ -5,9 +5,11 @@
 // table; a registry that refuses the pull fails the job in one line, as the machine's error
 // (never the task's nor a candidate's); and under a small [images] max_gb, the images of
 // finished jobs are removed least recently used first while the batch runs, never one a queued
-// or running job still needs, and `prune --images` removes the rest and says what it freed.
+// or running job still needs, and `prune --images` removes the rest and says what it freed; the
+// same for the images builds made for tasks, kept for the queued jobs of the bundles that used
+// them.
 import { randomBytes } from 'node:crypto';
-import { cpSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openPulledImages, pulledImagesDir } from '../../src/sandbox/pulled-images.js';
@@ -223,12 +225,88 @@ describe('image pulls in the pipeline', { timeout: 900_000 }, () => {
     // Nothing queued or running needs a now: prune --images removes it and says so.
     const pruned = await proctor(['--home', dir, 'prune', '--images']);
     expect(pruned.code, pruned.stderr).toBe(0);
-    expect(pruned.stdout).toMatch(/^removed 1 pulled image\(s\), freed [\d.]+ MB\n/);
+    expect(pruned.stdout).toMatch(/^removed 1 image\(s\), freed [\d.]+ MB\n/);
     expect(pruned.stdout).toContain(`${a}`);
     expect(pruned.stdout).toMatch(/removed: least recently used/);
     expect(await present(a)).toBe(false);
     expect(await openPulledImages(pulledImagesDir(dir)).list()).toEqual([]);
     // The base image the pulls were built on is not Proctor's: it is untouched.
+    expect(await present(await shellImage())).toBe(true);
+    expect(await leftovers(dir)).toEqual([]);
+  });
+});
+
+/** A copy of the shell task, named `id`, whose Dockerfile builds an image of its own. */
+function builtBundle(dir: string, id: string): string {
+  const bundle = join(dir, id);
+  cpSync(SHELL_TASK, bundle, { recursive: true });
+  const dockerfile = join(bundle, 'environment/Dockerfile');
+  writeFileSync(
+    dockerfile,
+    `${readFileSync(dockerfile, 'utf8')}RUN echo ${randomBytes(8).toString('hex')} > /built-for\n`,
+  );
+  const toml = join(bundle, 'task.toml');
+  writeFileSync(toml, readFileSync(toml, 'utf8').replace(/^id = .*$/m, `id = "${id}"`));
+  return bundle;
+}
+
+describe('built images and the disk budget', { timeout: 900_000 }, () => {
+  it('keeps the images builds made for tasks within max_gb, never one a queued job’s bundle used, and prune --images removes the rest', async () => {
+    const suite = tempDir('proctor-builds-suite-');
+    const a = builtBundle(suite, 't1-a');
+    builtBundle(suite, 't2-b');
+    // The shell task's image is about 150 MB; each build adds a line to it. Room for one.
+    const base = (await docker.getImage(await shellImage()).inspect()).Size;
+    const dir = home(
+      `[workers]\nbaseline = 1\n[images]\nmax_gb = ${((base * 1.5) / 1e9).toFixed(6)}\n`,
+    );
+    // t1-a and t2-b queued, then t1-a again in a batch of its own: run one at a time in that
+    // order, by the last command's pool.
+    const first = await proctor(['--home', dir, 'baseline', suite]);
+    expect(first.code, first.stderr).toBe(0);
+    const result = await proctor(['--home', dir, 'baseline', a, '--wait']);
+    expect(result.code, result.stderr).toBe(0);
+    const status = await proctor(['--home', dir, 'status', '1', '2', '3', '--json']);
+    const jobs = (
+      JSON.parse(status.stdout) as {
+        jobs: Array<{
+          startedAt: number;
+          payload: { bundle: string };
+          result: { validity: string; image: { localId: string } };
+        }>;
+      }
+    ).jobs;
+    expect(jobs.map((j) => j.payload.bundle.split('/').pop())).toEqual(['t1-a', 't2-b', 't1-a']);
+    expect(jobs.map((j) => j.result.validity)).toEqual(['valid', 'valid', 'valid']);
+    const [imageA, imageB] = [jobs[0]?.result.image.localId, jobs[1]?.result.image.localId];
+    onCleanup(async () => {
+      for (const id of [imageA, imageB])
+        await docker
+          .getImage(id ?? '')
+          .remove({ force: true })
+          .catch(() => undefined);
+    });
+    expect(jobs[2]?.result.image.localId).toBe(imageA);
+    // After the second job, over the budget: t1-a's image was kept for the queued job of its
+    // bundle (recorded once, before the second job started: never removed and built again),
+    // t2-b's removed.
+    const records = await openPulledImages(pulledImagesDir(dir)).list();
+    expect(records).toHaveLength(1);
+    expect(records[0]).toMatchObject({ kind: 'built', localId: imageA, reference: imageA });
+    expect(records[0]?.bundles).toEqual([realpathSync(a)]);
+    expect(records[0]?.pulledAt).toBeLessThanOrEqual(Number(jobs[1]?.startedAt));
+    expect(records[0]?.usedAt).toBeGreaterThanOrEqual(Number(jobs[2]?.startedAt));
+    expect(await present(imageA ?? '')).toBe(true);
+    expect(await present(imageB ?? '')).toBe(false);
+
+    // Nothing queued needs it now: prune --images removes it, every task tag it had.
+    const pruned = await proctor(['--home', dir, 'prune', '--images']);
+    expect(pruned.code, pruned.stderr).toBe(0);
+    expect(pruned.stdout).toMatch(/^removed 1 image\(s\), freed [\d.]+ MB\n/);
+    expect(pruned.stdout).toMatch(/built for t1-a .*removed: least recently used/);
+    expect(await present(imageA ?? '')).toBe(false);
+    expect(await openPulledImages(pulledImagesDir(dir)).list()).toEqual([]);
+    // The image the shell task's own build made (not recorded here) is untouched.
     expect(await present(await shellImage())).toBe(true);
     expect(await leftovers(dir)).toEqual([]);
   });

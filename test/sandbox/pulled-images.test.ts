@@ -4,7 +4,7 @@
 import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { openPulledImages } from '../../src/sandbox/pulled-images.js';
+import { MAX_BUNDLES, openPulledImages } from '../../src/sandbox/pulled-images.js';
 import { tempDir } from '../helpers/temp.js';
 
 const image = (n: number) => ({
@@ -44,5 +44,30 @@ describe('pulled images', () => {
     );
     writeFileSync(join(dir, 'd.json'), ' '.repeat(9000));
     expect(await pulled.list()).toEqual([image(3)]);
+  });
+
+  it('names the bundles that used a built image, once each, and marks it shared past the limit', async () => {
+    const dir = join(tempDir(), 'pulled');
+    const pulled = openPulledImages(dir);
+    const id = `sha256:${'b'.repeat(64)}`;
+    const built = { reference: id, localId: id, sizeBytes: 5, pulledAt: 10, usedAt: 10 };
+    expect(await pulled.touch(id, 20, '/s/t1')).toBe(false);
+    await pulled.record({ ...built, kind: 'built', bundles: ['/s/t1'] });
+    expect(await pulled.touch(id, 20, '/s/t1')).toBe(true);
+    expect(await pulled.touch(id, 15, '/s/t2')).toBe(true);
+    expect(await pulled.list()).toEqual([
+      { ...built, usedAt: 20, kind: 'built', bundles: ['/s/t1', '/s/t2'] },
+    ]);
+    for (let n = 3; n <= MAX_BUNDLES + 1; n++) await pulled.touch(id, 30, `/s/t${n}`);
+    const [record] = await pulled.list();
+    expect(record?.bundles).toHaveLength(MAX_BUNDLES);
+    expect(record?.shared).toBe(true);
+    // A pulled image's record names no bundle.
+    await pulled.record(image(6));
+    await pulled.touch(image(6).reference, 40, '/s/t1');
+    expect((await pulled.list()).find((r) => r.reference === image(6).reference)).toEqual({
+      ...image(6),
+      usedAt: 40,
+    });
   });
 });
