@@ -9,9 +9,9 @@
 // built for a task (recorded in the home, src/sandbox/pulled-images.ts) that no queued or
 // running job of any batch needs, and says what each freed; images it did not pull or build
 // are never touched. They are pulled or built again by the next job that needs one.
+import { basename } from 'node:path';
 import { dockerHost } from '../config.js';
 import { createDockerClient, requireDocker, type DockerClient } from '../sandbox/docker.js';
-import { basename } from 'node:path';
 import { evictImages, type EvictionOutcome } from '../sandbox/image-evict.js';
 import { openPulledImages, pulledImagesDir } from '../sandbox/pulled-images.js';
 import { createNeededImages } from '../workers/needed-images.js';

@@ -11,6 +11,7 @@
 import { readFile, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DockerClient } from './docker.js';
+import { parseReady } from './template-scripts.js';
 
 export interface OverlayCheck {
   /** The template volume's folder (the engine's path the overlay's lower layer names). */
@@ -61,8 +62,7 @@ export async function overlaySeenOnHost(
         .inspect()
         .then((info: { Mountpoint?: unknown }) => info.Mountpoint),
     ]);
-    const line = ready.replace(/\n+$/, '');
-    if (line !== check.key && !line.startsWith(`${check.key} `)) return false;
+    if (parseReady(ready)?.key !== check.key) return false;
     if (typeof mountpoint !== 'string' || !mountpoint.startsWith('/')) return false;
     const [root, got] = await Promise.all([stat(mountpoint), readdir(mountpoint)]);
     if (!root.isDirectory() || root.uid !== check.uid || (root.mode & 0o200) === 0) return false;

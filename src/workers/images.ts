@@ -108,8 +108,6 @@ function installSuffix(env: ImageBundle['environment']): string {
 const builtName = (env: ImageBundle['environment']) =>
   env.kind === 'dockerfile' ? `${env.dockerfile}${installSuffix(env)}` : installSuffix(env);
 
-const TASK_REPO = TASK_REPOSITORY;
-
 /**
  * The tag a build of the bundle gets: its id and 12 hex digits of what the image is built from,
  * the context's hash and the Dockerfile with its install (`hash`, `built`), so that a change to
@@ -125,7 +123,7 @@ function taskTag(
     hash === undefined
       ? bundle.contentHash
       : createHash('sha256').update(`${hash}\0${built}`).digest('hex');
-  return { repo: TASK_REPO, tag: `${bundle.id.slice(0, 100)}-${from.slice(0, 12)}` };
+  return { repo: TASK_REPOSITORY, tag: `${bundle.id.slice(0, 100)}-${from.slice(0, 12)}` };
 }
 const tagName = (t: { repo: string; tag: string }) => `${t.repo}:${t.tag}`;
 
