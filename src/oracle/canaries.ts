@@ -20,7 +20,13 @@ import { z } from 'zod';
 import { describeError } from '../errors.js';
 import type { ExecResult } from '../sandbox/index.js';
 import type { PrepStep } from './prepare-steps.js';
-import { ASSET, asset, EVALUATOR_PATHS } from './evaluate-scripts.js';
+import {
+  ASSET,
+  asset,
+  codeCacheArgs,
+  EVALUATOR_PATHS,
+  type CodeCache,
+} from './evaluate-scripts.js';
 import { excerpt, type SwebenchStatus, type TestStatus } from './report.js';
 
 /** The line a runner's first 4 KiB hold when it places canaries (`run --proctor-canary`). */
@@ -36,6 +42,8 @@ export function runnerPlacesCanaries(runner: Uint8Array): boolean {
  * how many of its first bytes are the hidden tests' (the rest is a sample of the existing
  * ones; the runner reads it as PROCTOR_CANARY_HIDDEN_BYTES and writes its in-file sentinels
  * after hidden tests only, which the hidden run reports).
+ * $6 and $7: the code cache's loader and its PROCTOR_CODE_CACHE (evaluate-scripts.ts,
+ * CODE_CACHE_NOTE), or empty.
  * On stdin the ID list (the list assets are the collector's uid's alone, as for every run),
  * then the hidden test patch's headers (patch-headers.ts), which a runner reads beside itself
  * to know the files its run takes (sympy's): both go into a private folder of a random name
@@ -46,7 +54,11 @@ l=$(mktemp -d ${EVALUATOR_PATHS.out}/XXXXXXXXXXXX) || exit 125
 head -c "$4" > "$l/ids" || exit 125
 cat > "$l/hidden.patch" || exit 125
 ln -s -- "$1" "$l/run" || exit 125
-env -i PATH="$PATH" LC_ALL=C.UTF-8 PYTHONDONTWRITEBYTECODE=1 PROCTOR_CANARY_HIDDEN_BYTES="$5" python3 -I "$l/run" --proctor-canary "$2" "$l/ids" "$3"
+if [ -n "$7" ]; then
+  env -i PATH="$PATH" LC_ALL=C.UTF-8 PYTHONDONTWRITEBYTECODE=1 PROCTOR_CANARY_HIDDEN_BYTES="$5" PROCTOR_CODE_CACHE="$7" python3 -I -c "$6" "$l/run" --proctor-canary "$2" "$l/ids" "$3"
+else
+  env -i PATH="$PATH" LC_ALL=C.UTF-8 PYTHONDONTWRITEBYTECODE=1 PROCTOR_CANARY_HIDDEN_BYTES="$5" python3 -I "$l/run" --proctor-canary "$2" "$l/ids" "$3"
+fi
 s=$?
 rm -rf -- "$l"
 exit $s`;
@@ -188,6 +200,7 @@ export function canaryStep(
   ids: Buffer,
   patchHeaders: Buffer,
   hiddenBytes = ids.length,
+  code?: CodeCache,
 ): PrepStep {
   const seed = randomBytes(16).toString('hex');
   return {
@@ -199,6 +212,7 @@ export function canaryStep(
       seed,
       String(ids.length),
       String(Math.min(hiddenBytes, ids.length)),
+      ...codeCacheArgs(code),
     ],
     stdin: Buffer.concat([ids, patchHeaders]),
     timeoutMs: CANARY_TIMEOUT_MS,

@@ -18,6 +18,8 @@ import {
   EVALUATOR_PATHS,
   PHASE_SCRIPT,
   asset,
+  codeCacheArgs,
+  type CodeCache,
 } from './evaluate-scripts.js';
 import {
   checkIntegrity,
@@ -128,6 +130,8 @@ export interface PhaseExecOptions {
 export interface Protocol {
   phases: Partial<Record<RunName, { dir: string; request: SentinelRequest }>>;
   collector: Promise<ExecResult | Error>;
+  /** The runner's code, compiled once for the grade (CODE_CACHE_NOTE), when it caches it. */
+  code?: CodeCache;
 }
 
 /** What a phase needs of its evaluation. */
@@ -251,6 +255,7 @@ export async function startPhase(
         asset(ASSET.runner),
         String(ids.length),
         String(phase.patchHeaders.length),
+        ...(request === null ? [] : codeCacheArgs(phase.protocol?.code)),
       ],
       limits.testSeconds * 1000,
       limits.outputBytes,
@@ -466,7 +471,7 @@ export function startCollector(
   user: string,
   testSeconds: number,
   lists: Partial<Record<RunName, string>>,
-  options: { sentinels: boolean },
+  options: { sentinels: boolean; code?: CodeCache },
 ): Protocol {
   const config = `${EVALUATOR_PATHS.out}/base-config-${randomBytes(8).toString('hex')}`;
   const names = (['existing', 'hidden', 'tests'] as const).filter((n) => lists[n] !== undefined);
@@ -490,6 +495,7 @@ export function startCollector(
       COLLECTOR_SCRIPT,
       'proctor-collector',
       asset(ASSET.runner),
+      ...codeCacheArgs(options.code),
       ...planned.flatMap((p) => [asset(p.list), p.dir]),
     ],
     // Both phases, the hidden tests' apply and the collects, with room to spare: the
@@ -498,5 +504,5 @@ export function startCollector(
     16 * 1024,
     { user, stdin: requestBytes(planned.map((p) => p.request)) },
   ).catch((error: unknown) => (error instanceof Error ? error : new Error(String(error))));
-  return { phases, collector };
+  return { phases, collector, ...(options.code ? { code: options.code } : {}) };
 }

@@ -121,7 +121,13 @@ export function planCanaries(phase: PhaseContext, runner: Buffer): PlannedCanari
   return js === null
     ? {
         kind: 'python',
-        step: canaryStep(phase.bundle.workdir, ids, phase.patchHeaders, hidden.length),
+        step: canaryStep(
+          phase.bundle.workdir,
+          ids,
+          phase.patchHeaders,
+          hidden.length,
+          phase.protocol?.code,
+        ),
       }
     : { kind: 'js', plan: planJsCanaries(js, ids, phase.patchHeaders, hidden.length) };
 }

@@ -197,14 +197,38 @@ exec "$l/run" "$l/ids" "$1/report" < /dev/null`;
 // Protocol 2 (protocol.ts), the collector, one for every phase of an evaluation: as the idle
 // uid, with an environment of PATH and the locale alone, so that nothing the task's
 // environment names (PYTHONPATH, NODE_OPTIONS…) can bring the checkout's code into the one
-// process that writes the reports. $1 the runner, then per phase its ID list and its folder
-// (the collector makes it); the phases' requests arrive on stdin, a line each.
-export const COLLECTOR_SCRIPT = String.raw`r=$1
-shift
+// process that writes the reports. $1 the runner, $2 and $3 the code cache's loader and its
+// PROCTOR_CODE_CACHE (CODE_CACHE_NOTE; both empty for none), then per phase its ID list and its
+// folder (the collector makes it); the phases' requests arrive on stdin, a line each.
+export const COLLECTOR_SCRIPT = String.raw`r=$1 c=$2 k=$3
+shift 3
+if [ -n "$k" ]; then
+  exec env -i PATH="$PATH" LC_ALL=C.UTF-8 PYTHONNOUSERSITE=1 PYTHONDONTWRITEBYTECODE=1 PROCTOR_CODE_CACHE="$k" python3 -c "$c" "$r" --proctor-collect "$@"
+fi
 exec env -i PATH="$PATH" LC_ALL=C.UTF-8 PYTHONNOUSERSITE=1 PYTHONDONTWRITEBYTECODE=1 "$r" --proctor-collect "$@"`;
 
+/** A grade's code cache (CODE_CACHE_NOTE): core/loader.py's text, and PROCTOR_CODE_CACHE. */
+export interface CodeCache {
+  loader: string;
+  cache: string;
+}
+
+/** A script's two arguments for `code`: empty strings for none. */
+export function codeCacheArgs(code: CodeCache | undefined): [string, string] {
+  return code === undefined ? ['', ''] : [code.loader, code.cache];
+}
+
+// CODE_CACHE_NOTE. A Python runner that says `# proctor-code-cache: 1` (runnerCachesCode) is
+// started by the scripts of its grade through core/loader.py (`python3 -c LOADER RUNNER …`,
+// which runs it as `python3 RUNNER …` would) with PROCTOR_CODE_CACHE=UID:FOLDER: the collector,
+// whose uid is UID, compiles the runner once and leaves its code in FOLDER (a fresh name under
+// the evaluator's output folder); the canary step and the test side, as the task uid, take it
+// from there only when UID owns it and nobody else can write it, and compile the runner
+// themselves otherwise. The runner starts its own test process the same way.
+
 // Protocol 2, the test side, as the task uid: $1 the collector's folder, $2 the runner, $3 and
-// $4 the lengths of what stdin holds first (HANDOVER), then the request. HOME is emptied first
+// $4 the lengths of what stdin holds first (HANDOVER), then the request; $5 and $6 the code
+// cache's loader and its PROCTOR_CODE_CACHE (CODE_CACHE_NOTE), or empty. HOME is emptied first
 // (a file an earlier phase's tests left there, a Python usercustomize say, must not run in this
 // one), and the variables that can put the checkout ahead of a language's standard library are
 // kept from the runner's own process under PROCTOR_KEEP_<name>: the runner gives them back to
@@ -214,6 +238,10 @@ ${HANDOVER}
 for v in PYTHONPATH PYTHONSTARTUP NODE_OPTIONS NODE_PATH; do
   eval "if [ -n \"\${$v+x}\" ]; then export PROCTOR_KEEP_$v=\"\$$v\"; unset $v; fi"
 done
+if [ -n "$6" ]; then
+  export PROCTOR_CODE_CACHE="$6"
+  exec python3 -c "$5" "$l/run" --proctor-channel "$1/channel" "$l/ids"
+fi
 exec "$l/run" --proctor-channel "$1/channel" "$l/ids"`;
 
 /** How many times COLLECT_SCRIPT looks again for a collector's report (10 ms apart). */

@@ -34,6 +34,7 @@
 // runner on hidden.txt and existing.txt together (the tests.txt asset), graded by SWE-bench's
 // rules (swebench-verdict.ts). Everything else (the diff filter, the workspace, the collector
 // and its sentinels, collect, cleanup) is the same.
+import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { stepTimer } from '../clock.js';
 import { describeError } from '../errors.js';
@@ -74,6 +75,7 @@ import {
   asset,
 } from './evaluate-scripts.js';
 import { runnerProtocol } from './protocol.js';
+import { codeLoader, runnerCachesCode } from '../runners/index.js';
 import { runSwebenchTests, swebenchList } from './evaluate-swebench.js';
 import type { TestStatus } from './report.js';
 import { declaredTests, type DeclaredTests } from './test-statuses.js';
@@ -293,7 +295,17 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
             `${idle}:${idle}`,
             limits.testSeconds,
             swebench ? { tests: ASSET.tests } : { existing: ASSET.existing, hidden: ASSET.hidden },
-            { sentinels: hasPatch },
+            {
+              sentinels: hasPatch,
+              ...(runnerCachesCode(runner)
+                ? {
+                    code: {
+                      loader: codeLoader(),
+                      cache: `${idle}:${EVALUATOR_PATHS.out}/code-${randomBytes(8).toString('hex')}`,
+                    },
+                  }
+                : {}),
+            },
           )
         : undefined;
 

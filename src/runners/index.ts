@@ -9,6 +9,7 @@
 // Python program that is also its own plugin (it copies itself to a temporary folder and runs
 // `python3 -m pytest -p` on it), and the node runner writes its reporter to a temporary
 // folder before `node --test` loads it.
+import { readFileSync } from 'node:fs';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { projectPath } from '../paths.js';
@@ -62,6 +63,7 @@ export const RUNNER_CORE = [
   'core/protocol.cjs',
   'core/chai_plugins.js',
   'core/chai_tripwires.js',
+  'core/loader.py',
 ] as const;
 export type RunnerCorePart = (typeof RUNNER_CORE)[number];
 
@@ -94,18 +96,75 @@ export const RUNNER_PARTS: Record<BuiltinRunner, readonly RunnerCorePart[]> = {
   karma: ['core/protocol.cjs', 'core/chai_plugins.js'],
 };
 
+/**
+ * A line `# proctor-include-text: core/<file>.py NAME` in a Python runner stands for
+ * `NAME = "…"`, that file's text as a string: what the runner hands to another interpreter as
+ * `-c` (core/loader.py, which Proctor's own exec scripts pass the same way).
+ */
+const TEXT_INCLUDE_LINE = /^# proctor-include-text: (core\/[a-z0-9_-]+\.py) ([A-Z_]+)\n/gm;
+
+/** The parts each built-in runner holds as text (TEXT_INCLUDE_LINE), in their order. */
+export const RUNNER_TEXT_PARTS: Record<BuiltinRunner, readonly RunnerCorePart[]> = {
+  pytest: ['core/loader.py'],
+  django: ['core/loader.py'],
+  sympy: ['core/loader.py'],
+  cargo: [],
+  go: [],
+  ctest: [],
+  junit: [],
+  jest: [],
+  vitest: [],
+  node: [],
+  mocha: [],
+  karma: [],
+};
+
+/** A Python string literal of `text` (JSON's escapes are Python's; ASCII only). */
+export function pythonStringLiteral(text: string): string {
+  return JSON.stringify(text).replace(/[\u007f-\uffff]/g, (c) => {
+    return `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
+  });
+}
+
 /** The bytes of a built-in runner's tests/run, its shared parts included. */
 export async function runnerSource(name: BuiltinRunner): Promise<Buffer> {
   const text = (await readFile(join(RUNNERS_FOLDER, name, RUNNER_FILE))).toString('utf8');
-  const parts = [...text.matchAll(INCLUDE_LINE)].map((m) => m[1]!);
+  const parts = [
+    ...[...text.matchAll(INCLUDE_LINE)].map((m) => m[1]!),
+    ...[...text.matchAll(TEXT_INCLUDE_LINE)].map((m) => m[1]!),
+  ];
   const included = new Map<string, string>();
   for (const part of parts) {
     included.set(part, (await readFile(join(RUNNERS_FOLDER, part))).toString('utf8'));
   }
   return Buffer.from(
-    text.replace(INCLUDE_LINE, (_, part: string) => included.get(part) ?? ''),
+    text
+      .replace(INCLUDE_LINE, (_, part: string) => included.get(part) ?? '')
+      .replace(
+        TEXT_INCLUDE_LINE,
+        (_, part: string, variable: string) =>
+          `${variable} = ${pythonStringLiteral(included.get(part) ?? '')}\n`,
+      ),
     'utf8',
   );
+}
+
+let loaderText: string | undefined;
+
+/**
+ * core/loader.py's text: `python3 -c LOADER RUNNER ARGS…` runs a Python runner that caches its
+ * code (runnerCachesCode) with its compiled code shared by a grade's processes.
+ */
+export function codeLoader(): string {
+  loaderText ??= readFileSync(join(RUNNERS_FOLDER, 'core/loader.py'), 'utf8');
+  return loaderText;
+}
+
+/** The line a runner's first 4 KiB hold when it may be run through core/loader.py. */
+const CODE_CACHE_LINE = /^# proctor-code-cache: 1[ \t]*$/m;
+
+export function runnerCachesCode(runner: Uint8Array): boolean {
+  return CODE_CACHE_LINE.test(Buffer.from(runner.subarray(0, 4096)).toString('utf8'));
 }
 
 /**

@@ -8,6 +8,10 @@ import {
   isBuiltinRunner,
   RUNNER_CORE,
   RUNNER_PARTS,
+  RUNNER_TEXT_PARTS,
+  codeLoader,
+  pythonStringLiteral,
+  runnerCachesCode,
   runnerSource,
   writeRunner,
 } from '../../src/runners/index.js';
@@ -110,6 +114,38 @@ describe('the shared tripwires', () => {
       expect(own).not.toContain('def _code_key(');
     },
   );
+});
+
+describe('the loader the Python runners hand to their test process', () => {
+  it.each(BUILTIN_RUNNERS)(
+    'is in the %s runner as one string of core/loader.py, when the runner caches its code',
+    async (name) => {
+      const loader = codeLoader();
+      const source = (await runnerSource(name)).toString('utf8');
+      expect(source).not.toContain('# proctor-include-text:');
+      const lines = source.split('\n').filter((line) => line.startsWith('CODE_LOADER = '));
+      const parts = RUNNER_TEXT_PARTS[name];
+      expect(parts).toEqual(
+        name === 'pytest' || name === 'django' || name === 'sympy' ? ['core/loader.py'] : [],
+      );
+      expect(lines).toHaveLength(parts.length);
+      expect(runnerCachesCode(Buffer.from(source))).toBe(parts.length > 0);
+      for (const line of lines) {
+        // A JSON string, read as Python reads it: only ASCII, only escapes the two share.
+        const literal = line.slice('CODE_LOADER = '.length);
+        expect(literal).toMatch(
+          /^"(?:[\x20-\x21\x23-\x5b\x5d-\x7e]|\\["\\nrtbf]|\\u[0-9a-f]{4})*"$/,
+        );
+        expect(JSON.parse(literal)).toBe(loader);
+      }
+    },
+  );
+
+  it('writes a Python string of any text, escapes and all', () => {
+    expect(pythonStringLiteral('a "b" \\ \n\t é ☃\0')).toBe(
+      '"a \\"b\\" \\\\ \\n\\t \\u00e9 \\u2603\\u0000"',
+    );
+  });
 });
 
 describe('the shared core', () => {

@@ -7,8 +7,9 @@
 # that process's messages to the collector (core/protocol.py), through functions kept before
 # any module of the checkout is imported, so that the runner's own use of them cannot be
 # redirected by a candidate that replaces them later (and the tripwires see that it did).
-# `use_task_python` moves the test side onto the task's interpreter; `git` reads the checkout
-# with no configuration of the machine's. Python 3.5 syntax.
+# `use_task_python` moves the test side onto the task's interpreter, and `script_argv` starts a
+# copy of the runner (through core/loader.py, CODE_LOADER, when the grade shares its compiled
+# code); `git` reads the checkout with no configuration of the machine's. Python 3.5 syntax.
 import json
 import os
 import subprocess
@@ -42,7 +43,15 @@ def use_task_python(argv):
         sys.exit(2)
     env = dict(os.environ)
     env["PATH"] = os.path.dirname(python) + os.pathsep + env.get("PATH", "")
-    os.execve(python, [python, os.path.abspath(argv[0])] + list(argv[1:]), env)
+    os.execve(python, script_argv(python, os.path.abspath(argv[0])) + list(argv[1:]), env)
+
+
+def script_argv(python, script):
+    """`python SCRIPT`, or `python -c CODE_LOADER SCRIPT` (core/loader.py) where the grade
+    shares the runner's compiled code: the same run, without compiling this file again."""
+    if os.environ.get("PROCTOR_CODE_CACHE"):
+        return [python, "-c", CODE_LOADER, script]
+    return [python, script]
 
 
 def git(args, safe=False):
