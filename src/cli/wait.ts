@@ -68,16 +68,53 @@ interface Snapshot {
   etaSeconds: number | null;
 }
 
-async function snapshot(store: JobStore, target: WaitTarget, now: number): Promise<Snapshot> {
+/**
+ * A batch's verdict counts as last read. They are a scan of its jobs' results (JSON read row by
+ * row: 30 ms for 10,000 jobs here), so the 200 ms loop reads them again only when a job of the
+ * batch ended (its status counts moved) or VERDICTS_EVERY_MS after the last read (a job run
+ * again may end with the counts as they were), and not at all without a progress line.
+ */
+export interface VerdictCache {
+  key: string;
+  at: number;
+  verdicts: Record<string, number>;
+}
+
+export const VERDICTS_EVERY_MS = 5_000;
+
+export async function snapshot(
+  store: JobStore,
+  target: WaitTarget,
+  now: number,
+  cache: { verdicts: VerdictCache | null } | null,
+): Promise<Snapshot> {
   if (target.batchId !== undefined) {
     const progress = await store.batchProgress(target.batchId);
     const figures = progressFigures(progress, now);
+    const { counts } = progress;
+    const key = [
+      counts.queued,
+      counts.running,
+      counts.done,
+      counts.failed,
+      counts.cancelled,
+    ].join();
+    let verdicts: Record<string, number> = {};
+    if (cache !== null) {
+      const kept = cache.verdicts;
+      if (kept !== null && kept.key === key && now - kept.at < VERDICTS_EVERY_MS) {
+        verdicts = kept.verdicts;
+      } else {
+        verdicts = await store.countByVerdict({ batchId: target.batchId });
+        cache.verdicts = { key, at: now, verdicts };
+      }
+    }
     return {
       total: figures.total,
       finished: figures.finished,
-      failedJobs: progress.counts.failed,
-      cancelled: progress.counts.cancelled,
-      verdicts: await store.countByVerdict({ batchId: target.batchId }),
+      failedJobs: counts.failed,
+      cancelled: counts.cancelled,
+      verdicts,
       ratePerMinute: figures.ratePerMinute,
       etaSeconds: figures.etaSeconds,
     };
@@ -194,12 +231,13 @@ export async function waitForJobs(
   process.on('SIGTERM', onSignal);
   let lastPlain = 0;
   let lastLine = '';
+  const verdictCache: { verdicts: VerdictCache | null } = { verdicts: null };
   const pullLines = createPullLines(PLAIN_EVERY_MS);
   let pullsRead = 0;
   try {
     for (;;) {
       const now = context.clock.now();
-      const s = await snapshot(store, target, now);
+      const s = await snapshot(store, target, now, options.progress ? verdictCache : null);
       if ((options.pulls ?? options.progress) && now - pullsRead >= PULL_EVERY_MS) {
         pullsRead = now;
         const lines = pullLines(await pullsOf(store, await runningOf(store, target)), now);
