@@ -86,9 +86,14 @@ const POLL_MS = 50;
 /**
  * The poll while the command's output is open: its end wakes the loop at once, so this only
  * bounds how late the exit of a command whose detached descendant holds the output is seen.
- * Each poll is a round trip to the engine, which a 5 s test run paid 100 times at 50 ms.
+ * Each poll is a round trip to the engine (and work for it), which a 5 s test run paid 100
+ * times at 50 ms: the first comes after OPEN_POLL_MS, and each wait is OPEN_POLL_GROWTH times
+ * the one before, up to OPEN_POLL_MAX_MS (a 10 s run: 12 looks, where 250 ms made 40; a
+ * grade's collector, open for all its phases, as many again).
  */
 const OPEN_POLL_MS = 250;
+const OPEN_POLL_GROWTH = 1.5;
+const OPEN_POLL_MAX_MS = 1_000;
 /** The poll once the command's output has ended (its exit is then a moment away). */
 const ENDED_POLL_MS = 10;
 /** How long the killer may take, and how long the exec may then take to report its exit. */
@@ -218,6 +223,7 @@ async function runExec(
     if (stdin !== undefined) stream.end(stdin);
 
     const deadline = started + timeoutMs;
+    let openPoll = OPEN_POLL_MS;
     let killDeadline = Infinity;
     let kills = 0;
     // The first look waits for the output's end (or a poll's time): an inspect right after the
@@ -255,7 +261,8 @@ async function runExec(
         );
       }
       // Once the output has ended the exit is close behind: look again sooner.
-      const poll = ended ? ENDED_POLL_MS : OPEN_POLL_MS;
+      openPoll = Math.min(openPoll * OPEN_POLL_GROWTH, OPEN_POLL_MAX_MS);
+      const poll = ended ? ENDED_POLL_MS : openPoll;
       await waker.sleep(reason ? POLL_MS : Math.min(poll, deadline - Date.now()));
     }
 

@@ -183,6 +183,26 @@ describe('execInContainer', () => {
     expect(long.exitCode).toBe(0);
     // At most one every 250 ms while the output is open (40 at the old 50 ms), then the exit.
     expect(inspects).toBeLessThanOrEqual(12);
+    inspects = 0;
+    const longer = await execInContainer(counting, id, {
+      cmd: ['sleep', '6'],
+      timeoutMs: 30_000,
+      outputBytes: 1024,
+    });
+    expect(longer.exitCode).toBe(0);
+    // The waits grow from 250 ms to 1 s: 8 looks in 6 s (24 at a steady 250 ms), then the exit.
+    expect(inspects).toBeLessThanOrEqual(11);
+  });
+
+  it('sees the exit within a second and the drain bound when a descendant keeps stdout open after a long run', async () => {
+    const id = await hardenedContainer();
+    const started = Date.now();
+    const result = await run(id, ['sh', '-c', "setsid sh -c 'sleep 1000' & sleep 4; echo ended"], {
+      drainMs: 300,
+    });
+    // Its exit at 4 s, seen by the next look (at most 1 s later), then the drain's 300 ms.
+    expect(Date.now() - started).toBeLessThan(4000 + 1000 + 300 + 1500);
+    expect(result).toMatchObject({ exitCode: 0, timedOut: false, stdout: 'ended\n' });
   });
 
   it('returns within the drain bound when a detached descendant keeps stdout open', async () => {
