@@ -21,6 +21,7 @@ import {
   canaryJsFile,
   definedIds,
   JS_TEST_FILE,
+  withParsedPrograms,
   type JsDialect,
   type Random,
 } from './js-canaries.js';
@@ -222,11 +223,25 @@ export function mutateJsContents(
   read: ReadonlyMap<string, Buffer | string>,
   random?: Random,
   hidden: readonly string[] = [],
-): {
+): MutatedContents {
+  // Each file's text is parsed once for its ids, its mutants and its sentinels.
+  return withParsedPrograms(() => mutateContents(dialect, listed, unplaced, read, random, hidden));
+}
+
+interface MutatedContents {
   writes: JsWrite[];
   uncovered: Array<{ test: string; why: string }>;
   sentinelsWhy: string | null;
-} {
+}
+
+function mutateContents(
+  dialect: JsDialect,
+  listed: readonly string[],
+  unplaced: ReadonlyArray<{ test: string; why: string }>,
+  read: ReadonlyMap<string, Buffer | string>,
+  random?: Random,
+  hidden: readonly string[] = [],
+): MutatedContents {
   const uncovered: Array<{ test: string; why: string }> = [];
   // The mutator matches ids without a vitest project's prefix; each listed id is found by its
   // bare form, and its mutants carry its prefix.

@@ -11,6 +11,7 @@ import {
   JS_CANARY_WORDS,
   parseTestFile,
   testId,
+  withParsedPrograms,
   type JsDialect,
   type Random,
 } from '../../src/oracle/js-canaries.js';
@@ -37,6 +38,31 @@ function mutantOf(body: string, file = 'a.test.js', title = 'works') {
   const out = canaryJsFile('node', file, text, new Set([`${file}::${title}`]), first);
   return out;
 }
+
+describe('the programs a canary step parses', () => {
+  it("parses a file's text once inside withParsedPrograms, and keeps nothing after it", () => {
+    const text = "it('adds', () => { assert.strictEqual(add(1, 2), 3); });\n";
+    const outside = parseTestFile('t.js', text);
+    expect(parseTestFile('t.js', text)).not.toBe(outside);
+    let inside: unknown;
+    withParsedPrograms(() => {
+      inside = parseTestFile('t.js', text);
+      expect(parseTestFile('t.js', `${text}`)).toBe(inside);
+      // Another file, or another text: parsed apart.
+      expect(parseTestFile('u.js', text)).not.toBe(inside);
+      expect(parseTestFile('t.js', `${text}\n`)).not.toBe(inside);
+      // A nested call shares the outer programs.
+      withParsedPrograms(() => expect(parseTestFile('t.js', text)).toBe(inside));
+      expect(parseTestFile('t.js', text)).toBe(inside);
+    });
+    expect(parseTestFile('t.js', text)).not.toBe(inside);
+    // A text that does not parse throws each time, and is never kept.
+    withParsedPrograms(() => {
+      expect(() => parseTestFile('t.js', 'it(')).toThrow();
+      expect(() => parseTestFile('t.js', 'it(')).toThrow();
+    });
+  });
+});
 
 describe('the JavaScript mutator', () => {
   it.each([
