@@ -216,16 +216,9 @@ export interface JsWrite {
  * sentinel was placed (null when some were). Pure: the step writes the files back, validate's
  * coverage only counts (and passes no hidden ids).
  */
-export function mutateJsContents(
-  dialect: JsDialect,
-  listed: readonly string[],
-  unplaced: ReadonlyArray<{ test: string; why: string }>,
-  read: ReadonlyMap<string, Buffer | string>,
-  random?: Random,
-  hidden: readonly string[] = [],
-): MutatedContents {
+export function mutateJsContents(...args: Parameters<typeof mutateContents>): MutatedContents {
   // Each file's text is parsed once for its ids, its mutants and its sentinels.
-  return withParsedPrograms(() => mutateContents(dialect, listed, unplaced, read, random, hidden));
+  return withParsedPrograms(() => mutateContents(...args));
 }
 
 interface MutatedContents {
