@@ -124,7 +124,8 @@ export function lastLines(text: string, n = 5): string {
 export interface PhaseExecOptions {
   /** Another user than the task's (`uid:gid`): the protocol-2 collector's. */
   user?: string;
-  stdin?: Buffer;
+  /** As execInContainer's: a function's bytes are made once the exec has started. */
+  stdin?: Buffer | (() => Promise<Buffer>);
 }
 
 export interface Protocol {

@@ -15,7 +15,8 @@
 // They run in as few execs as the host's part allows (prepare-steps.ts), each step its own
 // script with its own arguments, input and timeout, and each reported apart (its exit, its
 // output, its time): one exec in all, or two for a JavaScript runner with files to mutate (the
-// collect, the apply and the read; then the write and the tree).
+// collect, the apply and the read; then the write and the tree, an exec that starts while
+// Proctor mutates the files and takes them on stdin once they are made).
 import { ProctorError } from '../errors.js';
 import { TEMPLATE_MOUNT, type ExecResult } from '../sandbox/index.js';
 import {
@@ -49,8 +50,8 @@ import { failVerdict, type PhaseOutcome, type Verdict } from './verdict.js';
 import {
   jsCanaryDialect,
   jsReadStep,
+  jsLaterWriteStep,
   jsWriteOutcome,
-  jsWriteStep,
   mutateJsFiles,
   planJsCanaries,
   type JsCanaryPlan,
@@ -322,19 +323,35 @@ export async function prepareHiddenRun(
     if (read !== null) {
       const { plan } = canaries;
       const readRecord = recordOf(read);
-      const mutated = await phase.timed('canaries', () =>
-        Promise.resolve(mutateJsFiles(plan, readRecord)),
+      // Proctor mutates the files once the exec that writes them has started: the mutation
+      // (0.1-0.2 s for a large test file in a fresh process) overlaps the exec's start.
+      let mutated: ReturnType<typeof mutateJsFiles> | undefined;
+      let failure: unknown;
+      const write = jsLaterWriteStep(workdir, () =>
+        phase.timed('canaries', async () => {
+          try {
+            mutated = mutateJsFiles(plan, readRecord);
+          } catch (error) {
+            failure = error;
+            throw error;
+          }
+          return mutated.writes;
+        }),
       );
-      checkAborted(phase.signal);
-      const write = mutated.writes.length > 0 ? jsWriteStep(workdir, mutated.writes) : null;
-      ({ run, records } = await runSteps(
-        phase,
-        [write, tree].filter((step) => step !== null),
-      ));
+      ({ run, records } = await runSteps(phase, [write, tree]));
+      if (failure !== undefined) throw failure;
       placed =
-        write === null
-          ? mutated.record
-          : jsWriteOutcome(mutated.record, mutated.writes, records.get(write.name) ?? null);
+        mutated === undefined
+          ? {
+              mutants: [],
+              uncovered: [],
+              sentinels: [],
+              sentinelsWhy: 'the canary step failed',
+              error: 'the canary step failed: its exec never asked for the files',
+            }
+          : mutated.writes.length === 0
+            ? mutated.record
+            : jsWriteOutcome(mutated.record, mutated.writes, records.get(write.name) ?? null);
     }
   }
   return {

@@ -76,25 +76,33 @@ for f; do
 done`;
 
 /**
- * $1 the work tree, then for each file its path and its new length: stdin holds the files'
- * new bytes, back to back, which replace each file's in place (mode and owner kept). A path
+ * $1 the work tree; stdin holds, for each file, a line `LENGTH PATH` and then its new bytes
+ * (writeFrames), which replace the file's in place (mode and owner kept). A path
  * that is no longer a regular file (a link now, a folder), or whose folder now resolves
  * outside the work tree, is refused, and nothing after it is written. Prints `ok` for each
- * file written.
+ * file written. The frames come on stdin, not as arguments, so that the exec can start before
+ * Proctor has mutated the files (jsLaterWriteStep).
  */
 export const WRITE_SCRIPT = String.raw`cd "$1" || exit 125
 w=$(pwd -P) || exit 125
-shift
-while [ "$#" -ge 2 ]; do
-  f=$1
+while IFS= read -r line; do
+  n=${'${line%% *}'}
+  f=${'${line#* }'}
+  case $n in '' | *[!0-9]*) echo "a write frame without its length" >&2; exit 1 ;; esac
   if [ -L "$f" ] || [ ! -f "$f" ]; then echo "$f is no longer a regular file" >&2; exit 1; fi
   case $f in */*) p=$(cd -P -- "${'${f%/*}'}" 2> /dev/null && pwd) || p= ;; *) p=$w ;; esac
   case $p in "$w" | "$w"/*) ;; *) echo "$f is no longer inside the work tree" >&2; exit 1 ;; esac
-  head -c "$2" > "$f" || exit 1
-  n=$(wc -c < "$f") && [ "$((n))" = "$2" ] || { echo "$f: a short write" >&2; exit 1; }
+  head -c "$n" > "$f" || exit 1
+  m=$(wc -c < "$f") && [ "$((m))" = "$n" ] || { echo "$f: a short write" >&2; exit 1; }
   echo ok
-  shift 2
 done`;
+
+/** WRITE_SCRIPT's stdin for `writes`: each file's `LENGTH PATH` line, then its bytes. */
+export function writeFrames(writes: readonly Pick<JsWrite, 'file' | 'bytes'>[]): Buffer {
+  return Buffer.concat(
+    writes.flatMap((w) => [Buffer.from(`${w.bytes.length} ${w.file}\n`, 'utf8'), w.bytes]),
+  );
+}
 
 /** Dialects whose ids name no file: their files are the hidden patch's test files. */
 const BY_PATCH: ReadonlySet<JsDialect> = new Set(['mocha', 'jest', 'jest-json']);
@@ -492,11 +500,25 @@ export function mutateJsFiles(
 
 /** The write step of `writes` in the work tree `workdir`: every file in one step (WRITE_SCRIPT). */
 export function jsWriteStep(workdir: string, writes: readonly JsWrite[]): PrepStep {
+  return { ...writeStep(workdir), stdin: writeFrames(writes) };
+}
+
+/**
+ * The write step with its files to come: `later` mutates them (in Proctor's process) once the
+ * exec that runs the step has started, so the exec's start overlaps the mutation.
+ */
+export function jsLaterWriteStep(
+  workdir: string,
+  later: () => Promise<readonly JsWrite[]>,
+): PrepStep {
+  return { ...writeStep(workdir), stdin: { later: async () => writeFrames(await later()) } };
+}
+
+function writeStep(workdir: string): Omit<PrepStep, 'stdin'> {
   return {
     name: 'canary_write',
     script: WRITE_SCRIPT,
-    args: [workdir, ...writes.flatMap((w) => [w.file, String(w.bytes.length)])],
-    stdin: Buffer.concat(writes.map((w) => w.bytes)),
+    args: [workdir],
     timeoutMs: CANARY_TIMEOUT_MS,
     keepBytes: 16 * 1024,
     stopOnFailure: false,

@@ -13,8 +13,12 @@ export interface PrepStep {
   /** Run as `sh -c SCRIPT proctor-NAME ARGS…` in the exec's working directory. */
   script: string;
   args: readonly string[];
-  /** Its stdin (a private file while the exec runs); empty for none. */
-  stdin: Buffer;
+  /**
+   * Its stdin (a private file while the exec runs); empty for none. `later`: bytes made once
+   * the exec has started (the last step with any stdin only), so that their making overlaps
+   * the exec's start.
+   */
+  stdin: Buffer | { later: () => Promise<Buffer> };
   /** Killed (SIGKILL to its process group) past this, where the image's `timeout` can. */
   timeoutMs: number;
   /** The first bytes of its stdout that are kept (its stderr keeps PREPARE_STDERR_BYTES). */
@@ -28,7 +32,8 @@ export const PREPARE_STDERR_BYTES = 64 * 1024;
 
 // $1 `kill` to kill every process of the task first (KILL_TASK: the exec collects a phase's
 // report), else `-`. Then, for each step, its fields and its arguments: `NAME LEN SECONDS MODE
-// KEEP SCRIPT ARGC ARG…` (MODE `stop` or `go`, SECONDS 0 for no limit of its own).
+// KEEP SCRIPT ARGC ARG…` (MODE `stop` or `go`, SECONDS 0 for no limit of its own; LEN `-` for
+// the rest of stdin, the last step's that has any).
 // Stdin holds each step's input, back to back: all of it goes first into a private folder (the
 // task uid's, while none of its processes runs; removed when the exec ends), a file per step,
 // each file removed as soon as its step has run. Stdout: for each step run, a line
@@ -46,7 +51,7 @@ trap 'rm -rf -- "$d"' EXIT
   i=0
   while [ "$#" -gt 0 ]; do
     [ "$#" -ge 7 ] && [ "$#" -ge $((7 + $7)) ] || exit 1
-    head -c "$2" > "$d/in$i" || exit 1
+    if [ "$2" = - ]; then cat > "$d/in$i" || exit 1; else head -c "$2" > "$d/in$i" || exit 1; fi
     shift $((7 + $7))
     i=$((i + 1))
   done
@@ -102,7 +107,8 @@ export function prepareCommand(
   options: { killFirst?: boolean } = {},
 ): {
   cmd: string[];
-  stdin: Buffer;
+  /** A function when a step's stdin comes later: call it once the exec has started. */
+  stdin: Buffer | (() => Promise<Buffer>);
   timeoutMs: number;
   outputBytes: number;
 } {
@@ -130,9 +136,21 @@ export function prepareCommand(
       );
     }
     names.add(step.name);
+    const later = !Buffer.isBuffer(step.stdin);
+    if (
+      later &&
+      steps
+        .slice(steps.indexOf(step) + 1)
+        .some((s) => !Buffer.isBuffer(s.stdin) || s.stdin.length > 0)
+    ) {
+      throw new ProctorError(
+        'INTERNAL',
+        `Expected the step \`${step.name}\`, whose stdin comes later, to be the last with any stdin`,
+      );
+    }
     cmd.push(
       step.name,
-      String(step.stdin.length),
+      Buffer.isBuffer(step.stdin) ? String(step.stdin.length) : '-',
       String(Math.ceil(step.timeoutMs / 1000)),
       step.stopOnFailure ? 'stop' : 'go',
       String(step.keepBytes),
@@ -144,9 +162,14 @@ export function prepareCommand(
     // Its kept output in base64 (76 characters a line), and its frame.
     outputBytes += base64Bytes(step.keepBytes) + base64Bytes(PREPARE_STDERR_BYTES) + 256;
   }
+  const now = steps.flatMap((s) => (Buffer.isBuffer(s.stdin) ? [s.stdin] : []));
+  const later = steps.find((s) => !Buffer.isBuffer(s.stdin))?.stdin;
   return {
     cmd,
-    stdin: Buffer.concat(steps.map((s) => s.stdin)),
+    stdin:
+      later === undefined || Buffer.isBuffer(later)
+        ? Buffer.concat(now)
+        : async () => Buffer.concat([...now, await later.later()]),
     timeoutMs,
     outputBytes,
   };

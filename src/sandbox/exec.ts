@@ -54,8 +54,10 @@ export interface ExecOptions {
   /**
    * Bytes for the command's stdin, followed by EOF. Default: no stdin (reads see EOF at once).
    * Held in memory until written, so the caller bounds them (a patch is at most patch_bytes).
+   * A function is called once the exec has started and its bytes follow when they are ready,
+   * so that making them overlaps the start; if it fails, stdin ends with nothing.
    */
-  stdin?: Buffer;
+  stdin?: Buffer | (() => Promise<Buffer>);
   /**
    * Told the bytes seen so far on both streams, kept or not, after each chunk: a caller that
    * must stop a command flooding its output (an agent printing without end) aborts `signal`.
@@ -220,7 +222,14 @@ async function runExec(
     // The bytes, then a half-close: the engine closes the command's stdin when the hijacked
     // connection's write side ends, while its output keeps arriving on the read side. A
     // command that never reads leaves the write pending; the stream is destroyed at the end.
-    if (stdin !== undefined) stream.end(stdin);
+    if (Buffer.isBuffer(stdin)) stream.end(stdin);
+    else if (stdin !== undefined) {
+      const input = stream;
+      stdin().then(
+        (bytes) => input.end(bytes),
+        () => input.end(),
+      );
+    }
 
     const deadline = started + timeoutMs;
     let openPoll = OPEN_POLL_MS;
@@ -362,7 +371,9 @@ function validate(options: ExecOptions): void {
     throw new ProctorError('SANDBOX_INVALID', `Expected ${what}, got \`${String(value)}\``);
   };
   const { cmd, env = {}, stdin } = options;
-  if (stdin !== undefined && !Buffer.isBuffer(stdin)) fail('`stdin` to be a Buffer', typeof stdin);
+  if (stdin !== undefined && !Buffer.isBuffer(stdin) && typeof stdin !== 'function') {
+    fail('`stdin` to be a Buffer or a function', typeof stdin);
+  }
   if (!Array.isArray(cmd) || cmd.length === 0 || cmd.some((arg) => /\0/.test(arg))) {
     fail('`cmd` to be a non-empty array of strings without NUL', JSON.stringify(cmd));
   }

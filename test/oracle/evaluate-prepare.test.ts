@@ -11,7 +11,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Bundle } from '../../src/oracle/bundle.js';
 import type { PhaseContext } from '../../src/oracle/evaluate-phase.js';
 import { prepareHiddenRun } from '../../src/oracle/evaluate-prepare.js';
-import { jsWriteOutcome, jsWriteStep, type JsWrite } from '../../src/oracle/js-canary-step.js';
+import {
+  jsLaterWriteStep,
+  jsWriteOutcome,
+  jsWriteStep,
+  WRITE_SCRIPT,
+  type JsWrite,
+} from '../../src/oracle/js-canary-step.js';
 import {
   PREPARE_STDERR_BYTES,
   prepareCommand,
@@ -43,22 +49,22 @@ function step(name: string, options: Partial<PrepStep> = {}): PrepStep {
 /** Runs `steps` in one exec of PREPARE_SCRIPT in a fresh container, in /srv. */
 function prepare(steps: PrepStep[]) {
   const command = prepareCommand(steps);
+  if (!Buffer.isBuffer(command.stdin)) throw new Error('a step whose stdin comes later');
+  return runPrepared(command.cmd, command.stdin, steps);
+}
+
+/** prepare, with a step whose stdin comes later: its bytes made first, then the same run. */
+async function prepareLater(steps: PrepStep[]) {
+  const command = prepareCommand(steps);
+  const input = Buffer.isBuffer(command.stdin) ? command.stdin : await command.stdin();
+  return runPrepared(command.cmd, input, steps);
+}
+
+function runPrepared(cmd: string[], input: Buffer, steps: PrepStep[]) {
   const result = spawnSync(
     'docker',
-    [
-      'run',
-      '--rm',
-      '-i',
-      '--network',
-      'none',
-      '--label',
-      LABEL,
-      '-w',
-      '/srv',
-      IMAGE,
-      ...command.cmd,
-    ],
-    { input: command.stdin, encoding: 'utf8', timeout: SLOW, maxBuffer: 64 * 1024 * 1024 },
+    ['run', '--rm', '-i', '--network', 'none', '--label', LABEL, '-w', '/srv', IMAGE, ...cmd],
+    { input, encoding: 'utf8', timeout: SLOW, maxBuffer: 64 * 1024 * 1024 },
   );
   expect(result.error).toBeUndefined();
   return {
@@ -158,8 +164,38 @@ describe('prepareCommand', () => {
       step('b', { stdin: Buffer.from('BB'), timeoutMs: 2500 }),
     ]);
     expect(command.timeoutMs).toBe(3500);
-    expect(command.stdin.toString()).toBe('ABB');
+    expect(Buffer.isBuffer(command.stdin) && command.stdin.toString()).toBe('ABB');
     expect(command.outputBytes).toBeGreaterThan(77 + 2 * Math.ceil(PREPARE_STDERR_BYTES / 57) * 77);
+  });
+});
+
+describe('a step whose stdin comes later', () => {
+  it('takes the rest of stdin, after the inputs of the steps before it', async () => {
+    const command = prepareCommand([
+      step('a', { stdin: Buffer.from('A') }),
+      step('b', { stdin: { later: () => Promise.resolve(Buffer.from('LATER')) } }),
+      step('c'),
+    ]);
+    expect(command.cmd.slice(5, 7)).toEqual(['a', '1']);
+    expect(command.cmd[command.cmd.indexOf('b') + 1]).toBe('-');
+    expect(typeof command.stdin).toBe('function');
+    if (typeof command.stdin !== 'function') return;
+    expect((await command.stdin()).toString()).toBe('ALATER');
+  });
+
+  it('must be the last step with any stdin', () => {
+    expect(() =>
+      prepareCommand([
+        step('a', { stdin: { later: () => Promise.resolve(Buffer.alloc(0)) } }),
+        step('b', { stdin: Buffer.from('B') }),
+      ]),
+    ).toThrow('Expected the step `a`, whose stdin comes later, to be the last with any stdin');
+    expect(() =>
+      prepareCommand([
+        step('a', { stdin: { later: () => Promise.resolve(Buffer.alloc(0)) } }),
+        step('b', { stdin: { later: () => Promise.resolve(Buffer.alloc(0)) } }),
+      ]),
+    ).toThrow(/`a`, whose stdin comes later/);
   });
 });
 
@@ -258,6 +294,18 @@ describe('PREPARE_SCRIPT in a container', { timeout: SLOW }, () => {
     }
   });
 
+  it('gives a step whose stdin comes later the rest of stdin, the steps before it their own', async () => {
+    const { status, steps } = await prepareLater([
+      step('first', { stdin: Buffer.from('ONE') }),
+      step('later', { stdin: { later: () => Promise.resolve(Buffer.from('REST\nOF IT')) } }),
+      step('none'),
+    ]);
+    expect(status).toBe(0);
+    expect(text(steps.get('first')?.stdout)).toBe('proctor-first|ONE');
+    expect(text(steps.get('later')?.stdout)).toBe('proctor-later|REST\nOF IT');
+    expect(text(steps.get('none')?.stdout)).toBe('proctor-none|');
+  });
+
   it("keeps each step's stderr apart, and its bytes as they were", () => {
     const { steps } = prepare([
       step('bytes', { script: `printf '\\000\\377a'; echo bad >&2; exit 3`, stopOnFailure: false }),
@@ -325,6 +373,33 @@ describe("the JavaScript canaries' write step in a container", { timeout: SLOW }
     stopOnFailure: false,
   });
   const TREE = `mkdir -p tests/deep /tmp/outside && printf 'old a\\n' > tests/a.test.js && chmod 640 tests/a.test.js && printf 'old b\\n' > tests/deep/b.test.js && printf 'old c\\n' > /tmp/outside/c.test.js`;
+
+  it('writes the files Proctor mutates once the exec has started, and refuses a frame without its length', async () => {
+    const all = writes(['tests/a.test.js', 'tests/deep/b.test.js']);
+    const later = { ...jsLaterWriteStep('/srv', () => Promise.resolve(all)), stopOnFailure: false };
+    const { steps } = await prepareLater([setup(TREE), later, show]);
+    expect(steps.get('canary_write')).toMatchObject({ exitCode: 0, stderr: '' });
+    expect(text(steps.get('canary_write')?.stdout)).toBe('ok\nok\n');
+    expect(text(steps.get('show')?.stdout)).toBe(
+      '640 10\nmutated 0\n644 10\nmutated 1\n644 6\nold c\n',
+    );
+    const none = { ...jsLaterWriteStep('/srv', () => Promise.resolve([])), stopOnFailure: false };
+    const empty = await prepareLater([setup(TREE), none, show]);
+    expect(empty.steps.get('canary_write')).toMatchObject({ exitCode: 0, stderr: '' });
+    expect(text(empty.steps.get('show')?.stdout)).toContain('640 6\nold a\n');
+    const bad = step('canary_write', {
+      script: WRITE_SCRIPT,
+      args: ['/srv'],
+      stdin: Buffer.from('six tests/a.test.js\nmutated'),
+      stopOnFailure: false,
+    });
+    const refused = prepare([setup(TREE), bad, show]);
+    expect(refused.steps.get('canary_write')).toMatchObject({
+      exitCode: 1,
+      stderr: 'a write frame without its length\n',
+    });
+    expect(text(refused.steps.get('show')?.stdout)).toContain('640 6\nold a\n');
+  });
 
   it('writes every file in one step, each in place with its mode', () => {
     const all = writes(['tests/a.test.js', 'tests/deep/b.test.js']);

@@ -376,7 +376,7 @@ async function placeJsCanaries(
       step.timeoutMs,
       step.keepBytes,
       {
-        stdin: step.stdin,
+        stdin: Buffer.isBuffer(step.stdin) ? step.stdin : Buffer.alloc(0),
       },
     );
   const read = await run(jsReadStep(dir, plan));

@@ -275,6 +275,29 @@ describe('execInContainer', () => {
     expect((await run(id, ['echo', 'alive'])).stdout).toBe('alive\n');
   });
 
+  it('runs the command before a stdin function has made its bytes, then passes them and EOF', async () => {
+    const id = await hardenedContainer();
+    let calledAt = 0;
+    const late = await run(id, ['sh', '-c', 'date +%s%N; cat; date +%s%N'], {
+      stdin: async () => {
+        calledAt = Date.now();
+        await new Promise((resolve) => setTimeout(resolve, 600));
+        return Buffer.from('made later\n');
+      },
+    });
+    expect(calledAt).toBeGreaterThan(0);
+    expect(late).toMatchObject({ exitCode: 0, timedOut: false });
+    const [before, text, after] = late.stdout.trim().split('\n');
+    expect(text).toBe('made later');
+    // The command was up and waiting on its stdin while the bytes were being made.
+    expect((Number(after) - Number(before)) / 1e6).toBeGreaterThan(450);
+    // A function that fails leaves the command its EOF, and nothing else.
+    const failed = await run(id, ['wc', '-c'], {
+      stdin: () => Promise.reject(new Error('no bytes')),
+    });
+    expect(failed).toMatchObject({ exitCode: 0, stdout: '0\n', timedOut: false });
+  });
+
   it('passes 3 MB of stdin to the command byte for byte, then EOF', async () => {
     const id = await hardenedContainer();
     // Text, because the result decodes output as UTF-8; 3 MB of it, far past any pipe buffer.
