@@ -326,19 +326,20 @@ export async function prepareHiddenRun(
       // Proctor mutates the files once the exec that writes them has started: the mutation
       // (0.1-0.2 s for a large test file in a fresh process) overlaps the exec's start.
       let mutated: ReturnType<typeof mutateJsFiles> | undefined;
-      let failure: unknown;
+      let failure: Error | undefined;
       const write = jsLaterWriteStep(workdir, () =>
-        phase.timed('canaries', async () => {
+        phase.timed('canaries', () => {
           try {
             mutated = mutateJsFiles(plan, readRecord);
           } catch (error) {
-            failure = error;
-            throw error;
+            failure = error instanceof Error ? error : new Error(String(error));
+            return Promise.reject(failure);
           }
-          return mutated.writes;
+          return Promise.resolve(mutated.writes);
         }),
       );
       ({ run, records } = await runSteps(phase, [write, tree]));
+      // A mutator that threw fails the job, as it did before the exec.
       if (failure !== undefined) throw failure;
       placed =
         mutated === undefined
