@@ -174,24 +174,21 @@ describe('execInContainer', () => {
     // The engine may mark the exit a moment after the output ends: then one look more.
     expect(Math.min(...short)).toBe(1);
     expect(Math.max(...short)).toBeLessThanOrEqual(3);
-    inspects = 0;
-    const long = await execInContainer(counting, id, {
-      cmd: ['sleep', '2'],
-      timeoutMs: 30_000,
-      outputBytes: 1024,
-    });
-    expect(long.exitCode).toBe(0);
+    /** The inspects of a `sleep SECONDS`, whose output stays open until it exits. */
+    const looks = async (seconds: number) => {
+      inspects = 0;
+      const slept = await execInContainer(counting, id, {
+        cmd: ['sleep', String(seconds)],
+        timeoutMs: 30_000,
+        outputBytes: 1024,
+      });
+      expect(slept.exitCode).toBe(0);
+      return inspects;
+    };
     // At most one every 250 ms while the output is open (40 at the old 50 ms), then the exit.
-    expect(inspects).toBeLessThanOrEqual(12);
-    inspects = 0;
-    const longer = await execInContainer(counting, id, {
-      cmd: ['sleep', '6'],
-      timeoutMs: 30_000,
-      outputBytes: 1024,
-    });
-    expect(longer.exitCode).toBe(0);
+    expect(await looks(2)).toBeLessThanOrEqual(12);
     // The waits grow from 250 ms to 1 s: 8 looks in 6 s (24 at a steady 250 ms), then the exit.
-    expect(inspects).toBeLessThanOrEqual(11);
+    expect(await looks(6)).toBeLessThanOrEqual(11);
   });
 
   it('sees the exit within a second and the drain bound when a descendant keeps stdout open after a long run', async () => {
