@@ -27,14 +27,14 @@ import {
   EVALUATOR_PATHS,
   type CodeCache,
 } from './evaluate-scripts.js';
+import { runnerHead } from './protocol.js';
 import { excerpt, type SwebenchStatus, type TestStatus } from './report.js';
 
 /** The line a runner's first 4 KiB hold when it places canaries (`run --proctor-canary`). */
 const CANARY_LINE = /^# proctor-canaries: 1[ \t]*$/m;
-const HEAD_BYTES = 4096;
 
 export function runnerPlacesCanaries(runner: Uint8Array): boolean {
-  return CANARY_LINE.test(Buffer.from(runner.subarray(0, HEAD_BYTES)).toString('utf8'));
+  return CANARY_LINE.test(runnerHead(runner));
 }
 
 /**

@@ -50,6 +50,7 @@ import { failVerdict, type PhaseOutcome, type Verdict } from './verdict.js';
 import {
   jsCanaryDialect,
   jsReadStep,
+  jsCanariesFailed,
   jsLaterWriteStep,
   jsWriteOutcome,
   mutateJsFiles,
@@ -325,31 +326,19 @@ export async function prepareHiddenRun(
       const readRecord = recordOf(read);
       // Proctor mutates the files once the exec that writes them has started: the mutation
       // (0.1-0.2 s for a large test file in a fresh process) overlaps the exec's start.
-      let mutated: ReturnType<typeof mutateJsFiles> | undefined;
-      let failure: Error | undefined;
-      const write = jsLaterWriteStep(workdir, () =>
-        phase.timed('canaries', () => {
-          try {
-            mutated = mutateJsFiles(plan, readRecord);
-          } catch (error) {
-            failure = error instanceof Error ? error : new Error(String(error));
-            return Promise.reject(failure);
-          }
-          return Promise.resolve(mutated.writes);
-        }),
-      );
+      let mutation: Promise<ReturnType<typeof mutateJsFiles>> | undefined;
+      const write = jsLaterWriteStep(workdir, () => {
+        mutation = phase.timed('canaries', () =>
+          Promise.resolve().then(() => mutateJsFiles(plan, readRecord)),
+        );
+        return mutation.then((m) => m.writes);
+      });
       ({ run, records } = await runSteps(phase, [write, tree]));
       // A mutator that threw fails the job, as it did before the exec.
-      if (failure !== undefined) throw failure;
+      const mutated = await mutation;
       placed =
         mutated === undefined
-          ? {
-              mutants: [],
-              uncovered: [],
-              sentinels: [],
-              sentinelsWhy: 'the canary step failed',
-              error: 'the canary step failed: its exec never asked for the files',
-            }
+          ? jsCanariesFailed('its exec never asked for the files')
           : mutated.writes.length === 0
             ? mutated.record
             : jsWriteOutcome(mutated.record, mutated.writes, records.get(write.name) ?? null);

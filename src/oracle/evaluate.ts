@@ -74,8 +74,8 @@ import {
   SETUP_TIMEOUT_MS,
   asset,
 } from './evaluate-scripts.js';
-import { runnerProtocol } from './protocol.js';
-import { codeLoader, runnerCachesCode } from '../runners/index.js';
+import { runnerCachesCode, runnerProtocol } from './protocol.js';
+import { codeLoader } from '../runners/index.js';
 import { runSwebenchTests, swebenchList } from './evaluate-swebench.js';
 import type { TestStatus } from './report.js';
 import { declaredTests, type DeclaredTests } from './test-statuses.js';

@@ -27,12 +27,12 @@ import {
 } from './js-canaries.js';
 import { JS_SENTINEL_MAX_FILES, sentinelJsFile } from './js-sentinels.js';
 import type { PrepStep } from './prepare-steps.js';
+import { runnerHead } from './protocol.js';
 import { excerpt } from './report.js';
 
 /** The line a runner's first 4 KiB hold when Proctor places its canaries (`js-node`,
  * `js-mocha`, `js-jest`, `js-vitest`: how the runner names a test). */
 const JS_CANARY_LINE = /^# proctor-canaries: js-(node|mocha|jest|vitest)[ \t]*$/m;
-const HEAD_BYTES = 4096;
 /** Why a phase keeps its sentinels in a file of their own when the step could not read the
  * files (the oracle log says so). */
 const JS_SENTINELS_FAILED = 'the canary step failed';
@@ -52,7 +52,7 @@ export function jsCanaryDialect(
   runner: Uint8Array,
   env: Readonly<Record<string, string>> = {},
 ): JsDialect | null {
-  const head = Buffer.from(runner.subarray(0, HEAD_BYTES)).toString('utf8');
+  const head = runnerHead(runner);
   const dialect = (JS_CANARY_LINE.exec(head)?.[1] as JsDialect | undefined) ?? null;
   return dialect === 'jest' && env[JEST_IDS_ENV] === 'json' ? 'jest-json' : dialect;
 }
@@ -456,6 +456,17 @@ export function jsReadStep(workdir: string, plan: JsCanaryPlan): PrepStep {
 /** What a step did, as the canary parts read it. */
 export type StepResult = Pick<ExecResult, 'exitCode' | 'timedOut' | 'stdout' | 'stderr'>;
 
+/** The record of a canary step that placed nothing, and why. */
+export function jsCanariesFailed(why: string): CanaryRecord {
+  return {
+    mutants: [],
+    uncovered: [],
+    sentinels: [],
+    sentinelsWhy: JS_SENTINELS_FAILED,
+    error: `the canary step failed: ${excerpt(why)}`,
+  };
+}
+
 /**
  * Mutates the files the read step printed (`read`: its result), in Proctor's process: the
  * record of what was placed and not, and the files to write back.
@@ -479,16 +490,7 @@ export function mutateJsFiles(
     }
     contents = parseRead(read.stdout, files);
   } catch (error) {
-    return {
-      record: {
-        mutants: [],
-        uncovered: [],
-        sentinels: [],
-        sentinelsWhy: JS_SENTINELS_FAILED,
-        error: `the canary step failed: ${excerpt(describeError(error))}`,
-      },
-      writes: [],
-    };
+    return { record: jsCanariesFailed(describeError(error)), writes: [] };
   }
   const unplaced = plan.record.uncovered;
   const mutated = mutateJsContents(dialect, listed, unplaced, contents, random, plan.hidden);

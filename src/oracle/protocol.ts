@@ -20,9 +20,20 @@ export const PROTOCOL_PREFIX_BYTES = 4096;
 
 export type RunnerProtocol = 1 | 2;
 
+/** A runner's first PROTOCOL_PREFIX_BYTES, where its declaration lines (`# proctor-…`) stand. */
+export function runnerHead(runner: Uint8Array): string {
+  return Buffer.from(runner.subarray(0, PROTOCOL_PREFIX_BYTES)).toString('utf8');
+}
+
 export function runnerProtocol(runner: Uint8Array): RunnerProtocol {
-  const head = Buffer.from(runner.subarray(0, PROTOCOL_PREFIX_BYTES)).toString('utf8');
-  return PROTOCOL_LINE.test(head) ? 2 : 1;
+  return PROTOCOL_LINE.test(runnerHead(runner)) ? 2 : 1;
+}
+
+/** The line a runner's head holds when it may be run through core/loader.py (CODE_CACHE_NOTE). */
+const CODE_CACHE_LINE = /^# proctor-code-cache: 1[ \t]*$/m;
+
+export function runnerCachesCode(runner: Uint8Array): boolean {
+  return CODE_CACHE_LINE.test(runnerHead(runner));
 }
 
 export const SENTINEL_EXPECTS = ['passed', 'failed', 'error'] as const;

@@ -119,10 +119,16 @@ export const RUNNER_TEXT_PARTS: Record<BuiltinRunner, readonly RunnerCorePart[]>
   karma: [],
 };
 
-/** A Python string literal of `text` (JSON's escapes are Python's; ASCII only). */
+/**
+ * A Python string literal of `text` (JSON's escapes are Python's; ASCII only): a character
+ * past U+FFFF as `\\U` and eight digits, since Python does not join two `\\u` surrogates.
+ */
 export function pythonStringLiteral(text: string): string {
-  return JSON.stringify(text).replace(/[\u007f-\uffff]/g, (c) => {
-    return `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
+  return JSON.stringify(text).replace(/[\ud800-\udbff][\udc00-\udfff]|[\u007f-\uffff]/g, (c) => {
+    const point = c.codePointAt(0)!;
+    return point > 0xffff
+      ? `\\U${point.toString(16).padStart(8, '0')}`
+      : `\\u${point.toString(16).padStart(4, '0')}`;
   });
 }
 
@@ -153,18 +159,11 @@ let loaderText: string | undefined;
 
 /**
  * core/loader.py's text: `python3 -c LOADER RUNNER ARGS…` runs a Python runner that caches its
- * code (runnerCachesCode) with its compiled code shared by a grade's processes.
+ * code (runnerCachesCode, oracle/protocol.ts) with its compiled code shared by a grade's processes.
  */
 export function codeLoader(): string {
   loaderText ??= readFileSync(join(RUNNERS_FOLDER, 'core/loader.py'), 'utf8');
   return loaderText;
-}
-
-/** The line a runner's first 4 KiB hold when it may be run through core/loader.py. */
-const CODE_CACHE_LINE = /^# proctor-code-cache: 1[ \t]*$/m;
-
-export function runnerCachesCode(runner: Uint8Array): boolean {
-  return CODE_CACHE_LINE.test(Buffer.from(runner.subarray(0, 4096)).toString('utf8'));
 }
 
 /**

@@ -11,10 +11,10 @@ import {
   RUNNER_TEXT_PARTS,
   codeLoader,
   pythonStringLiteral,
-  runnerCachesCode,
   runnerSource,
   writeRunner,
 } from '../../src/runners/index.js';
+import { runnerCachesCode } from '../../src/oracle/protocol.js';
 import { tempDir } from '../helpers/temp.js';
 
 describe('writeRunner', () => {
@@ -145,6 +145,7 @@ describe('the loader the Python runners hand to their test process', () => {
     expect(pythonStringLiteral('a "b" \\ \n\t é ☃\0')).toBe(
       '"a \\"b\\" \\\\ \\n\\t \\u00e9 \\u2603\\u0000"',
     );
+    expect(pythonStringLiteral('😀')).toBe('"\\U0001f600"');
   });
 });
 
