@@ -1,0 +1,109 @@
+// When the junit runner starts Maven (src/runners/junit/run, build_maven and
+// maven_cannot_resolve): not where it is sure to fail offline (the default local repository
+// holds no maven-dependency-plugin, and nothing could name another one), and always where it
+// may build: the plugin there, or a repository named by a settings file (the user's or Maven's
+// own, outside a comment), MAVEN_OPTS, MAVEN_ARGS or the project's .mvn/. The runner's own
+// Python function, run on the host's python3 with a stand-in `mvn` on PATH that marks its start
+// and fails, as Maven does offline without its plugins: the choice is what is tested, not Maven.
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { runnerSource } from '../../src/runners/index.js';
+import { tempDir } from '../helpers/temp.js';
+
+let source: Buffer;
+
+beforeAll(async () => {
+  source = await runnerSource('junit');
+});
+
+const SCRIPT = `
+import importlib.machinery, importlib.util, os, sys
+loader = importlib.machinery.SourceFileLoader("junit_runner", sys.argv[1])
+spec = importlib.util.spec_from_loader("junit_runner", loader)
+runner = importlib.util.module_from_spec(spec)
+loader.exec_module(runner)
+print(runner.build_maven(sys.argv[2], sys.argv[3]))
+`;
+
+interface Case {
+  /** Files under the user's home, the project and Maven's home, by path. */
+  home?: Record<string, string>;
+  project?: Record<string, string>;
+  maven?: Record<string, string>;
+  env?: Record<string, string>;
+}
+
+/** build_maven on a project with a pom.xml: whether Maven was started, and what it said. */
+function build(spec: Case): { started: boolean; stderr: string } {
+  const root = tempDir();
+  const write = (dir: string, files: Record<string, string> = {}) => {
+    for (const [path, text] of Object.entries(files)) {
+      mkdirSync(join(dir, path, '..'), { recursive: true });
+      writeFileSync(join(dir, path), text);
+    }
+  };
+  const [home, project, maven, scratch] = ['home', 'project', 'maven', 'scratch'].map((d) => {
+    mkdirSync(join(root, d));
+    return join(root, d);
+  }) as [string, string, string, string];
+  write(home, spec.home);
+  write(project, { 'pom.xml': '<project/>\n', ...spec.project });
+  write(maven, spec.maven);
+  const runner = join(root, 'run');
+  writeFileSync(runner, source);
+  const marker = join(root, 'mvn-started');
+  write(maven, { 'bin/mvn': `#!/bin/sh\ntouch '${marker}'\nexit 1\n` });
+  chmodSync(join(maven, 'bin', 'mvn'), 0o755);
+  const result = spawnSync('python3', ['-c', SCRIPT, runner, '', scratch], {
+    cwd: project,
+    env: { PATH: `${join(maven, 'bin')}:/usr/bin:/bin`, HOME: home, ...spec.env },
+    encoding: 'utf8',
+  });
+  expect(result.status, result.stderr).toBe(0);
+  // Maven failed (the stand-in exits 1), or was not started: no classpath either way.
+  expect(result.stdout.trim()).toBe('None');
+  return { started: existsSync(marker), stderr: result.stderr };
+}
+
+const PLUGIN = '.m2/repository/org/apache/maven/plugins/maven-dependency-plugin/3.6.1/x.pom';
+const NOT_HERE =
+  /Maven cannot build offline here \(no maven-dependency-plugin in .*\.m2\/repository\); the tests are built with javac/;
+const TRIED = /Maven could not build offline; the tests are built with javac/;
+
+describe("the junit runner's choice to start Maven", () => {
+  it('does not start it where the default repository has no maven-dependency-plugin, and says so', () => {
+    // Debian's settings.xml names a localRepository inside a comment only.
+    const debian =
+      '<settings>\n  <!-- localRepository\n  <localRepository>/path/to/local/repo</localRepository>\n  -->\n</settings>\n';
+    for (const spec of [
+      {},
+      { maven: { 'conf/settings.xml': debian } },
+      { home: { '.m2/repository/org/x/y.jar': '' } },
+    ]) {
+      const { started, stderr } = build(spec);
+      expect(started).toBe(false);
+      expect(stderr).toMatch(NOT_HERE);
+    }
+  });
+
+  it('starts it where the plugin is in the repository, or anything could name another repository', () => {
+    const named = '<settings><localRepository>/srv/m2</localRepository></settings>\n';
+    const cases: Case[] = [
+      { home: { [PLUGIN]: '' } },
+      { home: { '.m2/settings.xml': named } },
+      { maven: { 'conf/settings.xml': named } },
+      { env: { MAVEN_OPTS: '-Dmaven.repo.local=/srv/m2' } },
+      { env: { MAVEN_ARGS: '-Dmaven.repo.local=/srv/m2' } },
+      { project: { '.mvn/maven.config': '-Dmaven.repo.local=/srv/m2\n' } },
+      { project: { '.mvn/jvm.config': '-Xmx1g\n' } },
+    ];
+    for (const spec of cases) {
+      const { started, stderr } = build(spec);
+      expect(started, JSON.stringify(spec)).toBe(true);
+      expect(stderr).toMatch(TRIED);
+      expect(stderr).not.toMatch(NOT_HERE);
+    }
+  });
+});
