@@ -5,8 +5,10 @@
 // own, outside a comment), MAVEN_OPTS, MAVEN_ARGS or the project's .mvn/. The runner's own
 // Python function, run on the host's python3 with a stand-in `mvn` on PATH that marks its start
 // and fails, as Maven does offline without its plugins: the choice is what is tested, not Maven.
+// Then the launcher's compile, with a stand-in javac that logs its calls (and may refuse the
+// JIT options, as a JVM that is not HotSpot would).
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runnerSource } from '../../src/runners/index.js';
@@ -105,5 +107,51 @@ describe("the junit runner's choice to start Maven", () => {
       expect(stderr).toMatch(TRIED);
       expect(stderr).not.toMatch(NOT_HERE);
     }
+  });
+});
+
+/** compile_launcher with a stand-in javac that refuses `-J` options when `refuse`: its calls. */
+function compileLauncher(refuse: boolean): { calls: string[][]; home: string } {
+  const root = tempDir();
+  const runner = join(root, 'run');
+  writeFileSync(runner, source);
+  mkdirSync(join(root, 'bin'));
+  mkdirSync(join(root, 'scratch'));
+  const log = join(root, 'calls');
+  // Logs its arguments (one line a call), then fails on a -J option when told to.
+  writeFileSync(
+    join(root, 'bin', 'javac'),
+    `#!/bin/sh\necho "$*" >> '${log}'\n${refuse ? 'case "$*" in *-J-XX*) echo "Unrecognized option" >&2; exit 2 ;; esac\n' : ''}exit 0\n`,
+  );
+  chmodSync(join(root, 'bin', 'javac'), 0o755);
+  const script = SCRIPT.replace(
+    'print(runner.build_maven(sys.argv[2], sys.argv[3]))',
+    'print(runner.compile_launcher("junit.jar", sys.argv[3]))',
+  );
+  const result = spawnSync('python3', ['-c', script, runner, '', join(root, 'scratch')], {
+    env: { PATH: `${join(root, 'bin')}:/usr/bin:/bin` },
+    encoding: 'utf8',
+  });
+  expect(result.status, result.stderr).toBe(0);
+  const calls = readFileSync(log, 'utf8')
+    .trim()
+    .split('\n')
+    .map((line) => line.split(' '));
+  return { calls, home: result.stdout.trim() };
+}
+
+describe("the junit runner's launcher compile", () => {
+  it("asks javac's JVM for the first JIT tier alone, and compiles again without when the JVM refuses", () => {
+    const quick = compileLauncher(false);
+    expect(quick.calls).toHaveLength(1);
+    expect(quick.calls[0]?.slice(0, 2)).toEqual([
+      '-J-XX:TieredStopAtLevel=1',
+      '-J-XX:+UseSerialGC',
+    ]);
+    expect(quick.home).toMatch(/scratch\/launcher$/);
+    const refused = compileLauncher(true);
+    expect(refused.calls).toHaveLength(2);
+    expect(refused.calls[1]?.some((arg) => arg.startsWith('-J'))).toBe(false);
+    expect(refused.calls[1]?.at(-1)).toMatch(/ProctorJUnitLauncher\.java$/);
   });
 });
