@@ -107,7 +107,7 @@ step() {
 if [ -n "${ORACLE_BASELINE_IMAGE:-}" ]; then
   image=$ORACLE_BASELINE_IMAGE
 else
-  image=$(docker build -q --network host -t "proctor-bench:$id" -f "$bundle/$dockerfile" "$bundle/environment")
+  image=$(docker build -q --force-rm --network host -t "proctor-bench:$id" -f "$bundle/$dockerfile" "$bundle/environment")
 fi
 step build
 

@@ -4,7 +4,8 @@
 //  (a) grade wall time per example: `proctor grade BUNDLE --patch solution/gold.patch --wait`
 //      (the whole command: start-up, database, in-process worker, image check, evaluation,
 //      oracle log) against bench/oracle-baseline.sh, the minimal raw docker steps (volume,
-//      copy, apply, the runner twice). Interleaved, median of --runs. Target: ≤ 1.25×.
+//      copy, apply, the runner twice) in the image Proctor built (its `grade --json` names it),
+//      each raw run checked to succeed. Interleaved, median of --runs. Target: ≤ 1.25×.
 //  (b) a sweep of --sweep baseline jobs (copies of the examples) at concurrency 2: wall time
 //      against the ideal, the sum of the jobs' evaluation times (containers, from each job's
 //      result) divided by 2. Target: ≥ 85 % efficiency.
@@ -99,7 +100,7 @@ function timed(command: string, args: string[], env: NodeJS.ProcessEnv = {}) {
 }
 
 /** The whole `proctor grade BUNDLE --patch PATCH --wait` command in `home`, timed. */
-function grade(home: string, bundle: string, patch: string) {
+function grade(home: string, bundle: string, patch: string, extra: string[] = []) {
   return timed(process.execPath, [
     join(ROOT, 'bin/proctor.js'),
     '--home',
@@ -109,7 +110,19 @@ function grade(home: string, bundle: string, patch: string) {
     '--patch',
     patch,
     '--wait',
+    ...extra,
   ]);
+}
+
+/** The local image id a `grade --json` result names (its last JSON line), if any. */
+function gradedImage(stdout: string): string | undefined {
+  const line = stdout
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .at(-1);
+  if (line === undefined) return undefined;
+  const parsed = JSON.parse(line) as { image?: { localId?: unknown } };
+  return typeof parsed.image?.localId === 'string' ? parsed.image.localId : undefined;
 }
 
 const bundles = readdirSync(EXAMPLES, { withFileTypes: true })
@@ -125,10 +138,20 @@ if (PARTS.has('a')) {
     const gold = join(bundle, 'solution/gold.patch');
     const home = tempDir();
     const proctor = () => grade(home, bundle, gold);
-    const raw = () => timed('bash', [join(ROOT, 'bench/oracle-baseline.sh'), bundle, gold]);
-    const warm = proctor();
+    const warm = grade(home, bundle, gold, ['--json']);
     if (warm.status !== 0)
       throw new Error(`the gold patch of ${bundle} does not pass:\n${warm.stdout}`);
+    // The raw script runs in the image Proctor built: a plain `docker build` of an environment
+    // that installs from a registry lacks the build's trust root behind a proxy, and fails.
+    const image = gradedImage(warm.stdout);
+    if (image === undefined) throw new Error(`proctor grade --json named no image for ${bundle}`);
+    const raw = () => {
+      const run = timed('bash', [join(ROOT, 'bench/oracle-baseline.sh'), bundle, gold], {
+        ORACLE_BASELINE_IMAGE: image,
+      });
+      if (run.status !== 0) throw new Error(`the raw script failed on ${bundle}`);
+      return run;
+    };
     raw();
     const p: number[] = [];
     const r: number[] = [];
