@@ -14,6 +14,8 @@ import {
   COLLECT_TIMEOUT_MS,
   KILL_TASK,
   COLLECTOR_SCRIPT,
+  COLLECTOR_OUTPUT_BYTES,
+  COLLECTOR_REPORT_WAIT_MS,
   COLLECTOR_WAIT_ROUNDS,
   EVALUATOR_PATHS,
   PHASE_SCRIPT,
@@ -54,6 +56,11 @@ export interface PhaseRecord {
   report: {
     format: 'json' | 'junit' | null;
     bytes: number;
+    /**
+     * What read it: the collector, which printed the last report on its own output
+     * (COLLECTOR_REPORT), or an exec of the task's uid (COLLECT_SCRIPT).
+     */
+    readBy: 'collector' | 'exec';
     error: string | null;
     problems: string[];
     /** Reported IDs that were not declared (logged and ignored), first 50. */
@@ -130,6 +137,8 @@ export interface PhaseExecOptions {
 
 export interface Protocol {
   phases: Partial<Record<RunName, { dir: string; request: SentinelRequest }>>;
+  /** The phase whose report the collector also prints (COLLECTOR_REPORT): its last. */
+  last: RunName;
   collector: Promise<ExecResult | Error>;
   /** The runner's code, compiled once for the grade (CODE_CACHE_NOTE), when it caches it. */
   code?: CodeCache;
@@ -185,11 +194,17 @@ export async function runPhase(
   return collectPhase(phase, await startPhase(phase, name, list, declared, canaries));
 }
 
-/** Collects a started phase's report by an exec of its own, and reads it (finishPhase). */
+/**
+ * Collects a started phase's report, and reads it (finishPhase): the last phase's from its
+ * collector's own output when the collector prints it (COLLECTOR_REPORT), else by an exec of
+ * its own.
+ */
 export async function collectPhase(
   phase: PhaseContext,
   started: StartedPhase,
 ): Promise<PhaseOutcome> {
+  const printed = await phase.timed('collect', () => printedReport(phase, started));
+  if (printed !== null) return finishPhase(phase, started, printed, 'collector');
   const step = collectStep(started);
   const collected = await phase.timed('collect', () =>
     phase.exec(
@@ -200,7 +215,46 @@ export async function collectPhase(
   );
   checkAborted(phase.signal, collected);
   await requireRunning(phase.docker, phase.containerId, collected);
-  return finishPhase(phase, started, collected);
+  return finishPhase(phase, started, collected, 'exec');
+}
+
+/** COLLECTOR_REPORT's frame: the end of the collector's stdout. */
+const REPORT_FRAME = /(?:^|\n)proctor-report (\d+)\n([A-Za-z0-9+/]*={0,2})\nproctor-report-end\n$/;
+
+/**
+ * The last phase's report as its collector printed it (COLLECTOR_REPORT), in COLLECT_SCRIPT's
+ * form, once the collector has ended; null when the phase is not the last, its run did not end
+ * by itself, or the collector gave no frame within COLLECTOR_REPORT_WAIT_MS.
+ */
+async function printedReport(
+  phase: PhaseContext,
+  started: StartedPhase,
+): Promise<Pick<ExecResult, 'exitCode' | 'stdout' | 'stderr'> | null> {
+  const protocol = phase.protocol;
+  if (protocol === undefined || started.request === null || protocol.last !== started.name) {
+    return null;
+  }
+  // A run that did not end by itself, or whose shell did not (a signal: the kill at its end
+  // may not have run), is read after a kill of its own, at once.
+  const exit = started.run.exitCode;
+  if (started.run.timedOut || started.run.aborted || exit === null || exit >= 128) return null;
+  let timer: NodeJS.Timeout | undefined;
+  let onAbort: (() => void) | undefined;
+  const cut = new Promise<null>((resolve) => {
+    timer = setTimeout(() => resolve(null), COLLECTOR_REPORT_WAIT_MS);
+    onAbort = () => resolve(null);
+    phase.signal?.addEventListener('abort', onAbort, { once: true });
+  });
+  try {
+    const ended = await Promise.race([protocol.collector, cut]);
+    if (ended === null || ended instanceof Error || ended.exitCode !== 0) return null;
+    const frame = REPORT_FRAME.exec(ended.stdout);
+    if (!frame) return null;
+    return { exitCode: 0, stdout: frame[2] ?? '', stderr: `proctor-report-size ${frame[1]}\n` };
+  } finally {
+    clearTimeout(timer);
+    if (onAbort) phase.signal?.removeEventListener('abort', onAbort);
+  }
 }
 
 /** A phase whose runner has run, its report not yet collected (collectStep, finishPhase). */
@@ -307,6 +361,7 @@ export async function finishPhase(
   phase: PhaseContext,
   started: StartedPhase,
   collected: Pick<ExecResult, 'exitCode' | 'stdout' | 'stderr'>,
+  readBy: 'collector' | 'exec',
 ): Promise<PhaseOutcome> {
   const { evaluation } = phase;
   const { name, declared, canaries, request, run } = started;
@@ -319,6 +374,7 @@ export async function finishPhase(
     report: {
       format: null,
       bytes: Number.isFinite(size) ? size : 0,
+      readBy,
       error: null,
       problems: [],
       undeclared: [],
@@ -502,8 +558,10 @@ export function startCollector(
     // Both phases, the hidden tests' apply and the collects, with room to spare: the
     // container's removal ends it in any case.
     (2 * testSeconds + 600) * 1000,
-    16 * 1024,
+    COLLECTOR_OUTPUT_BYTES,
     { user, stdin: requestBytes(planned.map((p) => p.request)) },
   ).catch((error: unknown) => (error instanceof Error ? error : new Error(String(error))));
-  return { phases, collector, ...(options.code ? { code: options.code } : {}) };
+  const last = planned.at(-1)?.name;
+  if (last === undefined) throw new Error('a collector needs a phase');
+  return { phases, last, collector, ...(options.code ? { code: options.code } : {}) };
 }

@@ -288,7 +288,9 @@ export async function prepareHiddenRun(
   const recordOf = (step: PrepStep) => records.get(step.name) ?? missingRecord(run);
 
   const collected =
-    input.collect && collect ? await finishPhase(phase, input.collect, recordOf(collect)) : null;
+    input.collect && collect
+      ? await finishPhase(phase, input.collect, recordOf(collect), 'exec')
+      : null;
   const applied = candidateApply === null ? null : recordOf(candidateApply);
   if (applied !== null && applied.exitCode !== 0) {
     return {

@@ -232,7 +232,12 @@ export function codeCacheArgs(code: CodeCache | undefined): [string, string] {
 // (a file an earlier phase's tests left there, a Python usercustomize say, must not run in this
 // one), and the variables that can put the checkout ahead of a language's standard library are
 // kept from the runner's own process under PROCTOR_KEEP_<name>: the runner gives them back to
-// the tests.
+// the tests. When the runner ends, every other process of the task goes (KILL_TASK; the shell
+// itself is spared by kill(2)), so that the tests' channel closes and the collector writes the
+// report at once, not when a process the tests left behind lets go of the socket: a run's end
+// is then the report's (COLLECTOR_REPORT). A process that escapes this (one that stopped the
+// shell first) only holds the channel open: the report is then read by KILL_TASK and
+// COLLECT_SCRIPT in an exec of their own, as before.
 export const CHANNEL_SCRIPT = String.raw`rm -rf -- "$HOME"/* "$HOME"/.[!.]* "$HOME"/..?* 2>/dev/null
 ${HANDOVER}
 for v in PYTHONPATH PYTHONSTARTUP NODE_OPTIONS NODE_PATH; do
@@ -240,12 +245,31 @@ for v in PYTHONPATH PYTHONSTARTUP NODE_OPTIONS NODE_PATH; do
 done
 if [ -n "$6" ]; then
   export PROCTOR_CODE_CACHE="$6"
-  exec python3 -c "$5" "$l/run" --proctor-channel "$1/channel" "$l/ids"
+  python3 -c "$5" "$l/run" --proctor-channel "$1/channel" "$l/ids"
+else
+  "$l/run" --proctor-channel "$1/channel" "$l/ids"
 fi
-exec "$l/run" --proctor-channel "$1/channel" "$l/ids"`;
+s=$?
+${KILL_TASK}
+exit $s`;
 
 /** How many times COLLECT_SCRIPT looks again for a collector's report (10 ms apart). */
 export const COLLECTOR_WAIT_ROUNDS = 500;
+
+// COLLECTOR_REPORT. A built-in runner's collector prints the evaluation's last report on its
+// stdout as well, once written (core/protocol.py's print_report, core/protocol.cjs' and the
+// node runner's printReport): `proctor-report SIZE`, the bytes in base64 on one line,
+// `proctor-report-end`, the last thing it prints, and only for a report of at most
+// PRINTED_REPORT_MAX bytes. When the last run ends in time, the host waits up to
+// COLLECTOR_REPORT_WAIT_MS for the collector to end with that frame and takes the report from
+// it: the same bytes COLLECT_SCRIPT would print, from the one process that writes them, whose
+// output no process of the task can reach (another uid). Otherwise (no frame: a runner of a
+// bundle's own, an older copy, a longer report; a collector still waiting on a channel held
+// open) the report is read as before, by KILL_TASK and COLLECT_SCRIPT in an exec of their own.
+// That exec costs 70 ms of CPU and 75-200 ms of the job's path.
+export const COLLECTOR_REPORT_WAIT_MS = 5_000;
+/** The collector's output limit: its own messages and a framed report of PRINTED_REPORT_MAX. */
+export const COLLECTOR_OUTPUT_BYTES = 2 * 1024 * 1024;
 
 export const APPLY_TIMEOUT_MS = 120_000;
 export const COLLECT_TIMEOUT_MS = 60_000;

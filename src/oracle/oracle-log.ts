@@ -82,7 +82,7 @@ function evaluationLines(title: string, evaluation: Evaluation): string[] {
     const report = phase.report;
     lines.push(
       report.error === null
-        ? `  report: ${report.format ?? '?'} format, ${report.bytes} bytes`
+        ? `  report: ${report.format ?? '?'} format, ${report.bytes} bytes${report.readBy === 'collector' ? ", from the collector's output" : ''}`
         : `  report: unusable: ${report.error}`,
     );
     for (const problem of report.problems) lines.push(`  report note: ${problem}`);

@@ -535,6 +535,7 @@ function oracleLog(verdict: Verdict): string {
         report: {
           format: 'junit',
           bytes: 2048,
+          readBy: 'exec',
           error: null,
           problems: ['testcase com.example.TokenServiceTest::testRefresh has no time'],
           undeclared: ['tests/test_auth.py::test_token_extra'],
