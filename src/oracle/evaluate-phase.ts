@@ -136,9 +136,8 @@ export interface PhaseExecOptions {
 }
 
 export interface Protocol {
+  /** In their order: the collector also prints the last one's report (COLLECTOR_REPORT). */
   phases: Partial<Record<RunName, { dir: string; request: SentinelRequest }>>;
-  /** The phase whose report the collector also prints (COLLECTOR_REPORT): its last. */
-  last: RunName;
   collector: Promise<ExecResult | Error>;
   /** The runner's code, compiled once for the grade (CODE_CACHE_NOTE), when it caches it. */
   code?: CodeCache;
@@ -231,7 +230,8 @@ async function printedReport(
   started: StartedPhase,
 ): Promise<Pick<ExecResult, 'exitCode' | 'stdout' | 'stderr'> | null> {
   const protocol = phase.protocol;
-  if (protocol === undefined || started.request === null || protocol.last !== started.name) {
+  const last = protocol === undefined ? undefined : Object.keys(protocol.phases).at(-1);
+  if (protocol === undefined || started.request === null || last !== started.name) {
     return null;
   }
   // A run that did not end by itself, or whose shell did not (a signal: the kill at its end
@@ -561,7 +561,5 @@ export function startCollector(
     COLLECTOR_OUTPUT_BYTES,
     { user, stdin: requestBytes(planned.map((p) => p.request)) },
   ).catch((error: unknown) => (error instanceof Error ? error : new Error(String(error))));
-  const last = planned.at(-1)?.name;
-  if (last === undefined) throw new Error('a collector needs a phase');
-  return { phases, last, collector, ...(options.code ? { code: options.code } : {}) };
+  return { phases, collector, ...(options.code ? { code: options.code } : {}) };
 }

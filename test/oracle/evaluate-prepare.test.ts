@@ -527,13 +527,7 @@ describe('prepareHiddenRun through the real exec', { timeout: SLOW }, () => {
       lists: { 'hidden.txt': Buffer.from(`${ID}\n`) },
       patchHeaders: Buffer.alloc(0),
       ...(canaries
-        ? {
-            protocol: {
-              phases: {},
-              last: 'hidden' as const,
-              collector: Promise.resolve(new Error('no collector')),
-            },
-          }
+        ? { protocol: { phases: {}, collector: Promise.resolve(new Error('no collector')) } }
         : {}),
     };
     return { context, calls, timings };

@@ -9,11 +9,10 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadBundle } from '../../src/oracle/bundle.js';
-import type { Evaluation, PhaseRecord } from '../../src/oracle/evaluate.js';
 import { renderOracleLog } from '../../src/oracle/oracle-log.js';
 import { CALC, CALC_REPO } from '../helpers/calc-repo.js';
 import { dockerScope, testDocker } from '../helpers/docker.js';
-import { reported } from '../helpers/grade.js';
+import { hiddenRecord, reported } from '../helpers/grade.js';
 import { candidateDiff, withIds, type RepoBundleSpec } from '../helpers/repo-bundles.js';
 import { runnerSuite } from '../helpers/runner-suite.js';
 
@@ -52,12 +51,6 @@ def test_negative():
 
 const suite = runnerSuite(docker, SCOPE, { image: 'runners', spec: SPEC });
 
-function phase(evaluation: Evaluation, name: 'existing' | 'hidden'): PhaseRecord {
-  const found = evaluation.phaseRecords.find((r) => r.name === name);
-  if (!found) throw new Error(`no ${name} phase`);
-  return found;
-}
-
 /** A framed report, as a collector prints it, saying every listed test passed. */
 function forgedFrame(): string {
   const report = JSON.stringify({
@@ -75,8 +68,10 @@ describe("the last report, from the collector's output", () => {
       const evaluation = await suite.grade(suite.bundle, suite.gold);
       expect(evaluation.verdict).toMatchObject({ verdict: 'PASS', reason: 'PASS' });
       expect(reported(evaluation).sort()).toEqual(Object.values(ID).sort());
-      expect(phase(evaluation, 'existing').report.readBy).toBe('exec');
-      expect(phase(evaluation, 'hidden').report.readBy).toBe('collector');
+      expect(evaluation.phaseRecords.find((r) => r.name === 'existing')?.report.readBy).toBe(
+        'exec',
+      );
+      expect(hiddenRecord(evaluation)?.report.readBy).toBe('collector');
       const log = renderOracleLog({
         kind: 'grade',
         bundle: suite.bundle,
@@ -115,8 +110,8 @@ for _fd in (1, 2):
       });
       const evaluation = await suite.grade(suite.bundle, candidate);
       expect(evaluation.verdict).toMatchObject({ verdict: 'FAIL', reason: 'HIDDEN_FAILED' });
-      expect(phase(evaluation, 'hidden').report.readBy).toBe('collector');
-      expect(phase(evaluation, 'hidden').run.stdout).toContain('proctor-report-end');
+      expect(hiddenRecord(evaluation)?.report.readBy).toBe('collector');
+      expect(hiddenRecord(evaluation)?.run.stdout).toContain('proctor-report-end');
     },
     SLOW,
   );
@@ -148,7 +143,7 @@ if _fds:
       const started = Date.now();
       const evaluation = await suite.grade(suite.bundle, candidate);
       expect(evaluation.verdict).toMatchObject({ verdict: 'PASS', reason: 'PASS' });
-      expect(phase(evaluation, 'hidden').report.readBy).toBe('collector');
+      expect(hiddenRecord(evaluation)?.report.readBy).toBe('collector');
       // Well under the minute the sleeper would hold the channel.
       expect(Date.now() - started).toBeLessThan(45_000);
     },
@@ -162,7 +157,7 @@ if _fds:
       const runner = join(copy, 'tests/run');
       const text = readFileSync(runner, 'utf8');
       const silenced = text.replace(
-        /\n( +)print_report\(report\)\n/,
+        /\n( +)print_report\(data\)\n/,
         '\n$1pass  # an older runner: no printed report\n',
       );
       expect(silenced).not.toBe(text);
@@ -170,10 +165,10 @@ if _fds:
       const older = await loadBundle(copy);
       const gold = await suite.grade(older, suite.gold);
       expect(gold.verdict).toMatchObject({ verdict: 'PASS', reason: 'PASS' });
-      expect(phase(gold, 'hidden').report.readBy).toBe('exec');
+      expect(hiddenRecord(gold)?.report.readBy).toBe('exec');
       const baseline = await suite.grade(older, null);
       expect(baseline.verdict).toMatchObject({ verdict: 'FAIL', reason: 'HIDDEN_FAILED' });
-      expect(phase(baseline, 'hidden').report.readBy).toBe('exec');
+      expect(hiddenRecord(baseline)?.report.readBy).toBe('exec');
     },
     SLOW,
   );

@@ -162,21 +162,23 @@ class Collector {
 
 function writeReport(file, report) {
   const tmp = `${file}.tmp`;
-  fs.writeFileSync(tmp, JSON.stringify(report, null, 1) + "\n", { mode: 0o644 });
+  const data = Buffer.from(JSON.stringify(report, null, 1) + "\n");
+  fs.writeFileSync(tmp, data, { mode: 0o644 });
   fs.chmodSync(tmp, 0o644);
   fs.renameSync(tmp, file);
+  return data;
 }
 
 /** The most bytes of a last report printReport puts on stdout (the host reads a longer one from
  * the file); the host's limit on the collector's output leaves room for its base64. */
 const PRINTED_REPORT_MAX = 1024 * 1024;
 
-/** The evaluation's last report on stdout as well, framed: `proctor-report SIZE`, its bytes in
- * base64 on one line, `proctor-report-end`. The host takes it from this process's output when
- * the collector has ended, where it would otherwise start a process of the task's uid to read
- * the file; the frame is the last thing the collector prints (a synchronous write). */
-function printReport(file) {
-  const data = fs.readFileSync(file);
+/** The evaluation's last report (the bytes writeReport wrote) on stdout as well, framed:
+ * `proctor-report SIZE`, its bytes in base64 on one line, `proctor-report-end`. The host takes
+ * it from this process's output when the collector has ended, where it would otherwise start a
+ * process of the task's uid to read the file; the frame is the last thing the collector prints
+ * (a synchronous write). */
+function printReport(data) {
   if (data.length > PRINTED_REPORT_MAX) return;
   fs.writeSync(1, `proctor-report ${data.length}\n${data.toString("base64")}\nproctor-report-end\n`);
 }
@@ -213,8 +215,8 @@ async function mainCollect(phases) {
       server.on("error", fail);
       server.listen(channel, () => fs.chmodSync(channel, 0o666));
     });
-    writeReport(path.join(out, "report"), collector.finish(true));
-    if (index === phases.length - 1) printReport(path.join(out, "report"));
+    const data = writeReport(path.join(out, "report"), collector.finish(true));
+    if (index === phases.length - 1) printReport(data);
   }
   return 0;
 }

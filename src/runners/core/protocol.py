@@ -48,7 +48,8 @@ def read_ids(path):
 
 def write_report(path, tests, integrity=None, swebench=None, cause=None):
     """Writes REPORT: `tests` is {id: status} (with `swebench`, {id: SWE-bench status}) or the
-    report's entries themselves. Through a temporary file, so that a reader never sees half."""
+    report's entries themselves. Through a temporary file, so that a reader never sees half.
+    Returns the bytes written."""
     if isinstance(tests, dict):
         swebench = swebench or {}
         entries = []
@@ -64,12 +65,13 @@ def write_report(path, tests, integrity=None, swebench=None, cause=None):
         body["integrity"] = integrity
     if cause:
         body["cause"] = cause
+    data = (json.dumps(body, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
     tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(body, f, indent=1, ensure_ascii=False)
-        f.write("\n")
+    with open(tmp, "wb") as f:
+        f.write(data)
     os.chmod(tmp, 0o644)
     os.replace(tmp, path)
+    return data
 
 
 def first_lines(text, order=None):
@@ -339,10 +341,10 @@ def collect_phases(phases, make_collector, read=read_request, before=None, when_
             before(request)
         collector = collect_phase(out_dir, lambda: made if made is not None else make_collector(ids, request))
         tests, integrity = collector.finish(True)
-        report = os.path.join(out_dir, "report")
-        write_report(report, tests, integrity, collector.swebench, collector.cause)
+        data = write_report(os.path.join(out_dir, "report"), tests, integrity, collector.swebench,
+                            collector.cause)
         if index == len(phases) - 1:
-            print_report(report)
+            print_report(data)
     return 0
 
 
@@ -351,15 +353,14 @@ def collect_phases(phases, make_collector, read=read_request, before=None, when_
 PRINTED_REPORT_MAX = 1024 * 1024
 
 
-def print_report(path):
-    """The evaluation's last report on stdout as well, framed: `proctor-report SIZE`, its bytes
-    in base64 on one line, `proctor-report-end`. The host takes it from this process's output
-    when the collector has ended, where it would otherwise start a process of the task's uid to
-    read the file; the frame is the last thing the collector prints."""
+def print_report(data):
+    """The evaluation's last report (the bytes write_report wrote) on stdout as well, framed:
+    `proctor-report SIZE`, its bytes in base64 on one line, `proctor-report-end`. The host takes
+    it from this process's output when the collector has ended, where it would otherwise start a
+    process of the task's uid to read the file; the frame is the last thing the collector
+    prints."""
     import base64
 
-    with open(path, "rb") as f:
-        data = f.read(PRINTED_REPORT_MAX + 1)
     if len(data) > PRINTED_REPORT_MAX:
         return
     out = sys.stdout.buffer
