@@ -155,3 +155,102 @@ describe("the junit runner's launcher compile", () => {
     expect(refused.calls[1]?.at(-1)).toMatch(/ProctorJUnitLauncher\.java$/);
   });
 });
+
+/**
+ * build_maven on the module `module` of a checkout laid out as `files`, with a stand-in `mvn`
+ * (and the plugin in the default repository, so Maven starts) that logs where it ran and with
+ * what, then fails: where the runner started Maven, and its arguments.
+ */
+function mavenStart(
+  files: Record<string, string>,
+  module: string,
+): { cwd: string; args: string[] } {
+  const root = tempDir();
+  const checkout = join(root, 'checkout');
+  for (const [path, text] of Object.entries({ [join('home', PLUGIN)]: '', ...files })) {
+    const at = path.startsWith('home/') ? join(root, path) : join(checkout, path);
+    mkdirSync(join(at, '..'), { recursive: true });
+    writeFileSync(at, text);
+  }
+  mkdirSync(join(root, 'bin'));
+  mkdirSync(join(root, 'scratch'));
+  const runner = join(root, 'run');
+  writeFileSync(runner, source);
+  const log = join(root, 'mvn-log');
+  writeFileSync(
+    join(root, 'bin', 'mvn'),
+    `#!/bin/sh\npwd > '${log}'\necho "$*" >> '${log}'\nexit 1\n`,
+  );
+  chmodSync(join(root, 'bin', 'mvn'), 0o755);
+  const result = spawnSync('python3', ['-c', SCRIPT, runner, module, join(root, 'scratch')], {
+    cwd: checkout,
+    env: { PATH: `${join(root, 'bin')}:/usr/bin:/bin`, HOME: join(root, 'home') },
+    encoding: 'utf8',
+  });
+  expect(result.status, result.stderr).toBe(0);
+  expect(result.stdout.trim()).toBe('None');
+  const [cwd = '', args = ''] = readFileSync(log, 'utf8').trim().split('\n');
+  return { cwd: cwd.slice(checkout.length).replace(/^\//, ''), args: args.split(' ') };
+}
+
+const pom = (...modules: string[]) =>
+  `<project>\n  <modules>\n${modules.map((m) => `    <module>${m}</module>\n`).join('')}  </modules>\n</project>\n`;
+
+describe("the junit runner's Maven reactor", () => {
+  it('builds a module that a pom.xml above lists from the top of the reactor, with the modules it needs', () => {
+    // javaparser's layout: the tests' module beside the library's, both listed by the root.
+    const flat = mavenStart(
+      {
+        'pom.xml': pom('core', 'core-testing'),
+        'core/pom.xml': pom(),
+        'core-testing/pom.xml': pom(),
+      },
+      'core-testing',
+    );
+    expect(flat.cwd).toBe('');
+    expect(flat.args.slice(0, 7)).toEqual([
+      '-o',
+      '-B',
+      '-q',
+      '-pl',
+      'core-testing',
+      '-am',
+      'test-compile',
+    ]);
+    // Two levels, a module named by a path, and a profile's <modules>.
+    const nested = mavenStart(
+      {
+        'pom.xml': `<project>\n  <profiles><profile><modules><module>./libs</module></modules></profile></profiles>\n</project>\n`,
+        'libs/pom.xml': pom('../libs/parser'),
+        'libs/parser/pom.xml': pom(),
+      },
+      'libs/parser',
+    );
+    expect(nested.cwd).toBe('');
+    expect(nested.args.slice(3, 6)).toEqual(['-pl', 'libs/parser', '-am']);
+  });
+
+  it('builds a module of its own in its folder: one no pom.xml lists, or listed only in a comment', () => {
+    const layouts: Record<string, string>[] = [
+      { 'pom.xml': pom('other'), 'app/pom.xml': pom() },
+      {
+        'pom.xml': '<project><modules><!-- <module>app</module> --></modules></project>\n',
+        'app/pom.xml': pom(),
+      },
+      { 'app/pom.xml': pom() },
+    ];
+    for (const files of layouts) {
+      const alone = mavenStart(files, 'app');
+      expect(alone.cwd, JSON.stringify(files)).toBe('app');
+      expect(alone.args.slice(0, 4)).toEqual(['-o', '-B', '-q', 'test-compile']);
+    }
+    // Nothing above the checkout is looked at, even a pom.xml that lists it.
+    const above = { '../pom.xml': pom('checkout'), 'pom.xml': pom('app'), 'app/pom.xml': pom() };
+    const top = mavenStart(above, '');
+    expect(top.cwd).toBe('');
+    expect(top.args).not.toContain('-pl');
+    const inner = mavenStart(above, 'app');
+    expect(inner.cwd).toBe('');
+    expect(inner.args.slice(3, 6)).toEqual(['-pl', 'app', '-am']);
+  });
+});
