@@ -77,7 +77,7 @@ describe('the environment catalog', () => {
     // Django's versions on Python 3.5, which neither Debian nor SWE-bench's pins for them
     // (python setup.py install) come near (environments/django__django/PROVENANCE.md).
     expect([...missing].sort()).toEqual(['django/django 1.11', 'django/django 2.2']);
-    expect(rows.length).toBe(86 + 231 + 77);
+    expect(rows.length).toBe(86 + 231 + 79);
   });
 
   it('holds a PROVENANCE.md per repository and a Dockerfile from a Debian base per version', () => {
@@ -118,11 +118,17 @@ describe('the environment catalog', () => {
     });
   });
 
-  it("downloads a Go or Rust row's modules at image build into a folder its image names, so a grade needs no network", () => {
+  it("downloads a Go, Rust or Maven row's modules at image build into a folder its image names, so a grade needs no network", () => {
     const offline: Record<string, [RegExp, RegExp]> = {
       'gin-gonic__gin': [/^ENV GOPATH=\/go .*GOTOOLCHAIN=local/m, /^go mod download && /],
       burntsushi__ripgrep: [/^ENV CARGO_HOME=\/cargo /m, /^cargo fetch --locked && /],
       sharkdp__bat: [/^ENV CARGO_HOME=\/cargo /m, /^cargo fetch --locked && /],
+      // SWE-bench's build into /opt/m2, which a grade's offline Maven reads as the tail of a
+      // local repository whose head is in the grade's own HOME.
+      javaparser__javaparser: [
+        /^ENV PATH=\/opt\/maven\/bin:\$PATH MAVEN_ARGS=-Dmaven\.repo\.local\.tail=\/opt\/m2$/m,
+        / MAVEN_ARGS= mvn -B -Dmaven\.repo\.local=\/opt\/m2 clean install -pl javaparser-[a-z-]+-testing -DskipTests -am && .* dependency:build-classpath .*chmod -R a\+rX \/opt\/m2/,
+      ],
     };
     for (const [repo, [env, install]] of Object.entries(offline)) {
       const versions = catalogVersions(CATALOG_DIR, repo.replace('__', '/'));

@@ -165,6 +165,7 @@ describe('swebench-rows', () => {
           'gin-gonic/gin',
           'burntsushi/ripgrep',
           'sharkdp/bat',
+          'javaparser/javaparser',
         ],
       ],
     };
