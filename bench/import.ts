@@ -28,9 +28,12 @@
 // alone. Steps that cannot run here are changed, each printed with the row: `npm install`
 // (no registry in a container; the image's install ran `npm ci`) and `git submodule update`
 // (no network; jq then configures with Debian's libonig, `--with-oniguruma=yes`, as its image
-// does) are dropped, and `mvnd test -pl M -Dtest=C#m` (no mvnd nor Maven's dependencies
+// does) are dropped, `mvnd test -pl M -Dtest=C#m` (no mvnd nor Maven's dependencies
 // offline) becomes javac over M's sources and JUnit's console launcher on the same tests
-// (Debian's junit5), which is what the junit runner's fallback does.
+// (Debian's junit5), which is what the junit runner's fallback does, and `./mvnw` (whose
+// download of Maven a container cannot make) becomes `mvn -o` with the image's install as its
+// local repository, `/opt/m2`, as in SWE-bench's image (the image's Maven is the version the
+// wrapper names; javaparser's pom finds a test agent's jar by the local repository's path).
 // --per-language keeps the first chosen row of each language (repository table below).
 //
 // --pulled: each task measured on its built image is measured again on a pulled one. Its built
@@ -225,6 +228,11 @@ function rawFromEval(row: Row): { script: string; changes: string[] } {
     if (!started && bare.includes('--with-oniguruma=builtin')) {
       changes.push("--with-oniguruma=builtin → yes (the submodule is absent; Debian's libonig)");
       out.push(line.replace('--with-oniguruma=builtin', '--with-oniguruma=yes'));
+      continue;
+    }
+    if (/^\(?\.\/mvnw /.test(bare)) {
+      changes.push("./mvnw → mvn -o, local repository /opt/m2 (the image's Maven and install)");
+      out.push(line.replaceAll('./mvnw ', 'MAVEN_ARGS= mvn -o -Dmaven.repo.local=/opt/m2 '));
       continue;
     }
     if (started && /\bmvnd test\b/.test(bare)) {

@@ -124,10 +124,11 @@ describe('the environment catalog', () => {
       burntsushi__ripgrep: [/^ENV CARGO_HOME=\/cargo /m, /^cargo fetch --locked && /],
       sharkdp__bat: [/^ENV CARGO_HOME=\/cargo /m, /^cargo fetch --locked && /],
       // SWE-bench's build into /opt/m2, which a grade's offline Maven reads as the tail of a
-      // local repository whose head is in the grade's own HOME.
+      // local repository whose head is in the grade's own HOME; one real test class run at
+      // install, so that Surefire's JUnit Platform provider is there for an offline `mvn test`.
       javaparser__javaparser: [
         /^ENV PATH=\/opt\/maven\/bin:\$PATH MAVEN_ARGS=-Dmaven\.repo\.local\.tail=\/opt\/m2$/m,
-        / MAVEN_ARGS= mvn -B -Dmaven\.repo\.local=\/opt\/m2 clean install -pl javaparser-[a-z-]+-testing -DskipTests -am && .* dependency:build-classpath .*chmod -R a\+rX \/opt\/m2/,
+        / MAVEN_ARGS= mvn -B -Dmaven\.repo\.local=\/opt\/m2 clean install -pl javaparser-[a-z-]+-testing -DskipTests -am && .* -am test dependency:build-classpath -Dtest=\w+Test .*chmod -R a\+rX \/opt\/m2/,
       ],
     };
     for (const [repo, [env, install]] of Object.entries(offline)) {
