@@ -193,6 +193,8 @@ export async function waitForJobs(
     const serves = await workerServes();
     if (serves === scoped) return;
     scoped = serves;
+    // The claim loops may be backing off; a wider scope may have work for them now.
+    pool?.notify();
     context.io.err(
       serves
         ? `proctor: a worker serves this home; this command runs only ${ownName} jobs`
@@ -200,8 +202,12 @@ export async function waitForJobs(
     );
   };
   const runHere = async () => {
+    // This command's own jobs are queued before its pool starts, and a finished job's children
+    // wake their kind: the polls only find retries coming due and other commands' jobs, so a
+    // kind with nothing to claim backs off (each claim a query against the store).
     const created = await runtime.createPool({
       pollMs: 250,
+      idleMaxMs: 2_000,
       claimScope: () => (scoped ? own : undefined),
     });
     // Its lock proves this pool's leases alive, or dead once this process is gone.
@@ -270,7 +276,6 @@ export async function waitForJobs(
           await runHere();
         }
       }
-      pool?.notify();
       await new Promise<void>((resolve) => {
         wake = resolve;
         setTimeout(resolve, POLL_MS);

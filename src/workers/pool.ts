@@ -76,6 +76,12 @@ export interface WorkerPoolOptions {
   cancelPollMs?: number;
   /** How long an idle kind waits before looking for due jobs again. Default 1 000 ms. */
   pollMs?: number;
+  /**
+   * Each claim that finds nothing doubles a kind's wait, from pollMs up to this (default
+   * pollMs: no back-off). A notify (an in-process enqueue, a freed slot, a finished job's
+   * children) still wakes it at once; only another process's enqueue waits the longer poll.
+   */
+  idleMaxMs?: number;
   /** How often expired leases are reclaimed. Default leaseMs / 2. */
   reclaimMs?: number;
   /** Finished jobs older than this are pruned; 0 (default) keeps them forever. */
@@ -151,6 +157,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   const heartbeatMs = options.heartbeatMs ?? Math.max(250, Math.floor(leaseMs / 4));
   const cancelPollMs = options.cancelPollMs ?? 1_000;
   const pollMs = options.pollMs ?? 1_000;
+  const idleMaxMs = Math.max(pollMs, options.idleMaxMs ?? pollMs);
   const reclaimMs = options.reclaimMs ?? Math.max(500, Math.floor(leaseMs / 2));
   const isOwnerDead = options.isOwnerDead ?? isDeadLocalOwner;
   const retentionMs = options.retentionMs ?? 0;
@@ -263,7 +270,11 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       }
       if (!recorded)
         logger.warn('job finished after its lease was lost; result dropped', { job: job.id });
-      else logger.info('job done', { job: job.id, kind, attempt: job.attempt });
+      else {
+        logger.info('job done', { job: job.id, kind, attempt: job.attempt });
+        // Its children are claimable now: their kinds need not wait for a poll.
+        for (const child of output?.children ?? []) wakeups.get(child.kind)?.notify();
+      }
     } catch (error) {
       // A store write failed (database gone, disk full): the lease will expire and the job
       // will be retried by whoever reclaims it.
@@ -311,6 +322,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     const queue = queues.get(kind) as PQueue;
     const wakeup = wakeups.get(kind) as Wakeup;
     const limit = queue.concurrency;
+    let idleMs = pollMs;
     while (!stopping) {
       const free = limit - queue.pending - queue.size;
       if (free <= 0) {
@@ -336,6 +348,12 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
             logger.error('job runner crashed', { job: job.id, error: describeError(error) });
           });
       }
+      if (claimed.length === 0) {
+        await wakeup.wait(idleMs);
+        idleMs = Math.min(idleMs * 2, idleMaxMs);
+        continue;
+      }
+      idleMs = pollMs;
       if (claimed.length < free) await wakeup.wait(pollMs);
     }
   }

@@ -63,6 +63,8 @@ export interface Runtime {
   createPool(options?: {
     kinds?: readonly JobKind[];
     pollMs?: number;
+    /** The claim loops' back-off while they find nothing (WorkerPoolOptions.idleMaxMs). */
+    idleMaxMs?: number;
     handlers?: Partial<Record<JobKind, JobHandler>>;
     concurrency?: Partial<Record<JobKind, number>>;
     /** The jobs the pool may claim, read before each claim (WorkerPoolOptions.claimScope). */
@@ -182,6 +184,7 @@ export function createRuntime(config: ProctorConfig, clock: Clock, logger: Logge
         ...settings,
         concurrency,
         ...(options.pollMs !== undefined ? { pollMs: options.pollMs } : {}),
+        ...(options.idleMaxMs !== undefined ? { idleMaxMs: options.idleMaxMs } : {}),
         ...(options.claimScope !== undefined ? { claimScope: options.claimScope } : {}),
         // A dead owner is proved by its presence lock, which outlives a reused pid.
         isOwnerDead: (owner) => isDeadLocalOwner(owner, config.home, config.host),

@@ -357,6 +357,62 @@ describe('worker pool', () => {
     expect(jobs.every((j) => j.attempt === 2)).toBe(true);
   });
 
+  it('backs an idle kind off up to idleMaxMs, and a notify still wakes it at once', async () => {
+    const store = tempStore();
+    const claim = store.claim.bind(store);
+    let claims = 0;
+    store.claim = (...args) => {
+      claims += 1;
+      return claim(...args);
+    };
+    const created = pool({ store, pollMs: 20, idleMaxMs: 60_000 });
+    await created.start();
+    await sleep(1_000);
+    // 20, 40, 80, 160, 320, 640 ms: seven claims at most in a second, where a 20 ms poll
+    // without back-off makes about fifty.
+    expect(claims).toBeGreaterThanOrEqual(3);
+    expect(claims).toBeLessThanOrEqual(7);
+    // Its wait is now past a second long: only the notify can run this job soon.
+    await sleep(400);
+    const { job } = await store.enqueue({ kind: 'noop', payload: {} });
+    created.notify();
+    await waitFor(async () => (await store.getJob(job.id))?.status === 'done', {
+      timeoutMs: 600,
+      what: 'the notified job done',
+    });
+  });
+
+  it("wakes the kind of a finished job's children at once, not at its next poll", async () => {
+    const store = tempStore();
+    await store.enqueue({ kind: 'solve', payload: { bundle: '/b', solver: 'scripted' } });
+    const ran: string[] = [];
+    const created = pool({
+      store,
+      pollMs: 60_000,
+      handlers: {
+        solve: () => {
+          ran.push('solve');
+          return Promise.resolve({
+            result: 'solved',
+            children: [{ kind: 'grade' as const, payload: { bundle: '/b', candidate: 'c1' } }],
+          });
+        },
+        grade: () => {
+          ran.push('grade');
+          return Promise.resolve({ result: 'graded' });
+        },
+      },
+      concurrency: { solve: 1, grade: 1 },
+    });
+    await created.start();
+    // Both kinds claimed at start (the grade's claim found nothing) and then wait a minute.
+    await waitFor(async () => (await store.countByStatus()).done === 2, {
+      timeoutMs: 3_000,
+      what: 'the solve and its child grade done',
+    });
+    expect(ran).toEqual(['solve', 'grade']);
+  });
+
   it('rejects a concurrency that is not a positive integer', () => {
     const store = tempStore();
     expect(() =>
