@@ -186,10 +186,16 @@ const sweepHomes: string[] = [];
     ...sources,
     '--json',
   ]);
-  const results = validated.code === 0 ? validationResults(validated.stdout) : null;
-  if (results === null) {
+  const results = validationResults(validated.stdout);
+  if (validated.code !== 0 || results === null) {
+    // Each invalid task by name with its problems; the whole output only when it is not JSON.
+    const invalid = (results ?? [])
+      .filter((r) => r.ok === false)
+      .map((r) => `  ${r.id ?? r.dir}: ${(r.problems ?? []).join('; ')}`);
     console.error(
-      `bench:sweep: the suite does not validate:\n${validated.stdout.slice(-4000)}${validated.stderr.slice(-4000)}`,
+      invalid.length > 0
+        ? `bench:sweep: the suite does not validate (${invalid.length} of ${results?.length ?? 0} tasks):\n${invalid.join('\n')}`
+        : `bench:sweep: the suite does not validate:\n${validated.stdout.slice(-4000)}${validated.stderr.slice(-4000)}`,
     );
     process.exit(1);
   }
@@ -222,9 +228,17 @@ const sweepHomes: string[] = [];
 }
 
 /** `proctor validate --json`'s results, each bundle's folder and local image id; null if unread. */
-function validationResults(stdout: string): Array<{ dir: string; localId?: string }> | null {
+interface Validation {
+  dir: string;
+  id?: string;
+  ok?: boolean;
+  localId?: string;
+  problems?: string[];
+}
+
+function validationResults(stdout: string): Validation[] | null {
   try {
-    const parsed = JSON.parse(stdout) as { results?: Array<{ dir: string; localId?: string }> };
+    const parsed = JSON.parse(stdout) as { results?: Validation[] };
     return Array.isArray(parsed.results) ? parsed.results : null;
   } catch {
     return null;
