@@ -79,7 +79,8 @@ export interface WorkerPoolOptions {
   /**
    * Each claim that finds nothing doubles a kind's wait, from pollMs up to this (default
    * pollMs: no back-off). A notify (an in-process enqueue, a freed slot, a finished job's
-   * children) still wakes it at once; only another process's enqueue waits the longer poll.
+   * children) still wakes it at once, and a kind with a retry of this pool's coming due polls
+   * at pollMs until it claims: only another process's enqueue waits the longer poll.
    */
   idleMaxMs?: number;
   /** How often expired leases are reclaimed. Default leaseMs / 2. */
@@ -185,6 +186,8 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     kinds.map((k) => [k, new PQueue({ concurrency: options.concurrency[k] ?? 1 })]),
   );
   const wakeups = new Map<JobKind, Wakeup>(kinds.map((k) => [k, createWakeup()]));
+  /** Kinds with a retry of this pool's coming due: they poll at pollMs until they claim. */
+  const retryDue = new Set<JobKind>();
   // p-queue emits `next` once a task has settled and its slot is free: the moment to claim.
   for (const kind of kinds) queues.get(kind)?.on('next', () => wakeups.get(kind)?.notify());
   const running = new Map<number, Running>();
@@ -315,6 +318,8 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
         outcome: outcomeOf({ kind, status: 'failed', result: null, errorCode: code }),
       });
       logger.debug('job failed', { job: lease.id, outcome, error: describeError(error) });
+      // Its retry comes due after a back-off this pool does not know: poll for it at pollMs.
+      if (outcome === 'retrying') retryDue.add(kind);
     }
   }
 
@@ -349,10 +354,11 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
           });
       }
       if (claimed.length === 0) {
-        await wakeup.wait(idleMs);
+        await wakeup.wait(retryDue.has(kind) ? pollMs : idleMs);
         idleMs = Math.min(idleMs * 2, idleMaxMs);
         continue;
       }
+      retryDue.delete(kind);
       idleMs = pollMs;
       if (claimed.length < free) await wakeup.wait(pollMs);
     }

@@ -382,6 +382,22 @@ describe('worker pool', () => {
     });
   });
 
+  it('polls at pollMs, not its back-off, for a retry of its own coming due', async () => {
+    const store = tempStore({ backoff: { baseMs: 3_000 } });
+    const { job } = await store.enqueue({ kind: 'noop', payload: { failAttempts: 1 } });
+    await pool({ store, pollMs: 20, idleMaxMs: 60_000 }).start();
+    const failed = await waitFor(async () => {
+      const j = await store.getJob(job.id);
+      return j?.attempt === 1 && j.status === 'queued' && Date.now();
+    });
+    // Backing off from 20 ms, its claims would fall at 2.54 s and 5.10 s after the failure.
+    await waitFor(async () => (await store.getJob(job.id))?.status === 'done', {
+      timeoutMs: 4_500,
+      what: 'the retry done',
+    });
+    expect(Date.now() - failed).toBeGreaterThanOrEqual(2_500);
+  });
+
   it("wakes the kind of a finished job's children at once, not at its next poll", async () => {
     const store = tempStore();
     await store.enqueue({ kind: 'solve', payload: { bundle: '/b', solver: 'scripted' } });
