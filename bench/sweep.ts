@@ -227,7 +227,7 @@ const sweepHomes: string[] = [];
   }
 }
 
-/** `proctor validate --json`'s results, each bundle's folder and local image id; null if unread. */
+/** One bundle of `proctor validate --json`: its folder, id, validity, local image, problems. */
 interface Validation {
   dir: string;
   id?: string;
@@ -236,6 +236,7 @@ interface Validation {
   problems?: string[];
 }
 
+/** `proctor validate --json`'s results; null if unread. */
 function validationResults(stdout: string): Validation[] | null {
   try {
     const parsed = JSON.parse(stdout) as { results?: Validation[] };

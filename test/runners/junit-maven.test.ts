@@ -3,13 +3,13 @@
 // holds no maven-dependency-plugin, and nothing could name another one), and always where it
 // may build: the plugin there, or a repository named by a settings file (the user's or Maven's
 // own, outside a comment), MAVEN_OPTS, MAVEN_ARGS or the project's .mvn/. The runner's own
-// Python function, run on the host's python3 with a stand-in `mvn` on PATH that marks its start
+// Python function, run on the host's python3 with a stand-in `mvn` on PATH that logs its start
 // and fails, as Maven does offline without its plugins: the choice is what is tested, not Maven.
 // Then the launcher's compile, with a stand-in javac that logs its calls (and may refuse the
 // JIT options, as a JVM that is not HotSpot would).
 import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runnerSource } from '../../src/runners/index.js';
 import { tempDir } from '../helpers/temp.js';
@@ -37,8 +37,15 @@ interface Case {
   env?: Record<string, string>;
 }
 
-/** build_maven on a project with a pom.xml: whether Maven was started, and what it said. */
-function build(spec: Case): { started: boolean; stderr: string } {
+/**
+ * build_maven on the module `module` (default: the project's top) of a project with a pom.xml,
+ * run with a stand-in `mvn` that logs where it ran and with what, then fails: whether Maven was
+ * started, what the runner said, and Maven's folder (from the project's top) and arguments.
+ */
+function build(
+  spec: Case,
+  module = '',
+): { started: boolean; stderr: string; cwd: string; args: string[] } {
   const root = tempDir();
   const write = (dir: string, files: Record<string, string> = {}) => {
     for (const [path, text] of Object.entries(files)) {
@@ -55,10 +62,10 @@ function build(spec: Case): { started: boolean; stderr: string } {
   write(maven, spec.maven);
   const runner = join(root, 'run');
   writeFileSync(runner, source);
-  const marker = join(root, 'mvn-started');
-  write(maven, { 'bin/mvn': `#!/bin/sh\ntouch '${marker}'\nexit 1\n` });
+  const log = join(root, 'mvn-log');
+  write(maven, { 'bin/mvn': `#!/bin/sh\npwd > '${log}'\necho "$*" >> '${log}'\nexit 1\n` });
   chmodSync(join(maven, 'bin', 'mvn'), 0o755);
-  const result = spawnSync('python3', ['-c', SCRIPT, runner, '', scratch], {
+  const result = spawnSync('python3', ['-c', SCRIPT, runner, module, scratch], {
     cwd: project,
     env: { PATH: `${join(maven, 'bin')}:/usr/bin:/bin`, HOME: home, ...spec.env },
     encoding: 'utf8',
@@ -66,7 +73,9 @@ function build(spec: Case): { started: boolean; stderr: string } {
   expect(result.status, result.stderr).toBe(0);
   // Maven failed (the stand-in exits 1), or was not started: no classpath either way.
   expect(result.stdout.trim()).toBe('None');
-  return { started: existsSync(marker), stderr: result.stderr };
+  const started = existsSync(log);
+  const [cwd = '', args = ''] = started ? readFileSync(log, 'utf8').trim().split('\n') : [];
+  return { started, stderr: result.stderr, cwd: relative(project, cwd), args: args.split(' ') };
 }
 
 const PLUGIN = '.m2/repository/org/apache/maven/plugins/maven-dependency-plugin/3.6.1/x.pom';
@@ -156,42 +165,9 @@ describe("the junit runner's launcher compile", () => {
   });
 });
 
-/**
- * build_maven on the module `module` of a checkout laid out as `files`, with a stand-in `mvn`
- * (and the plugin in the default repository, so Maven starts) that logs where it ran and with
- * what, then fails: where the runner started Maven, and its arguments.
- */
-function mavenStart(
-  files: Record<string, string>,
-  module: string,
-): { cwd: string; args: string[] } {
-  const root = tempDir();
-  const checkout = join(root, 'checkout');
-  for (const [path, text] of Object.entries({ [join('home', PLUGIN)]: '', ...files })) {
-    const at = path.startsWith('home/') ? join(root, path) : join(checkout, path);
-    mkdirSync(join(at, '..'), { recursive: true });
-    writeFileSync(at, text);
-  }
-  mkdirSync(join(root, 'bin'));
-  mkdirSync(join(root, 'scratch'));
-  const runner = join(root, 'run');
-  writeFileSync(runner, source);
-  const log = join(root, 'mvn-log');
-  writeFileSync(
-    join(root, 'bin', 'mvn'),
-    `#!/bin/sh\npwd > '${log}'\necho "$*" >> '${log}'\nexit 1\n`,
-  );
-  chmodSync(join(root, 'bin', 'mvn'), 0o755);
-  const result = spawnSync('python3', ['-c', SCRIPT, runner, module, join(root, 'scratch')], {
-    cwd: checkout,
-    env: { PATH: `${join(root, 'bin')}:/usr/bin:/bin`, HOME: join(root, 'home') },
-    encoding: 'utf8',
-  });
-  expect(result.status, result.stderr).toBe(0);
-  expect(result.stdout.trim()).toBe('None');
-  const [cwd = '', args = ''] = readFileSync(log, 'utf8').trim().split('\n');
-  return { cwd: cwd.slice(checkout.length).replace(/^\//, ''), args: args.split(' ') };
-}
+/** Where and how build_maven starts Maven on `module` of a checkout laid out as `files`. */
+const mavenStart = (files: Record<string, string>, module: string) =>
+  build({ home: { [PLUGIN]: '' }, project: files }, module);
 
 const pom = (...modules: string[]) =>
   `<project>\n  <modules>\n${modules.map((m) => `    <module>${m}</module>\n`).join('')}  </modules>\n</project>\n`;
@@ -244,8 +220,9 @@ describe("the junit runner's Maven reactor", () => {
       expect(alone.cwd, JSON.stringify(files)).toBe('app');
       expect(alone.args.slice(0, 4)).toEqual(['-o', '-B', '-q', 'test-compile']);
     }
-    // Nothing above the checkout is looked at, even a pom.xml that lists it.
-    const above = { '../pom.xml': pom('checkout'), 'pom.xml': pom('app'), 'app/pom.xml': pom() };
+    // Nothing above the checkout is looked at, even a pom.xml that lists it (the checkout is
+    // build's `project` folder).
+    const above = { '../pom.xml': pom('project'), 'pom.xml': pom('app'), 'app/pom.xml': pom() };
     const top = mavenStart(above, '');
     expect(top.cwd).toBe('');
     expect(top.args).not.toContain('-pl');
