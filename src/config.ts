@@ -58,6 +58,9 @@ const TIMEOUT_MINUTES = 'must be a number of minutes greater than 0 and at most 
 /** Without `[images] timeout_minutes`: a build of an installed project's image fits here. */
 export const DEFAULT_IMAGE_TIMEOUT_MINUTES = 15;
 
+/** The sandbox user's uid and gid unless `[sandbox]` says otherwise. */
+export const DEFAULT_SANDBOX_ID = 1000;
+
 /**
  * A host identity: it names the host in every container's `proctor.host` label and starts
  * every lease owner id (`<host>/<pid>/<random>`), so it holds no `/`.
@@ -155,17 +158,22 @@ const fileSchema = z
           .int()
           .min(1)
           .max(2 ** 31 - 1)
-          .default(1000),
+          .default(DEFAULT_SANDBOX_ID),
         gid: z
           .number()
           .int()
           .min(1)
           .max(2 ** 31 - 1)
-          .default(1000),
+          .default(DEFAULT_SANDBOX_ID),
         templates: z.number().int().min(1).max(1000).default(8),
       })
       .strict()
-      .default({ runtime: 'runc', uid: 1000, gid: 1000, templates: 8 }),
+      .default({
+        runtime: 'runc',
+        uid: DEFAULT_SANDBOX_ID,
+        gid: DEFAULT_SANDBOX_ID,
+        templates: 8,
+      }),
     images: z
       .object({
         max_gb: z.number({ error: MAX_GB }).gt(0, MAX_GB).max(1_000_000, MAX_GB).optional(),

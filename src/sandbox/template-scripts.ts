@@ -191,7 +191,10 @@ if [ "$setup" != 1 ]; then
   git ls-files -z --others --exclude-per-directory=.gitignore > /tmp/untracked
   if [ -s /tmp/untracked ]; then xargs -0 rm -f -- < /tmp/untracked; fi
 fi
-${PREPARE_VERIFY}find "$view" \( ! -path '*/node_modules/[!.]*' -o -perm /6000 -o -perm -0400 ! -perm -0004 -o -perm -0100 ! -perm -0001 \) -exec chown -h -- "$owner" {} +
+# An entry the image already gave the sandbox user is left alone (a setuid or setgid one aside,
+# whose bits the chown clears): a chown, even to the same owner, copies it up.
+ouid=$(echo "$owner" | cut -d: -f1) ogid=$(echo "$owner" | cut -d: -f2)
+${PREPARE_VERIFY}find "$view" \( ! -path '*/node_modules/[!.]*' -o -perm /6000 -o -perm -0400 ! -perm -0004 -o -perm -0100 ! -perm -0001 \) \( ! -uid "$ouid" -o ! -gid "$ogid" -o -perm /6000 \) -exec chown -h -- "$owner" {} +
 git ls-files -z -- ':(glob)**/node_modules/**' > /tmp/tracked
 if [ -s /tmp/tracked ]; then xargs -0 chown -h -- "$owner" < /tmp/tracked; fi
 ls -A "$view" > "$tpl/top"

@@ -292,6 +292,47 @@ describe('resolveImage with a reference', () => {
     expect(
       await dockerCli('run', '--rm', '--network', 'none', built.localId, 'cat', '/opt/built.txt'),
     ).toBe('built\n');
+    // What it leaves in the tree (ignored) is the default sandbox user's, but an installed
+    // package, a setuid file and the tracked files, which stay as they were.
+    const left = await resolveImage(docker, {
+      kind: 'image',
+      reference,
+      install: install(
+        [
+          'mkdir -p build/node_modules/pkg build/node_modules/.bin',
+          "printf '*\\n' > build/.gitignore",
+          'echo out > build/out.txt',
+          'echo 1 > build/node_modules/pkg/index.js',
+          'cp /bin/true build/suid && chmod 4755 build/suid',
+        ].join(' && '),
+      ),
+    });
+    expect(
+      (
+        await dockerCli(
+          'run',
+          '--rm',
+          '--network',
+          'none',
+          left.localId,
+          'sh',
+          '-c',
+          'cd /repo && find README build -printf "%U:%G %p\\n" | sort -k2',
+        )
+      )
+        .trim()
+        .split('\n'),
+    ).toEqual([
+      '0:0 README',
+      '1000:1000 build',
+      '1000:1000 build/.gitignore',
+      '1000:1000 build/node_modules',
+      '1000:1000 build/node_modules/.bin',
+      '0:0 build/node_modules/pkg',
+      '0:0 build/node_modules/pkg/index.js',
+      '1000:1000 build/out.txt',
+      '0:0 build/suid',
+    ]);
     const moved = await rejection(
       resolveImage(docker, {
         kind: 'image',

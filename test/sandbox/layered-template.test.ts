@@ -4,7 +4,8 @@
 // tree as a copied template would: the files of later layers, none that a later layer deleted,
 // no untracked stray, the template's own repository, all the sandbox user's and writable but
 // for an installed package (root's and read-only, as site-packages is), and
-// nothing one job writes reaches the template or another job. An image whose layers do not add
+// nothing one job writes reaches the template or another job; an entry the image already gave
+// the sandbox user is not copied up to be handed over. An image whose layers do not add
 // up to its tree (a layer that made the folder anew) gets a copied template, and the store says
 // why.
 import { chmod, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
@@ -176,6 +177,33 @@ describe('a layered template', () => {
       'added',
       '1000 644',
       'changed',
+    ]);
+  });
+
+  it('hands over only what the image has not given the sandbox user already, so those entries stay in the image’s layers', async () => {
+    const started = await start('git-owned', createTemplateStore());
+    expect(started.medium).toBe('overlay');
+    expect(
+      await sh(
+        started,
+        [
+          'cat a.txt b.txt src/c.txt build/out.txt',
+          `${git} status --porcelain --ignored`,
+          `find . -path ./.git -prune -o -printf "%U:%G\\n" | sort -u`,
+          // The template's own layer: the file the reset wrote back (its index was another
+          // tree's) and the install's output, root's in the image; nothing the image gave the
+          // sandbox user already.
+          `cd ${TEMPLATE_MOUNT}/tree && find . -path ./.git -prune -o -path . -o -printf "%p\\n" | sort | paste -sd " " -`,
+        ].join('; '),
+      ),
+    ).toEqual([
+      'one',
+      'two',
+      'code',
+      'built',
+      '!! build/',
+      '1000:1000',
+      './b.txt ./build ./build/out.txt',
     ]);
   });
 
