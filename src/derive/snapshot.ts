@@ -23,7 +23,6 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DEFAULT_SANDBOX_ID } from '../config.js';
 import { ProctorError } from '../errors.js';
 import { git, gitDirOf, gitText } from './git.js';
 
@@ -160,11 +159,6 @@ export async function makeSnapshot(
 // The global config of one line lets root's git work in a tree the Dockerfile gave another
 // user: git with the ownership check refuses it otherwise, and older git (bullseye's 2.30)
 // honours safe.directory only there, and reads HOME's config whatever GIT_CONFIG_GLOBAL says.
-// The tree is then given to the default sandbox user (uid and gid 1000), in the same layer, at
-// no cost, as a workspace template would hand it over (installed packages under node_modules
-// aside): a template then copies none of its entries up to hand them over, which took 0.4 s
-// of a sympy row's template (2,100 entries). Under another `[sandbox]` uid the template hands
-// the tree over as before.
 function snapshotStage(workdir: string, commit: string): string {
   const dir = `'${workdir}'`;
   return [
@@ -189,8 +183,7 @@ function snapshotStage(workdir: string, commit: string): string {
     `    mkdir -p ${dir}; cd ${dir}; git init -q; \\`,
     `    git fetch -q /${SNAPSHOT_FILE} ${SNAPSHOT_REF}; git reset -q --hard FETCH_HEAD; \\`,
     `    rm /${SNAPSHOT_FILE}; head=$(git rev-parse HEAD); rm -r "$HOME"; \\`,
-    `    [ "$head" = ${commit} ] || { echo "proctor: HEAD is $head, expected ${commit}" >&2; exit 1; }; \\`,
-    `    find ${dir} ! -path '*/node_modules/[!.]*' -exec chown -h ${DEFAULT_SANDBOX_ID}:${DEFAULT_SANDBOX_ID} {} +`,
+    `    [ "$head" = ${commit} ] || { echo "proctor: HEAD is $head, expected ${commit}" >&2; exit 1; }`,
     `WORKDIR ${dir}`,
     '',
   ].join('\n');

@@ -12,8 +12,10 @@
 // the image's Python must write outside the tree (site-packages; a non-root pip falls back to
 // ~/.local of a HOME no job has), and the layer must not depend on a host's [sandbox] uid.
 // Jobs still run as the sandbox uid: the template hands the whole tree to it, but for what
-// the image already gave the default sandbox user (DEFAULT_SANDBOX_ID): the snapshot stage's
-// tree, and what this layer's last step gives it of what the command left.
+// the image already gave the default sandbox user (DEFAULT_SANDBOX_ID), which this layer's
+// last step does for what the command left. The tree stays root's while the command runs, as
+// in SWE-bench's images: npm runs a package's scripts as the owner of its folder, and git
+// refuses a repository another user owns.
 //
 // Refused, each with one line: a command that fails (its exit status and last lines of
 // output), a HEAD that moved off the base commit, and a tree git does not see as clean (a
@@ -85,10 +87,9 @@ if [ -n "$dirty" ]; then
   refuse "the install left $count file(s) that git does not ignore (its output must be ignored by git or outside the tree): $names"
 fi
 # What the install left in the work tree (its ignored files) is given to the default sandbox
-# user, as the snapshot stage gave it the tracked tree, in this same layer at no cost: a
-# workspace template then has none of it to hand over (a chown there copies each entry up).
-# Installed packages under node_modules stay root's; a setuid or setgid file, and a tracked
-# one (the snapshot stage's, or an image's own), are left to the template.
+# user, in this same layer at no cost: a workspace template then has none of it to hand over
+# (a chown there copies each entry up). Installed packages under node_modules stay root's; a
+# setuid or setgid file, and the tracked files, are left to the template.
 g ls-files -z --others --ignored --exclude-per-directory=.gitignore --directory > /tmp/proctor-left 2>/dev/null || : > /tmp/proctor-left
 if [ -s /tmp/proctor-left ]; then
   xargs -0 sh -c 'find "$@" ! -path "*/node_modules/[!.]*" ! -perm /6000 \( ! -user ${DEFAULT_SANDBOX_ID} -o ! -group ${DEFAULT_SANDBOX_ID} \) -exec chown -h ${DEFAULT_SANDBOX_ID}:${DEFAULT_SANDBOX_ID} {} +' proctor-owner < /tmp/proctor-left 2>/dev/null || true
