@@ -15,6 +15,7 @@ import { discoverInImage } from '../helpers/discover.js';
 import {
   expectAllErrors,
   expectBaseline,
+  expectSentinelsHeld,
   outcomes,
   swebenchOf,
   swebenchTask,
@@ -230,6 +231,38 @@ describe("the ctest runner under derive's discovery", () => {
   );
 });
 
+describe('the ctest runner’s sentinels', () => {
+  it(
+    'sit in a test file only where the build compiles it anyway: scripts in the existing phase of a fix to a source file, in the file after a header’s change and in the hidden phase',
+    async () => {
+      const placed = (evaluation: Awaited<ReturnType<typeof grade>>) =>
+        evaluation.phaseRecords.map((phase) =>
+          /proctor: sentinels: as scripts, not in test\/calc-test\.cc: the build would not compile it otherwise/.test(
+            phase.run?.stderr ?? '',
+          )
+            ? 'scripts'
+            : 'file',
+        );
+      // The gold patch changes src/calc.cc alone: no test file would be compiled again.
+      const fixed = await grade(suite.bundle, suite.gold);
+      expect(fixed.verdict, fixed.verdict.detail).toMatchObject({ verdict: 'PASS' });
+      expect(placed(fixed)).toEqual(['scripts', 'file']);
+      expectSentinelsHeld(fixed);
+      // A change to the header every test file includes compiles them all again.
+      const header = candidateDiff(suite.dir, {
+        'src/calc.cc': GOLD_CALC,
+        'include/calc.h':
+          '#pragma once\n// Integer division rounds down.\nint add(int a, int b);\nint divide(int a, int b);\n',
+      });
+      const both = await grade(suite.bundle, header);
+      expect(both.verdict, both.verdict.detail).toMatchObject({ verdict: 'PASS' });
+      expect(placed(both)).toEqual(['file', 'file']);
+      expectSentinelsHeld(both);
+    },
+    SLOW,
+  );
+});
+
 describe('the ctest runner under SWE-bench rules', () => {
   it(
     'records what parse_log_googletest would: PASSED, FAILED, and ABSENT for a skip, a crash, a test after a crash, and a failed parametrized test (gtest prints it `…, where GetParam() = 3`)',
@@ -262,16 +295,34 @@ describe('the ctest runner under SWE-bench rules', () => {
 
 describe('forgeries against the ctest runner', () => {
   it(
-    'a static constructor that exits 0 leaves every test an error: the executable lists no test, and the session never begins',
+    'a static constructor that exits 0 leaves every gtest test an error (the executable lists none), and every test when the sentinels are in it (the session never begins)',
     async () => {
       const source = `#include <cstdlib>\nstatic int forged = (std::exit(0), 0);\n${CALC}`;
+      // src/calc.cc alone: the sentinels are scripts, and the CTest script still runs.
       const evaluation = await grade(
         suite.bundle,
         candidateDiff(suite.dir, { 'src/calc.cc': source }),
       );
       expect(evaluation.verdict).toMatchObject({ verdict: 'FAIL', reason: 'EXISTING_FAILED' });
-      expect(Object.values(outcomes(evaluation, 'existing'))).toEqual(Array(4).fill('error'));
+      expect(outcomes(evaluation, 'existing')).toEqual({
+        [ID.small]: 'error',
+        [ID.zero0]: 'error',
+        [ID.zero1]: 'error',
+        [ID.shell]: 'passed',
+      });
       expect(evaluation.verdict.detail).toContain('calc-test --gtest_list_tests listed no test');
+      // With a header's change the sentinels are in the test file, whose executable dies.
+      const withHeader = await grade(
+        suite.bundle,
+        candidateDiff(suite.dir, {
+          'src/calc.cc': source,
+          'include/calc.h':
+            '#pragma once\n#include <cstdlib>\nint add(int a, int b);\nint divide(int a, int b);\n',
+        }),
+      );
+      expect(withHeader.verdict).toMatchObject({ verdict: 'FAIL', reason: 'EXISTING_FAILED' });
+      expect(Object.values(outcomes(withHeader, 'existing'))).toEqual(Array(4).fill('error'));
+      expect(withHeader.verdict.detail).toContain('calc-test --gtest_list_tests listed no test');
     },
     SLOW,
   );
