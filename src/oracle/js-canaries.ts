@@ -117,10 +117,11 @@ function plugins(file: string): ParserPlugin[] {
 let programs: Map<string, Node> | null = null;
 
 /**
- * Runs `work` with each test file's text parsed once: a canary step parses a file for its ids,
- * again for its mutants, and the mutated text again to check it and once more to place the
- * sentinels (five parses of axios' 64 KB file, 15-60 ms each, where three now do). The programs
- * are only read, never changed, and are dropped when `work` returns.
+ * Runs `work` with each test file's text parsed once: a canary step reads a file's program for
+ * its ids, for its mutants and for its sentinels, all placed in the text as read (checked with
+ * checkInserts: the inserts alone). One parse of axios' 64 KB file a grade, where five were
+ * made (15-60 ms each). The programs are only read, never changed, and are dropped when `work`
+ * returns.
  */
 export function withParsedPrograms<T>(work: () => T): T {
   const outer = programs;
@@ -142,9 +143,13 @@ export function parseTestFile(file: string, text: string): Node {
   return program;
 }
 
-function parseProgram(file: string, text: string): Node {
+function parseProgram(
+  file: string,
+  text: string,
+  sourceType: 'unambiguous' | 'module' | 'script' = 'unambiguous',
+): Node {
   const parsed = parse(text, {
-    sourceType: 'unambiguous',
+    sourceType,
     allowReturnOutsideFunction: true,
     allowAwaitOutsideFunction: true,
     allowImportExportEverywhere: true,
@@ -152,6 +157,30 @@ function parseProgram(file: string, text: string): Node {
     plugins: plugins(file),
   });
   return parsed.program as unknown as Node;
+}
+
+/**
+ * Checks that `text` with `inserts` made (whole statements, each placed right after a statement
+ * of the program `text` parses to) parses as `text` did; throws when it does not. Each insert
+ * is parsed alone, as a program of the original's kind (a module or a script): a few hundred
+ * bytes where the whole file is tens of kilobytes (axios' test file took 45-60 ms a parse).
+ * An insert that does not parse alone (a `new.target` or a class's private name, valid only
+ * where it sits) sends the check to the whole new text, parsed as the same kind.
+ */
+export function checkInserts(
+  file: string,
+  text: string,
+  inserts: ReadonlyArray<{ at: number; text: string }>,
+  out: string,
+): void {
+  const kind = parseTestFile(file, text).sourceType;
+  const sourceType = kind === 'module' || kind === 'script' ? kind : 'unambiguous';
+  try {
+    for (const insert of inserts) parseProgram(file, insert.text, sourceType);
+  } catch {
+    // As the original's kind: a CommonJS file is no module for the insert's sake.
+    parseProgram(file, out, sourceType);
+  }
 }
 
 /** A title written as a literal (a string, or a template without substitutions), else null. */
@@ -516,13 +545,13 @@ export function definedIds(dialect: JsDialect, file: string, text: string): stri
 
 /**
  * Mutants of the tests of one file whose ids are in `wanted` (ids as `dialect` names them).
- * Returns the new text (null when nothing was placed), the mutants, and the wanted ids this
- * file defines that got none, with why. A mutant's id is none of the file's ids nor of
+ * Returns where they go in `text` (each right after its test's statement; none when nothing
+ * was placed), the mutants, and the wanted ids this file defines that got none, with why. A mutant's id is none of the file's ids nor of
  * `taken`, and is added to `taken`: where ids name no file (jest's), the caller passes the
  * titles of every file the phase runs and the listed ids, so that no mutant shares a title
  * with a real test (whose outcome would then be the worst of both).
  */
-export function canaryJsFile(
+export function canaryJsInserts(
   dialect: JsDialect,
   file: string,
   text: string,
@@ -530,7 +559,8 @@ export function canaryJsFile(
   random: Random = cryptoRandom,
   taken: Set<string> = new Set(),
 ): {
-  text: string | null;
+  /** Where the mutants go in `text`, unchecked (withInserts, checkInserts). */
+  inserts: Array<{ at: number; text: string }>;
   mutants: JsMutant[];
   uncovered: Array<{ test: string; why: string }>;
   /** The wanted ids the file defines (covered or not). */
@@ -592,9 +622,23 @@ export function canaryJsFile(
     inserts.push({ at: end, text: `${eol}${blank ? eol : ''}${indent}${copy}` });
     mutants.push({ test: id, id: mutantId, mutation: choice.description });
   }
-  if (inserts.length === 0) return { text: null, mutants, uncovered, defined };
-  const out = withInserts(text, inserts);
-  // The mutated file must parse as the original did.
-  parseTestFile(file, out);
-  return { text: out, mutants, uncovered, defined };
+  return { inserts, mutants, uncovered, defined };
+}
+
+/**
+ * Mutants of the tests of one file whose ids are in `wanted` (canaryJsInserts): the new text
+ * (null when nothing was placed), checked to parse as the original did.
+ */
+export function canaryJsFile(
+  ...args: Parameters<typeof canaryJsInserts>
+): Omit<ReturnType<typeof canaryJsInserts>, 'inserts'> & { text: string | null } {
+  return withParsedPrograms(() => {
+    const { inserts, ...placed } = canaryJsInserts(...args);
+    if (inserts.length === 0) return { text: null, ...placed };
+    const [, file, text] = args;
+    const out = withInserts(text, inserts);
+    // The mutated file must parse as the original did.
+    checkInserts(file, text, inserts, out);
+    return { text: out, ...placed };
+  });
 }

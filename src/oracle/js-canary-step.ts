@@ -18,14 +18,16 @@ import {
   type InFileSentinel,
 } from './canaries.js';
 import {
-  canaryJsFile,
+  canaryJsInserts,
+  checkInserts,
   definedIds,
   JS_TEST_FILE,
+  withInserts,
   withParsedPrograms,
   type JsDialect,
   type Random,
 } from './js-canaries.js';
-import { JS_SENTINEL_MAX_FILES, sentinelJsFile } from './js-sentinels.js';
+import { JS_SENTINEL_MAX_FILES, sentinelJsInserts } from './js-sentinels.js';
 import type { PrepStep } from './prepare-steps.js';
 import { runnerHead } from './protocol.js';
 import { excerpt } from './report.js';
@@ -287,11 +289,14 @@ function mutateContents(
       }
     }
   }
+  // Each file's mutants and sentinels go into its text as read, in one go, each insert at its
+  // offset there: the file is parsed once, and its new text is checked once.
+  const inserts = new Map<string, Array<{ at: number; text: string }>>();
   for (const [file, text] of texts) {
     const inFile = listed.filter((id) => fileOf(dialect, id) === file);
     let placed;
     try {
-      placed = canaryJsFile(dialect, file, text, wanted, random, taken);
+      placed = canaryJsInserts(dialect, file, text, wanted, random, taken);
     } catch (error) {
       for (const id of inFile) {
         defined.add(id);
@@ -306,11 +311,11 @@ function mutateContents(
     for (const u of placed.uncovered) {
       for (const id of listedOf(u.test)) uncovered.push({ test: id, why: u.why });
     }
-    if (placed.text !== null) {
-      texts.set(file, placed.text);
+    if (placed.inserts.length > 0) {
+      inserts.set(file, placed.inserts);
       writes.push({
         file,
-        bytes: Buffer.from(placed.text, 'utf8'),
+        bytes: Buffer.alloc(0),
         sentinels: [],
         mutants: placed.mutants.flatMap((m) =>
           listedOf(m.test).map((id) => ({
@@ -331,15 +336,47 @@ function mutateContents(
         : 'no test of that title in its file',
     });
   }
-  const sentinelsWhy = placeSentinels(dialect, listed, hidden, texts, writes, random, taken);
-  return { writes, uncovered, sentinelsWhy };
+  const sentinelsWhy = placeSentinels(
+    dialect,
+    listed,
+    hidden,
+    texts,
+    writes,
+    random,
+    taken,
+    inserts,
+  );
+  const checked: JsWrite[] = [];
+  for (const write of writes) {
+    const text = texts.get(write.file)!;
+    const made = inserts.get(write.file) ?? [];
+    const out = withInserts(text, made);
+    try {
+      // The file with its mutants and sentinels must parse as the original did.
+      checkInserts(write.file, text, made, out);
+    } catch (error) {
+      const why = `the file does not parse with its canaries: ${excerpt(describeError(error))}`;
+      for (const m of write.mutants) uncovered.push({ test: m.test, why });
+      continue;
+    }
+    write.bytes = Buffer.from(out, 'utf8');
+    checked.push(write);
+  }
+  const placed = checked.some((w) => w.sentinels.length > 0);
+  return {
+    writes: checked,
+    uncovered,
+    sentinelsWhy:
+      sentinelsWhy ?? (placed ? null : 'no file with sentinels parses with its canaries'),
+  };
 }
 
 /**
- * The pairs of sentinels (sentinelJsFile) in up to JS_SENTINEL_MAX_FILES of the files of
- * `texts` (as mutated) that define one of the `hidden` ids, chosen at random: each such file's
- * write in `writes` gets its new bytes and its sentinels (a file without mutants gets a write).
- * Returns why none was placed, or null.
+ * The pairs of sentinels (sentinelJsInserts) in up to JS_SENTINEL_MAX_FILES of the files of
+ * `texts` (as read) that define one of the `hidden` ids, chosen at random: each such file's
+ * inserts in `inserts` get the sentinels' (after its mutants', so that at one offset a sentinel
+ * comes before a mutant), and its write in `writes` gets its sentinels (a file without mutants
+ * gets a write). Returns why none was placed, or null.
  */
 function placeSentinels(
   dialect: JsDialect,
@@ -348,7 +385,8 @@ function placeSentinels(
   texts: ReadonlyMap<string, string>,
   writes: JsWrite[],
   random: Random = (n) => randomInt(n),
-  taken: Set<string> = new Set(),
+  taken: Set<string>,
+  inserts: Map<string, Array<{ at: number; text: string }>>,
 ): string | null {
   // A sentinel's id carries the project prefix of the first listed id of the test it follows.
   const prefixOf = new Map<string, string>();
@@ -365,12 +403,12 @@ function placeSentinels(
     const file = files.splice(random(files.length), 1)[0]!;
     let placed;
     try {
-      placed = sentinelJsFile(dialect, file, texts.get(file)!, wanted, random, taken);
+      placed = sentinelJsInserts(dialect, file, texts.get(file)!, wanted, random, taken);
     } catch (error) {
       whys.push(`${file}: ${excerpt(describeError(error))}`);
       continue;
     }
-    if (placed.text === null) {
+    if (placed.inserts.length === 0) {
       whys.push(`${file}: ${placed.why ?? 'none placed'}`);
       continue;
     }
@@ -380,7 +418,7 @@ function placeSentinels(
       write = { file, bytes: Buffer.alloc(0), mutants: [], sentinels: [] };
       writes.push(write);
     }
-    write.bytes = Buffer.from(placed.text, 'utf8');
+    inserts.set(file, [...(inserts.get(file) ?? []), ...placed.inserts]);
     write.sentinels = placed.sentinels.map((s) => ({
       id: (prefixOf.get(s.test) ?? '') + s.id,
       test: (prefixOf.get(s.test) ?? '') + s.test,

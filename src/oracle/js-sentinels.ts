@@ -12,6 +12,7 @@
 import { randomInt } from 'node:crypto';
 import { isBuiltin } from 'node:module';
 import {
+  checkInserts,
   child,
   children,
   findTests,
@@ -21,6 +22,7 @@ import {
   placement,
   span,
   withInserts,
+  withParsedPrograms,
   testId,
   type FoundTest,
   type JsDialect,
@@ -424,24 +426,29 @@ function defineText(text: string, found: FoundTest): string | null {
  * A must-pass and a must-fail sentinel in one test file's `text`, each right after one of the
  * tests whose ids (`dialect`'s, without a vitest project's prefix) are in `hidden`, and
  * preferably after one that makes a call a sentinel can make. Their titles are the test's and
- * a word, no id of the file's nor of `taken` (where they go). Returns the new text (null, with
- * why, when the pair cannot be placed) and the sentinels.
+ * a word, no id of the file's nor of `taken` (where they go). Returns where they go in `text`
+ * (none, with why, when the pair cannot be placed; unchecked: withInserts, checkInserts) and
+ * the sentinels.
  */
-export function sentinelJsFile(
+export function sentinelJsInserts(
   dialect: JsDialect,
   file: string,
   text: string,
   hidden: ReadonlySet<string>,
   random: Random = (n) => randomInt(n),
   taken: Set<string> = new Set(),
-): { text: string | null; sentinels: JsSentinel[]; why: string | null } {
+): {
+  inserts: Array<{ at: number; text: string }>;
+  sentinels: JsSentinel[];
+  why: string | null;
+} {
   const program = parseTestFile(file, text);
   const tests = findTests(program);
   const usable = tests.filter(
     (t) => hidden.has(testId(dialect, file, t.path)) && defineText(text, t) !== null,
   );
   if (usable.length === 0) {
-    return { text: null, sentinels: [], why: 'no hidden test of the file has a literal title' };
+    return { inserts: [], sentinels: [], why: 'no hidden test of the file has a literal title' };
   }
   const titles = new Set(tests.map((t) => testId(dialect, file, t.path)));
   const used = usedNames(program);
@@ -474,7 +481,7 @@ export function sentinelJsFile(
       const id = testId(dialect, file, made);
       if (!titles.has(id) && !taken.has(id)) path = made;
     }
-    if (path === null) return { text: null, sentinels: [], why: 'no free title for a sentinel' };
+    if (path === null) return { inserts: [], sentinels: [], why: 'no free title for a sentinel' };
     const id = testId(dialect, file, path);
     titles.add(id);
     const [start, end] = span(found.statement);
@@ -510,8 +517,25 @@ export function sentinelJsFile(
     });
   }
   for (const s of sentinels) taken.add(s.id);
-  const out = withInserts(text, inserts);
-  // The file with its sentinels must parse as the original did.
-  parseTestFile(file, out);
-  return { text: out, sentinels, why: null };
+  return { inserts, sentinels, why: null };
+}
+
+/**
+ * The pair of sentinels of one test file (sentinelJsInserts): the new text (null, with why,
+ * when the pair cannot be placed), checked to parse as the original did.
+ */
+export function sentinelJsFile(...args: Parameters<typeof sentinelJsInserts>): {
+  text: string | null;
+  sentinels: JsSentinel[];
+  why: string | null;
+} {
+  return withParsedPrograms(() => {
+    const { inserts, sentinels, why } = sentinelJsInserts(...args);
+    if (inserts.length === 0) return { text: null, sentinels, why };
+    const [, file, text] = args;
+    const out = withInserts(text, inserts);
+    // The file with its sentinels must parse as the original did.
+    checkInserts(file, text, inserts, out);
+    return { text: out, sentinels, why: null };
+  });
 }

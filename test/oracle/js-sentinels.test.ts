@@ -4,7 +4,14 @@
 // must-pass one passes and the must-fail one fails whatever the call returns or throws, with
 // the test library's assertions neutered.
 import { describe, expect, it } from 'vitest';
-import { JS_CANARY_WORDS, type Random } from '../../src/oracle/js-canaries.js';
+import {
+  JS_CANARY_WORDS,
+  canaryJsFile,
+  checkInserts,
+  definedIds,
+  withInserts,
+  type Random,
+} from '../../src/oracle/js-canaries.js';
 import {
   mutateJsFiles,
   planJsCanaries,
@@ -445,6 +452,68 @@ describe('the sentinels in the canary step', () => {
     for (const taken of ['div rounds down again', 'div rounds down alt', 'div rounds down basic']) {
       expect(ids).not.toContain(taken);
     }
+  });
+
+  it('writes what placing the mutants, then the sentinels in the mutated file, would write', () => {
+    // The step places both in the file as read, in one go; the same draws give the same bytes
+    // as the mutants' file made first and the sentinels placed in it.
+    const draws = [0, 1, 2, 3, 1, 0, 2, 1, 3, 0, 1, 2];
+    const seeded = (): Random => {
+      let at = 0;
+      return (n) => draws[at++ % draws.length]! % n;
+    };
+    const hidden = plan('div rounds down\ndiv refuses zero\n'.length);
+    const { writes } = mutateJsFiles(hidden, read(FILES), seeded());
+    const random = seeded();
+    // mocha's ids name no file: every title of the files read is taken.
+    const taken = new Set(hidden.listed);
+    for (const [file, text] of Object.entries(FILES)) {
+      for (const id of definedIds('mocha', file, text)) taken.add(id);
+    }
+    const wanted = new Set(hidden.listed);
+    const expected = new Map<string, string>();
+    for (const [file, text] of Object.entries(FILES)) {
+      expected.set(file, canaryJsFile('mocha', file, text, wanted, random, taken).text ?? text);
+    }
+    // One file takes the pair (JS_SENTINEL_MAX_FILES): the first drawn that has a hidden test.
+    const files = Object.keys(FILES);
+    const left = [...files];
+    let placed: ReturnType<typeof sentinelJsFile> | null = null;
+    while (placed === null && left.length > 0) {
+      const file = left.splice(random(left.length), 1)[0]!;
+      const hiddenIds = new Set(hidden.hidden);
+      const tried = sentinelJsFile('mocha', file, expected.get(file)!, hiddenIds, random, taken);
+      if (tried.text === null) continue;
+      expected.set(file, tried.text);
+      placed = tried;
+    }
+    expect(placed?.sentinels).toHaveLength(2);
+    expect(writes.map((w) => [w.file, w.bytes.toString('utf8')])).toEqual(
+      files.map((f) => [f, expected.get(f)]),
+    );
+    expect(writes.flatMap((w) => w.sentinels).map((s) => s.id)).toEqual(
+      placed?.sentinels.map((s) => s.id),
+    );
+  });
+
+  it('checks each insert alone, and the whole file where an insert does not parse alone', () => {
+    const text =
+      "class Box {\n  #size = 2;\n  static check(t) {\n    t('reads', () => {\n      new Box().#size;\n    });\n  }\n}\n";
+    const at = text.indexOf('    });\n') + '    });'.length;
+    // A private name parses in its class only: the whole new text is parsed, and holds.
+    const inside = [
+      { at, text: "\n    t('reads again', () => {\n      new Box().#size;\n    });" },
+    ];
+    expect(() => checkInserts('p.test.js', text, inside, withInserts(text, inside))).not.toThrow();
+    const broken = [{ at, text: '\n    t(#size);' }];
+    expect(() => checkInserts('p.test.js', text, broken, withInserts(text, broken))).toThrow();
+    // An insert that parses alone is not parsed again within the file (a module's, here).
+    const esm = "import { t } from 'x';\nt('a', () => {});\n";
+    const alone = [{ at: esm.length, text: "t('b', () => { import.meta.url; });\n" }];
+    expect(() => checkInserts('m.test.js', esm, alone, withInserts(esm, alone))).not.toThrow();
+    const script = "const { t } = require('x');\nt('a', () => {});\n";
+    const meta = [{ at: script.length, text: "t('b', () => { import.meta.url; });\n" }];
+    expect(() => checkInserts('s.test.js', script, meta, withInserts(script, meta))).toThrow();
   });
 
   it("keeps a vitest id's project prefix on its sentinels", () => {
