@@ -365,7 +365,8 @@ async function layeredView(
 }
 
 /**
- * A new template, or null when another process holds the preparation lock: a copy of the
+ * A new template, or null when another process holds the preparation lock or removed the
+ * volume before the preparation's container named it (prepare again): a copy of the
  * image's work tree, or, with `lowers`, a layered one over the image's layers (LayersUnusable
  * when they cannot make it).
  */
@@ -440,6 +441,14 @@ async function prepare(
         'SANDBOX_INVALID',
         `cannot initialise the workspace from ${spec.repoPath}: ${reason()}`,
       );
+    }
+    // Another process's prune or reaper may have removed the volume before the container named
+    // it: the engine then made the name again, unlabelled, and the preparation filled that
+    // one, which no lookup finds and no prune removes. It goes, and the caller prepares again.
+    const labels = (await docker.getVolume(name).inspect()).Labels ?? {};
+    if (labels[LABEL.template] !== key) {
+      await removeVolume(docker, name).catch(() => undefined);
+      return null;
     }
     // The script's last line is the `ready` file it wrote.
     const ready = readyVolume(name, key, result.stdout.trim().split('\n').at(-1) ?? '');
