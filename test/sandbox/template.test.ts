@@ -2,7 +2,9 @@
 // or none), that no job's changes reach it or the next job, one preparation for concurrent
 // jobs, a half-made template never used, a new template for a changed image, and prune.
 import { randomBytes } from 'node:crypto';
+import type { ContainerCreateOptions } from 'dockerode';
 import { describe, expect, it } from 'vitest';
+import type { DockerClient } from '../../src/sandbox/docker.js';
 import { runToCompletion } from '../../src/sandbox/run.js';
 import { LABEL } from '../../src/sandbox/labels.js';
 import {
@@ -39,9 +41,10 @@ async function workspace(
   o: ReturnType<typeof owner>,
   templates: TemplateStore,
   history: History = 'full',
+  client: DockerClient = docker,
 ) {
   const base = await readFromImage(image, '/base_commit');
-  const volume = await createWorkspace(docker, {
+  const volume = await createWorkspace(client, {
     owner: o,
     role: 'solver',
     image,
@@ -113,6 +116,63 @@ describe('workspace templates', () => {
       '1000:1000',
       '1000:1000',
     ]);
+  });
+
+  it("hold the base commit's whole history with history full, nothing later, and keep a shallow repository shallow", async () => {
+    const image = await fixtureImage('git-deep');
+    const o = owner();
+    const templates = createTemplateStore();
+    const base = await readFromImage(image, '/deep_base');
+    const future = await readFromImage(image, '/deep_future');
+    const boundary = await readFromImage(image, '/shallow_boundary');
+    const made = async (repoPath: string) =>
+      createWorkspace(docker, {
+        ...{ owner: o, role: 'solver', image, repoPath, baseCommit: base, uid: 1000, gid: 1000 },
+        ...{ history: 'full', templates },
+      });
+    const log = [
+      'git log --format=%s | paste -sd " " -',
+      'git rev-list --all | wc -l',
+      `git cat-file -e ${future} 2>/dev/null && echo FUTURE || echo no-future`,
+      'git rev-parse --is-shallow-repository',
+      'cat .git/shallow 2>/dev/null || echo no-boundary',
+      'git fsck --no-dangling 2>&1 | wc -l',
+      'git status --porcelain | wc -l',
+    ].join('; ');
+    const deep = await inWorkspace(image, await made('/deep'), o, log);
+    expect(deep).toEqual(['c3 c2 c1', '3', 'no-future', 'false', 'no-boundary', '0', '0']);
+    const shallow = await inWorkspace(image, await made('/shallow'), o, log);
+    expect(shallow).toEqual(['c3 c2', '2', 'no-future', 'true', boundary, '0', '0']);
+  });
+
+  it('drop the volume the engine made again for a preparation whose template was removed under it, and prepare anew', async () => {
+    const image = await fixtureImage('git-history');
+    const o = owner();
+    // Another process's prune takes the new, still empty template volume right before the
+    // preparation's container is made: the engine then makes the name again, unlabelled.
+    let removed = '';
+    const racing = new Proxy(docker, {
+      get(target, prop, receiver) {
+        if (prop !== 'createContainer') return Reflect.get(target, prop, receiver) as unknown;
+        return async (options: ContainerCreateOptions) => {
+          const mount = options.HostConfig?.Mounts?.find((m) => m.Target === TEMPLATE_MOUNT);
+          if (removed === '' && options.Cmd?.[3] === 'proctor-template' && mount?.Source) {
+            removed = mount.Source;
+            await target.getVolume(removed).remove();
+          }
+          return target.createContainer(options);
+        };
+      },
+    });
+    const { base, volume } = await workspace(image, o, createTemplateStore(), 'none', racing);
+    expect(removed).toMatch(/^proctor-template-/);
+    const names = ((await docker.listVolumes()).Volumes ?? []).map((v) => v.Name);
+    expect(names).not.toContain(removed);
+    const templates = await listTemplates(docker, o.home);
+    expect(templates.map((t) => t.name)).toHaveLength(1);
+    expect(templates[0]?.name).not.toBe(removed);
+    const lines = await inWorkspace(image, volume, o, 'git rev-parse HEAD; cat a.txt');
+    expect(lines).toEqual([base, 'one']);
   });
 
   it('leave the template and the next job unchanged by a solver that rewrites .git, adds objects and fills its workspace', async () => {
