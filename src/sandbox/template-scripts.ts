@@ -69,8 +69,9 @@ fi
 // blobs, as a depth-1 clone would, its parents marked missing. One pack-objects reuses the
 // image's compressed objects and deltas, where a clone's transfer re-hashed every object in
 // index-pack and its gc packed them once more: for sympy's one-commit repository, 280 against
-// 70 ms with `none`, and 410-450 (clone and gc) against 70-85 with `full`. The pack holds nothing
-// but the commit's history, so nothing is left to prune. A shallow image repository (a
+// 70 ms with `none`, and 410-450 (clone and gc) against 70-85 with `full`; for sympy's whole
+// history (431,367 objects, 208 MB packed), 18.9 against 3.6 s on the host. The pack holds
+// nothing but the commit's history, so nothing is left to prune. A shallow image repository (a
 // `--depth` clone) keeps its boundary: the commits of the history it marks shallow are marked
 // so here. pack-objects writes its temporary pack in the repository it runs in: it runs in the
 // new one (the image's root is read-only), reading the image's objects through an alternates
