@@ -12,19 +12,19 @@
 // refs/remotes/origin/HEAD behind as a symref to nothing ("warning: ignoring broken ref",
 // then "fatal: bad object" from every command that walks all refs).
 //
-// PREPARE makes what the init container used to make on every job, once: in the template
-// volume, `tree/` holds the clean tracked tree and a .git with the base commit's history and
-// nothing later (the objects of the commit's history alone, packed from the image's
-// repository: no tags, no remote, no refs but HEAD, no reflog; SWE-bench shipped future
-// commits to agents in its images' repositories), or, with history `none`, the base commit
-// alone (as a depth-1 clone: its tree, its index, no parent). It is verified (no commit but the allowed ones reachable) and handed to the sandbox
-// uid:gid; `ready` holds the template's key and the tree's size in KiB (`du -sk`: what a
-// memory-backed workspace needs), and is written last, by a rename, so a template whose
-// preparation crashed is never copied from. The script's last line of output is the same
-// `ready` line, so the process that prepared a template knows its size without reading it.
-// The tree is the image's work tree as built: the tracked files at the base commit, plus the
-// files git ignores there (build output; see [environment] install), never other changes; in
-// SWE-bench's layout (setup=1), the tree of its one setup commit and every untracked file.
+// PREPARE makes what the init container used to make on every job, once: in the template volume,
+// `tree/` holds the clean tracked tree and a .git with the base commit's history and nothing later
+// (the objects of the commit's history alone, packed from the image's repository: no tags, no
+// remote, no refs but HEAD, no reflog; SWE-bench shipped future commits to agents in its images'
+// repositories), or, with history `none`, the base commit alone (as a depth-1 clone: its tree, its
+// index, no parent). It is verified (no commit but the allowed ones reachable) and handed to the
+// sandbox uid:gid; `ready` holds the template's key and the tree's size in KiB (`du -sk`: what a
+// memory-backed workspace needs), and is written last, by a rename, so a template whose preparation
+// crashed is never copied from. The script's last line of output is the same `ready` line, so the
+// process that prepared a template knows its size without reading it. The tree is the image's work
+// tree as built: the tracked files at the base commit, plus the files git ignores there (build
+// output; see [environment] install), never other changes; in SWE-bench's layout (setup=1), the
+// tree of its one setup commit and every untracked file.
 //
 // USER_COPY fills a job's fresh volume from a ready template mounted read-only (or, for an
 // overlay workspace, only checks the template and the mount; overlay.ts): one `cp -a`,
