@@ -93,7 +93,10 @@ export function placement(
 }
 
 /** `text` with every insert made (each at its offset in the original text). */
-export function withInserts(text: string, inserts: Array<{ at: number; text: string }>): string {
+export function withInserts(
+  text: string,
+  inserts: ReadonlyArray<{ at: number; text: string }>,
+): string {
   let out = text;
   for (const insert of [...inserts].sort((a, b) => b.at - a.at)) {
     out = out.slice(0, insert.at) + insert.text + out.slice(insert.at);
@@ -181,6 +184,17 @@ export function checkInserts(
     // As the original's kind: a CommonJS file is no module for the insert's sake.
     parseProgram(file, out, sourceType);
   }
+}
+
+/** `text` with `inserts` made (withInserts), checked to parse as `text` did (checkInserts). */
+export function withCheckedInserts(
+  file: string,
+  text: string,
+  inserts: ReadonlyArray<{ at: number; text: string }>,
+): string {
+  const out = withInserts(text, inserts);
+  checkInserts(file, text, inserts, out);
+  return out;
 }
 
 /** A title written as a literal (a string, or a template without substitutions), else null. */
@@ -546,10 +560,11 @@ export function definedIds(dialect: JsDialect, file: string, text: string): stri
 /**
  * Mutants of the tests of one file whose ids are in `wanted` (ids as `dialect` names them).
  * Returns where they go in `text` (each right after its test's statement; none when nothing
- * was placed), the mutants, and the wanted ids this file defines that got none, with why. A mutant's id is none of the file's ids nor of
- * `taken`, and is added to `taken`: where ids name no file (jest's), the caller passes the
- * titles of every file the phase runs and the listed ids, so that no mutant shares a title
- * with a real test (whose outcome would then be the worst of both).
+ * was placed), the mutants, and the wanted ids this file defines that got none, with why. A
+ * mutant's id is none of the file's ids nor of `taken`, and is added to `taken`: where ids name
+ * no file (jest's), the caller passes the titles of every file the phase runs and the listed
+ * ids, so that no mutant shares a title with a real test (whose outcome would then be the worst
+ * of both).
  */
 export function canaryJsInserts(
   dialect: JsDialect,
@@ -636,9 +651,6 @@ export function canaryJsFile(
     const { inserts, ...placed } = canaryJsInserts(...args);
     if (inserts.length === 0) return { text: null, ...placed };
     const [, file, text] = args;
-    const out = withInserts(text, inserts);
-    // The mutated file must parse as the original did.
-    checkInserts(file, text, inserts, out);
-    return { text: out, ...placed };
+    return { text: withCheckedInserts(file, text, inserts), ...placed };
   });
 }

@@ -19,10 +19,9 @@ import {
 } from './canaries.js';
 import {
   canaryJsInserts,
-  checkInserts,
   definedIds,
   JS_TEST_FILE,
-  withInserts,
+  withCheckedInserts,
   withParsedPrograms,
   type JsDialect,
   type Random,
@@ -342,25 +341,21 @@ function mutateContents(
     hidden,
     texts,
     writes,
+    inserts,
     random,
     taken,
-    inserts,
   );
   const checked: JsWrite[] = [];
   for (const write of writes) {
-    const text = texts.get(write.file)!;
     const made = inserts.get(write.file) ?? [];
-    const out = withInserts(text, made);
     try {
       // The file with its mutants and sentinels must parse as the original did.
-      checkInserts(write.file, text, made, out);
+      const out = withCheckedInserts(write.file, texts.get(write.file)!, made);
+      checked.push({ ...write, bytes: Buffer.from(out, 'utf8') });
     } catch (error) {
       const why = `the file does not parse with its canaries: ${excerpt(describeError(error))}`;
       for (const m of write.mutants) uncovered.push({ test: m.test, why });
-      continue;
     }
-    write.bytes = Buffer.from(out, 'utf8');
-    checked.push(write);
   }
   const placed = checked.some((w) => w.sentinels.length > 0);
   return {
@@ -384,9 +379,9 @@ function placeSentinels(
   hidden: readonly string[],
   texts: ReadonlyMap<string, string>,
   writes: JsWrite[],
-  random: Random = (n) => randomInt(n),
-  taken: Set<string>,
   inserts: Map<string, Array<{ at: number; text: string }>>,
+  random: Random = (n) => randomInt(n),
+  taken: Set<string> = new Set(),
 ): string | null {
   // A sentinel's id carries the project prefix of the first listed id of the test it follows.
   const prefixOf = new Map<string, string>();

@@ -445,11 +445,7 @@ async function prepare(
     // Another process's prune or reaper may have removed the volume before the container named
     // it: the engine then made the name again, unlabelled, and the preparation filled that
     // one, which no lookup finds and no prune removes. It goes, and the caller prepares again.
-    const labels = (await docker.getVolume(name).inspect()).Labels ?? {};
-    if (labels[LABEL.template] !== key) {
-      await removeVolume(docker, name).catch(() => undefined);
-      return null;
-    }
+    if (await dropIfUnlabelled(docker, name)) return null;
     // The script's last line is the `ready` file it wrote.
     const ready = readyVolume(name, key, result.stdout.trim().split('\n').at(-1) ?? '');
     return lowers === undefined ? ready : { ...ready, lowers };
