@@ -85,9 +85,33 @@ export function sentinelsInFiles(record: CanaryRecord | undefined): boolean {
 export const EXISTING_CANARY_SAMPLE = 3;
 
 /**
+ * Up to EXISTING_CANARY_SAMPLE of `existingIds` that are not hidden, chosen at random for each
+ * grade (a candidate cannot know which of its tests are watched).
+ */
+export function existingSample(
+  hiddenIds: readonly string[],
+  existingIds: readonly string[],
+  sample = EXISTING_CANARY_SAMPLE,
+): string[] {
+  const listed = new Set(hiddenIds);
+  const pool = [...new Set(existingIds)].filter((id) => !listed.has(id));
+  const chosen: string[] = [];
+  while (chosen.length < sample && pool.length > 0) {
+    chosen.push(pool.splice(randomInt(pool.length), 1)[0]!);
+  }
+  return chosen;
+}
+
+/** The ID list `hidden` (its bytes) with `ids` after it, a line each. */
+export function withIds(hidden: Buffer, ids: readonly string[]): Buffer {
+  if (ids.length === 0) return hidden;
+  const head = hidden.length > 0 && hidden[hidden.length - 1] !== 0x0a ? '\n' : '';
+  return Buffer.concat([hidden, Buffer.from(`${head}${ids.join('\n')}\n`, 'utf8')]);
+}
+
+/**
  * The ID list the canary step takes: `hidden` (the list's bytes, with `hiddenIds` its ids),
- * then up to EXISTING_CANARY_SAMPLE of `existingIds` that are not hidden, chosen at random for
- * each grade (a candidate cannot know which of its tests are watched).
+ * then existingSample's choice of `existingIds`.
  */
 export function withExistingSample(
   hidden: Buffer,
@@ -95,15 +119,7 @@ export function withExistingSample(
   existingIds: readonly string[],
   sample = EXISTING_CANARY_SAMPLE,
 ): Buffer {
-  const listed = new Set(hiddenIds);
-  const pool = [...new Set(existingIds)].filter((id) => !listed.has(id));
-  const chosen: string[] = [];
-  while (chosen.length < sample && pool.length > 0) {
-    chosen.push(pool.splice(randomInt(pool.length), 1)[0]!);
-  }
-  if (chosen.length === 0) return hidden;
-  const head = hidden.length > 0 && hidden[hidden.length - 1] !== 0x0a ? '\n' : '';
-  return Buffer.concat([hidden, Buffer.from(`${head}${chosen.join('\n')}\n`, 'utf8')]);
+  return withIds(hidden, existingSample(hiddenIds, existingIds, sample));
 }
 
 const stepOutput = z

@@ -19,6 +19,7 @@ import {
   COLLECTOR_WAIT_ROUNDS,
   EVALUATOR_PATHS,
   PHASE_SCRIPT,
+  STEPS_THEN_PHASE_SCRIPT,
   asset,
   codeCacheArgs,
   type CodeCache,
@@ -31,7 +32,15 @@ import {
   type SentinelRequest,
 } from './protocol.js';
 import { DEFAULT_REPORT_LIMITS, excerpt, parseReport, type TestStatus } from './report.js';
-import type { PrepStep } from './prepare-steps.js';
+import {
+  prepareCommand,
+  PREPARE_SCRIPT,
+  readPreparedFrames,
+  stepTimedOut,
+  type PreparedStep,
+  type PrepStep,
+} from './prepare-steps.js';
+import type { TestTree } from './evaluate-tree.js';
 import { causeExcerpt, checkPhase, type PhaseName, type PhaseOutcome } from './verdict.js';
 
 export interface CommandRecord {
@@ -266,6 +275,77 @@ export interface StartedPhase {
   dir: string;
   request: SentinelRequest | null;
   run: ExecResult;
+  /** The ids the request named as canaries (some may not have been placed: a failed write). */
+  requested: readonly string[];
+}
+
+/**
+ * Trusted steps that run first in a phase's exec (STEPS_THEN_PHASE_SCRIPT), while nothing of
+ * the task runs: the last of the hidden tests' preparation (evaluate-prepare.ts).
+ */
+export interface StepsBefore {
+  steps: readonly PrepStep[];
+  /**
+   * Once the steps' stdin is made: the ids of the canaries and in-file sentinels they place,
+   * which the phase's request carries, and whether any sentinel is in the files.
+   */
+  placing: () => Promise<{ ids: string[]; sentinelsInFiles: boolean }>;
+  /**
+   * The phase's canaries and the work tree's git, from the steps' records (`whole`: the exec's
+   * result, for a step it never reported). Rejects when making the steps' stdin failed.
+   */
+  finish: (
+    records: ReadonlyMap<string, CommandRecord>,
+    whole: ExecResult,
+  ) => Promise<{ canaries: CanaryRecord | undefined; tree: TestTree }>;
+}
+
+/** A phase started after StepsBefore: `ran` false when a step stopped it (the tree's verdict
+ * then says why) or the steps never all reported. */
+export interface StartedAfterSteps {
+  started: StartedPhase;
+  tree: TestTree;
+  ran: boolean;
+  records: ReadonlyMap<string, CommandRecord>;
+}
+
+/** How long the steps before a phase may take beyond its test_seconds, in all. */
+export const STEPS_BEFORE_SLACK_MS = 60_000;
+
+/** The job's timings of steps run in a phase's exec: the canaries' write counts as theirs. */
+const STEP_TIMING: Readonly<Record<string, string>> = {
+  canary_read: 'canaries',
+  canary_write: 'canaries',
+};
+
+/**
+ * The records of the steps an exec of PREPARE_SCRIPT reported (`read`: its frames), by name,
+ * each step's in-container time added to the job's timings.
+ */
+export function stepRecords(
+  phase: Pick<PhaseContext, 'addTime'>,
+  steps: readonly PrepStep[],
+  read: ReadonlyMap<string, PreparedStep>,
+  /** A step's duration when the image's date gives no nanoseconds. */
+  unknownMs = 0,
+): Map<string, CommandRecord> {
+  const records = new Map<string, CommandRecord>();
+  for (const step of steps) {
+    const done = read.get(step.name);
+    if (done === undefined) continue;
+    if (done.ms !== null) phase.addTime?.(STEP_TIMING[step.name] ?? step.name, done.ms);
+    records.set(step.name, {
+      exitCode: done.exitCode,
+      timedOut: stepTimedOut(done, step.timeoutMs),
+      durationMs: done.ms ?? unknownMs,
+      stdout: done.stdout.toString('utf8'),
+      stderr: done.stderr,
+      stdoutBytes: done.stdoutBytes,
+      stderrBytes: done.stderrBytes,
+      truncated: done.truncated,
+    });
+  }
+  return records;
 }
 
 /**
@@ -281,53 +361,158 @@ export async function startPhase(
     : phase.bundle.hiddenIds,
   canaries?: CanaryRecord,
 ): Promise<StartedPhase> {
-  const { docker, bundle, containerId: id, exec, timed, signal } = phase;
+  const { bundle, exec, timed } = phase;
   const { limits } = bundle;
-  const planned = phase.protocol?.phases[name];
-  const dir = planned?.dir ?? phaseDir();
+  const planned = phaseRequest(phase, name);
   // Sentinels the trusted step wrote into the test files replace the phase's file of them:
   // the test side is asked for none, and none are checked in the collector's report.
-  const request =
-    planned === undefined
-      ? null
-      : sentinelsInFiles(canaries)
-        ? { ...planned.request, sentinels: [] }
-        : planned.request;
-  const ids = phase.lists[list];
-  if (ids === undefined) throw new ProctorError('INTERNAL', `no ID list named ${list}`);
+  const request = withInFileSentinels(planned.request, sentinelsInFiles(canaries));
   // The canaries' and in-file sentinels' ids go to the test side among the listed ones; the
   // collector needs none of them (it reports whatever the tests report).
-  const mutants = [...(canaries?.mutants ?? []), ...(canaries?.sentinels ?? [])].map((m) => m.id);
-  const sent = request !== null && mutants.length > 0 ? { ...request, canaries: mutants } : request;
+  const requested = [...(canaries?.mutants ?? []), ...(canaries?.sentinels ?? [])].map((m) => m.id);
+  const command = phaseCommand(phase, planned.dir, list, request);
+  const run = await timed(name, () =>
+    exec(command.cmd, limits.testSeconds * 1000, limits.outputBytes, {
+      stdin: command.stdin(request, requested),
+    }),
+  );
+  await checkRun(phase, run);
+  return { name, declared, canaries, dir: planned.dir, request, run, requested };
+}
+
+/**
+ * startPhase after `before`'s steps, in the same exec (STEPS_THEN_PHASE_SCRIPT): the request
+ * is made once the steps' stdin is (their canaries' ids in it), and the runner's own time,
+ * output and exit are told apart from the steps'. A run longer than test_seconds (the exec
+ * gives the steps STEPS_BEFORE_SLACK_MS more) counts as timed out.
+ */
+export async function startPhaseAfterSteps(
+  phase: PhaseContext,
+  name: RunName,
+  list: string,
+  declared: readonly string[],
+  before: StepsBefore,
+): Promise<StartedAfterSteps> {
+  const { bundle, exec, timed } = phase;
+  const { limits } = bundle;
+  const planned = phaseRequest(phase, name);
+  const steps = prepareCommand(before.steps);
+  let request = planned.request;
+  let requested: string[] = [];
+  const command = phaseCommand(phase, planned.dir, list, request);
+  const stdin = async () => {
+    const after = Buffer.isBuffer(steps.stdin) ? steps.stdin : await steps.stdin();
+    const placing = await before.placing();
+    request = withInFileSentinels(planned.request, placing.sentinelsInFiles);
+    requested = placing.ids;
+    const own = command.stdin(request, requested);
+    // The phase's own bytes' length is only known with the request: a first line gives it.
+    return Buffer.concat([Buffer.from(`${own.length}\n`), own, after]);
+  };
+  const args = [...command.cmd.slice(4), '', '', '', '', '', ''].slice(0, 6);
+  const frameBytes = steps.outputBytes;
   const run = await timed(name, () =>
     exec(
       [
         'sh',
         '-c',
-        request === null ? PHASE_SCRIPT : CHANNEL_SCRIPT,
-        'proctor-phase',
-        dir,
-        asset(ASSET.runner),
-        String(ids.length),
-        String(phase.patchHeaders.length),
-        ...(request === null ? [] : codeCacheArgs(phase.protocol?.code)),
+        STEPS_THEN_PHASE_SCRIPT,
+        'proctor-steps-phase',
+        PREPARE_SCRIPT,
+        command.cmd[2]!,
+        ...args,
+        ...steps.cmd.slice(5),
       ],
-      limits.testSeconds * 1000,
-      limits.outputBytes,
-      {
-        stdin: Buffer.concat([
-          ids,
-          phase.patchHeaders,
-          ...(sent === null ? [] : [requestBytes([sent])]),
-        ]),
-      },
+      limits.testSeconds * 1000 + Math.min(steps.timeoutMs, STEPS_BEFORE_SLACK_MS),
+      limits.outputBytes + 2 * frameBytes,
+      { stdin },
     ),
   );
-  checkAborted(signal, run);
+  checkAborted(phase.signal, run);
+  await requireRunning(phase.docker, phase.containerId, run);
+  const frames = readPreparedFrames(run.stdout, before.steps);
+  const records = stepRecords(phase, before.steps, frames.steps);
+  const stepsMs = [...records.values()].reduce((sum, r) => sum + r.durationMs, 0);
+  phase.addTime?.(name, -stepsMs);
+  const ran =
+    before.steps.every((step) => records.has(step.name)) &&
+    before.steps.every((step) => !step.stopOnFailure || records.get(step.name)?.exitCode === 0);
+  const { canaries, tree } = await before.finish(records, run);
+  const ownMs = Math.max(0, run.durationMs - stepsMs);
+  if (ran && run.timedOut && ownMs < limits.testSeconds * 1000 - 1000) {
+    // The steps took the runner's time: nothing the candidate did.
+    throw new ProctorError(
+      'INTERNAL',
+      `the steps before the ${name} run took ${stepsMs} ms, and the run was cut short`,
+    );
+  }
+  const own: ExecResult = {
+    ...run,
+    stdout: run.stdout.slice(frames.end),
+    stdoutBytes: Math.max(0, run.stdoutBytes - Buffer.byteLength(run.stdout.slice(0, frames.end))),
+    durationMs: ownMs,
+    timedOut: run.timedOut || (ran && ownMs > limits.testSeconds * 1000),
+  };
+  const started = { name, declared, canaries, dir: planned.dir, request, run: own, requested };
+  return { started, tree, ran, records };
+}
+
+/** The phase's folder and request as the collector planned them (none for protocol 1). */
+function phaseRequest(
+  phase: PhaseContext,
+  name: RunName,
+): { dir: string; request: SentinelRequest | null } {
+  const planned = phase.protocol?.phases[name];
+  return { dir: planned?.dir ?? phaseDir(), request: planned?.request ?? null };
+}
+
+/** The request less its sentinels, when the trusted step wrote them into the test files. */
+function withInFileSentinels(
+  request: SentinelRequest | null,
+  inFiles: boolean,
+): SentinelRequest | null {
+  return request !== null && inFiles ? { ...request, sentinels: [] } : request;
+}
+
+/** The phase's script and arguments, and its stdin for a request and the canaries' ids. */
+function phaseCommand(
+  phase: PhaseContext,
+  dir: string,
+  list: string,
+  request: SentinelRequest | null,
+): { cmd: string[]; stdin: (request: SentinelRequest | null, canaries: string[]) => Buffer } {
+  const ids = phase.lists[list];
+  if (ids === undefined) throw new ProctorError('INTERNAL', `no ID list named ${list}`);
+  const protocol2 = request !== null;
+  return {
+    cmd: [
+      'sh',
+      '-c',
+      protocol2 ? CHANNEL_SCRIPT : PHASE_SCRIPT,
+      'proctor-phase',
+      dir,
+      asset(ASSET.runner),
+      String(ids.length),
+      String(phase.patchHeaders.length),
+      ...(protocol2 ? codeCacheArgs(phase.protocol?.code) : []),
+    ],
+    stdin: (sent, canaries) =>
+      Buffer.concat([
+        ids,
+        phase.patchHeaders,
+        ...(sent === null
+          ? []
+          : [requestBytes([canaries.length > 0 ? { ...sent, canaries } : sent])]),
+      ]),
+  };
+}
+
+/** Throws when the run was cancelled, or its container died under it. */
+async function checkRun(phase: PhaseContext, run: ExecResult): Promise<void> {
+  checkAborted(phase.signal, run);
   // A container that died under the run (removed, the engine restarted) says nothing
   // about the candidate: an exit 137 then is not an OOM kill.
-  await requireRunning(docker, id, run);
-  return { name, declared, canaries, dir, request, run };
+  await requireRunning(phase.docker, phase.containerId, run);
 }
 
 /**
@@ -427,6 +612,15 @@ export async function finishPhase(
         ? judgeCanaries(canaries, parsed.tests, parsed.swebench, declared)
         : null;
       if (judged) parsed = { ...parsed, tests: judged.tests, swebench: judged.swebench };
+      // So do the ids the request named whose file was not written (a failed write).
+      if (started.requested.length > 0) {
+        const named = new Set(started.requested);
+        parsed = {
+          ...parsed,
+          tests: new Map([...parsed.tests].filter(([id]) => !named.has(id))),
+          swebench: new Map([...parsed.swebench].filter(([id]) => !named.has(id))),
+        };
+      }
       // Logged even when the report cannot be used (a session that never started).
       if (parsed.cause !== undefined) record.report.cause = parsed.cause;
       if (request !== null && record.integrity) {

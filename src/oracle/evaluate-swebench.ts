@@ -5,9 +5,9 @@
 // collector and its sentinels included). Its report is then read twice, once per list, into
 // the `existing` and `hidden` views that swebench-verdict.ts grades.
 import type { Bundle } from './bundle.js';
-import { runPhase, type CommandRecord, type PhaseContext } from './evaluate-phase.js';
+import type { CommandRecord, PhaseContext } from './evaluate-phase.js';
 import { ASSET } from './evaluate-scripts.js';
-import { candidateApplyVerdict, prepareHiddenRun } from './evaluate-prepare.js';
+import { candidateApplyVerdict, prepareHiddenRun, runPrepared } from './evaluate-prepare.js';
 import { decideSwebenchGrade } from './swebench-verdict.js';
 import { checkPhase, failVerdict, type GradePhases, type Verdict } from './verdict.js';
 
@@ -70,13 +70,14 @@ export async function runSwebenchTests(
       testTree: null,
     };
   }
-  const tree = prepared.tree;
-  if (tree.verdict) {
-    return { verdict: tree.verdict, phases: null, apply, hiddenApply, testTree: tree.record };
-  }
-  const canaries = prepared.canaries;
   const declared = [...new Set([...bundle.hiddenIds, ...bundle.existingIds])];
-  const tests = await runPhase(phase, 'tests', ASSET.tests, declared, canaries);
+  const ran = await runPrepared(phase, prepared, 'tests', ASSET.tests, declared);
+  const tree = ran.tree;
+  if (ran.outcome === null) {
+    const verdict = tree.verdict ?? failVerdict('INFRA_ERROR', 'the run never started');
+    return { verdict, phases: null, apply, hiddenApply, testTree: tree.record };
+  }
+  const tests = ran.outcome;
   const view = (ids: readonly string[]) => ({
     ...tests,
     check: tests.report === undefined ? null : checkPhase(ids, tests.report.tests),

@@ -56,30 +56,29 @@ import { prepareCandidate, type CandidateRecord } from './candidate.js';
 import {
   checkAborted,
   collectPhase,
-  commandRecord,
-  runPhase,
   startCollector,
   startPhase,
+  startPhaseAfterSteps,
   type CommandRecord,
   type PhaseContext,
   type PhaseExecOptions,
   type PhaseRecord,
+  type StartedPhase,
 } from './evaluate-phase.js';
-import {
-  APPLY_SCRIPT,
-  APPLY_TIMEOUT_MS,
-  ASSET,
-  DETERMINISTIC_ENV,
-  EVALUATOR_PATHS,
-  SETUP_TIMEOUT_MS,
-  asset,
-} from './evaluate-scripts.js';
+import { ASSET, DETERMINISTIC_ENV, EVALUATOR_PATHS, SETUP_TIMEOUT_MS } from './evaluate-scripts.js';
 import { runnerCachesCode, runnerProtocol } from './protocol.js';
 import { codeLoader } from '../runners/index.js';
 import { runSwebenchTests, swebenchList } from './evaluate-swebench.js';
 import type { TestStatus } from './report.js';
 import { declaredTests, type DeclaredTests } from './test-statuses.js';
-import { candidateApplyVerdict, prepareHiddenRun } from './evaluate-prepare.js';
+import {
+  candidateApplyVerdict,
+  prepareExistingRun,
+  prepareHiddenRun,
+  runPrepared,
+  splitSample,
+  type ExistingCanaries,
+} from './evaluate-prepare.js';
 import { patchHeaders } from './patch-headers.js';
 import {
   decideGrade,
@@ -309,20 +308,6 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
           )
         : undefined;
 
-    // Under SWE-bench's rules nothing runs between the candidate's apply and the hidden tests'
-    // preparation: the apply is that exec's first step (evaluate-swebench.ts).
-    if (hasPatch && !swebench) {
-      const applied = await timed('apply', () =>
-        exec(['sh', '-c', APPLY_SCRIPT, 'proctor-apply', asset(ASSET.candidate)], APPLY_TIMEOUT_MS),
-      );
-      checkAborted(signal, applied);
-      evaluation.apply = commandRecord(applied);
-      if (applied.exitCode !== 0) {
-        evaluation.verdict = candidateApplyVerdict(applied);
-        return evaluation;
-      }
-    }
-
     const phase: PhaseContext = {
       docker,
       bundle,
@@ -338,6 +323,21 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
       ...(input.unstartedIsInvalid ? { unstartedIsInvalid: true } : {}),
       ...(protocol ? { protocol } : {}),
     };
+    // Under SWE-bench's rules nothing runs between the candidate's apply and the hidden tests'
+    // preparation: the apply is that exec's first step (evaluate-swebench.ts). Otherwise its
+    // exec also reads the files of the existing run's canaries, for a runner that pays per file.
+    let existing: ExistingCanaries | null = null;
+    const sample = hasPatch && !swebench ? splitSample(phase, runner) : null;
+    if (hasPatch && !swebench) {
+      const applied = await prepareExistingRun(phase, runner, sample?.existing ?? []);
+      evaluation.apply = applied.apply;
+      if (applied.apply.exitCode !== 0) {
+        evaluation.verdict = candidateApplyVerdict(applied.apply);
+        return evaluation;
+      }
+      existing = applied.canaries;
+    }
+
     if (swebench) {
       const ran = await runSwebenchTests(phase, {
         runner,
@@ -352,7 +352,25 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
       evaluation.verdict = ran.verdict;
       return evaluation;
     }
-    const ran = await startPhase(phase, 'existing', ASSET.existing);
+    let ran: StartedPhase;
+    if (existing?.before) {
+      const after = await startPhaseAfterSteps(
+        phase,
+        'existing',
+        ASSET.existing,
+        bundle.existingIds,
+        existing.before,
+      );
+      if (after.tree.verdict || !after.ran) {
+        evaluation.testTree = after.tree.record;
+        evaluation.verdict =
+          after.tree.verdict ?? failVerdict('INFRA_ERROR', 'the existing run never started');
+        return evaluation;
+      }
+      ran = after.started;
+    } else {
+      ran = await startPhase(phase, 'existing', ASSET.existing, undefined, existing?.record);
+    }
     if (ran.run.timedOut) {
       // The verdict is TIMEOUT whatever the hidden tests do (and a baseline is quarantined):
       // do not spend test_seconds a second time.
@@ -370,6 +388,8 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
       hiddenPatch,
       candidate: hasPatch,
       collect: ran,
+      existing,
+      ...(sample ? { sample: sample.hidden } : {}),
     });
     if (prepared.collected === null) throw new Error('the existing suite was not collected');
     const phases: GradePhases = { existing: prepared.collected };
@@ -384,14 +404,14 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
       );
       return evaluation;
     }
-    const tree = prepared.tree;
-    evaluation.testTree = tree.record;
-    if (tree.verdict) {
-      evaluation.verdict = tree.verdict;
+    const hidden = await runPrepared(phase, prepared, 'hidden', ASSET.hidden, bundle.hiddenIds);
+    evaluation.testTree = hidden.tree.record;
+    if (hidden.outcome === null) {
+      evaluation.verdict =
+        hidden.tree.verdict ?? failVerdict('INFRA_ERROR', 'the hidden run never started');
       return evaluation;
     }
-    const canaries = prepared.canaries;
-    phases.hidden = await runPhase(phase, 'hidden', ASSET.hidden, bundle.hiddenIds, canaries);
+    phases.hidden = hidden.outcome;
     evaluation.verdict = decideGrade(phases);
     return evaluation;
   } finally {

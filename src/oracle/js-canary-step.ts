@@ -534,7 +534,10 @@ export function mutateJsFiles(
 }
 
 /** The write step of `writes` in the work tree `workdir`: every file in one step (WRITE_SCRIPT). */
-export function jsWriteStep(workdir: string, writes: readonly JsWrite[]): PrepStep {
+export function jsWriteStep(
+  workdir: string,
+  writes: readonly Pick<JsWrite, 'file' | 'bytes'>[],
+): PrepStep {
   return { ...writeStep(workdir), stdin: writeFrames(writes) };
 }
 

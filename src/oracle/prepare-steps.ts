@@ -42,7 +42,8 @@ export const PREPARE_STDERR_BYTES = 64 * 1024;
 // process is started for it), each ended by a line `.`: base64 holds no space or `.`, so
 // nothing a step prints can pass for another step's frame. A step's own arguments are the
 // first ARGC of the rest: the `for` list is fixed when the loop starts, so each round drops
-// one argument from the front and puts it back at the end while it is one of the step's.
+// one argument from the front and puts it back at the end while it is one of the step's. A step
+// that stops the exec ends it with exit 3 (STEPS_THEN_PHASE_SCRIPT then runs no phase).
 export const PREPARE_SCRIPT = String.raw`if [ "$1" = kill ]; then ${KILL_TASK}; fi
 shift
 d=$(mktemp -d) || exit 125
@@ -90,7 +91,7 @@ while [ "$#" -gt 0 ]; do
   s=$?
   rm -f -- "$d/in$i"
   emit "$name" "$s" "$t" "$keep"
-  if [ "$s" != 0 ] && [ "$mode" = stop ]; then exit 0; fi
+  if [ "$s" != 0 ] && [ "$mode" = stop ]; then exit 3; fi
   shift "$argc"
   i=$((i + 1))
 done
@@ -201,9 +202,21 @@ export function readPreparedSteps(
   stdout: string,
   steps: readonly Pick<PrepStep, 'name' | 'keepBytes'>[],
 ): Map<string, PreparedStep> {
+  return readPreparedFrames(stdout, steps).steps;
+}
+
+/**
+ * readPreparedSteps, and where the last whole frame read ends in `stdout` (0 for none): what a
+ * command run after the steps printed follows it (STEPS_THEN_PHASE_SCRIPT).
+ */
+export function readPreparedFrames(
+  stdout: string,
+  steps: readonly Pick<PrepStep, 'name' | 'keepBytes'>[],
+): { steps: Map<string, PreparedStep>; end: number } {
   const read = new Map<string, PreparedStep>();
   const lines = stdout.split('\n');
   let i = 0;
+  let framed = 0;
   const block = (): { bytes: Buffer; complete: boolean } => {
     const parts: string[] = [];
     while (i < lines.length && lines[i] !== '.') parts.push(lines[i++]!);
@@ -211,7 +224,10 @@ export function readPreparedSteps(
     i += 1;
     return { bytes: Buffer.from(parts.join(''), 'base64'), complete };
   };
+  const offset = (from: number, to: number) =>
+    lines.slice(from, to).reduce((sum, line) => sum + line.length + 1, 0);
   while (i < lines.length) {
+    const first = i;
     const head = STEP_LINE.exec(lines[i] ?? '');
     if (!head) break;
     const [, name, code, start, end, outBytes, errBytes] = head;
@@ -221,6 +237,7 @@ export function readPreparedSteps(
     const out = block();
     const err = block();
     if (!out.complete || !err.complete) break;
+    framed += offset(first, i);
     const ms =
       /^\d+$/.test(start!) && /^\d+$/.test(end!)
         ? Number((BigInt(end!) - BigInt(start!)) / 1_000_000n)
@@ -237,7 +254,7 @@ export function readPreparedSteps(
       truncated: stdoutBytes > step.keepBytes || stderrBytes > PREPARE_STDERR_BYTES,
     });
   }
-  return read;
+  return { steps: read, end: Math.min(framed, stdout.length) };
 }
 
 /**

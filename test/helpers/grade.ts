@@ -152,10 +152,16 @@ export function expectSentinelsHeld(evaluation: Evaluation): void {
 export const hiddenRecord = (evaluation: Evaluation) =>
   evaluation.phaseRecords.find((p) => p.name === 'hidden');
 
+/** The existing tests' phase record of a grade. */
+export const existingRecord = (evaluation: Evaluation) =>
+  evaluation.phaseRecords.find((p) => p.name === 'existing');
+
 /**
  * A gold grade with canaries on: PASS with the sentinels held, one mutant for each of `tested`
- * and for nothing else, none of them passing, and only the task's own `ids` in what the grade
- * reports and stores. The hidden phase's canary record, for the dialect's own checks.
+ * and for nothing else (in whichever phase: a node or vitest runner's sampled existing test in
+ * a file no hidden test names has its mutant in the existing phase), none of them passing, and
+ * only the task's own `ids` in what the grade reports and stores. The hidden phase's canary
+ * record, for the dialect's own checks.
  */
 export function expectGoldWithCanaries(
   evaluation: Evaluation,
@@ -169,8 +175,11 @@ export function expectGoldWithCanaries(
   expectSentinelsHeld(evaluation);
   const canaries = hiddenRecord(evaluation)?.canaries;
   expect(canaries?.error).toBeNull();
-  expect(canaries?.mutants.map((m) => m.test).sort()).toEqual([...tested].sort());
-  for (const m of canaries?.mutants ?? []) {
+  const records = evaluation.phaseRecords.flatMap((p) => (p.canaries ? [p.canaries] : []));
+  for (const record of records) expect(record.error).toBeNull();
+  const mutants = records.flatMap((r) => r.mutants);
+  expect(mutants.map((m) => m.test).sort()).toEqual([...tested].sort());
+  for (const m of mutants) {
     expect(m.status, `${m.id}: ${m.mutation}`).not.toBe('passed');
     expect(m.status, `${m.id}: ${m.mutation}`).not.toBeNull();
   }

@@ -9,8 +9,16 @@ import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Bundle } from '../../src/oracle/bundle.js';
-import type { PhaseContext } from '../../src/oracle/evaluate-phase.js';
-import { prepareHiddenRun } from '../../src/oracle/evaluate-prepare.js';
+import {
+  commandRecord,
+  startPhaseAfterSteps,
+  type PhaseContext,
+  type StepsBefore,
+} from '../../src/oracle/evaluate-phase.js';
+import {
+  prepareHiddenRun,
+  runPrepared as runAfterPreparation,
+} from '../../src/oracle/evaluate-prepare.js';
 import {
   jsLaterWriteStep,
   jsWriteOutcome,
@@ -321,7 +329,7 @@ describe('PREPARE_SCRIPT in a container', { timeout: SLOW }, () => {
       step('apply', { script: 'echo no >&2; exit 10' }),
       step('tree', { script: 'echo ran' }),
     ]);
-    expect(stopped.status).toBe(0);
+    expect(stopped.status).toBe(3);
     expect([...stopped.steps.keys()]).toEqual(['apply']);
     expect(stopped.steps.get('apply')).toMatchObject({ exitCode: 10, stderr: 'no\n' });
     const went = prepare([
@@ -499,7 +507,12 @@ describe('prepareHiddenRun through the real exec', { timeout: SLOW }, () => {
     const names = /^(collect|hidden_apply|canaries|canary_read|canary_write|test_tree)$/;
     const context: PhaseContext = {
       docker,
-      bundle: { workdir: '/srv', hiddenIds: [ID], existingIds: [] } as unknown as Bundle,
+      bundle: {
+        workdir: '/srv',
+        hiddenIds: [ID],
+        existingIds: [],
+        limits: { testSeconds: 60, outputBytes: 64 * 1024 },
+      } as unknown as Bundle,
       containerId: container,
       exec: async (cmd, timeoutMs, outputBytes = 64 * 1024, options = {}) => {
         await before?.(calls.length);
@@ -533,6 +546,26 @@ describe('prepareHiddenRun through the real exec', { timeout: SLOW }, () => {
     return { context, calls, timings };
   }
 
+  /**
+   * prepareHiddenRun, then, where its last steps run in the hidden run's exec, that exec (the
+   * tree fails in this image, which has no git, so no runner starts): the tree and canaries.
+   */
+  async function prepareAndRun(
+    context: PhaseContext,
+    input: Parameters<typeof prepareHiddenRun>[1],
+  ) {
+    const prepared = await prepareHiddenRun(context, input);
+    if (prepared.candidateFailed || prepared.applyFailed !== null) {
+      throw new Error('no apply was asked for');
+    }
+    if ('tree' in prepared.done) {
+      return { prepared, tree: prepared.done.tree, canaries: prepared.canaries };
+    }
+    const ran = await runAfterPreparation(context, prepared, 'hidden', 'hidden.txt', [ID]);
+    expect(ran.outcome).toBeNull();
+    return { prepared, tree: ran.tree, canaries: ran.canaries };
+  }
+
   /** Every process's command line, a line each. */
   const PROCESSES = `for p in /proc/[0-9]*; do tr '\\000' ' ' < "$p/cmdline" 2> /dev/null; echo; done`;
 
@@ -541,11 +574,11 @@ describe('prepareHiddenRun through the real exec', { timeout: SLOW }, () => {
       `rm -rf /srv/* && mkdir -p /srv/tests /proctor/out && cat > /srv/tests/a.test.js <<'EOF'\n${TEST}EOF`,
     );
 
-  it('reads the JavaScript test files in one exec, and writes them and makes the tree in a second', async () => {
+  it('reads the JavaScript test files in one exec, and writes them and makes the tree first in the hidden run’s', async () => {
     await fresh();
     const { context, calls, timings } = phase(true);
     const runner = Buffer.from('#!/bin/sh\n# proctor-canaries: js-node\n');
-    const prepared = await prepareHiddenRun(context, {
+    const { prepared, tree, canaries } = await prepareAndRun(context, {
       runner,
       hiddenPatch: Buffer.alloc(0),
       candidate: true,
@@ -553,16 +586,16 @@ describe('prepareHiddenRun through the real exec', { timeout: SLOW }, () => {
     expect(calls).toEqual([['canary_read'], ['canary_write', 'test_tree']]);
     expect(prepared.applyFailed).toBeNull();
     if (prepared.candidateFailed || prepared.applyFailed !== null) return;
-    expect(prepared.canaries?.error).toBeNull();
-    expect(prepared.canaries?.mutants.map((m) => m.test)).toEqual([ID]);
+    expect(canaries?.error).toBeNull();
+    expect(canaries?.mutants.map((m) => m.test)).toEqual([ID]);
     // The mutant sits in the file after the test it copies, under its own title.
-    const title = prepared.canaries!.mutants[0]!.id.slice('tests/a.test.js::'.length);
+    const title = canaries!.mutants[0]!.id.slice('tests/a.test.js::'.length);
     const written = await shell('cat tests/a.test.js');
     expect(written.stdout.startsWith(TEST.trimEnd())).toBe(true);
     expect(written.stdout).toContain(`it('${title}', () => {`);
     // This image has no git: the tree step ran, failed, and says so.
-    expect(prepared.tree.record.exitCode).not.toBe(0);
-    expect(prepared.tree.verdict?.reason).toBeDefined();
+    expect(tree.record.exitCode).not.toBe(0);
+    expect(tree.verdict?.reason).toBeDefined();
     expect(timings['canaries']).toBeGreaterThanOrEqual(0);
     expect(timings['hidden_prep']).toBeGreaterThan(0);
   });
@@ -576,7 +609,7 @@ describe('prepareHiddenRun through the real exec', { timeout: SLOW }, () => {
         );
       }
     });
-    const prepared = await prepareHiddenRun(context, {
+    const { prepared, tree, canaries } = await prepareAndRun(context, {
       runner: Buffer.from('# proctor-canaries: js-node\n'),
       hiddenPatch: Buffer.alloc(0),
       candidate: true,
@@ -585,18 +618,18 @@ describe('prepareHiddenRun through the real exec', { timeout: SLOW }, () => {
     if (prepared.candidateFailed || prepared.applyFailed !== null) {
       throw new Error('no apply was asked for');
     }
-    expect(prepared.canaries).toMatchObject({
+    expect(canaries).toMatchObject({
       mutants: [],
       error: 'writing tests/a.test.js failed: tests/a.test.js is no longer a regular file',
     });
     expect((await shell('cat /tmp/elsewhere.js')).stdout).toBe('elsewhere\n');
-    expect(prepared.tree.record.exitCode).not.toBe(0);
+    expect(tree.record.exitCode).not.toBe(0);
   });
 
   it('runs a Python runner’s canary step and the tree in one exec; a failed step places none', async () => {
     await fresh();
     const { context, calls } = phase(true);
-    const prepared = await prepareHiddenRun(context, {
+    const { prepared, tree, canaries } = await prepareAndRun(context, {
       runner: Buffer.from('#!/usr/bin/env python3\n# proctor-canaries: 1\n'),
       hiddenPatch: Buffer.alloc(0),
       candidate: true,
@@ -606,9 +639,9 @@ describe('prepareHiddenRun through the real exec', { timeout: SLOW }, () => {
       throw new Error('no apply was asked for');
     }
     // No python3 in this image.
-    expect(prepared.canaries).toMatchObject({ mutants: [] });
-    expect(prepared.canaries?.error).toMatch(/^the canary step exited with 127: /);
-    expect(prepared.tree.record.exitCode).not.toBe(0);
+    expect(canaries).toMatchObject({ mutants: [] });
+    expect(canaries?.error).toMatch(/^the canary step exited with 127: /);
+    expect(tree.record.exitCode).not.toBe(0);
   });
 
   it('runs the tree alone without canaries, and with a JavaScript runner that has no file to read', async () => {
@@ -681,6 +714,7 @@ describe('prepareHiddenRun through the real exec', { timeout: SLOW }, () => {
       dir: '/srv/out',
       request: null,
       run: ran,
+      requested: [],
     };
     const prepared = await prepareHiddenRun(context, {
       runner: Buffer.from('#!/bin/sh\n'),
@@ -697,6 +731,50 @@ describe('prepareHiddenRun through the real exec', { timeout: SLOW }, () => {
     const left = await shell(PROCESSES);
     expect(left.stdout).toContain('sleep infinity');
     expect(left.stdout).not.toContain('sleep 1234');
+  });
+
+  it('runs the steps first in the run’s exec: their frames apart, a run past test_seconds timed out, none after a stopping step’s failure', async () => {
+    await fresh();
+    // The runner: prints its list, what stdin it got, and outlasts test_seconds (1 s).
+    await shell(
+      `mkdir -p /proctor/assets && printf '#!/bin/sh\\necho "ran $(cat "$1") [$(cat)]"\\nsleep 1.6\\n' > /proctor/assets/run && chmod +x /proctor/assets/run`,
+    );
+    const { context, calls, timings } = phase(false);
+    context.bundle = {
+      ...context.bundle,
+      limits: { ...context.bundle.limits, testSeconds: 1 },
+    };
+    const before = (stop: boolean): StepsBefore => ({
+      steps: [
+        step('first', { stdin: Buffer.from('ONE') }),
+        step('second', {
+          script: stop ? 'echo no >&2; exit 4' : `printf '%s|' "$0"; cat`,
+          stdin: { later: () => Promise.resolve(Buffer.from('LATER')) },
+        }),
+      ],
+      placing: () => Promise.resolve({ ids: [], sentinelsInFiles: false }),
+      finish: (records, whole) =>
+        Promise.resolve({
+          canaries: undefined,
+          tree: { record: records.get('second') ?? commandRecord(whole) },
+        }),
+    });
+    const after = await startPhaseAfterSteps(context, 'hidden', 'hidden.txt', [ID], before(false));
+    expect(calls).toHaveLength(1);
+    expect(after.ran).toBe(true);
+    expect(after.records.get('first')?.stdout).toBe('proctor-first|ONE');
+    expect(after.records.get('second')?.stdout).toBe('proctor-second|LATER');
+    // The runner's own output alone, its stdin none (PHASE_SCRIPT gives it /dev/null).
+    expect(after.started.run.stdout).toBe(`ran ${ID} []\n`);
+    expect(after.started.run.stdoutBytes).toBe(Buffer.byteLength(after.started.run.stdout));
+    // Its own time went past test_seconds: timed out, though the exec was given more.
+    expect(after.started.run.timedOut).toBe(true);
+    expect(after.started.run.durationMs).toBeGreaterThanOrEqual(1000);
+    expect(timings['hidden']).toBe(after.started.run.durationMs);
+    const stopped = await startPhaseAfterSteps(context, 'hidden', 'hidden.txt', [ID], before(true));
+    expect(stopped.ran).toBe(false);
+    expect(stopped.records.get('second')).toMatchObject({ exitCode: 4, stderr: 'no\n' });
+    expect(stopped.started.run.stdout).toBe('');
   });
 
   it('ends at a hidden test patch that does not apply: no canary step, no tree', async () => {

@@ -3,7 +3,8 @@
 // the hidden test's assertion vacuous (node:assert's comparisons made lenient for the one
 // assertion after each call into the library, the methods restored before any tripwire looks)
 // passed before canaries and now ends TAMPERED, VACUOUS_TEST. The gold patch stays PASS with a
-// mutant of each hidden test and of the existing one, every mutant failing; a test the mutator
+// mutant of each hidden test and of the existing one (in the existing phase: its file is no
+// hidden test's), every mutant failing; a test the mutator
 // does not understand is named uncovered; spec gaming (the library answering the hidden test's
 // inputs alone) is no alarm; no canary id reaches anything a grade stores. The sentinels sit in
 // the hidden file (js-sentinels.ts), calling compare() as the hidden tests do: a library that
@@ -15,10 +16,10 @@ import { type Evaluation } from '../../src/oracle/evaluate.js';
 import { dockerScope, testDocker } from '../helpers/docker.js';
 import {
   expectGoldWithCanaries,
-  expectInFileSentinelCatch,
   expectInFileSentinels,
   expectSentinelsHeld,
   expectVacuousTest,
+  existingRecord,
   hiddenRecord,
 } from '../helpers/grade.js';
 import { candidateDiff, type Files, type RepoBundleSpec } from '../helpers/repo-bundles.js';
@@ -174,6 +175,28 @@ const loop = runnerSuite(docker, SCOPE, {
     hiddenIds: LOOP_IDS,
   },
 });
+// The same task where the existing tests' file also asks git whether the tracked tests are as
+// committed, and the hidden test patch edits that file without adding a hidden test to it: the
+// sampled existing tests' mutants go into it for the existing phase, the work tree's git then
+// shows them as committed, and the file is put back before the hidden test patch applies.
+const COMMITTED = `${EXISTING}
+it('the tests are as committed', () => {
+  const git = require('node:child_process').execFileSync;
+  const out = git('git', ['diff', '--stat', 'HEAD', '--', 'tests'], { encoding: 'utf8' });
+  assert.strictEqual(out, '');
+});
+`;
+const EDITED = {
+  ...SPEC,
+  id: 'node-canary-edited',
+  repo: { ...SPEC.repo, 'tests/version.test.js': COMMITTED },
+  hidden: {
+    ...SPEC.hidden,
+    'tests/version.test.js': `${COMMITTED.replace("compare('1.0', '1.0')", "compare('1.0.0', '1.0')")}// end\n`,
+  },
+  existing: [ID.equal, 'tests/version.test.js::the tests are as committed'],
+};
+const edited = runnerSuite(docker, SCOPE, { image: 'runners', spec: EDITED });
 const grade = (candidate: Buffer | null): Promise<Evaluation> =>
   suite.grade(suite.bundle, candidate);
 
@@ -200,8 +223,13 @@ describe('canaries through the built-in node:test runner', () => {
         { test: ID.self, why: 'no assertion the mutator understands' },
       ]);
       const lines = canaryLines(canaries);
-      expect(lines[0]).toBe('  canaries: 3 mutants; 1 listed tests uncovered');
-      expect(lines.filter((l) => /^ {2}canary .* of .*: failed$/.test(l))).toHaveLength(3);
+      expect(lines[0]).toBe('  canaries: 2 mutants; 1 listed tests uncovered');
+      expect(lines.filter((l) => /^ {2}canary .* of .*: failed$/.test(l))).toHaveLength(2);
+      // The sampled existing test's file is no hidden test's: its mutant went into the existing
+      // phase, which runs that file anyway, and failed there; the hidden phase ran one file.
+      const existing = existingRecord(evaluation)?.canaries;
+      expect(existing?.mutants.map((m) => [m.test, m.status])).toEqual([[ID.equal, 'failed']]);
+      expect(existing?.sentinels).toEqual([]);
       // The sentinels sit in the hidden file, after hidden tests, calling compare() as they do
       // (never after the sampled existing test, nor the one whose call uses its own locals).
       const sentinels = expectInFileSentinels(
@@ -214,6 +242,27 @@ describe('canaries through the built-in node:test runner', () => {
         expect(canaries.mutants.map((m) => m.id)).not.toContain(s.id);
       }
       expect(lines.filter((l) => /^ {2}sentinel .* in the file of /.test(l))).toHaveLength(2);
+    },
+    SLOW,
+  );
+
+  it(
+    'puts the existing phase’s mutants where git shows them as committed, then takes them out before the hidden test patch',
+    async () => {
+      const evaluation = await edited.grade(edited.bundle, edited.gold);
+      expect(evaluation.verdict, evaluation.verdict.detail).toMatchObject({ verdict: 'PASS' });
+      // Both existing tests were sampled, and their mutants ran and failed in the existing
+      // phase, where the test reading git passed: git showed the mutated file as committed.
+      const existing = existingRecord(evaluation)?.canaries;
+      expect(existing?.error).toBeNull();
+      expect(existing?.mutants.map((m) => m.test).sort()).toEqual(EDITED.existing);
+      for (const m of existing?.mutants ?? []) expect(m.status).toBe('failed');
+      expect(evaluation.phases?.existing?.report?.tests.get(EDITED.existing[1]!)).toBe('passed');
+      // The hidden test patch, which edits that file, applied to the file as it was.
+      expect(evaluation.hiddenApply?.exitCode).toBe(0);
+      expect(hiddenRecord(evaluation)?.canaries?.mutants.map((m) => m.test)).not.toContain(
+        ID.equal,
+      );
     },
     SLOW,
   );
@@ -233,10 +282,15 @@ describe('canaries through the built-in node:test runner', () => {
     'fails the skipNext forgery as TAMPERED, VACUOUS_TEST, the tripwires and sentinels missing it',
     async () => {
       const evaluation = await grade(candidateDiff(suite.dir, FORGERIES['skipNext']!));
+      // The sampled existing test's mutant, in the existing phase, tells first; the hidden
+      // test's, in the hidden phase, tells too.
       expectVacuousTest(
         evaluation,
-        /^hidden phase: VACUOUS_TEST: .*compare > orders 1\.10 after 1\.9 \(strictEqual expected 1 -> \d+\)/,
+        /^existing phase: VACUOUS_TEST: .*tests\/version\.test\.js::equal versions are 0 \(strictEqual expected 0 -> \d+\)/,
         Object.values(ID),
+      );
+      expect(hiddenRecord(evaluation)?.integrity?.tampered).toMatch(
+        /^VACUOUS_TEST: .*compare > orders 1\.10 after 1\.9 \(strictEqual expected 1 -> \d+\)/,
       );
       expect(evaluation.phases?.existing?.check?.notPassed).toEqual([]);
     },
@@ -247,8 +301,21 @@ describe('canaries through the built-in node:test runner', () => {
     'fails a forgery that passes every test calling the library by its in-file must-fail sentinel',
     async () => {
       const evaluation = await grade(candidateDiff(suite.dir, FORGERIES['passCallers']!));
-      // Without the sentinels in the file, nothing else but the canaries would tell.
-      expectInFileSentinelCatch(evaluation);
+      // The sampled existing test's mutant tells in the existing phase; in the hidden phase,
+      // the must-fail sentinel in the hidden file does (where nothing else but the canaries
+      // would tell), and every declared test passed.
+      expect(evaluation.verdict).toMatchObject({ verdict: 'FAIL', reason: 'TAMPERED' });
+      expect(evaluation.verdict.detail).toMatch(
+        /^existing phase: VACUOUS_TEST: .*tests\/version\.test\.js::equal versions are 0/,
+      );
+      expect(hiddenRecord(evaluation)?.integrity?.tampered).toMatch(
+        /^sentinel after .+ in its file \(must be failed\) reported passed/,
+      );
+      const failing = hiddenRecord(evaluation)?.canaries?.sentinels.find(
+        (x) => x.expect === 'failed',
+      );
+      expect(failing?.status).toBe('passed');
+      expect(evaluation.phases?.hidden?.check?.notPassed).toEqual([]);
     },
     SLOW,
   );
@@ -260,25 +327,25 @@ describe('canaries through the built-in node:test runner', () => {
       expect(gold.verdict, gold.verdict.detail).toMatchObject({ verdict: 'PASS' });
       const canaries = hiddenRecord(gold)?.canaries;
       expect(canaries?.sentinels).toEqual([]);
-      // The existing test's file is read too (the sample's): neither has a hidden test to follow.
-      expect(canaries?.sentinelsWhy?.split('; ').sort()).toEqual([
+      // The sampled existing test's file is the existing phase's to mutate; the hidden file has
+      // no hidden test to follow.
+      expect(canaries?.sentinelsWhy).toBe(
         'tests/loop.test.mjs: no hidden test of the file has a literal title',
-        'tests/version.test.js: no hidden test of the file has a literal title',
-      ]);
+      );
       expect(canaryLines(canaries!)).toContain(
         `  sentinels: in a file of their own, not in the test files: ${canaries?.sentinelsWhy}`,
       );
       expectSentinelsHeld(gold);
       // The limit the sentinels in the files lift: the file of their own calls nothing of the
       // library, and held under a forgery aimed at the tests that call it; here only the
-      // mutant of the sampled existing test (whose file the hidden phase runs) tells.
+      // mutant of the sampled existing test (in the existing phase) tells.
       const forged = await loop.grade(
         loop.bundle,
         candidateDiff(loop.dir, FORGERIES['passCallers']!),
       );
       expect(forged.verdict).toMatchObject({ verdict: 'FAIL', reason: 'TAMPERED' });
       expect(forged.verdict.detail).toMatch(
-        /^hidden phase: VACUOUS_TEST: .*tests\/version\.test\.js::equal versions are 0/,
+        /^existing phase: VACUOUS_TEST: .*tests\/version\.test\.js::equal versions are 0/,
       );
       const own = hiddenRecord(forged)?.integrity?.sentinels ?? [];
       expect(own.map((x) => x.expect).sort()).toEqual(['error', 'failed', 'passed']);

@@ -19,6 +19,7 @@ import {
   expectInFileSentinelCatch,
   expectInFileSentinels,
   expectVacuousTest,
+  existingRecord,
   hiddenRecord,
 } from '../helpers/grade.js';
 import { candidateDiff, type RepoBundleSpec } from '../helpers/repo-bundles.js';
@@ -133,10 +134,12 @@ describe('canaries through the built-in vitest runner', () => {
         expect(m.id).toMatch(/ [a-z]+$/);
       }
       expect(canaries.uncovered).toEqual([]);
-      expect(canaryLines(canaries)[0]).toBe('  canaries: 3 mutants; 0 listed tests uncovered');
-      // The sentinels sit in the hidden file, after hidden tests (never after the sampled
-      // existing one, whose file the hidden phase runs too), calling div() as they do, their
-      // ids carrying the project's prefix.
+      expect(canaryLines(canaries)[0]).toBe('  canaries: 2 mutants; 0 listed tests uncovered');
+      // The sampled existing test's file is no hidden test's: its mutant went into the existing
+      // phase, which runs that file anyway (the hidden phase then runs no file more).
+      expect(existingRecord(evaluation)?.canaries?.mutants.map((m) => m.test)).toEqual([ID.add]);
+      // The sentinels sit in the hidden file, after hidden tests, calling div() as they do,
+      // their ids carrying the project's prefix.
       for (const s of expectInFileSentinels(
         evaluation,
         [ID.floor, ID.zero],
