@@ -253,6 +253,10 @@ s=$?
 ${KILL_TASK}
 exit $s`;
 
+/** STEPS_THEN_PHASE_SCRIPT's first line on stderr, once its steps are done: the run's own
+ * test_seconds start there (the exec's clockFrom). */
+export const STEPS_DONE = 'proctor-steps-done';
+
 // A phase's run after trusted steps (prepare-steps.ts) in the same exec, a round trip to the
 // engine less: the JavaScript canaries' write and the work tree's git (evaluate-prepare.ts).
 // $1 PREPARE_SCRIPT, $2 the phase's script (PHASE_SCRIPT or CHANNEL_SCRIPT), $3-$8 its
@@ -260,7 +264,8 @@ exit $s`;
 // the length of the phase's own bytes, those bytes, then the steps' input. The phase's bytes go
 // to a private file, open as its stdin and removed at once; the steps take the rest of stdin and
 // print their frames first; the phase's script runs only when every step has run and none that
-// stops the exec failed (its output then follows the frames), with nothing of the task running.
+// stops the exec failed (its output then follows the frames, its stderr STEPS_DONE's line),
+// with nothing of the task running.
 export const STEPS_THEN_PHASE_SCRIPT = String.raw`q=$1 p=$2 a=$3 b=$4 c=$5 e=$6 f=$7 g=$8
 shift 8
 IFS= read -r n || exit 125
@@ -270,6 +275,7 @@ head -c "$n" > "$s/in" || exit 125
 exec 3< "$s/in" || exit 125
 rm -rf -- "$s"
 sh -c "$q" proctor-prepare - "$@" 3<&- || exit 125
+echo ${STEPS_DONE} >&2
 exec sh -c "$p" proctor-phase "$a" "$b" "$c" "$e" "$f" "$g" <&3 3<&-`;
 
 /** How many times COLLECT_SCRIPT looks again for a collector's report (10 ms apart). */

@@ -278,6 +278,7 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
         timeoutMs,
         outputBytes,
         ...(options.stdin ? { stdin: options.stdin } : {}),
+        ...(options.clockFrom ? { clockFrom: options.clockFrom } : {}),
         ...(signal ? { signal } : {}),
       });
 

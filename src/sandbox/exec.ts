@@ -59,6 +59,12 @@ export interface ExecOptions {
    */
   stdin?: Buffer | (() => Promise<Buffer>);
   /**
+   * The command's own time starts when its stderr begins with `marker` (a line its script
+   * prints once a trusted first part is done): from then on it has `timeoutMs`; until then,
+   * `beforeMs` from the call in all.
+   */
+  clockFrom?: { marker: string; beforeMs: number };
+  /**
    * Told the bytes seen so far on both streams, kept or not, after each chunk: a caller that
    * must stop a command flooding its output (an agent printing without end) aborts `signal`.
    */
@@ -168,6 +174,7 @@ async function runExec(
   let drained = 0; // bytes read after the exit
   let reason: 'timeout' | 'abort' | undefined;
   let exitCode: number | null = null;
+  let deadline = started + timeoutMs;
   signal?.addEventListener('abort', waker.wake);
   const done = (): ExecResult => ({
     exitCode,
@@ -214,8 +221,18 @@ async function runExec(
     stream.on('end', onEnd).on('close', onEnd).on('error', onEnd);
     const demuxer = createDemuxer(out, err);
     const onOutput = options.onOutput;
+    const clock = options.clockFrom;
+    // Until its marker shows (or cannot any more), the command runs on the clock before it.
+    let clocking = clock !== undefined;
     stream.on('data', (chunk: Buffer) => {
       const bytes = demuxer.write(chunk);
+      if (clocking && clock && err.totalBytes >= Buffer.byteLength(clock.marker)) {
+        clocking = false;
+        if (err.text().startsWith(clock.marker)) {
+          deadline = Date.now() + timeoutMs;
+          waker.wake();
+        }
+      }
       if (exited && (drained += bytes) >= drainBytes) waker.wake();
       onOutput?.(out.totalBytes + err.totalBytes);
     });
@@ -231,7 +248,7 @@ async function runExec(
       );
     }
 
-    const deadline = started + timeoutMs;
+    deadline = started + (clock ? clock.beforeMs : timeoutMs);
     let openPoll = OPEN_POLL_MS;
     let killDeadline = Infinity;
     let kills = 0;
@@ -384,6 +401,10 @@ function validate(options: ExecOptions): void {
     if (!(whole ? Number.isSafeInteger(value) : Number.isFinite(value)) || value < 0)
       fail(`\`${name}\` to be ${whole ? 'an integer' : 'a finite number'} ${min}`, value);
     if (name === 'timeoutMs' && value === 0) fail('`timeoutMs` to be a finite number > 0', value);
+  }
+  const clock = options.clockFrom;
+  if (clock !== undefined && (clock.marker === '' || !(clock.beforeMs > 0))) {
+    fail('`clockFrom` to have a marker and a `beforeMs` > 0', JSON.stringify(clock));
   }
   for (const [key, value] of Object.entries(env)) {
     if (!/^[^=\0]+$/.test(key) || key === TOKEN_VAR || /\0/.test(value))

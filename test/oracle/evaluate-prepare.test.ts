@@ -523,6 +523,7 @@ describe('prepareHiddenRun through the real exec', { timeout: SLOW }, () => {
           timeoutMs,
           outputBytes,
           ...(options.stdin ? { stdin: options.stdin } : {}),
+          ...(options.clockFrom ? { clockFrom: options.clockFrom } : {}),
         });
       },
       timed: async (name, work) => {
@@ -733,11 +734,12 @@ describe('prepareHiddenRun through the real exec', { timeout: SLOW }, () => {
     expect(left.stdout).not.toContain('sleep 1234');
   });
 
-  it('runs the steps first in the run’s exec: their frames apart, a run past test_seconds timed out, none after a stopping step’s failure', async () => {
+  it('runs the steps first in the run’s exec: their frames apart, test_seconds from their end, none after a stopping step’s failure', async () => {
     await fresh();
-    // The runner: prints its list, what stdin it got, and outlasts test_seconds (1 s).
+    // The runner: prints its list and what stdin it got, then sleeps (each run sets how
+    // long); test_seconds is 1.
     await shell(
-      `mkdir -p /proctor/assets && printf '#!/bin/sh\\necho "ran $(cat "$1") [$(cat)]"\\nsleep 1.6\\n' > /proctor/assets/run && chmod +x /proctor/assets/run`,
+      `mkdir -p /proctor/assets && printf '#!/bin/sh\\necho "ran $(cat "$1") [$(cat)]"\\necho said >&2\\nsleep 0\\n' > /proctor/assets/run && chmod +x /proctor/assets/run`,
     );
     const { context, calls, timings } = phase(false);
     context.bundle = {
@@ -746,7 +748,11 @@ describe('prepareHiddenRun through the real exec', { timeout: SLOW }, () => {
     };
     const before = (stop: boolean): StepsBefore => ({
       steps: [
-        step('first', { stdin: Buffer.from('ONE') }),
+        // The first step takes longer than the run's test_seconds: its time is its own.
+        step('first', {
+          script: `sleep 1.2; printf '%s|' "$0"; cat`,
+          stdin: Buffer.from('ONE'),
+        }),
         step('second', {
           script: stop ? 'echo no >&2; exit 4' : `printf '%s|' "$0"; cat`,
           stdin: { later: () => Promise.resolve(Buffer.from('LATER')) },
@@ -759,20 +765,30 @@ describe('prepareHiddenRun through the real exec', { timeout: SLOW }, () => {
           tree: { record: records.get('second') ?? commandRecord(whole) },
         }),
     });
-    const after = await startPhaseAfterSteps(context, 'hidden', 'hidden.txt', [ID], before(false));
+    const run = async (stop: boolean, runnerSleep: string) => {
+      await shell(`sed -i 's|^sleep .*|sleep ${runnerSleep}|' /proctor/assets/run`);
+      return startPhaseAfterSteps(context, 'hidden', 'hidden.txt', [ID], before(stop));
+    };
+    const quick = await run(false, '0.1');
     expect(calls).toHaveLength(1);
-    expect(after.ran).toBe(true);
-    expect(after.records.get('first')?.stdout).toBe('proctor-first|ONE');
-    expect(after.records.get('second')?.stdout).toBe('proctor-second|LATER');
-    // The runner's own output alone, its stdin none (PHASE_SCRIPT gives it /dev/null).
-    expect(after.started.run.stdout).toBe(`ran ${ID} []\n`);
-    expect(after.started.run.stdoutBytes).toBe(Buffer.byteLength(after.started.run.stdout));
-    // Its own time went past test_seconds: timed out, though the exec was given more.
-    expect(after.started.run.timedOut).toBe(true);
-    expect(after.started.run.durationMs).toBeGreaterThanOrEqual(1000);
+    expect(quick.ran).toBe(true);
+    expect(quick.records.get('first')?.stdout).toBe('proctor-first|ONE');
+    expect(quick.records.get('second')?.stdout).toBe('proctor-second|LATER');
+    expect(quick.records.get('first')?.durationMs).toBeGreaterThanOrEqual(1000);
+    // The runner's own output alone (its stdin none: PHASE_SCRIPT gives it /dev/null), and
+    // within its test_seconds, counted from the steps' end.
+    expect(quick.started.run.stdout).toBe(`ran ${ID} []\n`);
+    expect(quick.started.run.stdoutBytes).toBe(Buffer.byteLength(quick.started.run.stdout));
+    expect(quick.started.run.stderr).toBe('said\n');
+    expect(quick.started.run.timedOut).toBe(false);
     // The job's timing of the run is the exec's wall less the steps', as the run's own time.
-    expect(Math.abs(timings['hidden']! - after.started.run.durationMs)).toBeLessThan(100);
-    const stopped = await startPhaseAfterSteps(context, 'hidden', 'hidden.txt', [ID], before(true));
+    expect(Math.abs(timings['hidden']! - quick.started.run.durationMs)).toBeLessThan(100);
+    const slow = await run(false, '30');
+    // Killed at its own test_seconds, not 30 s later.
+    expect(slow.started.run.timedOut).toBe(true);
+    expect(slow.started.run.durationMs).toBeGreaterThanOrEqual(1000);
+    expect(slow.started.run.durationMs).toBeLessThan(10_000);
+    const stopped = await run(true, '0.1');
     expect(stopped.ran).toBe(false);
     expect(stopped.records.get('second')).toMatchObject({ exitCode: 4, stderr: 'no\n' });
     expect(stopped.started.run.stdout).toBe('');

@@ -344,6 +344,8 @@ describe('execInContainer', () => {
       { env: { 'A=B': 'x' } },
       { env: { PROCTOR_EXEC_ID: 'x' } },
       { stdin: 'text' as unknown as Buffer },
+      { clockFrom: { marker: '', beforeMs: 1000 } },
+      { clockFrom: { marker: 'x', beforeMs: 0 } },
     ];
     for (const options of invalid) {
       await expect(run('unused', ['true'], options)).rejects.toSatisfy((error) =>
