@@ -317,16 +317,36 @@ async function settlePreparation(
   }
 }
 
-/** Removes a preparation container that is not running (its process died, or it failed). */
+/**
+ * Removes a preparation container that is not running (its process died, or it failed). One
+ * whose own process is removing it already (the engine answers 409) is waited for, up to
+ * STALE_LOCK_WAIT_MS: the lock is going, and its name is taken until it has gone.
+ */
 export async function removeStaleLock(docker: DockerClient, key: string): Promise<void> {
   const lock = docker.getContainer(preparationName(key));
   try {
     if ((await lock.inspect()).State.Running) return;
     await lock.remove({ force: true, v: false });
   } catch (error) {
-    if (!isNotFound(error)) throw error;
+    if (isNotFound(error)) return;
+    if ((error as { statusCode?: number }).statusCode !== 409) throw error;
+    const until = Date.now() + STALE_LOCK_WAIT_MS;
+    while (Date.now() < until) {
+      const gone = await lock.inspect().then(
+        () => false,
+        (inspected: unknown) => {
+          if (isNotFound(inspected)) return true;
+          throw inspected;
+        },
+      );
+      if (gone) return;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
   }
 }
+
+/** How long removeStaleLock waits for a lock its own process is removing. */
+const STALE_LOCK_WAIT_MS = 10_000;
 
 /** A layered preparation whose image's layers cannot make the template: it is copied instead. */
 class LayersUnusable extends Error {}

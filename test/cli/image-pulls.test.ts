@@ -106,6 +106,7 @@ describe('image pulls in the pipeline', { timeout: 900_000 }, () => {
     const bundle = imageBundle(suite, 'pulled-task', image);
     const dir = home('[workers]\nbaseline = 1\n[queue]\nmax_attempts = 1\n');
 
+    const began = Date.now();
     const waiting = proctor(['--home', dir, 'baseline', bundle, '--wait']);
     const store = await waitFor(() => existsSync(join(dir, 'proctor.db')), {
       timeoutMs: 60_000,
@@ -128,6 +129,7 @@ describe('image pulls in the pipeline', { timeout: 900_000 }, () => {
     const text = await proctor(['--home', dir, 'status', '1']);
     const json = await proctor(['--home', dir, 'status', '--json']);
     const result = await waiting;
+    const waited = Date.now() - began;
     expect(result.code, result.stderr).toBe(0);
     expect(text.code, text.stderr).toBe(0);
     expect(text.stdout).toMatch(
@@ -140,11 +142,12 @@ describe('image pulls in the pipeline', { timeout: 900_000 }, () => {
     expect(pulls[0]).toMatchObject({ job: 1, kind: 'pull', image });
     expect(pulls[0]?.['totalBytes']).toBeGreaterThan(12_000_000);
 
-    // --wait said when the pull began and ended, and no more than a line per 10 s between.
+    // --wait said when the pull began and ended, and no more than a line per 10 s between
+    // (the pull's time is the machine's: counted from the whole wait's).
     const lines = result.stderr.split('\n');
     const pulling = lines.filter((l) => l.startsWith(`job 1 pulling ${image}: `));
     expect(pulling.length).toBeGreaterThanOrEqual(1);
-    expect(pulling.length).toBeLessThanOrEqual(4);
+    expect(pulling.length).toBeLessThanOrEqual(1 + Math.ceil(waited / 10_000));
     expect(lines).toContain(`job 1 pull of ${image} ended`);
     expect(result.stdout).toMatch(/pulled-task +valid/);
 

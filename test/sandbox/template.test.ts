@@ -10,7 +10,9 @@ import { LABEL } from '../../src/sandbox/labels.js';
 import {
   createTemplateStore,
   listTemplates,
+  preparationName,
   reapTemplates,
+  removeStaleLock,
   templateKey,
   TEMPLATE_MOUNT,
   type History,
@@ -173,6 +175,47 @@ describe('workspace templates', () => {
     expect(templates[0]?.name).not.toBe(removed);
     const lines = await inWorkspace(image, volume, o, 'git rev-parse HEAD; cat a.txt');
     expect(lines).toEqual([base, 'one']);
+  });
+
+  it('wait for a stale preparation lock whose own process is removing it (the engine answers 409)', async () => {
+    const image = await fixtureImage('git-history');
+    const key = `test-${randomBytes(8).toString('hex')}`;
+    const name = preparationName(key);
+    // An ended preparation: a container of that name that is not running.
+    await execFileAsync('docker', ['create', '--name', name, '--network', 'none', image, 'true']);
+    onCleanup(async () => {
+      await execFileAsync('docker', ['rm', '-f', name]).catch(() => undefined);
+    });
+    // Its own process removes it (the removal takes 400 ms here) as this call tries to.
+    let tried = 0;
+    const racing = new Proxy(docker, {
+      get(target, prop, receiver) {
+        if (prop !== 'getContainer') return Reflect.get(target, prop, receiver) as unknown;
+        return (id: string) => {
+          const real = target.getContainer(id);
+          return new Proxy(real, {
+            get(c, p, r) {
+              if (p !== 'remove') return Reflect.get(c, p, r) as unknown;
+              return () => {
+                tried += 1;
+                setTimeout(() => void real.remove({ force: true }).catch(() => undefined), 400);
+                return Promise.reject(
+                  Object.assign(new Error(`removal of container ${id} is already in progress`), {
+                    statusCode: 409,
+                  }),
+                );
+              };
+            },
+          });
+        };
+      },
+    });
+    const started = Date.now();
+    await removeStaleLock(racing, key);
+    expect(tried).toBe(1);
+    // It returned once the lock was gone, not at the 409.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(350);
+    await expect(execFileAsync('docker', ['inspect', name])).rejects.toThrow();
   });
 
   it('leave the template and the next job unchanged by a solver that rewrites .git, adds objects and fills its workspace', async () => {
