@@ -180,16 +180,23 @@ export async function buildFixture(
   log(`fixture image ${fixture.name}: started`);
   let failure: string | undefined;
   let output = '';
-  try {
-    await buildDockerfile(
-      testDockerClient(),
-      { contextDir: fixture.dir, dockerfile: 'Dockerfile' },
-      { tag, timeoutMs: options.buildTimeoutMs ?? DEFAULT_TIMEOUT_MS, trust: hostTrust() },
-    );
-  } catch (error) {
-    failure = error instanceof ProctorError ? error.code : 'an error';
-    const log = (error as { data?: { buildLog?: unknown } }).data?.buildLog;
-    output = typeof log === 'string' && log !== '' ? log : describeError(error);
+  // A build whose cache named an image that another test's cleanup removed meanwhile (`unable
+  // to find image sha256:…`, seen with three test files at a time) is run again, once.
+  for (let attempt = 1; attempt <= 2; attempt++) {
+    failure = undefined;
+    try {
+      await buildDockerfile(
+        testDockerClient(),
+        { contextDir: fixture.dir, dockerfile: 'Dockerfile' },
+        { tag, timeoutMs: options.buildTimeoutMs ?? DEFAULT_TIMEOUT_MS, trust: hostTrust() },
+      );
+    } catch (error) {
+      failure = error instanceof ProctorError ? error.code : 'an error';
+      const log = (error as { data?: { buildLog?: unknown } }).data?.buildLog;
+      output = typeof log === 'string' && log !== '' ? log : describeError(error);
+    }
+    if (failure === undefined || !/unable to find image "?sha256:/.test(output)) break;
+    log(`fixture image ${fixture.name}: a cached layer went during the build; building again`);
   }
   const seconds = Math.round((Date.now() - started) / 100) / 10;
   if (failure !== undefined) {
