@@ -157,8 +157,10 @@ export async function runToCompletion(
   } finally {
     clearTimeout(timer);
     if (onAbort) options.signal?.removeEventListener('abort', onAbort);
+    // A 409 (with force) is a removal in progress: another process took a named container
+    // that had exited for a stale lock (template.ts removeStaleLock). It goes either way.
     await container.remove({ force: true, v: false }).catch((error: unknown) => {
-      if (!isNotFound(error)) throw error;
+      if (!isNotFound(error) && (error as { statusCode?: number }).statusCode !== 409) throw error;
     });
   }
 }

@@ -614,8 +614,12 @@ export function createTemplateStore(options: TemplateOptions = {}): TemplateStor
             const volume = readyVolume(found[0].name, key, ready);
             return lowers === undefined ? volume : { ...volume, lowers };
           }
-          // Its preparation ended and left nothing ready: its lock is stale.
-          if (lock === 'ended') await removeStaleLock(docker, key);
+          // Its preparation ended and left nothing ready: its lock is stale. Once it is gone,
+          // look again: a preparation that had just ended may have left its template by now.
+          if (lock === 'ended') {
+            await removeStaleLock(docker, key);
+            if (round < 5) continue;
+          }
           made = await prepare(docker, spec, key, lowers);
           if (made === null && round >= 5) {
             throw new ProctorError(
