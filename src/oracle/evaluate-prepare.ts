@@ -397,9 +397,12 @@ export async function prepareExistingRun(
     plan !== null && plan.files.length > 0 ? jsReadStep(phase.bundle.workdir, plan) : null;
   const apply = candidateApplyStep();
   if (read === null || plan === null) {
-    const { run } = await plainApply(phase);
+    const applied = await applyAlone(phase, apply);
     const none = () => Promise.resolve([]);
-    return { apply: run, canaries: plan === null ? null : { record: plan.record, restore: none } };
+    return {
+      apply: applied,
+      canaries: plan === null ? null : { record: plan.record, restore: none },
+    };
   }
   const { run, records } = await runSteps(phase, [apply, read], 'apply');
   const applied = records.get(apply.name) ?? missingRecord(run);
@@ -461,16 +464,13 @@ function planExistingSample(
   return planJsCanaries(dialect, withIds(Buffer.alloc(0), ids), phase.patchHeaders, 0);
 }
 
-/** The candidate's apply in an exec of its own (APPLY_SCRIPT). */
-async function plainApply(phase: PhaseContext): Promise<{ run: CommandRecord }> {
-  const applied = await phase.timed('apply', () =>
-    phase.exec(
-      ['sh', '-c', APPLY_SCRIPT, 'proctor-apply', asset(ASSET.candidate)],
-      APPLY_TIMEOUT_MS,
-    ),
+/** A step in an exec of its own, without PREPARE_SCRIPT's frames (the candidate's apply). */
+async function applyAlone(phase: PhaseContext, step: PrepStep): Promise<CommandRecord> {
+  const applied = await phase.timed(step.name, () =>
+    phase.exec(['sh', '-c', step.script, `proctor-${step.name}`, ...step.args], step.timeoutMs),
   );
   checkAborted(phase.signal, applied);
-  return { run: commandRecord(applied) };
+  return commandRecord(applied);
 }
 
 /**

@@ -328,9 +328,10 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
     // preparation: the apply is that exec's first step (evaluate-swebench.ts). Otherwise its
     // exec also reads the files of the existing run's canaries, for a runner that pays per file.
     let existing: ExistingCanaries | null = null;
-    const sample = hasPatch && !swebench ? splitSample(phase, runner) : null;
+    let sample: ReturnType<typeof splitSample> | null = null;
     if (hasPatch && !swebench) {
-      const applied = await prepareExistingRun(phase, runner, sample?.existing ?? []);
+      sample = splitSample(phase, runner);
+      const applied = await prepareExistingRun(phase, runner, sample.existing);
       evaluation.apply = applied.apply;
       if (applied.apply.exitCode !== 0) {
         evaluation.verdict = candidateApplyVerdict(applied.apply);
