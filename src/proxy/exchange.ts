@@ -59,6 +59,11 @@ export interface ExchangeInput {
   idleMs: number;
   agents: { http: HttpAgent; https: HttpsAgent };
   now(): number;
+  /**
+   * Run when a 2xx answer has arrived whole or not, before its last bytes reach the agent
+   * (which may ask again as soon as they do). Default: none.
+   */
+  beforeEnd?: (result: ExchangeResult) => Promise<void>;
 }
 
 export interface ExchangeResult {
@@ -229,7 +234,7 @@ export function forward(input: ExchangeInput): Promise<ExchangeResult> {
       answer.on('error', () => undefined); // reported by the request's 'error' or 'close'
       answer.on('end', () => {
         if (settled) return;
-        res.end(scrubber.end());
+        const tail = scrubber.end();
         if (accumulator) {
           const summary = accumulator.summary();
           result.output = summary.messages;
@@ -258,7 +263,15 @@ export function forward(input: ExchangeInput): Promise<ExchangeResult> {
             );
           }
         }
-        finish();
+        const close = () => {
+          if (settled) return;
+          res.end(tail);
+          finish();
+        };
+        // The answer's last bytes wait for what must precede them (its cost drawn on a
+        // shared cap); a failure of that is the caller's to record.
+        if (input.beforeEnd && ok) void input.beforeEnd(result).then(close, close);
+        else close();
       });
       answer.on('close', () => {
         if (!answer.complete) {

@@ -291,6 +291,11 @@ export async function startModelProxy(options: ModelProxyOptions): Promise<Model
       if (!res.writableFinished) gone.abort();
     });
     const signal = AbortSignal.any([deadline.signal, closing.signal, gone.signal]);
+    // Tokens are spent once a 2xx answer began, whether or not its usage arrived. With a cap
+    // shared by other solves, the answer's cost is drawn before its last bytes reach the
+    // agent: a request the agent's next turn makes to any proxy of the batch then sees it.
+    let charged: Promise<{ costUsd: number | null }> | undefined;
+    const charge = (done: ExchangeResult) => (charged ??= budget.charge(done.usage, done.whole));
     const result: ExchangeResult = await forward({
       protocol,
       path: upstreamPath(protocol, model ?? '', stream),
@@ -322,12 +327,18 @@ export async function startModelProxy(options: ModelProxyOptions): Promise<Model
       idleMs,
       agents,
       now,
+      ...(options.sharedCost
+        ? {
+            beforeEnd: async (done: ExchangeResult) => {
+              await charge(done);
+            },
+          }
+        : {}),
     });
 
-    // Tokens are spent once a 2xx answer began, whether or not its usage arrived.
     let cost: number | null = null;
     if (result.began) {
-      cost = (await budget.charge(result.usage, result.whole)).costUsd;
+      cost = (await charge(result)).costUsd;
       options.meter?.answer(result.usage);
     }
     recorder.record(index, {

@@ -345,6 +345,9 @@ export async function removeStaleLock(docker: DockerClient, key: string): Promis
   }
 }
 
+/** How long an acquire waits for a young, unready template's preparation container. */
+const YOUNG_TEMPLATE_WAIT_MS = 10_000;
+
 /** How long removeStaleLock waits for a lock its own process is removing. */
 const STALE_LOCK_WAIT_MS = 10_000;
 
@@ -597,7 +600,13 @@ export function createTemplateStore(options: TemplateOptions = {}): TemplateStor
       pending = (async () => {
         const timeoutMs = spec.timeoutMs ?? 600_000;
         let made: Ready | null = null;
-        for (let round = 1; made === null; round++) {
+        // When a young template of the key that is not ready stands without a preparation
+        // container, its process is between the volume and the container (or died there):
+        // wait for it a while before preparing another.
+        let youngUntil: number | undefined;
+        let staleRounds = 0;
+        let prepared = 0;
+        while (made === null) {
           // Another process preparing this template: wait for it, then take what it made.
           const lock = await settlePreparation(docker, key, timeoutMs);
           // One that proved not ready before this call waited may be ready now.
@@ -605,23 +614,34 @@ export function createTemplateStore(options: TemplateOptions = {}): TemplateStor
           const found = (await listTemplates(docker, spec.owner.home)).filter(
             (t) => t.key === key && !skip.has(t.name),
           );
-          // A template of another process is trusted only through its `ready` file, which
-          // the copy checks again; the newest is the likeliest to be ready. Its size is
+          // A template of another process is taken only once its `ready` file names the key
+          // (the copy checks it again); the newest is the likeliest to be ready. Its size is
           // read once, here (a memory-backed workspace is sized by it).
-          if (found[0]) {
-            const ready = await readReady(docker, spec.owner.home, found[0]);
-            // Its key names its layers: they are `lowers`.
-            const volume = readyVolume(found[0].name, key, ready);
-            return lowers === undefined ? volume : { ...volume, lowers };
+          let young = false;
+          for (const t of found) {
+            const ready = await readReady(docker, spec.owner.home, t);
+            if (ready?.key === key) {
+              // Its key names its layers: they are `lowers`.
+              const volume = readyVolume(t.name, key, ready);
+              return lowers === undefined ? volume : { ...volume, lowers };
+            }
+            if (Date.now() - t.createdAt < HALF_MADE_AGE_MS) young = true;
           }
           // Its preparation ended and left nothing ready: its lock is stale. Once it is gone,
           // look again: a preparation that had just ended may have left its template by now.
           if (lock === 'ended') {
             await removeStaleLock(docker, key);
-            if (round < 5) continue;
+            if (++staleRounds < 5) continue;
+          }
+          if (lock === 'none' && young) {
+            youngUntil ??= Date.now() + YOUNG_TEMPLATE_WAIT_MS;
+            if (Date.now() < youngUntil) {
+              await new Promise((resolve) => setTimeout(resolve, 200));
+              continue;
+            }
           }
           made = await prepare(docker, spec, key, lowers);
-          if (made === null && round >= 5) {
+          if (made === null && ++prepared >= 5) {
             throw new ProctorError(
               'DOCKER_ERROR',
               `template ${key.slice(0, 16)}: another process holds its preparation lock`,

@@ -11,6 +11,7 @@ import {
   createTemplateStore,
   listTemplates,
   preparationName,
+  readReady,
   reapTemplates,
   removeStaleLock,
   templateKey,
@@ -31,6 +32,7 @@ import {
   testDocker,
 } from '../helpers/docker.js';
 import { onCleanup } from '../helpers/temp.js';
+import { waitFor } from '../helpers/wait.js';
 
 const docker = testDocker();
 const scope = dockerScope(docker, 'template');
@@ -175,6 +177,49 @@ describe('workspace templates', () => {
     expect(templates[0]?.name).not.toBe(removed);
     const lines = await inWorkspace(image, volume, o, 'git rev-parse HEAD; cat a.txt');
     expect(lines).toEqual([base, 'one']);
+  });
+
+  it('are not taken from another process before they are ready, when its preparation is between its volume and its container', async () => {
+    const image = await fixtureImage('git-history');
+    const base = await readFromImage(image, '/base_commit');
+    const o = owner();
+    // The first process (a store of its own) makes its template volume, then is slow to make
+    // its preparation container: the lock is not there yet.
+    let delayed = false;
+    const slow = new Proxy(docker, {
+      get(target, prop, receiver) {
+        if (prop !== 'createContainer') return Reflect.get(target, prop, receiver) as unknown;
+        return async (options: ContainerCreateOptions) => {
+          if (!delayed && options.Cmd?.[3] === 'proctor-template') {
+            delayed = true;
+            await new Promise((resolve) => setTimeout(resolve, 2_000));
+          }
+          return target.createContainer(options);
+        };
+      },
+    });
+    const spec = {
+      owner: o,
+      image,
+      repoPath: '/repo',
+      baseCommit: base,
+      uid: 1000,
+      gid: 1000,
+      history: 'full' as const,
+    };
+    const first = createTemplateStore().acquire(slow, spec);
+    await waitFor(async () => (await listTemplates(docker, o.home)).length === 1, {
+      timeoutMs: 30_000,
+      what: "the first process's template volume",
+    });
+    const [template] = await listTemplates(docker, o.home);
+    // The second process finds that volume, no lock, and no `ready` file.
+    const second = await createTemplateStore().acquire(docker, spec);
+    expect(second).toMatchObject({ volume: template?.name, preparedMs: 0 });
+    expect(await readReady(docker, o.home, template!)).toMatchObject({ key: second.key });
+    expect(await first).toMatchObject({ volume: template?.name });
+    expect(delayed).toBe(true);
+    expect(await listTemplates(docker, o.home)).toHaveLength(1);
   });
 
   it('wait for a stale preparation lock whose own process is removing it (the engine answers 409)', async () => {

@@ -122,6 +122,36 @@ describe.each(STORE_KINDS)('two proxies of one batch on $name', (kind) => {
 });
 
 describe('a proxy with a shared cap', () => {
+  it('draws an answer’s cost before the answer ends, however slow the store: the next turn on another proxy sees it', async () => {
+    const upstream = await startProtocolServer();
+    const [a, b] = await sqliteKind.pair();
+    const batchId = await batchOf(a);
+    const slowly = (store: JobStore) => {
+      const shared = batchCost(store, batchId, 0.2);
+      return {
+        capUsd: shared.capUsd,
+        spentUsd: () => shared.spentUsd(),
+        draw: async (usd: number) => {
+          await new Promise((resolve) => setTimeout(resolve, 400));
+          return shared.draw(usd);
+        },
+      };
+    };
+    const start = (store: JobStore) =>
+      startTestProxy({
+        upstream: { baseUrl: upstream.baseUrl, apiKey: KEY },
+        prices: PRICES,
+        sharedCost: slowly(store),
+      });
+    const [one, two] = await Promise.all([start(a), start(b)]);
+    expect((await ask(one)).status).toBe(200); // $0.12
+    expect((await ask(one)).status).toBe(200); // $0.24: over the cap, drawn by the answer's end
+    const refused = await ask(two);
+    expect(refused.status).toBe(429);
+    expect(refused.text).toContain('the batch has spent $0.2400, reaching its cost cap of $0.2');
+    expect(upstream.requests).toHaveLength(2);
+  });
+
   it('is refused without prices', async () => {
     const upstream = await startProtocolServer();
     const store = await sqliteKind.open();
