@@ -13,7 +13,8 @@
 // ~/.local of a HOME no job has), and the layer must not depend on a host's [sandbox] uid.
 // Jobs still run as the sandbox uid: the template hands the whole tree to it, but for what
 // the image already gave the default sandbox user (DEFAULT_SANDBOX_ID), which this layer's
-// last step does for what the command left. The tree stays root's while the command runs, as
+// last step does for the work tree, tracked files and what the command left. The tree stays
+// root's while the command runs, as
 // in SWE-bench's images: npm runs a package's scripts as the owner of its folder, and git
 // refuses a repository another user owns.
 //
@@ -86,15 +87,13 @@ if [ -n "$dirty" ]; then
   names=$(printf '%s\n' "$dirty" | head -n 20 | sed 's/^?? /untracked /; s/^ *M /modified /; s/^ *D /deleted /; s/^ *A /added /' | tr '\n' ',' | sed 's/,$//; s/,/, /g')
   refuse "the install left $count file(s) that git does not ignore (its output must be ignored by git or outside the tree): $names"
 fi
-# What the install left in the work tree (its ignored files) is given to the default sandbox
-# user, in this same layer at no cost: a workspace template then has none of it to hand over
-# (a chown there copies each entry up). Installed packages under node_modules stay root's; a
-# setuid or setgid file, and the tracked files, are left to the template.
-g ls-files -z --others --ignored --exclude-per-directory=.gitignore --directory > /tmp/proctor-left 2>/dev/null || : > /tmp/proctor-left
-if [ -s /tmp/proctor-left ]; then
-  xargs -0 sh -c 'find "$@" ! -path "*/node_modules/[!.]*" ! -perm /6000 \( ! -user ${DEFAULT_SANDBOX_ID} -o ! -group ${DEFAULT_SANDBOX_ID} \) -exec chown -h ${DEFAULT_SANDBOX_ID}:${DEFAULT_SANDBOX_ID} {} +' proctor-owner < /tmp/proctor-left 2>/dev/null || true
-fi
-rm -f /tmp/proctor-left
+# The work tree but .git (which a template makes anew) is given to the default sandbox user in
+# this layer: what the install left at no cost (it is new in this layer), the tracked files for
+# a second copy of each in it (sympy's tree: 33 MB). Every workspace template of the image is
+# then spared their chown, which copies each entry up through its overlay (0.8 s of a sympy
+# template's 1.3 s). Installed packages under node_modules stay root's, and a setuid or setgid
+# file is left to the template.
+find . -path ./.git -prune -o ! -path "*/node_modules/[!.]*" ! -perm /6000 \( ! -user ${DEFAULT_SANDBOX_ID} -o ! -group ${DEFAULT_SANDBOX_ID} \) -exec chown -h ${DEFAULT_SANDBOX_ID}:${DEFAULT_SANDBOX_ID} {} + 2>/dev/null || true
 echo "proctor-install: HEAD is the base commit and the work tree is clean"
 `;
 

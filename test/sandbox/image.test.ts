@@ -292,8 +292,8 @@ describe('resolveImage with a reference', () => {
     expect(
       await dockerCli('run', '--rm', '--network', 'none', built.localId, 'cat', '/opt/built.txt'),
     ).toBe('built\n');
-    // What it leaves in the tree (ignored) is the default sandbox user's, but an installed
-    // package, a setuid file and the tracked files, which stay as they were.
+    // The tree, what it leaves (ignored) and the tracked files, is the default sandbox user's,
+    // but an installed package and a setuid file, which stay as they were; .git is root's.
     const left = await resolveImage(docker, {
       kind: 'image',
       reference,
@@ -317,13 +317,15 @@ describe('resolveImage with a reference', () => {
           left.localId,
           'sh',
           '-c',
-          'cd /repo && find README build -printf "%U:%G %p\\n" | sort -k2',
+          'cd /repo && find . README .git/HEAD -maxdepth 0 -printf "%U:%G %p\\n" && find build -printf "%U:%G %p\\n" | sort -k2',
         )
       )
         .trim()
         .split('\n'),
     ).toEqual([
-      '0:0 README',
+      '1000:1000 .',
+      '1000:1000 README',
+      '0:0 .git/HEAD',
       '1000:1000 build',
       '1000:1000 build/.gitignore',
       '1000:1000 build/node_modules',
