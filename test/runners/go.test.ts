@@ -5,9 +5,11 @@
 // (every listed test of it an error, the compiler's lines as the cause), under Proctor's rules
 // and SWE-bench's; and forgeries (an init() that exits 0, lines that imitate `--- PASS`) that
 // must not pass.
+import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { loadBundle } from '../../src/oracle/bundle.js';
-import { dockerScope, testDocker } from '../helpers/docker.js';
+import { runnerSource } from '../../src/runners/index.js';
+import { dockerScope, execFileAsync, fixtureImage, testDocker } from '../helpers/docker.js';
 import { discoverInImage } from '../helpers/discover.js';
 import {
   expectAllErrors,
@@ -341,6 +343,83 @@ describe('forgeries against the go runner', () => {
           /tripwire: example\.com\/calc\/calc ran tests but go reported no result for it/,
         );
       }
+    },
+    SLOW,
+  );
+});
+
+describe("the go runner's build cache", () => {
+  it(
+    'is seeded from the sealed one: outputs linked, the rest copied, trim.txt fresh, and go runs no tool again for what it holds',
+    async () => {
+      const image = await fixtureImage('go');
+      const runner = gzipSync(await runnerSource('go')).toString('base64');
+      // In the image with its root read-only, as under the evaluator: its /gocache is sealed.
+      const check = String.raw`
+import json, os, runpy, shutil, subprocess, time
+run = runpy.run_path("/tmp/run", run_name="go_runner")
+seed = run["sealed_cache"]("/gocache")
+run["seed_cache"](seed, "/tmp/c")
+wrong, links, copies = [], 0, 0
+for root, _, names in os.walk("/gocache"):
+    for name in names:
+        source = os.path.join(root, name)
+        place = os.path.join("/tmp/c", os.path.relpath(source, "/gocache"))
+        if name == "trim.txt":
+            continue
+        if name.endswith("-d"):
+            links += 1
+            if not (os.path.islink(place) and os.readlink(place) == source):
+                wrong.append(place)
+        else:
+            copies += 1
+            with open(source, "rb") as a, open(place, "rb") as b:
+                if os.path.islink(place) or a.read() != b.read():
+                    wrong.append(place)
+trim = open("/tmp/c/trim.txt").read()
+def tools(cache):
+    env = dict(os.environ, GOCACHE=cache, GOFLAGS="", GOPROXY="off")
+    done = subprocess.run(["go", "vet", "-x", "errors"], cwd="/tmp", env=env, capture_output=True, text=True)
+    return done.returncode, sum(1 for line in done.stderr.splitlines() if "pkg/tool/" in line)
+shutil.copytree("/gocache", "/tmp/copied")
+print(json.dumps({"seed": seed, "links": links, "copies": copies, "wrong": wrong,
+                  "trimAge": time.time() - int(trim), "seeded": tools("/tmp/c"),
+                  "again": tools("/tmp/c"), "copied": tools("/tmp/copied"), "empty": tools("/tmp/empty")}))
+`;
+      const { stdout } = await execFileAsync(
+        'docker',
+        [
+          ...['run', '--rm', '--network', 'none', '--read-only', '--tmpfs', '/tmp:exec,size=1g'],
+          ...[image, 'sh', '-c', 'echo "$1" | base64 -d | gunzip > /tmp/run && python3 -c "$2"'],
+          ...['check', runner, check],
+        ],
+        { maxBuffer: 16 * 1024 * 1024 },
+      );
+      const seeded = JSON.parse(stdout) as {
+        seed: string;
+        links: number;
+        copies: number;
+        wrong: string[];
+        trimAge: number;
+        seeded: [number, number];
+        again: [number, number];
+        copied: [number, number];
+        empty: [number, number];
+      };
+      expect(seeded.seed).toBe('/gocache');
+      expect(seeded.links).toBeGreaterThan(100);
+      expect(seeded.copies).toBeGreaterThan(100);
+      expect(seeded.wrong).toEqual([]);
+      expect(seeded.trimAge).toBeGreaterThanOrEqual(0);
+      expect(seeded.trimAge).toBeLessThan(120);
+      // go's tools run as often on the seeded cache as on a whole copy of it (the vet of a
+      // package of the standard library and of what it imports, cached in the image), twice;
+      // an empty cache runs them for each package.
+      expect(seeded.copied[0]).toBe(0);
+      expect(seeded.seeded).toEqual(seeded.copied);
+      expect(seeded.again).toEqual(seeded.copied);
+      expect(seeded.empty[0]).toBe(0);
+      expect(seeded.empty[1]).toBeGreaterThan(seeded.copied[1] + 20);
     },
     SLOW,
   );
