@@ -40,6 +40,17 @@ const scope = dockerScope(docker, 'template');
 /** An owner in a home of the test's own, whose templates are pruned after the test. */
 const owner = () => scope.templateOwner();
 
+/** The spec of the git-history fixture's template for `o`, as a workspace of uid 1000 asks. */
+const specOf = (image: string, o: ReturnType<typeof owner>, base: string, history: History) => ({
+  owner: o,
+  image,
+  repoPath: '/repo',
+  baseCommit: base,
+  uid: 1000,
+  gid: 1000,
+  history,
+});
+
 async function workspace(
   image: string,
   o: ReturnType<typeof owner>,
@@ -49,14 +60,8 @@ async function workspace(
 ) {
   const base = await readFromImage(image, '/base_commit');
   const volume = await createWorkspace(client, {
-    owner: o,
+    ...specOf(image, o, base, history),
     role: 'solver',
-    image,
-    repoPath: '/repo',
-    baseCommit: base,
-    uid: 1000,
-    gid: 1000,
-    history,
     templates,
   });
   return { base, volume };
@@ -198,15 +203,7 @@ describe('workspace templates', () => {
         };
       },
     });
-    const spec = {
-      owner: o,
-      image,
-      repoPath: '/repo',
-      baseCommit: base,
-      uid: 1000,
-      gid: 1000,
-      history: 'full' as const,
-    };
+    const spec = specOf(image, o, base, 'full');
     const first = createTemplateStore().acquire(slow, spec);
     await waitFor(async () => (await listTemplates(docker, o.home)).length === 1, {
       timeoutMs: 30_000,
@@ -346,15 +343,7 @@ describe('workspace templates', () => {
     const image = await fixtureImage('git-history');
     const o = owner();
     const base = await readFromImage(image, '/base_commit');
-    const key = templateKey({
-      owner: o,
-      image,
-      repoPath: '/repo',
-      baseCommit: base,
-      uid: 1000,
-      gid: 1000,
-      history: 'full',
-    });
+    const key = templateKey(specOf(image, o, base, 'full'));
     const half = `proctor-template-${key.slice(0, 16)}-crashed`;
     await docker.createVolume({
       Name: half,
@@ -404,15 +393,7 @@ describe('workspace templates', () => {
     const left = await listTemplates(docker, o.home);
     expect(left).toHaveLength(1);
     expect(left[0]?.key).toBe(
-      templateKey({
-        owner: o,
-        image,
-        repoPath: '/repo',
-        baseCommit: await readFromImage(image, '/base_commit'),
-        uid: 1000,
-        gid: 1000,
-        history: 'none',
-      }),
+      templateKey(specOf(image, o, await readFromImage(image, '/base_commit'), 'none')),
     );
     expect(() => createTemplateStore({ limit: 0 })).toThrow(
       'Expected `limit` to be an integer >= 1, got `0`',
