@@ -34,7 +34,7 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { ProctorError, describeError } from '../errors.js';
 import { buildDockerfile } from '../sandbox/build.js';
-import { isNotFound, type DockerClient } from '../sandbox/docker.js';
+import { isConflict, isNotFound, type DockerClient } from '../sandbox/docker.js';
 import { LABEL } from '../sandbox/labels.js';
 import { installDigest, type AgentDefinition } from './definition.js';
 import { AGENTS_ROOT, BUILD_ROOT, LAYER_SCRIPT, NODE_ROOT, REFUSED } from './layer-script.js';
@@ -379,7 +379,7 @@ export async function removeAgentLayers(
       removed.push(image.Id);
     } catch (error) {
       if (isNotFound(error)) continue;
-      if ((error as { statusCode?: number }).statusCode === 409) continue;
+      if (isConflict(error)) continue;
       throw error;
     }
   }

@@ -63,7 +63,7 @@ export interface ExchangeInput {
    * Run when a 2xx answer has arrived whole or not, before its last bytes reach the agent
    * (which may ask again as soon as they do). Default: none.
    */
-  beforeEnd?: (result: ExchangeResult) => Promise<void>;
+  beforeEnd?: (result: ExchangeResult) => Promise<unknown>;
 }
 
 export interface ExchangeResult {

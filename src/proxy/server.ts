@@ -327,13 +327,7 @@ export async function startModelProxy(options: ModelProxyOptions): Promise<Model
       idleMs,
       agents,
       now,
-      ...(options.sharedCost
-        ? {
-            beforeEnd: async (done: ExchangeResult) => {
-              await charge(done);
-            },
-          }
-        : {}),
+      ...(options.sharedCost ? { beforeEnd: charge } : {}),
     });
 
     let cost: number | null = null;

@@ -43,3 +43,11 @@ export async function requireDocker(
 export function isNotFound(error: unknown): boolean {
   return (error as { statusCode?: number } | null)?.statusCode === 404;
 }
+
+/**
+ * True for dockerode's conflicts: a name taken, a volume in use, a removal already in
+ * progress.
+ */
+export function isConflict(error: unknown): boolean {
+  return (error as { statusCode?: number } | null)?.statusCode === 409;
+}

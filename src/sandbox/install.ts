@@ -13,10 +13,9 @@
 // ~/.local of a HOME no job has), and the layer must not depend on a host's [sandbox] uid.
 // Jobs still run as the sandbox uid: the template hands the whole tree to it, but for what
 // the image already gave the default sandbox user (DEFAULT_SANDBOX_ID), which this layer's
-// last step does for the work tree, tracked files and what the command left. The tree stays
-// root's while the command runs, as
-// in SWE-bench's images: npm runs a package's scripts as the owner of its folder, and git
-// refuses a repository another user owns.
+// last step does for the work tree: its tracked files and what the command left. The tree
+// stays root's while the command runs, as in SWE-bench's images: npm runs a package's scripts
+// as the owner of its folder, and git refuses a repository another user owns.
 //
 // Refused, each with one line: a command that fails (its exit status and last lines of
 // output), a HEAD that moved off the base commit, and a tree git does not see as clean (a

@@ -4,7 +4,7 @@
 // capture steps; long-lived solver and evaluator containers use exec instead.
 import { PassThrough } from 'node:stream';
 import type { DockerClient } from './docker.js';
-import { isNotFound } from './docker.js';
+import { isConflict, isNotFound } from './docker.js';
 import { createOutputBuffer } from './output-buffer.js';
 import { hardenedContainerOptions, type SandboxSpec } from './profile.js';
 import { ProctorError, describeError } from '../errors.js';
@@ -77,7 +77,7 @@ export async function runToCompletion(
       ...(options.name === undefined ? {} : { name: options.name }),
     });
   } catch (error) {
-    if (options.name !== undefined && (error as { statusCode?: number }).statusCode === 409) {
+    if (options.name !== undefined && isConflict(error)) {
       throw new ProctorError('DOCKER_ERROR', `container ${options.name} exists`, {
         cause: error,
         data: { nameTaken: options.name },
@@ -116,8 +116,7 @@ export async function runToCompletion(
       try {
         await container.kill({ signal: 'SIGKILL' });
       } catch (error) {
-        if (!isNotFound(error) && (error as { statusCode?: number }).statusCode !== 409)
-          throw error;
+        if (!isNotFound(error) && !isConflict(error)) throw error;
       }
     };
     const deadline = new Promise<void>((resolve) => {
@@ -160,7 +159,7 @@ export async function runToCompletion(
     // A 409 (with force) is a removal in progress: another process took a named container
     // that had exited for a stale lock (template.ts removeStaleLock). It goes either way.
     await container.remove({ force: true, v: false }).catch((error: unknown) => {
-      if (!isNotFound(error) && (error as { statusCode?: number }).statusCode !== 409) throw error;
+      if (!isNotFound(error) && !isConflict(error)) throw error;
     });
   }
 }

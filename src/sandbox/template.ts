@@ -23,8 +23,9 @@
 // HALF_MADE_AGE_MS and no container uses it. The templates of a home that is gone from this
 // host go with the reaper and `proctor prune` too (template-prune.ts).
 import { createHash, randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { ProctorError, describeError, isProctorError } from '../errors.js';
-import { isNotFound, type DockerClient } from './docker.js';
+import { isConflict, isNotFound, type DockerClient } from './docker.js';
 import { LABEL, labelsFor, ownerHost, type Owner } from './labels.js';
 import { hardenedContainerOptions } from './profile.js';
 import { runToCompletion } from './run.js';
@@ -255,7 +256,7 @@ export async function removeTemplate(docker: DockerClient, name: string): Promis
     return true;
   } catch (error) {
     if (isNotFound(error)) return true;
-    if ((error as { statusCode?: number }).statusCode === 409) return false;
+    if (isConflict(error)) return false;
     throw error;
   }
 }
@@ -329,7 +330,7 @@ export async function removeStaleLock(docker: DockerClient, key: string): Promis
     await lock.remove({ force: true, v: false });
   } catch (error) {
     if (isNotFound(error)) return;
-    if ((error as { statusCode?: number }).statusCode !== 409) throw error;
+    if (!isConflict(error)) throw error;
     const until = Date.now() + STALE_LOCK_WAIT_MS;
     while (Date.now() < until) {
       const gone = await lock.inspect().then(
@@ -340,7 +341,7 @@ export async function removeStaleLock(docker: DockerClient, key: string): Promis
         },
       );
       if (gone) return;
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await sleep(50);
     }
   }
 }
@@ -636,7 +637,7 @@ export function createTemplateStore(options: TemplateOptions = {}): TemplateStor
           if (lock === 'none' && young) {
             youngUntil ??= Date.now() + YOUNG_TEMPLATE_WAIT_MS;
             if (Date.now() < youngUntil) {
-              await new Promise((resolve) => setTimeout(resolve, 200));
+              await sleep(200);
               continue;
             }
           }

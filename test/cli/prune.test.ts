@@ -16,7 +16,7 @@ import {
 } from '../helpers/docker.js';
 import { onCleanup, tempDir } from '../helpers/temp.js';
 import { waitFor } from '../helpers/wait.js';
-import { holdTemplate, makeTemplate } from '../helpers/templates.js';
+import { holdTemplate, makeTemplate, repoSpec } from '../helpers/templates.js';
 
 const docker = testDocker();
 const scope = dockerScope(docker, 'cli-prune');
@@ -38,14 +38,8 @@ describe('proctor prune', () => {
     const base = await readFromImage(image, '/base_commit');
     for (const history of ['full', 'none'] as const) {
       await createWorkspace(docker, {
-        owner: testOwner(docker, scope.prefix, home),
+        ...repoSpec(testOwner(docker, scope.prefix, home), image, base, history),
         role: 'evaluator',
-        image,
-        repoPath: '/repo',
-        baseCommit: base,
-        uid: 1000,
-        gid: 1000,
-        history,
         templates: createTemplateStore(),
       });
     }

@@ -5,10 +5,16 @@ import { randomBytes } from 'node:crypto';
 import type { DockerClient } from '../../src/sandbox/docker.js';
 import { TEMPLATE_MOUNT, createTemplateStore, removeTemplate } from '../../src/sandbox/template.js';
 import type { History } from '../../src/sandbox/template.js';
+import type { Owner } from '../../src/sandbox/labels.js';
 import { fixtureImage, readFromImage } from './docker.js';
 import { onCleanup } from './temp.js';
 
 let base: Promise<string> | undefined;
+
+/** A fixture image's repository at /repo, for the sandbox user 1000: a template's spec. */
+export function repoSpec(owner: Owner, image: string, baseCommit: string, history: History) {
+  return { owner, image, repoPath: '/repo', baseCommit, uid: 1000, gid: 1000, history };
+}
 
 /** A ready template of the git-history fixture for `home`, labelled with `host`; its volume. */
 export async function makeTemplate(

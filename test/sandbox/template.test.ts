@@ -31,6 +31,7 @@ import {
   readFromImage,
   testDocker,
 } from '../helpers/docker.js';
+import { repoSpec } from '../helpers/templates.js';
 import { onCleanup } from '../helpers/temp.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -39,17 +40,6 @@ const scope = dockerScope(docker, 'template');
 
 /** An owner in a home of the test's own, whose templates are pruned after the test. */
 const owner = () => scope.templateOwner();
-
-/** The spec of the git-history fixture's template for `o`, as a workspace of uid 1000 asks. */
-const specOf = (image: string, o: ReturnType<typeof owner>, base: string, history: History) => ({
-  owner: o,
-  image,
-  repoPath: '/repo',
-  baseCommit: base,
-  uid: 1000,
-  gid: 1000,
-  history,
-});
 
 async function workspace(
   image: string,
@@ -60,7 +50,7 @@ async function workspace(
 ) {
   const base = await readFromImage(image, '/base_commit');
   const volume = await createWorkspace(client, {
-    ...specOf(image, o, base, history),
+    ...repoSpec(o, image, base, history),
     role: 'solver',
     templates,
   });
@@ -203,7 +193,7 @@ describe('workspace templates', () => {
         };
       },
     });
-    const spec = specOf(image, o, base, 'full');
+    const spec = repoSpec(o, image, base, 'full');
     const first = createTemplateStore().acquire(slow, spec);
     await waitFor(async () => (await listTemplates(docker, o.home)).length === 1, {
       timeoutMs: 30_000,
@@ -343,7 +333,7 @@ describe('workspace templates', () => {
     const image = await fixtureImage('git-history');
     const o = owner();
     const base = await readFromImage(image, '/base_commit');
-    const key = templateKey(specOf(image, o, base, 'full'));
+    const key = templateKey(repoSpec(o, image, base, 'full'));
     const half = `proctor-template-${key.slice(0, 16)}-crashed`;
     await docker.createVolume({
       Name: half,
@@ -393,7 +383,7 @@ describe('workspace templates', () => {
     const left = await listTemplates(docker, o.home);
     expect(left).toHaveLength(1);
     expect(left[0]?.key).toBe(
-      templateKey(specOf(image, o, await readFromImage(image, '/base_commit'), 'none')),
+      templateKey(repoSpec(o, image, await readFromImage(image, '/base_commit'), 'none')),
     );
     expect(() => createTemplateStore({ limit: 0 })).toThrow(
       'Expected `limit` to be an integer >= 1, got `0`',

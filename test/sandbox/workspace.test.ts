@@ -9,6 +9,7 @@ import {
   testDocker,
   testOwner,
 } from '../helpers/docker.js';
+import { repoSpec } from '../helpers/templates.js';
 
 const docker = testDocker();
 
@@ -93,14 +94,8 @@ describe('workspace init', () => {
     const owner = testOwner(docker, 'ws');
     for (const history of ['full', 'none'] as const) {
       const volume = await createWorkspace(docker, {
-        owner,
+        ...repoSpec(owner, image, base, history),
         role: 'evaluator',
-        image,
-        repoPath: '/repo',
-        baseCommit: base,
-        uid: 1000,
-        gid: 1000,
-        history,
       });
       const report = await inWorkspace(
         image,
