@@ -124,7 +124,11 @@ export async function pruneCommand(
       result.templates.map((t) => [
         t.name,
         shortImage(t.image),
-        t.home === config.home ? `${t.home} (this home)` : t.home,
+        t.home === ''
+          ? "(every home: the image's)"
+          : t.home === config.home
+            ? `${t.home} (this home)`
+            : t.home,
         sizeText(t.sizeKb),
         `${t.action}: ${t.detail}`,
       ]),

@@ -16,6 +16,11 @@ export const LABEL = {
   templateImage: 'proctor.template.image',
   /** What a template's files are laid out as (template.ts: TEMPLATE_LAYOUT); absent: layout 1. */
   templateLayout: 'proctor.template.layout',
+  /**
+   * `image` on a template that is its image's, shared by every home on the engine (template.ts:
+   * templateScope); absent on a home's.
+   */
+  templateScope: 'proctor.template.scope',
   /** On a built image: the content hash of the build context it was built from (images.ts). */
   context: 'proctor.context',
   /** On a built image: the Dockerfile's path in that context. */

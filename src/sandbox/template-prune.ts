@@ -21,6 +21,10 @@
 //
 // A template a container is using (a job's copy, a preparation) is never removed: the engine
 // refuses, and the outcome names the container.
+//
+// An image's template (template.ts: templateScope) is no home's: `prune`, in any home, removes
+// it when its image is gone from the engine or when a crash left it half-made, and keeps it
+// otherwise; it goes with its image.
 import { statSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import { machineHost } from '../config.js';
@@ -30,7 +34,9 @@ import type { DockerClient } from './docker.js';
 import { hostVolumeUsageKb } from './host-volumes.js';
 import {
   HALF_MADE_AGE_MS,
+  imageState,
   listAllTemplates,
+  listImageTemplates,
   listTemplates,
   readReady,
   removeStaleLock,
@@ -46,6 +52,10 @@ export type TemplateReason =
   | 'beyond-keep'
   /** Removed: its home's folder is gone from this host. */
   | 'home-gone'
+  /** Removed: an image's template whose image is gone from the engine. */
+  | 'image-gone'
+  /** Kept: an image's template, whose image is on the engine. */
+  | 'image-kept'
   /** Kept: a container uses it. */
   | 'in-use'
   /** Kept: this home's, among the `keep` most recently made. */
@@ -207,6 +217,28 @@ async function judgeOtherHome(
 }
 
 /**
+ * What becomes of an image's template: removed when its image is gone, or when it is half-made
+ * (not ready, and made before `halfMadeBefore`); kept otherwise.
+ */
+async function judgeImageTemplate(
+  docker: DockerClient,
+  home: string,
+  t: TemplateVolume,
+  halfMadeBefore: number,
+): Promise<TemplateOutcome> {
+  if ((await imageState(docker, t.image)) === 'gone') {
+    return removeOrKeep(docker, t, 'image-gone', 'its image is gone');
+  }
+  const ready = await readReady(docker, home, t);
+  const sizeKb = await sizeOf(docker, t, ready);
+  if (ready === undefined && t.createdAt < halfMadeBefore) {
+    await removeStaleLock(docker, t.key).catch(() => undefined);
+    return removeOrKeep(docker, t, 'half-made', 'half-made', sizeKb);
+  }
+  return kept(t, 'image-kept', "its image's, kept while the image is on the engine", sizeKb);
+}
+
+/**
  * The reaper's share: removes this host's templates of other homes whose folder is gone.
  * Returns what it did with each such template (removed, or kept while a container uses it).
  */
@@ -216,7 +248,7 @@ export async function reapGoneHomes(
 ): Promise<TemplateOutcome[]> {
   const outcomes: TemplateOutcome[] = [];
   for (const t of await listAllTemplates(docker)) {
-    if (t.home === scope.home || whose(t, scope) !== 'ours') continue;
+    if (t.scope === 'image' || t.home === scope.home || whose(t, scope) !== 'ours') continue;
     if (homeState(t.home).state !== 'gone') continue;
     outcomes.push(await judgeOtherHome(docker, scope, t, false));
   }
@@ -271,9 +303,12 @@ export async function pruneTemplates(
     );
   }
   const others = all
-    .filter((t) => t.home !== scope.home)
+    .filter((t) => t.scope === 'home' && t.home !== scope.home)
     .sort((a, b) => a.home.localeCompare(b.home));
   for (const t of others) outcomes.push(await judgeOtherHome(docker, scope, t, true));
+  for (const t of await listImageTemplates(docker)) {
+    outcomes.push(await judgeImageTemplate(docker, scope.home, t, now - age));
+  }
   return {
     removed: outcomes.filter((o) => o.action === 'removed').map((o) => o.name),
     busy: outcomes.filter((o) => o.reason === 'in-use').map((o) => o.name),

@@ -12,6 +12,15 @@
 // refuses to remove a volume a container is using, so a template being copied from, or being
 // prepared by another process, survives a prune.
 //
+// An evaluator's layered template (history `none`, over the image's own layers) is its image's
+// rather than a home's (templateScope): every home on the engine takes the same one, and it
+// stays as long as its image does, outside the LRU bound. It holds little (the base commit's
+// objects and the metadata of what the sandbox user was handed), and it is what every grade of
+// the image needs, so a sweep after the first, in any home, makes none: a home's bound of 8
+// made a 500-task sweep prepare every template again. It goes when its image is gone (the
+// reaper, `proctor prune`), and when half-made (the next acquire of its key, or `proctor
+// prune`).
+//
 // Within a process, jobs that need the same missing template at once wait for one
 // preparation. Between processes on one engine, the preparation container's name is the lock:
 // it is derived from the template key, so a second process's create fails, and that process
@@ -130,11 +139,24 @@ export const DEFAULT_TEMPLATE_LIMIT = 8;
  */
 export const TEMPLATE_LAYOUT = '4';
 
+/**
+ * Whose a template is: its image's (shared by every home on the engine, kept while the image
+ * is) for an evaluator's layered one, which holds only the base commit's objects and the
+ * metadata of the tree's hand-over; else its home's (LRU-bound). A copied template is a whole
+ * work tree, and one with history `full` a whole history: those stay a home's.
+ */
+export function templateScope(spec: Pick<TemplateSpec, 'history'>, lowers?: string): TemplateScope {
+  return lowers !== undefined && spec.history === 'none' ? 'image' : 'home';
+}
+
+export type TemplateScope = 'home' | 'image';
+
 /** The template key: everything a template's bytes depend on (a layered one's, its layers). */
 export function templateKey(spec: TemplateSpec, lowers?: string): string {
   const parts = [
     `layout ${TEMPLATE_LAYOUT}`,
-    spec.owner.home,
+    // A home's path is absolute: no home is named so.
+    templateScope(spec, lowers) === 'image' ? 'scope image' : spec.owner.home,
     spec.image,
     spec.repoPath,
     spec.baseCommit,
@@ -154,8 +176,9 @@ export interface TemplateVolume {
   /** TEMPLATE_LAYOUT when it was made; '1' for a template from before layouts. */
   layout: string;
   createdAt: number;
-  /** The home it was made for (its `proctor.home` label). */
+  /** The home it was made for (its `proctor.home` label); '' for an image's template. */
   home: string;
+  scope: TemplateScope;
   /** The host that made it; absent on templates made before templates carried one. */
   host?: string;
 }
@@ -171,6 +194,7 @@ function templateVolume(v: VolumeInspectInfo): TemplateVolume {
     layout: labels[LABEL.templateLayout] ?? '1',
     createdAt: Number.isFinite(created) ? created : 0,
     home: labels[LABEL.home] ?? '',
+    scope: labels[LABEL.templateScope] === 'image' ? 'image' : 'home',
     ...(host !== undefined ? { host } : {}),
   };
 }
@@ -186,9 +210,25 @@ export async function listTemplates(docker: DockerClient, home: string): Promise
   return (Volumes ?? []).map(templateVolume).sort(newestFirst);
 }
 
-/** Every template volume on the engine, of every home and host, newest first. */
+/** Every template volume on the engine, of every home and host and the images', newest first. */
 export async function listAllTemplates(docker: DockerClient): Promise<TemplateVolume[]> {
   const { Volumes } = await docker.listVolumes({ filters: { label: [LABEL.template] } });
+  return (Volumes ?? []).map(templateVolume).sort(newestFirst);
+}
+
+/** Every image's template on the engine (templateScope), newest first. */
+export async function listImageTemplates(docker: DockerClient): Promise<TemplateVolume[]> {
+  const { Volumes } = await docker.listVolumes({
+    filters: { label: [`${LABEL.templateScope}=image`, LABEL.template] },
+  });
+  return (Volumes ?? []).map(templateVolume).sort(newestFirst);
+}
+
+/** The template volumes of a key (its home's, or its image's: the key names which), newest first. */
+async function keyedTemplates(docker: DockerClient, key: string): Promise<TemplateVolume[]> {
+  const { Volumes } = await docker.listVolumes({
+    filters: { label: [`${LABEL.template}=${key}`] },
+  });
   return (Volumes ?? []).map(templateVolume).sort(newestFirst);
 }
 
@@ -261,13 +301,15 @@ export async function removeTemplate(docker: DockerClient, name: string): Promis
   }
 }
 
-async function imageState(
+export async function imageState(
   docker: DockerClient,
   id: string,
 ): Promise<'gone' | 'untagged' | 'tagged'> {
   try {
     const info = await docker.getImage(id).inspect();
-    return (info.RepoTags ?? []).length > 0 ? 'tagged' : 'untagged';
+    // An image pulled by digest has no tag and is still named: by its digest.
+    const named = (info.RepoTags ?? []).length > 0 || (info.RepoDigests ?? []).length > 0;
+    return named ? 'tagged' : 'untagged';
   } catch (error) {
     if (isNotFound(error)) return 'gone';
     throw error;
@@ -404,7 +446,9 @@ async function prepare(
   await docker.createVolume({
     Name: name,
     Labels: {
-      [LABEL.home]: spec.owner.home,
+      ...(templateScope(spec, lowers) === 'image'
+        ? { [LABEL.templateScope]: 'image' }
+        : { [LABEL.home]: spec.owner.home }),
       [LABEL.host]: ownerHost(spec.owner),
       [LABEL.role]: 'template',
       [LABEL.template]: key,
@@ -525,13 +569,20 @@ export function createTemplateStore(options: TemplateOptions = {}): TemplateStor
     return found;
   };
 
-  /** The LRU bound and the image rule, over every template of the home. */
-  async function tidy(docker: DockerClient, home: string, fresh: TemplateVolume) {
-    const all = await listTemplates(docker, home);
-    const images = new Map<string, Promise<'gone' | 'untagged' | 'tagged'>>();
+  /**
+   * The LRU bound and the image rule, over every template of the home; for an image's template,
+   * over its image's others alone (no bound: each goes with its image, and an engine may hold
+   * thousands, whose images a rule over all would inspect on every preparation).
+   */
+  async function tidy(docker: DockerClient, fresh: TemplateVolume) {
+    const images = fresh.scope === 'image';
+    const all = images
+      ? (await listImageTemplates(docker)).filter((t) => t.image === fresh.image)
+      : await listTemplates(docker, fresh.home);
+    const states = new Map<string, Promise<'gone' | 'untagged' | 'tagged'>>();
     const stateOf = (id: string) => {
-      let state = images.get(id);
-      if (!state) images.set(id, (state = imageState(docker, id)));
+      let state = states.get(id);
+      if (!state) states.set(id, (state = imageState(docker, id)));
       return state;
     };
     const drop: TemplateVolume[] = [];
@@ -552,7 +603,9 @@ export function createTemplateStore(options: TemplateOptions = {}): TemplateStor
     }
     const order = (t: TemplateVolume) => lastUsed.get(t.name) ?? t.createdAt;
     kept.sort((a, b) => order(b) - order(a));
-    drop.push(...kept.slice(limit).filter((t) => t.name !== fresh.name && !inUse.has(t.name)));
+    if (!images) {
+      drop.push(...kept.slice(limit).filter((t) => t.name !== fresh.name && !inUse.has(t.name)));
+    }
     for (const t of drop) {
       if (await removeTemplate(docker, t.name)) {
         lastUsed.delete(t.name);
@@ -612,9 +665,7 @@ export function createTemplateStore(options: TemplateOptions = {}): TemplateStor
           const lock = await settlePreparation(docker, key, timeoutMs);
           // One that proved not ready before this call waited may be ready now.
           const skip = lock === 'waited' ? new Set<string>() : avoid;
-          const found = (await listTemplates(docker, spec.owner.home)).filter(
-            (t) => t.key === key && !skip.has(t.name),
-          );
+          const found = (await keyedTemplates(docker, key)).filter((t) => !skip.has(t.name));
           // A template of another process is taken only once its `ready` file names the key
           // (the copy checks it again); the newest is the likeliest to be ready. Its size is
           // read once, here (a memory-backed workspace is sized by it).
@@ -626,7 +677,11 @@ export function createTemplateStore(options: TemplateOptions = {}): TemplateStor
               const volume = readyVolume(t.name, key, ready);
               return lowers === undefined ? volume : { ...volume, lowers };
             }
-            if (Date.now() - t.createdAt < HALF_MADE_AGE_MS) young = true;
+            if (now() - t.createdAt < HALF_MADE_AGE_MS) young = true;
+            // A half-made image's template goes here: no home's reaper reads every image's.
+            else if (t.scope === 'image' && lock !== 'waited') {
+              await removeTemplate(docker, t.name).catch(() => false);
+            }
           }
           // Its preparation ended and left nothing ready: its lock is stale. Once it is gone,
           // look again: a preparation that had just ended may have left its template by now.
@@ -651,13 +706,15 @@ export function createTemplateStore(options: TemplateOptions = {}): TemplateStor
         }
         preparedMs = now() - started;
         lastUsed.set(made.name, now());
-        await tidy(docker, spec.owner.home, {
+        const scope = templateScope(spec, lowers);
+        await tidy(docker, {
           name: made.name,
           key,
           image: spec.image,
           layout: TEMPLATE_LAYOUT,
           createdAt: now(),
-          home: spec.owner.home,
+          home: scope === 'image' ? '' : spec.owner.home,
+          scope,
         }).catch(() => undefined);
         return made;
       })();
@@ -766,9 +823,11 @@ async function halfMade(
 }
 
 /**
- * At worker start (after the reaper of dead jobs): removes the templates of a home whose image
- * is gone from the engine, and the half-made ones a crash left (with their stale preparation
- * container, if any).
+ * At worker start (after the reaper of dead jobs): removes the templates of a home, and the
+ * images' templates, whose image is gone from the engine, and the home's half-made ones a
+ * crash left (with their stale preparation container, if any). An image's half-made template
+ * goes with the next acquire of its key, or `proctor prune`: reading every image's `ready`
+ * here could take a container per image.
  */
 export async function reapTemplates(
   docker: DockerClient,
@@ -776,11 +835,15 @@ export async function reapTemplates(
   options: ReapOptions = {},
 ): Promise<string[]> {
   const removed: string[] = [];
-  const all = await listTemplates(docker, home);
+  const all = [...(await listTemplates(docker, home)), ...(await listImageTemplates(docker))];
   const left: TemplateVolume[] = [];
+  const states = new Map<string, Promise<'gone' | 'untagged' | 'tagged'>>();
   for (const t of all) {
-    if ((await imageState(docker, t.image)) !== 'gone') left.push(t);
-    else if (await removeTemplate(docker, t.name)) removed.push(t.name);
+    let state = states.get(t.image);
+    if (!state) states.set(t.image, (state = imageState(docker, t.image)));
+    if ((await state) !== 'gone') {
+      if (t.scope === 'home') left.push(t);
+    } else if (await removeTemplate(docker, t.name)) removed.push(t.name);
   }
   for (const t of await halfMade(docker, home, left, options)) {
     await removeStaleLock(docker, t.key);

@@ -7,7 +7,7 @@
 // unless PROCTOR_TEST_PG_URL already names one. The URL reaches the test workers through the
 // environment.
 // After the run, removes the workspace templates of the test homes (temp dirs, and
-// /proctor-tests… of earlier runs): they carry no job label, so no test's own cleanup takes them, and a temp
+// /proctor-tests… of earlier runs) and the images' templates: they carry no job label, so no test's own cleanup takes them, and a temp
 // home is never used again. Removes, too, the task images Proctor built during the run (a test's
 // bundle hashes differently on every run, so each run would leave its own behind until the
 // disk fills) and the untagged images the run's builds left: images the run made that are no
@@ -80,7 +80,9 @@ export default async function setup(): Promise<() => Promise<void>> {
     const { Volumes } = await docker.listVolumes({ filters: { label: [LABEL.template] } });
     for (const volume of Volumes ?? []) {
       const home = volume.Labels?.[LABEL.home] ?? '';
-      if (!home.startsWith('/proctor-tests') && !home.startsWith(tmpdir())) continue;
+      // An image's template (every home's) of a fixture image or a task image of the run.
+      const images = volume.Labels?.[LABEL.templateScope] === 'image';
+      if (!images && !home.startsWith('/proctor-tests') && !home.startsWith(tmpdir())) continue;
       // One in use (a test run of another checkout) is left: removeTemplate answers false.
       await removeTemplate(docker, volume.Name).catch(() => false);
     }

@@ -8,6 +8,7 @@
 // the sandbox user is not copied up to be handed over. An image whose layers do not add
 // up to its tree (a layer that made the folder anew) gets a copied template, and the store says
 // why.
+import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,9 +27,17 @@ import {
 } from '../../src/sandbox/image-layers.js';
 import {
   createTemplateStore,
+  HALF_MADE_AGE_MS,
+  listImageTemplates,
+  reapTemplates,
+  removeTemplate,
+  TEMPLATE_LAYOUT,
   TEMPLATE_MOUNT,
+  templateKey,
   type TemplateStore,
 } from '../../src/sandbox/template.js';
+import { pruneTemplates } from '../../src/sandbox/template-prune.js';
+import { repoSpec } from '../helpers/templates.js';
 import {
   startWithWorkspace,
   type WorkspaceContainer,
@@ -344,5 +353,97 @@ describe('the layer stack', () => {
     });
     const stack = await layerStack(docker, image, '/repo');
     expect('lowers' in stack && stack.lowers.split(':').length).toBeGreaterThanOrEqual(3);
+  });
+});
+
+describe('an evaluator’s layered template', () => {
+  it('is its image’s when an evaluator’s: every home takes the one made, a home’s prune keeps it, and it goes with its image', async () => {
+    // An image of its own (the fixture's layers, another id), so that it can go.
+    const tag = `proctor-test-image-template:${randomBytes(4).toString('hex')}`;
+    const fixture = await fixtureImage('git-layers');
+    const built = promisify(execFile)('docker', [
+      'build',
+      '-q',
+      '--label',
+      `t=${tag}`,
+      '-t',
+      tag,
+      '-',
+    ]);
+    built.child.stdin?.end(`FROM ${fixture}\n`);
+    const image = (await built).stdout.trim();
+    onCleanup(() =>
+      docker
+        .getImage(tag)
+        .remove({ force: true })
+        .catch(() => undefined),
+    );
+    const base = await readFromImage(image, '/base_commit');
+    const [a, b] = [owner(), owner()];
+    expect(a?.home).not.toBe(b?.home);
+    const spec = (o: typeof a) => ({ ...repoSpec(o, image, base, 'none'), layered: true });
+    const first = await createTemplateStore().acquire(docker, spec(a));
+    onCleanup(async () => void (await removeTemplate(docker, first.volume)));
+    expect(first.lowers).toBeDefined();
+    expect(first.preparedMs).toBeGreaterThan(0);
+    const labels = (await docker.getVolume(first.volume).inspect()).Labels;
+    expect(labels).toMatchObject({ [LABEL.templateScope]: 'image' });
+    expect(labels?.[LABEL.home]).toBeUndefined();
+    // Another home, another process's store: the same template, nothing prepared.
+    const second = await createTemplateStore().acquire(docker, spec(b));
+    expect(second).toMatchObject({ volume: first.volume, key: first.key, preparedMs: 0 });
+    // A home's solver (history `full`) still gets a template of its own home.
+    const solver = await createTemplateStore().acquire(docker, { ...spec(a), history: 'full' });
+    onCleanup(async () => void (await removeTemplate(docker, solver.volume)));
+    expect(solver.volume).not.toBe(first.volume);
+    expect((await docker.getVolume(solver.volume).inspect()).Labels).toMatchObject({
+      [LABEL.home]: a.home,
+    });
+    // A home's prune keeps it, and says why.
+    const pruned = await pruneTemplates(docker, a.home);
+    expect(pruned.templates.find((t) => t.name === first.volume)).toMatchObject({
+      action: 'kept',
+      reason: 'image-kept',
+      home: '',
+    });
+    expect(pruned.removed).toEqual([solver.volume]);
+    expect((await listImageTemplates(docker)).map((t) => t.name)).toContain(first.volume);
+    // Its image gone, the reaper of any home removes it.
+    await docker.getImage(tag).remove({ force: true });
+    expect(await reapTemplates(docker, b.home)).toContain(first.volume);
+    expect((await listImageTemplates(docker)).map((t) => t.name)).not.toContain(first.volume);
+  });
+
+  it('is made again where a crash left its image’s template half-made, and the half-made one goes', async () => {
+    const image = await fixtureImage('git-layers');
+    const spec = {
+      ...repoSpec(owner(), image, await readFromImage(image, '/base_commit'), 'none'),
+      layered: true,
+    };
+    const stack = await layerStack(docker, image, '/repo');
+    if (!('lowers' in stack)) throw new Error(stack.refused);
+    const key = templateKey(spec, stack.lowers);
+    // What a preparation killed before its `ready` leaves: the volume alone.
+    const half = `proctor-template-${key.slice(0, 16)}-halfmade`;
+    await docker.createVolume({
+      Name: half,
+      Labels: {
+        [LABEL.templateScope]: 'image',
+        [LABEL.role]: 'template',
+        [LABEL.template]: key,
+        [LABEL.templateImage]: image,
+        [LABEL.templateLayout]: TEMPLATE_LAYOUT,
+      },
+    });
+    onCleanup(async () => void (await removeTemplate(docker, half)));
+    // Two minutes on, it is older than HALF_MADE_AGE_MS.
+    const later = () => Date.now() + 2 * HALF_MADE_AGE_MS;
+    const made = await createTemplateStore({ now: later }).acquire(docker, spec);
+    onCleanup(async () => void (await removeTemplate(docker, made.volume)));
+    expect(made.volume).not.toBe(half);
+    expect(made.key).toBe(key);
+    const names = (await listImageTemplates(docker)).map((t) => t.name);
+    expect(names).toContain(made.volume);
+    expect(names).not.toContain(half);
   });
 });
