@@ -80,8 +80,10 @@ export default async function setup(): Promise<() => Promise<void>> {
     const { Volumes } = await docker.listVolumes({ filters: { label: [LABEL.template] } });
     for (const volume of Volumes ?? []) {
       const home = volume.Labels?.[LABEL.home] ?? '';
-      // An image's template (every home's) of a fixture image or a task image of the run.
-      const images = volume.Labels?.[LABEL.templateScope] === 'image';
+      // An image's template (every home's) made during the run: of a fixture image or a task
+      // image of the run (one made before it may be a user's, of a real suite's image).
+      const created = Date.parse((volume as { CreatedAt?: string }).CreatedAt ?? '') / 1000;
+      const images = volume.Labels?.[LABEL.templateScope] === 'image' && created >= runStarted;
       if (!images && !home.startsWith('/proctor-tests') && !home.startsWith(tmpdir())) continue;
       // One in use (a test run of another checkout) is left: removeTemplate answers false.
       await removeTemplate(docker, volume.Name).catch(() => false);

@@ -408,6 +408,7 @@ describe('workspace templates', () => {
         Mounts: [{ Type: 'volume', Source: last?.name ?? '', Target: '/t', ReadOnly: true }],
       },
     });
+    onCleanup(() => holder.remove({ force: true }).catch(() => undefined));
     const holderName = (await holder.inspect()).Name.replace(/^\//, '');
     const busy = await pruneTemplates(docker, o.home);
     expect(busy).toMatchObject({ removed: [], busy: [last?.name] });
