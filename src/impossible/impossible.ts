@@ -7,7 +7,8 @@
 //
 // A task is skipped, with one line saying why, when it is an impossible variant already, has
 // no solution/gold.patch (nothing could then prove its variant impossible), has a runner that
-// carries no mutator (not a built-in Python runner), has no hidden test with an assertion the
+// carries no mutator of its tests (not a built-in Python or JavaScript runner: Go's canaries
+// only turn checks over in copies), has no hidden test with an assertion the
 // mutator understands, or its image cannot be had.
 import { randomBytes } from 'node:crypto';
 import { existsSync, renameSync, rmSync } from 'node:fs';
@@ -55,6 +56,9 @@ export interface ImpossibleResult {
   skipped: Array<{ id: string; why: string }>;
 }
 
+/** A runner whose canaries come from a mutator of its own dialect (core/canary.py's hook). */
+const DIALECT_MUTATOR = /^def canary_mutate_file\(/m;
+
 /** Why `bundle` gets no variant before its image is needed, or null. */
 async function skipBefore(bundle: Bundle): Promise<string | null> {
   if (bundle.impossible !== undefined) {
@@ -66,6 +70,11 @@ async function skipBefore(bundle: Bundle): Promise<string | null> {
   const runner = await readFile(bundle.paths.runner);
   if (!runnerPlacesCanaries(runner) && jsCanaryDialect(runner) === null) {
     return 'its tests/run places no canaries, so it has no mutator to lend (the built-in pytest runner does)';
+  }
+  // The go runner's canaries turn a check over in a copy of a test that must fail; they change
+  // no expectation in place, which a variant needs (mutate.py reads Python tests).
+  if (DIALECT_MUTATOR.test(runner.toString('latin1'))) {
+    return "its tests/run's canaries (Go's) only turn a check over in a copy of a test: it has no mutator of Python or JavaScript tests to lend";
   }
   return null;
 }

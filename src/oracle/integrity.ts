@@ -64,10 +64,19 @@ export async function runsPytest(bundle: Pick<Bundle, 'paths'>): Promise<boolean
   return runnerRunsPytest(bundle.paths.runner);
 }
 
-/** Whether the runner file at `path` names pytest (its first MiB is read). */
+/**
+ * Whether the runner file at `path` names pytest (its first MiB is read), outside the canaries'
+ * shared part (src/runners/core/canary.py), which names it in any runner that includes it (the
+ * go runner runs no pytest).
+ */
 export async function runnerRunsPytest(path: string): Promise<boolean> {
-  return /\bpytest\b/.test((await readHead(path, RUNNER_PROBE_BYTES)).toString('latin1'));
+  const text = (await readHead(path, RUNNER_PROBE_BYTES)).toString('latin1');
+  return /\bpytest\b/.test(text.replace(CANARY_CORE, ''));
 }
+
+/** The canaries' shared part as a runner includes it, from its first line to its last. */
+const CANARY_CORE =
+  /^# ---- canaries: mutants of the task's own tests [^\n]*\n[\s\S]*?^# ---- end of canaries -+$/m;
 
 /**
  * Warnings for a valid bundle: layers it should have and does not, and a jest runner's ids'

@@ -86,7 +86,7 @@ export const RUNNER_PARTS: Record<BuiltinRunner, readonly RunnerCorePart[]> = {
   django: PYTHON_DIALECT,
   sympy: PYTHON_DIALECT,
   cargo: ['core/protocol.py'],
-  go: ['core/protocol.py'],
+  go: ['core/protocol.py', 'core/canary.py'],
   ctest: ['core/protocol.py'],
   junit: ['core/protocol.py'],
   jest: ['core/protocol.py', 'core/jest_expect.py', 'core/js.py'],

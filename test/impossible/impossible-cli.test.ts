@@ -106,7 +106,7 @@ describe('proctor impossible', () => {
     const home = tempDir();
     const work = tempDir();
     const suite = join(work, 'suite');
-    for (const name of [PY, 'sh-country-codes']) {
+    for (const name of [PY, 'sh-country-codes', 'go-text-ellipsis']) {
       cpSync(join(ROOT, 'examples', name), join(suite, name), { recursive: true });
     }
     // A task whose one hidden test asserts only inside a loop: nothing the mutator changes.
@@ -128,10 +128,14 @@ describe('proctor impossible', () => {
       expect(r.stdout).toContain(
         'skipped sh-country-codes: its tests/run places no canaries, so it has no mutator to lend (the built-in pytest runner does)',
       );
+      // Go's canaries turn checks over in copies only: nothing to change a test in place with.
+      expect(r.stdout).toContain(
+        "skipped go-text-ellipsis: its tests/run's canaries (Go's) only turn a check over in a copy of a test: it has no mutator of Python or JavaScript tests to lend",
+      );
       expect(r.stdout).toContain(
         'skipped py-loop-only: no hidden test has an assertion the mutator understands',
       );
-      expect(r.stdout).toContain(`1 variant(s) written, 2 task(s) skipped (mode ${mode}): ${out}`);
+      expect(r.stdout).toContain(`1 variant(s) written, 3 task(s) skipped (mode ${mode}): ${out}`);
       expect(readdirSync(out)).toEqual([`${PY}-impossible-${mode}`]);
     }
     const oneOff = join(outs['one-off'], `${PY}-impossible-one-off`);

@@ -4,6 +4,7 @@ import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadBundle } from '../../src/oracle/bundle.js';
+import { runnerSource } from '../../src/runners/index.js';
 import {
   deniesConftest,
   integrityLayers,
@@ -65,9 +66,9 @@ describe('integrityLayers', () => {
         'collector',
         'tripwires',
         'base-config',
-        // The Python runners place canaries (src/runners/core/canary.py), and Proctor places
+        // The Python and go runners place canaries (src/runners/core/canary.py), and Proctor places
         // the node, jest and vitest runners' (js-canaries.ts); the others not yet.
-        ...(['pytest', 'sympy', 'django', 'node', 'jest', 'vitest'].includes(name)
+        ...(['pytest', 'sympy', 'django', 'go', 'node', 'jest', 'vitest'].includes(name)
           ? ['canaries']
           : []),
       ]);
@@ -95,6 +96,10 @@ describe('integrityWarnings', () => {
     // Django's runtests.py loads no conftest.py: no pytest warning for a django task.
     const django = pyTask({ runner: readFileSync(join(ROOT, 'src/runners/django/run'), 'utf8') });
     expect(await runsPytest(await loadBundle(django))).toBe(false);
+    // The go runner as written into a bundle holds the canaries' shared part, which names
+    // pytest: it runs none.
+    const go = pyTask({ runner: (await runnerSource('go')).toString('utf8') });
+    expect(await runsPytest(await loadBundle(go))).toBe(false);
     // Nor for a go or cargo task (the cargo runner's comments once named pytest's runner).
     expect(await runsPytest(await loadBundle(GO_TASK))).toBe(false);
     expect(await runsPytest(await loadBundle(RUST_TASK))).toBe(false);

@@ -21,37 +21,11 @@ import {
 } from '../helpers/grade.js';
 import { candidateDiff, withIds, type RepoBundleSpec } from '../helpers/repo-bundles.js';
 import { runnerSuite } from '../helpers/runner-suite.js';
+import { CALC, GOLD_CALC } from '../helpers/go-calc.js';
 
 const docker = testDocker();
 const SCOPE = dockerScope(docker, 'runners-go');
 const SLOW = 300_000;
-
-const CALC = `package calc
-
-func Add(a, b int) int { return a + b }
-
-// Div divides a by b.
-func Div(a, b int) (int, error) { return a / b, nil }
-`;
-
-const GOLD_CALC = `package calc
-
-import "errors"
-
-func Add(a, b int) int { return a + b }
-
-// Div divides a by b, rounding down; b = 0 is an error.
-func Div(a, b int) (int, error) {
-	if b == 0 {
-		return 0, errors.New("division by zero")
-	}
-	q := a / b
-	if (a%b != 0) && ((a < 0) != (b < 0)) {
-		q--
-	}
-	return q, nil
-}
-`;
 
 const CALC_TEST = `package calc
 

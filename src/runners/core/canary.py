@@ -495,8 +495,10 @@ def canary_place(worktree, placements, seed, per_test=1, taken=()):
                 uncovered.extend({"test": i, "why": why} for i in ids)
             continue
         by_target = dict(entries)
-        new, made, missed = canary_file(text, [t for t, _ in entries], rng, per_test, taken)
-        taken = set(taken) | set(name for _, name, _ in made)
+        # A dialect whose tests are not Python's gives its own mutator (canary_mutate_file).
+        mutate = globals().get("canary_mutate_file", canary_file)
+        new, made, missed = mutate(text, [t for t, _ in entries], rng, per_test, taken)
+        taken = set(taken) | set(entry[1] for entry in made)
         for target, why in missed:
             uncovered.extend({"test": i, "why": why} for i in by_target[target])
         if not made:
@@ -509,8 +511,15 @@ def canary_place(worktree, placements, seed, per_test=1, taken=()):
         os.replace(tmp, full)
         # A dialect whose ids name a test otherwise gives its own canary_id.
         mutant_id = globals().get("canary_id", canary_mutant_id)
-        for target, name, mutation in made:
+        for entry in made:
+            target, name, mutation = entry[:3]
+            # A dialect's mutator may leave some of a target's listed ids out of its mutant,
+            # each with why (Go's: a listed subtest with no check of its own turned over).
+            left = entry[3] if len(entry) > 3 else {}
             for listed in by_target[target]:
+                if listed in left:
+                    uncovered.append({"test": listed, "why": left[listed]})
+                    continue
                 mutants.append({"id": mutant_id(listed, target[1], name), "test": listed,
                                 "mutation": mutation})
     return {"mutants": mutants, "uncovered": uncovered}

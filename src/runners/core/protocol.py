@@ -465,11 +465,12 @@ def dispatch(argv, collect, channel, plain, canary=None, test_side=None):
     return plain(os.path.abspath(argv[1]), os.path.abspath(argv[2]))
 
 
-def main_simple(argv, run, make_collector, read=read_request):
+def main_simple(argv, run, make_collector, read=read_request, canary=None):
     """The whole command line of a runner whose test side is this process: `run(ids, fd,
     request)` runs the listed tests (and the request's sentinels, when there is one) with their
     outcomes going to `fd`, and returns the exit code; `make_collector(ids, request)` makes the
-    collector (request None in a plain run)."""
+    collector (request None in a plain run); `canary`, when the runner places canaries, the
+    trusted step (core/canary.py's main_canary)."""
 
     def plain(list_file, report):
         return run_plain(list_file, report, make_collector, lambda ids, fd: run(ids, fd, None))
@@ -485,7 +486,8 @@ def main_simple(argv, run, make_collector, read=read_request):
         finally:
             sock.close()
 
-    return dispatch(argv, lambda phases: collect_phases(phases, make_collector, read), channel, plain)
+    return dispatch(argv, lambda phases: collect_phases(phases, make_collector, read), channel, plain,
+                    canary)
 
 
 # ---- end of the run protocol ----------------------------------------------------------------
