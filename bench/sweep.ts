@@ -13,10 +13,11 @@
 // its own id, so that the sweep has work enough to fill the pool. Images are built before the
 // clock starts, once, by Proctor (the raw loop gets the same image's id, not a build check per
 // task); Proctor's home is fresh each run. An evaluator's workspace template is its image's, not
-// a home's (src/sandbox/template.ts): the warm-up below, a first sweep of the suite's images on
-// this engine, makes them (those an earlier run left are removed first), and the timed runs, as
-// every later sweep of the images in any home, take them; the warm-up's wall is printed beside
-// the timed runs' (it also meets a cold page cache). With --runs N the two sides alternate N times (this machine is
+// a home's (src/sandbox/template.ts), made by `proctor validate` with the image or by the
+// image's first grade: the ones validate made are removed again before the warm-up below, so
+// that the warm-up is a first sweep that makes them (for a user who never validated), and the
+// timed runs, as every later sweep of the images in any home, take them; the warm-up's wall is
+// printed beside the timed runs' (it also meets a cold page cache). With --runs N the two sides alternate N times (this machine is
 // shared and noisy: compare within a run). Every task must come out valid from Proctor, and
 // every raw run must finish, or the bench fails.
 //

@@ -111,7 +111,10 @@ export async function pruneCommand(
   // As the worker's reaper: a SQLite home serves one machine, so what it made before host
   // labels is its own; on a shared queue nothing can tell.
   const scope = { home: config.home, host: config.host, unlabelled: config.dbUrl === undefined };
-  const result = await pruneTemplates(docker, scope, options.keep, { goneHomes: true });
+  const result = await pruneTemplates(docker, scope, options.keep, {
+    goneHomes: true,
+    images: true,
+  });
   if (options.json) {
     context.io.out(JSON.stringify(result));
     return 0;

@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { describeError, isProctorError, isRetryable } from '../errors.js';
 import {
+  createTemplateStore,
   IMAGE_TIMEOUT_HINT,
   readRepositoryCommit,
   readRepositoryHead,
@@ -17,6 +18,7 @@ import {
   type RepositoryCommit,
   type ResolvedImage,
 } from '../sandbox/index.js';
+import { runtimeRefusal } from '../sandbox/overlay.js';
 import { pathsTouchedBy } from './diff-filter.js';
 import type { Bundle, LoadBundleOptions } from './bundle.js';
 import { canaryCoverage, type CanaryCoverage } from './canary-coverage.js';
@@ -151,6 +153,11 @@ export function setupCommitProblem(
 export interface ValidationDeps {
   /** Without a client only the static checks run. */
   docker?: DockerClient;
+  /**
+   * How to resolve a bundle's image; default resolveImage. The CLI passes the worker's image
+   * cache, so that the image it checks is the one every grade of the task runs.
+   */
+  resolve?: (bundle: Bundle, signal?: AbortSignal) => Promise<ResolvedImage>;
   home: string;
   /** The host identity its probe containers are labelled with; default the hostname. */
   host?: string;
@@ -212,6 +219,39 @@ export async function validatePaths(
   return results;
 }
 
+/**
+ * The evaluator's workspace template of the image, made now, with the image: it is the image's
+ * (template.ts: templateScope), so the first grade of the image, in any home, makes none. Only
+ * where the grade would take it: a task that names no workspace medium, a runtime that reads
+ * overlays, an image whose layers make one. One that cannot be made now is the first grade's
+ * to make, as before: validate says nothing of it.
+ */
+async function prepareEvaluatorTemplate(
+  docker: DockerClient,
+  bundle: Bundle,
+  image: string,
+  deps: ValidationDeps,
+  owner: Owner,
+): Promise<void> {
+  if (bundle.workspace !== undefined || runtimeRefusal(deps.runtime) !== undefined) return;
+  await createTemplateStore()
+    .acquire(docker, {
+      owner,
+      image,
+      repoPath: bundle.workdir,
+      baseCommit: bundle.baseCommit,
+      uid: deps.uid,
+      gid: deps.gid,
+      // As the evaluator asks for it (evaluate.ts).
+      history: 'none',
+      ...(bundle.setupCommit ? { setupCommit: true } : {}),
+      layered: true,
+      layeredOnly: true,
+      ...(deps.runtime ? { runtime: deps.runtime } : {}),
+    })
+    .catch(() => undefined);
+}
+
 async function fullCheck(
   bundle: Bundle,
   docker: DockerClient,
@@ -228,6 +268,7 @@ async function fullCheck(
   try {
     const check = await checkImage(bundle, {
       docker,
+      ...(deps.resolve ? { resolve: deps.resolve } : {}),
       owner,
       uid: deps.uid,
       gid: deps.gid,
@@ -244,6 +285,7 @@ async function fullCheck(
       ...(deps.runtime ? { runtime: deps.runtime } : {}),
       ...(deps.signal ? { signal: deps.signal } : {}),
     });
+    await prepareEvaluatorTemplate(docker, bundle, check.localId, deps, owner);
     return {
       ok: true,
       ...where,

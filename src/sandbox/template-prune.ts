@@ -33,8 +33,8 @@ import type { ReapScope } from './cleanup.js';
 import type { DockerClient } from './docker.js';
 import { hostVolumeUsageKb } from './host-volumes.js';
 import {
+  engineImages,
   HALF_MADE_AGE_MS,
-  imageState,
   listAllTemplates,
   listImageTemplates,
   listTemplates,
@@ -99,6 +99,12 @@ export interface PruneResult {
 export interface PruneOptions extends ReapOptions {
   /** Also the templates of other homes of this host whose folder is gone. Default false. */
   goneHomes?: boolean;
+  /**
+   * Also the images' templates (template.ts: templateScope), every home's: removed when their
+   * image is gone or they are half-made, else listed as kept. Default false: an engine may hold
+   * one per image, each read here.
+   */
+  images?: boolean;
 }
 
 /** Whether a home's folder is there on this host. */
@@ -224,9 +230,10 @@ async function judgeImageTemplate(
   docker: DockerClient,
   home: string,
   t: TemplateVolume,
+  images: ReadonlySet<string>,
   halfMadeBefore: number,
 ): Promise<TemplateOutcome> {
-  if ((await imageState(docker, t.image)) === 'gone') {
+  if (!images.has(t.image)) {
     return removeOrKeep(docker, t, 'image-gone', 'its image is gone');
   }
   const ready = await readReady(docker, home, t);
@@ -306,8 +313,11 @@ export async function pruneTemplates(
     .filter((t) => t.scope === 'home' && t.home !== scope.home)
     .sort((a, b) => a.home.localeCompare(b.home));
   for (const t of others) outcomes.push(await judgeOtherHome(docker, scope, t, true));
-  for (const t of await listImageTemplates(docker)) {
-    outcomes.push(await judgeImageTemplate(docker, scope.home, t, now - age));
+  if (options.images) {
+    const images = await engineImages(docker);
+    for (const t of await listImageTemplates(docker)) {
+      outcomes.push(await judgeImageTemplate(docker, scope.home, t, images, now - age));
+    }
   }
   return {
     removed: outcomes.filter((o) => o.action === 'removed').map((o) => o.name),

@@ -79,6 +79,11 @@ export interface TemplateSpec {
    * allows: for jobs whose work tree is an overlay, never for a copy.
    */
   layered?: boolean;
+  /**
+   * With `layered`: a layered template or none (a ProctorError where the image's layers cannot
+   * make one), never a copy: for a template made ahead of any job (validate's).
+   */
+  layeredOnly?: boolean;
   runtime?: string;
   timeoutMs?: number;
 }
@@ -301,7 +306,12 @@ export async function removeTemplate(docker: DockerClient, name: string): Promis
   }
 }
 
-export async function imageState(
+/** The ids of every image on the engine, intermediate ones too: one call, however many. */
+export async function engineImages(docker: DockerClient): Promise<Set<string>> {
+  return new Set((await docker.listImages({ all: true })).map((i) => i.Id));
+}
+
+async function imageState(
   docker: DockerClient,
   id: string,
 ): Promise<'gone' | 'untagged' | 'tagged'> {
@@ -628,13 +638,17 @@ export function createTemplateStore(options: TemplateOptions = {}): TemplateStor
       refused: describeError(error),
     }));
     const copied = { ...spec, layered: false };
-    if ('refused' in stack) return acquireKeyed(docker, copied, avoid);
+    const copy = (why: string) => {
+      if (!spec.layeredOnly) return acquireKeyed(docker, copied, avoid);
+      throw new ProctorError('SANDBOX_INVALID', `no layered template of ${spec.image}: ${why}`);
+    };
+    if ('refused' in stack) return copy(stack.refused);
     try {
       return await acquireKeyed(docker, spec, avoid, stack.lowers);
     } catch (error) {
       if (!(error instanceof LayersUnusable)) throw error;
       refusals.set(stackKey(spec), error.message);
-      return acquireKeyed(docker, copied, avoid);
+      return copy(error.message);
     }
   }
 
@@ -837,11 +851,11 @@ export async function reapTemplates(
   const removed: string[] = [];
   const all = [...(await listTemplates(docker, home)), ...(await listImageTemplates(docker))];
   const left: TemplateVolume[] = [];
-  const states = new Map<string, Promise<'gone' | 'untagged' | 'tagged'>>();
+  // One listing of the engine's images, not an inspect per template: an engine may hold a
+  // template per image.
+  const images = all.length > 0 ? await engineImages(docker) : new Set<string>();
   for (const t of all) {
-    let state = states.get(t.image);
-    if (!state) states.set(t.image, (state = imageState(docker, t.image)));
-    if ((await state) !== 'gone') {
+    if (images.has(t.image)) {
       if (t.scope === 'home') left.push(t);
     } else if (await removeTemplate(docker, t.name)) removed.push(t.name);
   }

@@ -1,9 +1,12 @@
+import { randomBytes } from 'node:crypto';
 import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { proctor } from '../helpers/cli.js';
 import { ROOT } from '../helpers/processes.js';
-import { tempDir, tempStore } from '../helpers/temp.js';
+import { onCleanup, tempDir, tempStore } from '../helpers/temp.js';
+import { testDocker } from '../helpers/docker.js';
+import { listImageTemplates, readReady, removeTemplate } from '../../src/sandbox/template.js';
 
 const VALID = join(ROOT, 'test/fixtures/bundles/valid');
 
@@ -32,6 +35,49 @@ describe('proctor validate', () => {
       /^ok {6}calc-divide-by-zero .*\(local_build sha256:[0-9a-f]{64}\)$/m,
     );
     expect(result.stdout).toContain('1 valid, 0 invalid');
+  }, 300_000);
+
+  it("makes the evaluator's template of the image it checks, so that a grade in another home prepares none", async () => {
+    // An image of this test's own (a label only): no other test's grade makes its template.
+    const dir = join(tempDir(), 'calc');
+    cpSync(VALID, dir, { recursive: true });
+    const dockerfile = join(dir, 'environment/Dockerfile');
+    const label = `LABEL proctor.test.validate=${randomBytes(6).toString('hex')}\n`;
+    writeFileSync(dockerfile, readFileSync(dockerfile, 'utf8') + label);
+    const validated = await proctor(['--home', tempDir(), 'validate', '--json', dir]);
+    expect(validated.code, validated.stderr).toBe(0);
+    const { results } = JSON.parse(validated.stdout) as { results: Array<{ localId: string }> };
+    const image = results[0]?.localId ?? '';
+    const docker = testDocker();
+    const made = (await listImageTemplates(docker)).filter((t) => t.image === image);
+    expect(made).toHaveLength(1);
+    onCleanup(async () => void (await removeTemplate(docker, made[0]?.name ?? '')));
+    expect((await readReady(docker, '', made[0]!))?.key).toBe(made[0]?.key);
+    // A grade in a fresh home takes it: its job spent no time on a template.
+    const home = tempDir();
+    const patch = join(home, 'fix.diff');
+    writeFileSync(
+      patch,
+      'diff --git a/calc.py b/calc.py\n--- a/calc.py\n+++ b/calc.py\n@@ -1,2 +1,3 @@\n def divide(a, b):\n+    # checked\n     return a / b\n',
+    );
+    const graded = await proctor([
+      '--home',
+      home,
+      'grade',
+      dir,
+      '--patch',
+      patch,
+      '--wait',
+      '--json',
+    ]);
+    expect(graded.code, graded.stderr).toBeLessThan(2);
+    const status = await proctor(['--home', home, 'status', '1', '--json']);
+    const { jobs } = JSON.parse(status.stdout) as {
+      jobs: Array<{ result: { timings: Record<string, number> } }>;
+    };
+    expect(jobs[0]?.result.timings).toHaveProperty('workspace');
+    expect(jobs[0]?.result.timings).not.toHaveProperty('template');
+    expect((await listImageTemplates(docker)).filter((t) => t.image === image)).toEqual(made);
   }, 300_000);
 
   it('reports every problem of every bundle in a suite with its file and key, exit 1', async () => {

@@ -399,8 +399,9 @@ describe('an evaluator’s layered template', () => {
     expect((await docker.getVolume(solver.volume).inspect()).Labels).toMatchObject({
       [LABEL.home]: a.home,
     });
-    // A home's prune keeps it, and says why.
-    const pruned = await pruneTemplates(docker, a.home);
+    // A home's prune (as `proctor prune` runs it, the images' templates judged too) keeps it,
+    // and says why.
+    const pruned = await pruneTemplates(docker, a.home, 0, { images: true });
     expect(pruned.templates.find((t) => t.name === first.volume)).toMatchObject({
       action: 'kept',
       reason: 'image-kept',
