@@ -12,7 +12,8 @@ import { createDockerClient, requireDocker } from '../sandbox/docker.js';
 import { join } from 'node:path';
 import type { Bundle } from '../oracle/bundle.js';
 import { openPulledImages, pulledImagesDir } from '../sandbox/pulled-images.js';
-import { createImageCache, type ImageCache } from '../workers/images.js';
+import type { ResolvedImage } from '../sandbox/index.js';
+import { createImageCache } from '../workers/images.js';
 import type { CommandContext } from './context.js';
 
 function describeIdentity(result: Extract<ValidationResult, { ok: true }>): string {
@@ -29,14 +30,14 @@ export async function validateCommand(
 ): Promise<number> {
   const { io, config } = context;
   let docker;
-  let images: ImageCache | undefined;
+  let resolve: ((bundle: Bundle, signal?: AbortSignal) => Promise<ResolvedImage>) | undefined;
   if (!options.static) {
     docker = createDockerClient(dockerHost());
     await requireDocker(docker, dockerHost() ?? '/var/run/docker.sock');
     // The worker's image cache: the image checked is the one each grade of the task runs (its
     // tag and labels name its build context), recorded in the home as a worker records it, so
     // the evaluator's template validate makes for it is the one every grade takes.
-    images = createImageCache(
+    const images = createImageCache(
       docker,
       { dir: join(config.home, 'cache', 'contexts') },
       {
@@ -45,15 +46,13 @@ export async function validateCommand(
         pulled: openPulledImages(pulledImagesDir(config.home)),
       },
     );
+    resolve = (bundle, signal) => images.resolve(bundle, signal);
   }
-  const cache = images;
   const results = await validatePaths(
     paths,
     {
       ...(docker ? { docker } : {}),
-      ...(cache
-        ? { resolve: (bundle: Bundle, signal?: AbortSignal) => cache.resolve(bundle, signal) }
-        : {}),
+      ...(resolve ? { resolve } : {}),
       home: config.home,
       host: config.host,
       uid: config.sandbox.uid,

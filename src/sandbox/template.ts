@@ -207,34 +207,37 @@ function templateVolume(v: VolumeInspectInfo): TemplateVolume {
 const newestFirst = (a: TemplateVolume, b: TemplateVolume) =>
   b.createdAt - a.createdAt || a.name.localeCompare(b.name);
 
-/** Every template volume of a home, newest first. */
-export async function listTemplates(docker: DockerClient, home: string): Promise<TemplateVolume[]> {
-  const { Volumes } = await docker.listVolumes({
-    filters: { label: [`${LABEL.home}=${home}`, LABEL.template] },
-  });
+/** The template volumes carrying every one of `labels` (`key` or `key=value`), newest first. */
+async function templatesLabelled(
+  docker: DockerClient,
+  labels: string[],
+): Promise<TemplateVolume[]> {
+  const { Volumes } = await docker.listVolumes({ filters: { label: [LABEL.template, ...labels] } });
   return (Volumes ?? []).map(templateVolume).sort(newestFirst);
+}
+
+/** Every template volume of a home, newest first. */
+export function listTemplates(docker: DockerClient, home: string): Promise<TemplateVolume[]> {
+  return templatesLabelled(docker, [`${LABEL.home}=${home}`]);
 }
 
 /** Every template volume on the engine, of every home and host and the images', newest first. */
-export async function listAllTemplates(docker: DockerClient): Promise<TemplateVolume[]> {
-  const { Volumes } = await docker.listVolumes({ filters: { label: [LABEL.template] } });
-  return (Volumes ?? []).map(templateVolume).sort(newestFirst);
+export function listAllTemplates(docker: DockerClient): Promise<TemplateVolume[]> {
+  return templatesLabelled(docker, []);
 }
 
-/** Every image's template on the engine (templateScope), newest first. */
-export async function listImageTemplates(docker: DockerClient): Promise<TemplateVolume[]> {
-  const { Volumes } = await docker.listVolumes({
-    filters: { label: [`${LABEL.templateScope}=image`, LABEL.template] },
-  });
-  return (Volumes ?? []).map(templateVolume).sort(newestFirst);
+/** Every image's template on the engine (templateScope), or `image`'s alone, newest first. */
+export function listImageTemplates(
+  docker: DockerClient,
+  image?: string,
+): Promise<TemplateVolume[]> {
+  const of = image === undefined ? [] : [`${LABEL.templateImage}=${image}`];
+  return templatesLabelled(docker, [`${LABEL.templateScope}=image`, ...of]);
 }
 
 /** The template volumes of a key (its home's, or its image's: the key names which), newest first. */
-async function keyedTemplates(docker: DockerClient, key: string): Promise<TemplateVolume[]> {
-  const { Volumes } = await docker.listVolumes({
-    filters: { label: [`${LABEL.template}=${key}`] },
-  });
-  return (Volumes ?? []).map(templateVolume).sort(newestFirst);
+function keyedTemplates(docker: DockerClient, key: string): Promise<TemplateVolume[]> {
+  return templatesLabelled(docker, [`${LABEL.template}=${key}`]);
 }
 
 /** A template volume and, when known, its tree's size in KiB. */
@@ -587,7 +590,7 @@ export function createTemplateStore(options: TemplateOptions = {}): TemplateStor
   async function tidy(docker: DockerClient, fresh: TemplateVolume) {
     const images = fresh.scope === 'image';
     const all = images
-      ? (await listImageTemplates(docker)).filter((t) => t.image === fresh.image)
+      ? await listImageTemplates(docker, fresh.image)
       : await listTemplates(docker, fresh.home);
     const states = new Map<string, Promise<'gone' | 'untagged' | 'tagged'>>();
     const stateOf = (id: string) => {
