@@ -1,4 +1,4 @@
-// Canaries for the JavaScript and TypeScript runners (node, mocha, jest, vitest): the mutator.
+// Canaries for the JavaScript and TypeScript runners (node, mocha, karma, jest, vitest): the mutator.
 // The Python runners carry theirs (src/runners/core/canary.py) and run it in the container; a JS
 // image may have no python3, and the candidate controls every parser in the checkout, so this one
 // runs here, in Proctor's own process, with @babel/parser (TypeScript and JSX too). It takes a
@@ -105,7 +105,7 @@ export function withInserts(
 }
 
 /** How a runner names a test: `jest-json` is the jest runner under RUNNER_JEST_IDS=json. */
-export type JsDialect = 'node' | 'mocha' | 'jest' | 'jest-json' | 'vitest';
+export type JsDialect = 'node' | 'mocha' | 'karma' | 'jest' | 'jest-json' | 'vitest';
 
 /** The file kinds the mutator reads, by extension. */
 export const JS_TEST_FILE = /\.(?:[cm]?[jt]s|[jt]sx)$/;
@@ -270,7 +270,8 @@ export function findTests(program: Node): FoundTest[] {
 }
 
 /** An id's test as the dialect names it: node `FILE::a > b > c`, mocha the full title (the
- * titles joined by spaces, without `#`), jest the test's own title (SWE-bench's
+ * titles joined by spaces, without `#`), karma the titles joined by ` > ` (the test's place in
+ * the tree, as the karma runner reports it), jest the test's own title (SWE-bench's
  * parse_log_jest), jest-json `a > b > c` (its parse_log_jest_json), vitest `FILE > a > b > c`
  * (without the `|PROJECT| ` an id may carry in front); without the white space SWE-bench's
  * parsers strip with a line, as the runners report them. */
@@ -280,6 +281,8 @@ export function testId(dialect: JsDialect, file: string, path: readonly string[]
       return `${file}::${path.join(' > ')}`;
     case 'mocha':
       return path.join(' ').replace(/#/g, '').trimEnd();
+    case 'karma':
+      return path.join(' > ');
     case 'jest':
       return (path[path.length - 1] ?? '').trim();
     case 'jest-json':

@@ -1,4 +1,4 @@
-// The canary step of the JavaScript runners (node, mocha, jest, vitest): the trusted step of
+// The canary step of the JavaScript runners (node, mocha, karma, jest, vitest): the trusted step of
 // canaries.ts, with the mutator in Proctor's own process (js-canaries.ts) instead of the runner.
 // A step as the task uid, which runs nothing of the checkout (sh, wc, base64), reads the test
 // files from the work tree; Proctor mutates them; a second step writes every mutated file back
@@ -32,8 +32,8 @@ import { runnerHead } from './protocol.js';
 import { excerpt } from './report.js';
 
 /** The line a runner's first 4 KiB hold when Proctor places its canaries (`js-node`,
- * `js-mocha`, `js-jest`, `js-vitest`: how the runner names a test). */
-const JS_CANARY_LINE = /^# proctor-canaries: js-(node|mocha|jest|vitest)[ \t]*$/m;
+ * `js-mocha`, `js-karma`, `js-jest`, `js-vitest`: how the runner names a test). */
+const JS_CANARY_LINE = /^# proctor-canaries: js-(node|mocha|karma|jest|vitest)[ \t]*$/m;
 /** Why a phase keeps its sentinels in a file of their own when the step could not read the
  * files (the oracle log says so). */
 const JS_SENTINELS_FAILED = 'the canary step failed';
@@ -106,7 +106,7 @@ export function writeFrames(writes: readonly Pick<JsWrite, 'file' | 'bytes'>[]):
 }
 
 /** Dialects whose ids name no file: their files are the hidden patch's test files. */
-const BY_PATCH: ReadonlySet<JsDialect> = new Set(['mocha', 'jest', 'jest-json']);
+const BY_PATCH: ReadonlySet<JsDialect> = new Set(['mocha', 'karma', 'jest', 'jest-json']);
 
 /** A vitest id's `|PROJECT| ` in front (an id without one matches the bare test too). */
 const VITEST_PROJECT = /^\|[^|\n]*\| /;

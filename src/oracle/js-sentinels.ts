@@ -1,4 +1,4 @@
-// Sentinels in the hidden test files of the JavaScript runners (node, mocha, jest, vitest): the
+// Sentinels in the hidden test files of the JavaScript runners (node, mocha, karma, jest, vitest): the
 // JavaScript side of what src/runners/core/canary.py does for the Python runners. Beside the
 // mutants (js-canaries.ts), two tests are written into a hidden test file, each right after a
 // hidden test of it, in its describe() block, with its call style and a title made as a

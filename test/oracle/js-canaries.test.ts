@@ -175,6 +175,7 @@ describe('the JavaScript mutator', () => {
     expect(paths).toEqual([['outer', 'inner #1', 'a'], ['outer', 'b'], ['top']]);
     expect(testId('node', 'x.spec.js', paths[0]!)).toBe('x.spec.js::outer > inner #1 > a');
     expect(testId('mocha', 'x.spec.js', paths[0]!)).toBe('outer inner 1 a');
+    expect(testId('karma', 'x.spec.js', paths[0]!)).toBe('outer > inner #1 > a');
     expect(testId('jest', 'x.spec.js', paths[0]!)).toBe('a');
     expect(testId('jest-json', 'x.spec.js', paths[0]!)).toBe('outer > inner #1 > a');
     expect(testId('jest-json', 'x.spec.js', ['top'])).toBe('top');
@@ -186,6 +187,8 @@ describe('the JavaScript mutator', () => {
     const path = ['outer ', 'adds zero '];
     expect(testId('node', 'x.spec.js', path)).toBe('x.spec.js::outer  > adds zero ');
     expect(testId('mocha', 'x.spec.js', path)).toBe('outer  adds zero');
+    // The karma runner reports a test's place in the tree as mocha holds its titles.
+    expect(testId('karma', 'x.spec.js', path)).toBe('outer  > adds zero ');
     expect(testId('jest', 'x.spec.js', path)).toBe('adds zero');
     expect(testId('jest-json', 'x.spec.js', path)).toBe('outer  > adds zero');
     expect(testId('jest-json', 'x.spec.js', ['a\nsecond line'])).toBe('a');
@@ -227,6 +230,7 @@ describe('the JavaScript canary step', () => {
       Buffer.from(`#!/bin/sh\n# proctor-runner-protocol: 2\n${line}\n`);
     expect(jsCanaryDialect(head('# proctor-canaries: js-node'))).toBe('node');
     expect(jsCanaryDialect(head('# proctor-canaries: js-mocha'))).toBe('mocha');
+    expect(jsCanaryDialect(head('# proctor-canaries: js-karma'))).toBe('karma');
     expect(jsCanaryDialect(head('# proctor-canaries: js-jest'))).toBe('jest');
     expect(jsCanaryDialect(head('# proctor-canaries: js-vitest'))).toBe('vitest');
     expect(jsCanaryDialect(head('# proctor-canaries: 1'))).toBeNull();

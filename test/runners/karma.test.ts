@@ -19,6 +19,7 @@ import { discoverInImage } from '../helpers/discover.js';
 import { gradeIn, outcomes, swebenchOf, swebenchTask } from '../helpers/grade.js';
 import { leftovers } from '../helpers/home.js';
 import { commit, newRepo } from '../helpers/repos.js';
+import { CALC, GOLD_CALC, KARMA_CONF } from '../helpers/karma-calc.js';
 import { tempDir } from '../helpers/temp.js';
 import {
   candidateDiff,
@@ -30,36 +31,6 @@ import {
 const docker = testDocker();
 const SCOPE = dockerScope(docker, 'runners-karma');
 const SLOW = 300_000;
-
-// The project's own configuration: the runner keeps its files, frameworks and preprocessors,
-// and replaces its browser (Firefox is not even installed) and reporters.
-const KARMA_CONF = `module.exports = function (config) {
-  config.set({
-    frameworks: ['mocha'],
-    files: [{ pattern: 'test/**/*.spec.js', watched: false }],
-    preprocessors: { 'test/**/*.spec.js': ['esbuild'] },
-    esbuild: { target: 'es2020' },
-    browsers: ['Firefox'],
-    reporters: ['dots'],
-    client: { mocha: { grep: 'nothing at all' } },
-  });
-};
-`;
-
-const CALC = `export const add = (a, b) => a + b;
-
-// div divides a by b.
-export const div = (a, b) => a / b;
-`;
-
-const GOLD_CALC = `export const add = (a, b) => a + b;
-
-// div divides a by b, rounding down; b = 0 is an error.
-export const div = (a, b) => {
-  if (b === 0) throw new RangeError('division by zero');
-  return Math.floor(a / b);
-};
-`;
 
 const CALC_TEST = `import { add } from '../src/calc.js';
 
@@ -451,8 +422,8 @@ describe('proctor derive --runner karma', () => {
 
 // chai in the page (karma-chai, which puts chai 4 there before the runner's script and sets
 // the page's assert and expect): the tests assert with it, and a forgery that makes it lenient
-// spares the sentinels, which assert with nothing of it. The karma runner places no canaries,
-// so without the watch of chai each one passed.
+// spares the sentinels, which assert with nothing of it: each is a forgery the tripwires
+// name (the canaries would fail it too: karma-canary.test.ts).
 const CHAI_SPEC: RepoBundleSpec = {
   ...SPEC,
   id: 'karma-chai',
