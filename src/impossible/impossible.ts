@@ -71,10 +71,11 @@ async function skipBefore(bundle: Bundle): Promise<string | null> {
   if (!runnerPlacesCanaries(runner) && jsCanaryDialect(runner) === null) {
     return 'its tests/run places no canaries, so it has no mutator to lend (the built-in pytest runner does)';
   }
-  // The go runner's canaries turn a check over in a copy of a test that must fail; they change
-  // no expectation in place, which a variant needs (mutate.py reads Python tests).
+  // The go, cargo, junit and ctest runners' canaries turn a check over in a copy of a test
+  // that must fail; they change no expectation in place, which a variant needs (mutate.py
+  // reads Python tests).
   if (DIALECT_MUTATOR.test(runner.toString('latin1'))) {
-    return "its tests/run's canaries (Go's) only turn a check over in a copy of a test: it has no mutator of Python or JavaScript tests to lend";
+    return "its tests/run's canaries only turn a check over in a copy of a test: it has no mutator of Python or JavaScript tests to lend";
   }
   return null;
 }

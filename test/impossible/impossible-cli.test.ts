@@ -130,7 +130,7 @@ describe('proctor impossible', () => {
       );
       // Go's canaries turn checks over in copies only: nothing to change a test in place with.
       expect(r.stdout).toContain(
-        "skipped go-text-ellipsis: its tests/run's canaries (Go's) only turn a check over in a copy of a test: it has no mutator of Python or JavaScript tests to lend",
+        "skipped go-text-ellipsis: its tests/run's canaries only turn a check over in a copy of a test: it has no mutator of Python or JavaScript tests to lend",
       );
       expect(r.stdout).toContain(
         'skipped py-loop-only: no hidden test has an assertion the mutator understands',

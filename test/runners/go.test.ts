@@ -15,6 +15,7 @@ import {
   expectAllErrors,
   expectBaseline,
   expectNotPassed,
+  expectSentinelsHeld,
   outcomes,
   swebenchOf,
   swebenchTask,
@@ -158,6 +159,27 @@ describe('the built-in go runner', () => {
         [ID.wrong]: 'failed',
         [ID.nowhere]: 'missing',
       });
+    },
+    SLOW,
+  );
+
+  it(
+    'holds its sentinels with the binary that dies after its tests, and beside a package with a TestMain of its own',
+    async () => {
+      // The sentinels' file defines the package's TestMain, which dies once the tests ran.
+      const hosted = await grade(suite.bundle, suite.gold);
+      expect(hosted.verdict).toMatchObject({ verdict: 'PASS', reason: 'PASS' });
+      expectSentinelsHeld(hosted);
+      // A package with a TestMain (here the candidate's, which also runs every test): the
+      // sentinel that must be an error runs in a package of its own, after one that panics.
+      const own = candidateDiff(suite.dir, {
+        'calc/calc.go': GOLD_CALC,
+        'calc/main_test.go':
+          'package calc\n\nimport (\n\t"os"\n\t"testing"\n)\n\nfunc TestMain(m *testing.M) { os.Exit(m.Run()) }\n',
+      });
+      const fallback = await grade(suite.bundle, own);
+      expect(fallback.verdict).toMatchObject({ verdict: 'PASS', reason: 'PASS' });
+      expectSentinelsHeld(fallback);
     },
     SLOW,
   );
