@@ -282,13 +282,15 @@ export function canaryRecord(
  * in-file sentinel that did not behave (a must-fail one that passed; a must-pass one that did
  * not, or a must-fail one not reported, after a test that passed: a broken setUp fails both
  * honestly), `vacuous` (`VACUOUS_TEST: …`) each test whose mutant passed and the mutation,
- * but for a test in `declared` (the phase's own) that failed or erred.
+ * but for a test in `declared` (the phase's own) that failed or erred, or one in
+ * `failedEarlier` (an earlier phase of the grade declared it and saw it fail or err).
  */
 export function judgeCanaries(
   record: CanaryRecord,
   tests: ReadonlyMap<string, TestStatus>,
   swebench: ReadonlyMap<string, SwebenchStatus>,
   declared: readonly string[],
+  failedEarlier: ReadonlySet<string> = new Set(),
 ): {
   tests: Map<string, TestStatus>;
   swebench: Map<string, SwebenchStatus>;
@@ -296,14 +298,15 @@ export function judgeCanaries(
   sentinels: string | null;
 } {
   const ids = new Set([...record.mutants, ...record.sentinels].map((m) => m.id));
-  // A pass beside its test's failure or error, where the phase declares that test: honest
+  // A pass beside its test's failure or error, where the phase declares that test, or of a
+  // test an earlier phase failed (an existing test sampled into the hidden phase): honest
   // code that fails the test can pass a mutant (an assertion turned over), and that failure
-  // fails the grade anyway. Beside a test the phase does not judge (an existing test sampled
-  // in the hidden phase), or one that passed or was not reported, a passing mutant is what a
-  // vacuous test does.
+  // fails the grade anyway. Beside a test no phase failed, a passing mutant is what a vacuous
+  // test does.
   const judgedHere = new Set(declared);
   const excused = (m: Canary) =>
-    judgedHere.has(m.test) && (m.testStatus === 'failed' || m.testStatus === 'error');
+    failedEarlier.has(m.test) ||
+    (judgedHere.has(m.test) && (m.testStatus === 'failed' || m.testStatus === 'error'));
   const wrong: string[] = [];
   for (const sentinel of record.sentinels) {
     const status = tests.get(sentinel.id) ?? null;
@@ -355,7 +358,7 @@ export function canaryLines(record: CanaryRecord): string[] {
   ];
   for (const m of record.mutants) {
     lines.push(
-      `  canary ${m.id} of ${m.test}: ${m.mutation}: ${m.status ?? 'not reported'}${m.status !== 'passed' ? '' : m.excused ? ` (its test ${m.testStatus ?? ''}: honest code that fails a test can pass its mutant)` : ' (VACUOUS_TEST)'}`,
+      `  canary ${m.id} of ${m.test}: ${m.mutation}: ${m.status ?? 'not reported'}${m.status !== 'passed' ? '' : m.excused ? ` (its test ${m.testStatus === 'failed' || m.testStatus === 'error' ? m.testStatus : 'failed in an earlier phase'}: honest code that fails a test can pass its mutant)` : ' (VACUOUS_TEST)'}`,
     );
   }
   for (const u of record.uncovered) lines.push(`  canary uncovered: ${u.test}: ${u.why}`);

@@ -186,6 +186,13 @@ export interface PhaseContext {
   onReport?: (phase: PhaseName, tests: ReadonlyMap<string, TestStatus>) => void;
   /** See EvaluateInput.unstartedIsInvalid. */
   unstartedIsInvalid?: boolean;
+  /**
+   * The tests an earlier phase of the grade declared and saw fail or err (filled as each phase
+   * is read): beside one of them, a later phase's passing mutant is honest code's too (an
+   * existing test sampled into the hidden phase, broken by the candidate at its turned check),
+   * and that failure fails the grade anyway.
+   */
+  failedEarlier?: Set<string>;
 }
 
 /**
@@ -609,7 +616,7 @@ export async function finishPhase(
       let parsed = parseReport(bytes);
       // The canaries leave the report before anything else reads it.
       const judged = canaries
-        ? judgeCanaries(canaries, parsed.tests, parsed.swebench, declared)
+        ? judgeCanaries(canaries, parsed.tests, parsed.swebench, declared, phase.failedEarlier)
         : null;
       if (judged) parsed = { ...parsed, tests: judged.tests, swebench: judged.swebench };
       // So do the ids the request named whose file was not written (a failed write).
@@ -675,6 +682,9 @@ export async function finishPhase(
       outcome.report = { tests: parsed.tests, swebench: parsed.swebench };
       if (parsed.cause !== undefined) outcome.cause = parsed.cause;
       outcome.check = checkPhase(declared, parsed.tests);
+      for (const t of outcome.check.notPassed) {
+        if (t.status === 'failed' || t.status === 'error') phase.failedEarlier?.add(t.id);
+      }
       record.report.undeclared = outcome.check.undeclared.slice(0, 50);
       record.report.undeclaredCount = outcome.check.undeclared.length;
     } catch (error) {

@@ -319,6 +319,7 @@ export async function evaluate(docker: DockerClient, input: EvaluateInput): Prom
       evaluation,
       lists,
       patchHeaders: headers,
+      failedEarlier: new Set(),
       ...(signal ? { signal } : {}),
       ...(input.onReport ? { onReport: input.onReport } : {}),
       ...(input.unstartedIsInvalid ? { unstartedIsInvalid: true } : {}),

@@ -54,8 +54,34 @@ describe('judging the canaries', () => {
     }
   });
 
-  it('is VACUOUS_TEST beside a test the phase does not declare (an existing test sampled in the hidden phase), even one that failed', () => {
+  it('is VACUOUS_TEST beside a test the phase does not declare and no earlier phase failed (an existing test sampled in the hidden phase), even one that failed here', () => {
     expect(judge(record(), 'failed', 'passed', []).vacuous).toBe(VACUOUS);
+    const passedEarlier = judgeCanaries(
+      record(),
+      new Map([
+        [TEST, 'failed'],
+        [MUTANT, 'passed'],
+      ]),
+      new Map(),
+      [],
+      new Set(['another test']),
+    );
+    expect(passedEarlier.vacuous).toBe(VACUOUS);
+  });
+
+  it('holds beside a test an earlier phase of the grade failed (a sampled existing test the candidate broke), whether or not it ran here', () => {
+    for (const test of ['failed', null] as const) {
+      const canaries = record();
+      const judged = judgeCanaries(
+        canaries,
+        new Map([...(test === null ? [] : [[TEST, test] as const]), [MUTANT, 'passed' as const]]),
+        new Map(),
+        [],
+        new Set([TEST]),
+      );
+      expect(judged.vacuous, String(test)).toBeNull();
+      expect(judged.tests.has(MUTANT)).toBe(false);
+    }
   });
 
   it('is VACUOUS_TEST beside a declared test that was skipped or not reported', () => {
