@@ -85,7 +85,7 @@ export const RUNNER_PARTS: Record<BuiltinRunner, readonly RunnerCorePart[]> = {
   pytest: PYTHON_DIALECT,
   django: PYTHON_DIALECT,
   sympy: PYTHON_DIALECT,
-  cargo: ['core/protocol.py'],
+  cargo: ['core/protocol.py', 'core/canary.py'],
   go: ['core/protocol.py', 'core/canary.py'],
   ctest: ['core/protocol.py'],
   junit: ['core/protocol.py'],

@@ -1,0 +1,293 @@
+// Canaries through the built-in cargo runner and the real oracle (src/runners/core/canary.py with
+// the cargo runner's canary_mutate_file, canary_targets and canary_taken), on Debian's cargo and
+// rustc: the trusted step places after each listed #[test] function a copy of it with a check
+// turned over (`assert_eq!` to `assert_ne!`, `assert!(c)` to `assert!(!(c))`), in its own
+// module, and the copies run in the same test binaries as the listed tests. A candidate that
+// makes the repository's own copy of pretty_assertions lenient (which the sentinels, on std's
+// macros, do not use) passes every hidden test and holds every sentinel, and now ends TAMPERED,
+// VACUOUS_TEST; the gold patch stays PASS with every mutant failing, the target still building
+// under `#![deny(warnings)]` with the copies in it, through raw strings, char literals, lifetimes
+// and nested comments; a test whose checks run only in a loop, and a #[should_panic] test, are
+// named uncovered.
+import { describe, expect, it } from 'vitest';
+import { dockerScope, testDocker } from '../helpers/docker.js';
+import { expectGoldWithCanaries, expectVacuousTest } from '../helpers/grade.js';
+import { candidateDiff, type RepoBundleSpec } from '../helpers/repo-bundles.js';
+import { runnerSuite } from '../helpers/runner-suite.js';
+
+const docker = testDocker();
+const SCOPE = dockerScope(docker, 'runners-cargo-canary');
+const SLOW = 600_000;
+
+// pretty_assertions' two macros, as it has them (std's message, its own diff left out): a copy
+// in the repository (a path dev-dependency), as a repository may vendor one.
+const PRETTY = `//! The part of pretty_assertions the tests use.
+
+#[macro_export]
+macro_rules! assert_eq {
+    ($left:expr, $right:expr $(, $($message:tt)*)?) => {
+        match (&$left, &$right) {
+            (left, right) => {
+                if !(*left == *right) {
+                    panic!("assertion failed: \`(left == right)\`\\n  left: \`{:?}\`\\n right: \`{:?}\`", left, right);
+                }
+            }
+        }
+    };
+}
+
+#[macro_export]
+macro_rules! assert_ne {
+    ($left:expr, $right:expr $(, $($message:tt)*)?) => {
+        match (&$left, &$right) {
+            (left, right) => {
+                if *left == *right {
+                    panic!("assertion failed: \`(left != right)\`\\n  both: \`{:?}\`", left);
+                }
+            }
+        }
+    };
+}
+`;
+
+// The forgery's copy: every assertion holds.
+const LENIENT = PRETTY.replace(/\n(\s+)if (.*) \{\n/g, '\n$1if false && $2 {\n');
+
+const LIB = `/// Integer division, rounded toward zero.
+pub fn div(a: i32, b: i32) -> i32 {
+    a / b
+}
+
+pub fn checked_div(a: i32, b: i32) -> Option<i32> {
+    Some(div(a, b))
+}
+
+pub fn add(a: i32, b: i32) -> i32 {
+    a + b
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn adds() {
+        let sum = add(2, 3);
+        assert_eq!(sum, 5);
+    }
+}
+`;
+
+// Floor division, and no quotient for a zero divisor.
+const GOLD_LIB = LIB.replace(
+  '/// Integer division, rounded toward zero.\npub fn div(a: i32, b: i32) -> i32 {\n    a / b\n}\n\npub fn checked_div(a: i32, b: i32) -> Option<i32> {\n    Some(div(a, b))\n}\n',
+  `/// Integer division, rounded down.
+pub fn div(a: i32, b: i32) -> i32 {
+    let q = a / b;
+    if a % b != 0 && (a < 0) != (b < 0) {
+        q - 1
+    } else {
+        q
+    }
+}
+
+pub fn checked_div(a: i32, b: i32) -> Option<i32> {
+    if b == 0 {
+        None
+    } else {
+        Some(div(a, b))
+    }
+}
+`,
+);
+
+// A zero divisor handled, no floor division: the hidden floor checks fail honestly.
+const ZERO_ONLY = LIB.replace(
+  '    Some(div(a, b))\n',
+  '    if b == 0 {\n        None\n    } else {\n        Some(div(a, b))\n    }\n',
+);
+
+const HIDDEN = `#![deny(warnings)]
+//! Division: floors, and zero divisors.
+
+/* The tokenizer's cases: /* a nested comment */ with a "quote and a brace { */
+#[test]
+fn tricky_syntax() {
+    fn first<'a>(text: &'a str) -> &'a str {
+        &text[..1]
+    }
+    let raw = r#"assert_eq!("}", 1); /* "#;
+    let (brace, byte) = ('}', b'{');
+    assert_eq!(first(raw), "a");
+    assert!(brace != '{' && byte == b'{', "chars {} {}", brace, byte);
+}
+
+#[test]
+fn by_zero_is_none() {
+    assert!(calc::checked_div(1, 0).is_none());
+}
+
+#[test]
+#[should_panic]
+fn div_by_zero_panics() {
+    calc::div(1, 0);
+}
+
+mod floor {
+    use pretty_assertions::{assert_eq, assert_ne};
+
+    #[test]
+    fn negatives() {
+        let q = calc::div(-7, 2);
+        assert_eq!(q, -4, "-7 / 2");
+    }
+
+    #[test]
+    fn exact() {
+        assert_eq!(calc::div(6, 3), 2);
+        assert_ne!(calc::div(6, 3), 3);
+    }
+
+    #[test]
+    fn table() {
+        for (a, b, q) in [(9, 2, 4), (-9, 2, -5)] {
+            assert_eq!(calc::div(a, b), q);
+        }
+    }
+}
+`;
+
+const HIDDEN_IDS = [
+  'tricky_syntax',
+  'by_zero_is_none',
+  'div_by_zero_panics',
+  'floor::negatives',
+  'floor::exact',
+  'floor::table',
+];
+const EXISTING = ['tests::adds', 'adds_large'];
+
+const SPEC: RepoBundleSpec = {
+  id: 'cargo-canary',
+  runner: 'cargo',
+  from: 'proctor-test-cargo:latest',
+  install: 'cargo test --no-run',
+  repo: {
+    'Cargo.toml':
+      '[package]\nname = "calc"\nversion = "0.1.0"\nedition = "2018"\n\n[dev-dependencies]\npretty_assertions = { path = "third_party/pretty_assertions" }\n',
+    '.gitignore': '/target\nCargo.lock\n',
+    'third_party/pretty_assertions/Cargo.toml':
+      '[package]\nname = "pretty_assertions"\nversion = "1.4.0"\nedition = "2018"\n',
+    'third_party/pretty_assertions/src/lib.rs': PRETTY,
+    'src/lib.rs': LIB,
+    'tests/integration.rs':
+      '#[test]\nfn adds_large() {\n    assert_eq!(calc::add(1000, 2000), 3000);\n}\n',
+  },
+  hidden: { 'tests/div.rs': HIDDEN },
+  gold: { 'src/lib.rs': GOLD_LIB },
+  existing: EXISTING,
+  hiddenIds: HIDDEN_IDS,
+};
+
+const suite = runnerSuite(docker, SCOPE, { image: 'cargo', spec: SPEC });
+
+describe('canaries through the built-in cargo runner', () => {
+  it(
+    'passes the gold patch with a failing copy of each covered test, in its own module, the targets building under deny(warnings)',
+    async () => {
+      const evaluation = await suite.grade(suite.bundle, suite.gold);
+      // The existing tests sampled for canaries (a lib's unit test, another integration
+      // target's) are reported in the hidden run too, their copies run in their own binaries.
+      const covered = [
+        'tricky_syntax',
+        'by_zero_is_none',
+        'floor::negatives',
+        'floor::exact',
+        ...EXISTING,
+      ];
+      const canaries = expectGoldWithCanaries(evaluation, covered, [...HIDDEN_IDS, ...EXISTING]);
+      const byTest = new Map(canaries.mutants.map((m) => [m.test, m]));
+      for (const m of canaries.mutants) {
+        expect(m.status, `${m.id}: ${m.mutation}`).toBe('failed');
+        // The copy's libtest name: the test's own, a word added to its function's name.
+        expect(m.id.startsWith(`${m.test}_`), m.id).toBe(true);
+        expect(m.id.slice(m.test.length + 1)).toMatch(/^[a-z]+$/);
+      }
+      expect(byTest.get('floor::negatives')?.mutation).toBe('assert_eq! turned to assert_ne!');
+      expect(byTest.get('by_zero_is_none')?.mutation).toBe(
+        'assert!(cond) turned to assert!(!(cond))',
+      );
+      expect(byTest.get('tricky_syntax')?.mutation).toMatch(
+        /^(assert_eq! turned to assert_ne!|assert!\(cond\) turned to assert!\(!\(cond\)\))$/,
+      );
+      expect([...canaries.uncovered].sort((a, b) => a.test.localeCompare(b.test))).toEqual([
+        {
+          test: 'div_by_zero_panics',
+          why: 'a #[should_panic] test: a check turned over panics too, and passes it',
+        },
+        {
+          test: 'floor::table',
+          why: 'no check the mutator turns over (assert!, assert_eq! or assert_ne! among the statements of its body)',
+        },
+      ]);
+    },
+    SLOW,
+  );
+
+  it(
+    'fails an assertion crate made lenient as TAMPERED, VACUOUS_TEST, the sentinels holding',
+    async () => {
+      const forged = candidateDiff(suite.dir, {
+        'src/lib.rs': ZERO_ONLY,
+        'third_party/pretty_assertions/src/lib.rs': LENIENT,
+      });
+      // The sentinels, on std's assert_eq!, do not see it; without the canaries every declared
+      // hidden test passed.
+      expectVacuousTest(
+        await suite.grade(suite.bundle, forged),
+        /^hidden phase: VACUOUS_TEST: .*floor::negatives/,
+        [...HIDDEN_IDS, ...EXISTING],
+      );
+    },
+    SLOW,
+  );
+
+  it(
+    'keeps an honest candidate that breaks the sampled existing tests a plain FAIL: their turned copies pass beside the failures the existing phase saw',
+    async () => {
+      // div fixed, add broken: the existing tests fail at the one check each has, so the copy
+      // of each, with that check turned over, passes in the hidden phase, where it was sampled.
+      const broken = candidateDiff(suite.dir, {
+        'src/lib.rs': GOLD_LIB.replace('    a + b\n', '    a * b\n'),
+      });
+      const evaluation = await suite.grade(suite.bundle, broken);
+      expect(evaluation.verdict, evaluation.verdict.detail).toMatchObject({
+        verdict: 'FAIL',
+        reason: 'EXISTING_FAILED',
+      });
+      for (const record of evaluation.phaseRecords) expect(record.integrity?.tampered).toBeNull();
+      const mutants = evaluation.phaseRecords.flatMap((p) => p.canaries?.mutants ?? []);
+      const ofExisting = mutants.filter((m) => EXISTING.includes(m.test));
+      expect(ofExisting.map((m) => [m.test, m.status, m.excused])).toEqual(
+        expect.arrayContaining(EXISTING.map((t) => [t, 'passed', true])),
+      );
+    },
+    SLOW,
+  );
+
+  it(
+    'keeps an honest wrong candidate a plain FAIL: its floor checks fail, and so do their copies',
+    async () => {
+      const evaluation = await suite.grade(
+        suite.bundle,
+        candidateDiff(suite.dir, { 'src/lib.rs': ZERO_ONLY }),
+      );
+      expect(evaluation.verdict, evaluation.verdict.detail).toMatchObject({
+        verdict: 'FAIL',
+        reason: 'HIDDEN_FAILED',
+      });
+      for (const record of evaluation.phaseRecords) expect(record.integrity?.tampered).toBeNull();
+    },
+    SLOW,
+  );
+});
