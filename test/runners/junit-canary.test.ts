@@ -1,0 +1,281 @@
+// Canaries through the built-in junit runner and the real oracle (src/runners/core/canary.py with
+// the junit runner's canary_mutate_file, canary_targets, canary_taken and canary_id), on Debian's
+// JDK 17 and JUnit 5.9: the trusted step places after each hidden test method a copy of it with
+// a check turned over (JUnit's assertEquals to assertNotEquals, written qualified; an AssertJ
+// chain's isEqualTo to isNotEqualTo), in its class, and the copies build and run as listed
+// tests. A candidate that makes the repository's own copy of AssertJ lenient (which the
+// sentinels, on JUnit's Assertions from the JUnit jar, do not use) passes every hidden test
+// and holds every sentinel, and now ends TAMPERED, VACUOUS_TEST; the gold patch stays PASS with
+// every mutant failing; a test whose only check is assertThrows is named uncovered.
+import { describe, expect, it } from 'vitest';
+import { dockerScope, testDocker } from '../helpers/docker.js';
+import { expectGoldWithCanaries, expectVacuousTest } from '../helpers/grade.js';
+import { candidateDiff, type RepoBundleSpec } from '../helpers/repo-bundles.js';
+import { runnerSuite } from '../helpers/runner-suite.js';
+
+const docker = testDocker();
+const SCOPE = dockerScope(docker, 'runners-junit-canary');
+const SLOW = 300_000;
+
+// Maven cannot build it offline in this image (no plugins in ~/.m2): javac does, and the pom
+// says which Jupiter the tests are written for (5.9: assertNotEquals has every overload).
+const POM = `<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>example</groupId>
+  <artifactId>calc</artifactId>
+  <version>1.0</version>
+  <dependencies>
+    <dependency>
+      <groupId>org.junit.jupiter</groupId>
+      <artifactId>junit-jupiter</artifactId>
+      <version>5.9.2</version>
+      <scope>test</scope>
+    </dependency>
+  </dependencies>
+</project>
+`;
+
+const CALC = `package calc;
+
+public class Calc {
+    public static int add(int a, int b) { return a + b; }
+
+    /** a / b. */
+    public static int div(int a, int b) { return a / b; }
+}
+`;
+
+const GOLD_CALC = `package calc;
+
+public class Calc {
+    public static int add(int a, int b) { return a + b; }
+
+    /** a / b rounded down; b = 0 is an IllegalArgumentException. */
+    public static int div(int a, int b) {
+        if (b == 0) throw new IllegalArgumentException("division by zero");
+        return Math.floorDiv(a, b);
+    }
+}
+`;
+
+// Division by zero an error, no floor division: the hidden floor checks fail honestly.
+const ZERO_ONLY = GOLD_CALC.replace('Math.floorDiv(a, b)', 'a / b');
+
+// The part of AssertJ the tests use, as AssertJ has it: a copy in the repository, as a
+// repository may vendor one.
+const ASSERTJ = `package org.assertj.core.api;
+
+public class Assertions {
+    public static ObjectAssert assertThat(Object actual) { return new ObjectAssert(actual); }
+}
+`;
+const OBJECT_ASSERT = `package org.assertj.core.api;
+
+import java.util.Objects;
+
+public class ObjectAssert {
+    private final Object actual;
+
+    ObjectAssert(Object actual) { this.actual = actual; }
+
+    private void check(boolean holds, String message) {
+        if (!holds) throw new AssertionError(message);
+    }
+
+    public ObjectAssert isEqualTo(Object expected) {
+        check(Objects.equals(actual, expected), "expected " + expected + " but was " + actual);
+        return this;
+    }
+
+    public ObjectAssert isNotEqualTo(Object other) {
+        check(!Objects.equals(actual, other), "expected not " + other);
+        return this;
+    }
+
+    public ObjectAssert isTrue() { return isEqualTo(Boolean.TRUE); }
+
+    public ObjectAssert isFalse() { return isEqualTo(Boolean.FALSE); }
+}
+`;
+// The forgery's copy: every assertion holds.
+const LENIENT = OBJECT_ASSERT.replace('if (!holds) throw', 'if (holds && !holds) throw');
+
+const CALC_TEST = `package calc;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import org.junit.jupiter.api.Test;
+
+public class CalcTest {
+    @Test
+    public void testAdd() { assertEquals(3, Calc.add(1, 2)); }
+}
+`;
+
+const OLD_TEST = `package calc;
+
+import static org.junit.Assert.assertEquals;
+
+import org.junit.Test;
+
+public class OldTest {
+    @Test
+    public void testOld() { assertEquals(3, Calc.add(1, 2)); }
+}
+`;
+
+const DIV_TEST = `package calc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import org.junit.jupiter.api.Test;
+
+public class DivTest {
+    /** Exact: { "braces" } in a comment. */
+    @Test
+    public void testExact() { assertEquals(2, Calc.div(6, 3)); }
+
+    @Test
+    public void testFloor() {
+        assertThat(Calc.div(-7, 2)).isEqualTo(-4);
+    }
+
+    @Test
+    public void testFloorOfNine() {
+        int q = Calc.div(-9, 2);
+        assertThat(q).isEqualTo(-5);
+        assertThat(q < 0).isTrue();
+    }
+
+    @Test
+    public void testByZero() { assertThrows(IllegalArgumentException.class, () -> Calc.div(1, 0)); }
+}
+`;
+
+// A hidden JUnit 4 test (that truncating division passes too): its copy turns JUnit 4's assertEquals.
+const OLD_DIV_TEST = `package calc;
+
+import static org.junit.Assert.assertEquals;
+
+import org.junit.Test;
+
+public class OldDivTest {
+    @Test
+    public void testHalf() { assertEquals(3, Calc.div(7, 2)); }
+}
+`;
+
+const ID = {
+  add: 'calc.CalcTest#testAdd',
+  old: 'calc.OldTest#testOld',
+  exact: 'calc.DivTest#testExact',
+  floor: 'calc.DivTest#testFloor',
+  nine: 'calc.DivTest#testFloorOfNine',
+  byZero: 'calc.DivTest#testByZero',
+  half: 'calc.OldDivTest#testHalf',
+};
+const HIDDEN_IDS = [ID.exact, ID.floor, ID.nine, ID.byZero, ID.half];
+const EXISTING = [ID.add, ID.old];
+
+const SPEC: RepoBundleSpec = {
+  id: 'junit-canary',
+  runner: 'junit',
+  from: 'proctor-test-junit:latest',
+  testSeconds: 180,
+  repo: {
+    'pom.xml': POM,
+    'src/main/java/calc/Calc.java': CALC,
+    'src/main/java/org/assertj/core/api/Assertions.java': ASSERTJ,
+    'src/main/java/org/assertj/core/api/ObjectAssert.java': OBJECT_ASSERT,
+    'src/test/java/calc/CalcTest.java': CALC_TEST,
+    'src/test/java/calc/OldTest.java': OLD_TEST,
+  },
+  hidden: {
+    'src/test/java/calc/DivTest.java': DIV_TEST,
+    'src/test/java/calc/OldDivTest.java': OLD_DIV_TEST,
+  },
+  gold: { 'src/main/java/calc/Calc.java': GOLD_CALC },
+  existing: EXISTING,
+  hiddenIds: HIDDEN_IDS,
+};
+
+const suite = runnerSuite(docker, SCOPE, { image: 'junit', spec: SPEC });
+
+describe('canaries through the built-in junit runner', () => {
+  it(
+    'passes the gold patch with a failing copy of each covered hidden test, in its class, JUnit 4 and 5 and AssertJ',
+    async () => {
+      const evaluation = await suite.grade(suite.bundle, suite.gold);
+      // The existing tests (both sampled for canaries, and reported in the hidden run too) get
+      // no copy: one would pass where its test fails honestly, which that phase does not excuse.
+      const covered = [ID.exact, ID.floor, ID.nine, ID.half];
+      const canaries = expectGoldWithCanaries(evaluation, covered, [...HIDDEN_IDS, ...EXISTING]);
+      const byTest = new Map(canaries.mutants.map((m) => [m.test, m]));
+      for (const m of canaries.mutants) {
+        expect(m.status, `${m.id}: ${m.mutation}`).toBe('failed');
+        // The copy's name is the method's with a word, in its class.
+        expect(
+          m.id.startsWith(`${m.test}`) && /^[A-Z][a-z]+$/.test(m.id.slice(m.test.length)),
+          m.id,
+        ).toBe(true);
+      }
+      expect(byTest.get(ID.exact)?.mutation).toBe('assertEquals turned to assertNotEquals');
+      expect(byTest.get(ID.half)?.mutation).toBe('assertEquals turned to assertNotEquals');
+      expect(byTest.get(ID.floor)?.mutation).toBe(
+        'assertThat(…).isEqualTo turned to .isNotEqualTo',
+      );
+      expect(byTest.get(ID.nine)?.mutation).toMatch(
+        /^assertThat\(…\)\.(isEqualTo turned to \.isNotEqualTo|isTrue turned to \.isFalse)$/,
+      );
+      const existing =
+        'an existing test: its copy would pass where the test fails honestly at that check';
+      expect([...canaries.uncovered].sort((a, b) => a.test.localeCompare(b.test))).toEqual([
+        { test: ID.add, why: existing },
+        {
+          test: ID.byZero,
+          why: "no check the mutator turns over (JUnit's assertEquals, assertTrue, assertNull, assertSame, an AssertJ assertThat chain) that always runs, with only checks after it",
+        },
+        { test: ID.old, why: existing },
+      ]);
+      // What the canary step cost, beside the grade's other steps (the report's figures).
+      console.log(`junit canaries: timings ${JSON.stringify(evaluation.timings)}`);
+    },
+    SLOW,
+  );
+
+  it(
+    "fails the repository's AssertJ made lenient as TAMPERED, VACUOUS_TEST, the sentinels holding",
+    async () => {
+      const forged = candidateDiff(suite.dir, {
+        'src/main/java/calc/Calc.java': ZERO_ONLY,
+        'src/main/java/org/assertj/core/api/ObjectAssert.java': LENIENT,
+      });
+      // The sentinels, on JUnit's own Assertions (the JUnit jar comes first), do not see it;
+      // without the canaries every declared hidden test passed.
+      expectVacuousTest(
+        await suite.grade(suite.bundle, forged),
+        /^hidden phase: VACUOUS_TEST: .*calc\.DivTest#testFloor/,
+        [...HIDDEN_IDS, ...EXISTING],
+      );
+    },
+    SLOW,
+  );
+
+  it(
+    'keeps an honest wrong candidate a plain FAIL: its floor checks fail, and the copies that pass are excused',
+    async () => {
+      const evaluation = await suite.grade(
+        suite.bundle,
+        candidateDiff(suite.dir, { 'src/main/java/calc/Calc.java': ZERO_ONLY }),
+      );
+      expect(evaluation.verdict, evaluation.verdict.detail).toMatchObject({
+        verdict: 'FAIL',
+        reason: 'HIDDEN_FAILED',
+      });
+      for (const record of evaluation.phaseRecords) expect(record.integrity?.tampered).toBeNull();
+    },
+    SLOW,
+  );
+});
