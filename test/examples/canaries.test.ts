@@ -1,5 +1,5 @@
 // No false alarm: the gold patch of every shipped example whose runner places canaries (the
-// built-in pytest and go runners; the node and mocha runners, whose canaries Proctor places) passes
+// built-in pytest, go, cargo, ctest and junit runners; the node and mocha runners, whose canaries Proctor places) passes
 // with them, each mutant failing and each sentinel in the hidden test files holding, through
 // the real oracle.
 import { readdirSync, readFileSync } from 'node:fs';
@@ -27,18 +27,26 @@ const EXAMPLES = readdirSync(join(ROOT, 'examples'), { withFileTypes: true })
   });
 
 /** The examples whose runner's sentinels are not written into the hidden test files. */
-const OWN_FILE_SENTINELS = new Set(['go-text-ellipsis']);
+const OWN_FILE_SENTINELS = new Set([
+  'go-text-ellipsis',
+  'rust-ini-values',
+  'cpp-csv-split',
+  'java-roman-numerals',
+]);
 
 describe('the examples with canaries', { timeout: 600_000 }, () => {
   beforeAll(() => requireDocker(docker));
 
-  it('include the Python one, the JavaScript ones and the Go one', () => {
+  it('include the Python one, the JavaScript ones, the Go one, the Rust, C++ and Java ones', () => {
     expect(EXAMPLES).toEqual(
       expect.arrayContaining([
         'py-duration-parse',
         'node-version-compare',
         'js-slug-accents',
         'go-text-ellipsis',
+        'rust-ini-values',
+        'cpp-csv-split',
+        'java-roman-numerals',
       ]),
     );
   });
@@ -57,7 +65,8 @@ describe('the examples with canaries', { timeout: 600_000 }, () => {
     expect(canaries?.mutants.length).toBeGreaterThan(0);
     for (const m of canaries?.mutants ?? []) expect(m.status, m.mutation).toMatch(/failed|error/);
     if (OWN_FILE_SENTINELS.has(name)) {
-      // The go runner's sentinels stay in a file (and a package) of their own: each held.
+      // The go, cargo, ctest and junit runners' sentinels stay in a file (and a package, or a target)
+      // of their own, or join a target's root file or a test file for the build only: each held.
       expect(canaries?.sentinelsWhy).toBe('the runner writes none into the test files');
       const own = evaluation.phaseRecords.find((p) => p.name === 'hidden')?.integrity?.sentinels;
       expect(own?.map((s) => s.expect).sort()).toEqual(['error', 'failed', 'passed']);

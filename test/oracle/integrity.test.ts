@@ -4,7 +4,7 @@ import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadBundle } from '../../src/oracle/bundle.js';
-import { runnerSource } from '../../src/runners/index.js';
+import { BUILTIN_RUNNERS, runnerSource } from '../../src/runners/index.js';
 import {
   deniesConftest,
   integrityLayers,
@@ -57,7 +57,7 @@ describe('integrityLayers', () => {
   });
 
   it('adds the protocol-2 layers for a runner that says it speaks it (the built-in ones)', async () => {
-    for (const name of ['pytest', 'node', 'sympy', 'django', 'cargo', 'go', 'jest', 'vitest']) {
+    for (const name of BUILTIN_RUNNERS) {
       const runner = join(ROOT, 'src/runners', name, 'run');
       expect(await integrityLayers(grading(['tests/**', '**/conftest.py'], runner))).toEqual([
         'screen',
@@ -66,11 +66,9 @@ describe('integrityLayers', () => {
         'collector',
         'tripwires',
         'base-config',
-        // The Python and go runners place canaries (src/runners/core/canary.py), and Proctor places
-        // the node, jest and vitest runners' (js-canaries.ts); the others not yet.
-        ...(['pytest', 'sympy', 'django', 'go', 'node', 'jest', 'vitest'].includes(name)
-          ? ['canaries']
-          : []),
+        // Every built-in runner places canaries: the Python, go, cargo, junit and ctest runners
+        // with src/runners/core/canary.py, and Proctor the JavaScript runners' (js-canaries.ts).
+        'canaries',
       ]);
     }
     // The line must be the runner's own, within its first 4 KiB.
