@@ -873,10 +873,17 @@ def canary_mutant_id(listed, name, mutant):
     return listed if at < 0 else listed[:at] + mutant + listed[at + len(name):]
 
 
+# The hidden tests' ids while the canary step runs (canary_hidden_ids; None: every listed id),
+# for a dialect's canary_targets that treats the sampled existing tests apart.
+CANARY_HIDDEN = None
+
+
 def main_canary(argv):
     """`run --proctor-canary WORKTREE LIST SEED`: see the top of this part."""
+    global CANARY_HIDDEN
     worktree, list_file, seed = argv
     ids = read_ids(list_file)
+    hidden = CANARY_HIDDEN = canary_hidden_ids(list_file)
     # The runner's dialect says where its listed tests are defined; one without says so.
     targets = globals().get("canary_targets")
     if targets is None:
@@ -900,7 +907,6 @@ def main_canary(argv):
             if path in runs(worktree, placements))
         # Only after a hidden test: the hidden run reports it (a sampled existing test it may
         # not), and a must-pass sentinel is judged by the test it follows.
-        hidden = canary_hidden_ids(list_file)
         chosen = {}
         for path, entries in in_run.items():
             kept = [(target, [i for i in listed if hidden is None or i in hidden])
