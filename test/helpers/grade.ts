@@ -189,6 +189,15 @@ export function expectGoldWithCanaries(
 }
 
 /**
+ * An honest candidate's failure: FAIL for `reason` (its own tests fail, and so do their
+ * mutants, or their passing mutants are excused), nothing tampered in any phase.
+ */
+export function expectHonestFail(evaluation: Evaluation, reason = 'HIDDEN_FAILED'): void {
+  expect(evaluation.verdict, evaluation.verdict.detail).toMatchObject({ verdict: 'FAIL', reason });
+  for (const record of evaluation.phaseRecords) expect(record.integrity?.tampered).toBeNull();
+}
+
+/**
  * A forgery the canaries catch and nothing else does: TAMPERED with a `VACUOUS_TEST` detail
  * matching `detail`, no tripwire named, every sentinel as it must be; without the canaries every
  * declared test passed, and only the task's own `ids` were reported.

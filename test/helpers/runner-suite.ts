@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { beforeAll } from 'vitest';
 import { loadBundle, type Bundle } from '../../src/oracle/bundle.js';
+import { canaryCoverage, type CanaryCoverage } from '../../src/oracle/canary-coverage.js';
 import type { Evaluation } from '../../src/oracle/evaluate.js';
 import type { DockerClient } from '../../src/sandbox/docker.js';
 import { requireDocker, resolveImage } from '../../src/sandbox/index.js';
@@ -21,6 +22,8 @@ export interface RunnerSuite {
   readonly gold: Buffer;
   /** `task` graded against `candidate` (null: a baseline) in `image` (default: imageId). */
   readonly grade: (task: Bundle, candidate: Buffer | null, image?: string) => Promise<Evaluation>;
+  /** The bundle's canary coverage, as validate measures it: a probe of its image (uid 1000). */
+  readonly coverage: () => Promise<CanaryCoverage | null>;
 }
 
 interface Made {
@@ -69,5 +72,11 @@ export function runnerSuite(
     },
     grade: (task, candidate, image = get().imageId) =>
       gradeIn(docker, scope, image, task, candidate),
+    coverage: () =>
+      canaryCoverage(docker, get().bundle, get().imageId, {
+        owner: scope.owner(),
+        uid: 1000,
+        gid: 1000,
+      }),
   };
 }

@@ -8,7 +8,7 @@
 // (js-sentinels.ts), calling div() as the hidden tests do: a library that swallows what the
 // tests of git-tracked files throw spares the file of their own and ends TAMPERED by them.
 import { describe, expect, it } from 'vitest';
-import { canaryCoverage, coverageLines } from '../../src/oracle/canary-coverage.js';
+import { coverageLines } from '../../src/oracle/canary-coverage.js';
 import { canaryLines } from '../../src/oracle/canaries.js';
 import { type Evaluation } from '../../src/oracle/evaluate.js';
 import { dockerScope, testDocker } from '../helpers/docker.js';
@@ -209,11 +209,7 @@ describe('canaries through the built-in jest runner', () => {
   it(
     "measures the task's canary coverage for validate, in a probe of the task's image",
     async () => {
-      const coverage = await canaryCoverage(docker, suite.bundle, suite.imageId, {
-        owner: SCOPE.owner(),
-        uid: 1000,
-        gid: 1000,
-      });
+      const coverage = await suite.coverage();
       expect(coverage).toEqual({ covered: 3, total: 3, mutants: 4, uncovered: [] });
       expect(coverageLines(coverage)[0]).toBe(
         '  canaries: 3 of 3 hidden tests covered (4 mutants)',

@@ -8,7 +8,7 @@
 // assertion; one that makes every test of a git-tracked file pass spares the file of sentinels
 // of their own and ends TAMPERED by the must-fail sentinel in the hidden file.
 import { describe, expect, it } from 'vitest';
-import { canaryCoverage, coverageLines } from '../../src/oracle/canary-coverage.js';
+import { coverageLines } from '../../src/oracle/canary-coverage.js';
 import { canaryLines } from '../../src/oracle/canaries.js';
 import { type Evaluation } from '../../src/oracle/evaluate.js';
 import { dockerScope, testDocker } from '../helpers/docker.js';
@@ -173,11 +173,7 @@ describe('canaries through the built-in mocha runner', () => {
   it(
     "measures the task's canary coverage for validate, in a probe of the task's image",
     async () => {
-      const coverage = await canaryCoverage(docker, suite.bundle, suite.imageId, {
-        owner: SCOPE.owner(),
-        uid: 1000,
-        gid: 1000,
-      });
+      const coverage = await suite.coverage();
       expect(coverage).toEqual({ covered: 2, total: 2, mutants: 2, uncovered: [] });
       expect(coverageLines(coverage)[0]).toMatch(
         /^ {2}canaries: 2 of \d hidden tests covered \(2 mutants\)$/,

@@ -10,7 +10,7 @@
 // the hidden file (js-sentinels.ts), calling compare() as the hidden tests do: a library that
 // makes every test calling it pass spares the file of their own and ends TAMPERED by them.
 import { describe, expect, it } from 'vitest';
-import { canaryCoverage, coverageLines } from '../../src/oracle/canary-coverage.js';
+import { coverageLines } from '../../src/oracle/canary-coverage.js';
 import { canaryLines } from '../../src/oracle/canaries.js';
 import { type Evaluation } from '../../src/oracle/evaluate.js';
 import { dockerScope, testDocker } from '../helpers/docker.js';
@@ -369,11 +369,7 @@ describe('canaries through the built-in node:test runner', () => {
   it(
     "measures the task's canary coverage for validate, in a probe of the task's image",
     async () => {
-      const coverage = await canaryCoverage(docker, suite.bundle, suite.imageId, {
-        owner: SCOPE.owner(),
-        uid: 1000,
-        gid: 1000,
-      });
+      const coverage = await suite.coverage();
       expect(coverage).toEqual({
         covered: 2,
         total: 3,

@@ -10,7 +10,7 @@
 // do: a library that marks the failed tests of git-tracked files passed spares the file of
 // their own and ends TAMPERED by them.
 import { describe, expect, it } from 'vitest';
-import { canaryCoverage, coverageLines } from '../../src/oracle/canary-coverage.js';
+import { coverageLines } from '../../src/oracle/canary-coverage.js';
 import { canaryLines } from '../../src/oracle/canaries.js';
 import { type Evaluation } from '../../src/oracle/evaluate.js';
 import { dockerScope, testDocker } from '../helpers/docker.js';
@@ -187,11 +187,7 @@ describe('canaries through the built-in vitest runner', () => {
   it(
     "measures the task's canary coverage for validate, in a probe of the task's image",
     async () => {
-      const coverage = await canaryCoverage(docker, suite.bundle, suite.imageId, {
-        owner: SCOPE.owner(),
-        uid: 1000,
-        gid: 1000,
-      });
+      const coverage = await suite.coverage();
       expect(coverage).toEqual({ covered: 2, total: 2, mutants: 2, uncovered: [] });
       expect(coverageLines(coverage)[0]).toBe(
         '  canaries: 2 of 2 hidden tests covered (2 mutants)',
