@@ -29,14 +29,19 @@ export type CanaryCoverage =
   | { error: string };
 
 // After the files (fileArguments: run, hidden.patch, list in /tmp/p): $1 the work tree, $2 a
-// seed.
+// seed. The probe's tree is the base commit's every tracked file (a runner finds a listed test
+// through its crate roots, or among the checkout's sources), and the CMakeCache.txt of a build
+// folder at the top, untracked, by which the ctest runner tells a CMake build from make check.
 const probeScript = (files: string) => String.raw`set -e
 mkdir /tmp/p /tmp/w
 ${files}
 export GIT_CONFIG_NOSYSTEM=1 HOME=/tmp
-sed -n 's#^--- a/##p' /tmp/p/hidden.patch | while IFS= read -r f; do
-  mkdir -p "/tmp/w/$(dirname "$f")"
-  git -c safe.directory='*' --git-dir="$1/.git" show "HEAD:$f" > "/tmp/w/$f"
+git -c safe.directory='*' --git-dir="$1/.git" archive --format=tar HEAD | tar -x -C /tmp/w
+for c in "$1"/CMakeCache.txt "$1"/*/CMakeCache.txt; do
+  [ -f "$c" ] || continue
+  d=${'${c#"$1"/}'}
+  mkdir -p "/tmp/w/$(dirname "$d")"
+  cp "$c" "/tmp/w/$d"
 done
 cd /tmp/w
 GIT_DIR=/nonexistent git apply --whitespace=nowarn /tmp/p/hidden.patch

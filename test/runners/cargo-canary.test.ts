@@ -291,4 +291,18 @@ describe('canaries through the built-in cargo runner', () => {
     },
     SLOW,
   );
+
+  it(
+    "measures the task's canary coverage for validate, in a probe of the task's image (the listed tests found through the crate roots)",
+    async () => {
+      const coverage = await suite.coverage();
+      expect(coverage).toMatchObject({ covered: 4, total: 6, mutants: 4 });
+      expect(
+        coverage !== null && 'uncovered' in coverage
+          ? coverage.uncovered.map((u) => u.test).sort()
+          : [],
+      ).toEqual(['div_by_zero_panics', 'floor::table']);
+    },
+    SLOW,
+  );
 });

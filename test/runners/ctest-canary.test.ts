@@ -235,4 +235,18 @@ describe('canaries through the built-in ctest runner', () => {
     },
     SLOW,
   );
+
+  it(
+    "measures the task's canary coverage for validate, in a probe of the task's image (a CMake build found by its cache)",
+    async () => {
+      const coverage = await suite.coverage();
+      expect(coverage).toMatchObject({ covered: 4, total: 6, mutants: 4 });
+      expect(
+        coverage !== null && 'uncovered' in coverage
+          ? coverage.uncovered.map((u) => u.test).sort()
+          : [],
+      ).toEqual(['Div.Table', 'Odd/DivP.Floors/0']);
+    },
+    SLOW,
+  );
 });
