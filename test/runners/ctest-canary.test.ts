@@ -14,43 +14,15 @@ import { dockerScope, testDocker } from '../helpers/docker.js';
 import { expectGoldWithCanaries, expectVacuousTest, expectHonestFail } from '../helpers/grade.js';
 import { candidateDiff, type RepoBundleSpec } from '../helpers/repo-bundles.js';
 import { runnerSuite } from '../helpers/runner-suite.js';
+import { CALC, CMAKE, GOLD_CALC } from '../helpers/ctest-calc.js';
 
 const docker = testDocker();
 const SCOPE = dockerScope(docker, 'runners-ctest-canary');
 const SLOW = 600_000;
 
-const CMAKE = `cmake_minimum_required(VERSION 3.16)
-project(calc CXX)
-find_package(GTest REQUIRED)
-enable_testing()
-add_library(calc src/calc.cc)
-target_include_directories(calc PUBLIC include)
-foreach(name calc-test div-test)
-  add_executable(\${name} test/\${name}.cc)
-  target_link_libraries(\${name} calc GTest::gtest GTest::gtest_main)
-  add_test(NAME \${name} COMMAND \${name})
-endforeach()
-add_test(NAME shell-check COMMAND sh \${CMAKE_SOURCE_DIR}/test/check.sh)
-`;
-
 const HEADER = '#pragma once\nint add(int a, int b);\nint divide(int a, int b);\n';
 
-const CALC = `#include "calc.h"
-int add(int a, int b) { return a + b; }
-int divide(int a, int b) { return a / b; }
-`;
-
 // Floor division; a division by zero is 0.
-const GOLD_CALC = `#include "calc.h"
-int add(int a, int b) { return a + b; }
-int divide(int a, int b) {
-  if (b == 0) return 0;
-  int q = a / b;
-  if (a % b != 0 && ((a < 0) != (b < 0))) q--;
-  return q;
-}
-`;
-
 // A division by zero is 0, no floor division: the hidden floor checks fail honestly.
 const ZERO_ONLY = GOLD_CALC.replace('  if (a % b != 0 && ((a < 0) != (b < 0))) q--;\n', '');
 

@@ -30,6 +30,7 @@ import {
   type RepoBundleSpec,
 } from '../helpers/repo-bundles.js';
 import { runnerSuite } from '../helpers/runner-suite.js';
+import { CALC, GOLD_CALC } from '../helpers/junit-calc.js';
 
 const docker = testDocker();
 const SCOPE = dockerScope(docker, 'runners-junit');
@@ -50,29 +51,6 @@ const POM = `<project xmlns="http://maven.apache.org/POM/4.0.0">
     </dependency>
   </dependencies>
 </project>
-`;
-
-const CALC = `package calc;
-
-public class Calc {
-    public static int add(int a, int b) { return a + b; }
-
-    /** a / b. */
-    public static int div(int a, int b) { return a / b; }
-}
-`;
-
-const GOLD_CALC = `package calc;
-
-public class Calc {
-    public static int add(int a, int b) { return a + b; }
-
-    /** a / b rounded down; b = 0 is an IllegalArgumentException. */
-    public static int div(int a, int b) {
-        if (b == 0) throw new IllegalArgumentException("division by zero");
-        return Math.floorDiv(a, b);
-    }
-}
 `;
 
 const CALC_TEST = `package calc;
