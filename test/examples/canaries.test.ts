@@ -27,12 +27,7 @@ const EXAMPLES = readdirSync(join(ROOT, 'examples'), { withFileTypes: true })
   });
 
 /** The examples whose runner's sentinels are not written into the hidden test files. */
-const OWN_FILE_SENTINELS = new Set([
-  'go-text-ellipsis',
-  'rust-ini-values',
-  'cpp-csv-split',
-  'java-roman-numerals',
-]);
+const OWN_FILE_SENTINELS = new Set(['rust-ini-values', 'cpp-csv-split', 'java-roman-numerals']);
 
 describe('the examples with canaries', { timeout: 600_000 }, () => {
   beforeAll(() => requireDocker(docker));
@@ -65,8 +60,8 @@ describe('the examples with canaries', { timeout: 600_000 }, () => {
     expect(canaries?.mutants.length).toBeGreaterThan(0);
     for (const m of canaries?.mutants ?? []) expect(m.status, m.mutation).toMatch(/failed|error/);
     if (OWN_FILE_SENTINELS.has(name)) {
-      // The go, cargo, ctest and junit runners' sentinels stay in a file (and a package, or a target)
-      // of their own, or join a target's root file or a test file for the build only: each held.
+      // The cargo, ctest and junit runners' sentinels stay in a file (or a target) of their
+      // own, or join a target's root file or a test file for the build only: each held.
       expect(canaries?.sentinelsWhy).toBe('the runner writes none into the test files');
       const own = evaluation.phaseRecords.find((p) => p.name === 'hidden')?.integrity?.sentinels;
       expect(own?.map((s) => s.expect).sort()).toEqual(['error', 'failed', 'passed']);

@@ -541,7 +541,8 @@ def canary_place(worktree, placements, seed, per_test=1, taken=()):
 # preferred to one it makes for its effect. The dialects that want them: pytest (a function
 # or a method of the test's class), django (a method of the listed test's TestCase class, its
 # id in the listed test's form) and sympy (a module-level function, its id its bare name:
-# the dialect's canary_taken keeps it, and a mutant, from another file's test name). Where a
+# the dialect's canary_taken keeps it, and a mutant, from another file's test name); go writes
+# its own (sentinel_mutate_file: a top-level test function after the listed one). Where a
 # dialect has sentinel_files, they go only into the files the hidden run takes.
 SENTINEL_NAMES = ("value", "result", "actual", "outcome", "got", "answer", "returned")
 SENTINEL_SKIP_CALLS = ("raises", "warns", "approx", "fail", "skip", "xfail", "deprecated_call",
@@ -833,7 +834,10 @@ def sentinel_place(worktree, placements, rng, taken=()):
             whys.append("%s: cannot be read as UTF-8" % path)
             continue
         by_target = dict(entries)
-        new, made, why = sentinel_file(text, [t for t, _ in entries], rng, taken)
+        # A dialect whose tests are not Python's writes its own (sentinel_mutate_file), and
+        # may give each sentinel's id (a fifth element).
+        write = globals().get("sentinel_mutate_file", sentinel_file)
+        new, made, why = write(text, [t for t, _ in entries], rng, taken)
         if not made:
             whys.append("%s: %s" % (path, why or "no free name"))
             continue
@@ -843,11 +847,12 @@ def sentinel_place(worktree, placements, rng, taken=()):
             f.write(new)
         os.chmod(tmp, mode)
         os.replace(tmp, full)
-        taken = set(taken) | set(name for _, name, _, _ in made)
-        for target, name, expect, call in made:
+        taken = set(taken) | set(entry[1] for entry in made)
+        for entry in made:
+            target, name, expect, call = entry[:4]
             listed = by_target[target][0]
-            placed.append({"id": sentinel_id(listed, target[1], name), "test": listed,
-                           "expect": expect, "calls": call or ""})
+            ident = entry[4] if len(entry) > 4 else sentinel_id(listed, target[1], name)
+            placed.append({"id": ident, "test": listed, "expect": expect, "calls": call or ""})
     if not placements:
         whys.append("no listed test is in a file the runner parsed")
     return placed, ("; ".join(whys) if not placed else None)
