@@ -27,7 +27,12 @@ const EXAMPLES = readdirSync(join(ROOT, 'examples'), { withFileTypes: true })
   });
 
 /** The examples whose runner's sentinels are not written into the hidden test files. */
-const OWN_FILE_SENTINELS = new Set(['rust-ini-values', 'cpp-csv-split', 'java-roman-numerals']);
+const OWN_FILE_SENTINELS = new Set([
+  'go-text-ellipsis',
+  'rust-ini-values',
+  'cpp-csv-split',
+  'java-roman-numerals',
+]);
 
 describe('the examples with canaries', { timeout: 600_000 }, () => {
   beforeAll(() => requireDocker(docker));
@@ -60,7 +65,7 @@ describe('the examples with canaries', { timeout: 600_000 }, () => {
     expect(canaries?.mutants.length).toBeGreaterThan(0);
     for (const m of canaries?.mutants ?? []) expect(m.status, m.mutation).toMatch(/failed|error/);
     if (OWN_FILE_SENTINELS.has(name)) {
-      // The cargo, ctest and junit runners' sentinels stay in a file (or a target) of their
+      // The go, cargo, ctest and junit runners' sentinels stay in a file (or a target) of their
       // own, or join a target's root file or a test file for the build only: each held.
       expect(canaries?.sentinelsWhy).toBe('the runner writes none into the test files');
       const own = evaluation.phaseRecords.find((p) => p.name === 'hidden')?.integrity?.sentinels;
