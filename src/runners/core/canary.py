@@ -541,8 +541,8 @@ def canary_place(worktree, placements, seed, per_test=1, taken=()):
 # preferred to one it makes for its effect. The dialects that want them: pytest (a function
 # or a method of the test's class), django (a method of the listed test's TestCase class, its
 # id in the listed test's form) and sympy (a module-level function, its id its bare name:
-# the dialect's canary_taken keeps it, and a mutant, from another file's test name); go writes
-# its own (sentinel_mutate_file: a top-level test function after the listed one). Where a
+# the dialect's canary_taken keeps it, and a mutant, from another file's test name); a dialect
+# whose tests are not Python's may write its own (sentinel_mutate_file). Where a
 # dialect has sentinel_files, they go only into the files the hidden run takes.
 SENTINEL_NAMES = ("value", "result", "actual", "outcome", "got", "answer", "returned")
 SENTINEL_SKIP_CALLS = ("raises", "warns", "approx", "fail", "skip", "xfail", "deprecated_call",
@@ -876,6 +876,17 @@ def canary_mutant_id(listed, name, mutant):
     """A listed id with its test function's name (its last occurrence) made the mutant's."""
     at = listed.rfind(name)
     return listed if at < 0 else listed[:at] + mutant + listed[at + len(name):]
+
+
+def with_canaries(ids, request):
+    """The test side's ids: the listed ids and those of the canaries the trusted step placed
+    (the request's `canaries`): the copies run, and are reported, as listed tests."""
+    canaries = (request or {}).get("canaries", [])
+    if not isinstance(canaries, list) or not all(
+            isinstance(c, str) and "\n" not in c and "\r" not in c for c in canaries):
+        raise ValueError("bad canary ids")
+    listed = set(ids)
+    return ids + [c for c in canaries if c not in listed]
 
 
 # The hidden tests' ids while the canary step runs (canary_hidden_ids; None: every listed id),
