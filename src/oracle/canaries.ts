@@ -281,7 +281,8 @@ export function canaryRecord(
  * only there), the rest is returned. Returns why the run is TAMPERED: `sentinels` names each
  * in-file sentinel that did not behave (a must-fail one that passed; a must-pass one that did
  * not, or a must-fail one not reported, after a test that passed: a broken setUp fails both
- * honestly), `vacuous` (`VACUOUS_TEST: …`) each test whose mutant passed and the mutation,
+ * honestly, and one that never finished beside a declared test that failed, erred or was not
+ * reported: a crash takes it with it), `vacuous` (`VACUOUS_TEST: …`) each test whose mutant passed and the mutation,
  * but for a test in `declared` (the phase's own) that failed or erred, or one in
  * `failedEarlier` (an earlier phase of the grade declared it and saw it fail or err).
  */
@@ -307,6 +308,14 @@ export function judgeCanaries(
   const excused = (m: Canary) =>
     failedEarlier.has(m.test) ||
     (judgedHere.has(m.test) && (m.testStatus === 'failed' || m.testStatus === 'error'));
+  // A must-pass sentinel that never finished (an error, or not reported) beside a declared
+  // test of the phase that failed or erred: a test that crashes its process (a Rust stack
+  // overflow, a Go panic, a segfault) takes the tests after it, the sentinel among them, and
+  // that failure fails the grade anyway. Where every declared test passed, it is a sign.
+  const somethingFailed = declared.some((id) => {
+    const status = tests.get(id);
+    return status === 'failed' || status === 'error' || status === undefined;
+  });
   const wrong: string[] = [];
   for (const sentinel of record.sentinels) {
     const status = tests.get(sentinel.id) ?? null;
@@ -314,10 +323,12 @@ export function judgeCanaries(
     const held =
       sentinel.expect === 'failed'
         ? status !== 'passed' && (status !== null || tests.get(sentinel.test) !== 'passed')
-        : status === 'passed' || tests.get(sentinel.test) !== 'passed';
+        : status === 'passed' ||
+          tests.get(sentinel.test) !== 'passed' ||
+          ((status === 'error' || status === null) && somethingFailed);
     if (!held) {
       wrong.push(
-        `sentinel after ${sentinel.test} in its file (must be ${sentinel.expect}) ${status === null ? 'was not reported' : `reported ${status}`}`,
+        `sentinel beside ${sentinel.test} in its file (must be ${sentinel.expect}) ${status === null ? 'was not reported' : `reported ${status}`}`,
       );
     }
   }

@@ -242,7 +242,7 @@ export function expectInFileSentinels(
 
 /**
  * A forgery the sentinels in the hidden test files catch and the file of their own did not:
- * TAMPERED, the detail naming the must-fail sentinel after a hidden test, which passed, while
+ * TAMPERED, the detail naming the must-fail sentinel beside a hidden test, which passed, while
  * the existing phase's sentinels, in a file of their own, all reported what they must, and no
  * tripwire fired in either phase.
  */
@@ -250,7 +250,7 @@ export function expectInFileSentinelCatch(evaluation: Evaluation): void {
   expect(evaluation.verdict.verdict).toBe('FAIL');
   expect(evaluation.verdict.reason, evaluation.verdict.detail).toBe('TAMPERED');
   expect(evaluation.verdict.detail).toMatch(
-    /^hidden phase: sentinel after .+ in its file \(must be failed\) reported passed/,
+    /^hidden phase: sentinel beside .+ in its file \(must be failed\) reported passed/,
   );
   expect(evaluation.verdict.detail).not.toMatch(/tripwire/);
   const existing = evaluation.phaseRecords.find((p) => p.name === 'existing');
@@ -261,8 +261,11 @@ export function expectInFileSentinelCatch(evaluation: Evaluation): void {
     'passed',
   ]);
   for (const s of existing?.integrity?.sentinels ?? []) expect(s.status).toBe(s.expect);
-  const failing = hiddenRecord(evaluation)?.canaries?.sentinels.find((s) => s.expect === 'failed');
-  expect(failing?.status).toBe('passed');
+  // One must-fail sentinel at least passed (one in a file the forgery spares may still fail).
+  const failing = hiddenRecord(evaluation)?.canaries?.sentinels.filter(
+    (s) => s.expect === 'failed',
+  );
+  expect(failing?.map((s) => s.status)).toContain('passed');
   // Every declared hidden test passed: the forgery fooled them all, and only the sentinel told.
   expect(evaluation.phases?.hidden?.check?.notPassed).toEqual([]);
 }

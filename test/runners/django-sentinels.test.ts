@@ -194,7 +194,7 @@ describe('sentinels in the hidden test files, through the built-in django runner
       const evaluation = await suite.grade(suite.bundle, forged());
       expect(evaluation.verdict.reason, evaluation.verdict.detail).toBe('TAMPERED');
       expect(evaluation.verdict.detail).toMatch(
-        /^hidden phase: sentinel after test_\w+ \(adding\.tests\.Adding\.test_\w+\) in its file \(must be failed\) reported passed$/,
+        /^hidden phase: sentinel beside test_\w+ \(adding\.tests\.Adding\.test_\w+\) in its file \(must be failed\) reported passed$/,
       );
       // The existing phase's sentinels, untracked, held, and no tripwire fired there.
       const existing = existingRecord(evaluation);

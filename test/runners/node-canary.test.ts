@@ -309,7 +309,7 @@ describe('canaries through the built-in node:test runner', () => {
         /^existing phase: VACUOUS_TEST: .*tests\/version\.test\.js::equal versions are 0/,
       );
       expect(hiddenRecord(evaluation)?.integrity?.tampered).toMatch(
-        /^sentinel after .+ in its file \(must be failed\) reported passed/,
+        /^sentinel beside .+ in its file \(must be failed\) reported passed/,
       );
       const failing = hiddenRecord(evaluation)?.canaries?.sentinels.find(
         (x) => x.expect === 'failed',

@@ -321,7 +321,7 @@ describe('judging the in-file sentinels', () => {
       't.py::test_a_y': 'passed',
     });
     expect(judged.sentinels).toBe(
-      'sentinel after t.py::test_a in its file (must be failed) reported passed',
+      'sentinel beside t.py::test_a in its file (must be failed) reported passed',
     );
   });
 
@@ -332,7 +332,7 @@ describe('judging the in-file sentinels', () => {
       't.py::test_a_y': 'failed',
     });
     expect(judged.sentinels).toBe(
-      'sentinel after t.py::test_a in its file (must be passed) reported skipped',
+      'sentinel beside t.py::test_a in its file (must be passed) reported skipped',
     );
   });
 
@@ -350,5 +350,25 @@ describe('judging the in-file sentinels', () => {
       't.py::test_a_y': 'error',
     });
     expect(judged.sentinels).toBeNull();
+  });
+
+  it('lets a must-pass one that never finished go beside a declared test that failed or erred (a crash took it), but not beside passing ones', () => {
+    const declared = ['t.py::test_a', 't.py::test_b'];
+    for (const [b, sentinel, wrong] of [
+      ['error', 'error', false],
+      ['failed', null, false],
+      [null, 'error', false],
+      ['passed', 'error', true],
+      ['failed', 'failed', true],
+    ] as const) {
+      const statuses = new Map<string, 'passed' | 'failed' | 'error'>([
+        ['t.py::test_a', 'passed'],
+        ['t.py::test_a_y', 'failed'],
+      ]);
+      if (b !== null) statuses.set('t.py::test_b', b);
+      if (sentinel !== null) statuses.set('t.py::test_a_x', sentinel);
+      const judged = judgeCanaries(record(), statuses, new Map(), declared);
+      expect(judged.sentinels !== null, `${b} ${sentinel}`).toBe(wrong);
+    }
   });
 });

@@ -713,7 +713,7 @@ test_seconds = 300
       expect(evaluation.verdict.reason, evaluation.verdict.detail).toBe('TAMPERED');
       // The sentinel first, though the mutants passed too; the test it follows, not its id.
       expect(evaluation.verdict.detail).toMatch(
-        /^hidden phase: sentinel after test_(add|negative) in its file \(must be failed\) reported passed$/,
+        /^hidden phase: sentinel beside test_(add|negative) in its file \(must be failed\) reported passed$/,
       );
       const existing = evaluation.phaseRecords.find((p) => p.name === 'existing');
       expect(existing?.integrity?.tampered).toBeNull();
