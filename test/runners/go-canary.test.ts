@@ -9,7 +9,12 @@
 // uncovered, and the package still builds with the copies in it.
 import { describe, expect, it } from 'vitest';
 import { dockerScope, testDocker } from '../helpers/docker.js';
-import { expectGoldWithCanaries, expectVacuousTest, expectHonestFail } from '../helpers/grade.js';
+import {
+  expectGoldWithCanaries,
+  expectHonestFail,
+  expectInFileSentinels,
+  expectVacuousTest,
+} from '../helpers/grade.js';
 import { CALC, GOLD_CALC } from '../helpers/go-calc.js';
 import { candidateDiff, type RepoBundleSpec } from '../helpers/repo-bundles.js';
 import { runnerSuite } from '../helpers/runner-suite.js';
@@ -176,6 +181,10 @@ describe('canaries through the built-in go runner', () => {
           why: "no check the mutator turns over (an `if` that fails the test, testify's assert or require)",
         },
       ]);
+      // The sentinels, in the hidden test file, each a top-level test right before a hidden
+      // one (comparing two numbers of its own): each held, and no file of their own.
+      const sentinels = expectInFileSentinels(evaluation, HIDDEN_IDS, ['']);
+      for (const s of sentinels) expect(s.id).toMatch(/^Test[A-Za-z]+[A-Z][a-z]+$/);
     },
     SLOW,
   );
