@@ -9,8 +9,14 @@
 // every mutant failing; a test whose only check is assertThrows is named uncovered.
 import { describe, expect, it } from 'vitest';
 import { dockerScope, testDocker } from '../helpers/docker.js';
-import { expectGoldWithCanaries, expectVacuousTest, expectHonestFail } from '../helpers/grade.js';
-import { candidateDiff, type RepoBundleSpec } from '../helpers/repo-bundles.js';
+import {
+  expectGoldWithCanaries,
+  expectHonestFail,
+  expectInFileSentinelCatch,
+  expectVacuousTest,
+} from '../helpers/grade.js';
+import { loadBundle } from '../../src/oracle/bundle.js';
+import { candidateDiff, withIds, type RepoBundleSpec } from '../helpers/repo-bundles.js';
 import { runnerSuite } from '../helpers/runner-suite.js';
 import { CALC, GOLD_CALC } from '../helpers/junit-calc.js';
 
@@ -145,6 +151,37 @@ public class OldDivTest {
 }
 `;
 
+// A forgery aimed at the tests of git-tracked classes (the hidden ones, committed in the
+// grade's work tree): a Jupiter extension, autodetected through a junit-platform.properties
+// on the classpath, that swallows what their test methods throw. The sentinels' classes of
+// their own (untracked) ran as they must; a must-fail sentinel in the hidden test class does not.
+const LENIENT_EXTENSION = `package calc;
+
+import java.lang.reflect.Method;
+import org.junit.jupiter.api.extension.ExtensionContext;
+import org.junit.jupiter.api.extension.InvocationInterceptor;
+import org.junit.jupiter.api.extension.ReflectiveInvocationContext;
+
+public class Lenient implements InvocationInterceptor {
+    @Override
+    public void interceptTestMethod(Invocation<Void> invocation, ReflectiveInvocationContext<Method> context,
+                                    ExtensionContext extension) throws Throwable {
+        String path = "src/test/java/" + context.getTargetClass().getName().replace('.', '/') + ".java";
+        Process git = new ProcessBuilder("git", "ls-files", "--error-unmatch", path).redirectErrorStream(true).start();
+        git.getInputStream().readAllBytes();
+        if (git.waitFor() != 0) {
+            invocation.proceed();
+            return;
+        }
+        try {
+            invocation.proceed();
+        } catch (Throwable swallowed) {
+            // the tracked tests pass
+        }
+    }
+}
+`;
+
 const ID = {
   add: 'calc.CalcTest#testAdd',
   old: 'calc.OldTest#testOld',
@@ -217,6 +254,20 @@ describe('canaries through the built-in junit runner', () => {
         },
         { test: ID.old, why: existing },
       ]);
+      // The sentinels, a must-pass and a must-fail method in each hidden test class, before a
+      // hidden test method (expectGoldWithCanaries saw each report what it must).
+      expect(canaries.sentinelsWhy).toBeNull();
+      // A pair in each hidden test file (DivTest's and OldDivTest's).
+      expect(canaries.sentinels.map((s) => s.expect).sort()).toEqual([
+        'failed',
+        'failed',
+        'passed',
+        'passed',
+      ]);
+      for (const s of canaries.sentinels) {
+        expect(HIDDEN_IDS).toContain(s.test);
+        expect(s.id.startsWith(s.test.replace(/#.*/, '#'))).toBe(true);
+      }
       // What the canary step cost, beside the grade's other steps (the report's figures).
       console.log(`junit canaries: timings ${JSON.stringify(evaluation.timings)}`);
     },
@@ -236,6 +287,54 @@ describe('canaries through the built-in junit runner', () => {
         await suite.grade(suite.bundle, forged),
         /^hidden phase: VACUOUS_TEST: .*calc\.DivTest#testFloor/,
         [...HIDDEN_IDS, ...EXISTING],
+      );
+    },
+    SLOW,
+  );
+
+  it(
+    'fails an extension that swallows what the tracked test classes throw as TAMPERED: the must-fail sentinel in the hidden class passed',
+    async () => {
+      const forged = candidateDiff(suite.dir, {
+        'src/main/java/calc/Lenient.java': LENIENT_EXTENSION,
+        'src/main/resources/junit-platform.properties':
+          'junit.jupiter.extensions.autodetection.enabled=true\n',
+        'src/main/resources/META-INF/services/org.junit.jupiter.api.extension.Extension':
+          'calc.Lenient\n',
+      });
+      expectInFileSentinelCatch(await suite.grade(suite.bundle, forged));
+    },
+    SLOW,
+  );
+
+  it(
+    "covers a class listed whole, as SWE-bench's Java rows list them: copies of its methods apart from the class's status, and the lenient AssertJ ends VACUOUS_TEST",
+    async () => {
+      const task = await loadBundle(
+        withIds(suite.dir, { hidden: ['calc.DivTest', ID.half], existing: EXISTING }),
+      );
+      const gold = await suite.grade(task, suite.gold);
+      // Three of DivTest's four methods have a check to turn (testByZero only assertThrows):
+      // each copy failed, and the class, whose own methods all passed, passed.
+      const canaries = expectGoldWithCanaries(
+        gold,
+        ['calc.DivTest', 'calc.DivTest', 'calc.DivTest', ID.half],
+        ['calc.DivTest', ID.half, ...EXISTING],
+      );
+      expect(
+        canaries.mutants
+          .filter((m) => m.test === 'calc.DivTest')
+          .map((m) => m.id.replace(/[A-Z][a-z]+$/, ''))
+          .sort(),
+      ).toEqual([ID.exact, ID.floor, ID.nine]);
+      const forged = candidateDiff(suite.dir, {
+        'src/main/java/calc/Calc.java': ZERO_ONLY,
+        'src/main/java/org/assertj/core/api/ObjectAssert.java': LENIENT,
+      });
+      expectVacuousTest(
+        await suite.grade(task, forged),
+        /^hidden phase: VACUOUS_TEST: .*calc\.DivTest \(assertThat/,
+        ['calc.DivTest', ID.half, ...EXISTING],
       );
     },
     SLOW,

@@ -522,6 +522,15 @@ def canary_place(worktree, placements, seed, per_test=1, taken=()):
                     continue
                 mutants.append({"id": mutant_id(listed, target[1], name), "test": listed,
                                 "mutation": mutation})
+    # A listed id that stands for several targets (a JUnit class listed whole) is covered when
+    # any of them got a mutant, and named uncovered once, with its targets' reasons.
+    covered = set(m["test"] for m in mutants)
+    whys = {}
+    for entry in uncovered:
+        if entry["test"] not in covered and entry["why"] not in whys.setdefault(entry["test"], []):
+            whys[entry["test"]].append(entry["why"])
+    uncovered = [{"test": test, "why": ("; ".join(reasons[:3]) + ("; …" if len(reasons) > 3 else ""))[:1000]}
+                 for test, reasons in whys.items()]
     return {"mutants": mutants, "uncovered": uncovered}
 
 
@@ -541,8 +550,9 @@ def canary_place(worktree, placements, seed, per_test=1, taken=()):
 # preferred to one it makes for its effect. The dialects that want them: pytest (a function
 # or a method of the test's class), django (a method of the listed test's TestCase class, its
 # id in the listed test's form) and sympy (a module-level function, its id its bare name:
-# the dialect's canary_taken keeps it, and a mutant, from another file's test name); a dialect
-# whose tests are not Python's may write its own (sentinel_mutate_file). Where a
+# the dialect's canary_taken keeps it, and a mutant, from another file's test name); go writes
+# its own (sentinel_mutate_file: a top-level test function before the listed one, since a
+# panic after it ends go's binary). Where a
 # dialect has sentinel_files, they go only into the files the hidden run takes.
 SENTINEL_NAMES = ("value", "result", "actual", "outcome", "got", "answer", "returned")
 SENTINEL_SKIP_CALLS = ("raises", "warns", "approx", "fail", "skip", "xfail", "deprecated_call",
