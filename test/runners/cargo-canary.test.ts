@@ -2,17 +2,33 @@
 // the cargo runner's canary_mutate_file, canary_targets and canary_taken), on Debian's cargo and
 // rustc: the trusted step places after each listed #[test] function a copy of it with a check
 // turned over (`assert_eq!` to `assert_ne!`, `assert!(c)` to `assert!(!(c))`), in its own
-// module, and the copies run in the same test binaries as the listed tests. A candidate that
-// makes the repository's own copy of pretty_assertions lenient (which the sentinels, on std's
-// macros, do not use) passes every hidden test and holds every sentinel, and now ends TAMPERED,
-// VACUOUS_TEST; the gold patch stays PASS with every mutant failing, the target still building
+// module, and the copies run in the same test binaries as the listed tests; it also writes a
+// must-pass and a must-fail sentinel (`assert_eq!(41, 41)`, `assert_eq!(41, 42)`) into the
+// hidden test file, each right before a hidden test, in its module, and the hidden phase then
+// asks for no sentinel target of the runner's own. A candidate that makes the repository's own
+// copy of pretty_assertions lenient passes every hidden test, and now ends TAMPERED (VACUOUS_TEST,
+// or the must-fail sentinel where it landed in the module that imports the lenient macros); one
+// whose lenient assert_eq! comes with an assert_ne! that always fails (each copy, turned to it,
+// fails as honest code's would) held every mutant and every sentinel of the runner's own target,
+// and passed, and is TAMPERED now by the must-fail sentinel in the hidden module. The gold patch
+// stays PASS with every mutant failing and every sentinel holding, the target still building
 // under `#![deny(warnings)]` with the copies in it, through raw strings, char literals, lifetimes
 // and nested comments; a test whose checks run only in a loop, and a #[should_panic] test, are
 // named uncovered.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { loadBundle } from '../../src/oracle/bundle.js';
 import { dockerScope, testDocker } from '../helpers/docker.js';
-import { expectGoldWithCanaries, expectVacuousTest, expectHonestFail } from '../helpers/grade.js';
-import { candidateDiff, type RepoBundleSpec } from '../helpers/repo-bundles.js';
+import {
+  expectGoldWithCanaries,
+  expectHonestFail,
+  expectInFileSentinelCatch,
+  expectInFileSentinels,
+  expectVacuousTest,
+  hiddenRecord,
+} from '../helpers/grade.js';
+import { candidateDiff, withIds, type RepoBundleSpec } from '../helpers/repo-bundles.js';
 import { runnerSuite } from '../helpers/runner-suite.js';
 
 const docker = testDocker();
@@ -52,6 +68,14 @@ macro_rules! assert_ne {
 
 // The forgery's copy: every assertion holds.
 const LENIENT = PRETTY.replace(/\n(\s+)if (.*) \{\n/g, '\n$1if false && $2 {\n');
+
+// A subtler one: assert_eq! holds, assert_ne! never does. A copy turned to assert_ne! then
+// fails, as honest code's would; a test that compares two numbers of its own with assert_eq!
+// passes whatever they are.
+const LENIENT_EQ = PRETTY.replace(
+  'if !(*left == *right) {',
+  'if false && !(*left == *right) {',
+).replace('if *left == *right {', 'if true || *left == *right {');
 
 const LIB = `/// Integer division, rounded toward zero.
 pub fn div(a: i32, b: i32) -> i32 {
@@ -194,6 +218,49 @@ const SPEC: RepoBundleSpec = {
 
 const suite = runnerSuite(docker, SCOPE, { image: 'cargo', spec: SPEC });
 
+// Another hidden patch for the same repository (and image): floor division checked in a module
+// of its own, through the repository's pretty_assertions, whose assert_ne! the module imports
+// beside its assert_eq!, as many do. Every hidden test is in that module, so both in-file
+// sentinels are too; the runner's own sentinels sat at the top of the file, or in a module of
+// their own, on std's macros.
+const FLOORS = `//! Floor division, checked with the repository's assertions.
+
+mod floors {
+    use pretty_assertions::{assert_eq, assert_ne};
+
+    #[test]
+    fn negative_dividend() {
+        assert_eq!(calc::div(-7, 2), -4);
+    }
+
+    /// A negative divisor floors too.
+    #[test]
+    fn negative_divisor() {
+        assert_eq!(calc::div(7, -2), -4);
+    }
+
+    #[test]
+    fn exact_quotient() {
+        assert_eq!(calc::div(-6, 3), -2);
+    }
+}
+`;
+const FLOORS_IDS = [
+  'floors::negative_dividend',
+  'floors::negative_divisor',
+  'floors::exact_quotient',
+];
+
+/** The bundle with FLOORS as its hidden patch (its image the suite's). */
+async function floorsTask() {
+  const dir = withIds(suite.dir, { hidden: FLOORS_IDS });
+  writeFileSync(
+    join(dir, 'tests/hidden.patch'),
+    candidateDiff(suite.dir, { 'tests/floors.rs': FLOORS }),
+  );
+  return loadBundle(dir);
+}
+
 describe('canaries through the built-in cargo runner', () => {
   it(
     'passes the gold patch with a failing copy of each covered test, in its own module, the targets building under deny(warnings)',
@@ -224,6 +291,16 @@ describe('canaries through the built-in cargo runner', () => {
       expect(byTest.get('tricky_syntax')?.mutation).toMatch(
         /^(assert_eq! turned to assert_ne!|assert!\(cond\) turned to assert!\(!\(cond\)\))$/,
       );
+      // The sentinels in the hidden test file: each before a hidden test (never the sampled
+      // existing one), in its module (its id the test's, another word added to its name), held;
+      // the hidden phase asked for no target of the runner's own.
+      const sentinels = expectInFileSentinels(evaluation, HIDDEN_IDS, ['']);
+      expect(sentinels.map((s) => s.expect).sort()).toEqual(['failed', 'passed']);
+      for (const s of sentinels) {
+        expect(s.id.startsWith(`${s.test}_`), s.id).toBe(true);
+        expect(s.id.slice(s.test.length + 1)).toMatch(/^[a-z]+$/);
+        expect(canaries.mutants.map((m) => m.id)).not.toContain(s.id);
+      }
       expect([...canaries.uncovered].sort((a, b) => a.test.localeCompare(b.test))).toEqual([
         {
           test: 'div_by_zero_panics',
@@ -243,18 +320,50 @@ describe('canaries through the built-in cargo runner', () => {
   );
 
   it(
-    'fails an assertion crate made lenient as TAMPERED, VACUOUS_TEST, the sentinels holding',
+    'fails an assertion crate made lenient as TAMPERED: VACUOUS_TEST, or the must-fail sentinel where it landed in the module that imports it',
     async () => {
       const forged = candidateDiff(suite.dir, {
         'src/lib.rs': ZERO_ONLY,
         'third_party/pretty_assertions/src/lib.rs': LENIENT,
       });
-      // The sentinels, on std's assert_eq!, do not see it; without the canaries every declared
-      // hidden test passed.
-      expectVacuousTest(
-        await suite.grade(suite.bundle, forged),
-        /^hidden phase: VACUOUS_TEST: .*floor::negatives/,
-        [...HIDDEN_IDS, ...EXISTING],
+      // The copy of floor::negatives, on the lenient assert_ne!, passed: VACUOUS_TEST, unless
+      // the must-fail sentinel landed in floor too (its assert_eq! the lenient one), which then
+      // says so first. Without them every declared hidden test passed.
+      const evaluation = await suite.grade(suite.bundle, forged);
+      const hidden = hiddenRecord(evaluation)?.canaries;
+      expect(hidden?.mutants.find((m) => m.test === 'floor::negatives')?.status).toBe('passed');
+      const failing = hidden?.sentinels.find((s) => s.expect === 'failed');
+      if (failing?.test.startsWith('floor::')) expectInFileSentinelCatch(evaluation);
+      else {
+        expectVacuousTest(evaluation, /^hidden phase: VACUOUS_TEST: .*floor::negatives/, [
+          ...HIDDEN_IDS,
+          ...EXISTING,
+        ]);
+      }
+    },
+    SLOW,
+  );
+
+  it(
+    "fails as TAMPERED, by the must-fail sentinel in the hidden module, a lenient assert_eq! whose assert_ne! always fails: every copy failed, and the runner's own sentinels held",
+    async () => {
+      const forged = candidateDiff(suite.dir, {
+        'src/lib.rs': ZERO_ONLY,
+        'third_party/pretty_assertions/src/lib.rs': LENIENT_EQ,
+      });
+      const evaluation = await suite.grade(await floorsTask(), forged);
+      // Every hidden test passed (two of them only by the lenient assert_eq!), and so did the
+      // must-fail sentinel beside them.
+      expectInFileSentinelCatch(evaluation);
+      const canaries = hiddenRecord(evaluation)?.canaries;
+      expect(canaries?.sentinels.map((s) => s.test).every((t) => FLOORS_IDS.includes(t))).toBe(
+        true,
+      );
+      // Each copy, turned to the assert_ne! that always fails, failed: the canaries alone, and
+      // the sentinels of the runner's own target (which a phase without in-file ones still
+      // has, as the existing phase here: every one held), let this pass.
+      expect(canaries?.mutants.map((m) => [m.test, m.status]).sort()).toEqual(
+        FLOORS_IDS.map((id) => [id, 'failed']).sort(),
       );
     },
     SLOW,

@@ -14,7 +14,12 @@ import { loadBundle } from '../../src/oracle/bundle.js';
 import type { Evaluation } from '../../src/oracle/evaluate.js';
 import { createImageCache } from '../../src/workers/images.js';
 import { dockerScope, execFileAsync, testDocker } from '../helpers/docker.js';
-import { expectSentinelsHeld, swebenchTask } from '../helpers/grade.js';
+import {
+  existingRecord,
+  expectSentinelsHeld,
+  hiddenRecord,
+  swebenchTask,
+} from '../helpers/grade.js';
 import {
   candidateDiff,
   withIds,
@@ -223,24 +228,42 @@ describe('the built-in cargo runner', () => {
   it(
     'moves the sentinels to a target of their own when the one that would hold them does not build: its tests errors, every sentinel as it must be',
     async () => {
-      // sub and div fixed, mul missing: the hidden tests' own target does not compile.
-      const noMul = GOLD_LIB.replace('pub fn mul(a: i32, b: i32) -> i32 {\n    a * b\n}\n\n', '');
-      expect(noMul).not.toBe(GOLD_LIB);
+      // sub and div fixed, add private, mul missing. The existing integration target, which
+      // would hold the existing phase's sentinels, does not compile: they go into a target of
+      // their own. Nor does the hidden tests' target: the sentinels the canary step wrote into
+      // their file are errors beside them, which fail the grade anyway (nothing tampered).
+      const noMul = GOLD_LIB.replace(
+        'pub fn mul(a: i32, b: i32) -> i32 {\n    a * b\n}\n\n',
+        '',
+      ).replace('pub fn add(', 'pub(crate) fn add(');
+      expect(noMul).not.toContain('pub fn add(');
       const evaluation = await grade(
         suite.bundle,
         candidateDiff(suite.dir, { 'src/lib.rs': noMul }),
       );
-      expect(evaluation.verdict).toMatchObject({ verdict: 'FAIL', reason: 'HIDDEN_FAILED' });
+      expect(evaluation.verdict).toMatchObject({ verdict: 'FAIL', reason: 'EXISTING_FAILED' });
       expect(outcomes(evaluation)).toEqual({
         [ID.adds]: 'passed',
-        [ID.large]: 'passed',
+        [ID.large]: 'error',
         [ID.subtracts]: 'error',
         [ID.zero]: 'error',
         [ID.multiplies]: 'error',
       });
-      // The cause is the target's own error, not one the sentinels made.
+      // The causes are the targets' own errors, not ones the sentinels made.
+      expect(evaluation.phases?.existing?.cause).toMatch(/function `add` is private/);
       expect(evaluation.phases?.hidden?.cause).toMatch(/cannot find function `mul`/);
-      expectSentinelsHeld(evaluation);
+      const existing = existingRecord(evaluation)?.integrity;
+      expect(existing?.tampered).toBeNull();
+      expect(existing?.sentinels.map((s) => s.expect).sort()).toEqual([
+        'error',
+        'failed',
+        'passed',
+      ]);
+      for (const s of existing?.sentinels ?? []) expect(s.status).toBe(s.expect);
+      const hidden = hiddenRecord(evaluation);
+      expect(hidden?.integrity?.tampered).toBeNull();
+      expect(hidden?.integrity?.sentinels).toEqual([]);
+      expect(hidden?.canaries?.sentinels.map((s) => s.status)).toEqual(['error', 'error']);
     },
     SLOW,
   );
