@@ -6,7 +6,8 @@
 // tests. A candidate that makes the repository's own copy of AssertJ lenient (which the
 // sentinels, on JUnit's Assertions from the JUnit jar, do not use) passes every hidden test
 // and holds every sentinel, and now ends TAMPERED, VACUOUS_TEST; the gold patch stays PASS with
-// every mutant failing; a test whose only check is assertThrows is named uncovered.
+// every mutant failing; a test whose only check is assertThrows is named uncovered. The
+// sentinels go into the hidden test classes (JUnit 3's too), and a class listed whole gets copies.
 import { describe, expect, it } from 'vitest';
 import { dockerScope, testDocker } from '../helpers/docker.js';
 import {
@@ -182,6 +183,19 @@ public class Lenient implements InvocationInterceptor {
 }
 `;
 
+// A hidden JUnit 3 test (a TestCase's testX(), run by its name): no copy, but the sentinels go
+// into its class as methods JUnit 3 finds as it finds the test.
+const LEGACY_DIV_TEST = `package calc;
+
+import junit.framework.TestCase;
+
+public class LegacyDivTest extends TestCase {
+    public void testThird() {
+        assertEquals(3, Calc.div(9, 3));
+    }
+}
+`;
+
 const ID = {
   add: 'calc.CalcTest#testAdd',
   old: 'calc.OldTest#testOld',
@@ -190,8 +204,9 @@ const ID = {
   nine: 'calc.DivTest#testFloorOfNine',
   byZero: 'calc.DivTest#testByZero',
   half: 'calc.OldDivTest#testHalf',
+  third: 'calc.LegacyDivTest#testThird',
 };
-const HIDDEN_IDS = [ID.exact, ID.floor, ID.nine, ID.byZero, ID.half];
+const HIDDEN_IDS = [ID.exact, ID.floor, ID.nine, ID.byZero, ID.half, ID.third];
 const EXISTING = [ID.add, ID.old];
 
 const SPEC: RepoBundleSpec = {
@@ -210,6 +225,7 @@ const SPEC: RepoBundleSpec = {
   hidden: {
     'src/test/java/calc/DivTest.java': DIV_TEST,
     'src/test/java/calc/OldDivTest.java': OLD_DIV_TEST,
+    'src/test/java/calc/LegacyDivTest.java': LEGACY_DIV_TEST,
   },
   gold: { 'src/main/java/calc/Calc.java': GOLD_CALC },
   existing: EXISTING,
@@ -252,18 +268,26 @@ describe('canaries through the built-in junit runner', () => {
           test: ID.byZero,
           why: "no check the mutator turns over (JUnit's assertEquals, assertTrue, assertNull, assertSame, an AssertJ assertThat chain) that always runs, with only checks after it",
         },
+        {
+          test: ID.third,
+          why: "a JUnit 3 test (a TestCase's testX()): the mutator copies JUnit 4 and 5 tests",
+        },
         { test: ID.old, why: existing },
       ]);
       // The sentinels, a must-pass and a must-fail method in each hidden test class, before a
       // hidden test method (expectGoldWithCanaries saw each report what it must).
       expect(canaries.sentinelsWhy).toBeNull();
-      // A pair in each hidden test file (DivTest's and OldDivTest's).
+      // A pair in each hidden test file (DivTest's, OldDivTest's and, without @Test, named as
+      // JUnit 3 finds its tests, LegacyDivTest's).
       expect(canaries.sentinels.map((s) => s.expect).sort()).toEqual([
         'failed',
         'failed',
+        'failed',
+        'passed',
         'passed',
         'passed',
       ]);
+      expect(canaries.sentinels.filter((s) => s.test === ID.third)).toHaveLength(2);
       for (const s of canaries.sentinels) {
         expect(HIDDEN_IDS).toContain(s.test);
         expect(s.id.startsWith(s.test.replace(/#.*/, '#'))).toBe(true);
