@@ -1,12 +1,15 @@
 // Canaries through the built-in junit runner and the real oracle (src/runners/core/canary.py with
 // the junit runner's canary_mutate_file, canary_targets, canary_taken and canary_id), on Debian's
 // JDK 17 and JUnit 5.9: the trusted step places after each hidden test method a copy of it with
-// a check turned over (JUnit's assertEquals to assertNotEquals, written qualified; an AssertJ
-// chain's isEqualTo to isNotEqualTo), in its class, and the copies build and run as listed
+// a check made to fail, in its class: where a two-argument assertEquals or an AssertJ isEqualTo
+// compares a literal whole, the call kept and that literal changed (`3` to `2`), JUnit 3's
+// TestCase tests too; else the check turned over (JUnit's assertEquals to assertNotEquals,
+// written qualified; an AssertJ chain's isTrue to isFalse). The copies build and run as listed
 // tests. A candidate that makes the repository's own copy of AssertJ lenient (which the
 // sentinels, on JUnit's Assertions from the JUnit jar, do not use) passes every hidden test
-// and holds every sentinel, and now ends TAMPERED, VACUOUS_TEST; the gold patch stays PASS with
-// every mutant failing; a test whose only check is assertThrows is named uncovered. The
+// and holds every sentinel, and now ends TAMPERED, VACUOUS_TEST; so does one whose value has
+// an always-true equals, compared first (its turned-over copy failed); the gold patch stays PASS
+// with every mutant failing; a test whose only check is assertThrows is named uncovered. The
 // sentinels go into the hidden test classes (JUnit 3's too), and a class listed whole gets copies.
 import { describe, expect, it } from 'vitest';
 import { dockerScope, testDocker } from '../helpers/docker.js';
@@ -43,8 +46,25 @@ const POM = `<project xmlns="http://maven.apache.org/POM/4.0.0">
 </project>
 `;
 
+// The gold patch here also adds half(a), rounded down (OldDivTest#testValueFirst).
+const HALF = '\n\n    public static int half(int a) { return Math.floorDiv(a, 2); }\n}\n';
+const GOLD = GOLD_CALC.replace('\n}\n', HALF);
+
 // Division by zero an error, no floor division: the hidden floor checks fail honestly.
-const ZERO_ONLY = GOLD_CALC.replace('Math.floorDiv(a, b)', 'a / b');
+const ZERO_ONLY = GOLD.replace('Math.floorDiv(a, b)', 'a / b');
+
+// A forgery of the operator-overloading kind: half's value an object whose equals always holds,
+// which the hidden testValueFirst compares first (assertEquals calls its equals). Its copy turned
+// over (assertNotEquals) fails as honest code's would; its copy with the literal changed passes.
+const ALWAYS_EQUAL = GOLD.replace(
+  'public static int half(int a) { return Math.floorDiv(a, 2); }',
+  `public static Object half(int a) {
+        return new Object() {
+            @Override public boolean equals(Object other) { return true; }
+            @Override public int hashCode() { return 0; }
+        };
+    }`,
+);
 
 // The part of AssertJ the tests use, as AssertJ has it: a copy in the repository, as a
 // repository may vendor one.
@@ -139,7 +159,8 @@ public class DivTest {
 }
 `;
 
-// A hidden JUnit 4 test (that truncating division passes too): its copy turns JUnit 4's assertEquals.
+// Hidden JUnit 4 tests: testHalf (that truncating division passes too), and testValueFirst,
+// the candidate's value first. Their copies change JUnit 4's assertEquals' literal.
 const OLD_DIV_TEST = `package calc;
 
 import static org.junit.Assert.assertEquals;
@@ -149,6 +170,9 @@ import org.junit.Test;
 public class OldDivTest {
     @Test
     public void testHalf() { assertEquals(3, Calc.div(7, 2)); }
+
+    @Test
+    public void testValueFirst() { assertEquals(Calc.half(-7), -4); }
 }
 `;
 
@@ -183,7 +207,8 @@ public class Lenient implements InvocationInterceptor {
 }
 `;
 
-// A hidden JUnit 3 test (a TestCase's testX(), run by its name): no copy, but the sentinels go
+// A hidden JUnit 3 test (a TestCase's testX(), run by its name): its copy, named testThird and a
+// word with no annotation, changes the literal of TestCase's assertEquals; the sentinels go
 // into its class as methods JUnit 3 finds as it finds the test.
 const LEGACY_DIV_TEST = `package calc;
 
@@ -204,9 +229,10 @@ const ID = {
   nine: 'calc.DivTest#testFloorOfNine',
   byZero: 'calc.DivTest#testByZero',
   half: 'calc.OldDivTest#testHalf',
+  valueFirst: 'calc.OldDivTest#testValueFirst',
   third: 'calc.LegacyDivTest#testThird',
 };
-const HIDDEN_IDS = [ID.exact, ID.floor, ID.nine, ID.byZero, ID.half, ID.third];
+const HIDDEN_IDS = [ID.exact, ID.floor, ID.nine, ID.byZero, ID.half, ID.valueFirst, ID.third];
 const EXISTING = [ID.add, ID.old];
 
 const SPEC: RepoBundleSpec = {
@@ -227,7 +253,7 @@ const SPEC: RepoBundleSpec = {
     'src/test/java/calc/OldDivTest.java': OLD_DIV_TEST,
     'src/test/java/calc/LegacyDivTest.java': LEGACY_DIV_TEST,
   },
-  gold: { 'src/main/java/calc/Calc.java': GOLD_CALC },
+  gold: { 'src/main/java/calc/Calc.java': GOLD },
   existing: EXISTING,
   hiddenIds: HIDDEN_IDS,
 };
@@ -236,12 +262,12 @@ const suite = runnerSuite(docker, SCOPE, { image: 'junit', spec: SPEC });
 
 describe('canaries through the built-in junit runner', () => {
   it(
-    'passes the gold patch with a failing copy of each covered hidden test, in its class, JUnit 4 and 5 and AssertJ',
+    'passes the gold patch with a failing copy of each covered hidden test, in its class, JUnit 3, 4 and 5 and AssertJ',
     async () => {
       const evaluation = await suite.grade(suite.bundle, suite.gold);
       // The existing tests (both sampled for canaries, and reported in the hidden run too) get
       // no copy: one would pass where its test fails honestly, which that phase does not excuse.
-      const covered = [ID.exact, ID.floor, ID.nine, ID.half];
+      const covered = [ID.exact, ID.floor, ID.nine, ID.half, ID.valueFirst, ID.third];
       const canaries = expectGoldWithCanaries(evaluation, covered, [...HIDDEN_IDS, ...EXISTING]);
       const byTest = new Map(canaries.mutants.map((m) => [m.test, m]));
       for (const m of canaries.mutants) {
@@ -252,13 +278,17 @@ describe('canaries through the built-in junit runner', () => {
           m.id,
         ).toBe(true);
       }
-      expect(byTest.get(ID.exact)?.mutation).toBe('assertEquals turned to assertNotEquals');
-      expect(byTest.get(ID.half)?.mutation).toBe('assertEquals turned to assertNotEquals');
+      // A literal compared whole is changed (JUnit 3's, 4's and 5's assertEquals of two
+      // arguments, AssertJ's isEqualTo), the candidate's value first too; else the check turned.
+      expect(byTest.get(ID.exact)?.mutation).toBe("assertEquals's literal 2 changed to 1");
+      expect(byTest.get(ID.half)?.mutation).toBe("assertEquals's literal 3 changed to 2");
+      expect(byTest.get(ID.valueFirst)?.mutation).toBe("assertEquals's literal -4 changed to -3");
+      expect(byTest.get(ID.third)?.mutation).toBe("assertEquals's literal 3 changed to 2");
       expect(byTest.get(ID.floor)?.mutation).toBe(
-        'assertThat(…).isEqualTo turned to .isNotEqualTo',
+        "assertThat(…).isEqualTo's literal -4 changed to -3",
       );
       expect(byTest.get(ID.nine)?.mutation).toMatch(
-        /^assertThat\(…\)\.(isEqualTo turned to \.isNotEqualTo|isTrue turned to \.isFalse)$/,
+        /^assertThat\(…\)\.(isEqualTo's literal -5 changed to -4|isTrue turned to \.isFalse)$/,
       );
       const existing =
         'an existing test: its copy would pass where the test fails honestly at that check';
@@ -267,10 +297,6 @@ describe('canaries through the built-in junit runner', () => {
         {
           test: ID.byZero,
           why: "no check the mutator turns over (JUnit's assertEquals, assertTrue, assertNull, assertSame, an AssertJ assertThat chain) that always runs, with only checks after it",
-        },
-        {
-          test: ID.third,
-          why: "a JUnit 3 test (a TestCase's testX()): the mutator copies JUnit 4 and 5 tests",
         },
         { test: ID.old, why: existing },
       ]);
@@ -317,9 +343,26 @@ describe('canaries through the built-in junit runner', () => {
   );
 
   it(
+    'fails a value whose equals always holds, compared first, as TAMPERED, VACUOUS_TEST: the copy with the literal changed passed',
+    async () => {
+      // Every hidden test passes, and passed the canaries when its copy turned assertEquals over
+      // (assertNotEquals calls the same equals, and fails as honest code's would).
+      const forged = candidateDiff(suite.dir, { 'src/main/java/calc/Calc.java': ALWAYS_EQUAL });
+      expectVacuousTest(
+        await suite.grade(suite.bundle, forged),
+        /^hidden phase: VACUOUS_TEST: .*calc\.OldDivTest#testValueFirst/,
+        [...HIDDEN_IDS, ...EXISTING],
+      );
+    },
+    SLOW,
+  );
+
+  it(
     'fails an extension that swallows what the tracked test classes throw as TAMPERED: the must-fail sentinel in the hidden class passed',
     async () => {
       const forged = candidateDiff(suite.dir, {
+        // Truncating division still (the hidden floor checks fail, and are swallowed).
+        'src/main/java/calc/Calc.java': CALC.replace('\n}\n', HALF),
         'src/main/java/calc/Lenient.java': LENIENT_EXTENSION,
         'src/main/resources/junit-platform.properties':
           'junit.jupiter.extensions.autodetection.enabled=true\n',
