@@ -221,6 +221,26 @@ public class LegacyDivTest extends TestCase {
 }
 `;
 
+// A hidden class whose only test is in a class nested in it (@Nested, as javaparser's NodeTest
+// has its hidden tests): listed whole, the copy and the sentinels go into the nested class.
+const NESTED_DIV_TEST = `package calc;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Test;
+
+public class NestedDivTest {
+    @Nested
+    class Quarters {
+        @Test
+        void testQuarter() {
+            assertEquals(2, Calc.div(8, 4));
+        }
+    }
+}
+`;
+
 const ID = {
   add: 'calc.CalcTest#testAdd',
   old: 'calc.OldTest#testOld',
@@ -252,6 +272,8 @@ const SPEC: RepoBundleSpec = {
     'src/test/java/calc/DivTest.java': DIV_TEST,
     'src/test/java/calc/OldDivTest.java': OLD_DIV_TEST,
     'src/test/java/calc/LegacyDivTest.java': LEGACY_DIV_TEST,
+    // Listed by the test of classes listed whole alone.
+    'src/test/java/calc/NestedDivTest.java': NESTED_DIV_TEST,
   },
   gold: { 'src/main/java/calc/Calc.java': GOLD },
   existing: EXISTING,
@@ -375,18 +397,18 @@ describe('canaries through the built-in junit runner', () => {
   );
 
   it(
-    "covers a class listed whole, as SWE-bench's Java rows list them: copies of its methods apart from the class's status, and the lenient AssertJ ends VACUOUS_TEST",
+    "covers a class listed whole, as SWE-bench's Java rows list them: copies of its methods and its @Nested classes' apart from the class's status, and the lenient AssertJ ends VACUOUS_TEST",
     async () => {
-      const task = await loadBundle(
-        withIds(suite.dir, { hidden: ['calc.DivTest', ID.half], existing: EXISTING }),
-      );
+      const listed = ['calc.DivTest', 'calc.NestedDivTest', ID.half];
+      const task = await loadBundle(withIds(suite.dir, { hidden: listed, existing: EXISTING }));
       const gold = await suite.grade(task, suite.gold);
-      // Three of DivTest's four methods have a check to turn (testByZero only assertThrows):
-      // each copy failed, and the class, whose own methods all passed, passed.
+      // Three of DivTest's four methods have a check to turn (testByZero only assertThrows),
+      // and NestedDivTest's one, in its @Nested class: each copy failed, and each class, whose
+      // own methods all passed, passed.
       const canaries = expectGoldWithCanaries(
         gold,
-        ['calc.DivTest', 'calc.DivTest', 'calc.DivTest', ID.half],
-        ['calc.DivTest', ID.half, ...EXISTING],
+        ['calc.DivTest', 'calc.DivTest', 'calc.DivTest', 'calc.NestedDivTest', ID.half],
+        [...listed, ...EXISTING],
       );
       expect(
         canaries.mutants
@@ -394,6 +416,13 @@ describe('canaries through the built-in junit runner', () => {
           .map((m) => m.id.replace(/[A-Z][a-z]+$/, ''))
           .sort(),
       ).toEqual([ID.exact, ID.floor, ID.nine]);
+      expect(canaries.mutants.find((m) => m.test === 'calc.NestedDivTest')?.id).toMatch(
+        /^calc\.NestedDivTest\$Quarters#testQuarter[A-Z][a-z]+$/,
+      );
+      // The sentinels beside a nested test are methods of the nested class.
+      for (const s of canaries.sentinels.filter((x) => x.test === 'calc.NestedDivTest')) {
+        expect(s.id).toMatch(/^calc\.NestedDivTest\$Quarters#testQuarter[A-Z][a-z]+$/);
+      }
       const forged = candidateDiff(suite.dir, {
         'src/main/java/calc/Calc.java': ZERO_ONLY,
         'src/main/java/org/assertj/core/api/ObjectAssert.java': LENIENT,
@@ -401,7 +430,7 @@ describe('canaries through the built-in junit runner', () => {
       expectVacuousTest(
         await suite.grade(task, forged),
         /^hidden phase: VACUOUS_TEST: .*calc\.DivTest \(assertThat/,
-        ['calc.DivTest', ID.half, ...EXISTING],
+        [...listed, ...EXISTING],
       );
     },
     SLOW,

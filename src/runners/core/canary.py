@@ -509,8 +509,10 @@ def canary_place(worktree, placements, seed, per_test=1, taken=()):
             f.write(new)
         os.chmod(tmp, mode)
         os.replace(tmp, full)
-        # A dialect whose ids name a test otherwise gives its own canary_id.
+        # A dialect whose ids name a test otherwise gives its own canary_id (or, where the
+        # target says more than its name, canary_target_id).
         mutant_id = globals().get("canary_id", canary_mutant_id)
+        target_id = globals().get("canary_target_id")
         for entry in made:
             target, name, mutation = entry[:3]
             # A dialect's mutator may leave some of a target's listed ids out of its mutant,
@@ -520,8 +522,8 @@ def canary_place(worktree, placements, seed, per_test=1, taken=()):
                 if listed in left:
                     uncovered.append({"test": listed, "why": left[listed]})
                     continue
-                mutants.append({"id": mutant_id(listed, target[1], name), "test": listed,
-                                "mutation": mutation})
+                made_id = target_id(listed, target, name) if target_id else mutant_id(listed, target[1], name)
+                mutants.append({"id": made_id, "test": listed, "mutation": mutation})
     # A listed id that stands for several targets (a JUnit class listed whole) is covered when
     # any of them got a mutant, and named uncovered once, with its targets' reasons.
     covered = set(m["test"] for m in mutants)
@@ -861,7 +863,9 @@ def sentinel_place(worktree, placements, rng, taken=()):
         for entry in made:
             target, name, expect, call = entry[:4]
             listed = by_target[target][0]
-            ident = entry[4] if len(entry) > 4 else sentinel_id(listed, target[1], name)
+            target_id = globals().get("canary_target_id")
+            ident = entry[4] if len(entry) > 4 else \
+                target_id(listed, target, name) if target_id else sentinel_id(listed, target[1], name)
             placed.append({"id": ident, "test": listed, "expect": expect, "calls": call or ""})
     if not placements:
         whys.append("no listed test is in a file the runner parsed")
