@@ -356,6 +356,8 @@ export function judgeCanaries(
   };
 }
 
+const plural = (count: number, noun: string) => `${count} ${noun}${count === 1 ? '' : 's'}`;
+
 /** The oracle log's lines for a phase's canaries. */
 export function canaryLines(record: CanaryRecord): string[] {
   if (record.error !== null) {
@@ -365,7 +367,7 @@ export function canaryLines(record: CanaryRecord): string[] {
     ];
   }
   const lines = [
-    `  canaries: ${record.mutants.length} mutants; ${record.uncovered.length} listed tests uncovered`,
+    `  canaries: ${plural(record.mutants.length, 'mutant')}; ${plural(record.uncovered.length, 'listed test')} uncovered`,
   ];
   for (const m of record.mutants) {
     lines.push(

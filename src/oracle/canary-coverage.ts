@@ -211,7 +211,7 @@ export function coverageLines(coverage: CanaryCoverage | null | undefined): stri
   if (coverage === null) return ['  canaries: none (the runner places no canaries)'];
   if ('error' in coverage) return [`  canaries: ${coverage.error}`];
   const lines = [
-    `  canaries: ${coverage.covered} of ${coverage.total} hidden tests covered (${coverage.mutants} mutants)`,
+    `  canaries: ${coverage.covered} of ${coverage.total} hidden tests covered (${coverage.mutants} ${coverage.mutants === 1 ? 'mutant' : 'mutants'})`,
   ];
   for (const u of coverage.uncovered.slice(0, 10)) lines.push(`    uncovered ${u.test}: ${u.why}`);
   if (coverage.uncovered.length > 10)

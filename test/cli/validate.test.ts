@@ -161,7 +161,7 @@ describe('proctor validate', () => {
     const lines = result.stdout.split('\n');
     const py = lines.findIndex((l) => l.startsWith('ok      py-duration-parse '));
     expect(lines.slice(py + 2, py + 4)).toEqual([
-      '  canaries: 1 of 2 hidden tests covered (1 mutants)',
+      '  canaries: 1 of 2 hidden tests covered (1 mutant)',
       '    uncovered tests/test_durations.py::test_format_parse_roundtrip: no assertion the mutator understands',
     ]);
     // The valid fixture's runner is its own: it places none.

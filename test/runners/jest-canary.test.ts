@@ -150,7 +150,7 @@ describe('canaries through the built-in jest runner', () => {
       expect(canaries.uncovered).toEqual([
         { test: ID.add, why: "no test of that title in the hidden patch's test files" },
       ]);
-      expect(canaryLines(canaries)[0]).toBe('  canaries: 4 mutants; 1 listed tests uncovered');
+      expect(canaryLines(canaries)[0]).toBe('  canaries: 4 mutants; 1 listed test uncovered');
       // The sentinels sit in the hidden files (a pair in each), after hidden tests, calling
       // div() as they do, under titles no test nor mutant has.
       const sentinels = expectInFileSentinels(

@@ -119,7 +119,7 @@ describe('canaries through the built-in karma runner', () => {
       expect(canaries.uncovered).toEqual([
         { test: ID.add, why: "no test of that title in the hidden patch's test files" },
       ]);
-      expect(canaryLines(canaries)[0]).toBe('  canaries: 2 mutants; 1 listed tests uncovered');
+      expect(canaryLines(canaries)[0]).toBe('  canaries: 2 mutants; 1 listed test uncovered');
       // The sentinels sit in the hidden file, after hidden tests, calling div() as they do.
       expectInFileSentinels(evaluation, [ID.exact, ID.floor], ['div(6, 3)', 'div(-7, 2)']);
     },

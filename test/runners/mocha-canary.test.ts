@@ -137,7 +137,7 @@ describe('canaries through the built-in mocha runner', () => {
       expect(canaries.uncovered).toEqual([
         { test: ID.add, why: "no test of that title in the hidden patch's test files" },
       ]);
-      expect(canaryLines(canaries)[0]).toBe('  canaries: 2 mutants; 1 listed tests uncovered');
+      expect(canaryLines(canaries)[0]).toBe('  canaries: 2 mutants; 1 listed test uncovered');
       // The sentinels sit in the hidden file, after hidden tests, calling div() as they do.
       expectInFileSentinels(evaluation, [ID.floor, ID.zero], ['div(-7, 2)', 'div(1, 0)']);
     },

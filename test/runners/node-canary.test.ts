@@ -223,7 +223,7 @@ describe('canaries through the built-in node:test runner', () => {
         { test: ID.self, why: 'no assertion the mutator understands' },
       ]);
       const lines = canaryLines(canaries);
-      expect(lines[0]).toBe('  canaries: 2 mutants; 1 listed tests uncovered');
+      expect(lines[0]).toBe('  canaries: 2 mutants; 1 listed test uncovered');
       expect(lines.filter((l) => /^ {2}canary .* of .*: failed$/.test(l))).toHaveLength(2);
       // The sampled existing test's file is no hidden test's: its mutant went into the existing
       // phase, which runs that file anyway, and failed there; the hidden phase ran one file.

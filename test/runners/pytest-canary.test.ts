@@ -245,7 +245,7 @@ describe('canaries through the built-in pytest runner', () => {
       expect(lines).toContain(
         `  canary uncovered: ${ID.opaque}: no assertion the mutator understands`,
       );
-      expect(lines[0]).toBe('  canaries: 5 mutants; 1 listed tests uncovered');
+      expect(lines[0]).toBe('  canaries: 5 mutants; 1 listed test uncovered');
     },
     SLOW,
   );
