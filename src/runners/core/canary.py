@@ -812,6 +812,46 @@ def sentinel_file(text, targets, rng, taken_extra=()):
     return "".join(out), made, None
 
 
+def sentinel_pair(text, usable, rng, free_name, block):
+    """What the dialects' own sentinel writers (sentinel_mutate_file) share: a must-pass and a
+    must-fail sentinel, in an order drawn from `rng`, each beside a target drawn from `usable`
+    ([(target, what the dialect found of it)]), named by the first canary word, in a random
+    order, for which `free_name(target, word)` gives a name (None: taken; it records the name
+    it gives), comparing two numbers of its own, equal for the one that must pass.
+    `block(target, found, name, got, want)` gives (offset, text, id or None) of its text.
+    Returns (new text, [(target, name, expect, None[, id])], why none)."""
+    inserts = []
+    made = []
+    for expect in rng.sample(["passed", "failed"], 2):
+        target, found = rng.choice(usable)
+        name = None
+        for word in rng.sample(CANARY_WORDS, len(CANARY_WORDS)):
+            name = free_name(target, word)
+            if name is not None:
+                break
+        if name is None:
+            continue
+        got = rng.randint(2, 97)
+        at, piece, ident = block(target, found, name, got, got if expect == "passed" else got + 1)
+        inserts.append((at, len(inserts), piece))
+        made.append((target, name, expect, None) + (() if ident is None else (ident,)))
+    new = text
+    for at, _, piece in sorted(inserts, reverse=True):
+        new = new[:at] + piece + new[at:]
+    return new, made, None if made else "no free name"
+
+
+def sentinel_free_name(taken, name_of):
+    """sentinel_pair's free_name for names `name_of(target, word)` not in the set `taken`."""
+    def free(target, word):
+        name = name_of(target, word)
+        if name in taken:
+            return None
+        taken.add(name)
+        return name
+    return free
+
+
 def sentinel_id(listed, name, sentinel):
     """The sentinel's id: the listed id of the test it follows with the name made the
     sentinel's, and no parameter (a sentinel is not parametrized)."""
