@@ -356,13 +356,29 @@ function valueEdit(
     const [start, end] = span(node);
     return {
       edit: { start, end, text: changed },
-      description: `${what} expected ${excerpt(text.slice(start, end))} -> ${excerpt(changed)}`,
+      description: `${what} expected ${change(text.slice(start, end), changed)}`,
     };
   }
   return null;
 }
 
 const excerpt = (s: string) => (s.length > 80 ? `${s.slice(0, 77)}...` : s).replace(/\s+/g, ' ');
+
+/**
+ * `before -> after` for the log: each whole when both are short, else both cut to the same
+ * window around where they first differ, so that the change shows (a long object literal
+ * changed near its end would otherwise read the same on both sides).
+ */
+export function change(before: string, after: string): string {
+  const [a, b] = [before, after].map((s) => s.replace(/\s+/g, ' ')) as [string, string];
+  if (a.length <= 80 && b.length <= 80) return `${a} -> ${b}`;
+  let same = 0;
+  while (same < a.length && same < b.length && a[same] === b[same]) same += 1;
+  const from = Math.max(0, same - 30);
+  const cut = (s: string) =>
+    `${from > 0 ? '...' : ''}${s.slice(from, from + 77)}${from + 77 < s.length ? '...' : ''}`;
+  return `${cut(a)} -> ${cut(b)}`;
+}
 
 /** The names of a member chain from `expect(x)` to its last call: null when it does not start
  * with a call of `expect` (or `chai.expect`, `expect.soft` is skipped). */

@@ -6,6 +6,7 @@
 import type { ImageIdentity } from '../sandbox/index.js';
 import type { Bundle } from './bundle.js';
 import { canaryLines } from './canaries.js';
+import { printable } from './report.js';
 import type { ScreenResult } from './screen.js';
 import type { CommandRecord, Evaluation } from './evaluate.js';
 import { sourceLine } from './task-source.js';
@@ -28,6 +29,15 @@ function describeImage(image: OracleLogInput['image']): string {
     : `local_build ${image.imageId}`;
 }
 
+/**
+ * A line of a command's output or a runner's account as the log quotes it (report.ts's
+ * printable: a test that prints gzip bytes, a carriage return that would overwrite the line on
+ * a terminal), so that the log stays text a person can read and a terminal cannot be driven by.
+ */
+function quoted(line: string): string {
+  return `  | ${printable(line.replace(/\r$/, ''))}`;
+}
+
 function command(lines: string[], title: string, record: CommandRecord): void {
   lines.push(
     `  ${title}: exit ${record.exitCode ?? 'none'}${record.timedOut ? ' (timed out)' : ''} in ${record.durationMs} ms; stdout ${record.stdoutBytes} bytes, stderr ${record.stderrBytes} bytes${record.truncated ? ' (truncated to head and tail)' : ''}`,
@@ -38,12 +48,7 @@ function command(lines: string[], title: string, record: CommandRecord): void {
   ] as const) {
     if (text.length === 0) continue;
     lines.push(`  --- ${title} ${name} ---`);
-    lines.push(
-      ...text
-        .replace(/\n$/, '')
-        .split('\n')
-        .map((l) => `  | ${l}`),
-    );
+    lines.push(...text.replace(/\n$/, '').split('\n').map(quoted));
   }
 }
 
@@ -152,10 +157,7 @@ const CAUSE_LOG_LINES = 20;
 /** A report's `cause` (the runner's account of why its tests are errors), its first lines. */
 function causeLines(cause: string): string[] {
   const all = cause.replace(/\n$/, '').split('\n');
-  const lines = [
-    '  report cause (the runner says):',
-    ...all.slice(0, CAUSE_LOG_LINES).map((l) => `  | ${l}`),
-  ];
+  const lines = ['  report cause (the runner says):', ...all.slice(0, CAUSE_LOG_LINES).map(quoted)];
   if (all.length > CAUSE_LOG_LINES)
     lines.push(`  | … and ${all.length - CAUSE_LOG_LINES} more lines`);
   return lines;

@@ -98,8 +98,26 @@ export function worseStatus(a: TestStatus, b: TestStatus): TestStatus {
 }
 
 /** `text` on one line, cut to MAX_EXCERPT_CHARS with an ellipsis. */
+// A colour or cursor sequence of a terminal (CSI), and any other control character but a tab
+// and a newline.
+// eslint-disable-next-line no-control-regex
+const TERMINAL_SEQUENCE = /\u001b\[[0-?]*[ -/]*[@-~]/g;
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
+
+/**
+ * Text a test process wrote, made safe to show: terminal colour sequences dropped, every other
+ * control character but a tab and a newline written as `\xNN` (a test that prints gzip bytes,
+ * a carriage return that would overwrite a line).
+ */
+export function printable(text: string): string {
+  return text
+    .replace(TERMINAL_SEQUENCE, '')
+    .replace(CONTROL, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+}
+
 export function excerpt(text: string): string {
-  const line = text.replace(/[\r\n\t]+/g, ' ');
+  const line = printable(text.replace(/[\r\n\t]+/g, ' '));
   return line.length > MAX_EXCERPT_CHARS ? `${line.slice(0, MAX_EXCERPT_CHARS)}…` : line;
 }
 

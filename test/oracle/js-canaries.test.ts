@@ -7,6 +7,7 @@ import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   canaryJsFile,
+  change,
   findTests,
   JS_CANARY_WORDS,
   parseTestFile,
@@ -61,6 +62,23 @@ describe('the programs a canary step parses', () => {
       expect(() => parseTestFile('t.js', 'it(')).toThrow();
       expect(() => parseTestFile('t.js', 'it(')).toThrow();
     });
+  });
+});
+
+describe('a mutation as the log says it', () => {
+  it('shows short values whole and long ones cut around where they first differ', () => {
+    expect(change("'a b'", "'xa b'")).toBe("'a b' -> 'xa b'");
+    const before = `{mimetype: 'image/jpeg', originalFilename: 'blob', size: Buffer.from(blobContent).byteLength}`;
+    const after = before.replace('byteLength', 'xbyteLength');
+    const shown = change(before, after);
+    const [left, right] = shown.split(' -> ') as [string, string];
+    // Both cut to the same window, which holds the change.
+    expect(left).not.toBe(right);
+    expect(right).toContain('xbyteLength');
+    expect(left.startsWith('...')).toBe(true);
+    expect(left.length).toBeLessThanOrEqual(86);
+    // Whitespace is one space, on both sides.
+    expect(change('{\n  a: 1,\n}', '{\n  a: 2,\n}')).toBe('{ a: 1, } -> { a: 2, }');
   });
 });
 

@@ -5,7 +5,9 @@ import { describe, expect, it } from 'vitest';
 import { isProctorError, type ProctorError } from '../../src/errors.js';
 import {
   DEFAULT_REPORT_LIMITS,
+  excerpt,
   parseReport,
+  printable,
   type ReportLimits,
   type TestStatus,
 } from '../../src/oracle/report.js';
@@ -422,5 +424,19 @@ describe('parseReport: size, encoding and format', () => {
       }
       expect(isProctorError(caught, 'INTERNAL'), String(caught)).toBe(true);
     }
+  });
+});
+
+describe('printable and excerpt: what a test process wrote, shown', () => {
+  it('drops terminal colour sequences and writes other control characters as \\xNN', () => {
+    // What mocha printed for a gzip body compared with a string, coloured.
+    const raw =
+      '\u001b[31m+ actual\u001b[0m \u001f\u008b\b\u0000+.)\u0002\u0000\u001b]0;title\u0007 é\ttab';
+    expect(printable(raw)).toBe(
+      '+ actual \\x1f\\x8b\\x08\\x00+.)\\x02\\x00\\x1b]0;title\\x07 é\ttab',
+    );
+    expect(printable('line one\nline two')).toBe('line one\nline two');
+    // An excerpt is one line: newlines, carriage returns and tabs become a space first.
+    expect(excerpt('a\r\nb\u001b[1mc\u0000')).toBe('a bc\\x00');
   });
 });

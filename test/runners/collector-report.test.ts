@@ -9,6 +9,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadBundle } from '../../src/oracle/bundle.js';
+import type { Evaluation } from '../../src/oracle/evaluate.js';
 import { renderOracleLog } from '../../src/oracle/oracle-log.js';
 import { CALC, CALC_REPO } from '../helpers/calc-repo.js';
 import { dockerScope, testDocker } from '../helpers/docker.js';
@@ -51,6 +52,19 @@ def test_negative():
 
 const suite = runnerSuite(docker, SCOPE, { image: 'runners', spec: SPEC });
 
+/** The oracle log of one grade of the suite's bundle. */
+function oracleLog(evaluation: Evaluation): string {
+  return renderOracleLog({
+    kind: 'grade',
+    bundle: suite.bundle,
+    image: { portable: false, kind: 'local_build', imageId: suite.imageId, localId: suite.imageId },
+    runs: [{ title: 'grade', evaluation }],
+    verdict: evaluation.verdict,
+    startedAt: new Date(),
+    finishedAt: new Date(),
+  });
+}
+
 /** A framed report, as a collector prints it, saying every listed test passed. */
 function forgedFrame(): string {
   const report = JSON.stringify({
@@ -72,21 +86,32 @@ describe("the last report, from the collector's output", () => {
         'exec',
       );
       expect(hiddenRecord(evaluation)?.report.readBy).toBe('collector');
-      const log = renderOracleLog({
-        kind: 'grade',
-        bundle: suite.bundle,
-        image: {
-          portable: false,
-          kind: 'local_build',
-          imageId: suite.imageId,
-          localId: suite.imageId,
-        },
-        runs: [{ title: 'grade', evaluation }],
-        verdict: evaluation.verdict,
-        startedAt: new Date(),
-        finishedAt: new Date(),
-      });
+      const log = oracleLog(evaluation);
       expect(log).toMatch(/report: json format, \d+ bytes, from the collector's output/);
+    },
+    SLOW,
+  );
+
+  it(
+    'quotes what the tests print in the oracle log as text: colours dropped, gzip bytes and carriage returns as \\xNN',
+    async () => {
+      // A wrong add that prints, in the failing tests' captured output, a coloured word, the
+      // start of a gzip stream and a carriage return (as a test comparing a compressed body
+      // with a string shows it).
+      const candidate = candidateDiff(suite.dir, {
+        'calc.py': `def add(a, b):
+    print("\\x1b[31mgzip\\x1b[0m \\x1f\\x8b\\x08\\x00 body\\rover")
+    return a - b
+`,
+      });
+      const evaluation = await suite.grade(suite.bundle, candidate);
+      expect(evaluation.verdict).toMatchObject({ verdict: 'FAIL', reason: 'HIDDEN_FAILED' });
+      expect(hiddenRecord(evaluation)?.run.stdout).toContain('\u001f\u008b');
+      const log = oracleLog(evaluation);
+      expect(log).toContain('  | gzip \\x1f\\x8b\\x08\\x00 body\\x0dover');
+      // No control character but newlines and tabs anywhere in it.
+      // eslint-disable-next-line no-control-regex
+      expect(log.match(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g)).toBeNull();
     },
     SLOW,
   );
