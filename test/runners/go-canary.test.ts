@@ -79,6 +79,7 @@ const ZERO_ONLY = GOLD_CALC.replace(
 const HIDDEN = `package calc
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -115,6 +116,33 @@ func TestDivTable(t *testing.T) {
 		assert.Equal(t, c.q, q)
 	}
 }
+
+func TestDivRows(t *testing.T) {
+	rows := []struct{ a, b, q int }{{-1, 2, -1}}
+	for _, r := range rows {
+		t.Run(fmt.Sprint(r.a, r.b), func(t *testing.T) {
+			q, _ := Div(r.a, r.b)
+			assert.Equal(t, r.q, q)
+		})
+	}
+}
+
+func TestDivSkips(t *testing.T) {
+	for _, c := range []struct{ a, b, q int }{{4, 0, 0}, {4, 2, 2}} {
+		if c.b == 0 {
+			continue
+		}
+		q, _ := Div(c.a, c.b)
+		assert.Equal(t, c.q, q)
+	}
+}
+
+func TestDivSign(t *testing.T) {
+	q, err := Div(-9, 3)
+	if err != nil || q != -3 {
+		t.Fatalf("Div(-9, 3) = %d, %v", q, err)
+	}
+}
 `;
 
 const HIDDEN_IDS = [
@@ -123,6 +151,9 @@ const HIDDEN_IDS = [
   'TestDivByZero',
   'TestDiv/table',
   'TestDivTable',
+  'TestDivRows',
+  'TestDivSkips',
+  'TestDivSign',
 ];
 
 const SPEC: RepoBundleSpec = {
@@ -152,32 +183,53 @@ describe('canaries through the built-in go runner', () => {
     async () => {
       const evaluation = await suite.grade(suite.bundle, suite.gold);
       // The existing test sampled for canaries (TestAdd) is reported in the hidden run too.
-      const covered = ['TestDiv/exact', 'TestDiv/floor_of_negatives', 'TestDivByZero', 'TestAdd'];
+      const covered = [
+        'TestDiv/exact',
+        'TestDiv/floor_of_negatives',
+        'TestDiv/table',
+        'TestDivByZero',
+        'TestDivTable',
+        'TestDivRows',
+        'TestDivSign',
+        'TestAdd',
+      ];
       const canaries = expectGoldWithCanaries(evaluation, covered, [...HIDDEN_IDS, 'TestAdd']);
       const byTest = new Map(canaries.mutants.map((m) => [m.test, m]));
       for (const m of canaries.mutants) {
         expect(m.status, `${m.id}: ${m.mutation}`).toBe('failed');
         // The copy's name is the test's with a word, its subtest the listed one.
-        expect(m.id).toMatch(/^(TestDiv|TestDivByZero|TestAdd)[A-Z][a-z]+(\/[a-z_]+)?$/);
+        expect(m.id).toMatch(
+          /^(TestDiv|TestDivByZero|TestDivTable|TestDivRows|TestDivSign|TestAdd)[A-Z][a-z]+(\/[a-z_]+)?$/,
+        );
         expect(m.id.split('/')[1]).toBe(m.test.split('/')[1]);
       }
-      // One copy of TestDiv, a check turned in each of its listed subtests that has one.
-      const [exact, floor] = ['TestDiv/exact', 'TestDiv/floor_of_negatives'].map((t) =>
-        byTest.get(t),
-      );
+      // One copy of TestDiv, a check turned in each of its listed subtests that has one (the
+      // check in table's loop over rows of its own, which runs on every row, among them).
+      const [exact, floor, table] = [
+        'TestDiv/exact',
+        'TestDiv/floor_of_negatives',
+        'TestDiv/table',
+      ].map((t) => byTest.get(t));
       expect(exact?.id.split('/')[0]).toBe(floor?.id.split('/')[0]);
+      expect(table?.id.split('/')[0]).toBe(floor?.id.split('/')[0]);
       expect(exact?.mutation).toMatch(
-        /in exact: .*; in floor_of_negatives: assert\.Equal turned to assert\.NotEqual$/,
+        /in exact: .*; in floor_of_negatives: assert\.Equal turned to assert\.NotEqual; in table: assert\.Equal turned to assert\.NotEqual$/,
+      );
+      // A table's loop: over a literal, or over a name bound to one and used nowhere else, the
+      // check in a t.Run of the loop too; any other condition of an `if` is negated whole.
+      expect(byTest.get('TestDivTable')?.mutation).toBe('assert.Equal turned to assert.NotEqual');
+      expect(byTest.get('TestDivRows')?.mutation).toBe('assert.Equal turned to assert.NotEqual');
+      expect(byTest.get('TestDivSign')?.mutation).toBe(
+        'the condition of an `if` that fails the test negated',
       );
       expect(byTest.get('TestDivByZero')?.mutation).toBe('assert.Error turned to assert.NoError');
       expect(byTest.get('TestAdd')?.mutation).toBe(
         '`!=` turned to `==` in an `if` that fails the test',
       );
-      // Checks in a loop alone: a test, and a listed subtest (its siblings covered).
-      expect([...canaries.uncovered].sort((a, b) => a.test.localeCompare(b.test))).toEqual([
-        { test: 'TestDiv/table', why: 'its subtest has no check the mutator turns over' },
+      // A loop that may leave a row before its check (a `continue`) is not used.
+      expect([...canaries.uncovered]).toEqual([
         {
-          test: 'TestDivTable',
+          test: 'TestDivSkips',
           why: "no check the mutator turns over (an `if` that fails the test, testify's assert or require)",
         },
       ]);
