@@ -99,16 +99,36 @@ export function decideSwebenchGrade(phases: GradePhases): Verdict {
 }
 
 /**
+ * Whether a baseline run's unmaintained existing tests are excused: every one is ABSENT (it
+ * never ran: the hidden tests, applied without the fix, stop its package building or its module
+ * loading, as a Go package whose new test calls a method only the fix adds), a hidden test fails
+ * too, and the gold patch is resolved, so that the same tests do run and pass in this
+ * environment once the fix is there. SWE-bench's harness runs no baseline, and its datasets
+ * list such tests in PASS_TO_PASS; without a gold run nothing shows them passing, and the task
+ * stays quarantined.
+ */
+function unbuiltExcused(graded: Record<PhaseName, ListGrade>, gold: Verdict | undefined): boolean {
+  return (
+    gold?.verdict === 'PASS' &&
+    graded.hidden.failure.length > 0 &&
+    graded.existing.failure.every((test) => test.status === 'ABSENT')
+  );
+}
+
+/**
  * A baseline by SWE-bench's rules, Proctor's quarantine rules read through SWE-bench's
  * success: FLAKY; then per run INFRA_ERROR, TAMPERED, a run that timed out or ran out of
  * memory or has no usable report (BASELINE_EXISTING_FAILED: nothing shows the existing tests
  * pass), BASELINE_EXISTING_MISSING (an existing ID nothing in the report stands for),
  * BASELINE_EXISTING_FAILED (one not maintained), BASELINE_HIDDEN_MISSING, BASELINE_HIDDEN_PASSED
- * (every hidden ID already succeeds); then GOLD_FAILED (the gold patch is not resolved).
+ * (every hidden ID already succeeds); then GOLD_FAILED (the gold patch is not resolved). Existing
+ * tests that only failed to run without the fix are excused when the gold patch resolves
+ * (unbuiltExcused).
  */
 export function decideSwebenchBaseline(input: BaselineInput): Verdict {
   const { first, hash, several, flaky } = baselineStart(input);
   if (flaky !== null) return flaky;
+  const unbuilt = new Set<string>();
 
   for (const [index, phases] of input.runs.entries()) {
     const where = several ? ` (run ${index + 1})` : '';
@@ -140,6 +160,10 @@ export function decideSwebenchBaseline(input: BaselineInput): Verdict {
         return failVerdict(reason, missingDetail(name, { ...check, missing }, where), hash);
       }
       if (name === 'existing' && graded.existing.failure.length > 0) {
+        if (unbuiltExcused(graded, input.gold)) {
+          for (const test of graded.existing.failure) unbuilt.add(test.id);
+          continue;
+        }
         return failVerdict(
           'BASELINE_EXISTING_FAILED',
           `existing tests fail without a diff${where}: ${failures('existing', graded.existing, phases.existing)}`,
@@ -170,8 +194,12 @@ export function decideSwebenchBaseline(input: BaselineInput): Verdict {
   const already = gradeLists(first)?.hidden.success ?? [];
   const note =
     already.length > 0 ? `; hidden tests already passing without the fix: ${listIds(already)}` : '';
+  const absent =
+    unbuilt.size > 0
+      ? `; ${plural(unbuilt.size, 'existing test')} did not run without the fix (ABSENT to SWE-bench's parser: the hidden tests do not build or load without it) and the gold patch maintains them: ${listIds([...unbuilt])}`
+      : '';
   return passVerdict(
-    `by SWE-bench's rules the existing tests are maintained and hidden tests fail without the fix${several ? ` in all ${input.runs.length} runs` : ''}${gold === undefined ? '' : '; gold patch resolved'}${note}`,
+    `by SWE-bench's rules the existing tests are maintained and hidden tests fail without the fix${several ? ` in all ${input.runs.length} runs` : ''}${gold === undefined ? '' : '; gold patch resolved'}${absent}${note}`,
     hash,
   );
 }

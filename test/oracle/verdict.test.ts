@@ -713,6 +713,45 @@ describe('decideSwebenchBaseline', () => {
     });
   });
 
+  it('excuses existing tests that did not run without the fix only when the gold patch maintains them', () => {
+    // A Go package whose hidden test calls a method only the fix adds does not build without
+    // it: the runner reports every test of the package an error SWE-bench's parser never saw.
+    const unbuilt = swebenchRun(LISTS, {
+      [P2P[0]!]: ['error', 'ABSENT'],
+      [F2P[0]!]: ['error', 'ABSENT'],
+    });
+    const resolved = decideSwebenchGrade(
+      swebenchRun(LISTS, { [P2P[0]!]: 'passed', [F2P[0]!]: 'passed' }),
+    );
+    expect(decideSwebenchBaseline({ runs: [unbuilt], gold: resolved })).toMatchObject({
+      verdict: 'PASS',
+      detail: expect.stringContaining(
+        "1 existing test did not run without the fix (ABSENT to SWE-bench's parser: the hidden tests do not build or load without it) and the gold patch maintains them: t.py::test_keep",
+      ) as string,
+    });
+    // Without a gold run, or with one that does not resolve, nothing shows them passing.
+    expect(decideSwebenchBaseline({ runs: [unbuilt] }).reason).toBe('BASELINE_EXISTING_FAILED');
+    const unresolved = decideSwebenchGrade(
+      swebenchRun(LISTS, { [P2P[0]!]: 'error', [F2P[0]!]: 'passed' }),
+    );
+    expect(decideSwebenchBaseline({ runs: [unbuilt], gold: unresolved }).reason).toBe(
+      'BASELINE_EXISTING_FAILED',
+    );
+    // An existing test that ran and failed is not excused, nor are absent ones beside it.
+    const failed = swebenchRun(LISTS, { [P2P[0]!]: 'failed', [F2P[0]!]: ['error', 'ABSENT'] });
+    expect(decideSwebenchBaseline({ runs: [failed], gold: resolved }).reason).toBe(
+      'BASELINE_EXISTING_FAILED',
+    );
+    // Nor when the hidden tests pass: then the existing ones had no cause to be absent.
+    const hiddenPassed = swebenchRun(LISTS, {
+      [P2P[0]!]: ['error', 'ABSENT'],
+      [F2P[0]!]: 'passed',
+    });
+    expect(decideSwebenchBaseline({ runs: [hiddenPassed], gold: resolved }).reason).toBe(
+      'BASELINE_EXISTING_FAILED',
+    );
+  });
+
   it('quarantines with BASELINE_*_MISSING for an id nothing in the report stands for, naming the nearest', () => {
     const run = swebenchRun(LISTS, { [P2P[0]!]: 'passed', 't.py::test_fixed': 'failed' });
     expect(decideSwebenchBaseline({ runs: [run] })).toMatchObject({
