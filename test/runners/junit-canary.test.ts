@@ -11,6 +11,8 @@
 // an always-true equals, compared first (its turned-over copy failed); the gold patch stays PASS
 // with every mutant failing; a test whose only check is assertThrows is named uncovered. The
 // sentinels go into the hidden test classes (JUnit 3's too), and a class listed whole gets copies.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { dockerScope, testDocker } from '../helpers/docker.js';
 import {
@@ -241,6 +243,49 @@ public class NestedDivTest {
 }
 `;
 
+// The part of Google Truth gson's tests use, as Truth has it (isEqualTo compares with equals),
+// and a hidden JUnit 4 test that checks half through it.
+const TRUTH = `package com.google.common.truth;
+
+public final class Truth {
+    public static Subject assertThat(Object actual) { return new Subject(actual); }
+}
+`;
+const SUBJECT = `package com.google.common.truth;
+
+import java.util.Objects;
+
+public class Subject {
+    private final Object actual;
+
+    Subject(Object actual) { this.actual = actual; }
+
+    private void check(boolean holds, String message) {
+        if (!holds) throw new AssertionError(message);
+    }
+
+    public void isEqualTo(Object expected) {
+        check(Objects.equals(actual, expected), "expected " + expected + " but was " + actual);
+    }
+
+    public void isNotEqualTo(Object other) { check(!Objects.equals(actual, other), "expected not " + other); }
+}
+`;
+const TRUTH_TEST = `package calc;
+
+import static com.google.common.truth.Truth.assertThat;
+
+import org.junit.Test;
+
+public class TruthDivTest {
+    @Test
+    public void testHalfTruth() {
+        assertThat(Calc.half(-7)).isEqualTo(-4);
+    }
+}
+`;
+const TRUTH_ID = 'calc.TruthDivTest#testHalfTruth';
+
 const ID = {
   add: 'calc.CalcTest#testAdd',
   old: 'calc.OldTest#testOld',
@@ -318,7 +363,7 @@ describe('canaries through the built-in junit runner', () => {
         { test: ID.add, why: existing },
         {
           test: ID.byZero,
-          why: "no check the mutator turns over (JUnit's assertEquals, assertTrue, assertNull, assertSame, an AssertJ assertThat chain) that always runs, with only checks after it",
+          why: "no check the mutator turns over (JUnit's assertEquals, assertTrue, assertNull, assertSame, an AssertJ or Truth assertThat chain) that always runs, with only checks after it",
         },
         { test: ID.old, why: existing },
       ]);
@@ -374,6 +419,39 @@ describe('canaries through the built-in junit runner', () => {
         await suite.grade(suite.bundle, forged),
         /^hidden phase: VACUOUS_TEST: .*calc\.OldDivTest#testValueFirst/,
         [...HIDDEN_IDS, ...EXISTING],
+      );
+    },
+    SLOW,
+  );
+
+  it(
+    "changes the literal of Google Truth's isEqualTo, as gson's tests use it: the gold patch's copy fails, and a value whose equals always holds ends VACUOUS_TEST",
+    async () => {
+      const dir = withIds(suite.dir, { hidden: [TRUTH_ID], existing: EXISTING });
+      writeFileSync(
+        join(dir, 'tests/hidden.patch'),
+        candidateDiff(suite.dir, {
+          'src/test/java/com/google/common/truth/Truth.java': TRUTH,
+          'src/test/java/com/google/common/truth/Subject.java': SUBJECT,
+          'src/test/java/calc/TruthDivTest.java': TRUTH_TEST,
+        }),
+      );
+      const task = await loadBundle(dir);
+      const canaries = expectGoldWithCanaries(
+        await suite.grade(task, suite.gold),
+        [TRUTH_ID],
+        [TRUTH_ID, ...EXISTING],
+      );
+      expect(canaries.mutants).toMatchObject([
+        { mutation: "assertThat(…).isEqualTo's literal -4 changed to -3", status: 'failed' },
+      ]);
+      // half's value equal to everything passed the hidden test, and its copy: without the
+      // copy (before Truth's assertThat was read as a check) this passed.
+      const forged = candidateDiff(suite.dir, { 'src/main/java/calc/Calc.java': ALWAYS_EQUAL });
+      expectVacuousTest(
+        await suite.grade(task, forged),
+        /^hidden phase: VACUOUS_TEST: .*calc\.TruthDivTest#testHalfTruth/,
+        [TRUTH_ID, ...EXISTING],
       );
     },
     SLOW,
