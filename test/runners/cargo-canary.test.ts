@@ -19,7 +19,13 @@
 // gold patch stays PASS with every mutant failing and every sentinel holding, the target still
 // building under `#![deny(warnings)]` with the copies in it, through raw strings, char literals,
 // lifetimes and nested comments; a test whose checks run only in a loop, and a #[should_panic]
-// test, are named uncovered.
+// test, are named uncovered. Tests a macro of the crate makes (ripgrep's `rgtest!(name, |dir,
+// cmd| { … })`, here divtest! and divcase!) are copied as their whole invocation, and the
+// target's own equality macro (ripgrep's eqnice!, here quotient_is!) has its literal changed: the
+// gold patch stays PASS with those copies failing and the sentinels, placed before the
+// invocations, holding; a result type whose PartialEq always holds, which passed before (the
+// ids were no `fn` of their modules: no copies, and sentinels in a file of their own), is
+// TAMPERED (VACUOUS_TEST); a macro that may return early is no check, its test named uncovered.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -297,6 +303,111 @@ async function floorsTask() {
   return loadBundle(dir);
 }
 
+// Another hidden patch: a test target whose tests are made by macros of its own, as ripgrep
+// writes its tests (`rgtest!(name, |dir, cmd| { …; eqnice!(…); })`, here divtest! and
+// quotient_is!), and one made by a macro whose body is a block (divcase!). A listed id is then no
+// `fn` of its module but a macro invocation's first argument: the copy is the invocation, with a
+// fresh name and a check of the closure's (or the block's) body made to fail; quotient_is! is the
+// target's own equality assertion (it binds its two arguments and panics when they differ), so
+// its literal -4 is changed as assert_eq!'s would be; quotient_unless_zero! may return early,
+// which makes it no check, and its test is named uncovered.
+const MADE_MAIN = `//! Division, checked by the macros of this target.
+
+#[macro_use]
+mod macros;
+
+mod floors;
+`;
+const MADE_MACROS = `/// A test named \`$name\` that calls \`$check\` with its name (twice where CALC_TWICE is set).
+#[macro_export]
+macro_rules! divtest {
+    ($name:ident, $check:expr) => {
+        #[test]
+        fn $name() {
+            let label = stringify!($name);
+            $check(label);
+            if std::env::var_os("CALC_TWICE").is_some() {
+                let label = concat!(stringify!($name), ", again");
+                $check(label);
+            }
+        }
+    };
+}
+
+/// A test named \`$name\` whose body is \`$body\`.
+macro_rules! divcase {
+    ($name:ident, $body:block $(,)?) => {
+        #[test]
+        fn $name() $body
+    };
+}
+
+/// The quotient a test got and the one it wants, both shown when they differ.
+#[macro_export]
+macro_rules! quotient_is {
+    ($got:expr, $want:expr $(,)?) => {
+        let got = $got;
+        let want = $want;
+        if got != want {
+            panic!("quotients differ\\n  got: {:?}\\n want: {:?}", got, want);
+        }
+    };
+}
+
+/// As quotient_is!, but a zero quotient ends the test there.
+macro_rules! quotient_unless_zero {
+    ($got:expr, $want:expr) => {
+        let got = $got;
+        if got == 0 {
+            return;
+        }
+        if got != $want {
+            panic!("quotients differ: {:?}", got);
+        }
+    };
+}
+`;
+const MADE_TESTS = `// A negative dividend floors.
+divtest!(negative_dividend, |_label: &str| {
+    let q = calc::div(-7, 2);
+    quotient_is!(q, -4);
+});
+
+/// A negative divisor floors too.
+divtest!(negative_divisor, |_label: &str| {
+    quotient_is!(calc::div(7, -2), -4);
+});
+
+divtest!(exact_quotient, |label: &str| {
+    quotient_unless_zero!(calc::div(-6, 3), -2);
+    assert!(label.starts_with("exact"));
+});
+
+divcase!(zero_divisor, {
+    assert!(calc::checked_div(1, 0).is_none());
+});
+`;
+const MADE_IDS = [
+  'floors::negative_dividend',
+  'floors::negative_divisor',
+  'floors::exact_quotient',
+  'floors::zero_divisor',
+];
+
+/** The bundle whose hidden patch is the macro-made tests' target (its image the suite's). */
+async function madeTask() {
+  const dir = withIds(suite.dir, { hidden: MADE_IDS });
+  writeFileSync(
+    join(dir, 'tests/hidden.patch'),
+    candidateDiff(suite.dir, {
+      'tests/render/main.rs': MADE_MAIN,
+      'tests/render/macros.rs': MADE_MACROS,
+      'tests/render/floors.rs': MADE_TESTS,
+    }),
+  );
+  return loadBundle(dir);
+}
+
 describe('canaries through the built-in cargo runner', () => {
   it(
     'passes the gold patch with a failing copy of each covered test, in its own module, the targets building under deny(warnings)',
@@ -445,6 +556,82 @@ describe('canaries through the built-in cargo runner', () => {
         ['floors::exact_quotient', 'failed', false],
         ['floors::negative_dividend', 'passed', false],
         ['floors::negative_divisor', 'passed', false],
+      ]);
+    },
+    SLOW,
+  );
+
+  it(
+    'passes the gold patch with a failing copy of each test a macro of the crate makes, the sentinels before its invocations holding',
+    async () => {
+      const evaluation = await suite.grade(await madeTask(), suite.gold);
+      const covered = [
+        'floors::negative_dividend',
+        'floors::negative_divisor',
+        'floors::zero_divisor',
+      ];
+      const canaries = expectGoldWithCanaries(evaluation, covered, [...MADE_IDS, ...EXISTING]);
+      for (const m of canaries.mutants) {
+        expect(m.status, `${m.id}: ${m.mutation}`).toBe('failed');
+        // A copy of the invocation, named as a function's copy is.
+        expect(m.id.startsWith(`${m.test}_`), m.id).toBe(true);
+        expect(m.id.slice(m.test.length + 1)).toMatch(/^[a-z]+$/);
+      }
+      // quotient_is!, the target's own equality assertion, has its literal changed as
+      // assert_eq!'s; divcase!'s block has its assert! turned over.
+      const byTest = new Map(canaries.mutants.map((m) => [m.test, m.mutation]));
+      expect(byTest.get('floors::negative_dividend')).toBe(
+        "quotient_is!'s literal -4 changed to -3",
+      );
+      expect(byTest.get('floors::negative_divisor')).toBe(
+        "quotient_is!'s literal -4 changed to -3",
+      );
+      expect(byTest.get('floors::zero_divisor')).toBe('assert!(cond) turned to assert!(!(cond))');
+      // The sentinels: plain #[test] functions, each right before one of the macro invocations
+      // (every test of the file is one), in its module, held.
+      const sentinels = expectInFileSentinels(evaluation, MADE_IDS, ['']);
+      expect(sentinels.map((s) => s.expect).sort()).toEqual(['failed', 'passed']);
+      for (const s of sentinels) {
+        expect(s.id.startsWith(`${s.test}_`), s.id).toBe(true);
+        expect(s.id.slice(s.test.length + 1)).toMatch(/^[a-z]+$/);
+      }
+      // A macro that may return early is no check: its literal is left, the test uncovered.
+      expect(canaries.uncovered.find((u) => u.test === 'floors::exact_quotient')).toEqual({
+        test: 'floors::exact_quotient',
+        why: 'made by the macro divtest!: a macro (quotient_unless_zero!) before its checks, which may return early',
+      });
+      expect(canaries.uncovered.map((u) => u.test).sort()).toEqual([
+        'adds_large',
+        'floors::exact_quotient',
+        'tests::adds',
+      ]);
+    },
+    SLOW,
+  );
+
+  it(
+    "fails as TAMPERED, VACUOUS_TEST, a result type that makes the crate's own equality macro vacuous: the macro-made tests' copies with the literal changed pass",
+    async () => {
+      // div returns a type whose PartialEq<i32> always holds: `got != want` in quotient_is! never
+      // is. Every hidden test passed, and so did the sentinels (numbers of their own): without
+      // the copies of the macro-made tests this was PASS. Their copies, `quotient_is!(q, -3)`,
+      // pass too.
+      const forged = candidateDiff(suite.dir, { 'src/lib.rs': ALWAYS_EQUAL });
+      const evaluation = await suite.grade(await madeTask(), forged);
+      expectVacuousTest(
+        evaluation,
+        /^hidden phase: VACUOUS_TEST: .*floors::negative_divi(dend|sor) \(quotient_is!'s literal -4 changed to -3\)/,
+        [...MADE_IDS, ...EXISTING],
+      );
+      const canaries = hiddenRecord(evaluation)?.canaries;
+      expect(canaries?.sentinels.map((s) => [s.expect, s.status]).sort()).toEqual([
+        ['failed', 'failed'],
+        ['passed', 'passed'],
+      ]);
+      expect(canaries?.mutants.map((m) => [m.test, m.status]).sort()).toEqual([
+        ['floors::negative_dividend', 'passed'],
+        ['floors::negative_divisor', 'passed'],
+        ['floors::zero_divisor', 'failed'],
       ]);
     },
     SLOW,
