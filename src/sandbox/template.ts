@@ -38,7 +38,7 @@ import { isConflict, isNotFound, type DockerClient } from './docker.js';
 import { LABEL, labelsFor, ownerHost, type Owner } from './labels.js';
 import { hardenedContainerOptions } from './profile.js';
 import { runToCompletion } from './run.js';
-import type { VolumeInspectInfo } from 'dockerode';
+import type { ContainerInspectInfo, VolumeInspectInfo } from 'dockerode';
 import { extract } from 'tar-stream';
 import { fillVolumes, readHostVolumeFile } from './host-volumes.js';
 import { layerStack, lowersPresent, type LayerStack } from './image-layers.js';
@@ -334,6 +334,22 @@ export function preparationName(key: string): string {
   return `proctor-template-prepare-${key.slice(0, 32)}`;
 }
 
+/**
+ * How long a preparation container may stand created and not started before it is stale: its
+ * process creates it, then starts it, and under load the start can come seconds later.
+ */
+const CREATED_GRACE_MS = 30_000;
+
+/**
+ * Whether a preparation container is one its process has created and is about to start: not
+ * stale, though not running (removed, its process's start would fail).
+ */
+function starting(info: ContainerInspectInfo): boolean {
+  return (
+    info.State.Status === 'created' && Date.now() - Date.parse(info.Created) < CREATED_GRACE_MS
+  );
+}
+
 /** A template volume this old that is not ready, and that no container uses, is half-made. */
 export const HALF_MADE_AGE_MS = 60_000;
 
@@ -350,8 +366,12 @@ async function settlePreparation(
   const lock = docker.getContainer(preparationName(key));
   let timer: NodeJS.Timeout | undefined;
   try {
-    const running = (await lock.inspect()).State.Running;
-    if (running) {
+    let info = await lock.inspect();
+    while (starting(info)) {
+      await sleep(100);
+      info = await lock.inspect();
+    }
+    if (info.State.Running) {
       const expired = new Promise<'expired'>((resolve) => {
         timer = setTimeout(() => resolve('expired'), timeoutMs);
       });
@@ -381,7 +401,8 @@ async function settlePreparation(
 export async function removeStaleLock(docker: DockerClient, key: string): Promise<void> {
   const lock = docker.getContainer(preparationName(key));
   try {
-    if ((await lock.inspect()).State.Running) return;
+    const info = await lock.inspect();
+    if (info.State.Running || starting(info)) return;
     await lock.remove({ force: true, v: false });
   } catch (error) {
     if (isNotFound(error)) return;

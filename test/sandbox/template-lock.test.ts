@@ -44,14 +44,18 @@ function home(): string {
   return h;
 }
 
-/** The git-history fixture with a `git gc` that takes `seconds` longer: a slow preparation. */
+/**
+ * The git-history fixture with a `git pack-objects` (the preparation packs the base commit's
+ * objects with one) that takes `seconds` longer: a slow preparation.
+ */
 async function slowImage(seconds: number): Promise<string> {
   const image = await fixtureImage('git-history');
-  const tag = `proctor-test-slow-gc-${randomBytes(4).toString('hex')}`;
+  const tag = `proctor-test-slow-pack-${randomBytes(4).toString('hex')}`;
   const dir = tempDir();
   writeFileSync(
     join(dir, 'git'),
-    `#!/bin/sh\ncase " $* " in *" gc "*) sleep ${seconds};; esac\nexec /usr/bin/git "$@"\n`,
+    // The tag in it: an image of its own, whose templates no other test's run shares.
+    `#!/bin/sh\n# ${tag}\ncase " $* " in *" pack-objects "*) sleep ${seconds};; esac\nexec /usr/bin/git "$@"\n`,
     { mode: 0o755 },
   );
   writeFileSync(join(dir, 'Dockerfile'), `FROM ${image}\nCOPY git /usr/local/bin/git\n`);
