@@ -319,7 +319,15 @@ export function buildProgram(
       'prebuilt images instead of --repos and --environment: swebench, epoch, or a name template with {instance_id}, {instance_id_1776}, {repo}, {arch}, {version}; each pinned to its digest now',
     )
     .requiredOption('--out <suite>', 'the suite folder (created if missing)')
-    .option('--only <instance_id...>', 'import only these rows')
+    .option(
+      '--only <instance_id...>',
+      'import only these rows (ids apart, or joined by commas)',
+      // No instance_id has a comma: `--only a,b` is two, as `npm run parity -- --only` reads it.
+      (value: string, previous: string[] = []) => [
+        ...previous,
+        ...value.split(',').filter((id) => id !== ''),
+      ],
+    )
     .option('--force', 'rewrite bundles that exist and differ')
     .option(
       '--install <command>',

@@ -427,7 +427,10 @@ describe('proctor import swebench', { timeout: 300_000 }, () => {
     const other = { ...f.row, instance_id: 'acme__calc-9', repo: 'acme/missing' };
     const rows = rowsFile(f.root, JSON.stringify([other, f.row]), 'rows.json');
     const home = tempDir('proctor-home-');
-    const result = await proctor(importArgs(f, rows, '--only', 'acme__calc-1', 'nope', '--json'));
+    // Ids apart, or joined by commas.
+    const result = await proctor(
+      importArgs(f, rows, '--only', 'acme__calc-1,nope', 'nope2', '--json'),
+    );
     expect(result.code).toBe(1);
     const report = JSON.parse(result.stdout) as {
       rows: Array<{ id: string; status: string }>;
@@ -436,7 +439,7 @@ describe('proctor import swebench', { timeout: 300_000 }, () => {
     expect(report.rows).toEqual([
       expect.objectContaining({ id: 'acme__calc-1', status: 'written' }),
     ]);
-    expect(report.unknownOnly).toEqual(['nope']);
+    expect(report.unknownOnly).toEqual(['nope', 'nope2']);
     const baseline = await proctor(['--home', home, 'baseline', f.out, '--gold', '--wait']);
     expect(baseline.code, baseline.stdout + baseline.stderr).toBe(0);
     expect(baseline.stdout).toMatch(/1 valid, 0 quarantined/);

@@ -213,8 +213,8 @@ describe('workspace templates', () => {
     const image = await fixtureImage('git-history');
     const key = `test-${randomBytes(8).toString('hex')}`;
     const name = preparationName(key);
-    // An ended preparation: a container of that name that is not running.
-    await execFileAsync('docker', ['create', '--name', name, '--network', 'none', image, 'true']);
+    // An ended preparation: a container of that name that ran and exited.
+    await execFileAsync('docker', ['run', '--name', name, '--network', 'none', image, 'true']);
     onCleanup(async () => {
       await execFileAsync('docker', ['rm', '-f', name]).catch(() => undefined);
     });
@@ -248,6 +248,22 @@ describe('workspace templates', () => {
     // It returned once the lock was gone, not at the 409.
     expect(Date.now() - started).toBeGreaterThanOrEqual(350);
     await expect(execFileAsync('docker', ['inspect', name])).rejects.toThrow();
+  });
+
+  it('leave a preparation lock its process has just created and not yet started: not stale', async () => {
+    const image = await fixtureImage('git-history');
+    const key = `test-${randomBytes(8).toString('hex')}`;
+    const name = preparationName(key);
+    // A preparation between its create and its start (seconds apart under load).
+    await execFileAsync('docker', ['create', '--name', name, '--network', 'none', image, 'true']);
+    onCleanup(async () => {
+      await execFileAsync('docker', ['rm', '-f', name]).catch(() => undefined);
+    });
+    await removeStaleLock(docker, key);
+    const { stdout } = await execFileAsync('docker', ['inspect', '-f', '{{.State.Status}}', name]);
+    expect(stdout.trim()).toBe('created');
+    // Its process starts it: the start the removal would have made fail.
+    await execFileAsync('docker', ['start', '-a', name]);
   });
 
   it('leave the template and the next job unchanged by a solver that rewrites .git, adds objects and fills its workspace', async () => {

@@ -162,6 +162,9 @@ describe("workspace templates of gone homes, with a worker's sweeps", () => {
       HostConfig: { Binds: [`${t.gone}:/t:ro`], NetworkMode: 'none' },
     });
     onCleanup(() => lock.remove({ force: true }).catch(() => undefined));
+    // It ran and ended (one created and not yet started is a preparation about to start).
+    await lock.start();
+    await lock.wait();
     for (const home of [homes.gone, homes.file, homes.busy, homes.foreign, homes.unlabelled]) {
       rmSync(home, { recursive: true, force: true });
     }
