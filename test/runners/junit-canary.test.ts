@@ -9,8 +9,9 @@
 // sentinels, on JUnit's Assertions from the JUnit jar, do not use) passes every hidden test
 // and holds every sentinel, and now ends TAMPERED, VACUOUS_TEST; so does one whose value has
 // an always-true equals, compared first (its turned-over copy failed); the gold patch stays PASS
-// with every mutant failing; a test whose only check is assertThrows is named uncovered. The
-// sentinels go into the hidden test classes (JUnit 3's too), and a class listed whole gets copies.
+// with every mutant failing; a check in an assertDoesNotThrow's block gets a copy too; a test
+// whose only check is assertThrows is named uncovered. The sentinels go into the hidden test
+// classes (JUnit 3's too), and a class listed whole gets copies.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -286,6 +287,25 @@ public class TruthDivTest {
 `;
 const TRUTH_ID = 'calc.TruthDivTest#testHalfTruth';
 
+// A JUnit 5 check in the block of an assertDoesNotThrow: the block's last check is the test's.
+const QUIET_TEST = `package calc;
+
+import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import org.junit.jupiter.api.Test;
+
+public class QuietDivTest {
+    @Test
+    public void testQuietHalf() {
+        assertDoesNotThrow(() -> {
+            assertEquals(Calc.half(-7), -4);
+        }, "half of -7");
+    }
+}
+`;
+const QUIET_ID = 'calc.QuietDivTest#testQuietHalf';
+
 const ID = {
   add: 'calc.CalcTest#testAdd',
   old: 'calc.OldTest#testOld',
@@ -425,34 +445,40 @@ describe('canaries through the built-in junit runner', () => {
   );
 
   it(
-    "changes the literal of Google Truth's isEqualTo, as gson's tests use it: the gold patch's copy fails, and a value whose equals always holds ends VACUOUS_TEST",
+    "changes the literal of Google Truth's isEqualTo, as gson's tests use it, and of a check in an assertDoesNotThrow's block: the gold patch's copies fail, and a value whose equals always holds ends VACUOUS_TEST",
     async () => {
-      const dir = withIds(suite.dir, { hidden: [TRUTH_ID], existing: EXISTING });
+      const listed = [TRUTH_ID, QUIET_ID];
+      const dir = withIds(suite.dir, { hidden: listed, existing: EXISTING });
       writeFileSync(
         join(dir, 'tests/hidden.patch'),
         candidateDiff(suite.dir, {
           'src/test/java/com/google/common/truth/Truth.java': TRUTH,
           'src/test/java/com/google/common/truth/Subject.java': SUBJECT,
           'src/test/java/calc/TruthDivTest.java': TRUTH_TEST,
+          'src/test/java/calc/QuietDivTest.java': QUIET_TEST,
         }),
       );
       const task = await loadBundle(dir);
-      const canaries = expectGoldWithCanaries(
-        await suite.grade(task, suite.gold),
-        [TRUTH_ID],
-        [TRUTH_ID, ...EXISTING],
-      );
-      expect(canaries.mutants).toMatchObject([
-        { mutation: "assertThat(…).isEqualTo's literal -4 changed to -3", status: 'failed' },
+      const canaries = expectGoldWithCanaries(await suite.grade(task, suite.gold), listed, [
+        ...listed,
+        ...EXISTING,
       ]);
-      // half's value equal to everything passed the hidden test, and its copy: without the
-      // copy (before Truth's assertThat was read as a check) this passed.
+      expect(canaries.mutants.sort((a, b) => a.test.localeCompare(b.test))).toMatchObject([
+        { test: QUIET_ID, mutation: "assertEquals's literal -4 changed to -3", status: 'failed' },
+        {
+          test: TRUTH_ID,
+          mutation: "assertThat(…).isEqualTo's literal -4 changed to -3",
+          status: 'failed',
+        },
+      ]);
+      // half's value equal to everything passed the hidden tests, and their copies: without
+      // the copies (before Truth's assertThat, and a check in assertDoesNotThrow's block, were
+      // read as checks) this passed.
       const forged = candidateDiff(suite.dir, { 'src/main/java/calc/Calc.java': ALWAYS_EQUAL });
-      expectVacuousTest(
-        await suite.grade(task, forged),
-        /^hidden phase: VACUOUS_TEST: .*calc\.TruthDivTest#testHalfTruth/,
-        [TRUTH_ID, ...EXISTING],
-      );
+      const evaluation = await suite.grade(task, forged);
+      expectVacuousTest(evaluation, /^hidden phase: VACUOUS_TEST: /, [...listed, ...EXISTING]);
+      expect(evaluation.verdict.detail).toContain('calc.TruthDivTest#testHalfTruth');
+      expect(evaluation.verdict.detail).toContain('calc.QuietDivTest#testQuietHalf');
     },
     SLOW,
   );
