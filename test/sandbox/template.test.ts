@@ -93,6 +93,21 @@ const SUMMARY = [
   'ls -A | tr "\\n" " "; echo',
 ].join('; ');
 
+/**
+ * A preparation lock of a key of its own: its container `docker run` to its end, or only
+ * `docker create`d; removed after the test.
+ */
+async function preparationLock(how: 'run' | 'create'): Promise<{ key: string; name: string }> {
+  const image = await fixtureImage('git-history');
+  const key = `test-${randomBytes(8).toString('hex')}`;
+  const name = preparationName(key);
+  await execFileAsync('docker', [how, '--name', name, '--network', 'none', image, 'true']);
+  onCleanup(async () => {
+    await execFileAsync('docker', ['rm', '-f', name]).catch(() => undefined);
+  });
+  return { key, name };
+}
+
 describe('workspace templates', () => {
   it('hold no history with history none: the base commit alone, its tree and index, no future object', async () => {
     const image = await fixtureImage('git-history');
@@ -210,14 +225,8 @@ describe('workspace templates', () => {
   });
 
   it('wait for a stale preparation lock whose own process is removing it (the engine answers 409)', async () => {
-    const image = await fixtureImage('git-history');
-    const key = `test-${randomBytes(8).toString('hex')}`;
-    const name = preparationName(key);
     // An ended preparation: a container of that name that ran and exited.
-    await execFileAsync('docker', ['run', '--name', name, '--network', 'none', image, 'true']);
-    onCleanup(async () => {
-      await execFileAsync('docker', ['rm', '-f', name]).catch(() => undefined);
-    });
+    const { key, name } = await preparationLock('run');
     // Its own process removes it (the removal takes 400 ms here) as this call tries to.
     let tried = 0;
     const racing = new Proxy(docker, {
@@ -251,14 +260,8 @@ describe('workspace templates', () => {
   });
 
   it('leave a preparation lock its process has just created and not yet started: not stale', async () => {
-    const image = await fixtureImage('git-history');
-    const key = `test-${randomBytes(8).toString('hex')}`;
-    const name = preparationName(key);
     // A preparation between its create and its start (seconds apart under load).
-    await execFileAsync('docker', ['create', '--name', name, '--network', 'none', image, 'true']);
-    onCleanup(async () => {
-      await execFileAsync('docker', ['rm', '-f', name]).catch(() => undefined);
-    });
+    const { key, name } = await preparationLock('create');
     await removeStaleLock(docker, key);
     const { stdout } = await execFileAsync('docker', ['inspect', '-f', '{{.State.Status}}', name]);
     expect(stdout.trim()).toBe('created');
