@@ -5,8 +5,8 @@
 // own, outside a comment), MAVEN_OPTS, MAVEN_ARGS or the project's .mvn/. The runner's own
 // Python function, run on the host's python3 with a stand-in `mvn` on PATH that logs its start
 // and fails, as Maven does offline without its plugins: the choice is what is tested, not Maven.
-// Then the launcher's compile, with a stand-in javac that logs its calls (and may refuse the
-// JIT options, as a JVM that is not HotSpot would).
+// Then the JVM options of javac and Maven, with a stand-in javac that logs its calls (and may
+// refuse the JIT options, as a JVM that is not HotSpot would, or fail to compile).
 import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -40,12 +40,13 @@ interface Case {
 /**
  * build_maven on the module `module` (default: the project's top) of a project with a pom.xml,
  * run with a stand-in `mvn` that logs where it ran and with what, then fails: whether Maven was
- * started, what the runner said, and Maven's folder (from the project's top) and arguments.
+ * started, what the runner said, and Maven's folder (from the project's top), arguments and
+ * MAVEN_OPTS.
  */
 function build(
   spec: Case,
   module = '',
-): { started: boolean; stderr: string; cwd: string; args: string[] } {
+): { started: boolean; stderr: string; cwd: string; args: string[]; opts: string } {
   const root = tempDir();
   const write = (dir: string, files: Record<string, string> = {}) => {
     for (const [path, text] of Object.entries(files)) {
@@ -63,7 +64,9 @@ function build(
   const runner = join(root, 'run');
   writeFileSync(runner, source);
   const log = join(root, 'mvn-log');
-  write(maven, { 'bin/mvn': `#!/bin/sh\npwd > '${log}'\necho "$*" >> '${log}'\nexit 1\n` });
+  write(maven, {
+    'bin/mvn': `#!/bin/sh\npwd > '${log}'\necho "$*" >> '${log}'\necho "$MAVEN_OPTS" >> '${log}'\nexit 1\n`,
+  });
   chmodSync(join(maven, 'bin', 'mvn'), 0o755);
   const result = spawnSync('python3', ['-c', SCRIPT, runner, module, scratch], {
     cwd: project,
@@ -74,8 +77,14 @@ function build(
   // Maven failed (the stand-in exits 1), or was not started: no classpath either way.
   expect(result.stdout.trim()).toBe('None');
   const started = existsSync(log);
-  const [cwd = '', args = ''] = started ? readFileSync(log, 'utf8').trim().split('\n') : [];
-  return { started, stderr: result.stderr, cwd: relative(project, cwd), args: args.split(' ') };
+  const [cwd = '', args = '', opts = ''] = started ? readFileSync(log, 'utf8').split('\n') : [];
+  return {
+    started,
+    stderr: result.stderr,
+    cwd: relative(project, cwd),
+    args: args.split(' '),
+    opts,
+  };
 }
 
 const PLUGIN = '.m2/repository/org/apache/maven/plugins/maven-dependency-plugin/3.6.1/x.pom';
@@ -117,51 +126,88 @@ describe("the junit runner's choice to start Maven", () => {
       expect(stderr).not.toMatch(NOT_HERE);
     }
   });
+
+  it("gives Maven's JVM javac's options, after the user's, unless MAVEN_OPTS picks a collector or the JIT's tiers", () => {
+    const start = (env: Record<string, string>) => build({ home: { [PLUGIN]: '' }, env }).opts;
+    expect(start({})).toBe('-XX:TieredStopAtLevel=1 -XX:+UseSerialGC');
+    expect(start({ MAVEN_OPTS: '-Xmx2g' })).toBe('-Xmx2g -XX:TieredStopAtLevel=1 -XX:+UseSerialGC');
+    for (const own of ['-XX:+UseG1GC -Xmx2g', '-XX:-TieredCompilation', '-XX:+UseParallelGC'])
+      expect(start({ MAVEN_OPTS: own })).toBe(own);
+  });
 });
 
-/** compile_launcher with a stand-in javac that refuses `-J` options when `refuse`: its calls. */
-function compileLauncher(refuse: boolean): { calls: string[][]; home: string } {
+/**
+ * The runner's javac calls with a stand-in javac that accepts everything, refuses `-J` options
+ * as HotSpot refuses an unknown one, or fails every compile: compile_launcher's, or
+ * build_javac's on a module with one source file. Its calls, and what the step returned (or
+ * the error it raised).
+ */
+function javacCalls(
+  step: 'launcher' | 'module',
+  javac: 'accepts' | 'refuses -J' | 'fails',
+): { calls: string[][]; returned: string } {
   const root = tempDir();
   const runner = join(root, 'run');
   writeFileSync(runner, source);
-  mkdirSync(join(root, 'bin'));
-  mkdirSync(join(root, 'scratch'));
+  for (const dir of ['bin', 'scratch', 'module/src/main/java'])
+    mkdirSync(join(root, dir), { recursive: true });
+  writeFileSync(join(root, 'module/src/main/java/A.java'), 'class A {}\n');
   const log = join(root, 'calls');
-  // Logs its arguments (one line a call), then fails on a -J option when told to.
-  writeFileSync(
-    join(root, 'bin', 'javac'),
-    `#!/bin/sh\necho "$*" >> '${log}'\n${refuse ? 'case "$*" in *-J-XX*) echo "Unrecognized option" >&2; exit 2 ;; esac\n' : ''}exit 0\n`,
-  );
+  const answer = {
+    accepts: 'exit 0',
+    'refuses -J': `case "$*" in *-J-XX*) printf "Unrecognized VM option 'TieredStopAtLevel=1'\\nError: Could not create the Java Virtual Machine.\\n" >&2; exit 1 ;; esac\nexit 0`,
+    fails: 'echo "A.java:1: error: cannot find symbol" >&2; exit 1',
+  }[javac];
+  writeFileSync(join(root, 'bin', 'javac'), `#!/bin/sh\necho "$*" >> '${log}'\n${answer}\n`);
   chmodSync(join(root, 'bin', 'javac'), 0o755);
+  const call =
+    step === 'launcher'
+      ? 'runner.compile_launcher("junit.jar", sys.argv[3])'
+      : 'runner.build_javac(sys.argv[2], [], [], "junit.jar", sys.argv[3])';
   const script = SCRIPT.replace(
     'print(runner.build_maven(sys.argv[2], sys.argv[3]))',
-    'print(runner.compile_launcher("junit.jar", sys.argv[3]))',
+    `try:\n    print(${call})\nexcept runner.BuildFailed as e:\n    print("BuildFailed: %s" % e)`,
   );
-  const result = spawnSync('python3', ['-c', script, runner, '', join(root, 'scratch')], {
-    env: { PATH: `${join(root, 'bin')}:/usr/bin:/bin` },
-    encoding: 'utf8',
-  });
+  const result = spawnSync(
+    'python3',
+    ['-c', script, runner, join(root, 'module'), join(root, 'scratch')],
+    { env: { PATH: `${join(root, 'bin')}:/usr/bin:/bin` }, encoding: 'utf8' },
+  );
   expect(result.status, result.stderr).toBe(0);
   const calls = readFileSync(log, 'utf8')
     .trim()
     .split('\n')
     .map((line) => line.split(' '));
-  return { calls, home: result.stdout.trim() };
+  return { calls, returned: result.stdout.trim() };
 }
 
-describe("the junit runner's launcher compile", () => {
-  it("asks javac's JVM for the first JIT tier alone, and compiles again without when the JVM refuses", () => {
-    const quick = compileLauncher(false);
-    expect(quick.calls).toHaveLength(1);
-    expect(quick.calls[0]?.slice(0, 2)).toEqual([
-      '-J-XX:TieredStopAtLevel=1',
-      '-J-XX:+UseSerialGC',
-    ]);
-    expect(quick.home).toMatch(/scratch\/launcher$/);
-    const refused = compileLauncher(true);
-    expect(refused.calls).toHaveLength(2);
-    expect(refused.calls[1]?.some((arg) => arg.startsWith('-J'))).toBe(false);
-    expect(refused.calls[1]?.at(-1)).toMatch(/ProctorJUnitLauncher\.java$/);
+const QUICK = ['-J-XX:TieredStopAtLevel=1', '-J-XX:+UseSerialGC'];
+
+describe("the junit runner's javac", () => {
+  it.each(['launcher', 'module'] as const)(
+    "asks javac's JVM for the first JIT tier alone and the serial collector (%s), and compiles again without when the JVM refuses them",
+    (step) => {
+      const quick = javacCalls(step, 'accepts');
+      expect(quick.calls).toHaveLength(1);
+      expect(quick.calls[0]?.slice(0, 2)).toEqual(QUICK);
+      expect(quick.returned).toMatch(
+        step === 'launcher' ? /scratch\/launcher$/ : /scratch\/classes/,
+      );
+      const refused = javacCalls(step, 'refuses -J');
+      expect(refused.calls).toHaveLength(2);
+      expect(refused.calls[1]?.some((arg) => arg.startsWith('-J'))).toBe(false);
+      expect(refused.calls[1]).toEqual(refused.calls[0]?.slice(2));
+      expect(refused.returned).toMatch(
+        step === 'launcher' ? /scratch\/launcher$/ : /scratch\/classes/,
+      );
+    },
+  );
+
+  it('compiles once when the sources do not compile, and says why', () => {
+    const failed = javacCalls('module', 'fails');
+    expect(failed.calls).toHaveLength(1);
+    expect(failed.calls[0]?.slice(0, 2)).toEqual(QUICK);
+    expect(failed.returned).toBe('BuildFailed: A.java:1: error: cannot find symbol');
   });
 });
 
