@@ -171,6 +171,22 @@ describe('the built-in jest runner', () => {
   );
 });
 
+describe("the jest runner's processes", () => {
+  it(
+    "runs the tests in a worker, never in jest's own process (the reporter's), with one worker for a few files",
+    async () => {
+      // A worker is jest-worker's processChild.js; jest's own process runs the files in band.
+      // Code that refuses to load anywhere else still passes.
+      const check =
+        "if (!require('fs').readFileSync('/proc/self/cmdline', 'utf8').includes('processChild')) throw new Error('run in band');\n";
+      const candidate = candidateDiff(suite.dir, { 'src/calc.js': check + GOLD_CALC });
+      const evaluation = await grade(suite.bundle, candidate);
+      expect(evaluation.verdict, evaluation.verdict.detail).toMatchObject({ verdict: 'PASS' });
+    },
+    SLOW,
+  );
+});
+
 describe("the jest runner under derive's discovery", () => {
   it(
     'runs every test of the test files under its paths and reports each, by hand in the image',
