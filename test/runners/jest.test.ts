@@ -173,7 +173,7 @@ describe('the built-in jest runner', () => {
 
 describe("the jest runner's processes", () => {
   it(
-    "runs the tests in a worker, never in jest's own process (the reporter's), with one worker for a few files",
+    "runs the tests in a worker, never in jest's own process (the reporter's), one worker for a few files as two for more",
     async () => {
       // A worker is jest-worker's processChild.js; jest's own process runs the files in band.
       // Code that refuses to load anywhere else still passes.

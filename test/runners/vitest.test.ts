@@ -177,6 +177,23 @@ describe('the built-in vitest runner', () => {
   );
 });
 
+describe("the vitest runner's processes", () => {
+  it(
+    "runs the tests in a fork, never in vitest's own process (the reporter's), one fork for a few files as a fork each for more",
+    async () => {
+      // A fork of vitest's pool is titled `node (vitest N)`; vitest's own process is not, and
+      // a thread would be in it. Code that refuses to load anywhere else still passes.
+      const check =
+        "import { readFileSync } from 'node:fs';\n" +
+        "if (!/^node \\(vitest \\d+\\)/.test(readFileSync('/proc/self/cmdline', 'utf8'))) throw new Error('not in a fork');\n";
+      const candidate = candidateDiff(suite.dir, { 'src/calc.js': check + GOLD_CALC });
+      const evaluation = await grade(suite.bundle, candidate);
+      expect(evaluation.verdict, evaluation.verdict.detail).toMatchObject({ verdict: 'PASS' });
+    },
+    SLOW,
+  );
+});
+
 describe("the vitest runner under derive's discovery", () => {
   it(
     'runs every test of the test files under its paths and reports each, by hand in the image',
