@@ -187,19 +187,16 @@ describe("the junit runner's javac", () => {
   it.each(['launcher', 'module'] as const)(
     "asks javac's JVM for the first JIT tier alone and the serial collector (%s), and compiles again without when the JVM refuses them",
     (step) => {
+      const output = step === 'launcher' ? /scratch\/launcher$/ : /scratch\/classes/;
       const quick = javacCalls(step, 'accepts');
       expect(quick.calls).toHaveLength(1);
       expect(quick.calls[0]?.slice(0, 2)).toEqual(QUICK);
-      expect(quick.returned).toMatch(
-        step === 'launcher' ? /scratch\/launcher$/ : /scratch\/classes/,
-      );
+      expect(quick.returned).toMatch(output);
       const refused = javacCalls(step, 'refuses -J');
       expect(refused.calls).toHaveLength(2);
       expect(refused.calls[1]?.some((arg) => arg.startsWith('-J'))).toBe(false);
       expect(refused.calls[1]).toEqual(refused.calls[0]?.slice(2));
-      expect(refused.returned).toMatch(
-        step === 'launcher' ? /scratch\/launcher$/ : /scratch\/classes/,
-      );
+      expect(refused.returned).toMatch(output);
     },
   );
 
