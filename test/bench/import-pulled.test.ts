@@ -5,17 +5,12 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BENCH_LABEL, relayAsSweBench } from '../../bench/import-pulled.js';
 import { dockerCli, startRegistry } from '../helpers/registry.js';
-import {
-  DEVELOP_INSTALL,
-  TESTBED_STEPS,
-  srcCalcRepo,
-  testbedImage,
-} from '../helpers/swebench-layout.js';
+import { DEVELOP_INSTALL, srcCalcRepo, testbedImage } from '../helpers/swebench-layout.js';
 import { tempDir } from '../helpers/temp.js';
 
 // As the catalog's environments are: Debian's Python in a venv at /opt/venv, first on PATH.
 const CATALOG_LIKE = [
-  ...TESTBED_STEPS.slice(0, 4),
+  'FROM proctor-test-testbed-tools:latest',
   'RUN python3 -m venv --system-site-packages /opt/venv',
   'ENV PATH=/opt/venv/bin:$PATH',
   'COPY testbed /testbed',

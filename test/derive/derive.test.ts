@@ -353,10 +353,7 @@ describe('proctor derive', { timeout: 300_000 }, () => {
       cwd: mirror,
     });
     const environment = tempDir('proctor-env-');
-    writeFileSync(
-      join(environment, 'Dockerfile'),
-      'FROM debian:bookworm-slim\nRUN apt-get update && apt-get install -y --no-install-recommends python3 python3-pytest && rm -rf /var/lib/apt/lists/*\n',
-    );
+    writeFileSync(join(environment, 'Dockerfile'), 'FROM proctor-test-pytest-no-git:latest\n');
     const out = join(tempDir('proctor-out-'), 'mirror');
     const description = join(tempDir(), 'issue.md');
     writeFileSync(description, '# div(1, 0) raises\n\nIt should return None.\n');

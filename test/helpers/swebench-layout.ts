@@ -23,16 +23,12 @@ export const SRC_CALC = {
 export const SRC_CALC_NEW_TESTS = `${SRC_CALC.tests}\n\ndef test_zero():\n    assert div(1, 0) is None\n`;
 
 /**
- * The Dockerfile's steps before the install: Debian's python3 and pytest, an environment at
- * conda's path (/opt/miniconda3/envs/testbed, which Debian's python3 does not see), the clone at
- * /testbed. Shared, so the engine builds the layers once.
+ * The Dockerfile's steps before the install: FROM the testbed fixture (Debian's python3 with
+ * pytest, an environment at conda's path, /opt/miniconda3/envs/testbed, which Debian's python3
+ * does not see), then the clone at /testbed.
  */
 export const TESTBED_STEPS = [
-  'FROM debian:bookworm-slim',
-  'RUN apt-get update \\',
-  ' && apt-get install -y --no-install-recommends git python3 python3-venv python3-pytest python3-setuptools \\',
-  ' && rm -rf /var/lib/apt/lists/*',
-  'RUN python3 -m venv --system-site-packages /opt/miniconda3/envs/testbed',
+  'FROM proctor-test-testbed:latest',
   'COPY testbed /testbed',
   'WORKDIR /testbed',
 ] as const;

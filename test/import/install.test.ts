@@ -56,17 +56,7 @@ function fixture(installs: Record<string, string | undefined>) {
   const rows = Object.entries(installs).map(([version, install], i) => {
     const dir = join(root, 'env', 'acme__calc', version);
     mkdirSync(dir, { recursive: true });
-    writeFileSync(
-      join(dir, 'Dockerfile'),
-      [
-        'FROM debian:bullseye-slim',
-        'RUN apt-get update \\',
-        ' && apt-get install -y --no-install-recommends git python3 python3-pytest \\',
-        '    python3-pip python3-setuptools \\',
-        ' && rm -rf /var/lib/apt/lists/*',
-        '',
-      ].join('\n'),
-    );
+    writeFileSync(join(dir, 'Dockerfile'), 'FROM proctor-test-pytest-bullseye:latest\n');
     if (install !== undefined) writeFileSync(join(dir, 'install.sh'), `${install}\n`);
     return {
       instance_id: `acme__calc-${i + 1}`,

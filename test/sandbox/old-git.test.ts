@@ -64,15 +64,7 @@ function fixture(clone: string) {
   cpSync(repo, join(env, 'src'), { recursive: true });
   writeFileSync(
     join(env, 'Dockerfile'),
-    [
-      'FROM debian:bullseye-slim',
-      'RUN apt-get update \\',
-      ' && apt-get install -y --no-install-recommends git python3 python3-pytest \\',
-      ' && rm -rf /var/lib/apt/lists/*',
-      'COPY src /src',
-      `RUN ${clone}`,
-      '',
-    ].join('\n'),
+    ['FROM proctor-test-pytest-bullseye:latest', 'COPY src /src', `RUN ${clone}`, ''].join('\n'),
   );
   // A forgery the built-in runner's base-configuration layer alone catches: a pytest.ini
   // loading a plugin of the candidate's that reports every test passed.
