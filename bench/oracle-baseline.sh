@@ -7,14 +7,16 @@
 # 1. build the image from BUNDLE_DIR/environment (the layer cache makes a rebuild a reuse), or
 #    take the image id in $ORACLE_BASELINE_IMAGE, built before (bench:sweep does so, so that its
 #    raw loop does not pay a build check per task where Proctor's image cache does not);
-# 2. fill a fresh named volume with a clone of the repository at [environment].workdir (the
-#    clean tracked tree and .git, nothing untracked), checking that HEAD is base_commit, owned
-#    by 1000:1000;
+# 2. fill a fresh named volume with a copy of the work tree at [environment].workdir as the
+#    image holds it, as a Proctor workspace is (.git, and what the Dockerfile or the install
+#    built and git ignores, node_modules or a build folder, with its times, so that the
+#    runner's build reuses it), checking that HEAD is base_commit, owned by 1000:1000;
 # 3. apply PATCH_FILE (without its changes to the [grading].deny globs) with `git apply`, as
 #    1000:1000;
 # 4. run tests/run for tests/existing.txt, with the checkout as working directory and the
-#    sandbox flags Proctor uses (no network, read-only root, tmpfs /tmp and HOME, uid
-#    1000:1000, no capabilities, the deterministic environment);
+#    sandbox flags Proctor uses (no network, read-only root, tmpfs /tmp and HOME, /tmp
+#    executable and half the memory, as a task container's: test suites build and run programs
+#    there; uid 1000:1000, no capabilities, the deterministic environment);
 # 5. apply tests/hidden.patch, then run tests/run for tests/hidden.txt the same way (the order
 #    of Proctor's evaluator: the existing suite runs before the hidden tests are added);
 # 6. print each report to stdout, as `existing: <report>` and `hidden: <report>`.
@@ -152,7 +154,7 @@ if [ "$rules" = swebench ]; then
   exit 0
 fi
 
-# The clean tracked tree at HEAD, checked against base_commit, handed to 1000:1000.
+# The work tree as the image holds it, checked against base_commit, handed to 1000:1000.
 docker volume create "${labels[@]}" "$work" >/dev/null
 docker run --rm "${labels[@]}" --network none --read-only --tmpfs /tmp \
   --cap-drop ALL --cap-add CHOWN --cap-add DAC_OVERRIDE --cap-add FOWNER \
@@ -163,15 +165,14 @@ docker run --rm "${labels[@]}" --network none --read-only --tmpfs /tmp \
     git config --global safe.directory "*"
     head=$(git -C "$src" rev-parse --verify HEAD)
     [ "$head" = "$commit" ] || { echo "HEAD of $src is $head, not base_commit $commit" >&2; exit 4; }
-    git clone -q --no-local --no-hardlinks --no-tags --single-branch "$src" "$dst"
-    git -C "$dst" remote remove origin
+    cp -a "$src/." "$dst"
     chown -R 1000:1000 "$dst"' sh "$workdir" /proctor-init/workspace "$base_commit"
 step checkout
 
 # Everything below runs as 1000:1000 with Proctor's isolation flags.
 sandbox=(--rm "${labels[@]}" --init --network none --read-only --user 1000:1000
   --cap-drop ALL --security-opt no-new-privileges "${limits[@]}"
-  --tmpfs "/tmp:rw,noexec,nosuid,size=64m"
+  --tmpfs "/tmp:rw,exec,nosuid,nodev,size=1024m"
   --tmpfs "/proctor-home:rw,noexec,nosuid,size=64m" -e HOME=/proctor-home "${env[@]}"
   -v "$work:$workdir" -v "$assets:/proctor:ro" -w "$workdir")
 

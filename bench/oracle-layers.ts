@@ -1,6 +1,7 @@
-// bench:oracle part (d), its pure part: the layers-off copy of a runner, and the table of what the
-// integrity layers cost per dialect (medians of interleaved grades with the layers on and off,
-// and the steps of the oracle's timings that make the difference).
+// bench:oracle's pure parts: for part (d), the layers-off copy of a runner and the table of what
+// the integrity layers cost per dialect (medians of interleaved grades with the layers on and
+// off, and the steps of the oracle's timings that make the difference); for part (a), the check
+// that a raw run passed the gold patch.
 //
 // "Layers off" lives here, in the bench, and nowhere in src/: the oracle turns its layers on
 // for a runner whose first lines say `proctor-runner-protocol: 2` (a collector of another uid,
@@ -11,7 +12,7 @@ import { runnerProtocol } from '../src/oracle/protocol.js';
 import { runnerPlacesCanaries } from '../src/oracle/canaries.js';
 import { jsCanaryDialect } from '../src/oracle/js-canary-step.js';
 
-/** The share of a grade's time the layers may cost (issue 32's acceptance). */
+/** The share of a grade's time the layers may cost: part (d)'s target. */
 export const LAYER_TARGET = 0.1;
 
 const MARKER_LINE =
@@ -142,4 +143,30 @@ export function layerTable(rows: readonly LayerRow[], top = 3): string[] {
     );
   }
   return lines;
+}
+
+/**
+ * What the raw script's reports (`existing: {…}`, `hidden: {…}` or `tests: {…}` on stdout) say
+ * failed, joined: each test not passed with its status, and a report's cause; empty when every
+ * listed test passed. A raw run that errs is no baseline: it skips the work a grade does.
+ */
+export function rawFailures(stdout: string): string {
+  const parts = stdout.split(/^(existing|hidden|tests): /m).slice(1);
+  const failures: string[] = [];
+  if (parts.length === 0) return 'no report';
+  for (let i = 0; i < parts.length; i += 2) {
+    const phase = parts[i] as string;
+    let report: { tests?: Array<{ id: string; status: string }>; cause?: string };
+    try {
+      report = JSON.parse(parts[i + 1] ?? '') as typeof report;
+    } catch {
+      failures.push(`${phase}: no report`);
+      continue;
+    }
+    if (report.cause !== undefined) failures.push(`${phase}: ${report.cause}`);
+    for (const test of report.tests ?? []) {
+      if (test.status !== 'passed') failures.push(`${phase}: ${test.id} ${test.status}`);
+    }
+  }
+  return failures.join('; ');
 }

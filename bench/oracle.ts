@@ -44,6 +44,7 @@ import {
   layerTable,
   median,
   plainRunner,
+  rawFailures,
   roundOrder,
   type GradeSample,
 } from './oracle-layers.js';
@@ -150,6 +151,10 @@ if (PARTS.has('a')) {
         ORACLE_BASELINE_IMAGE: image,
       });
       if (run.status !== 0) throw new Error(`the raw script failed on ${bundle}`);
+      const failing = rawFailures(run.stdout);
+      if (failing.length > 0) {
+        throw new Error(`the raw script did not pass the gold patch of ${bundle}: ${failing}`);
+      }
       return run;
     };
     raw();

@@ -1,5 +1,6 @@
-// bench:oracle part (d)'s pure part: the layers-off runner (on the real built-in runners and
-// examples), the medians, the round order, and the per-dialect table.
+// bench:oracle's pure parts: part (d)'s layers-off runner (on the real built-in runners and
+// examples), the medians, the round order and the per-dialect table; part (a)'s reading of the
+// raw script's reports.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -8,6 +9,7 @@ import {
   layerTable,
   median,
   plainRunner,
+  rawFailures,
   roundOrder,
   type GradeSample,
 } from '../../bench/oracle-layers.js';
@@ -159,5 +161,47 @@ describe('layerTable', () => {
       [sample(1200, { hidden: 5.5 })],
     );
     expect(layerTable([row])[1]).toBe('e\tnode\t1000\t1200\t−200\t-20.0 %\tmet\tnone');
+  });
+});
+
+describe('rawFailures', () => {
+  const report = (tests: Array<[string, string]>, cause?: string) =>
+    JSON.stringify(
+      {
+        schema: 1,
+        tests: tests.map(([id, status]) => ({ id, status })),
+        ...(cause === undefined ? {} : { cause }),
+      },
+      null,
+      1,
+    );
+
+  it('is empty when every test of every report passed', () => {
+    const stdout = `existing: ${report([['a', 'passed']])}\nhidden: ${report([['b', 'passed']])}\n`;
+    expect(rawFailures(stdout)).toBe('');
+    expect(rawFailures(`tests: ${report([['a', 'passed']])}\n`)).toBe('');
+  });
+
+  it("names each test not passed, and a report's cause, by phase", () => {
+    // What the script printed for a task with an install when it ran on a clone without the
+    // install's build: every test an error, and why.
+    const stdout = [
+      `existing: ${report([['Split.Simple', 'error']], 'no CMake build in /repo')}`,
+      `hidden: ${report([
+        ['Join.UndoesSplit', 'failed'],
+        ['Split.Tab', 'passed'],
+      ])}`,
+      '',
+    ].join('\n');
+    expect(rawFailures(stdout)).toBe(
+      'existing: no CMake build in /repo; existing: Split.Simple error; hidden: Join.UndoesSplit failed',
+    );
+  });
+
+  it('says so for a phase with no report, and for output with none at all', () => {
+    expect(rawFailures(`existing: (no report)\nhidden: ${report([['b', 'passed']])}\n`)).toBe(
+      'existing: no report',
+    );
+    expect(rawFailures('')).toBe('no report');
   });
 });
