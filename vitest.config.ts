@@ -6,13 +6,13 @@ export default defineConfig({
     globalSetup: ['test/helpers/global-setup.ts'],
     testTimeout: 120_000,
     hookTimeout: 60_000,
-    // Four files at a time on two cores: many files wait on the engine, on a worker's lease, on
-    // a browser or on a scripted model (a run of six such files kept the CPU 61 % busy with two
-    // at a time, and took 20 % less wall with three; seven such files, karma's, wait's and
-    // image-pulls' among them, took 362 s with three at a time, the CPU 23 % idle, and 260 s
-    // with four, 15 % idle).
+    // Three files at a time on two cores: many files wait on the engine, on a worker's lease or
+    // on a scripted model (a run of six such files kept the CPU 61 % busy with two at a time,
+    // and took 20 % less wall with three); more would starve the files that build and run
+    // containers: in a full run with four at a time, its first 161 files took 40 % longer each
+    // (6,248 s summed, against 4,454 s with three), more than the fourth worker gave back.
     fileParallelism: true,
-    maxWorkers: 4,
+    maxWorkers: 3,
     minWorkers: 1,
   },
 });
