@@ -11,6 +11,7 @@
 import { runnerProtocol } from '../src/oracle/protocol.js';
 import { runnerPlacesCanaries } from '../src/oracle/canaries.js';
 import { jsCanaryDialect } from '../src/oracle/js-canary-step.js';
+import { parseReport, type ParsedReport } from '../src/oracle/report.js';
 
 /** The share of a grade's time the layers may cost: part (d)'s target. */
 export const LAYER_TARGET = 0.1;
@@ -146,26 +147,27 @@ export function layerTable(rows: readonly LayerRow[], top = 3): string[] {
 }
 
 /**
- * What the raw script's reports (`existing: {…}`, `hidden: {…}` or `tests: {…}` on stdout) say
- * failed, joined: each test not passed with its status, and a report's cause; empty when every
- * listed test passed. A raw run that errs is no baseline: it skips the work a grade does.
+ * What the raw script's reports (`existing: …`, `hidden: …` or `tests: …` on stdout, each as
+ * the runner wrote it) say failed, joined: each test not passed with its status, and a
+ * report's cause; empty when every listed test passed. Read as the oracle reads a report
+ * (parseReport). A raw run that errs is no baseline: it skips the work a grade does.
  */
 export function rawFailures(stdout: string): string {
   const parts = stdout.split(/^(existing|hidden|tests): /m).slice(1);
-  const failures: string[] = [];
   if (parts.length === 0) return 'no report';
+  const failures: string[] = [];
   for (let i = 0; i < parts.length; i += 2) {
     const phase = parts[i] as string;
-    let report: { tests?: Array<{ id: string; status: string }>; cause?: string };
+    let report: ParsedReport;
     try {
-      report = JSON.parse(parts[i + 1] ?? '') as typeof report;
+      report = parseReport(Buffer.from(parts[i + 1] ?? ''));
     } catch {
       failures.push(`${phase}: no report`);
       continue;
     }
     if (report.cause !== undefined) failures.push(`${phase}: ${report.cause}`);
-    for (const test of report.tests ?? []) {
-      if (test.status !== 'passed') failures.push(`${phase}: ${test.id} ${test.status}`);
+    for (const [id, status] of report.tests) {
+      if (status !== 'passed') failures.push(`${phase}: ${id} ${status}`);
     }
   }
   return failures.join('; ');
